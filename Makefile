@@ -1,0 +1,37 @@
+# groundskeeper: `make demo` and `make test` work on a machine with nothing but Python.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+ZIGCC  := $(PY) -m ziglang cc -target wasm32-wasi -O2 -s
+BOX_SRC := $(sort $(wildcard groundskeeper/sandbox/box/*.c))
+BOX_HDR := $(wildcard groundskeeper/sandbox/box/*.h)
+
+.PHONY: setup test lint demo wasm clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+lint: setup
+	$(PY) -m ruff check groundskeeper tests benchmarks
+	$(PY) -m ruff format --check groundskeeper tests benchmarks
+	$(PY) -m mypy --strict groundskeeper
+
+test: lint
+	$(PY) -m pytest
+
+demo: setup
+	$(VENV)/bin/groundskeeper lint examples/pricing.org
+	-$(VENV)/bin/groundskeeper lint examples/broken-workflow.org
+
+# The sandbox's commands: one multi-call WASI binary built from our own C sources.
+wasm: setup
+	$(ZIGCC) -o groundskeeper/sandbox/box.wasm $(BOX_SRC)
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,48 @@
+"""The command line: the only part of groundskeeper that writes to the terminal.
+
+Each command family lives in its own module and is imported only when it is called, so
+`groundskeeper lint` does not pay for importing langgraph or anthropic.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import click
+
+from groundskeeper import __version__
+
+# command name -> "module:attribute"; modules are imported on first use.
+COMMANDS: dict[str, str] = {
+    "lint": "groundskeeper.cli.lint_cmd:lint",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        command: Any = getattr(importlib.import_module(module_name), attr)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="groundskeeper")
+def main() -> None:
+    """groundskeeper: a supervisor for LLM agents where DONE is a claim, not a fact.
+
+    A task becomes DONE only when its acceptance check passes in a WebAssembly sandbox,
+    and every step is sealed in a signed ledger you can verify offline.
+
+    \b
+    Start with:
+      groundskeeper lint plan.org        is the plan coherent?
+    """

@@ -1,0 +1,32 @@
+/* box: the sandbox's commands, one multi-call WASI binary (argv[0] selects the command).
+ * Every command is `int cmd_NAME(int argc, char **argv)` in its own cmd_NAME.c and returns
+ * its exit status. Conventions shared by all commands:
+ *   - an unsupported option is an error: box_usage(argv[0], "-Q") prints
+ *     "NAME: unsupported option -Q (not in the sandbox)" and the command returns 2;
+ *   - diagnostics go to stderr as "NAME: message";
+ *   - paths are relative to the working directory; the host preopens only the workdir,
+ *     so absolute paths and `..` past the workdir fail inside WASI itself.
+ */
+#ifndef BOX_H
+#define BOX_H
+
+#include <stddef.h>
+
+#define BOX_COMMANDS(X) \
+    X(test) X(true) X(false) X(echo) X(printf) X(cat) X(head) X(tail) X(wc) \
+    X(grep) X(sed) X(ls) X(sort) X(uniq) X(cut) X(tr) X(cmp) X(diff) X(sha256sum) \
+    X(mkdir) X(cp) X(mv) X(rm) X(touch) X(seq) X(sleep) X(basename) X(dirname) \
+    X(pwd) X(env) X(expr) X(find)
+
+#define BOX_DECLARE(name) int cmd_##name(int argc, char **argv) __attribute__((weak));
+BOX_COMMANDS(BOX_DECLARE)
+#undef BOX_DECLARE
+
+/* Print "NAME: unsupported option OPT (not in the sandbox)" and return 2. */
+int box_usage(const char *name, const char *option);
+/* Print "NAME: message" to stderr (printf-style). */
+void box_err(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print "NAME: PATH: strerror(errno)" to stderr. */
+void box_perror(const char *name, const char *path);
+
+#endif

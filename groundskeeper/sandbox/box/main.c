@@ -1,0 +1,62 @@
+/* Dispatch for the multi-call binary: argv[0] names the command. `[` is `test`. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "box.h"
+
+struct box_entry {
+    const char *name;
+    int (*fn)(int, char **);
+};
+
+#define BOX_ENTRY(name) {#name, cmd_##name},
+static const struct box_entry entries[] = {BOX_COMMANDS(BOX_ENTRY){"[", cmd_test}};
+#undef BOX_ENTRY
+
+int box_usage(const char *name, const char *option) {
+    fprintf(stderr, "%s: unsupported option %s (not in the sandbox)\n", name, option);
+    return 2;
+}
+
+void box_err(const char *name, const char *fmt, ...) {
+    va_list ap;
+    fprintf(stderr, "%s: ", name);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void box_perror(const char *name, const char *path) {
+    fprintf(stderr, "%s: %s: %s\n", name, path, strerror(errno));
+}
+
+int main(int argc, char **argv) {
+    /* The host tells us the shell's current directory (inside the workdir) this way. */
+    const char *cwd = getenv("GK_CWD");
+    if (cwd != NULL && *cwd != '\0' && chdir(cwd) != 0) {
+        box_perror("box", cwd);
+        return 126;
+    }
+    const char *name = argc > 0 ? argv[0] : "";
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        if (strcmp(entries[i].name, name) == 0) {
+            if (entries[i].fn == NULL) {
+                fprintf(stderr, "%s: command not found (not in the sandbox)\n", name);
+                return 127;
+            }
+            int status = entries[i].fn(argc, argv);
+            if (fflush(stdout) != 0 && status == 0) {
+                box_perror(name, "write error");
+                return 1;
+            }
+            return status;
+        }
+    }
+    fprintf(stderr, "%s: command not found (not in the sandbox)\n", name);
+    return 127;
+}
