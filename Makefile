@@ -4,6 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 ZIGCC  := $(PY) -m ziglang cc -target wasm32-wasi -O2 -s
+BOX_OUT ?= groundskeeper/sandbox/box.wasm
 BOX_SRC := $(sort $(wildcard groundskeeper/sandbox/box/*.c))
 BOX_HDR := $(wildcard groundskeeper/sandbox/box/*.h)
 
@@ -31,7 +32,7 @@ demo: setup
 
 # The sandbox's commands: one multi-call WASI binary built from our own C sources.
 wasm: setup
-	$(ZIGCC) -o groundskeeper/sandbox/box.wasm $(BOX_SRC)
+	$(ZIGCC) -o $(BOX_OUT) $(BOX_SRC)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
