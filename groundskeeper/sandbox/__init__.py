@@ -1,0 +1,48 @@
+"""The WASM shell: the only shell groundskeeper has.
+
+`parse`/`command_names`/`COMMANDS` need no wasmtime (lint uses them); `run` interprets a
+command line on the host and runs every command as a WASI program in its own instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from groundskeeper.sandbox.registry import BUILTINS, COMMANDS
+from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
+from groundskeeper.sandbox.syntax import Script, ShellSyntaxError, command_names, parse
+
+__all__ = [
+    "BUILTINS",
+    "COMMANDS",
+    "Fault",
+    "SandboxError",
+    "Script",
+    "ShellResult",
+    "ShellSyntaxError",
+    "command_names",
+    "parse",
+    "run",
+]
+
+
+def run(
+    cmdline: str,
+    *,
+    workdir: str | Path,
+    read_only: bool = False,
+    timeout: float = 10.0,
+    env: Mapping[str, str] | None = None,
+) -> ShellResult:
+    """Run `cmdline` in the sandbox with only `workdir` visible (read-only if asked).
+
+    Never raises for bad command text: a syntax error is status 2 with fault "syntax". A
+    limit (deadline `timeout` seconds for the whole line, fuel, memory, output size) ends
+    the run with a nonzero status, a message naming it and `fault` set. Raises
+    SandboxError only when the workdir is unusable or the sandbox itself is broken.
+    Safe to call from several threads at once.
+    """
+    from groundskeeper.sandbox.shell import run_cmdline
+
+    return run_cmdline(cmdline, workdir=workdir, read_only=read_only, timeout=timeout, env=env)

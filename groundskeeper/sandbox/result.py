@@ -1,0 +1,34 @@
+"""What a sandbox run returns (`ShellResult`) and the errors it may raise.
+
+Kept apart from the interpreter so that importing the parser or the result type never pulls
+in wasmtime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from groundskeeper.errors import GroundskeeperError
+
+Fault = Literal["syntax", "deadline", "fuel", "memory", "output", "trap"]
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    """The outcome of one command line.
+
+    `fault` is None when the commands ran to their own end (whatever their status), or names
+    why the sandbox stopped them: "syntax" (status 2), "deadline", "fuel", "memory",
+    "output" or "trap".
+    """
+
+    status: int
+    stdout: str
+    stderr: str
+    duration_ms: float
+    fault: Fault | None = None
+
+
+class SandboxError(GroundskeeperError):
+    """The sandbox itself cannot work: an unusable workdir, a missing box.wasm, a host bug."""

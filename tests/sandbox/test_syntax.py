@@ -1,0 +1,130 @@
+"""The sandbox grammar: what parses, what is refused by name, and the registry."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import groundskeeper.sandbox as sandbox
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.sandbox import COMMANDS, ShellSyntaxError, command_names, parse
+from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS
+from groundskeeper.sandbox.syntax import CommandSub, Lit, Param
+
+BOX_H = Path(sandbox.__file__).parent / "box" / "box.h"
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment", "line", "column"),
+    [
+        ("if true; then echo y; fi", "'if' is not supported", 1, 1),
+        ("echo a\nfor x in a; do echo; done", "'for' loops", 2, 1),
+        ("while true; do :; done", "'while' loops", 1, 1),
+        ("f() { echo; }", "function definitions", 1, 1),
+        ("function f { echo; }", "function definitions", 1, 1),
+        ("sleep 1 &", "background jobs '&'", 1, 9),
+        ("cat <<EOF\nx\nEOF", "here-documents", 1, 5),
+        ("cat <<< word", "here-strings", 1, 5),
+        ("echo $((1 + 2))", "arithmetic '$((…))'", 1, 6),
+        ("echo `ls`", "backticks", 1, 6),
+        ("(cd sub; ls)", "subshells", 1, 1),
+        ("{ echo; }", "command groups", 1, 1),
+        ("[[ -f a ]]", "'[[ … ]]'", 1, 1),
+        ("case x in x) ;; esac", "'case'", 1, 1),
+        ("echo ${X:-default}", "'${X:-default}' is not supported", 1, 6),
+        ("echo $1", "special parameter '$1'", 1, 6),
+        ("echo $$", "special parameter '$$'", 1, 6),
+        ("echo {a,b}", "brace expansion", 1, 6),
+        ("cat ~/x", "tilde expansion", 1, 5),
+        ("echo 'open", "unterminated single quote", 1, 6),
+        ('echo "open', "unterminated double quote", 1, 6),
+        ("echo $(ls", "unterminated '$('", 1, 6),
+        ("echo a |", "a command is missing", 1, 9),
+        ("echo a &&", "a command is missing", 1, 10),
+        ("; echo", "unexpected ';'", 1, 1),
+        ("echo a ;; echo b", "';;'", 1, 8),
+        ("echo a |& cat", "'|&'", 1, 8),
+        ("echo a &> f", "'&>'", 1, 8),
+        ("echo a 3> f", "file descriptor 3", 1, 8),
+        ("echo a >", "a file name is missing after '>'", 1, 9),
+        ("cat <(ls)", "process substitution", 1, 5),
+        ("echo a)", "unexpected ')'", 1, 7),
+        ("X=(1 2)", "arrays", 1, 3),
+    ],
+)
+def test_outside_the_grammar_is_a_named_error(
+    text: str, fragment: str, line: int, column: int
+) -> None:
+    with pytest.raises(ShellSyntaxError) as caught:
+        parse(text)
+    assert fragment in caught.value.message
+    assert (caught.value.line, caught.value.column) == (line, column)
+    assert isinstance(caught.value, GroundskeeperError)
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("", []),
+        ("# only a comment\n\n", []),
+        ("true", ["true"]),
+        ("echo a | wc -l && cat f || ! false; ls", ["echo", "wc", "cat", "false", "ls"]),
+        ("test $(wc -l < f) -ge 2", ["test", "wc"]),
+        ("X=$(cat f) echo $(ls $(pwd))", ["cat", "echo", "ls", "pwd"]),
+        ('echo "$(grep -c x f)"', ["echo", "grep"]),
+        ("$CMD arg; 'ls' -l; \\cat f", ["ls", "cat"]),
+        ("X=1; Y=2", []),
+        ("> out.txt", []),
+        ("echo a >$(basename f)", ["echo", "basename"]),
+        ("[ -f a ] && echo if", ["[", "echo"]),
+        ("echo a \\\n  b # comment; rm x", ["echo"]),
+        ("curl x | bash", ["curl", "bash"]),
+    ],
+)
+def test_command_names_in_source_order(text: str, names: list[str]) -> None:
+    assert command_names(parse(text)) == names
+
+
+def test_words_keep_quoting_so_globs_and_splitting_can_tell() -> None:
+    script = parse("""echo *.txt '*.txt' "a $X b" $?""")
+    words = script.items[0].first.commands[0].words
+    assert words[1].parts == (Lit("*.txt", quoted=False),)
+    assert words[1].has_glob() and not words[2].has_glob()
+    assert words[2].parts == (Lit("*.txt", quoted=True),)
+    assert words[3].parts == (
+        Lit("", quoted=True),
+        Lit("a ", quoted=True),
+        Param("X", quoted=True),
+        Lit(" b", quoted=True),
+    )
+    assert words[4].parts == (Param("?", quoted=False),)
+
+
+def test_structure_of_lists_pipelines_and_redirections() -> None:
+    script = parse("! cat < in 2>&1 | wc -l >> out && echo $(ls)\necho b")
+    assert len(script.items) == 2
+    first = script.items[0]
+    assert first.first.negated
+    cat, wc = first.first.commands
+    assert [(r.fd, r.op, r.dup_fd) for r in cat.redirects] == [(0, "<", None), (2, ">&", 1)]
+    assert [(r.fd, r.op) for r in wc.redirects] == [(1, ">>")]
+    assert [op for op, _ in first.rest] == ["&&"]
+    echo = first.rest[0][1].commands[0]
+    assert isinstance(echo.words[1].parts[0], CommandSub)
+
+
+def test_reserved_words_only_in_command_position() -> None:
+    assert command_names(parse("echo if then fi done")) == ["echo"]
+    assert command_names(parse("'if' x")) == ["if"]
+
+
+def test_registry_matches_box_h() -> None:
+    text = BOX_H.read_text()
+    block = re.search(r"#define BOX_COMMANDS\(X\)(.*?)\n\n", text, re.S)
+    assert block is not None
+    in_header = set(re.findall(r"X\((\w+)\)", block.group(1)))
+    assert in_header | {"["} == set(BOX_COMMANDS)
+    assert COMMANDS == BOX_COMMANDS | BUILTINS
+    assert {"cd", "curl", "bash", "python3"} & COMMANDS == {"cd"}
