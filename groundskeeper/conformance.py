@@ -50,12 +50,15 @@ from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError, UsageError
 
 __all__ = [
+    "RUN_EXPORT",
     "WORLD_NAME",
     "ComponentUnreadable",
     "DockResult",
     "Interface",
+    "Source",
     "World",
     "check_engine",
+    "check_interface",
     "check_upgrade",
     "component_engine",
     "dock",
@@ -339,7 +342,8 @@ def _inspect_bytes(
 # The checks.
 
 
-def _world_diagnostics(interface: Interface) -> list[Diagnostic]:
+def check_interface(interface: Interface) -> list[Diagnostic]:
+    """The world's rules (C002–C005) applied to an inspected interface."""
     world = engine_world()
     found: list[Diagnostic] = []
     exports = {e["name"]: e for e in interface.exports}
@@ -400,7 +404,7 @@ def check_engine(source: Source) -> list[Diagnostic]:
     _component, interface, diagnostics = inspect_component(source)
     if diagnostics:
         return diagnostics
-    return _world_diagnostics(interface)
+    return check_interface(interface)
 
 
 def _upgrade_diagnostics(old: Interface, new: Interface) -> list[Diagnostic]:
@@ -516,7 +520,7 @@ def dock(component: Path, into: Path) -> DockResult:
     sha = hashlib.sha256(data).hexdigest()
     _c, interface, diagnostics = _inspect_bytes(data, scope)
     if not diagnostics:
-        diagnostics = _world_diagnostics(interface)
+        diagnostics = check_interface(interface)
     if has_errors(diagnostics):
         return refused(diagnostics, sha, interface)
 
