@@ -1,0 +1,589 @@
+"""The plan model: an org-mode plan file read into a typed, frozen tree, and in-place state edits.
+
+It owns reading (`load_plan`, `parse_plan`, on top of orgparse, made block-aware) and the one
+write a run makes to a plan: a headline's keyword (`replace_keyword`, `set_state`). It does not
+judge a plan (that is `groundskeeper.lint`) and never runs anything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+import orgparse
+from orgparse.node import OrgEnv, OrgNode
+
+from groundskeeper.errors import GroundskeeperError, UsageError
+
+__all__ = [
+    "DEFAULT_TODO_LINE",
+    "Check",
+    "Heading",
+    "Plan",
+    "PlanEditError",
+    "PlanReadError",
+    "SourceBlock",
+    "TaskNotFound",
+    "load_plan",
+    "parse_plan",
+    "replace_keyword",
+    "set_state",
+    "write_atomically",
+]
+
+DEFAULT_TODO_LINE = "TODO NEXT | DONE FAILED PARTIAL"
+_DEFAULT_ACTIVE = ("TODO", "NEXT")
+_DEFAULT_DONE = ("DONE", "FAILED", "PARTIAL")
+
+
+class PlanReadError(UsageError):
+    """The plan file cannot be read as text: missing, a directory, binary, not UTF-8."""
+
+
+class PlanEditError(GroundskeeperError, ValueError):
+    """A keyword edit that does not fit the text (wrong line, wrong keyword, unknown state)."""
+
+
+class TaskNotFound(GroundskeeperError, KeyError):
+    """No task (or more than one) answers to the id asked for."""
+
+    def __str__(self) -> str:
+        # KeyError would repr() its argument; the message is already written for a person.
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class SourceBlock:
+    """One `#+begin_src … #+end_src` block in a heading's own section."""
+
+    language: str
+    header_args: tuple[str, ...]
+    is_check: bool
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    body: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Check:
+    """A task's acceptance check, chosen by DESIGN's precedence (`:done-when:` first)."""
+
+    text: str
+    language: str
+    line: int
+    source: Literal["done-when", "block"]
+
+
+@dataclass(frozen=True, eq=False)
+class Heading:
+    """One org heading. Equality is identity: two headings are the same only if they are one."""
+
+    level: int
+    title: str
+    keyword: str | None
+    tags: tuple[str, ...]
+    all_tags: tuple[str, ...]
+    properties: Mapping[str, str]
+    body: str
+    line: int
+    children: tuple[Heading, ...]
+    blocks: tuple[SourceBlock, ...]
+    path: tuple[str, ...]
+    # lower-cased property name -> 1-based line of that property inside the drawer
+    property_lines: Mapping[str, int] = field(default_factory=dict)
+
+    def get_property(self, name: str) -> str | None:
+        """A property's value, matching the name case-insensitively as org does."""
+        value = self.properties.get(name)
+        if value is not None:
+            return value
+        lowered = name.lower()
+        for key, value in self.properties.items():
+            if key.lower() == lowered:
+                return value
+        return None
+
+    @property
+    def is_task(self) -> bool:
+        return self.keyword is not None
+
+    @cached_property
+    def task_id(self) -> str:
+        explicit = self.get_property("ID")
+        return explicit if explicit else "/".join(self.path)
+
+    @cached_property
+    def check(self) -> Check | None:
+        done_when = self.get_property("done-when")
+        if done_when is not None:
+            line = self.property_lines.get("done-when", self.line)
+            return Check(text=done_when, language="sh", line=line, source="done-when")
+        for block in self.blocks:
+            if block.is_check:
+                return Check(block.body, block.language, block.line, "block")
+        return None
+
+    @cached_property
+    def child_tasks(self) -> tuple[Heading, ...]:
+        """The tasks nearest below this heading; keyword-less grouping headings are looked into."""
+        found: list[Heading] = []
+        for child in self.children:
+            if child.is_task:
+                found.append(child)
+            else:
+                found.extend(child.child_tasks)
+        return tuple(found)
+
+    @property
+    def ordered(self) -> bool:
+        value = self.get_property("ORDERED")
+        # org reads any value but nil as true
+        return value is not None and value.strip() not in ("", "nil")
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """A parsed plan file. `text` is the exact text read, every byte kept."""
+
+    path: Path | None
+    text: str
+    title: str | None
+    active_states: tuple[str, ...]
+    done_states: tuple[str, ...]
+    roots: tuple[Heading, ...]
+
+    def walk(self) -> Iterator[Heading]:
+        """Every heading, in document order."""
+        stack = list(reversed(self.roots))
+        while stack:
+            heading = stack.pop()
+            yield heading
+            stack.extend(reversed(heading.children))
+
+    @cached_property
+    def _tasks(self) -> tuple[Heading, ...]:
+        return tuple(h for h in self.walk() if h.is_task)
+
+    def tasks(self) -> list[Heading]:
+        """Headings with a TODO keyword, in document order."""
+        return list(self._tasks)
+
+    @cached_property
+    def _tasks_by_id(self) -> dict[str, list[Heading]]:
+        index: dict[str, list[Heading]] = {}
+        for task in self._tasks:
+            index.setdefault(task.task_id, []).append(task)
+        return index
+
+    def get(self, task_id: str) -> Heading:
+        """The one task with this id; `TaskNotFound` (a KeyError) when none or several have it."""
+        found = self._tasks_by_id.get(task_id)
+        where = f" in {self.path}" if self.path else ""
+        if not found:
+            raise TaskNotFound(f"no task with id `{task_id}`{where}")
+        if len(found) > 1:
+            lines = ", ".join(str(h.line) for h in found)
+            raise TaskNotFound(f"task id `{task_id}` is ambiguous{where}: lines {lines}")
+        return found[0]
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+_HEADLINE = re.compile(r"\*+ ")  # orgparse's own headline test: stars, then a space
+_PROPERTY_KEY = re.compile(r"\s*:(.*?):")
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read and parse a plan file; `PlanReadError` names the file (and line) when it cannot."""
+    path = Path(path)
+    if not path.exists():
+        raise PlanReadError(f"{path}: no such file; give the path of an org-mode plan (.org)")
+    if path.is_dir():
+        raise PlanReadError(f"{path}: is a directory, not a plan file; give the .org file in it")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PlanReadError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise PlanReadError(
+            f"{path}:{line}: binary file (NUL byte on line {line}), not an org-mode plan"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise PlanReadError(
+            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} on line {line});"
+            " save the plan as UTF-8"
+        ) from exc
+    return parse_plan(text, path)
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines as an editor numbers them: split on LF only, a CR before it dropped."""
+    lines = text.split("\n")
+    if lines and lines[0].startswith("\ufeff"):
+        lines[0] = lines[0][1:]
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _block_name(stripped: str, prefix: str) -> str | None:
+    """`src` for `#+begin_src …` (prefix `#+begin_`), case-insensitively; None otherwise."""
+    if stripped[: len(prefix)].lower() != prefix:
+        return None
+    rest = stripped[len(prefix) :]
+    name = rest.split(None, 1)[0] if rest.strip() else ""
+    return name.lower() or None
+
+
+def _parse_src_header(stripped: str, body: str, line: int) -> SourceBlock:
+    tokens = stripped.split()[1:]
+    language = tokens[0] if tokens and not tokens[0].startswith(":") else ""
+    args = tuple(tokens[1:] if language else tokens)
+    inputs: list[str] = []
+    outputs: list[str] = []
+    target: list[str] | None = None
+    for token in args:
+        if token.startswith(":"):
+            target = inputs if token == ":in" else outputs if token == ":out" else None
+        elif target is not None:
+            target.extend(part for part in (p.strip() for p in token.split(",")) if part)
+    return SourceBlock(
+        language=language,
+        header_args=args,
+        is_check=":check" in args,
+        inputs=tuple(inputs),
+        outputs=tuple(outputs),
+        body=body,
+        line=line,
+    )
+
+
+def _unescape(line: str) -> str:
+    # org escapes `*` and `#+` at the start of a block line with a comma
+    stripped = line.lstrip()
+    if stripped.startswith((",*", ",#+")):
+        cut = len(line) - len(stripped)
+        return line[:cut] + stripped[1:]
+    return line
+
+
+@dataclass
+class _Section:
+    """What the line scan learns about one headline's section (0-based line indexes)."""
+
+    start: int
+    blocks: list[SourceBlock] = field(default_factory=list)
+    drawer: tuple[int, int] | None = None  # first and last line of the property drawer
+
+
+def _scan(lines: list[str]) -> tuple[list[int], dict[int, _Section]]:
+    """One pass over the lines: which to show orgparse, and each section's blocks and drawer.
+
+    orgparse sees only what it is used for here (headlines, `#+` keywords, property drawers):
+    lines inside blocks must not reach it (it would read `* x` there as a headline), and body
+    lines it would only scan for timestamps we do not use.
+    """
+    last_end: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        if "#+" in line:
+            name = _block_name(line.lstrip(), "#+end_")
+            if name:
+                last_end[name] = i
+
+    fed: list[int] = []
+    sections: dict[int, _Section] = {}
+    section: _Section | None = None
+    drawer_state = 0  # 0 looking for the drawer, 1 inside it, 2 done with it
+    i = 0
+    count = len(lines)
+    while i < count:
+        line = lines[i]
+        if line.startswith("*") and _HEADLINE.match(line):
+            section = _Section(start=i)
+            sections[i] = section
+            drawer_state = 0
+            fed.append(i)
+        elif "#+" in line and line.lstrip().startswith("#+"):
+            stripped = line.lstrip()
+            name = _block_name(stripped, "#+begin_")
+            if name is not None and last_end.get(name, -1) > i:
+                # a block: skip to its end; org has no block without a matching end line
+                end = i + 1
+                while _block_name(lines[end].lstrip(), "#+end_") != name:
+                    end += 1
+                if name == "src" and section is not None:
+                    body = "\n".join(_unescape(x) for x in lines[i + 1 : end])
+                    section.blocks.append(_parse_src_header(stripped, body, i + 1))
+                i = end + 1
+                continue
+            fed.append(i)
+        elif section is not None and drawer_state < 2:
+            if drawer_state == 0 and ":PROPERTIES:" in line:
+                drawer_state = 1
+                section.drawer = (i, i)
+                fed.append(i)
+            elif drawer_state == 1 and section.drawer is not None:
+                fed.append(i)
+                section.drawer = (section.drawer[0], i)
+                if ":END:" in line:
+                    drawer_state = 2
+        i += 1
+    return fed, sections
+
+
+def _own_tags(headline: str, tags: set[str]) -> tuple[str, ...]:
+    if not tags:
+        return ()
+    last = headline.rstrip().rsplit(None, 1)[-1]
+    ordered = tuple(t for t in last.split(":") if t)
+    # orgparse read the tags; the headline only gives their order
+    return ordered if set(ordered) == tags else tuple(sorted(tags))
+
+
+def _body(lines: list[str], start: int, end: int, drawer: tuple[int, int] | None) -> str:
+    if drawer is None:
+        kept = lines[start + 1 : end]
+    else:
+        kept = lines[start + 1 : drawer[0]] + lines[drawer[1] + 1 : end]
+    lo, hi = 0, len(kept)
+    while lo < hi and not kept[lo].strip():
+        lo += 1
+    while hi > lo and not kept[hi - 1].strip():
+        hi -= 1
+    return "\n".join(kept[lo:hi])
+
+
+def _property_lines(lines: list[str], drawer: tuple[int, int] | None) -> dict[str, int]:
+    found: dict[str, int] = {}
+    if drawer is None:
+        return found
+    for i in range(drawer[0] + 1, drawer[1]):
+        match = _PROPERTY_KEY.match(lines[i])
+        if match:
+            found.setdefault(match.group(1).lower(), i + 1)
+    return found
+
+
+@dataclass
+class _Open:
+    """A heading whose children are still being read."""
+
+    level: int
+    title: str
+    keyword: str | None
+    tags: tuple[str, ...]
+    all_tags: tuple[str, ...]
+    properties: dict[str, str]
+    body: str
+    line: int
+    blocks: tuple[SourceBlock, ...]
+    path: tuple[str, ...]
+    property_lines: dict[str, int]
+    children: list[Heading] = field(default_factory=list)
+
+    def build(self) -> Heading:
+        return Heading(
+            level=self.level,
+            title=self.title,
+            keyword=self.keyword,
+            tags=self.tags,
+            all_tags=self.all_tags,
+            properties=self.properties,
+            body=self.body,
+            line=self.line,
+            children=tuple(self.children),
+            blocks=self.blocks,
+            path=self.path,
+            property_lines=self.property_lines,
+        )
+
+
+def parse_plan(text: str, path: Path | None = None) -> Plan:
+    """Parse plan text into a `Plan`. Line numbers are 1-based and count LF-terminated lines."""
+    lines = _split_lines(text)
+    fed, sections = _scan(lines)
+    filename = str(path) if path is not None else "<string>"
+    env = OrgEnv(todos=list(_DEFAULT_ACTIVE), dones=list(_DEFAULT_DONE), filename=filename)
+    try:
+        root = orgparse.loadi((lines[i] for i in fed), filename=filename, env=env)
+    except (ValueError, RuntimeError) as exc:
+        # orgparse rejects a few property values outright (e.g. an unreadable :Effort:)
+        raise PlanReadError(f"{filename}: orgparse cannot read this plan: {exc}") from exc
+
+    active = tuple(env.todo_keys)
+    done = tuple(env.done_keys)
+    if active and not done:
+        # org: without `|`, the last keyword is the done state
+        active, done = active[:-1], active[-1:]
+    titles = root.get_file_property_list("TITLE")
+    title = " ".join(titles) if titles else None
+
+    nodes = [node for node in root.env.nodes[1:] if isinstance(node, OrgNode)]
+    starts = [fed[node.linenumber - 1] for node in nodes]
+    # headings are frozen, so they are built bottom-up: a heading is closed (constructed) when
+    # the next headline at its level or above arrives; one pass, a stack as deep as the tree.
+    stack: list[_Open] = []
+    roots: list[Heading] = []
+
+    def close() -> None:
+        done = stack.pop()
+        (stack[-1].children if stack else roots).append(done.build())
+
+    for n, (node, start) in enumerate(zip(nodes, starts, strict=True)):
+        level: int = node.level
+        while stack and stack[-1].level >= level:
+            close()
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        section = sections[start]
+        title_text: str = node.get_heading(format="raw")
+        own = _own_tags(lines[start], node.shallow_tags)
+        parent = stack[-1] if stack else None
+        inherited = parent.all_tags if parent else ()
+        stack.append(
+            _Open(
+                level=level,
+                title=title_text,
+                keyword=node.todo,
+                tags=own,
+                all_tags=inherited + tuple(t for t in own if t not in inherited),
+                properties={str(k): str(v) for k, v in node.properties.items()},
+                body=_body(lines, start, end, section.drawer),
+                line=start + 1,
+                blocks=tuple(section.blocks),
+                path=(*(parent.path if parent else ()), title_text),
+                property_lines=_property_lines(lines, section.drawer),
+            )
+        )
+    while stack:
+        close()
+    return Plan(
+        path=path,
+        text=text,
+        title=title,
+        active_states=active,
+        done_states=done,
+        roots=tuple(roots),
+    )
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+_TAGS_AT_END = re.compile(r"(?P<gap>[ \t]+)(?P<tags>:[\w@:]+:)(?P<trail>[ \t]*)\Z")
+_KEYWORD = re.compile(r"[^\s|]+\Z")
+
+
+def _line_span(text: str, line: int) -> tuple[int, int]:
+    """Start and end (before LF) offsets of a 1-based line."""
+    if line < 1:
+        raise PlanEditError(f"line {line} does not exist")
+    start = 0
+    for _ in range(line - 1):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            raise PlanEditError(f"line {line} does not exist (the text is shorter)")
+    end = text.find("\n", start)
+    return start, len(text) if end < 0 else end
+
+
+def replace_keyword(text: str, line: int, old: str | None, new: str) -> str:
+    """Change only the keyword of the headline on `line` from `old` to `new`.
+
+    Every other byte stays (CRLF, tabs, trailing text); aligned tags keep their column where
+    the gap before them allows. `PlanEditError` if that line is not a headline with `old`.
+    """
+    if not _KEYWORD.match(new):
+        raise PlanEditError(f"`{new}` is not a TODO keyword (one word, no spaces or `|`)")
+    start, end = _line_span(text, line)
+    content = text[start:end]
+    bom = "\ufeff" if start == 0 and content.startswith("\ufeff") else ""
+    content = content[len(bom) :]
+    eol = "\r" if content.endswith("\r") else ""
+    content = content[: len(content) - len(eol)]
+    match = re.match(r"\*+ [ \t]*", content)
+    if match is None:
+        raise PlanEditError(f"line {line} is not a headline: {content!r}")
+    stars, rest = content[: match.end()], content[match.end() :]
+    if old is None:
+        if rest.split(None, 1)[:1] == [new]:
+            raise PlanEditError(f"line {line} already has keyword `{new}`")
+        after = " " + rest if rest else ""
+    elif rest.startswith(old + " ") or rest.rstrip() == old:
+        after = rest[len(old) :]
+    else:
+        shown = rest.split(None, 1)[0] if rest.strip() else ""
+        raise PlanEditError(f"line {line}: expected keyword `{old}`, found `{shown}`")
+    delta = len(new) + len(after) - len(rest)
+    tags = _TAGS_AT_END.search(after)
+    if tags and delta and set(tags["gap"]) == {" "}:
+        # keep org's tag column: the gap before the tags absorbs the change, never below one
+        gap = max(1, len(tags["gap"]) - delta)
+        after = after[: tags.start()] + " " * gap + tags["tags"] + tags["trail"]
+    return text[:start] + bom + stars + new + after + eol + text[end:]
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` (UTF-8, no newline translation) or leave it untouched.
+
+    A temporary file in the same directory is written, fsynced and renamed over the target,
+    then the directory is fsynced so the rename itself survives a crash.
+    """
+    path = Path(path)
+    directory = path.parent
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def set_state(path: str | Path, task_id: str, keyword: str) -> Plan:
+    """Set one task's keyword in the plan file and return the plan as re-read from disk.
+
+    The edit is confirmed before writing (the new text parses with that task in `keyword`) and
+    after (the file reads back byte for byte). Callers running tasks in parallel must serialise
+    calls on one file.
+    """
+    path = Path(path)
+    plan = load_plan(path)
+    task = plan.get(task_id)
+    states = plan.active_states + plan.done_states
+    if keyword not in states:
+        raise PlanEditError(f"`{keyword}` is not a state of {path} (states: {', '.join(states)})")
+    if task.keyword == keyword:
+        return plan
+    text = replace_keyword(plan.text, task.line, task.keyword, keyword)
+    edited = parse_plan(text, path)
+    if edited.get(task_id).keyword != keyword:
+        raise PlanEditError(f"{path}:{task.line}: the edit would not read back as `{keyword}`")
+    write_atomically(path, text)
+    reread = load_plan(path)
+    if reread.text != text:
+        raise PlanEditError(f"{path}: the file changed under us while `{task_id}` was written")
+    return reread
