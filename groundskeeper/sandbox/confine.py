@@ -1,0 +1,207 @@
+"""Host-side file access for the shell, confined to the workdir: redirections, globs, `cd`.
+
+WASI confines what the commands do; this module confines what the interpreter does itself.
+Paths are resolved against the shell's current directory; `..` past the workdir, absolute
+paths and symlinks that lead outside are refused with a `PathRefused` naming the path.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import stat
+
+from groundskeeper.errors import GroundskeeperError
+
+DEV_NULL = "/dev/null"
+
+
+class PathRefused(GroundskeeperError):
+    """A path the interpreter will not touch; the message is shown as the command's error."""
+
+
+class Workdir:
+    """The one directory the sandbox may see. Virtual paths are relative to it, '' = root."""
+
+    def __init__(self, path: str) -> None:
+        self.root = os.path.realpath(path)
+
+    def host(self, relative: str) -> str:
+        return os.path.join(self.root, relative) if relative else self.root
+
+    def resolve(self, cwd: str, path: str) -> str:
+        """The real path of `path` (seen from `cwd`) relative to the root; refuses escapes.
+
+        A missing final component is fine (a file about to be created); symlinks are
+        followed, and the result must still lie inside the workdir.
+        """
+        if path.startswith("/"):
+            raise PathRefused(f"{path}: absolute paths are outside the sandbox")
+        joined = posixpath.normpath(posixpath.join(cwd, path)) if path else cwd
+        if joined == ".":
+            joined = ""
+        if joined == ".." or joined.startswith("../"):
+            raise PathRefused(f"{path}: leaves the workdir (not in the sandbox)")
+        real = os.path.realpath(self.host(joined))
+        if real == self.root:
+            return ""
+        if not real.startswith(self.root + os.sep):
+            raise PathRefused(f"{path}: leads outside the workdir (not in the sandbox)")
+        return os.path.relpath(real, self.root)
+
+    def open(self, cwd: str, path: str, flags: int) -> int:
+        """Open a confined path with no symlink followed on the way (O_NOFOLLOW at each step),
+        so a link swapped in after `resolve` cannot redirect the open outside."""
+        if path == DEV_NULL:
+            return os.open(DEV_NULL, flags)
+        relative = self.resolve(cwd, path)
+        parts = relative.split(os.sep) if relative else []
+        if not parts:
+            raise PathRefused(f"{path}: Is a directory")
+        directory = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for part in parts[:-1]:
+                inner = os.open(
+                    part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=directory
+                )
+                os.close(directory)
+                directory = inner
+            fd = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=directory)
+        except OSError as error:
+            raise PathRefused(f"{path}: {error.strerror}") from error
+        finally:
+            os.close(directory)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+            raise PathRefused(f"{path}: {kind}")
+        return fd
+
+    def directory(self, cwd: str, path: str) -> str:
+        """`cd`: the confined real directory, relative to the root."""
+        relative = self.resolve(cwd, path)
+        if not os.path.isdir(self.host(relative)):
+            exists = os.path.lexists(self.host(relative))
+            raise PathRefused(
+                f"{path}: {'Not a directory' if exists else 'No such file or directory'}"
+            )
+        return relative
+
+    def glob(self, cwd: str, pattern: list[tuple[str, bool]]) -> list[str]:
+        """Expand a pattern of (char, is_active_meta) pairs like bash: sorted matches, or []
+        when nothing matches. Only directories inside the workdir are ever listed."""
+        text = "".join(char for char, _ in pattern)
+        if text.startswith("/"):
+            raise PathRefused(f"{text}: absolute paths are outside the sandbox")
+        components: list[list[tuple[str, bool]]] = [[]]
+        for char, active in pattern:
+            if char == "/":
+                components.append([])
+            else:
+                components[-1].append((char, active))
+        # Each candidate: (the text as the user will see it, its virtual path).
+        candidates: list[tuple[str, str]] = [("", cwd)]
+        for index, component in enumerate(components):
+            last = index == len(components) - 1
+            literal = "".join(char for char, _ in component)
+            is_pattern = any(active and char in "*?[" for char, active in component)
+            found: list[tuple[str, str]] = []
+            for shown, virtual in candidates:
+                prefix = shown + "/" if index else ""
+                if not is_pattern:
+                    if not last:
+                        self.resolve("", posixpath.join(virtual, literal))  # refuse escapes
+                    found.append((prefix + literal, posixpath.join(virtual, literal)))
+                    continue
+                for name in self._list(virtual):
+                    if _match(component, name):
+                        found.append((prefix + name, posixpath.join(virtual, name)))
+            if not last:
+                found = [(s, v) for s, v in found if self._is_dir(v)]
+            candidates = found
+            if not candidates:
+                return []
+        return sorted(shown for shown, virtual in candidates if self._exists(virtual))
+
+    def _list(self, virtual: str) -> list[str]:
+        try:
+            return os.listdir(self.host(self.resolve("", virtual)))
+        except OSError:
+            return []
+
+    def _is_dir(self, virtual: str) -> bool:
+        try:
+            return os.path.isdir(self.host(self.resolve("", virtual)))
+        except PathRefused:
+            return False
+
+    def _exists(self, virtual: str) -> bool:
+        lexical = posixpath.normpath(virtual)
+        if lexical == ".." or lexical.startswith("../"):
+            return False
+        # A dangling or outward symlink still exists as a name inside the directory.
+        return os.path.lexists(self.host("" if lexical == "." else lexical))
+
+
+def _match(component: list[tuple[str, bool]], name: str) -> bool:
+    """bash's rules for one path component: `*`, `?`, `[…]`; dotfiles only by a literal dot."""
+    if name.startswith(".") and not (component and component[0][0] == "."):
+        return False
+    return re.fullmatch(_translate(component), name, re.DOTALL) is not None
+
+
+def _translate(component: list[tuple[str, bool]]) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(component):
+        char, active = component[i]
+        if not active:
+            out.append(re.escape(char))
+        elif char == "*":
+            out.append(".*")
+        elif char == "?":
+            out.append(".")
+        elif char == "[":
+            end, bracket = _bracket(component, i)
+            if bracket is None:
+                out.append(re.escape(char))
+            else:
+                out.append(bracket)
+                i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    return "".join(out)
+
+
+def _bracket(component: list[tuple[str, bool]], start: int) -> tuple[int, str | None]:
+    """A `[…]` class starting at `start`: (index of its `]`, regex), or (start, None)."""
+    i = start + 1
+    negate = False
+    if i < len(component) and component[i][0] in "!^":
+        negate = True
+        i += 1
+    members: list[str] = []
+    first = True
+    while i < len(component):
+        char = component[i][0]
+        if char == "]" and not first:
+            body = "".join(members)
+            return i, f"[{'^' if negate else ''}{body}]"
+        if char == "/":
+            return start, None
+        if (
+            char == "-"
+            and members
+            and not first
+            and i + 1 < len(component)
+            and component[i + 1][0] != "]"
+        ):
+            members.append("-")
+        else:
+            members.append(re.escape(char))
+        first = False
+        i += 1
+    return start, None

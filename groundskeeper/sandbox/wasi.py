@@ -1,0 +1,338 @@
+"""Runs one box.wasm command in its own wasmtime instance, under the sandbox's limits.
+
+It owns the engine configuration, the on-disk cache of the compiled module, the pool of
+engines, the watchdog that enforces the deadline and the output limit, and the mapping of
+traps to named faults. It knows nothing of shell syntax (`groundskeeper.sandbox.shell`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+
+import wasmtime
+
+from groundskeeper.sandbox.result import Fault, SandboxError
+
+log = logging.getLogger(__name__)
+
+BOX_WASM = Path(__file__).with_name("box.wasm")
+
+MEMORY_LIMIT = 256 * 1024 * 1024  # bytes of linear memory a stage may hold
+STREAM_LIMIT = 8 * 1024 * 1024  # bytes of stdout (and of stderr) a command line may return
+PIPE_LIMIT = 64 * 1024 * 1024  # bytes one stage may write into a pipe, $(…) or a file
+FUEL_PER_SECOND = 4_000_000_000  # fuel a command line gets per second of its deadline
+WATCH_INTERVAL = 0.005  # seconds between the watchdog's looks at running stages
+
+# Every knob that changes the compiled code is part of the cache key.
+_ENGINE_SETTINGS = (("consume_fuel", True), ("epoch_interruption", True), ("opt", "speed"))
+
+
+def _new_config() -> wasmtime.Config:
+    config = wasmtime.Config()
+    config.consume_fuel = True
+    config.epoch_interruption = True
+    config.cranelift_opt_level = "speed"
+    return config
+
+
+def groundskeeper_home() -> Path:
+    """$GROUNDSKEEPER_HOME, else ~/.config/groundskeeper: where all user state lives."""
+    home = os.environ.get("GROUNDSKEEPER_HOME")
+    return Path(home) if home else Path.home() / ".config" / "groundskeeper"
+
+
+@dataclass
+class Limits:
+    """The per-run limits; `run` uses the defaults, tests may shrink them."""
+
+    memory: int = MEMORY_LIMIT
+    stream: int = STREAM_LIMIT
+    pipe: int = PIPE_LIMIT
+    fuel_per_second: int = FUEL_PER_SECOND
+
+
+# ---- compiling once ------------------------------------------------------------------------
+
+
+def _cache_path(module_bytes: bytes) -> Path:
+    key = hashlib.sha256(
+        repr(
+            (version("wasmtime"), hashlib.sha256(module_bytes).hexdigest(), _ENGINE_SETTINGS)
+        ).encode()
+    ).hexdigest()[:32]
+    return groundskeeper_home() / "cache" / f"box-{key}.cwasm"
+
+
+def _load_module(engine: wasmtime.Engine) -> wasmtime.Module:
+    """box.wasm for this engine: from the verified disk cache, else compiled and cached.
+
+    A cache entry is `sha256(payload) + payload`; a mismatch (a torn or altered file) is
+    recompiled rather than handed to wasmtime, which would trust native code blindly.
+    """
+    try:
+        module_bytes = BOX_WASM.read_bytes()
+    except OSError as error:
+        raise SandboxError(f"cannot read {BOX_WASM}: {error}; run `make wasm`") from error
+    path = _cache_path(module_bytes)
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        blob = b""
+    if len(blob) > 32 and hashlib.sha256(blob[32:]).digest() == blob[:32]:
+        try:
+            return wasmtime.Module.deserialize(engine, blob[32:])
+        except wasmtime.WasmtimeError as error:
+            log.warning("ignoring unusable compiled module %s: %s", path, error)
+    elif blob:
+        log.warning("ignoring corrupt compiled module %s", path)
+    module = wasmtime.Module(engine, module_bytes)
+    payload = module.serialize()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".box-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(hashlib.sha256(payload).digest() + payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as error:  # a read-only home still runs, only slower next time
+        log.warning("cannot cache compiled module at %s: %s", path, error)
+    return module
+
+
+# ---- engines: one per concurrent run, reused ------------------------------------------------
+
+
+@dataclass
+class Runtime:
+    """An engine with box.wasm loaded. Epochs are engine-wide, so a run leases one alone:
+    bumping its epoch then stops exactly that run's stage and nobody else's."""
+
+    engine: wasmtime.Engine
+    module: wasmtime.Module
+    linker: wasmtime.Linker
+
+
+_pool: list[Runtime] = []
+_pool_lock = threading.Lock()
+_first_module: list[bytes] = []  # the serialized module, shared by engines made later
+
+
+def _new_runtime() -> Runtime:
+    engine = wasmtime.Engine(_new_config())
+    with _pool_lock:
+        serialized = _first_module[0] if _first_module else None
+    if serialized is None:
+        module = _load_module(engine)
+        with _pool_lock:
+            if not _first_module:
+                _first_module.append(bytes(module.serialize()))
+    else:
+        module = wasmtime.Module.deserialize(engine, serialized)
+    linker = wasmtime.Linker(engine)
+    linker.define_wasi()
+    return Runtime(engine, module, linker)
+
+
+def lease_runtime() -> Runtime:
+    with _pool_lock:
+        if _pool:
+            return _pool.pop()
+    return _new_runtime()
+
+
+def release_runtime(runtime: Runtime) -> None:
+    with _pool_lock:
+        _pool.append(runtime)
+
+
+# ---- the watchdog ---------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Watch:
+    """One run as the watchdog sees it: its deadline and the files its stage is writing."""
+
+    runtime: Runtime
+    deadline: float
+    files: list[tuple[str, int]] = field(default_factory=list)
+    fault: Fault | None = None
+    active: bool = True
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def stop(self, fault: Fault) -> None:
+        """Record why and interrupt the running stage (stores trap one epoch later).
+
+        Under the lock and only while active: once the run has ended, its engine may be
+        leased to another run whose stage this must not stop."""
+        with self.lock:
+            if not self.active:
+                return
+            if self.fault is None:
+                self.fault = fault
+            self.runtime.engine.increment_epoch()
+
+
+class _Watchdog:
+    def __init__(self) -> None:
+        self.watches: set[Watch] = set()
+        self.wake = threading.Condition()
+        self.thread: threading.Thread | None = None
+
+    def add(self, watch: Watch) -> None:
+        with self.wake:
+            self.watches.add(watch)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self.loop, name="gk-watchdog", daemon=True)
+                self.thread.start()
+            self.wake.notify()
+
+    def remove(self, watch: Watch) -> None:
+        with self.wake:
+            self.watches.discard(watch)
+
+    def loop(self) -> None:
+        while True:
+            with self.wake:
+                while not self.watches:
+                    self.wake.wait()
+                watches = list(self.watches)
+            now = time.monotonic()
+            for watch in watches:
+                if watch.fault is not None:
+                    continue
+                if now >= watch.deadline:
+                    watch.stop("deadline")
+                    continue
+                with watch.lock:
+                    files = list(watch.files)
+                for path, limit in files:
+                    try:
+                        size = os.stat(path).st_size
+                    except OSError:
+                        continue
+                    if size > limit:
+                        watch.stop("output")
+                        break
+            time.sleep(WATCH_INTERVAL)
+
+
+_watchdog = _Watchdog()
+
+
+def start_watch(runtime: Runtime, timeout: float) -> Watch:
+    watch = Watch(runtime, time.monotonic() + timeout)
+    _watchdog.add(watch)
+    return watch
+
+
+def end_watch(watch: Watch) -> None:
+    with watch.lock:
+        watch.active = False
+    _watchdog.remove(watch)
+
+
+# ---- one stage ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    argv: list[str]
+    env: list[tuple[str, str]]
+    stdin: str
+    stdout: str
+    stderr: str
+    stdout_limit: int
+    stderr_limit: int
+    root: str
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class StageOutcome:
+    status: int
+    fault: Fault | None
+    fuel_used: int
+    message: str = ""
+
+
+def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> StageOutcome:
+    """Instantiate box.wasm once and run argv[0]; stdout/stderr land in the spec's files."""
+    runtime = watch.runtime
+    config = wasmtime.WasiConfig()
+    config.argv = spec.argv
+    config.env = [list(pair) for pair in spec.env]
+    try:
+        config.stdin_file = spec.stdin
+        config.stdout_file = spec.stdout
+        config.stderr_file = spec.stderr
+        config.preopen_dir(spec.root, ".", not spec.read_only)
+    except wasmtime.WasmtimeError as error:
+        raise SandboxError(f"cannot set up the stage's files: {error}") from error
+    store = wasmtime.Store(runtime.engine)
+    try:
+        store.set_limits(memory_size=limits.memory)
+        store.set_fuel(max(fuel, 0))
+        store.set_epoch_deadline(1)
+        store.set_wasi(config)
+        with watch.lock:
+            watch.files = [(spec.stdout, spec.stdout_limit), (spec.stderr, spec.stderr_limit)]
+        instance = runtime.linker.instantiate(store, runtime.module)
+        start = instance.exports(store)["_start"]
+        if not isinstance(start, wasmtime.Func):
+            raise SandboxError("box.wasm has no _start function")
+        # Checked after the epoch deadline is armed: a stop() from here on traps the guest.
+        if watch.fault is not None:
+            return StageOutcome(1, watch.fault, 0)
+        try:
+            start(store)
+            status: int = 0
+        except wasmtime.ExitTrap as exit_trap:
+            status = exit_trap.code
+        except wasmtime.Trap as trap:
+            return _trap_outcome(trap, watch, store, instance, fuel, limits)
+        if status != 0 and _memory_exhausted(store, instance, limits):
+            return StageOutcome(status, "memory", fuel - store.get_fuel())
+        return StageOutcome(status, None, fuel - store.get_fuel())
+    finally:
+        with watch.lock:
+            watch.files = []
+        store.close()
+
+
+def _trap_outcome(
+    trap: wasmtime.Trap,
+    watch: Watch,
+    store: wasmtime.Store,
+    instance: wasmtime.Instance,
+    fuel: int,
+    limits: Limits,
+) -> StageOutcome:
+    code = trap.trap_code
+    if code == wasmtime.TrapCode.INTERRUPT:
+        return StageOutcome(124, watch.fault or "deadline", fuel)
+    if code == wasmtime.TrapCode.OUT_OF_FUEL:
+        return StageOutcome(124, "fuel", fuel)
+    if _memory_exhausted(store, instance, limits):
+        return StageOutcome(125, "memory", fuel - store.get_fuel())
+    return StageOutcome(134, "trap", fuel - store.get_fuel(), trap.message.splitlines()[0])
+
+
+def _memory_exhausted(store: wasmtime.Store, instance: wasmtime.Instance, limits: Limits) -> bool:
+    """Whether a failed stage had grown to most of its memory limit.
+
+    wasmtime only makes memory.grow return -1 at the limit (malloc then fails); a stage that
+    failed after using over half its allowance is taken to have hit it.
+    """
+    memory = instance.exports(store).get("memory")
+    if not isinstance(memory, wasmtime.Memory):
+        return False
+    return int(memory.data_len(store)) * 2 > limits.memory
