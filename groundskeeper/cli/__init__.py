@@ -16,6 +16,9 @@ from groundskeeper import __version__
 # command name -> "module:attribute"; modules are imported on first use.
 COMMANDS: dict[str, str] = {
     "lint": "groundskeeper.cli.lint_cmd:lint",
+    "conform": "groundskeeper.cli.conform_cmd:conform",
+    "dock": "groundskeeper.cli.conform_cmd:dock",
+    "engine": "groundskeeper.cli.conform_cmd:engine",
 }
 
 

@@ -1,0 +1,284 @@
+"""`groundskeeper conform`, `groundskeeper dock` and `groundskeeper engine run`: rung 3 at the
+terminal. The checks live in `groundskeeper.conformance`, the runtime in `groundskeeper.engine`;
+this module only parses options, records docks in telemetry and prints.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.diagnostics import Diagnostic, has_errors
+
+if TYPE_CHECKING:
+    from groundskeeper.telemetry import Telemetry
+
+DEFAULT_COMPONENT_DIR = "components"
+
+
+def _print_diagnostics(diagnostics: list[Diagnostic], filename: str, *, err: bool) -> None:
+    for diagnostic in diagnostics:
+        click.echo(diagnostic.format(filename), err=err)
+
+
+def _interface_lines(interface: dict[str, Any]) -> list[str]:
+    lines = [f"  import {i['name']}: {i['type']}" for i in interface["imports"]]
+    lines += [f"  export {e['name']}: {e['type']}" for e in interface["exports"]]
+    return lines
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+@click.command("conform")
+@click.argument("components", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--upgrade",
+    is_flag=True,
+    help="Take two files, OLD NEW: may NEW replace OLD? (NEW must conform too.)",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def conform(components: tuple[Path, ...], upgrade: bool, as_json: bool) -> None:
+    """Rung 3: does COMPONENT.wasm fit the groundskeeper:engine world?
+
+    \b
+    The world (groundskeeper/wit/engine.wit):
+      import session-info: func() -> string
+      import vfs-query: func(query: string) -> string
+      import run-command: func(cmdline: string) -> string
+      export run: func(input: string) -> string
+    Any `wasi:*` import is also allowed. Types are compared structurally
+    (parameter names do not matter). A .wat text file is accepted too.
+
+    \b
+    With --upgrade OLD.wasm NEW.wasm: exports may grow but never shrink or
+    change type; imports may shrink but never grow or change type.
+
+    \b
+    --json prints {"ok", "diagnostics", "imports", "exports"} (for --upgrade,
+    the interface is NEW's). Exit 0 conforms, 1 does not, 2 unreadable file.
+
+    \b
+    Examples:
+      groundskeeper conform build/tool.wasm
+      groundskeeper conform --upgrade components/tool.wasm build/tool.wasm --json
+    """
+    from groundskeeper.conformance import (
+        ComponentUnreadable,
+        check_interface,
+        check_upgrade,
+        inspect_component,
+    )
+
+    if upgrade and len(components) != 2:
+        fail_usage("conform --upgrade takes two files: OLD.wasm NEW.wasm")
+    if not upgrade and len(components) != 1:
+        fail_usage("conform takes one component (or use --upgrade OLD.wasm NEW.wasm)")
+    target = components[-1]
+    try:
+        _component, interface, diagnostics = inspect_component(target)
+        if upgrade:
+            upgrade_findings = check_upgrade(components[0], target)
+            if diagnostics:  # NEW is not a component: say so once
+                upgrade_findings = [d for d in upgrade_findings if d.code != "C001"]
+            diagnostics = diagnostics + upgrade_findings
+        if not any(d.code == "C001" for d in diagnostics):
+            diagnostics = check_interface(interface) + diagnostics
+    except ComponentUnreadable as exc:
+        fail_usage(str(exc))
+
+    ok = not has_errors(diagnostics)
+    if as_json:
+        document = {"ok": ok, "diagnostics": [d.to_json() for d in diagnostics]}
+        document.update(interface.to_json())
+        emit_json(document)
+    else:
+        _print_diagnostics(diagnostics, target.name, err=False)
+        if ok:
+            what = f"may replace {components[0].name} and " if upgrade else ""
+            click.echo(f"{target.name} {what}conforms to groundskeeper:engine@0.1.0")
+            for line in _interface_lines(interface.to_json()):
+                click.echo(line)
+        else:
+            narrate(f"{target.name}: refused ({_plural(len(diagnostics), 'problem')})")
+    raise SystemExit(EXIT_OK if ok else EXIT_FINDINGS)
+
+
+@click.command("dock")
+@click.argument("component", type=click.Path(path_type=Path))
+@click.option(
+    "--into",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Component directory [default: components/ beside --plan, else ./components].",
+)
+@click.option(
+    "--plan",
+    "plan",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The plan whose components/ directory and _telemetry.db to use.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -> None:
+    """Dock COMPONENT.wasm: copy it into the engine's component directory, if it may.
+
+    It is copied only if it conforms to groundskeeper:engine and, when a component
+    of the same file name is already docked, only if it is an allowed upgrade of it
+    (see `groundskeeper conform --upgrade`). The copy is atomic; a refused component
+    is never copied. Every dock and every refusal is recorded in _telemetry.db
+    (beside the plan, or beside the component directory).
+
+    \b
+    --json prints {"ok", "component", "destination", "sha256", "replaced",
+    "diagnostics", "imports", "exports"}. Exit 0 docked, 1 refused, 2 unusable input.
+
+    \b
+    Examples:
+      groundskeeper dock build/tool.wasm --plan plan.org
+      groundskeeper dock build/tool.wasm --into /srv/engine/components --json
+    """
+    from groundskeeper.conformance import dock as dock_component
+
+    if not component.is_file():
+        what = "is a directory" if component.is_dir() else "no such file"
+        fail_usage(f"{component}: {what}; pass the component's .wasm file")
+    if plan is not None and not plan.is_file():
+        fail_usage(f"{plan}: no such plan file; pass the plan's .org file or drop --plan")
+    if into is None:
+        into = (plan.parent if plan is not None else Path.cwd()) / DEFAULT_COMPONENT_DIR
+    telemetry_db = (plan.parent if plan is not None else into.parent) / "_telemetry.db"
+    telemetry = _open_telemetry(telemetry_db)
+
+    result = dock_component(component, into)
+    with telemetry:
+        telemetry.record_dock(
+            run_id=f"dock-{uuid.uuid4().hex[:12]}",
+            task_id=None,
+            component=str(component),
+            sha256=result.sha256 or None,
+            ok=result.ok,
+            diagnostics=result.diagnostics,
+        )
+
+    if as_json:
+        emit_json(result.to_json())
+    elif result.ok:
+        upgraded = f" (replacing {result.replaced[:12]})" if result.replaced else ""
+        click.echo(f"docked {component.name} → {result.destination}{upgraded}")
+        click.echo(f"  sha256 {result.sha256}")
+        for line in _interface_lines(result.interface):
+            click.echo(line)
+    else:
+        _print_diagnostics(result.diagnostics, component.name, err=False)
+        narrate(
+            f"{component.name}: refused, not docked ({_plural(len(result.diagnostics), 'problem')})"
+        )
+    raise SystemExit(EXIT_OK if result.ok else EXIT_FINDINGS)
+
+
+def _open_telemetry(path: Path) -> Telemetry:
+    """Open telemetry before docking: a dock that cannot be recorded must not happen."""
+    from groundskeeper.telemetry import Telemetry
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return Telemetry(path)
+    except Exception as exc:  # sqlite3/OS errors opening the database: refuse to dock
+        fail_usage(f"cannot open telemetry database {path}: {exc}; nothing was docked")
+
+
+@click.group("engine")
+def engine() -> None:
+    """Run docked (or any conforming) components of the groundskeeper:engine world."""
+
+
+@engine.command("run")
+@click.argument("component", type=click.Path(path_type=Path))
+@click.option("--input", "input_text", default="", help="The string passed to run(input).")
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="What run-command sees, read-only [default: the plan's directory, else .].",
+)
+@click.option(
+    "--plan",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The plan vfs-query answers about (without it, vfs-query answers an error).",
+)
+@click.option("--run-id", default=None, help="The run id session-info reports [default: new].")
+@click.option("--deadline", type=click.FloatRange(min=0.01), default=10.0, show_default=True)
+@click.option("--fuel", type=click.IntRange(min=1), default=None, help="[default: 4e9 × deadline]")
+@click.option(
+    "--memory", type=click.IntRange(min=65536), default=256 * 1024 * 1024, show_default=True
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def engine_run(
+    component: Path,
+    input_text: str,
+    workdir: Path | None,
+    plan: Path | None,
+    run_id: str | None,
+    deadline: float,
+    fuel: int | None,
+    memory: int,
+    as_json: bool,
+) -> None:
+    """Instantiate COMPONENT, call run(--input) and print its answer.
+
+    The component must conform (see `groundskeeper conform`); one that does not is
+    refused before it is instantiated. Its Dock imports are answered by the host:
+
+    \b
+      session-info   JSON {"world", "run_id", "plan", "workdir"}
+      vfs-query      JSON answer to a query over the plan's tasks, e.g.
+                     `state=DONE`, `title~pricing`, `state!=DONE & title~"e2b"`,
+                     `*` for all; fields state, title, id, line; ops = != ~
+      run-command    stdout of a command line in the WASM sandbox shell, with
+                     the workdir read-only; `error: run-command: …` on failure
+
+    Limits: wall-clock --deadline, --fuel and --memory, and 8 MiB of output.
+
+    \b
+    --json prints {"ok", "output", "diagnostics", "fuel_consumed", "duration_ms",
+    "instantiated"}. Exit 0 ok, 1 refused or failed, 2 unusable input.
+
+    \b
+    Example:
+      groundskeeper engine run components/tool.wasm --plan plan.org --input hello
+    """
+    from groundskeeper.conformance import ComponentUnreadable
+    from groundskeeper.engine import EngineLimits, Session, SessionHost, run_component
+
+    if not component.is_file():
+        what = "is a directory" if component.is_dir() else "no such file"
+        fail_usage(f"{component}: {what}; pass a component .wasm file")
+    if plan is not None and not plan.is_file():
+        fail_usage(f"{plan}: no such plan file; pass the plan's .org file or drop --plan")
+    if workdir is None:
+        workdir = plan.parent if plan is not None else Path.cwd()
+    if not workdir.is_dir():
+        fail_usage(f"{workdir}: no such directory; --workdir takes a directory")
+
+    session = Session(
+        run_id=run_id or uuid.uuid4().hex,
+        workdir=workdir.resolve(),
+        plan=plan.resolve() if plan is not None else None,
+    )
+    limits = EngineLimits(deadline=deadline, memory=memory, fuel=fuel)
+    try:
+        result = run_component(component, input_text, SessionHost(session), limits)
+    except ComponentUnreadable as exc:
+        fail_usage(str(exc))
+
+    if as_json:
+        emit_json(result.to_json())
+    elif result.ok and result.output is not None:
+        click.echo(result.output, nl=not result.output.endswith("\n"))
+    else:
+        _print_diagnostics(result.diagnostics, component.name, err=True)
+        narrate(f"{component.name}: did not run to completion")
+    raise SystemExit(EXIT_OK if result.ok else EXIT_FINDINGS)
