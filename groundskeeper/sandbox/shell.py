@@ -349,6 +349,8 @@ class _Run:
         out: _Sink,
         err: _Sink,
     ) -> int:
+        if self.watch.fault is None and time.monotonic() >= self.watch.deadline:
+            self.watch.stop("deadline")
         if self.watch.fault is not None:
             raise self.stop(self.watch.fault, name)
         env = {k: v for k, v in state.variables.items() if k in state.exported}

@@ -1,0 +1,183 @@
+"""The interpreter's own behaviour: statuses, expansion, redirections, builtins, threads, cache."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+
+import pytest
+import wasmtime
+
+from groundskeeper import sandbox
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.sandbox import SandboxError, ShellResult, wasi
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    root = tmp_path / "work"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text("alpha\nbeta\n")
+    (root / "sub" / "c.txt").write_text("deep\n")
+    return root
+
+
+def sh(cmdline: str, work: Path, **kwargs: object) -> ShellResult:
+    return sandbox.run(cmdline, workdir=work, **kwargs)  # type: ignore[arg-type]
+
+
+def test_syntax_error_is_status_2_naming_the_construct(work: Path) -> None:
+    result = sh("printf a; for x in a b; do printf x; done", work)
+    assert (result.status, result.stdout, result.fault) == (2, "", "syntax")
+    assert "'for' loops are not supported" in result.stderr
+    assert "line 1, column 11" in result.stderr
+
+
+def test_unknown_command_is_127_and_the_line_goes_on(work: Path) -> None:
+    result = sh("curl http://x; printf 'after %s' $?", work)
+    assert result.stderr == "curl: command not found (not in the sandbox)\n"
+    assert (result.status, result.stdout, result.fault) == (0, "after 127", None)
+    assert sh("./a.txt", work).status == 127
+
+
+def test_status_and_lists(work: Path) -> None:
+    assert sh("false", work).status == 1
+    assert sh("! false", work).status == 0
+    assert sh("! true", work).status == 1
+    assert sh("false || printf x && printf y", work).stdout == "xy"
+    assert sh("true && false || printf z", work).stdout == "z"
+    assert sh("false; printf '%s' $?; true; printf '%s' $?", work).stdout == "10"
+    assert sh("grep -q nothing a.txt | true", work).status == 0  # a pipeline's last stage
+    assert sh("true | false", work).status == 1
+
+
+def test_variables_assignment_and_prefix(work: Path) -> None:
+    assert sh('X=hello; printf "%s" "$X ${X}!"', work).stdout == "hello hello!"
+    assert sh('X=1 true; printf "[%s]" "$X"', work).stdout == "[]"
+    assert sh('printf "[%s]" "$UNSET"', work).stdout == "[]"
+    assert sh('printf "[%s]" "$G"', work, env={"G": "given"}).stdout == "[given]"
+    assert sh("X=$(false)", work).status == 1
+
+
+def test_command_substitution_splitting_and_quoting(work: Path) -> None:
+    assert sh('printf "<%s>" $(cat a.txt)', work).stdout == "<alpha><beta>"
+    assert sh('printf "<%s>" "$(cat a.txt)"', work).stdout == "<alpha\nbeta>"
+    assert sh('X="a   b"; printf "<%s>" $X "$X"', work).stdout == "<a><b><a   b>"
+    assert sh("printf '<%s>' $(printf '')", work).stdout == "<>"
+    assert sh('printf "<%s>" "" x', work).stdout == "<><x>"
+    assert sh("printf '%s' $(cd sub); cat c.txt", work).status == 1  # $(…) is a subshell
+    assert sh('printf "%s" "$(printf "%s" "$(printf in)")"', work).stdout == "in"
+
+
+def test_quotes_escapes_and_comments(work: Path) -> None:
+    assert sh(r"printf '%s|' 'a b' \$X \"q\" a\ b # trailing", work).stdout == 'a b|$X|"q"|a b|'
+    assert sh('printf "%s" "a\\$b\\"c"', work).stdout == 'a$b"c'
+    assert sh("printf '%s' \\\n  joined", work).stdout == "joined"
+
+
+def test_globs_are_sorted_confined_and_literal_when_unmatched(work: Path) -> None:
+    (work / "b.txt").write_text("")
+    (work / ".hidden.txt").write_text("")
+    assert sh("printf '%s ' *.txt", work).stdout == "a.txt b.txt "
+    assert sh("printf '%s ' .*.txt", work).stdout == ".hidden.txt "
+    assert sh("printf '%s ' */*.txt ?.txt [ab].txt", work).stdout == (
+        "sub/c.txt a.txt b.txt a.txt b.txt "
+    )
+    assert sh("printf '%s ' '*.txt' *.none", work).stdout == "*.txt *.none "
+    assert sh("cd sub; printf '%s ' ../*.txt", work).stdout == "../a.txt ../b.txt "
+
+
+def test_redirections(work: Path) -> None:
+    assert sh("cat a.txt > out.txt; cat out.txt", work).stdout == "alpha\nbeta\n"
+    assert sh("printf x >> out.txt; printf y >> out.txt", work).status == 0
+    assert (work / "out.txt").read_text() == "alpha\nbeta\nxy"
+    assert sh("cat out.txt > out.txt", work).status == 0
+    assert (work / "out.txt").read_text() == ""  # truncated before cat ran, as in bash
+    result = sh("cat missing 2> err.txt", work)
+    assert (result.status, result.stderr) == (1, "")
+    assert "missing" in (work / "err.txt").read_text()
+    assert sh("cat missing 2>&1", work).stdout.startswith("cat: missing:")
+    assert sh("cat missing > both.txt 2>&1; cat both.txt", work).stdout.startswith("cat: ")
+    assert sh("cat missing 2>&1 > only-out.txt", work).stdout.startswith("cat: ")
+    assert sh("cat < a.txt", work).stdout == "alpha\nbeta\n"
+    assert sh("cat missing 2>/dev/null", work).stderr == ""
+    assert sh("printf x > /dev/null", work).stdout == ""
+    result = sh("cat < nowhere.txt; printf '%s' $?", work)
+    assert (result.stdout, result.stderr) == ("1", "sh: nowhere.txt: No such file or directory\n")
+
+
+def test_pipeline_stages_read_the_previous_stdout(work: Path) -> None:
+    assert sh("cat a.txt | grep -v alpha | cat", work).stdout == "beta\n"
+    assert sh("cat missing 2>&1 | grep -c missing", work).stdout == "1\n"
+    assert sh("cd sub | cat a.txt", work).stdout == "alpha\nbeta\n"  # stages are subshells
+
+
+def test_cd_and_exit_builtins(work: Path) -> None:
+    assert sh("cd sub && cat c.txt", work).stdout == "deep\n"
+    assert sh("cd sub; cd; cat a.txt", work).stdout == "alpha\nbeta\n"
+    result = sh("cd nowhere", work)
+    assert (result.status, result.stderr) == (1, "cd: nowhere: No such file or directory\n")
+    assert sh("cd a.txt", work).stderr == "cd: a.txt: Not a directory\n"
+    result = sh("printf a; exit 3; printf b", work)
+    assert (result.status, result.stdout) == (3, "a")
+    assert sh("X=$(exit 4); printf $?", work).stdout == "4"
+    assert sh("exit x", work).status == 2
+    assert sh(": anything at all", work).status == 0
+
+
+def test_export_passes_variables_to_commands(work: Path) -> None:
+    result = sh("export A=1 B; B=2; export", work)
+    assert result.stdout == 'declare -x A="1"\ndeclare -x B="2"\n'
+    assert sh("export 1x", work).status == 1
+
+
+def test_unusable_workdir_raises_a_groundskeeper_error(tmp_path: Path) -> None:
+    with pytest.raises(SandboxError) as caught:
+        sandbox.run("true", workdir=tmp_path / "missing")
+    assert isinstance(caught.value, GroundskeeperError)
+    assert "missing" in str(caught.value)
+
+
+def test_runs_from_many_threads_at_once(work: Path) -> None:
+    for i in range(8):
+        (work / f"f{i}.txt").write_text(f"line {i}\n" * (i + 1))
+    results: dict[int, ShellResult] = {}
+
+    def worker(i: int) -> None:
+        results[i] = sh(f"cat f{i}.txt | grep -c 'line {i}'", work)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {i: (r.status, r.stdout) for i, r in results.items()} == {
+        i: (0, f"{i + 1}\n") for i in range(8)
+    }
+
+
+def test_a_deadline_in_one_thread_does_not_stop_another(work: Path) -> None:
+    (work / "big.txt").write_text("x" * 1000 + "\n")
+    outcome: list[ShellResult] = []
+    thread = threading.Thread(target=lambda: outcome.append(sh("cat big.txt", work)))
+    slow = sh("cat big.txt | cat", work, timeout=0.0)
+    thread.start()
+    thread.join()
+    assert slow.fault == "deadline"
+    assert (outcome[0].status, outcome[0].fault, len(outcome[0].stdout)) == (0, None, 1001)
+
+
+def test_compiled_module_cache_is_verified_and_rewritten(groundskeeper_home: Path) -> None:
+    engine = wasmtime.Engine(wasi._new_config())
+    wasi._load_module(engine)
+    entries = list((groundskeeper_home / "cache").glob("box-*.cwasm"))
+    assert len(entries) == 1
+    blob = entries[0].read_bytes()
+    assert hashlib.sha256(blob[32:]).digest() == blob[:32]
+    entries[0].write_bytes(blob[:32] + b"garbage" + blob[39:])  # same length, altered
+    module = wasi._load_module(engine)
+    rewritten = entries[0].read_bytes()
+    assert b"garbage" not in rewritten  # recompiled and written back whole
+    assert hashlib.sha256(rewritten[32:]).digest() == rewritten[:32]
+    assert "_start" in [export.name for export in module.exports]
