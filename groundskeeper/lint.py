@@ -1,0 +1,327 @@
+"""Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
+
+It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees) and T001–T008
+(tasks and their acceptance checks). It runs nothing: checks are judged with the sandbox's
+own parser and command registry, the very ones the runtime uses, imported on first need.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from groundskeeper.diagnostics import Diagnostic, Level
+from groundskeeper.plan import Check, Heading, Plan
+
+if TYPE_CHECKING:
+    from groundskeeper.sandbox.syntax import AndOr, Pipeline, Script, SimpleCommand, Word
+
+__all__ = ["validate", "validate_outline"]
+
+_WORKFLOW = "workflow"
+_COMPONENT = "component"
+_CHECK_LANGUAGE = "sh"
+_SHOWN_CHECK = 80  # characters of a check quoted back in a message
+
+
+def validate(plan: Plan) -> list[Diagnostic]:
+    """Every rule but T001, as diagnostics in document order (an empty list: the plan coheres)."""
+    enabled = gc.isenabled()
+    gc.disable()  # the rules allocate many short-lived, acyclic objects; collections only cost
+    try:
+        found = [*_task_diagnostics(plan), *_workflow_diagnostics(plan)]
+    finally:
+        if enabled:
+            gc.enable()
+    return _in_document_order(found)
+
+
+def validate_outline(plan: Plan) -> list[Diagnostic]:
+    """`validate` plus T001, the author loop's rule: at least one task in an active state."""
+    found = validate(plan)
+    active = set(plan.active_states)
+    if not any(task.keyword in active for task in plan.tasks()):
+        states = ", ".join(plan.active_states) or "none declared"
+        message = f"outline has no heading in an active task state ({states})"
+        found.insert(0, Diagnostic("error", "outline", message, None, "T001"))
+    return found
+
+
+def _in_document_order(found: list[Diagnostic]) -> list[Diagnostic]:
+    # stable: several findings on one line keep the order the rules were written in
+    return sorted(found, key=lambda d: 0 if d.line is None else d.line)
+
+
+# --- tasks and checks --------------------------------------------------------------------------
+
+
+def _task_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+    active = set(plan.active_states)
+    first_line: dict[str, int] = {}
+    judged: dict[tuple[str, str], list[_Finding]] = {}
+    for heading in plan.walk():
+        if heading.ordered and not heading.child_tasks:
+            message = ":ORDERED: on a heading with no child tasks"
+            yield Diagnostic("warning", heading.title, message, heading.line, "T008")
+        if not heading.is_task:
+            continue
+        task_id = heading.task_id
+        seen = first_line.setdefault(task_id, heading.line)
+        if seen != heading.line:
+            message = f"duplicate task id `{task_id}` (also at line {seen})"
+            yield Diagnostic("error", heading.title, message, heading.line, "T007")
+        check = heading.check
+        if check is None:
+            if heading.keyword in active and not heading.child_tasks:
+                message = "task has no acceptance check: DONE will rest on the worker's word"
+                yield Diagnostic("warning", heading.title, message, heading.line, "T002")
+            continue
+        key = (check.language, check.text)
+        findings = judged.get(key)
+        if findings is None:
+            # the same check text on many tasks is judged once
+            findings = judged[key] = _judge_check(check)
+        for level, code, message, offset in findings:
+            line = check.line if offset is None else check.line + offset
+            yield Diagnostic(level, heading.title, message, line, code)
+
+
+# (level, code, message, line offset from the check's line or None for the check's line)
+_Finding = tuple[Level, str, str, int | None]
+
+
+def _judge_check(check: Check) -> list[_Finding]:
+    if check.language != _CHECK_LANGUAGE:
+        shown = check.language or "(none)"
+        return [("error", "T006", f"check language `{shown}` has no sandboxed interpreter", None)]
+    if not check.text.strip():
+        return [("error", "T003", "check does not parse: the check is empty", None)]
+
+    from groundskeeper.sandbox import COMMANDS, ShellSyntaxError, command_names, parse
+
+    try:
+        script = parse(check.text)
+    except ShellSyntaxError as exc:
+        # a block's text starts on the line after `#+begin_src`; a property is one line
+        offset = exc.line if check.source == "block" else None
+        message = f"check does not parse: {exc.message} (column {exc.column})"
+        return [("error", "T003", message, offset)]
+    findings: list[_Finding] = []
+    for name in dict.fromkeys(command_names(script)):
+        if name not in COMMANDS:
+            message = f"check uses `{name}`, which the sandbox does not have"
+            findings.append(("error", "T004", message, None))
+    if _script_outcomes(script) == _OK:
+        findings.append(("warning", "T005", f"check cannot fail: `{_shown(check.text)}`", None))
+    return findings
+
+
+def _shown(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    joined = "; ".join(lines)
+    return joined if len(joined) <= _SHOWN_CHECK else joined[: _SHOWN_CHECK - 1] + "…"
+
+
+# "Cannot fail" is decided on the parsed script: the set of exit outcomes each part can have.
+_OK = frozenset({True})
+_FAIL = frozenset({False})
+_EITHER = frozenset({True, False})
+
+
+def _script_outcomes(script: Script) -> frozenset[bool]:
+    # a check passes only if every line succeeds, so it can fail if any line can
+    outcomes = _OK
+    for item in script.items:
+        if False in _and_or_outcomes(item):
+            outcomes = _EITHER
+    return outcomes
+
+
+def _and_or_outcomes(item: AndOr) -> frozenset[bool]:
+    possible = _pipeline_outcomes(item.first)
+    for operator, pipeline in item.rest:
+        runs_next = (operator == "&&") in possible
+        stops = frozenset({operator != "&&"}) & possible
+        possible = stops | (_pipeline_outcomes(pipeline) if runs_next else frozenset())
+    return possible
+
+
+def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[bool]:
+    # a pipeline's status is its last command's (no pipefail in the sandbox shell)
+    outcomes = _command_outcomes(pipeline.commands[-1]) if pipeline.commands else _EITHER
+    return frozenset(not o for o in outcomes) if pipeline.negated else outcomes
+
+
+def _command_outcomes(command: SimpleCommand) -> frozenset[bool]:
+    if command.redirects:
+        return _EITHER  # a redirection can fail on its own (missing file, read-only workdir)
+    if not command.words:
+        # bare assignments succeed unless a `$(…)` in them can fail
+        return _EITHER if any(_has_substitution(a.value) for a in command.assignments) else _OK
+    name = command.words[0].literal()
+    if name in ("true", ":", "echo"):
+        return _OK
+    if name == "false":
+        return _FAIL
+    if name == "exit" and len(command.words) == 2:
+        status = command.words[1].literal()
+        if status is not None and status.isdigit():
+            return _OK if int(status) == 0 else _FAIL
+    return _EITHER
+
+
+def _has_substitution(word: Word) -> bool:
+    from groundskeeper.sandbox.syntax import CommandSub
+
+    return any(isinstance(part, CommandSub) for part in word.parts)
+
+
+# --- workflows ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Workflow:
+    heading: Heading
+    components: list[Heading] = field(default_factory=list)
+
+
+def _workflows(plan: Plan) -> list[_Workflow]:
+    """Each `:workflow:` heading with its components (own tag), nearest workflow owning each."""
+    found: list[_Workflow] = []
+    stack: list[tuple[Heading, _Workflow | None]] = [(h, None) for h in reversed(plan.roots)]
+    while stack:
+        heading, owner = stack.pop()
+        if owner is not None and _COMPONENT in heading.tags:
+            owner.components.append(heading)
+        inner = owner
+        if _WORKFLOW in heading.tags:
+            inner = _Workflow(heading)
+            found.append(inner)
+        stack.extend((child, inner) for child in reversed(heading.children))
+    return found
+
+
+def _declared(component: Heading) -> tuple[list[str], list[str]]:
+    """A component's `:in` and `:out` values over its source blocks, first mention first."""
+    inputs: dict[str, None] = {}
+    outputs: dict[str, None] = {}
+    for block in component.blocks:
+        if block.language:
+            inputs.update(dict.fromkeys(block.inputs))
+            outputs.update(dict.fromkeys(block.outputs))
+    return list(inputs), list(outputs)
+
+
+def _workflow_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+    for workflow in _workflows(plan):
+        yield from _workflow_rules(workflow)
+
+
+def _workflow_rules(workflow: _Workflow) -> Iterator[Diagnostic]:
+    components = workflow.components
+    producers: dict[str, list[int]] = {}
+    declared_flow = [_declared(c) for c in components]
+    inputs = [flow[0] for flow in declared_flow]
+    outputs = [flow[1] for flow in declared_flow]
+    for index, declared in enumerate(outputs):
+        for value in declared:
+            producers.setdefault(value, []).append(index)
+
+    names: dict[str, Heading] = {}
+    for index, component in enumerate(components):
+        title = component.title
+        if title in names:
+            message = f"duplicate component name `{title}` in workflow `{workflow.heading.title}`"
+            yield Diagnostic("error", title, message, component.line, "W004")
+        names.setdefault(title, component)
+        if not any(block.language for block in component.blocks):
+            message = "component has no source block / language"
+            yield Diagnostic("error", title, message, component.line, "W001")
+        for value in inputs[index]:
+            if value not in producers:
+                message = f"input `{value}` has no upstream producer"
+                yield Diagnostic("error", title, message, component.line, "W002")
+
+    successors: list[list[int]] = [[] for _ in components]
+    for consumer, declared in enumerate(inputs):
+        for value in declared:
+            for producer in producers.get(value, ()):
+                successors[producer].append(consumer)
+    for cycle in _cycles(successors):
+        start = components[cycle[0]]
+        path = " → ".join(components[i].title for i in (*cycle, cycle[0]))
+        yield Diagnostic(
+            "error", start.title, f"components form a cycle: {path}", start.line, "W003"
+        )
+
+
+def _cycles(successors: list[list[int]]) -> list[list[int]]:
+    """One shortest cycle per strongly connected component that has one (Tarjan, iterative)."""
+    count = len(successors)
+    index_of = [-1] * count
+    low = [0] * count
+    on_stack = [False] * count
+    stack: list[int] = []
+    groups: list[list[int]] = []
+    counter = 0
+    for root in range(count):
+        if index_of[root] != -1:
+            continue
+        work: list[tuple[int, int]] = [(root, 0)]
+        while work:
+            node, edge = work.pop()
+            if edge == 0:
+                index_of[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack[node] = True
+            if edge < len(successors[node]):
+                work.append((node, edge + 1))
+                nxt = successors[node][edge]
+                if index_of[nxt] == -1:
+                    work.append((nxt, 0))
+                elif on_stack[nxt]:
+                    low[node] = min(low[node], index_of[nxt])
+                continue
+            if low[node] == index_of[node]:
+                group: list[int] = []
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    group.append(member)
+                    if member == node:
+                        break
+                groups.append(group)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+
+    cycles: list[list[int]] = []
+    for group in groups:
+        start = min(group)
+        members = set(group)
+        if len(group) == 1 and start not in successors[start]:
+            continue
+        cycles.append(_shortest_cycle(start, members, successors))
+    return sorted(cycles, key=lambda cycle: cycle[0])
+
+
+def _shortest_cycle(start: int, members: set[int], successors: list[list[int]]) -> list[int]:
+    came_from: dict[int, int] = {}
+    frontier = [start]
+    while frontier:
+        following: list[int] = []
+        for node in frontier:
+            for nxt in successors[node]:
+                if nxt == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(came_from[path[-1]])
+                    return path[::-1]
+                if nxt in members and nxt not in came_from:
+                    came_from[nxt] = node
+                    following.append(nxt)
+        frontier = following
+    return [start]  # unreachable: every member of a cycle group reaches its start
