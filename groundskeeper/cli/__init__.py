@@ -19,6 +19,8 @@ COMMANDS: dict[str, str] = {
     "conform": "groundskeeper.cli.conform_cmd:conform",
     "dock": "groundskeeper.cli.conform_cmd:dock",
     "engine": "groundskeeper.cli.conform_cmd:engine",
+    "resume": "groundskeeper.cli.run_cmd:resume",
+    "check": "groundskeeper.cli.run_cmd:check",
 }
 
 

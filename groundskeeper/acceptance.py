@@ -1,0 +1,331 @@
+"""Rung 2: is DONE earned? Runs a task's sealed acceptance check in the sandbox.
+
+It owns sealing a check (`SealedCheck`, with its hash), the secret sentinel, splitting a
+multi-line check into the lines that must each pass, and naming every way a check fails. A
+failing check is a `CheckResult` value, never an exception. It does not decide task states.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.plan import (
+    Check,
+    Heading,
+    Plan,
+    PlanEditError,
+    replace_keyword,
+    write_atomically,
+)
+from groundskeeper.sandbox.result import ShellResult
+
+Verdict = Literal["PASS", "FAIL", "NO_CHECK"]
+
+#: Languages run by the sandbox shell; any other check language is FAILED, never guessed at.
+SHELL_LANGUAGES: frozenset[str] = frozenset({"sh", "shell"})
+
+#: How much of a check's output a result keeps (the full text is only hashed).
+OUTPUT_LIMIT = 4000
+
+DEFAULT_CHECK_TIMEOUT = 10.0
+
+
+class Shell(Protocol):
+    """What runs a command line: `groundskeeper.sandbox.run`, or a fake in tests."""
+
+    def __call__(
+        self, cmdline: str, *, workdir: str | Path, read_only: bool = ..., timeout: float = ...
+    ) -> ShellResult: ...
+
+
+def sandbox_shell() -> Shell:
+    """The real sandbox (imported late: wasmtime is only loaded when a command runs)."""
+    from groundskeeper.sandbox import run
+
+    return run
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class SealedCheck:
+    """A check as read at run start. Its hash covers the language and the exact text."""
+
+    text: str
+    language: str
+    line: int
+    source: str
+
+    @classmethod
+    def seal(cls, check: Check) -> SealedCheck:
+        return cls(check.text, check.language, check.line, check.source)
+
+    @property
+    def sha256(self) -> str:
+        return sha256_text(f"{self.language}\n{self.text}")
+
+    def lines(self) -> list[tuple[int, str]]:
+        """The logical lines that must each pass, with their 1-based line in the check.
+
+        Blank lines and lines starting with `#` are skipped; a line ending in an odd number
+        of backslashes continues on the next one (joined without the backslash-newline, as
+        sh does). A `:done-when:` property is one line.
+        """
+        logical: list[tuple[int, str]] = []
+        pending = ""
+        start = 0
+        for number, raw in enumerate(self.text.splitlines(), start=1):
+            if not pending:
+                start = number
+                if not raw.strip() or raw.lstrip().startswith("#"):
+                    continue
+            trailing = len(raw) - len(raw.rstrip("\\"))
+            if trailing % 2 == 1:
+                pending += raw[:-1]
+                continue
+            logical.append((start, (pending + raw).strip()))
+            pending = ""
+        if pending.strip():
+            logical.append((start, pending.strip()))
+        return logical
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The verdict of one check run. `code` is stable; `reason` is written for a person."""
+
+    verdict: Verdict
+    code: str  # "" on PASS / NO_CHECK, else one of FAILURE_CODES
+    reason: str
+    output: str
+    check_sha256: str | None
+    output_sha256: str
+    duration_ms: int
+    failed_line: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "PASS"
+
+    @property
+    def signature(self) -> tuple[str, str, int | None, str]:
+        """What "the same failure twice" compares."""
+        return (self.code, self.reason, self.failed_line, self.output)
+
+
+FAILURE_CODES: frozenset[str] = frozenset(
+    {
+        "nonzero_status",
+        "unknown_command",
+        "parse_error",
+        "trap",
+        "deadline",
+        "fuel",
+        "memory",
+        "output",
+        "missing_sentinel",
+        "unsupported_language",
+        "empty_check",
+        "sandbox_error",
+    }
+)
+
+_NOT_FOUND = re.compile(r"command not found")
+
+
+def new_sentinel() -> str:
+    return f"__WB_CHECK_OK_{secrets.token_hex(16)}__"
+
+
+def no_check() -> CheckResult:
+    return CheckResult("NO_CHECK", "", "the task has no acceptance check", "", None, "", 0)
+
+
+def run_check(
+    check: SealedCheck | None,
+    workdir: Path,
+    *,
+    shell: Shell | None = None,
+    timeout: float = DEFAULT_CHECK_TIMEOUT,
+) -> CheckResult:
+    """Run every line of `check` read-only in `workdir`; PASS only if each prints its sentinel.
+
+    Stops at the first failing line. Never raises for a failing check.
+    """
+    if check is None:
+        return no_check()
+    digest = check.sha256
+
+    def fail(code: str, reason: str, output: str, ms: int, line: int | None) -> CheckResult:
+        return CheckResult(
+            "FAIL", code, reason, _clip(output), digest, sha256_text(output), ms, line
+        )
+
+    if check.language not in SHELL_LANGUAGES:
+        return fail(
+            "unsupported_language",
+            f"check language `{check.language}` is not supported; write the check as"
+            " `#+begin_src sh :check` or a `:done-when:` command",
+            "",
+            0,
+            None,
+        )
+    lines = check.lines()
+    if not lines:
+        return fail("empty_check", "the check has no command to run", "", 0, None)
+    run = shell if shell is not None else sandbox_shell()
+    outputs: list[str] = []
+    total_ms = 0
+    for number, command in lines:
+        sentinel = new_sentinel()
+        try:
+            result = run(
+                f"{command} && echo {sentinel}", workdir=workdir, read_only=True, timeout=timeout
+            )
+        except GroundskeeperError as exc:
+            return fail(
+                "sandbox_error", f"the sandbox could not run the check: {exc}", "", 0, number
+            )
+        total_ms += int(result.duration_ms)
+        stdout_lines = result.stdout.splitlines()
+        shown = "\n".join(x for x in stdout_lines if x != sentinel)
+        output = _join(shown, result.stderr)
+        outputs.append(output)
+        failure = _classify(result, sentinel, stdout_lines, command)
+        if failure is not None:
+            code, reason = failure
+            return fail(code, f"check line {number}: {reason}", output, total_ms, number)
+    combined = "\n".join(o for o in outputs if o)
+    return CheckResult(
+        "PASS", "", "", _clip(combined), digest, sha256_text(combined), total_ms, None
+    )
+
+
+def _classify(
+    result: ShellResult, sentinel: str, stdout_lines: list[str], command: str
+) -> tuple[str, str] | None:
+    shown = f"`{command}`"
+    if result.fault == "syntax":
+        return "parse_error", f"{shown} is not valid sandbox shell syntax"
+    if result.fault is not None:
+        limits = {
+            "deadline": "ran past its deadline",
+            "fuel": "ran out of fuel (too much work)",
+            "memory": "hit the memory limit",
+            "output": "printed more than the output limit",
+            "trap": "crashed in the sandbox (trap)",
+        }
+        return result.fault, f"{shown} {limits.get(result.fault, result.fault)}"
+    if result.status == 127 and _NOT_FOUND.search(result.stderr):
+        missing = result.stderr.strip().splitlines()[0] if result.stderr.strip() else ""
+        return "unknown_command", f"{shown}: {missing}"
+    if result.status != 0:
+        return "nonzero_status", f"{shown} exited with status {result.status}"
+    if sentinel not in stdout_lines:
+        return (
+            "missing_sentinel",
+            f"{shown} exited 0 but its success was not confirmed (no sentinel line; a"
+            " trailing `#` comment on a check line swallows it — put comments on their own line)",
+        )
+    return None
+
+
+def _join(stdout: str, stderr: str) -> str:
+    if stdout and stderr:
+        return stdout.rstrip("\n") + "\n" + stderr
+    return stdout or stderr
+
+
+def _clip(text: str) -> str:
+    if len(text) <= OUTPUT_LIMIT:
+        return text
+    return text[:OUTPUT_LIMIT] + f"\n… ({len(text) - OUTPUT_LIMIT} more characters)"
+
+
+# --- checking a whole plan (`groundskeeper check`) ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TaskCheck:
+    """One task's check verdict, and its state after an optional write-back."""
+
+    id: str
+    title: str
+    line: int
+    state: str
+    result: CheckResult
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "line": self.line,
+            "state": self.state,
+            "verdict": self.result.verdict,
+            "reason": (f"{self.result.code}: {self.result.reason}" if self.result.code else None),
+            "output": self.result.output,
+        }
+
+
+def check_plan(
+    plan: Plan,
+    workdir: Path,
+    *,
+    shell: Shell | None = None,
+    max_parallel: int = 4,
+    timeout: float = DEFAULT_CHECK_TIMEOUT,
+) -> list[TaskCheck]:
+    """Run every task's check (no workers), in parallel, reported in document order."""
+    tasks = plan.tasks()
+    run = shell if shell is not None else sandbox_shell()
+
+    def one(task: Heading) -> CheckResult:
+        sealed = SealedCheck.seal(task.check) if task.check is not None else None
+        return run_check(sealed, workdir, shell=run, timeout=timeout)
+
+    with ThreadPoolExecutor(max_workers=max(1, max_parallel)) as pool:
+        results = list(pool.map(one, tasks))
+    return [
+        TaskCheck(t.task_id, t.title, t.line, t.keyword or "", r)
+        for t, r in zip(tasks, results, strict=True)
+    ]
+
+
+def demoted_state(task: TaskCheck, leaf: bool) -> str:
+    """What `check --write` makes of a task: DONE that fails → FAILED; a FAILED leaf that
+    passes → DONE; everything else keeps its state (an unstarted task is not judged)."""
+    if task.state == "DONE" and task.result.verdict == "FAIL":
+        return "FAILED"
+    if leaf and task.state == "FAILED" and task.result.verdict == "PASS":
+        return "DONE"
+    return task.state
+
+
+def write_check_verdicts(plan: Plan, checks: list[TaskCheck]) -> list[TaskCheck]:
+    """Write `demoted_state` into each headline with one atomic write; return the new states.
+
+    Refuses (PlanEditError) if the file changed since it was read, rather than overwrite it.
+    """
+    if plan.path is None:
+        raise PlanEditError("the plan was not read from a file")
+    text = plan.text
+    updated: list[TaskCheck] = []
+    for heading, task in zip(plan.tasks(), checks, strict=True):
+        new = demoted_state(task, leaf=not heading.child_tasks)
+        if new != task.state:
+            text = replace_keyword(text, heading.line, task.state, new)
+        updated.append(TaskCheck(task.id, task.title, task.line, new, task.result))
+    if text != plan.text:
+        if plan.path.read_text(encoding="utf-8") != plan.text:
+            raise PlanEditError(f"{plan.path}: changed while its checks ran; run check again")
+        write_atomically(plan.path, text)
+    return updated

@@ -1,0 +1,237 @@
+"""`groundskeeper resume` and `groundskeeper check`: rung 2 at the terminal.
+
+The work happens in `groundskeeper.runner` and `groundskeeper.acceptance`; this module parses
+options, wires the model, ledger and telemetry, narrates progress and prints the answer.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.errors import GroundskeeperError
+
+if TYPE_CHECKING:
+    from groundskeeper.runner import StepRecorder
+
+MODEL_HELP = (
+    "The worker model: `scripted:FILE` replays a YAML script offline; `anthropic:MODEL` is the"
+    " Anthropic API (not available in this version). Default: $GROUNDSKEEPER_MODEL."
+)
+
+
+def _plan_path(plan: Path | None) -> Path:
+    path = plan if plan is not None else Path("plan.org")
+    if path.is_dir():
+        path = path / "plan.org"
+    return path
+
+
+def _workdir(workdir: Path | None) -> Path | None:
+    if workdir is not None and not workdir.is_dir():
+        fail_usage(f"--workdir {workdir}: not a directory; create it or pass an existing one")
+    return workdir
+
+
+@click.command("resume")
+@click.argument("plan", required=False, type=click.Path(path_type=Path))
+@click.option("--model", "model_spec", envvar="GROUNDSKEEPER_MODEL", help=MODEL_HELP)
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="The folder workers and checks see (default: the plan's folder).",
+)
+@click.option(
+    "--max-parallel",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="How many tasks run at once (ORDERED siblings always run one by one).",
+)
+@click.option(
+    "--require-checks",
+    is_flag=True,
+    help="A task without an acceptance check is FAILED instead of DONE (unverified).",
+)
+@click.option(
+    "--max-turns",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Model turns a worker gets per attempt.",
+)
+@click.option("--no-ledger", is_flag=True, help="Do not seal the run in _steps.jsonl.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def resume(
+    plan: Path | None,
+    model_spec: str | None,
+    workdir: Path | None,
+    max_parallel: int,
+    require_checks: bool,
+    max_turns: int,
+    no_ledger: bool,
+    as_json: bool,
+) -> None:
+    """Run a plan, or continue it: DONE tasks are skipped, the rest get workers.
+
+    A task becomes DONE only when its acceptance check passes in the sandbox; a failed check
+    goes back to the worker as feedback for another attempt (`:max-attempts:`, default 2).
+    Each verdict is written into the plan's headline as soon as it is known, with a row in
+    _telemetry.db and a signed line in _steps.jsonl.
+
+    \b
+    Examples:
+      groundskeeper resume plan.org --model scripted:workers.yaml
+      GROUNDSKEEPER_MODEL=scripted:w.yaml groundskeeper resume --json
+
+    Exit 0 when every task is DONE, 1 otherwise (or when the plan does not pass
+    `groundskeeper lint`), 2 for an unreadable plan, a bad script or bad options.
+    """
+    from groundskeeper.lint import validate
+    from groundskeeper.models import load_model
+    from groundskeeper.plan import load_plan
+    from groundskeeper.runner import Runner, RunOptions
+    from groundskeeper.telemetry import Telemetry
+
+    path = _plan_path(plan)
+    workdir = _workdir(workdir)
+    if not model_spec:
+        fail_usage(
+            "no worker model: pass --model scripted:FILE (or set GROUNDSKEEPER_MODEL);"
+            " see DESIGN.md for the script format"
+        )
+    try:
+        loaded = load_plan(path)
+        model = load_model(model_spec)
+    except GroundskeeperError as exc:
+        fail_usage(str(exc))
+    options = RunOptions(
+        max_parallel=max_parallel, require_checks=require_checks, max_turns=max_turns
+    )
+    from groundskeeper.runner import RunEvent, new_run_id
+
+    def narrate_event(event: RunEvent) -> None:
+        if event.kind == "task-start":
+            narrate(f"▶ {event.task_id}")
+        elif event.kind == "tamper":
+            narrate(f"! tampering: {event.reason}")
+        else:
+            check = _verified(event.verified)
+            why = f" — {event.reason}" if event.reason else ""
+            narrate(f"{'✔' if event.state == 'DONE' else '✘'} {event.state} {event.task_id}"
+                    f" ({check}, attempts {event.attempts}){why}")  # fmt: skip
+
+    run_id = new_run_id()
+    recorder = None if no_ledger else _open_ledger(path, run_id)
+    telemetry = Telemetry.for_plan(path)
+    try:
+        runner = Runner(
+            loaded,
+            model=model,
+            workdir=workdir,
+            options=options,
+            recorder=recorder,
+            telemetry=telemetry,
+            on_event=narrate_event,
+            run_id=run_id,
+        )
+        report = runner.run(lint=validate)
+    except GroundskeeperError as exc:
+        fail_usage(str(exc))
+    finally:
+        telemetry.close()
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for diagnostic in report.diagnostics:
+            click.echo(diagnostic.format(str(path)))
+        if report.started:
+            _print_table(
+                ("STATE", "TRIES", "CHECK", "TASK", "REASON"),
+                [
+                    (t.state, str(t.attempts), _verified(t.verified), t.id, t.reason or "")
+                    for t in report.tasks
+                ],
+            )
+            states = [t.state for t in report.tasks]
+            counts = ", ".join(f"{states.count(s)} {s}" for s in sorted(set(states)))
+            narrate(f"run {report.run_id}: {len(states)} tasks — {counts}")
+    sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
+def _open_ledger(plan_path: Path, run_id: str) -> StepRecorder:
+    from groundskeeper.keys import ensure_signing_key
+    from groundskeeper.ledger import Ledger
+
+    try:
+        loaded = ensure_signing_key()
+    except GroundskeeperError as exc:
+        fail_usage(str(exc))
+    if loaded.created:
+        narrate(f"created a signing key: {loaded.private_path} (public: {loaded.public_path})")
+    return Ledger(plan_path.parent, loaded.key, run_id)
+
+
+def _verified(value: bool | None) -> str:
+    return {True: "verified", False: "unverified", None: "-"}[value]
+
+
+def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    """Columns padded to fit; the last one (the reason) runs free."""
+    last = len(header) - 1
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(last)]
+    for row in [header, *rows]:
+        cells = [row[i].ljust(widths[i]) for i in range(last)]
+        click.echo("  ".join([*cells, row[last]]).rstrip())
+
+
+@click.command("check")
+@click.argument("plan", required=False, type=click.Path(path_type=Path))
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="The folder the checks see (default: the plan's folder).",
+)
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Write the verdicts into the headlines: a DONE task whose check fails becomes"
+    " FAILED; a FAILED task whose check passes becomes DONE.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -> None:
+    """Is DONE still earned? Run every task's acceptance check, no workers.
+
+    Each check runs read-only in the sandbox; the verdict is PASS, FAIL (with a named
+    reason) or NO_CHECK. Exit 0 when no check fails, 1 when one does, 2 for an unreadable
+    plan.
+
+    \b
+    Example:
+      groundskeeper check plan.org --write    demote DONE tasks whose evidence is gone
+    """
+    from groundskeeper.acceptance import check_plan, write_check_verdicts
+    from groundskeeper.plan import load_plan
+
+    path = _plan_path(plan)
+    workdir = _workdir(workdir)
+    try:
+        loaded = load_plan(path)
+        results = check_plan(loaded, (workdir or path.parent).resolve())
+        if write:
+            results = write_check_verdicts(loaded, results)
+    except GroundskeeperError as exc:
+        fail_usage(str(exc))
+    if as_json:
+        emit_json({"tasks": [r.to_json() for r in results]})
+    else:
+        _print_table(
+            ("STATE", "VERDICT", "TASK", "REASON"),
+            [(r.state, r.result.verdict, r.id, r.result.reason) for r in results],
+        )
+    failed = any(r.result.verdict == "FAIL" for r in results)
+    sys.exit(EXIT_FINDINGS if failed else EXIT_OK)

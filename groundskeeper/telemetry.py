@@ -1,0 +1,202 @@
+"""`_telemetry.db`: the queryable history of verdicts, tampering and docks beside a plan.
+
+One SQLite file (sqlite-utils, WAL) with tables `task_events` (one row per verdict),
+`tamper_events` and `dock_events`. It records; it decides nothing (the runner does).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import sqlite_utils
+
+from groundskeeper.diagnostics import Diagnostic
+
+TELEMETRY_NAME = "_telemetry.db"
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso_utc(moment: datetime) -> str:
+    """ISO-8601 in UTC with a `Z`, millisecond precision: sortable as text."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+_TASK_EVENTS = {
+    "run_id": str,
+    "task_id": str,
+    "idx": int,
+    "title": str,
+    "state": str,
+    "output": str,
+    "ts": str,
+    "attempt": int,
+    "verified": int,
+    "reason": str,
+    "duration_ms": int,
+}
+_TAMPER_EVENTS = {
+    "run_id": str,
+    "task_id": str,
+    "ts": str,
+    "rejected_path": str,
+    "sha256": str,
+    "detail": str,
+}
+_DOCK_EVENTS = {
+    "run_id": str,
+    "task_id": str,
+    "ts": str,
+    "component": str,
+    "sha256": str,
+    "ok": int,
+    "diagnostics": str,
+}
+
+
+class Telemetry:
+    """One connection guarded by a lock, so any thread may record (see NOTES.md)."""
+
+    def __init__(self, path: Path, *, clock: Clock = utc_now) -> None:
+        self.path = path
+        self._clock = clock
+        self._lock = threading.Lock()
+        conn = sqlite3.connect(str(path), check_same_thread=False)
+        self.db = sqlite_utils.Database(conn)
+        self.db.enable_wal()
+        # WAL + NORMAL survives a killed process (only power loss can drop the last commits)
+        # and spares an fsync per verdict.
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        for name, columns in (
+            ("task_events", _TASK_EVENTS),
+            ("tamper_events", _TAMPER_EVENTS),
+            ("dock_events", _DOCK_EVENTS),
+        ):
+            # IF NOT EXISTS: two processes may open a fresh plan directory at once.
+            self.db.table(name).create(columns, not_null={"run_id", "ts"}, if_not_exists=True)
+        self.db.table("task_events").create_index(
+            ["task_id", "state"], index_name="idx_task_events_task", if_not_exists=True
+        )
+
+    @classmethod
+    def for_plan(cls, plan_path: Path, *, clock: Clock = utc_now) -> Telemetry:
+        return cls(plan_path.parent / TELEMETRY_NAME, clock=clock)
+
+    def _insert(self, table: str, row: dict[str, Any]) -> None:
+        with self._lock:
+            self.db.table(table).insert(row)
+
+    def record_verdict(
+        self,
+        *,
+        run_id: str,
+        task_id: str,
+        idx: int,
+        title: str,
+        state: str,
+        output: str,
+        attempt: int,
+        verified: bool | None,
+        reason: str | None,
+        duration_ms: int,
+    ) -> None:
+        """One row per verdict written into the plan."""
+        self._insert(
+            "task_events",
+            {
+                "run_id": run_id,
+                "task_id": task_id,
+                "idx": idx,
+                "title": title,
+                "state": state,
+                "output": output,
+                "ts": iso_utc(self._clock()),
+                "attempt": attempt,
+                "verified": None if verified is None else int(verified),
+                "reason": reason,
+                "duration_ms": duration_ms,
+            },
+        )
+
+    def record_tamper(
+        self, *, run_id: str, task_id: str | None, rejected_path: str, sha256: str, detail: str
+    ) -> None:
+        self._insert(
+            "tamper_events",
+            {
+                "run_id": run_id,
+                "task_id": task_id,
+                "ts": iso_utc(self._clock()),
+                "rejected_path": rejected_path,
+                "sha256": sha256,
+                "detail": detail,
+            },
+        )
+
+    def record_dock(
+        self,
+        run_id: str,
+        task_id: str | None,
+        component: str,
+        sha256: str | None,
+        ok: bool,
+        diagnostics: Sequence[Diagnostic],
+    ) -> None:
+        """A dock or a refusal; diagnostics are stored as a JSON array."""
+        self._insert(
+            "dock_events",
+            {
+                "run_id": run_id,
+                "task_id": task_id,
+                "ts": iso_utc(self._clock()),
+                "component": component,
+                "sha256": sha256,
+                "ok": int(ok),
+                "diagnostics": json.dumps([d.to_json() for d in diagnostics]),
+            },
+        )
+
+    def verdicts(self, task_id: str | None = None) -> list[dict[str, Any]]:
+        """Verdict rows in insertion order, optionally for one task."""
+        with self._lock:
+            if task_id is None:
+                return list(self.db.table("task_events").rows_where(order_by="rowid"))
+            return list(
+                self.db.table("task_events").rows_where("task_id = ?", [task_id], order_by="rowid")
+            )
+
+    def ever_passed(self, task_id: str) -> bool:
+        """ "Did this ever pass?" — a verified DONE row exists for the task."""
+        with self._lock:
+            row = self.db.execute(
+                "SELECT 1 FROM task_events WHERE task_id = ? AND state = 'DONE' AND verified = 1"
+                " LIMIT 1",
+                [task_id],
+            ).fetchone()
+        return row is not None
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.conn.close()
+
+    def __enter__(self) -> Telemetry:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,345 @@
+"""The worker: one task's agent loop — model turn, tool calls, results back — until it claims.
+
+It owns the worker prompt, the four tools (`sh`, `read_file`, `write_file`, `list_files`) and
+their confinement to the workdir, and the per-attempt turn limit. It does not judge the claim:
+the runner runs the acceptance check (`acceptance.py`) afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from groundskeeper.acceptance import SealedCheck, Shell, sandbox_shell
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.models import ContentBlock, Message, Model, ModelRequest, ToolSpec
+
+DEFAULT_MAX_TURNS = 30
+DEFAULT_SH_TIMEOUT = 30.0
+READ_LIMIT = 100_000
+WRITE_LIMIT = 1_000_000
+RESULT_LIMIT = 20_000
+
+TOOL_SPECS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "sh",
+        "Run a command line in the sandbox shell, the working directory read-write."
+        " Returns the exit status, stdout and stderr.",
+        {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]},
+    ),
+    ToolSpec(
+        "read_file",
+        "Read a text file; the path is relative to the working directory.",
+        {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    ),
+    ToolSpec(
+        "write_file",
+        "Create or replace a text file (parent folders are created); the path is relative"
+        " to the working directory.",
+        {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"],
+        },
+    ),
+    ToolSpec(
+        "list_files",
+        "List a folder (default: the working directory); folders end with `/`.",
+        {"type": "object", "properties": {"path": {"type": "string"}}},
+    ),
+)
+
+
+class ToolRefused(GroundskeeperError):
+    """A tool call the worker may not make; its message goes back to the model as is."""
+
+
+def load_worker_prompt() -> str:
+    """`prompts/worker.md`, from the installed package or (editable install) the repo."""
+    try:
+        resource = importlib.resources.files("groundskeeper") / "prompts" / "worker.md"
+        return resource.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        repo_copy = Path(__file__).resolve().parent.parent / "prompts" / "worker.md"
+        return repo_copy.read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerTask:
+    """What a worker is told about its task. The sentinel is never part of it."""
+
+    task_id: str
+    title: str
+    body: str
+    check: SealedCheck | None
+    plan_name: str = "plan.org"
+
+
+def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
+    if task.check is None:
+        check = "This task has no acceptance check; your claim will be recorded as unverified."
+    else:
+        check = f"```{task.check.language}\n{task.check.text.rstrip()}\n```"
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", task.task_id).strip("-").lower() or "task"
+    values = {
+        "title": task.title,
+        "task_id": task.task_id,
+        "body": task.body.strip() or "(no description beyond the title)",
+        "check": check,
+        "plan_name": task.plan_name,
+        "task_slug": slug,
+    }
+    text = template if template is not None else load_worker_prompt()
+    # one pass, so a value that happens to contain `{{…}}` is never expanded itself
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: values.get(m[1], m[0]), text)
+
+
+def claims_done(text: str) -> bool:
+    """A final message claims DONE when its first word is `DONE`."""
+    return re.match(r"\W*DONE\b", text) is not None
+
+
+def input_sha256(tool_input: Mapping[str, Any]) -> str:
+    canonical = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    text: str
+    is_error: bool
+    status: str  # "ok", "error", "refused", or "exit N" for sh
+
+
+def is_control_name(name: str, plan_name: str) -> bool:
+    return name == plan_name or name.startswith("_steps.") or name.startswith("_telemetry.db")
+
+
+@dataclass
+class Toolbox:
+    """The worker's tools, confined to `workdir`; control files are refused by name and path."""
+
+    workdir: Path
+    plan_path: Path
+    shell: Shell | None = None
+    sh_timeout: float = DEFAULT_SH_TIMEOUT
+    _root: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._root = self.workdir.resolve()
+        self._plan = self.plan_path.resolve()
+
+    def call(self, name: str, tool_input: object) -> ToolOutcome:
+        """Run one tool; every failure comes back as an error outcome, never an exception."""
+        if not isinstance(tool_input, dict):
+            return ToolOutcome("tool input must be a JSON object", True, "error")
+        try:
+            if name == "sh":
+                return self._sh(tool_input)
+            if name == "read_file":
+                return self._read(tool_input)
+            if name == "write_file":
+                return self._write(tool_input)
+            if name == "list_files":
+                return self._list(tool_input)
+        except ToolRefused as exc:
+            return ToolOutcome(f"refused: {exc}", True, "refused")
+        except (OSError, UnicodeError) as exc:
+            return ToolOutcome(f"{name} failed: {exc}", True, "error")
+        return ToolOutcome(
+            f"unknown tool `{name}`; the tools are sh, read_file, write_file, list_files",
+            True,
+            "error",
+        )
+
+    def _arg(self, tool_input: Mapping[str, Any], key: str, default: str | None = None) -> str:
+        value = tool_input.get(key, default)
+        if not isinstance(value, str):
+            raise ToolRefused(f"`{key}` must be a string")
+        return value
+
+    def resolve(self, raw: str) -> Path:
+        """The real path of `raw` inside the workdir, or ToolRefused saying why not."""
+        if not raw:
+            raise ToolRefused("empty path")
+        pure = PurePosixPath(raw)
+        if pure.is_absolute() or raw.startswith("~"):
+            raise ToolRefused(f"`{raw}` is absolute; paths are relative to the working directory")
+        if ".." in pure.parts:
+            raise ToolRefused(f"`{raw}` uses `..`; paths stay inside the working directory")
+        target = (self._root / pure).resolve()
+        if target != self._root and self._root not in target.parents:
+            raise ToolRefused(f"`{raw}` leads outside the working directory (a symlink)")
+        return target
+
+    def _guard_control(self, raw: str, target: Path) -> None:
+        plan_name = self._plan.name
+        if (
+            target == self._plan
+            or is_control_name(target.name, plan_name)
+            or is_control_name(PurePosixPath(raw).name, plan_name)
+        ):
+            raise ToolRefused(
+                f"`{raw}` is a supervisor control file (the plan, `_steps.*`, `_telemetry.db`);"
+                " workers may not read or write it"
+            )
+
+    def _sh(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
+        cmd = self._arg(tool_input, "cmd")
+        run = self.shell if self.shell is not None else sandbox_shell()
+        try:
+            result = run(cmd, workdir=self._root, read_only=False, timeout=self.sh_timeout)
+        except Exception as exc:  # the worker hears of it; the run goes on
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            text = f"the sandbox could not run the command: {type(exc).__name__}: {first}"
+            return ToolOutcome(text, True, "error")
+        text = f"exit status {result.status}\n"
+        if result.fault:
+            text += f"stopped by the sandbox: {result.fault}\n"
+        text += f"--- stdout ---\n{result.stdout}--- stderr ---\n{result.stderr}"
+        failed = result.status != 0 or result.fault is not None
+        return ToolOutcome(_clip(text), failed, f"exit {result.status}")
+
+    def _read(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
+        raw = self._arg(tool_input, "path")
+        target = self.resolve(raw)
+        self._guard_control(raw, target)
+        if target.is_dir():
+            return ToolOutcome(f"`{raw}` is a folder; use list_files", True, "error")
+        with target.open("rb") as handle:
+            data = handle.read(READ_LIMIT + 1)
+        text = data[:READ_LIMIT].decode("utf-8", errors="replace")
+        if len(data) > READ_LIMIT:
+            text += f"\n… (truncated at {READ_LIMIT} bytes)"
+        return ToolOutcome(text, False, "ok")
+
+    def _write(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
+        raw = self._arg(tool_input, "path")
+        content = self._arg(tool_input, "content")
+        target = self.resolve(raw)
+        self._guard_control(raw, target)
+        if len(content) > WRITE_LIMIT:
+            raise ToolRefused(f"content is longer than {WRITE_LIMIT} characters")
+        if target == self._root or target.is_dir():
+            return ToolOutcome(f"`{raw}` is a folder", True, "error")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+        return ToolOutcome(f"wrote {len(content.encode('utf-8'))} bytes to {raw}", False, "ok")
+
+    def _list(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
+        raw = self._arg(tool_input, "path", ".")
+        target = self.resolve(raw or ".")
+        if not target.is_dir():
+            return ToolOutcome(f"`{raw}` is not a folder", True, "error")
+        names = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
+        return ToolOutcome("\n".join(names) if names else "(empty)", False, "ok")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    tool: str
+    input_sha256: str
+    status: str
+    is_error: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptOutcome:
+    """How one attempt ended: the worker's final text (its claim) and why it stopped."""
+
+    claim: str
+    stop: str  # the model's stop_reason, or "max_turns"
+    turns: int
+    tool_calls: tuple[ToolCallRecord, ...]
+
+    @property
+    def claims_done(self) -> bool:
+        return self.stop != "max_turns" and claims_done(self.claim)
+
+
+@dataclass
+class WorkerSession:
+    """One task's conversation; it is kept across attempts so feedback lands in context."""
+
+    model: Model
+    task: WorkerTask
+    toolbox: Toolbox
+    max_turns: int = DEFAULT_MAX_TURNS
+    on_tool_call: Callable[[ToolCallRecord], None] | None = None
+    system: str = ""
+    messages: list[Message] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.system:
+            self.system = render_worker_prompt(self.task)
+
+    def _say(self, text: str) -> None:
+        block: ContentBlock = {"type": "text", "text": text}
+        if self.messages and self.messages[-1]["role"] == "user":
+            # the API alternates roles: fold into the pending user turn (tool results)
+            self.messages[-1]["content"].append(block)
+        else:
+            self.messages.append({"role": "user", "content": [block]})
+
+    def attempt(self, feedback: str | None = None) -> AttemptOutcome:
+        """Run the loop until the model stops calling tools or the turn limit is reached."""
+        if feedback is None:
+            self._say(f"Do the task `{self.task.title}`. Finish with DONE or FAILED.")
+        else:
+            self._say(feedback)
+        calls: list[ToolCallRecord] = []
+        last_text = ""
+        for turn in range(1, self.max_turns + 1):
+            reply = self.model.respond(
+                ModelRequest(
+                    system=self.system,
+                    messages=list(self.messages),
+                    tools=TOOL_SPECS,
+                    task_id=self.task.task_id,
+                    task_title=self.task.title,
+                )
+            )
+            self.messages.append(reply.to_message())
+            if reply.text:
+                last_text = reply.text
+            uses = reply.tool_uses
+            if not uses:
+                if reply.stop_reason == "pause_turn":
+                    continue  # the server paused a long turn; sending it back resumes it
+                return AttemptOutcome(reply.text, reply.stop_reason, turn, tuple(calls))
+            results: list[ContentBlock] = []
+            for use in uses:
+                outcome = self.toolbox.call(str(use.get("name")), use.get("input"))
+                raw_input = use.get("input")
+                record = ToolCallRecord(
+                    tool=str(use.get("name")),
+                    input_sha256=input_sha256(raw_input if isinstance(raw_input, dict) else {}),
+                    status=outcome.status,
+                    is_error=outcome.is_error,
+                )
+                calls.append(record)
+                if self.on_tool_call is not None:
+                    self.on_tool_call(record)
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": use.get("id"),
+                        "content": [{"type": "text", "text": outcome.text}],
+                        "is_error": outcome.is_error,
+                    }
+                )
+            self.messages.append({"role": "user", "content": results})
+        return AttemptOutcome(last_text, "max_turns", self.max_turns, tuple(calls))
+
+
+def _clip(text: str) -> str:
+    if len(text) <= RESULT_LIMIT:
+        return text
+    return text[:RESULT_LIMIT] + f"\n… (truncated, {len(text) - RESULT_LIMIT} more characters)"
