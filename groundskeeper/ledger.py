@@ -451,7 +451,7 @@ def verify_ledger(
             findings.append(
                 Finding(number, seq, "seq-mismatch", f"seq {seq} where {expected} was expected")
             )
-        expected = max(expected, seq) + 1
+        expected = max(expected, seq + 1)
         if obj["prev"] != this_prev:
             what = "64 zeros (first line)" if number == 1 else "the hash of line " + str(number - 1)
             findings.append(Finding(number, seq, "prev-mismatch", f"prev is not {what}"))
