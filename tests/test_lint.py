@@ -1,0 +1,376 @@
+"""Rung 1: each rule fires on its case and stays quiet on a near miss."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.lint import validate, validate_outline
+from groundskeeper.plan import load_plan, parse_plan
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def lint(text: str, *, outline: bool = False) -> list[Diagnostic]:
+    plan = parse_plan(text)
+    return validate_outline(plan) if outline else validate(plan)
+
+
+def only(text: str, code: str, *, outline: bool = False) -> list[Diagnostic]:
+    return [d for d in lint(text, outline=outline) if d.code == code]
+
+
+def checked(body: str) -> str:
+    """A single task whose `:done-when:` is `body`."""
+    return f"* TODO t\n:PROPERTIES:\n:done-when: {body}\n:END:\n"
+
+
+# --- the seed example and the bundled plans ---------------------------------------------------
+
+
+def test_seed_example_gives_exactly_the_documented_diagnostics() -> None:
+    plan = load_plan(EXAMPLES / "broken-workflow.org")
+    assert [d.to_json() for d in validate(plan)] == [
+        {
+            "level": "error",
+            "scope": "Summarize",
+            "message": "input `events:list` has no upstream producer",
+            "line": 2,
+            "code": "W002",
+        },
+        {
+            "level": "error",
+            "scope": "Orphan task",
+            "message": "component has no source block / language",
+            "line": 6,
+            "code": "W001",
+        },
+    ]
+
+
+def test_bundled_good_plan_is_clean_even_as_an_outline() -> None:
+    assert validate_outline(load_plan(EXAMPLES / "pricing.org")) == []
+
+
+# --- W001 -------------------------------------------------------------------------------------
+
+
+def test_w001_component_without_source_block() -> None:
+    text = "* W :workflow:\n** C :component:\n#+begin_src :out x:int\n#+end_src\n"
+    (found,) = only(text, "W001")
+    assert (found.level, found.scope, found.line) == ("error", "C", 2)
+    assert found.message == "component has no source block / language"
+
+
+def test_w001_near_misses() -> None:
+    with_language = "* W :workflow:\n** C :component:\n#+begin_src js\n#+end_src\n"
+    assert only(with_language, "W001") == []
+    outside_workflow = "* W\n** C :component:\n"
+    assert only(outside_workflow, "W001") == []
+    # the tag must be the component's own: an inherited :component: does not make a component
+    inherited = "* W :workflow:\n** Group :component:\n#+begin_src js\n#+end_src\n*** Sub\n"
+    assert only(inherited, "W001") == []
+
+
+# --- W002 -------------------------------------------------------------------------------------
+
+
+def test_w002_input_without_producer_names_it() -> None:
+    text = (
+        "* W :workflow:\n"
+        "** A :component:\n#+begin_src js :out events:list\n#+end_src\n"
+        "** B :component:\n#+begin_src js :in events:set,other:int\n#+end_src\n"
+    )
+    found = only(text, "W002")
+    assert [(d.scope, d.line, d.message) for d in found] == [
+        ("B", 5, "input `events:set` has no upstream producer"),
+        ("B", 5, "input `other:int` has no upstream producer"),
+    ]
+
+
+def test_w002_near_miss_exact_name_and_type_in_the_same_workflow() -> None:
+    text = (
+        "* W :workflow:\n"
+        "** A :component:\n#+begin_src js :out events:list\n#+end_src\n"
+        "** B :component:\n#+begin_src js :in events:list\n#+end_src\n"
+    )
+    assert lint(text) == []
+
+
+def test_w002_producer_in_another_workflow_does_not_count() -> None:
+    text = (
+        "* W1 :workflow:\n** A :component:\n#+begin_src js :out x:int\n#+end_src\n"
+        "* W2 :workflow:\n** B :component:\n#+begin_src js :in x:int\n#+end_src\n"
+    )
+    assert [(d.code, d.scope) for d in lint(text)] == [("W002", "B")]
+
+
+# --- W003 -------------------------------------------------------------------------------------
+
+
+def test_w003_cycle_is_spelled_out() -> None:
+    text = (
+        "* W :workflow:\n"
+        "** A :component:\n#+begin_src js :in c:int :out a:int\n#+end_src\n"
+        "** B :component:\n#+begin_src js :in a:int :out b:int\n#+end_src\n"
+        "** C :component:\n#+begin_src js :in b:int :out c:int\n#+end_src\n"
+    )
+    (found,) = lint(text)
+    assert found.code == "W003"
+    assert (found.level, found.scope, found.line) == ("error", "A", 2)
+    assert found.message == "components form a cycle: A → B → C → A"
+
+
+def test_w003_self_loop() -> None:
+    text = "* W :workflow:\n** A :component:\n#+begin_src js :in a:int :out a:int\n#+end_src\n"
+    (found,) = lint(text)
+    assert (found.code, found.message) == ("W003", "components form a cycle: A → A")
+
+
+def test_w003_near_miss_diamond_is_not_a_cycle() -> None:
+    text = (
+        "* W :workflow:\n"
+        "** Src :component:\n#+begin_src js :out a:int\n#+end_src\n"
+        "** L :component:\n#+begin_src js :in a:int :out l:int\n#+end_src\n"
+        "** R :component:\n#+begin_src js :in a:int :out r:int\n#+end_src\n"
+        "** Join :component:\n#+begin_src js :in l:int,r:int\n#+end_src\n"
+    )
+    assert lint(text) == []
+
+
+# --- W004 -------------------------------------------------------------------------------------
+
+
+def test_w004_duplicate_component_name() -> None:
+    text = (
+        "* Flow :workflow:\n"
+        "** A :component:\n#+begin_src js\n#+end_src\n"
+        "** A :component:\n#+begin_src js\n#+end_src\n"
+    )
+    (found,) = lint(text)
+    assert (found.code, found.scope, found.line) == ("W004", "A", 5)
+    assert found.message == "duplicate component name `A` in workflow `Flow`"
+
+
+def test_w004_near_miss_same_name_in_two_workflows() -> None:
+    text = (
+        "* F1 :workflow:\n** A :component:\n#+begin_src js\n#+end_src\n"
+        "* F2 :workflow:\n** A :component:\n#+begin_src js\n#+end_src\n"
+    )
+    assert lint(text) == []
+
+
+# --- T001 -------------------------------------------------------------------------------------
+
+
+def test_t001_outline_without_active_task() -> None:
+    text = "* DONE a\n:PROPERTIES:\n:done-when: test -s a\n:END:\n* notes\n"
+    (found,) = only(text, "T001", outline=True)
+    assert found.to_json() == {
+        "level": "error",
+        "scope": "outline",
+        "message": "outline has no heading in an active task state (TODO, NEXT)",
+        "line": None,
+        "code": "T001",
+    }
+    assert only(text, "T001") == []  # plain validate never asks for it
+
+
+def test_t001_names_the_files_own_states_and_near_miss() -> None:
+    (found,) = only("#+TODO: WAIT | OK\n* OK a\n", "T001", outline=True)
+    assert found.message == "outline has no heading in an active task state (WAIT)"
+    assert only("#+TODO: WAIT | OK\n* WAIT a\n", "T001", outline=True) == []
+
+
+# --- T002 -------------------------------------------------------------------------------------
+
+
+def test_t002_active_leaf_without_check() -> None:
+    (found,) = lint("* TODO Write it\n")
+    assert (found.code, found.level, found.scope, found.line) == (
+        "T002",
+        "warning",
+        "Write it",
+        1,
+    )
+    assert found.message == "task has no acceptance check: DONE will rest on the worker's word"
+
+
+def test_t002_near_misses() -> None:
+    assert only(checked("test -s x"), "T002") == []
+    assert only("* DONE finished\n", "T002") == []  # not active
+    parent = "* TODO parent\n** TODO child\n:PROPERTIES:\n:done-when: test -s x\n:END:\n"
+    assert only(parent, "T002") == []  # a composite parent rests on its children
+    block = "* NEXT b\n#+begin_src sh :check\ntest -s x\n#+end_src\n"
+    assert only(block, "T002") == []
+
+
+# --- T003 -------------------------------------------------------------------------------------
+
+
+def test_t003_done_when_outside_the_grammar() -> None:
+    (found,) = lint(checked("if test -s x; then true; fi"))
+    assert (found.code, found.level, found.scope, found.line) == ("T003", "error", "t", 3)
+    assert found.message.startswith("check does not parse: 'if' is not supported")
+
+
+def test_t003_points_at_the_line_inside_a_block() -> None:
+    text = (
+        "* TODO t\n#+begin_src sh :check\ntest -s a\nfor f in x; do test -s $f; done\n#+end_src\n"
+    )
+    (found,) = lint(text)
+    assert (found.code, found.line) == ("T003", 4)
+    assert "loops are not supported" in found.message
+
+
+def test_t003_empty_check() -> None:
+    text = "* TODO t\n#+begin_src sh :check\n#+end_src\n"
+    (found,) = lint(text)
+    assert (found.code, found.message) == ("T003", "check does not parse: the check is empty")
+
+
+def test_t003_near_miss_pipes_and_lists_parse() -> None:
+    assert lint(checked('grep -c "x" out.txt | wc -l && test -s out.txt || false')) == []
+
+
+# --- T004 -------------------------------------------------------------------------------------
+
+
+def test_t004_unknown_command_also_inside_substitution() -> None:
+    found = lint(checked("test $(curl -s x | jq .n) -gt 0 && python3 -c 1"))
+    assert [(d.code, d.message) for d in found] == [
+        ("T004", "check uses `curl`, which the sandbox does not have"),
+        ("T004", "check uses `jq`, which the sandbox does not have"),
+        ("T004", "check uses `python3`, which the sandbox does not have"),
+    ]
+    assert {d.line for d in found} == {3}
+
+
+def test_t004_reported_once_per_command() -> None:
+    found = only(checked("curl a && curl b"), "T004")
+    assert len(found) == 1
+
+
+def test_t004_near_miss_commands_the_sandbox_has() -> None:
+    from groundskeeper.sandbox import COMMANDS
+
+    assert {"grep", "test", "wc", "cd"} <= COMMANDS
+    assert only(checked("cd out && grep -q x y.txt && test $(wc -l < y.txt) -ge 1"), "T004") == []
+
+
+# --- T005 -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "check",
+    ["true", ":", "exit 0", "echo done", "test -s x || true", "grep -q x f | true", "! false"],
+)
+def test_t005_checks_that_cannot_fail(check: str) -> None:
+    (found,) = lint(checked(check))
+    assert (found.code, found.level, found.scope, found.line) == ("T005", "warning", "t", 3)
+    assert found.message == f"check cannot fail: `{check}`"
+
+
+def test_t005_multi_line_block_all_trivial() -> None:
+    text = "* TODO t\n#+begin_src sh :check\n  echo checking\n  true\n#+end_src\n"
+    (found,) = lint(text)
+    assert found.message == "check cannot fail: `echo checking; true`"
+    assert found.line == 2
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "test -s x",
+        "true && test -s x",
+        "echo x > out.txt",
+        "echo checking; test -s x",
+        "false || test -s x",
+        "exit 1",
+        "! true",
+    ],
+)
+def test_t005_near_misses_can_fail(check: str) -> None:
+    assert only(checked(check), "T005") == []
+
+
+# --- T006 -------------------------------------------------------------------------------------
+
+
+def test_t006_check_block_in_another_language() -> None:
+    text = "* TODO t\n#+begin_src python :check\nassert True\n#+end_src\n"
+    (found,) = lint(text)
+    assert (found.code, found.level, found.line) == ("T006", "error", 2)
+    assert found.message == "check language `python` has no sandboxed interpreter"
+
+
+def test_t006_near_misses() -> None:
+    sh = "* TODO t\n#+begin_src sh :check\ntest -s x\n#+end_src\n"
+    assert lint(sh) == []
+    # a python block that is not a check is just text for the worker
+    not_check = sh + "#+begin_src python\nprint(1)\n#+end_src\n"
+    assert lint(not_check) == []
+    # :done-when wins over a later block, so the block's language does not matter
+    overridden = checked("test -s x") + "#+begin_src python :check\nx\n#+end_src\n"
+    assert lint(overridden) == []
+
+
+# --- T007 -------------------------------------------------------------------------------------
+
+
+def test_t007_duplicate_ids_explicit_and_by_path() -> None:
+    text = (
+        "* TODO a\n:PROPERTIES:\n:ID: same\n:done-when: test -s a\n:END:\n"
+        "* TODO b\n:PROPERTIES:\n:ID: same\n:done-when: test -s b\n:END:\n"
+        "* TODO c\n:PROPERTIES:\n:done-when: test -s c\n:END:\n"
+        "* TODO c\n:PROPERTIES:\n:done-when: test -s c\n:END:\n"
+    )
+    found = only(text, "T007")
+    assert [(d.scope, d.line, d.message) for d in found] == [
+        ("b", 6, "duplicate task id `same` (also at line 1)"),
+        ("c", 15, "duplicate task id `c` (also at line 11)"),
+    ]
+
+
+def test_t007_near_miss_same_title_under_different_parents() -> None:
+    text = (
+        "* P1\n** TODO c\n:PROPERTIES:\n:done-when: test -s c\n:END:\n"
+        "* P2\n** TODO c\n:PROPERTIES:\n:done-when: test -s c\n:END:\n"
+    )
+    assert lint(text) == []
+
+
+# --- T008 -------------------------------------------------------------------------------------
+
+
+def test_t008_ordered_without_child_tasks() -> None:
+    text = "* TODO lone\n:PROPERTIES:\n:ORDERED: t\n:done-when: test -s x\n:END:\n** notes\n"
+    (found,) = lint(text)
+    assert (found.code, found.level, found.scope, found.line) == ("T008", "warning", "lone", 1)
+    assert found.message == ":ORDERED: on a heading with no child tasks"
+
+
+def test_t008_near_misses() -> None:
+    with_children = (
+        "* Steps\n:PROPERTIES:\n:ORDERED: t\n:END:\n"
+        "** group\n*** TODO one\n:PROPERTIES:\n:done-when: test -s x\n:END:\n"
+    )
+    assert lint(with_children) == []
+    not_ordered = "* TODO lone\n:PROPERTIES:\n:ORDERED: nil\n:done-when: test -s x\n:END:\n"
+    assert lint(not_ordered) == []
+
+
+# --- ordering ---------------------------------------------------------------------------------
+
+
+def test_diagnostics_come_in_document_order_across_rules() -> None:
+    text = (
+        "* W :workflow:\n"
+        "** C :component:\n"
+        "* TODO a\n"
+        "* TODO b\n:PROPERTIES:\n:done-when: curl x\n:END:\n"
+    )
+    found = lint(text, outline=True)
+    assert [(d.code, d.line) for d in found] == [("W001", 2), ("T002", 3), ("T004", 6)]
