@@ -299,6 +299,12 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
             status = exit_trap.code
         except wasmtime.Trap as trap:
             return _trap_outcome(trap, watch, store, instance, fuel, limits)
+        except wasmtime.WasmtimeError as error:
+            # WASI's proc_exit accepts only 0..125; box.wasm exits 127 for a command it lacks
+            # (after printing "command not found"), which wasmtime reports as this error.
+            if "invalid exit status" not in str(error):
+                return StageOutcome(134, "trap", fuel, str(error).splitlines()[0])
+            status = 127
         if status != 0 and _memory_exhausted(store, instance, limits):
             return StageOutcome(status, "memory", fuel - store.get_fuel())
         return StageOutcome(status, None, fuel - store.get_fuel())
