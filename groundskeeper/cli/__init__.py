@@ -16,6 +16,7 @@ from groundskeeper import __version__
 # command name -> "module:attribute"; modules are imported on first use.
 COMMANDS: dict[str, str] = {
     "lint": "groundskeeper.cli.lint_cmd:lint",
+    "sh": "groundskeeper.cli.sh_cmd:sh",
     "conform": "groundskeeper.cli.conform_cmd:conform",
     "dock": "groundskeeper.cli.conform_cmd:dock",
     "engine": "groundskeeper.cli.conform_cmd:engine",

@@ -1,0 +1,89 @@
+"""`groundskeeper sh`: run one command line in the WASM shell from the terminal.
+
+It owns the terminal side only (options, printing, the exit status); the shell itself is
+`groundskeeper.sandbox`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from groundskeeper.cli.output import emit_json, fail_usage
+
+
+@click.command(name="sh")
+@click.argument("cmd", metavar="-- 'CMD'", nargs=-1, required=True)
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="The only directory the commands can see.",
+)
+@click.option(
+    "--read-only", is_flag=True, help="Mount the workdir read-only (as acceptance checks do)."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="Wall-clock deadline in seconds for the whole command line.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON object {status, stdout, stderr, duration_ms, fault} instead.",
+)
+def sh(cmd: tuple[str, ...], workdir: Path, read_only: bool, timeout: float, as_json: bool) -> None:
+    """Run CMD in the sandbox shell, where every command is a WebAssembly program.
+
+    \b
+    The grammar: pipes |, lists ; && || !, VAR=value, $VAR ${VAR} $?, $(…),
+    quotes, backslashes, # comments, globs * ? [..] and redirections
+    > >> < 2> 2>&1 (to files inside the workdir, or /dev/null). if/loops/
+    functions/&/here-docs/$((…))/backticks are refused with a message.
+    Builtins: cd (inside the workdir), :, exit, export. Other commands come
+    from box.wasm; anything else answers 127 "command not found (not in the
+    sandbox)". Several CMD words are joined with spaces.
+
+    \b
+    Limits: the deadline, fuel, 256 MiB memory a command, 8 MiB of stdout
+    and of stderr. Hitting one stops the line with status 124 (deadline,
+    fuel), 125 (memory, output) or 134 (a crash), and a message naming it.
+
+    \b
+    Exit status: the command line's own status; 2 for a syntax error or
+    an unusable workdir.
+
+    \b
+    Examples:
+      groundskeeper sh -- 'grep -c Hobby notes.md'
+      groundskeeper sh --workdir run1 --read-only --json -- 'test -s out.txt && echo ok'
+    """
+    from groundskeeper.sandbox import SandboxError, run
+
+    if not workdir.is_dir():
+        fail_usage(f"--workdir {workdir} is not a directory; pass an existing directory")
+    try:
+        result = run(" ".join(cmd), workdir=workdir, read_only=read_only, timeout=timeout)
+    except SandboxError as error:
+        fail_usage(str(error))
+    if as_json:
+        emit_json(
+            {
+                "status": result.status,
+                "stdout": result.stdout,
+                "stderr": result.stderr,
+                "duration_ms": result.duration_ms,
+                "fault": result.fault,
+            }
+        )
+    else:
+        click.echo(result.stdout, nl=False)
+        click.echo(result.stderr, nl=False, err=True)
+    sys.exit(result.status)
