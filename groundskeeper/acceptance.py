@@ -8,6 +8,7 @@ failing check is a `CheckResult` value, never an exception. It does not decide t
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan import (
     Check,
     Heading,
@@ -25,6 +25,8 @@ from groundskeeper.plan import (
     write_atomically,
 )
 from groundskeeper.sandbox.result import ShellResult
+
+log = logging.getLogger(__name__)
 
 Verdict = Literal["PASS", "FAIL", "NO_CHECK"]
 
@@ -191,10 +193,10 @@ def run_check(
             result = run(
                 f"{command} && echo {sentinel}", workdir=workdir, read_only=True, timeout=timeout
             )
-        except GroundskeeperError as exc:
-            return fail(
-                "sandbox_error", f"the sandbox could not run the check: {exc}", "", 0, number
-            )
+        except Exception as exc:  # fail closed: whatever breaks in the sandbox is a FAIL
+            log.warning("the sandbox failed on a check line", exc_info=True)
+            why = f"the sandbox could not run the check: {_first_line(exc)}"
+            return fail("sandbox_error", why, "", 0, number)
         total_ms += int(result.duration_ms)
         stdout_lines = result.stdout.splitlines()
         shown = "\n".join(x for x in stdout_lines if x != sentinel)
@@ -237,6 +239,11 @@ def _classify(
             " trailing `#` comment on a check line swallows it — put comments on their own line)",
         )
     return None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def _join(stdout: str, stderr: str) -> str:

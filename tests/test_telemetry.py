@@ -1,0 +1,109 @@
+"""`_telemetry.db`: one row per verdict, tamper and dock events, WAL, safe from threads."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.telemetry import Telemetry, iso_utc
+
+
+def fixed_clock() -> datetime:
+    return datetime(2026, 11, 22, 1, 2, 3, 456789, tzinfo=UTC)
+
+
+def verdict(t: Telemetry, task_id: str, state: str, verified: bool | None = True) -> None:
+    t.record_verdict(
+        run_id="r1",
+        task_id=task_id,
+        idx=3,
+        title=f"Title {task_id}",
+        state=state,
+        output="out",
+        attempt=2,
+        verified=verified,
+        reason=None if state == "DONE" else "nonzero_status: x",
+        duration_ms=17,
+    )
+
+
+def test_verdict_rows_have_every_column(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    with Telemetry.for_plan(plan, clock=fixed_clock) as t:
+        verdict(t, "a", "FAILED")
+        verdict(t, "a", "DONE")
+        verdict(t, "b", "DONE", verified=False)
+        assert [r["state"] for r in t.verdicts("a")] == ["FAILED", "DONE"]
+        assert t.ever_passed("a") is True
+        assert t.ever_passed("b") is False  # DONE, but unverified
+        assert t.ever_passed("c") is False
+    conn = sqlite3.connect(tmp_path / "_telemetry.db")
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.row_factory = sqlite3.Row
+    row = dict(conn.execute("SELECT * FROM task_events ORDER BY rowid LIMIT 1").fetchone())
+    assert row == {
+        "run_id": "r1",
+        "task_id": "a",
+        "idx": 3,
+        "title": "Title a",
+        "state": "FAILED",
+        "output": "out",
+        "ts": "2026-11-22T01:02:03.456Z",
+        "attempt": 2,
+        "verified": 1,
+        "reason": "nonzero_status: x",
+        "duration_ms": 17,
+    }
+    # "did this ever pass?" is one SQL query
+    passed = conn.execute(
+        "SELECT DISTINCT task_id FROM task_events WHERE state='DONE' AND verified=1"
+    ).fetchall()
+    assert [r[0] for r in passed] == ["a"]
+
+
+def test_tamper_and_dock_events(tmp_path: Path) -> None:
+    with Telemetry(tmp_path / "_telemetry.db", clock=fixed_clock) as t:
+        t.record_tamper(
+            run_id="r1", task_id="x", rejected_path="plan.org.rejected-1", sha256="ab", detail="d"
+        )
+        bad = Diagnostic("error", "c.wasm", "missing required export `run`", None, "C002")
+        t.record_dock("r1", "x", "out/c.wasm", "cd", False, [bad])
+        docks = list(t.db.table("dock_events").rows)
+        tampers = list(t.db.table("tamper_events").rows)
+    assert tampers[0]["rejected_path"] == "plan.org.rejected-1"
+    assert docks[0]["ok"] == 0
+    assert json.loads(docks[0]["diagnostics"]) == [bad.to_json()]
+
+
+def test_reopening_keeps_rows(tmp_path: Path) -> None:
+    with Telemetry(tmp_path / "_telemetry.db") as t:
+        verdict(t, "a", "DONE")
+    with Telemetry(tmp_path / "_telemetry.db") as t:
+        verdict(t, "b", "DONE")
+        assert [r["task_id"] for r in t.verdicts()] == ["a", "b"]
+
+
+def test_threads_share_one_connection(tmp_path: Path) -> None:
+    with Telemetry(tmp_path / "_telemetry.db") as t:
+
+        def many(n: int) -> None:
+            for i in range(50):
+                verdict(t, f"t{n}-{i}", "DONE")
+
+        threads = [threading.Thread(target=many, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(t.verdicts()) == 400
+
+
+def test_iso_utc_converts_to_utc() -> None:
+    from datetime import timedelta, timezone
+
+    moment = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone(timedelta(hours=2)))
+    assert iso_utc(moment) == "2026-01-01T10:00:00.000Z"
