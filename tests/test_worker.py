@@ -13,6 +13,7 @@ from groundskeeper.plan import Check
 from groundskeeper.worker import (
     TOOL_SPECS,
     Toolbox,
+    ToolCallRecord,
     WorkerSession,
     WorkerTask,
     claims_done,
@@ -126,7 +127,7 @@ def test_loop_sends_tool_results_back_and_ends_on_the_claim(box: Toolbox) -> Non
     model = Recorder(
         [tool("write_file", {"path": "plan.org", "content": "forged"}), text("DONE: ok")]
     )
-    calls = []
+    calls: list[ToolCallRecord] = []
     session = WorkerSession(model, task(), box, on_tool_call=calls.append)
     outcome = session.attempt()
     assert (outcome.claim, outcome.stop, outcome.turns, outcome.claims_done) == (
