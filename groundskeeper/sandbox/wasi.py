@@ -14,7 +14,6 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from importlib.metadata import version
 from pathlib import Path
 
 import wasmtime
@@ -28,7 +27,7 @@ BOX_WASM = Path(__file__).with_name("box.wasm")
 MEMORY_LIMIT = 256 * 1024 * 1024  # bytes of linear memory a stage may hold
 STREAM_LIMIT = 8 * 1024 * 1024  # bytes of stdout (and of stderr) a command line may return
 PIPE_LIMIT = 64 * 1024 * 1024  # bytes one stage may write into a pipe, $(…) or a file
-FUEL_PER_SECOND = 4_000_000_000  # fuel a command line gets per second of its deadline
+FUEL_PER_SECOND = 10_000_000_000  # per second of deadline: above any real rate, a backstop
 WATCH_INTERVAL = 0.005  # seconds between the watchdog's looks at running stages
 
 # Every knob that changes the compiled code is part of the cache key.
@@ -62,12 +61,20 @@ class Limits:
 # ---- compiling once ------------------------------------------------------------------------
 
 
+def _wasmtime_identity() -> str:
+    """The installed wasmtime's version (its dist-info name) and native library's stat.
+
+    Read off the file system because importlib.metadata costs ~50 ms of a cold start."""
+    package = Path(wasmtime.__file__).parent
+    names = sorted(n for n in os.listdir(package.parent) if n.startswith("wasmtime-"))
+    libraries = sorted(package.glob("*/_libwasmtime*"))
+    stats = [(lib.name, lib.stat().st_size, lib.stat().st_mtime_ns) for lib in libraries]
+    return repr((names, stats))
+
+
 def _cache_path(module_bytes: bytes) -> Path:
-    key = hashlib.sha256(
-        repr(
-            (version("wasmtime"), hashlib.sha256(module_bytes).hexdigest(), _ENGINE_SETTINGS)
-        ).encode()
-    ).hexdigest()[:32]
+    identity = (_wasmtime_identity(), hashlib.sha256(module_bytes).hexdigest(), _ENGINE_SETTINGS)
+    key = hashlib.sha256(repr(identity).encode()).hexdigest()[:32]
     return groundskeeper_home() / "cache" / f"box-{key}.cwasm"
 
 
