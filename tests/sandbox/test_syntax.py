@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import groundskeeper.sandbox as sandbox
 from groundskeeper.errors import GroundskeeperError
@@ -128,3 +130,24 @@ def test_registry_matches_box_h() -> None:
     assert in_header | {"["} == set(BOX_COMMANDS)
     assert COMMANDS == BOX_COMMANDS | BUILTINS
     assert {"cd", "curl", "bash", "python3"} & COMMANDS == {"cd"}
+
+
+_SAFE = st.text(alphabet=st.characters(blacklist_characters="'\0"), min_size=1, max_size=20)
+
+
+@given(st.lists(_SAFE, min_size=1, max_size=5))
+def test_single_quoted_words_come_back_verbatim(words: list[str]) -> None:
+    text = "printf " + " ".join(f"'{word}'" for word in words)
+    command = parse(text).items[0].first.commands[0]
+    assert [w.literal() for w in command.words[1:]] == words
+    assert not any(w.has_glob() for w in command.words)
+
+
+@given(st.text(alphabet="ab|&;$()'\"\\ \n#*<>`{}!=", max_size=30))
+def test_parse_returns_a_script_or_a_positioned_syntax_error(text: str) -> None:
+    try:
+        parse(text)
+    except ShellSyntaxError as error:
+        assert 1 <= error.line <= text.count("\n") + 1
+        assert error.column >= 1
+        assert error.message
