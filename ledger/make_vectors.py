@@ -35,23 +35,31 @@ PLAN_CHECKS = {"gather-pricing": "5" * 64, "summarize": "6" * 64, "Research/Note
 RUN_START = {
     "plan": "plan.org",
     "plan_sha256": "7" * 64,
-    "checks": PLAN_CHECKS,
+    "checks": [{"task_id": t, "check_sha256": h} for t, h in PLAN_CHECKS.items()],
     "model": "scripted:demo.yaml",
     "versions": {"groundskeeper": "0.1.0", "python": "3.11.7"},
 }
 RUNS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "run-1": [
         ("run-start", RUN_START),
-        ("task-start", {"task": "gather-pricing", "attempt": 1}),
+        ("task-start", {"task_id": "gather-pricing", "attempt": 1}),
         (
             "tool-call",
-            {"task": "gather-pricing", "tool": "write_file", "input_sha256": "8" * 64, "status": 0},
+            {
+                "task_id": "gather-pricing",
+                "tool": "write_file",
+                "input_sha256": "8" * 64,
+                "status": 0,
+            },
         ),
-        ("claim", {"task": "gather-pricing", "sha256": "9" * 64, "excerpt": "DONE: page saved"}),
+        (
+            "claim",
+            {"task_id": "gather-pricing", "claim_sha256": "9" * 64, "excerpt": "DONE: page saved"},
+        ),
         (
             "check",
             {
-                "task": "gather-pricing",
+                "task_id": "gather-pricing",
                 "check_sha256": "5" * 64,
                 "output_sha256": "a" * 64,
                 "verdict": "FAIL",
@@ -59,16 +67,23 @@ RUNS: dict[str, list[tuple[str, dict[str, Any]]]] = {
                 "excerpt": "",
             },
         ),
-        ("state", {"task": "gather-pricing", "from": "TODO", "to": "FAILED"}),
-        ("run-end", {"counts": {"FAILED": 1, "TODO": 2}, "status": "failed"}),
+        ("state", {"task_id": "gather-pricing", "from": "TODO", "to": "FAILED"}),
+        (
+            "run-end",
+            {
+                "ok": False,
+                "states": [{"task_id": "gather-pricing", "state": "FAILED"}],
+                "tampers": 0,
+            },
+        ),
     ],
     "run-2": [
         ("run-start", {**RUN_START, "model": "scripted:retry.yaml"}),
-        ("task-start", {"task": "gather-pricing", "attempt": 1}),
+        ("task-start", {"task_id": "gather-pricing", "attempt": 1}),
         (
             "check",
             {
-                "task": "gather-pricing",
+                "task_id": "gather-pricing",
                 "check_sha256": "5" * 64,
                 "output_sha256": "b" * 64,
                 "verdict": "PASS",
@@ -76,8 +91,11 @@ RUNS: dict[str, list[tuple[str, dict[str, Any]]]] = {
                 "excerpt": "Hobby — $0 · Pro — $150/mo",
             },
         ),
-        ("state", {"task": "gather-pricing", "from": "FAILED", "to": "DONE"}),
-        ("run-end", {"counts": {"DONE": 1, "TODO": 2}, "status": "partial"}),
+        ("state", {"task_id": "gather-pricing", "from": "FAILED", "to": "DONE"}),
+        (
+            "run-end",
+            {"ok": True, "states": [{"task_id": "gather-pricing", "state": "DONE"}], "tampers": 0},
+        ),
     ],
 }
 THIRD_RUN: dict[str, list[tuple[str, dict[str, Any]]]] = {"run-3": [("run-start", RUN_START)]}

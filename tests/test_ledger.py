@@ -47,18 +47,18 @@ RUN_A: list[tuple[str, dict[str, Any]]] = [
         {
             "plan": "plan.org",
             "plan_sha256": "ab" * 32,
-            "checks": {"gather": "cd" * 32, "summarize": None},
+            "checks": [{"task_id": "gather", "check_sha256": "cd" * 32}],
             "model": "scripted:demo.yaml",
             "versions": {"groundskeeper": "0.1.0"},
         },
     ),
-    ("task-start", {"task": "gather", "attempt": 1}),
-    ("tool-call", {"task": "gather", "tool": "sh", "input_sha256": "ef" * 32, "status": 0}),
-    ("claim", {"task": "gather", "sha256": "01" * 32, "excerpt": "DONE: saved the page"}),
+    ("task-start", {"task_id": "gather", "attempt": 1}),
+    ("tool-call", {"task_id": "gather", "tool": "sh", "input_sha256": "ef" * 32, "status": 0}),
+    ("claim", {"task_id": "gather", "claim_sha256": "01" * 32, "excerpt": "DONE: saved the page"}),
     (
         "check",
         {
-            "task": "gather",
+            "task_id": "gather",
             "check_sha256": "cd" * 32,
             "output_sha256": "23" * 32,
             "verdict": "FAIL",
@@ -66,16 +66,16 @@ RUN_A: list[tuple[str, dict[str, Any]]] = [
             "excerpt": "",
         },
     ),
-    ("state", {"task": "gather", "from": "TODO", "to": "FAILED"}),
-    ("run-end", {"counts": {"FAILED": 1, "TODO": 1}, "status": "failed"}),
+    ("state", {"task_id": "gather", "from": "TODO", "to": "FAILED"}),
+    ("run-end", {"ok": False, "states": [{"task_id": "gather", "state": "FAILED"}], "tampers": 0}),
 ]
 RUN_B: list[tuple[str, dict[str, Any]]] = [
     ("run-start", {**RUN_A[0][1], "model": "scripted:retry.yaml"}),
-    ("task-start", {"task": "gather", "attempt": 1}),
+    ("task-start", {"task_id": "gather", "attempt": 1}),
     (
         "check",
         {
-            "task": "gather",
+            "task_id": "gather",
             "check_sha256": "cd" * 32,
             "output_sha256": "45" * 32,
             "verdict": "PASS",
@@ -83,8 +83,8 @@ RUN_B: list[tuple[str, dict[str, Any]]] = [
             "excerpt": "✓ 2 tiers",
         },
     ),
-    ("state", {"task": "gather", "from": "FAILED", "to": "DONE"}),
-    ("run-end", {"counts": {"DONE": 1, "TODO": 1}, "status": "partial"}),
+    ("state", {"task_id": "gather", "from": "FAILED", "to": "DONE"}),
+    ("run-end", {"ok": True, "states": [{"task_id": "gather", "state": "DONE"}], "tampers": 0}),
 ]
 
 
@@ -489,7 +489,7 @@ def test_append_refuses_unknown_step_and_bad_run_id(tmp_path: Path) -> None:
 def test_a_run_must_begin_with_run_start(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path, KEY, "run-a", trusted=[])
     with pytest.raises(LedgerError, match="first step must be run-start"):
-        ledger.record("task-start", {"task": "x"})
+        ledger.record("task-start", {"task_id": "x"})
     ledger.record("run-start", {})
     with pytest.raises(LedgerError, match="already started"):
         ledger.record("run-start", {})
@@ -578,7 +578,7 @@ def test_appends_after_the_file_changed_under_the_cache(ledger: Path) -> None:
     Ledger(ledger.parent, KEY, "run-d", trusted=[]).record("run-start", {})
     ledger_module._forget_writers()
     # Without a re-read this would reuse seq 14 and fork the chain.
-    mine.record("task-start", {"task": "x"})
+    mine.record("task-start", {"task_id": "x"})
     report = verify(ledger)
     assert triples(report) == {(15, 15, "run-mismatch")}  # run-c's line after run-d started
 
