@@ -373,16 +373,19 @@ class _Run:
             stderr_limit=err.room(),
             root=self.workdir.root,
             read_only=self.read_only,
+            merged=out is err and os.path.isdir("/proc/self/fd"),
         )
         outcome = wasi.run_stage(spec, self.watch, self.fuel_left, self.limits)
         self.fuel_left -= outcome.fuel_used
         if outcome.fault is not None:
             # Keep what the stage said before it was stopped, within the limits.
             self.deliver(stdout_path, out, truncate=True)
-            self.deliver(stderr_path, err, truncate=True)
+            if not spec.merged:
+                self.deliver(stderr_path, err, truncate=True)
             raise self.stop(outcome.fault, name, outcome.message)
         self.deliver(stdout_path, out, truncate=False, name=name)
-        self.deliver(stderr_path, err, truncate=False, name=name)
+        if not spec.merged:
+            self.deliver(stderr_path, err, truncate=False, name=name)
         return outcome.status & 0xFF
 
     def deliver(self, path: str, sink: _Sink, *, truncate: bool, name: str = "") -> None:

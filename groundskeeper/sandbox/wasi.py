@@ -261,6 +261,37 @@ class StageSpec:
     stderr_limit: int
     root: str
     read_only: bool
+    merged: bool = False  # stderr joins stdout in one ordered stream (`2>&1` to one place)
+
+
+class _Merger:
+    """One pipe that wasmtime opens as both stdout and stderr, so `2>&1` keeps the order in
+    which the command wrote; a thread drains it into the stdout file, within the limit."""
+
+    def __init__(self, path: str, limit: int, watch: Watch) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        self.path = f"/proc/self/fd/{self.write_fd}"
+        self.limit = limit
+        self.watch = watch
+        self.thread = threading.Thread(target=self.drain, args=(path,), daemon=True)
+        self.thread.start()
+
+    def drain(self, path: str) -> None:
+        kept = 0
+        with open(path, "wb") as sink:
+            while chunk := os.read(self.read_fd, 65536):
+                if kept + len(chunk) > self.limit:
+                    sink.write(chunk[: max(self.limit - kept + 1, 0)])
+                    kept = self.limit + 1
+                    self.watch.stop("output")  # and keep draining so the guest never blocks
+                    continue
+                sink.write(chunk)
+                kept += len(chunk)
+
+    def finish(self) -> None:
+        os.close(self.write_fd)
+        self.thread.join()
+        os.close(self.read_fd)
 
 
 @dataclass(frozen=True)
@@ -277,12 +308,16 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
     config = wasmtime.WasiConfig()
     config.argv = spec.argv
     config.env = [list(pair) for pair in spec.env]
+    merger = _Merger(spec.stdout, spec.stdout_limit, watch) if spec.merged else None
     try:
         config.stdin_file = spec.stdin
-        config.stdout_file = spec.stdout
-        config.stderr_file = spec.stderr
+        config.stdout_file = merger.path if merger else spec.stdout
+        config.stderr_file = merger.path if merger else spec.stderr
         config.preopen_dir(spec.root, ".", not spec.read_only)
     except wasmtime.WasmtimeError as error:
+        if merger:
+            config.close()
+            merger.finish()
         raise SandboxError(f"cannot set up the stage's files: {error}") from error
     store = wasmtime.Store(runtime.engine)
     try:
@@ -290,8 +325,9 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
         store.set_fuel(max(fuel, 0))
         store.set_epoch_deadline(1)
         store.set_wasi(config)
-        with watch.lock:
-            watch.files = [(spec.stdout, spec.stdout_limit), (spec.stderr, spec.stderr_limit)]
+        if merger is None:
+            with watch.lock:
+                watch.files = [(spec.stdout, spec.stdout_limit), (spec.stderr, spec.stderr_limit)]
         instance = runtime.linker.instantiate(store, runtime.module)
         start = instance.exports(store)["_start"]
         if not isinstance(start, wasmtime.Func):
@@ -318,7 +354,9 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
     finally:
         with watch.lock:
             watch.files = []
-        store.close()
+        store.close()  # closes wasmtime's ends of the files, so the merger sees EOF
+        if merger:
+            merger.finish()
 
 
 def _trap_outcome(

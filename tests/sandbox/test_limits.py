@@ -78,6 +78,14 @@ def test_stderr_flood_is_cut_too(work: Path) -> None:
     assert len(result.stderr.encode()) < 1 * MiB + 200
 
 
+def test_merged_streams_flood_is_cut_too(work: Path) -> None:
+    result = run_limited("cat small.txt big.txt missing.txt 2>&1", work, stream=1 * MiB)
+    assert (result.status, result.fault) == (125, "output")
+    assert result.stdout.startswith("one x\ntwo\n0123")
+    assert len(result.stdout.encode()) <= 1 * MiB
+    host_still_works(work)
+
+
 def test_pipe_and_file_flood_is_cut_at_the_pipe_limit(work: Path) -> None:
     result = run_limited("cat big.txt | grep -c x", work, pipe=1 * MiB)
     assert (result.status, result.fault) == (125, "output")
