@@ -21,6 +21,17 @@ TREE: dict[str, str] = {
     "sub/c.txt": "deep\nfile\n",
     "sub/d.log": "x=1\ny=2\n",
     "sub/inner/e.txt": "innermost\n",
+    # for the text commands' battery (tests/sandbox/test_box_text.py)
+    "text/dups.txt": "a\na\nA\nb\nb\nb\nc\na\n x 1\ny 1\n",
+    "text/tabs.txt": "a\tb\tc\nno tabs here\n\t\nx\ty\n",
+    "text/mixed.txt": "1.5\n-0\nabc\n0\n.5\n-1.25\n1.50\n007\n  3\n-\n10e2\n\n b\n\ta\n",
+    "text/nonl.txt": "x\ny",
+    "text/old.txt": "".join(f"line {i}\n" for i in range(1, 21)),
+    "text/new.txt": "".join(
+        f"line {i}\n" if i not in (3, 12) else f"LINE {i}\n" for i in range(1, 21) if i != 17
+    )
+    + "line 21\n",
+    "text/long.txt": "ab," * 40000 + "\n" + "x" * 70000 + "\n",
 }
 
 
