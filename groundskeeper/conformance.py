@@ -28,16 +28,19 @@ D002  write_failed       dock: the component directory cannot be written
 
 `dock(component, into)` is the one entry point for every path by which a component docks
 (the CLI and the runner's `:dock:` tasks): it never raises for bad input, copies atomically
-(temp file + fsync + rename) and copies nothing unless the result is `ok`.
+(temp file + fsync + rename) and copies nothing unless the result is `ok`. Docks into one
+directory are serialised by an advisory lock file (`.dock.lock`) there.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -69,6 +72,8 @@ __all__ = [
 
 WORLD_NAME = "groundskeeper:engine@0.1.0"
 RUN_EXPORT = "run"
+
+LOCK_NAME = ".dock.lock"  # in the component directory; serialises docks into it
 
 _CORE_HEADER = b"\0asm\x01\0\0\0"
 _COMPONENT_HEADER = b"\0asm\x0d\0\x01\0"
@@ -525,6 +530,27 @@ def dock(component: Path, into: Path) -> DockResult:
         return refused(diagnostics, sha, interface)
 
     destination = into / component.name
+    try:
+        into.mkdir(parents=True, exist_ok=True)
+        lock = open(into / LOCK_NAME, "a+b")  # noqa: SIM115  # held for the block below
+    except OSError as exc:
+        message = f"cannot write into {into}: {exc.strerror or exc}"
+        return refused([Diagnostic("error", component.name, message, code="D002")], sha, interface)
+    # Check-then-replace under one lock: two docks of the same name at once (parallel tasks,
+    # two processes) must not both pass against the old component and race to replace it.
+    with lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        return _dock_locked(component, data, sha, interface, destination, refused)
+
+
+def _dock_locked(
+    component: Path,
+    data: bytes,
+    sha: str,
+    interface: Interface,
+    destination: Path,
+    refused: Callable[[list[Diagnostic], str, Interface], DockResult],
+) -> DockResult:
     replaced: str | None = None
     if destination.exists():
         try:
@@ -545,9 +571,8 @@ def dock(component: Path, into: Path) -> DockResult:
         if upgrade:
             return refused(upgrade, sha, interface)
     try:
-        into.mkdir(parents=True, exist_ok=True)
         _atomic_copy(data, destination)
     except OSError as exc:
-        message = f"cannot write into {into}: {exc.strerror or exc}"
+        message = f"cannot write into {destination.parent}: {exc.strerror or exc}"
         return refused([Diagnostic("error", component.name, message, code="D002")], sha, interface)
     return DockResult(True, component, [], sha, interface.to_json(), destination, replaced)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import threading
 from pathlib import Path
 
 import pytest
@@ -291,7 +292,8 @@ def test_dock_copies_a_conforming_component(tmp_path: Path) -> None:
     assert result.replaced is None
     assert [i["name"] for i in result.interface["imports"]] == list(DOCK_FUNCTIONS)
     assert [e["name"] for e in result.interface["exports"]] == ["run"]
-    assert sorted(p.name for p in into.iterdir()) == ["dock_all.wasm"]  # no temp files left
+    # no temp files left behind; the lock file serialises docks
+    assert sorted(p.name for p in into.iterdir()) == [".dock.lock", "dock_all.wasm"]
 
 
 def test_dock_upgrade_that_removes_an_export_is_refused(tmp_path: Path) -> None:
@@ -359,3 +361,37 @@ def test_dock_result_json_has_every_key(tmp_path: Path) -> None:
     assert document["ok"] is False
     assert document["destination"] is None
     assert document["diagnostics"][0]["code"] == "C003"
+
+
+def test_concurrent_docks_of_one_name_cannot_both_win(tmp_path: Path) -> None:
+    # A and B are not upgrades of each other (each drops the other's extra export): whichever
+    # docks first, the other must be refused; never both accepted by checking the same old file.
+    versions = {
+        "a": world_component({}, {"run": 1, "only-a": 0}),
+        "b": world_component({}, {"run": 1, "only-b": 0}),
+    }
+    for trial in range(12):
+        into = tmp_path / f"trial-{trial}" / "components"
+        sources = []
+        for name, data in versions.items():
+            source = tmp_path / f"trial-{trial}" / name / "tool.wasm"
+            source.parent.mkdir(parents=True)
+            source.write_bytes(data)
+            sources.append(source)
+        barrier = threading.Barrier(len(sources))
+        results: list[bool] = []
+
+        def dock_one(
+            source: Path, into: Path, barrier: threading.Barrier, results: list[bool]
+        ) -> None:
+            barrier.wait()
+            results.append(dock(source, into).ok)
+
+        threads = [
+            threading.Thread(target=dock_one, args=(s, into, barrier, results)) for s in sources
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(results) == [False, True], f"trial {trial}"
