@@ -264,6 +264,7 @@ class _Outcome:
     output: str
     duration_ms: int
     error: BaseException | None = None
+    tampers: tuple[Tamper, ...] = ()  # found (and blamed) by the job itself
 
 
 class Runner:
@@ -299,7 +300,9 @@ class Runner:
         self._text = plan.text
         self._queue: queue.SimpleQueue[_Outcome] = queue.SimpleQueue()
         self._actions: deque[Callable[[], None]] = deque()
-        self._inflight: dict[_Node, None] = {}
+        self._inflight: dict[_Node, None] = {}  # submitted, not yet judged
+        self._started: set[_Node] = set()  # picked up by a pool thread
+        self._started_lock = threading.Lock()
         self._guard = PlanGuard(self.plan_path, plan.text)
 
     # -- public ---------------------------------------------------------------------------------
@@ -312,6 +315,8 @@ class Runner:
             check = SealedCheck.seal(heading.check) if heading.check else None
             keyword = heading.keyword or ""
             self.tasks[heading] = _TaskRun(heading, idx, check, keyword, keyword)
+        if self.telemetry is not None:
+            self.telemetry.reconcile({t.task_id: t.keyword or "" for t in self.plan.tasks()})
         self._record_start()
         root = _Node(None, "group", None, False)
         _build(self.plan.roots, root)
@@ -392,6 +397,8 @@ class Runner:
         self._executor.submit(self._guarded, job, node)
 
     def _guarded(self, job: Callable[[_Node], _Outcome], node: _Node) -> None:
+        with self._started_lock:
+            self._started.add(node)
         started = time.monotonic()
         try:
             outcome = job(node)
@@ -403,9 +410,13 @@ class Runner:
     def _handle(self, outcome: _Outcome) -> None:
         if outcome.error is not None and not isinstance(outcome.error, GroundskeeperError):
             raise outcome.error
+        for tamper in outcome.tampers:
+            self._tampered(tamper, blamed=True)
         for tamper in self._guard.verify():
-            self._tampered(tamper)  # blames every worker in flight, this one included
+            self._tampered(tamper)
         self._inflight.pop(outcome.node, None)
+        with self._started_lock:
+            self._started.discard(outcome.node)
         task = self._task(outcome.node)
         state, reason, verified = outcome.state, outcome.reason, outcome.verified
         if task.tainted is not None:
@@ -482,10 +493,17 @@ class Runner:
         output = ""
         previous: tuple[str, str, int | None, str] | None = None
         attempt = 0
+        found: list[Tamper] = []
         while attempt < limit:
             attempt += 1
             session.on_tool_call = self._tool_recorder(heading.task_id, attempt)
             claim = session.attempt(feedback)
+            # look at the plan before anything else can run: the culprit is among the started
+            for tamper in self._guard.verify():
+                self._blame(tamper)
+                found.append(tamper)
+            if task.tainted is not None:
+                break
             self.recorder.record(
                 "claim",
                 {
@@ -533,7 +551,7 @@ class Runner:
                 f"your work did not pass its acceptance check: {task.check.text.strip()} → {detail}"
             )
         ms = int((time.monotonic() - started) * 1000)
-        return _Outcome(node, state, attempt, verified, reason, output, ms)
+        return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found))
 
     def _rollup_job(self, node: _Node) -> _Outcome:
         task = self._task(node)
@@ -650,33 +668,48 @@ class Runner:
         if before != state:
             self._text = edit_keyword(self._text, heading.line, before, state)
         run_id, telemetry, recorder = self.run_id, self.telemetry, self.recorder
+        row: int | None = None
+        if telemetry is not None:
+            # pending until the plan holds it: a crash in between never leaves a row for a
+            # verdict the plan lost (the next run's reconcile drops it), nor the reverse
+            row = telemetry.record_verdict(
+                run_id=run_id,
+                task_id=heading.task_id,
+                idx=task.idx,
+                title=heading.title,
+                state=state,
+                output=output,
+                attempt=attempts,
+                verified=verified,
+                reason=reason,
+                duration_ms=duration_ms,
+                committed=False,
+            )
 
         def written() -> None:
             recorder.record(
                 "state", {"run_id": run_id, "task_id": heading.task_id, "from": before, "to": state}
             )
-            if telemetry is not None:
-                telemetry.record_verdict(
-                    run_id=run_id,
-                    task_id=heading.task_id,
-                    idx=task.idx,
-                    title=heading.title,
-                    state=state,
-                    output=output,
-                    attempt=attempts,
-                    verified=verified,
-                    reason=reason,
-                    duration_ms=duration_ms,
-                )
+            if telemetry is not None and row is not None:
+                telemetry.commit_verdicts([row])
 
         self._guard.submit(self._text, written)
 
-    def _tampered(self, tamper: Tamper) -> None:
-        for node in self._inflight:
-            if node.kind == "leaf":
-                task = self._task(node)
-                task.tainted = tamper
-                tamper.task_ids.append(task.heading.task_id)
+    def _blame(self, tamper: Tamper) -> None:
+        """Taint the suspects of a tampering; safe from any thread.
+
+        Which worker did it cannot be known when several run at once: every worker that has
+        started and is not yet judged fails closed (one at a time: exactly the culprit)."""
+        with self._started_lock:
+            for node in self._started:
+                if node.kind == "leaf":
+                    task = self._task(node)
+                    task.tainted = tamper
+                    tamper.task_ids.append(task.heading.task_id)
+
+    def _tampered(self, tamper: Tamper, *, blamed: bool = False) -> None:
+        if not blamed:
+            self._blame(tamper)
         self.tampers.append(tamper)
         if self.telemetry is not None:
             self.telemetry.record_tamper(

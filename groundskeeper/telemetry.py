@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -45,6 +45,7 @@ _TASK_EVENTS = {
     "verified": int,
     "reason": str,
     "duration_ms": int,
+    "committed": int,
 }
 _TAMPER_EVENTS = {
     "run_id": str,
@@ -93,9 +94,31 @@ class Telemetry:
     def for_plan(cls, plan_path: Path, *, clock: Clock = utc_now) -> Telemetry:
         return cls(plan_path.parent / TELEMETRY_NAME, clock=clock)
 
-    def _insert(self, table: str, row: dict[str, Any]) -> None:
+    def _insert(self, table: str, row: dict[str, Any]) -> int:
         with self._lock:
-            self.db.table(table).insert(row)
+            rowid = self.db.table(table).insert(row).last_rowid
+        if rowid is None:  # sqlite always gives an insert a rowid; None would be a bug
+            raise RuntimeError(f"no rowid for an insert into {table}")
+        return rowid
+
+    def commit_verdicts(self, rowids: Sequence[int]) -> None:
+        with self._lock, self.db.conn:
+            self.db.conn.executemany(
+                "UPDATE task_events SET committed = 1 WHERE rowid = ?", [(r,) for r in rowids]
+            )
+
+    def reconcile(self, plan_states: Mapping[str, str]) -> int:
+        """Settle rows a killed run left uncommitted: kept if the plan shows that verdict,
+        else deleted (the verdict never reached the plan). Returns how many were deleted."""
+        with self._lock, self.db.conn:
+            rows = self.db.conn.execute(
+                "SELECT rowid, task_id, state FROM task_events WHERE committed = 0"
+            ).fetchall()
+            keep = [(r,) for r, task, state in rows if plan_states.get(task) == state]
+            drop = [(r,) for r, task, state in rows if plan_states.get(task) != state]
+            self.db.conn.executemany("UPDATE task_events SET committed = 1 WHERE rowid = ?", keep)
+            self.db.conn.executemany("DELETE FROM task_events WHERE rowid = ?", drop)
+        return len(drop)
 
     def record_verdict(
         self,
@@ -110,9 +133,14 @@ class Telemetry:
         verified: bool | None,
         reason: str | None,
         duration_ms: int,
-    ) -> None:
-        """One row per verdict written into the plan."""
-        self._insert(
+        committed: bool = True,
+    ) -> int:
+        """One row per verdict written into the plan; returns its rowid.
+
+        A runner records a verdict uncommitted before writing it into the plan and commits it
+        after (`commit_verdicts`); `reconcile` settles rows a crash left in between.
+        """
+        return self._insert(
             "task_events",
             {
                 "run_id": run_id,
@@ -126,6 +154,7 @@ class Telemetry:
                 "verified": None if verified is None else int(verified),
                 "reason": reason,
                 "duration_ms": duration_ms,
+                "committed": int(committed),
             },
         )
 
@@ -181,7 +210,7 @@ class Telemetry:
         with self._lock:
             row = self.db.execute(
                 "SELECT 1 FROM task_events WHERE task_id = ? AND state = 'DONE' AND verified = 1"
-                " LIMIT 1",
+                " AND committed = 1 LIMIT 1",
                 [task_id],
             ).fetchone()
         return row is not None

@@ -57,6 +57,7 @@ def test_verdict_rows_have_every_column(tmp_path: Path) -> None:
         "verified": 1,
         "reason": "nonzero_status: x",
         "duration_ms": 17,
+        "committed": 1,
     }
     # "did this ever pass?" is one SQL query
     passed = conn.execute(
@@ -107,3 +108,21 @@ def test_iso_utc_converts_to_utc() -> None:
 
     moment = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone(timedelta(hours=2)))
     assert iso_utc(moment) == "2026-01-01T10:00:00.000Z"
+
+
+def test_reconcile_settles_rows_a_crash_left_pending(tmp_path: Path) -> None:
+    with Telemetry(tmp_path / "_telemetry.db") as t:
+        landed = t.record_verdict(
+            run_id="r", task_id="a", idx=0, title="A", state="DONE", output="", attempt=1,
+            verified=True, reason=None, duration_ms=1, committed=False,
+        )  # fmt: skip
+        lost = t.record_verdict(
+            run_id="r", task_id="b", idx=1, title="B", state="DONE", output="", attempt=1,
+            verified=True, reason=None, duration_ms=1, committed=False,
+        )  # fmt: skip
+        assert t.ever_passed("a") is False  # pending rows do not count yet
+        # the plan shows a's verdict (written, then killed before the commit), not b's
+        assert t.reconcile({"a": "DONE", "b": "TODO"}) == 1
+        rows = t.verdicts()
+        assert [(r["task_id"], r["committed"]) for r in rows] == [("a", 1)]
+        assert landed != lost and t.ever_passed("a") is True

@@ -147,8 +147,9 @@ def resume(
     if as_json:
         emit_json(report.to_json())
     else:
+        # refused: the diagnostics are the answer; during a run they are commentary
         for diagnostic in report.diagnostics:
-            click.echo(diagnostic.format(str(path)))
+            click.echo(diagnostic.format(str(path)), err=report.started)
         if report.started:
             _print_table(
                 ("STATE", "TRIES", "CHECK", "TASK", "REASON"),

@@ -1,0 +1,454 @@
+"""`groundskeeper resume` and `groundskeeper check`, end to end through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+from groundskeeper.cli import main
+from groundskeeper.ledger import read_steps
+from groundskeeper.plan import load_plan
+
+HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
+
+
+def task(title: str, task_id: str, check: str | None = None, level: int = 1, **props: str) -> str:
+    pad = " " * (level + 1)
+    lines = [f"{'*' * level} TODO {title}", f"{pad}:PROPERTIES:", f"{pad}:ID: {task_id}"]
+    if check is not None:
+        lines.append(f"{pad}:done-when: {check}")
+    lines += [f"{pad}:{k.replace('_', '-')}: {v}" for k, v in props.items()]
+    lines.append(f"{pad}:END:")
+    return "\n".join(lines) + "\n"
+
+
+def setup(tmp_path: Path, plan: str, script: str) -> tuple[Path, Path]:
+    plan_path = tmp_path / "plan.org"
+    plan_path.write_text(HEAD + plan)
+    script_path = tmp_path / "workers.yaml"
+    script_path.write_text(script)
+    return plan_path, script_path
+
+
+def resume(plan: Path, script: Path, *extra: str) -> tuple[Result, dict[str, Any]]:
+    result = CliRunner().invoke(
+        main, ["resume", str(plan), "--model", f"scripted:{script}", "--json", *extra]
+    )
+    assert result.exit_code in (0, 1), (result.exit_code, result.output, result.stderr)
+    return result, json.loads(result.stdout)
+
+
+def states(document: dict[str, Any]) -> dict[str, tuple[str, int, bool | None]]:
+    return {t["id"]: (t["state"], t["attempts"], t["verified"]) for t in document["tasks"]}
+
+
+def keywords(plan: Path) -> dict[str, str | None]:
+    return {t.task_id: t.keyword for t in load_plan(plan).tasks()}
+
+
+def telemetry(plan: Path) -> list[tuple[str, str, int]]:
+    conn = sqlite3.connect(plan.parent / "_telemetry.db")
+    return conn.execute("SELECT task_id, state, attempt FROM task_events ORDER BY rowid").fetchall()
+
+
+def steps(plan: Path, step: str) -> list[dict[str, Any]]:
+    return [obj["body"] for _, obj in read_steps(plan.parent / "_steps.jsonl")
+            if obj is not None and obj["step"] == step]  # fmt: skip
+
+
+def test_honest_done_and_lying_failed_in_one_plan(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Honest", "honest", "grep -q hello a.txt") + task("Liar", "liar", "grep -q hi b.txt"),
+        """workers:
+  honest:
+    - {tool: write_file, input: {path: a.txt, content: "hello\\n"}}
+    - say: DONE
+  liar:
+    - say: "DONE: wrote b.txt, trust me"
+""",
+    )
+    result, doc = resume(plan, script)
+    assert result.exit_code == 1
+    assert set(doc) == {"run_id", "ok", "diagnostics", "tasks"}
+    assert doc["ok"] is False and doc["diagnostics"] == []
+    honest, liar = doc["tasks"]
+    assert honest == {"id": "honest", "title": "Honest", "line": 2, "state": "DONE",
+                      "attempts": 1, "verified": True, "reason": None}  # fmt: skip
+    assert (liar["state"], liar["attempts"], liar["verified"]) == ("FAILED", 2, True)
+    assert liar["reason"].startswith("nonzero_status: check line 1: `grep -q hi b.txt`")
+    assert keywords(plan) == {"honest": "DONE", "liar": "FAILED"}
+    assert sorted(telemetry(plan)) == [("honest", "DONE", 1), ("liar", "FAILED", 2)]
+    assert "▶ honest" in result.stderr and "✘ FAILED liar" in result.stderr
+    # sealed in the ledger: one run-start with both checks' hashes, every check verdict
+    (start,) = steps(plan, "run-start")
+    assert [c["task_id"] for c in start["checks"]] == ["honest", "liar"]
+    assert [(c["task_id"], c["verdict"]) for c in steps(plan, "check")] in (
+        [("honest", "PASS"), ("liar", "FAIL"), ("liar", "FAIL")],
+        [("liar", "FAIL"), ("honest", "PASS"), ("liar", "FAIL")],
+        [("liar", "FAIL"), ("liar", "FAIL"), ("honest", "PASS")],
+    )
+
+
+def test_human_output_is_a_task_table(tmp_path: Path) -> None:
+    plan, script = setup(tmp_path, task("Only", "only"), "workers:\n  '*': [{say: DONE}]\n")
+    result = CliRunner().invoke(main, ["resume", str(plan), "--model", f"scripted:{script}"])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["STATE", "TRIES", "CHECK", "TASK", "REASON"]
+    assert lines[1].split() == ["DONE", "1", "unverified", "only"]
+
+
+ORDERED = (
+    """* TODO Parent
+  :PROPERTIES:
+  :ID: parent
+  :ORDERED: t
+  :END:
+"""
+    + task("First", "first", "grep -q x missing.txt", 2)
+    + task("Second", "second", "grep -q x s.txt", 2)
+)
+
+
+def test_ordered_stops_after_a_failure(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        ORDERED,
+        """workers:
+  first: [{say: DONE}]
+  second:
+    - {tool: write_file, input: {path: s.txt, content: "x\\n"}}
+    - say: DONE
+""",
+    )
+    result, doc = resume(plan, script)
+    assert result.exit_code == 1
+    assert states(doc) == {
+        "parent": ("PARTIAL", 0, None),
+        "first": ("FAILED", 2, True),
+        "second": ("TODO", 0, None),
+    }
+    assert keywords(plan) == {"parent": "PARTIAL", "first": "FAILED", "second": "TODO"}
+    assert not (tmp_path / "s.txt").exists()  # the second worker never ran
+    assert "second" not in {s["task_id"] for s in steps(plan, "task-start")}
+    assert "▶ second" not in result.stderr
+
+
+def test_roll_up_to_done_and_parent_check(tmp_path: Path) -> None:
+    parent = """* TODO Parent
+  :PROPERTIES:
+  :ID: parent
+  :done-when: grep -q a a.txt && grep -q b b.txt
+  :END:
+"""
+    script = """workers:
+  a: [{tool: write_file, input: {path: a.txt, content: a}}, {say: DONE}]
+  b: [{tool: write_file, input: {path: b.txt, content: b}}, {say: DONE}]
+"""
+    children = task("A", "a", "grep -q a a.txt", 2) + task("B", "b", "grep -q b b.txt", 2)
+    plan, script_path = setup(tmp_path, parent + children, script)
+    result, doc = resume(plan, script_path)
+    assert result.exit_code == 0 and doc["ok"] is True
+    assert states(doc) == {"parent": ("DONE", 1, True), "a": ("DONE", 1, True),
+                           "b": ("DONE", 1, True)}  # fmt: skip
+    assert keywords(plan) == {"parent": "DONE", "a": "DONE", "b": "DONE"}
+
+    # every child DONE but the parent's own check fails afterwards: PARTIAL
+    other = tmp_path / "other"
+    other.mkdir()
+    strict = parent.replace("grep -q b b.txt", "grep -q c b.txt")
+    plan2, script2 = setup(other, strict + children, script)
+    result, doc = resume(plan2, script2)
+    assert result.exit_code == 1
+    assert states(doc)["parent"] == ("PARTIAL", 1, True)
+    assert "own check failed" in doc["tasks"][0]["reason"]
+
+
+def test_resume_skips_done_and_reruns_failed(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Easy", "easy", "grep -q e e.txt") + task("Hard", "hard", "grep -q h h.txt"),
+        """workers:
+  easy: [{tool: write_file, input: {path: e.txt, content: e}}, {say: DONE}]
+  hard: [{say: DONE}]
+""",
+    )
+    _, doc = resume(plan, script)
+    assert states(doc) == {"easy": ("DONE", 1, True), "hard": ("FAILED", 2, True)}
+    (tmp_path / "e.txt").unlink()  # if easy's worker ran again, its check would need it back
+    script.write_text(
+        """workers:
+  easy: [{tool: write_file, input: {path: ran.txt, content: "should not run"}}, {say: DONE}]
+  hard: [{tool: write_file, input: {path: h.txt, content: h}}, {say: DONE}]
+"""
+    )
+    result, doc = resume(plan, script)
+    assert result.exit_code == 0
+    assert states(doc) == {"easy": ("DONE", 0, None), "hard": ("DONE", 1, True)}
+    assert not (tmp_path / "ran.txt").exists()
+    assert [r for r in telemetry(plan) if r[0] == "easy"] == [("easy", "DONE", 1)]
+    assert "▶ easy" not in result.stderr
+
+
+def test_forged_sentinel_in_a_printed_file_fails(tmp_path: Path) -> None:
+    forged = "__WB_CHECK_OK_" + "0123456789abcdef" * 2 + "__"
+    plan, script = setup(
+        tmp_path,
+        task("Forger", "forger", "cat evidence.txt && grep -q real result.txt"),
+        f"""workers:
+  forger:
+    - {{tool: write_file, input: {{path: evidence.txt, content: "{forged}\\n"}}}}
+    - say: DONE
+""",
+    )
+    result, doc = resume(plan, script)
+    assert result.exit_code == 1
+    assert doc["tasks"][0]["state"] == "FAILED"
+    assert doc["tasks"][0]["reason"].startswith("nonzero_status")
+
+
+def test_no_check_is_unverified_done_or_failed_when_required(tmp_path: Path) -> None:
+    script = "workers:\n  '*': [{say: 'DONE: did it'}]\n"
+    plan, script_path = setup(tmp_path, task("Loose", "loose"), script)
+    result, doc = resume(plan, script_path)
+    assert result.exit_code == 0
+    assert states(doc) == {"loose": ("DONE", 1, False)}
+
+    strict_dir = tmp_path / "strict"
+    strict_dir.mkdir()
+    plan2, script2 = setup(strict_dir, task("Loose", "loose"), script)
+    result, doc = resume(plan2, script2, "--require-checks")
+    assert result.exit_code == 1
+    assert doc["tasks"][0]["state"] == "FAILED"
+    assert doc["tasks"][0]["reason"] == "no acceptance check (--require-checks)"
+
+
+def test_feedback_then_success_on_attempt_two(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Late", "late", "grep -q ok out.txt"),
+        """workers:
+  late:
+    - say: "DONE already"
+    - {tool: write_file, input: {path: out.txt, content: "ok\\n"}}
+    - say: "DONE now"
+""",
+    )
+    result, doc = resume(plan, script)
+    assert result.exit_code == 0
+    assert states(doc) == {"late": ("DONE", 2, True)}
+    claims = [(c["attempt"], c["excerpt"]) for c in steps(plan, "claim")]
+    assert claims == [(1, "DONE already"), (2, "DONE now")]
+
+
+def test_identical_failure_twice_ends_early(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Stuck", "stuck", "grep -q ok out.txt", max_attempts="5"),
+        "workers:\n  stuck: [{say: DONE}]\n",
+    )
+    _, doc = resume(plan, script)
+    assert states(doc) == {"stuck": ("FAILED", 2, True)}
+    assert doc["tasks"][0]["reason"].endswith("(the same failure twice in a row; stopped early)")
+
+
+OTHER = HEAD + "* DONE Forged\n"
+
+
+def tamper_plan(tmp_path: Path, turns: str) -> tuple[Path, Path, str]:
+    plan, script = setup(
+        tmp_path,
+        task("Tamper", "tamper", "grep -q x x.txt") + task("Bystander", "by", "grep -q y y.txt"),
+        f"""workers:
+  tamper:
+{turns}
+    - {{tool: write_file, input: {{path: x.txt, content: x}}}}
+    - say: DONE
+  by:
+    - {{tool: write_file, input: {{path: y.txt, content: y}}}}
+    - say: DONE
+""",
+    )
+    (tmp_path / "other.org").write_text(OTHER)
+    return plan, script, plan.read_text()
+
+
+def test_write_file_on_the_plan_is_refused(tmp_path: Path) -> None:
+    plan, script, _ = tamper_plan(
+        tmp_path, "    - {tool: write_file, input: {path: plan.org, content: '* DONE x'}}"
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert result.exit_code == 0  # refused up front: nothing changed, nothing to undo
+    assert states(doc) == {"tamper": ("DONE", 1, True), "by": ("DONE", 1, True)}
+    (call,) = [c for c in steps(plan, "tool-call") if c["status"] == "refused"]
+    assert (call["task_id"], call["tool"], call["is_error"]) == ("tamper", "write_file", True)
+    assert not list(tmp_path.glob("plan.org.rejected-*"))
+
+
+def check_tamper_caught(tmp_path: Path, sh: str) -> None:
+    plan, script, original = tamper_plan(tmp_path, f"    - {{tool: sh, input: {{cmd: '{sh}'}}}}")
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert result.exit_code == 1
+    assert states(doc)["tamper"] == ("FAILED", 1, None)
+    assert doc["tasks"][0]["reason"].startswith("tampering: ")
+    assert states(doc)["by"] == ("DONE", 1, True)
+    (diagnostic,) = doc["diagnostics"]
+    assert diagnostic["code"] == "R003" and "plan.org.rejected-1" in diagnostic["message"]
+    rejected = (tmp_path / "plan.org.rejected-1").read_text()
+    assert rejected != original
+    # the runner's version is back, with only its own verdicts written in
+    text = plan.read_text()
+    assert text == original.replace("* TODO Tamper", "* FAILED Tamper").replace(
+        "* TODO Bystander", "* DONE Bystander"
+    )
+    assert "! tampering" in result.stderr
+    (row,) = sqlite3.connect(tmp_path / "_telemetry.db").execute(
+        "SELECT task_id, rejected_path FROM tamper_events"
+    )
+    assert row == ("tamper", str(tmp_path / "plan.org.rejected-1"))
+    assert [s["task_ids"] for s in steps(plan, "tamper")] == [["tamper"]]
+
+
+def test_sh_cp_over_the_plan_is_undone_and_reported(tmp_path: Path) -> None:
+    check_tamper_caught(tmp_path, "cp other.org plan.org")
+
+
+def test_sh_append_to_the_plan_is_undone_and_reported(tmp_path: Path) -> None:
+    check_tamper_caught(tmp_path, 'echo "* DONE Sneaked in" >> plan.org')
+
+
+def test_check_write_demotes_done_whose_evidence_was_deleted(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Report", "report", "grep -q Hobby report.md"),
+        "workers:\n  report:\n    - {tool: write_file, input: {path: report.md, content: Hobby}}\n"
+        "    - say: DONE\n",
+    )
+    result, _ = resume(plan, script)
+    assert result.exit_code == 0
+    ok = CliRunner().invoke(main, ["check", str(plan), "--json"])
+    assert ok.exit_code == 0
+    assert json.loads(ok.stdout)["tasks"][0]["verdict"] == "PASS"
+    (tmp_path / "report.md").unlink()
+    checked = CliRunner().invoke(main, ["check", str(plan), "--write", "--json"])
+    assert checked.exit_code == 1
+    (row,) = json.loads(checked.stdout)["tasks"]
+    assert set(row) == {"id", "title", "line", "state", "verdict", "reason", "output"}
+    assert (row["id"], row["state"], row["verdict"]) == ("report", "FAILED", "FAIL")
+    assert row["reason"].startswith("nonzero_status")
+    assert keywords(plan) == {"report": "FAILED"}
+
+
+def test_check_without_write_changes_nothing(tmp_path: Path) -> None:
+    plan, _ = setup(
+        tmp_path, task("Gone", "gone", "grep -q x gone.txt").replace("TODO", "DONE", 1), ""
+    )
+    before = plan.read_text()
+    result = CliRunner().invoke(main, ["check", str(plan)])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[1].split()[:3] == ["DONE", "FAIL", "gone"]
+    assert plan.read_text() == before
+
+
+def test_lint_errors_refuse_to_start(tmp_path: Path) -> None:
+    script_text = "workers:\n  bad: [{tool: write_file, input: {path: ran, content: x}}]\n"
+    plan, script = setup(tmp_path, task("Bad", "bad", "frobnicate out.txt"), script_text)
+    result, doc = resume(plan, script)
+    assert result.exit_code == 1
+    assert doc["ok"] is False
+    assert [d["code"] for d in doc["diagnostics"]] == ["T004"]
+    assert doc["tasks"][0]["state"] == "TODO"
+    assert not (tmp_path / "ran").exists()
+    human = CliRunner().invoke(main, ["resume", str(plan), "--model", f"scripted:{script}"])
+    assert human.exit_code == 1 and "[T004]" in human.stdout
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    plan, script = setup(tmp_path, task("A", "a"), "workers:\n  a: [{tool: rm}]\n")
+    cases = [
+        (["resume", str(tmp_path / "nope.org"), "--model", f"scripted:{script}"], "no such file"),
+        (["resume", str(plan), "--model", f"scripted:{script}"], "unknown tool 'rm'"),
+        (["resume", str(plan), "--model", "anthropic:claude"], "not available yet"),
+        (["resume", str(plan)], "no worker model"),
+        (["resume", str(plan), "--model", "x:y", "--max-parallel", "0"], "0 is not in the range"),
+        (["resume", str(plan), "--model", "x:y", "--workdir", str(tmp_path / "no")], "not a dir"),
+        (["check", str(tmp_path / "nope.org")], "no such file"),
+    ]
+    for args, message in cases:
+        result = CliRunner().invoke(main, args, env={"GROUNDSKEEPER_MODEL": ""})
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+
+
+def test_model_from_environment_and_plan_default(tmp_path: Path) -> None:
+    _, script = setup(tmp_path, task("A", "a"), "workers:\n  a: [{say: DONE}]\n")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(main, ["resume", "--json"],
+                                    env={"GROUNDSKEEPER_MODEL": f"scripted:{script}"})  # fmt: skip
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["tasks"][0]["state"] == "DONE"
+
+
+def test_workdir_isolates_workers_and_checks(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    plan, script = setup(
+        tmp_path,
+        task("W", "w", "grep -q w w.txt"),
+        "workers:\n  w: [{tool: write_file, input: {path: w.txt, content: w}}, {say: DONE}]\n",
+    )
+    result, _ = resume(plan, script, "--workdir", str(work))
+    assert result.exit_code == 0
+    assert (work / "w.txt").exists() and not (tmp_path / "w.txt").exists()
+
+
+SLOW = "".join(task(f"Slow {n}", f"slow{n}", f"grep -q ok out{n}.txt", 2) for n in range(6))
+
+
+def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        "* TODO Batch\n  :PROPERTIES:\n  :ID: batch\n  :ORDERED: t\n  :END:\n" + SLOW,
+        "workers:\n"
+        + "".join(
+            f"  slow{n}:\n    - {{tool: sh, input: {{cmd: 'sleep 0.4'}}}}\n"
+            f"    - {{tool: write_file, input: {{path: out{n}.txt, content: ok}}}}\n"
+            "    - say: DONE\n"
+            for n in range(6)
+        ),
+    )
+    entry = "from groundskeeper.cli import main; main()"
+    command = [sys.executable, "-c", entry, "resume", str(plan), "--model", f"scripted:{script}"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and list(keywords(plan).values()).count("DONE") < 2:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    killed_states = list(keywords(plan).values())
+    assert process.returncode == -signal.SIGKILL
+    assert 2 <= killed_states.count("DONE") < 6, killed_states  # killed mid-way
+
+    result = CliRunner().invoke(
+        main, ["resume", str(plan), "--model", f"scripted:{script}", "--json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert set(keywords(plan).values()) == {"DONE"}
+    done_rows = [task_id for task_id, state, _ in telemetry(plan) if state == "DONE"]
+    assert sorted(done_rows) == ["batch", *(f"slow{n}" for n in range(6))]  # once each
+    load_plan(plan)  # still parses
