@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
     const char *cwd = getenv("GK_CWD");
     if (cwd != NULL && *cwd != '\0' && chdir(cwd) != 0) {
         box_perror("box", cwd);
-        return 126;
+        return 125; /* WASI exit codes stop at 125; 126+ would trap */
     }
     const char *name = argc > 0 ? argv[0] : "";
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
