@@ -36,7 +36,13 @@ def _plural(count: int, word: str) -> str:
 
 
 @click.command("conform")
-@click.argument("components", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument(
+    "components",
+    nargs=-1,
+    required=True,
+    type=click.Path(path_type=Path),
+    metavar="COMPONENT.wasm | --upgrade OLD.wasm NEW.wasm",
+)
 @click.option(
     "--upgrade",
     is_flag=True,
@@ -210,10 +216,25 @@ def engine() -> None:
     help="The plan vfs-query answers about (without it, vfs-query answers an error).",
 )
 @click.option("--run-id", default=None, help="The run id session-info reports [default: new].")
-@click.option("--deadline", type=click.FloatRange(min=0.01), default=10.0, show_default=True)
-@click.option("--fuel", type=click.IntRange(min=1), default=None, help="[default: 4e9 × deadline]")
 @click.option(
-    "--memory", type=click.IntRange(min=65536), default=256 * 1024 * 1024, show_default=True
+    "--deadline",
+    type=click.FloatRange(min=0.01),
+    default=10.0,
+    show_default=True,
+    help="Seconds of wall-clock time run() may take.",
+)
+@click.option(
+    "--fuel",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Units of work run() may do [default: 4e9 × deadline].",
+)
+@click.option(
+    "--memory",
+    type=click.IntRange(min=65536),
+    default=256 * 1024 * 1024,
+    show_default=True,
+    help="Bytes of linear memory per memory.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def engine_run(
