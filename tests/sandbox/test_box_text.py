@@ -32,6 +32,9 @@ BATTERY = [
     "grep -E '(p)\\1' words.txt",
     "grep -F '$150' notes.md",
     "grep -c ab, text/long.txt",
+    "grep -n -C1 beta a.txt; grep -A1 e a.txt b.txt",
+    "grep -B1 -n o b.txt words.txt; grep -m1 -A2 alpha a.txt",
+    "grep --color=never -o -A1 a a.txt",
     # sed
     "sed 's/a/X/g' a.txt",
     "sed 's/a/X/2' a.txt",
@@ -114,7 +117,7 @@ def tree(tmp_path: Path) -> Path:
     [
         ("grep -P x a.txt", "-P"),
         ("grep --color=always alpha a.txt", "--color=always"),
-        ("grep -A1 alpha a.txt", "-A"),
+        ("grep -z alpha a.txt", "-z"),
         ("sed -i s/a/b/ a.txt", "-i"),
         ("sed -f script.sed a.txt", "-f"),
         ("sort -g nums.txt", "-g"),

@@ -1,5 +1,7 @@
 /* grep: print lines matching patterns (GNU grep behaviour in the C locale).
- * Supported: -q -c -i -v -n -l -L -o -s -h -H -E -F -G -x -w -m NUM -e PAT (repeatable) -r/-R.
+ * Supported: -q -c -i -v -n -l -L -o -s -h -H -E -F -G -x -w -m NUM -e PAT (repeatable) -r/-R,
+ * context -A/-B/-C NUM (GNU's "--" group separators and "-" context prefixes), and
+ * --color[=never|auto] (no colour: output never goes to a terminal here).
  * Exit status as GNU: 0 a line was selected, 1 none, 2 trouble (unless -q found a match).
  */
 #include <ctype.h>
@@ -22,6 +24,11 @@ struct grep {
     int fixed, extended, whole_line, word, recursive, with_name;
     int name_in_dirs; /* GNU: a single operand under -r gets names only inside directories */
     long max_count; /* -1: unlimited */
+    unsigned long before, after;
+    /* Context output state, across files as in GNU (a "--" may separate two files). */
+    int printed_any;
+    const char *last_name;
+    unsigned long last_lineno;
     char **pats;
     size_t npats;
     regex_t *res;
@@ -211,21 +218,116 @@ static void print_prefix(const struct grep *g, const char *name, unsigned long l
         printf("%lu:", lineno);
 }
 
+/* A whole output line; sep is ':' for selected lines and '-' for context lines. */
+static void print_line(struct grep *g, const char *name, unsigned long lineno, const char *s,
+                       size_t n, char sep) {
+    if ((g->before || g->after) && g->printed_any &&
+        (g->last_name != name || lineno != g->last_lineno + 1))
+        puts("--");
+    if (g->with_name)
+        printf("%s%c", name, sep);
+    if (g->number)
+        printf("%lu%c", lineno, sep);
+    fwrite(s, 1, n, stdout);
+    putchar('\n');
+    g->printed_any = 1;
+    g->last_name = name;
+    g->last_lineno = lineno;
+}
+
+/* The last -B lines seen, copied (the reader's buffer moves under them). */
+struct ring {
+    char **text;
+    size_t *len, *cap;
+    unsigned long *lineno;
+    size_t size, count, head;
+};
+
+static int ring_init(struct ring *r, size_t size) {
+    r->size = size;
+    r->count = r->head = 0;
+    r->text = calloc(size ? size : 1, sizeof *r->text);
+    r->len = calloc(size ? size : 1, sizeof *r->len);
+    r->cap = calloc(size ? size : 1, sizeof *r->cap);
+    r->lineno = calloc(size ? size : 1, sizeof *r->lineno);
+    return r->text && r->len && r->cap && r->lineno;
+}
+
+static void ring_free(struct ring *r) {
+    for (size_t i = 0; r->text != NULL && i < r->size; i++)
+        free(r->text[i]);
+    free(r->text);
+    free(r->len);
+    free(r->cap);
+    free(r->lineno);
+}
+
+static void ring_push(struct ring *r, const char *s, size_t n, unsigned long lineno) {
+    if (r->size == 0)
+        return;
+    size_t slot = (r->head + r->count) % r->size;
+    if (r->count == r->size) {
+        slot = r->head;
+        r->head = (r->head + 1) % r->size;
+    } else {
+        r->count++;
+    }
+    if (r->cap[slot] < n + 1) {
+        char *grown = realloc(r->text[slot], n + 1);
+        if (grown == NULL) { /* out of memory: lose this context line, never the output */
+            r->count--;
+            return;
+        }
+        r->text[slot] = grown;
+        r->cap[slot] = n + 1;
+    }
+    memcpy(r->text[slot], s, n);
+    r->len[slot] = n;
+    r->lineno[slot] = lineno;
+}
+
+static void ring_flush(struct ring *r, struct grep *g, const char *name) {
+    for (size_t i = 0; i < r->count; i++) {
+        size_t slot = (r->head + i) % r->size;
+        print_line(g, name, r->lineno[slot], r->text[slot], r->len[slot], '-');
+    }
+    r->count = r->head = 0;
+}
+
 /* Search one open stream; returns 1 if the caller should stop everything (-q matched). */
 static int grep_stream(struct grep *g, FILE *f, const char *name) {
     struct reader r = {.f = f};
     while (!r.eof && r.len < GREP_PEEK && reader_fill(&r)) {
     }
-    unsigned long lineno = 0, selected = 0;
+    unsigned long lineno = 0, selected = 0, after_left = 0;
     int binary_reported = 0, stop = 0;
+    int context = (g->before || g->after) && !g->only;
+    struct ring ring = {0};
+    if (context && !ring_init(&ring, g->before)) {
+        box_err("grep", "out of memory");
+        g->trouble = 1;
+        ring_free(&ring);
+        return 0;
+    }
     char *s;
     size_t n;
-    while ((g->max_count < 0 || (long)selected < g->max_count) && (s = reader_line(&r, &n))) {
+    while ((s = reader_line(&r, &n)) != NULL) {
         lineno++;
+        int done = g->max_count >= 0 && (long)selected >= g->max_count;
+        if (done && after_left == 0)
+            break;
         size_t mb = 0, me = 0;
-        int hit = line_find(g, s, n, 0, &mb, &me);
-        if (hit == g->invert)
+        int hit = !done && line_find(g, s, n, 0, &mb, &me) != g->invert;
+        if (!hit) {
+            /* Trailing context after -m's last match is printed as GNU does. */
+            if (context && after_left > 0 && !r.binary) {
+                print_line(g, name, lineno, s, n, '-');
+                after_left--;
+            } else if (context) {
+                ring_push(&ring, s, n, lineno);
+            }
             continue;
+        }
         selected++;
         if (g->quiet) {
             stop = 1;
@@ -247,6 +349,13 @@ static int grep_stream(struct grep *g, FILE *f, const char *name) {
             size_t at = 0;
             while (at <= n && line_find(g, s, n, at, &mb, &me)) {
                 if (me > mb) {
+                    /* With a context option GNU still separates distant matches by "--". */
+                    if ((g->before || g->after) && g->printed_any &&
+                        (g->last_name != name || lineno > g->last_lineno + 1))
+                        puts("--");
+                    g->printed_any = 1;
+                    g->last_name = name;
+                    g->last_lineno = lineno;
                     print_prefix(g, name, lineno);
                     fwrite(s + mb, 1, me - mb, stdout);
                     putchar('\n');
@@ -257,10 +366,12 @@ static int grep_stream(struct grep *g, FILE *f, const char *name) {
             }
             continue;
         }
-        print_prefix(g, name, lineno);
-        fwrite(s, 1, n, stdout);
-        putchar('\n');
+        if (context)
+            ring_flush(&ring, g, name);
+        print_line(g, name, lineno, s, n, ':');
+        after_left = g->after;
     }
+    ring_free(&ring);
     if (r.failed) {
         errno = r.failed;
         if (!g->silent)
@@ -472,12 +583,32 @@ static int compile_patterns(struct grep *g) {
 }
 
 int cmd_grep(int argc, char **argv) {
-    static const struct option longopts[] = {{0, 0, 0, 0}};
+    static const struct option longopts[] = {{"color", optional_argument, 0, 1},
+                                             {"colour", optional_argument, 0, 1},
+                                             {0, 0, 0, 0}};
     struct grep g = {.max_count = -1};
     int with_name = -1, have_e = 0, opt;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":qcivnlLoshHEFGxwrRm:e:", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":qcivnlLoshHEFGxwrRm:e:A:B:C:", longopts, NULL)) !=
+           -1) {
         switch (opt) {
+        case 1:
+            if (optarg != NULL && strcmp(optarg, "never") != 0 && strcmp(optarg, "auto") != 0)
+                return box_usage("grep", argv[optind - 1]);
+            break;
+        case 'A': case 'B': case 'C': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end != '\0' || end == optarg || v < 0) {
+                box_err("grep", "%s: invalid context length argument", optarg);
+                return 2;
+            }
+            if (opt != 'B')
+                g.after = (unsigned long)v;
+            if (opt != 'A')
+                g.before = (unsigned long)v;
+            break;
+        }
         case 'q': g.quiet = 1; break;
         case 'c': g.count = 1; break;
         case 'i': g.ignore_case = 1; break;
