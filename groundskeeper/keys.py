@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import secrets
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -218,10 +219,15 @@ def ensure_signing_key(home: Path | None = None) -> LoadedKey:
         raise
 
 
+def _temporary_name(path: Path) -> Path:
+    # Unique per call: threads of one process may create the key at the same moment.
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+
+
 def _write_private(path: Path, key: SigningKey, *, replace: bool) -> None:
     # The temporary file is created 0600 from the first byte, so the key is never readable
     # by others; link() publishes it without clobbering a key another process just made.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = _temporary_name(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.fchmod(fd, 0o600)
@@ -242,7 +248,7 @@ def _write_private(path: Path, key: SigningKey, *, replace: bool) -> None:
 
 
 def _write_public(path: Path, key: SigningKey) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = _temporary_name(path)
     comment = f"groundskeeper-{key.public.key_id[:16]}"
     tmp.write_text(key.public.to_openssh(comment) + "\n", encoding="ascii")
     os.chmod(tmp, 0o644)

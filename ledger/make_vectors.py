@@ -42,7 +42,7 @@ RUN_START = {
 RUNS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "run-1": [
         ("run-start", RUN_START),
-        ("task-start", {"task_id": "gather-pricing", "attempt": 1}),
+        ("task-start", {"task_id": "gather-pricing", "kind": "leaf", "check_sha256": "5" * 64}),
         (
             "tool-call",
             {
@@ -54,7 +54,12 @@ RUNS: dict[str, list[tuple[str, dict[str, Any]]]] = {
         ),
         (
             "claim",
-            {"task_id": "gather-pricing", "claim_sha256": "9" * 64, "excerpt": "DONE: page saved"},
+            {
+                "task_id": "gather-pricing",
+                "attempt": 1,
+                "claim_sha256": "9" * 64,
+                "excerpt": "DONE: page saved",
+            },
         ),
         (
             "check",
@@ -79,7 +84,7 @@ RUNS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     ],
     "run-2": [
         ("run-start", {**RUN_START, "model": "scripted:retry.yaml"}),
-        ("task-start", {"task_id": "gather-pricing", "attempt": 1}),
+        ("task-start", {"task_id": "gather-pricing", "kind": "leaf", "check_sha256": "5" * 64}),
         (
             "check",
             {

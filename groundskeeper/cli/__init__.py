@@ -22,6 +22,8 @@ COMMANDS: dict[str, str] = {
     "engine": "groundskeeper.cli.conform_cmd:engine",
     "resume": "groundskeeper.cli.run_cmd:resume",
     "check": "groundskeeper.cli.run_cmd:check",
+    "ledger": "groundskeeper.cli.ledger_cmd:ledger",
+    "keygen": "groundskeeper.cli.ledger_cmd:keygen",
 }
 
 

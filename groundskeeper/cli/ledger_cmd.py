@@ -1,0 +1,385 @@
+"""`groundskeeper ledger verify|show` and `groundskeeper keygen`: the terminal side of the
+signed step ledger. The format and the checks live in `groundskeeper.ledger`, key files in
+`groundskeeper.keys`; this module reads arguments, prints and picks the exit code.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.errors import UsageError
+from groundskeeper.keys import (
+    KeyFileError,
+    PublicKey,
+    SigningKey,
+    create_signing_key,
+    ensure_signing_key,
+    trusted_keys,
+)
+from groundskeeper.ledger import Finding, Report, read_steps, verify_ledger
+
+MAX_HUMAN_FINDINGS = 50
+_HEX_ROOT = re.compile(r"[0-9a-fA-F]{64}")
+
+
+def load_run_key() -> SigningKey:
+    """The signing key for a run, created on first use with a one-line notice on stderr."""
+    try:
+        loaded = ensure_signing_key()
+    except KeyFileError as exc:
+        fail_usage(str(exc))
+    if loaded.created:
+        narrate(
+            f"groundskeeper: created signing key {loaded.private_path} "
+            f"(key id {loaded.key.public.key_id[:16]}…; share {loaded.public_path.name} "
+            "with whoever reviews your ledgers)"
+        )
+    return loaded.key
+
+
+def _trusted(key_files: tuple[Path, ...]) -> list[PublicKey]:
+    try:
+        keys = trusted_keys(extra=key_files)
+    except KeyFileError as exc:
+        fail_usage(str(exc))
+    if not keys:
+        narrate(
+            "groundskeeper: no trusted keys (no signing key of yours, nothing in trusted/, "
+            "no --key): every signature will count as untrusted"
+        )
+    return keys
+
+
+def _verify(path: Path, key_files: tuple[Path, ...], **expect: Any) -> Report:
+    keys = _trusted(key_files)
+    try:
+        return verify_ledger(path, keys, **expect)
+    except UsageError as exc:
+        fail_usage(str(exc))
+
+
+def _root_as_hex(value: str | None) -> str | None:
+    """--expect-root takes the hex root of `verify --json` or the base64 of a checkpoint."""
+    if value is None:
+        return None
+    if _HEX_ROOT.fullmatch(value):
+        return value.lower()
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except binascii.Error:
+        raw = b""
+    if len(raw) != 32:
+        fail_usage(
+            f"--expect-root {value!r} is neither 64 hex digits nor the base64 root of a "
+            "checkpoint; copy head.root from `groundskeeper ledger verify --json`"
+        )
+    return raw.hex()
+
+
+def _finding_line(finding: Finding, report: Report) -> str:
+    if finding.line is None:
+        where = report.path.with_suffix(".checkpoint").name
+        if finding.code in ("empty", "expect-mismatch"):
+            where = report.path.name
+    else:
+        where = f"{report.path.name}:{finding.line}"
+    seq = f" seq {finding.seq}:" if finding.seq is not None else ""
+    return f"{where}:{seq} {finding.code}: {finding.reason}"
+
+
+@click.group(name="ledger")
+def ledger() -> None:
+    """Review a run's signed step ledger, offline.
+
+    \b
+    A plan directory holds _steps.jsonl (one signed, hash-chained line per step)
+    and _steps.checkpoint (a signed head: number of lines and their Merkle root).
+    The format is ledger/SPEC.md in the groundskeeper repository.
+
+    \b
+    Examples:
+      groundskeeper ledger verify plans/pricing
+      groundskeeper ledger show plans/pricing
+    """
+
+
+@ledger.command(name="verify")
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option(
+    "--key",
+    "key_files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Also trust the public key(s) in FILE (OpenSSH, e.g. a colleague's signing_key.pub). "
+    "Repeatable.",
+)
+@click.option(
+    "--expect-size",
+    type=click.IntRange(min=0),
+    help="Number of lines the ledger must have (a head you kept elsewhere).",
+)
+@click.option(
+    "--expect-root",
+    help="Merkle root the ledger must have (hex, as printed by --json, or a checkpoint's base64).",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print {"ok", "lines", "runs", "head": {"size", "root"}, "findings": [{"line", '
+    '"seq", "code", "reason"}]} on stdout.',
+)
+def verify(
+    path: Path,
+    key_files: tuple[Path, ...],
+    expect_size: int | None,
+    expect_root: str | None,
+    as_json: bool,
+) -> None:
+    """Prove that no step in PATH's ledger was altered, removed, reordered, inserted,
+    replayed or cut off, and that keys you trust signed it.
+
+    PATH is a plan directory or a _steps.jsonl (default: the current directory).
+    Every finding is reported, not just the first.
+
+    \b
+    Trusted keys: your own (signing_key.pub in $GROUNDSKEEPER_HOME), every
+    $GROUNDSKEEPER_HOME/trusted/*.pub, and each --key FILE. Nothing inside a
+    ledger makes it trusted.
+
+    \b
+    A dropped tail is caught by the checkpoint, unless whoever dropped it holds
+    the signing key and re-signed it. Keep the head elsewhere to catch that too:
+      groundskeeper ledger verify --json | jq .head        # after the run
+      groundskeeper ledger verify --expect-size 42 --expect-root 3f…   # later
+
+    \b
+    Exit status: 0 clean, 1 at least one finding, 2 the ledger or a key file
+    cannot be read.
+    """
+    report = _verify(
+        path, key_files, expect_size=expect_size, expect_root=_root_as_hex(expect_root)
+    )
+    if as_json:
+        emit_json(report.to_json())
+    else:
+        for finding in report.findings[:MAX_HUMAN_FINDINGS]:
+            click.echo(_finding_line(finding, report))
+        hidden = len(report.findings) - MAX_HUMAN_FINDINGS
+        if hidden > 0:
+            click.echo(f"… and {hidden} more findings (--json lists them all)")
+        runs = f"{report.runs} run{'' if report.runs == 1 else 's'}"
+        if report.ok:
+            click.echo(
+                f"ok: {report.path}: {report.lines} lines, {runs}, "
+                f"head {report.head.size} {report.head.root}"
+            )
+        else:
+            count = len(report.findings)
+            click.echo(
+                f"FAILED: {count} finding{'' if count == 1 else 's'} in {report.path} "
+                f"({report.lines} lines, {runs})"
+            )
+    sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
+_VERDICT_COLOURS = {
+    "PASS": "green",
+    "DONE": "green",
+    "ok": "green",
+    "FAIL": "red",
+    "FAILED": "red",
+    "refused": "red",
+    "failed": "red",
+    "PARTIAL": "yellow",
+    "tamper": "red",
+}
+
+
+def _short(value: Any, width: int = 12) -> str:
+    return str(value)[:width] if value is not None else "-"
+
+
+def _summarize(step: str, body: dict[str, Any]) -> tuple[str, str | None]:
+    """(summary, verdict) of one step for the timeline; bodies are read defensively."""
+    get = body.get
+    if step == "run-start":
+        checks = get("checks")
+        count = len(checks) if isinstance(checks, list | dict) else 0
+        return f"plan {get('plan')} · {count} tasks · model {get('model')}", None
+    if step == "task-start":
+        check = get("check_sha256")
+        return f"{get('kind') or 'task'} · check {_short(check) if check else 'none'}", None
+    if step == "tool-call":
+        error = " (error)" if get("is_error") else ""
+        return f"{get('tool')} → status {get('status')}{error}", None
+    if step == "claim":
+        attempt = f"attempt {get('attempt')}: " if get("attempt") is not None else ""
+        return f"{attempt}{str(get('excerpt') or '')[:60]!r}", None
+    if step == "check":
+        verdict = str(get("verdict"))
+        reason = f" {get('reason')}" if get("reason") else ""
+        return f"{verdict}{reason} · output {_short(get('output_sha256'))}", verdict
+    if step == "state":
+        return f"{get('from')} → {get('to')}", str(get("to"))
+    if step == "tamper":
+        tasks = ", ".join(str(t) for t in get("task_ids") or [])
+        return f"rejected {get('rejected_path')} ({tasks or 'no task'})", "tamper"
+    if step == "dock":
+        verdict = "ok" if get("ok") else "refused"
+        return f"{get('component')} {verdict}", verdict
+    if step == "run-end":
+        verdict = "ok" if get("ok") else "failed"
+        states = get("states") or []
+        counts: dict[str, int] = {}
+        for entry in states if isinstance(states, list) else []:
+            if isinstance(entry, dict):
+                state = str(entry.get("state"))
+                counts[state] = counts.get(state, 0) + 1
+        tally = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+        return f"{verdict} · {tally or 'no tasks'}", verdict
+    return "", None
+
+
+def _entry(line: int, obj: dict[str, Any] | None) -> dict[str, Any]:
+    if obj is None or not isinstance(obj.get("body"), dict):
+        return {
+            "line": line,
+            "seq": None,
+            "ts": None,
+            "step": None,
+            "run": None,
+            "task": None,
+            "summary": "(unreadable line)",
+            "verdict": None,
+        }
+    body: dict[str, Any] = obj["body"]
+    step = str(obj.get("step"))
+    summary, verdict = _summarize(step, body)
+    task = body.get("task_id", body.get("task"))
+    return {
+        "line": line,
+        "seq": obj.get("seq"),
+        "ts": obj.get("ts"),
+        "step": step,
+        "run": obj.get("run"),
+        "task": None if task is None else str(task),
+        "summary": summary,
+        "verdict": verdict,
+    }
+
+
+@ledger.command(name="show")
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option(
+    "--key",
+    "key_files",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Also trust the public key(s) in FILE when checking the ledger. Repeatable.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print {"ok", "findings", "entries": [{"line", "seq", "ts", "step", "run", "task", '
+    '"summary", "verdict"}]} on stdout.',
+)
+def show(path: Path, key_files: tuple[Path, ...], as_json: bool) -> None:
+    """Print PATH's ledger as a timeline: sequence, time, step, task, summary.
+
+    PATH is a plan directory or a _steps.jsonl (default: the current directory).
+    The ledger is verified first; a timeline of a ledger that does not verify is
+    shown with a warning on stderr and exit status 1 (details: `ledger verify`).
+
+    \b
+    Example:
+      groundskeeper ledger show plans/pricing
+         5  2025-03-14 09:27:00  check       gather-pricing  FAIL exit status 1 · …
+    """
+    report = _verify(path, key_files)
+    try:
+        steps = read_steps(path)
+    except UsageError as exc:
+        fail_usage(str(exc))
+    entries = [_entry(line, obj) for line, obj in steps]
+    if as_json:
+        emit_json(
+            {
+                "ok": report.ok,
+                "findings": [f.to_json() for f in report.findings],
+                "entries": entries,
+            }
+        )
+    else:
+        run = None
+        for entry in entries:
+            if entry["run"] != run and entry["run"] is not None:
+                run = entry["run"]
+                click.echo(click.style(f"── run {run}", bold=True))
+            when = (entry["ts"] or "").replace("T", " ").rstrip("Z")[:19]
+            summary = entry["summary"]
+            verdict = entry["verdict"]
+            if verdict in _VERDICT_COLOURS and summary:
+                head, _, rest = summary.partition(verdict)
+                summary = head + click.style(verdict, fg=_VERDICT_COLOURS[verdict], bold=True)
+                summary += rest
+            seq = entry["seq"] if entry["seq"] is not None else "?"
+            click.echo(
+                f"{seq:>5}  {when:19}  {entry['step'] or '?':<10}  "
+                f"{entry['task'] or '':<16}  {summary}"
+            )
+    if not report.ok:
+        narrate(
+            f"groundskeeper: this ledger does NOT verify ({len(report.findings)} findings); "
+            f"see: groundskeeper ledger verify {path}"
+        )
+    sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
+@click.command(name="keygen")
+@click.option("--force", is_flag=True, help="Replace an existing signing key.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print {"created", "private_key", "public_key", "key_id", "openssh"} on stdout.',
+)
+def keygen(force: bool, as_json: bool) -> None:
+    """Create your ed25519 signing key in $GROUNDSKEEPER_HOME (default
+    ~/.config/groundskeeper): signing_key.pem (mode 0600) and signing_key.pub.
+
+    Runs create the key on first use anyway; keygen lets you make it up front
+    and hand signing_key.pub to reviewers, who put it in their
+    $GROUNDSKEEPER_HOME/trusted/ or pass it with `ledger verify --key`.
+
+    An existing key is never overwritten without --force: ledgers signed with it
+    would then verify only with its .pub kept in trusted/.
+    """
+    try:
+        loaded = create_signing_key(force=force)
+    except KeyFileError as exc:
+        fail_usage(str(exc))
+    public = loaded.key.public
+    if as_json:
+        emit_json(
+            {
+                "created": loaded.created,
+                "private_key": str(loaded.private_path),
+                "public_key": str(loaded.public_path),
+                "key_id": public.key_id,
+                "openssh": public.to_openssh(),
+            }
+        )
+    else:
+        click.echo(f"public key: {loaded.public_path}")
+        click.echo(f"key id: {public.key_id}")
+        narrate(f"private key: {loaded.private_path} (mode 0600; keep it to yourself)")

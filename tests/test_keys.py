@@ -1,0 +1,179 @@
+"""Signing keys in $GROUNDSKEEPER_HOME: created 0600 with no readable window, refused when
+others can read them, and the trusted set a verifier uses."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from groundskeeper import keys
+from groundskeeper.keys import (
+    KeyFileError,
+    PublicKey,
+    SigningKey,
+    create_signing_key,
+    ensure_signing_key,
+    load_signing_key,
+    read_public_keys,
+    trusted_keys,
+)
+
+SEED = bytes(range(32))
+
+
+def test_home_follows_the_environment(
+    groundskeeper_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert keys.groundskeeper_home() == groundskeeper_home
+    monkeypatch.delenv("GROUNDSKEEPER_HOME")
+    monkeypatch.setenv("HOME", "/home/someone")
+    assert keys.groundskeeper_home() == Path("/home/someone/.config/groundskeeper")
+
+
+def test_first_use_creates_a_private_key_0600_even_with_umask_0(groundskeeper_home: Path) -> None:
+    old = os.umask(0)
+    try:
+        loaded = ensure_signing_key()
+    finally:
+        os.umask(old)
+    assert loaded.created is True
+    assert loaded.private_path == groundskeeper_home / "signing_key.pem"
+    assert stat.S_IMODE(loaded.private_path.stat().st_mode) == 0o600
+    assert loaded.private_path.read_bytes().startswith(b"-----BEGIN PRIVATE KEY-----")
+    pub = loaded.public_path.read_text()
+    assert pub.startswith("ssh-ed25519 ")
+    assert read_public_keys(loaded.public_path) == [loaded.key.public]
+    assert [p.name for p in groundskeeper_home.iterdir() if p.name.startswith(".")] == []
+    again = ensure_signing_key()
+    assert again.created is False
+    assert again.key.public == loaded.key.public
+
+
+def test_the_private_file_is_never_readable_by_others(
+    groundskeeper_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Watch every file the key writer opens: each must be created 0600 before a byte is written.
+    modes: list[int] = []
+    real_write = os.write
+
+    def spy(fd: int, data: bytes) -> int:
+        if b"PRIVATE KEY" in data:
+            modes.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", spy)
+    old = os.umask(0)
+    try:
+        create_signing_key()
+    finally:
+        os.umask(old)
+    assert modes == [0o600]
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620])
+def test_a_key_others_can_access_is_refused_with_the_fix(
+    groundskeeper_home: Path, mode: int
+) -> None:
+    loaded = create_signing_key()
+    os.chmod(loaded.private_path, mode)
+    with pytest.raises(KeyFileError) as caught:
+        load_signing_key()
+    assert f"chmod 600 {loaded.private_path}" in str(caught.value)
+    assert f"{mode:04o}" in str(caught.value)
+    with pytest.raises(KeyFileError):
+        ensure_signing_key()
+
+
+def test_a_garbled_key_is_refused(groundskeeper_home: Path) -> None:
+    path = groundskeeper_home / "signing_key.pem"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, b"not a key\n")
+    os.close(fd)
+    with pytest.raises(KeyFileError, match="not an unencrypted PKCS#8 PEM key"):
+        load_signing_key()
+
+
+def test_missing_key_names_the_command(groundskeeper_home: Path) -> None:
+    with pytest.raises(KeyFileError, match="groundskeeper keygen"):
+        load_signing_key()
+
+
+def test_create_refuses_to_overwrite_unless_forced(groundskeeper_home: Path) -> None:
+    first = create_signing_key()
+    with pytest.raises(KeyFileError, match="already exists"):
+        create_signing_key()
+    assert load_signing_key().key.public == first.key.public
+    second = create_signing_key(force=True)
+    assert second.key.public != first.key.public
+    assert stat.S_IMODE(second.private_path.stat().st_mode) == 0o600
+    assert load_signing_key().key.public == second.key.public
+
+
+def test_concurrent_first_use_agrees_on_one_key(groundskeeper_home: Path) -> None:
+    results: list[PublicKey] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(ensure_signing_key().key.public))
+        for _ in range(6)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 6
+    assert len(set(results)) == 1
+
+
+def test_public_key_ids_and_openssh_round_trip() -> None:
+    key = SigningKey.from_seed(SEED)
+    line = key.public.to_openssh("me@host")
+    assert line.startswith("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5")
+    assert line.endswith(" me@host")
+    assert PublicKey.from_openssh(line) == key.public
+    assert key.public.key_id == hashlib.sha256(key.public.raw).hexdigest()
+    assert key.public.verify(key.sign(b"m"), b"m") is True
+    assert key.public.verify(key.sign(b"m"), b"n") is False
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ me",
+        "ssh-ed25519 not-base64",
+        "ssh-ed25519",
+        "-----BEGIN PUBLIC KEY-----",
+    ],
+)
+def test_other_public_keys_are_refused(line: str) -> None:
+    with pytest.raises(ValueError):
+        PublicKey.from_openssh(line)
+
+
+def test_trusted_keys_are_own_trusted_dir_and_extra(
+    groundskeeper_home: Path, tmp_path: Path
+) -> None:
+    assert trusted_keys() == []
+    own = create_signing_key().key.public
+    colleague = SigningKey.from_seed(SEED).public
+    visitor = SigningKey.from_seed(bytes(32)).public
+    (groundskeeper_home / "trusted").mkdir()
+    (groundskeeper_home / "trusted" / "colleague.pub").write_text(
+        "# the build machine\n" + colleague.to_openssh("ci") + "\n"
+    )
+    (groundskeeper_home / "trusted" / "notes.txt").write_text("ignored: not a .pub\n")
+    extra = tmp_path / "visitor.pub"
+    extra.write_text(visitor.to_openssh() + "\n")
+    assert trusted_keys() == [own, colleague]
+    assert trusted_keys(extra=[extra]) == [own, colleague, visitor]
+
+
+def test_a_malformed_trusted_file_names_file_and_line(groundskeeper_home: Path) -> None:
+    (groundskeeper_home / "trusted").mkdir()
+    bad = groundskeeper_home / "trusted" / "bad.pub"
+    bad.write_text(SigningKey.from_seed(SEED).public.to_openssh() + "\nssh-dss AAAA x\n")
+    with pytest.raises(KeyFileError, match=f"{bad}:2:"):
+        trusted_keys()
