@@ -1,0 +1,134 @@
+"""The runner as a library: sealed checks, recorded steps, parallel bounds, the plan guard."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from groundskeeper.models import AssistantTurn, ModelRequest, ScriptedModel
+from groundskeeper.plan import load_plan
+from groundskeeper.runner import MemoryRecorder, PlanGuard, Runner, RunOptions, preflight
+
+HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
+
+
+def leaf(n: int, check: str = "grep -q ok marker") -> str:
+    return f"* TODO Task {n}\n  :PROPERTIES:\n  :ID: t{n}\n  :done-when: {check}\n  :END:\n"
+
+
+def write_plan(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "plan.org"
+    path.write_text(HEAD + body)
+    (tmp_path / "marker").write_text("ok\n")
+    return path
+
+
+def test_checks_are_sealed_at_start(tmp_path: Path) -> None:
+    """A worker that rewrites another task's check in the plan does not change what runs."""
+    path = write_plan(tmp_path, leaf(0) + leaf(1, "grep -q never marker"))
+    forged = HEAD + leaf(0) + leaf(1, "grep -q ok marker")
+    (tmp_path / "forged.org").write_text(forged)
+    model = ScriptedModel.from_yaml(
+        "workers:\n  t0:\n    - {tool: sh, input: {cmd: 'cat forged.org > plan.org'}}\n"
+        "    - say: DONE\n  t1: [{say: DONE}]\n"
+    )
+    recorder = MemoryRecorder()
+    options = RunOptions(max_parallel=1)
+    report = Runner(load_plan(path), model=model, recorder=recorder, options=options).run()
+    states = {t.id: (t.state, t.reason or "") for t in report.tasks}
+    assert states["t0"][0] == "FAILED" and states["t0"][1].startswith("tampering")
+    assert states["t1"][0] == "FAILED" and "grep -q never marker" in states["t1"][1]
+    sealed = {c["task_id"]: c["check_sha256"] for c in recorder.of("run-start")[0]["checks"]}
+    ran = [c for c in recorder.of("check") if c["task_id"] == "t1"]
+    assert {c["check_sha256"] for c in ran} == {sealed["t1"]}
+    assert "grep -q never marker" in path.read_text()  # the runner's version is back
+    assert (tmp_path / "plan.org.rejected-1").read_text() == forged
+
+
+def test_every_step_is_recorded_without_floats(tmp_path: Path) -> None:
+    path = write_plan(tmp_path, leaf(0))
+    model = ScriptedModel.from_yaml("workers:\n  t0:\n    - {tool: list_files}\n    - say: DONE\n")
+    recorder = MemoryRecorder()
+    report = Runner(load_plan(path), model=model, recorder=recorder).run()
+    assert report.ok
+    assert [name for name, _ in recorder.steps] == [
+        "run-start", "task-start", "tool-call", "claim", "check", "state", "run-end",
+    ]  # fmt: skip
+
+    def no_floats(value: object) -> bool:
+        if isinstance(value, dict):
+            return all(no_floats(v) for v in value.values())
+        if isinstance(value, list):
+            return all(no_floats(v) for v in value)
+        return not isinstance(value, float)
+
+    assert all(no_floats(body) for _, body in recorder.steps)
+    assert recorder.of("state") == [
+        {"run_id": report.run_id, "task_id": "t0", "from": "TODO", "to": "DONE"}
+    ]
+
+
+class SlowModel:
+    """Says DONE after a pause, counting how many tasks are inside it at once."""
+
+    def __init__(self) -> None:
+        self.inside = 0
+        self.most = 0
+        self.lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return "slow"
+
+    def respond(self, request: ModelRequest) -> AssistantTurn:
+        with self.lock:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+        time.sleep(0.05)
+        with self.lock:
+            self.inside -= 1
+        return AssistantTurn(({"type": "text", "text": "DONE"},), "end_turn")
+
+
+def test_parallel_siblings_are_bounded_by_max_parallel(tmp_path: Path) -> None:
+    path = write_plan(tmp_path, "".join(leaf(n) for n in range(8)))
+    model = SlowModel()
+    report = Runner(load_plan(path), model=model, options=RunOptions(max_parallel=3)).run()
+    assert report.ok
+    assert model.most == 3
+
+
+def test_preflight_needs_verdict_states_and_sane_attempts(tmp_path: Path) -> None:
+    path = tmp_path / "plan.org"
+    path.write_text(
+        "#+TODO: TODO | DONE\n* TODO A\n  :PROPERTIES:\n  :max-attempts: zero\n  :END:\n"
+    )
+    codes = [d.code for d in preflight(load_plan(path))]
+    assert codes == ["R001", "R002"]
+    report = Runner(load_plan(path), model=SlowModel()).run(lint=lambda plan: [])
+    assert (report.started, report.ok) == (False, False)
+    assert path.read_text().startswith("#+TODO: TODO | DONE\n* TODO A")
+
+
+def test_plan_guard_keeps_foreign_versions_and_restores(tmp_path: Path) -> None:
+    path = tmp_path / "plan.org"
+    path.write_text("* TODO a\n")
+    guard = PlanGuard(path, "* TODO a\n")
+    guard.start()
+    assert guard.verify() == []
+    path.write_text("forged 1\n")
+    (first,) = guard.verify()
+    assert first.rejected_path == tmp_path / "plan.org.rejected-1"
+    assert path.read_text() == "* TODO a\n"
+    path.unlink()
+    (gone,) = guard.verify()
+    assert gone.rejected_path is None and "deleted" in gone.describe()
+    assert path.read_text() == "* TODO a\n"
+    done: list[str] = []
+    path.write_text("forged 2\n")
+    guard.submit("* DONE a\n", lambda: done.append("written"))
+    found = guard.close()
+    assert [t.rejected_path for t in found] == [tmp_path / "plan.org.rejected-2"]
+    assert (tmp_path / "plan.org.rejected-2").read_text() == "forged 2\n"
+    assert path.read_text() == "* DONE a\n" and done == ["written"]
