@@ -7,6 +7,7 @@ judge a plan (that is `groundskeeper.lint`) and never runs anything.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import tempfile
@@ -93,11 +94,49 @@ class Heading:
     properties: Mapping[str, str]
     body: str
     line: int
-    children: tuple[Heading, ...]
+    children: tuple[Heading, ...] = field(repr=False)
     blocks: tuple[SourceBlock, ...]
     path: tuple[str, ...]
     # lower-cased property name -> 1-based line of that property inside the drawer
-    property_lines: Mapping[str, int] = field(default_factory=dict)
+    property_lines: Mapping[str, int] = field(default_factory=dict, repr=False)
+    # derived once at construction (children exist by then): the tree is read far more than built
+    task_id: str = field(init=False)
+    check: Check | None = field(init=False)
+    child_tasks: tuple[Heading, ...] = field(init=False, repr=False)
+    ordered: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        explicit_id = done_when = ordered = None
+        for key, value in self.properties.items():
+            lowered = key.lower()  # org property names are case-insensitive
+            if lowered == "id" and explicit_id is None:
+                explicit_id = value
+            elif lowered == "done-when" and done_when is None:
+                done_when = value
+            elif lowered == "ordered" and ordered is None:
+                ordered = value
+        set_field = object.__setattr__
+        set_field(self, "task_id", explicit_id or "/".join(self.path))
+        set_field(self, "check", self._find_check(done_when))
+        # any value but nil reads as true in org
+        set_field(self, "ordered", ordered is not None and ordered.strip() not in ("", "nil"))
+        nearest: list[Heading] = []
+        for child in self.children:
+            if child.keyword is not None:
+                nearest.append(child)
+            else:
+                nearest.extend(child.child_tasks)  # grouping headings are looked into
+        set_field(self, "child_tasks", tuple(nearest))
+
+    def _find_check(self, done_when: str | None) -> Check | None:
+        # DESIGN's precedence: :done-when:, else the first `:check` block of the own section
+        if done_when is not None:
+            line = self.property_lines.get("done-when", self.line)
+            return Check(text=done_when, language="sh", line=line, source="done-when")
+        for block in self.blocks:
+            if block.is_check:
+                return Check(block.body, block.language, block.line, "block")
+        return None
 
     def get_property(self, name: str) -> str | None:
         """A property's value, matching the name case-insensitively as org does."""
@@ -113,39 +152,6 @@ class Heading:
     @property
     def is_task(self) -> bool:
         return self.keyword is not None
-
-    @cached_property
-    def task_id(self) -> str:
-        explicit = self.get_property("ID")
-        return explicit if explicit else "/".join(self.path)
-
-    @cached_property
-    def check(self) -> Check | None:
-        done_when = self.get_property("done-when")
-        if done_when is not None:
-            line = self.property_lines.get("done-when", self.line)
-            return Check(text=done_when, language="sh", line=line, source="done-when")
-        for block in self.blocks:
-            if block.is_check:
-                return Check(block.body, block.language, block.line, "block")
-        return None
-
-    @cached_property
-    def child_tasks(self) -> tuple[Heading, ...]:
-        """The tasks nearest below this heading; keyword-less grouping headings are looked into."""
-        found: list[Heading] = []
-        for child in self.children:
-            if child.is_task:
-                found.append(child)
-            else:
-                found.extend(child.child_tasks)
-        return tuple(found)
-
-    @property
-    def ordered(self) -> bool:
-        value = self.get_property("ORDERED")
-        # org reads any value but nil as true
-        return value is not None and value.strip() not in ("", "nil")
 
 
 @dataclass(frozen=True, eq=False)
@@ -410,6 +416,18 @@ class _Open:
 
 def parse_plan(text: str, path: Path | None = None) -> Plan:
     """Parse plan text into a `Plan`. Line numbers are 1-based and count LF-terminated lines."""
+    enabled = gc.isenabled()
+    # a parse allocates one object graph that lives on; collecting while it grows only
+    # re-traverses it (on 100k tasks that made the parse super-linear)
+    gc.disable()
+    try:
+        return _parse(text, path)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse(text: str, path: Path | None) -> Plan:
     lines = _split_lines(text)
     fed, sections = _scan(lines)
     filename = str(path) if path is not None else "<string>"

@@ -306,6 +306,14 @@ def test_t006_check_block_in_another_language() -> None:
     assert found.message == "check language `python` has no sandboxed interpreter"
 
 
+def test_t006_check_block_without_language() -> None:
+    (found,) = lint("* TODO t\n#+begin_src :check\ntest -s x\n#+end_src\n")
+    assert (found.code, found.message) == (
+        "T006",
+        "check language `(none)` has no sandboxed interpreter",
+    )
+
+
 def test_t006_near_misses() -> None:
     sh = "* TODO t\n#+begin_src sh :check\ntest -s x\n#+end_src\n"
     assert lint(sh) == []
