@@ -452,3 +452,22 @@ def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
     done_rows = [task_id for task_id, state, _ in telemetry(plan) if state == "DONE"]
     assert sorted(done_rows) == ["batch", *(f"slow{n}" for n in range(6))]  # once each
     load_plan(plan)  # still parses
+
+
+def test_dock_task_fails_closed_on_a_non_conforming_artifact(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Build", "build", "grep -q . comp.wasm", dock="comp.wasm"),
+        "workers:\n  build:\n    - {tool: write_file, input: {path: comp.wasm, content: junk}}\n"
+        "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    assert result.exit_code == 1
+    (row,) = doc["tasks"]
+    assert (row["state"], row["verified"]) == ("FAILED", True)
+    assert row["reason"].startswith("conformance: `comp.wasm` did not dock")
+    assert not (tmp_path / "components" / "comp.wasm").exists()
+    docked = [(d["component"], d["ok"]) for d in steps(plan, "dock")]
+    assert docked == [("comp.wasm", False), ("comp.wasm", False)]
+    docks = sqlite3.connect(tmp_path / "_telemetry.db").execute("SELECT ok FROM dock_events")
+    assert [r[0] for r in docks] == [0, 0]  # both attempts were refused
