@@ -47,6 +47,9 @@ BATTERY = [
     "sed -e 's/one/1/' -e 's/two/2/;s/three/3/' b.txt",
     "sed -n '/Pro/s/\\$\\([0-9]*\\)/\\1 USD/p' notes.md",
     "sed = b.txt; sed 2q b.txt",
+    "sed = b.txt | sed 'N;s/\\n/ /'",
+    "sed '$!N;/^\\(.*\\)\\n\\1$/!P;D' text/dups.txt",
+    "sed -n '1h;1!H;${x;s/\\n/,/g;p}' b.txt; sed '1!G;h;$!d' a.txt",
     "sed -n '/alpha/{s/a/A/g;p}' a.txt",
     "sed p text/nonl.txt",
     "sed 's/ab,/x/g' text/long.txt | cut -c1-5",
@@ -248,6 +251,6 @@ def test_script_errors_are_not_silent(tree: Path) -> None:
     assert "unterminated `s' command" in result.stderr
     result = sandbox.run("sed 'y/ab/x/' a.txt", workdir=tree)
     assert result.status == 1
-    result = sandbox.run("sed 'h' a.txt", workdir=tree)
+    result = sandbox.run("sed 'b end' a.txt", workdir=tree)
     assert result.status == 2
-    assert "unsupported command `h'" in result.stderr
+    assert "unsupported command `b'" in result.stderr

@@ -1,8 +1,9 @@
 /* sed: a stream editor for the common subset (GNU sed behaviour in the C locale).
- * Commands: s/re/repl/[g p N I], y/abc/xyz/, p, d, q/Q [code], =, { ... }, each with optional addresses
- * (N, $, /re/[I], first~step) and ranges (a1,a2 / a1,+N / 0,/re/), `!` negation,
- * `;`/newline separated, `#` comments. Options: -n, -E/-r, -e (repeatable).
- * Anything else GNU sed has (-i, -f, -z, a/i/c/y/h/g/x/b/t/{}, ...) is refused with status 2.
+ * Commands: s/re/repl/[g p N I], y/abc/xyz/, p P d D n N h H g G x q/Q [code] = and
+ * { ... }, each with optional addresses (N, $, /re/[I], first~step) and ranges (a1,a2 /
+ * a1,+N / 0,/re/), `!` negation, `;`/newline separated, `#` comments.
+ * Options: -n, -E/-r, -e (repeatable). Anything else GNU sed has (-i, -f, -z, -s, the
+ * a/i/c/b/t/l/w/r commands, ...) is refused with status 2.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -94,6 +95,28 @@ static const char *read_delimited(const char *p, char delim, int is_regex, struc
     while (*p != '\0' && *p != delim) {
         if (*p == '\n' && is_regex)
             return NULL;
+        if (*p == '[' && is_regex) {
+            /* A bracket expression may hold the delimiter unescaped, as in GNU: s/[/]/x/. */
+            const char *q = p + 1;
+            if (*q == '^')
+                q++;
+            if (*q == ']')
+                q++;
+            while (*q != '\0' && *q != ']' && *q != '\n') {
+                if (*q == '[' && q[1] != '\0' && strchr(":.=", q[1]) != NULL) {
+                    const char close[3] = {q[1], ']', '\0'};
+                    const char *found = strstr(q + 2, close);
+                    q = found ? found + 2 : q + 1;
+                } else {
+                    q++;
+                }
+            }
+            if (*q != ']')
+                return NULL;
+            buf_add(out, p, (size_t)(q + 1 - p));
+            p = q + 1;
+            continue;
+        }
         if (*p == '\\' && p[1] != '\0') {
             char c = p[1];
             if (c == delim)
@@ -471,7 +494,8 @@ static int parse_script(struct sed *s, const char *script) {
             return parse_error(s, p, "missing command");
         p++;
         switch (c.name) {
-        case 'p': case 'd': case '=':
+        case 'p': case 'P': case 'd': case 'D': case '=': case 'n': case 'N':
+        case 'h': case 'H': case 'g': case 'G': case 'x':
             break;
         case 'q': case 'Q':
             if (c.a2.kind != ADDR_NONE)
@@ -506,7 +530,7 @@ static int parse_script(struct sed *s, const char *script) {
             s->cmds[open[--depth]].jump = s->ncmds;
             break;
         default:
-            if (strchr("aicNnhHgGxbtTlwrDPzFeWRv:", c.name) != NULL) {
+            if (strchr("aicbtTlwrzFeWRv:", c.name) != NULL) {
                 char what[32];
                 snprintf(what, sizeof what, "command `%c'", c.name);
                 return refuse(what);
@@ -694,23 +718,50 @@ static ssize_t next_line(struct input *in, char **line, size_t *cap) {
     return -1;
 }
 
+/* The current input line and the one after it (so that `$` is known in advance). */
+struct lines {
+    char *cur, *ahead;
+    size_t cur_cap, ahead_cap;
+    ssize_t cur_len, ahead_len;
+};
+
+static void advance(struct input *in, struct lines *l) {
+    char *swap = l->cur;
+    size_t swap_cap = l->cur_cap;
+    l->cur = l->ahead;
+    l->cur_cap = l->ahead_cap;
+    l->cur_len = l->ahead_len;
+    l->ahead = swap;
+    l->ahead_cap = swap_cap;
+    l->ahead_len = next_line(in, &l->ahead, &l->ahead_cap);
+}
+
+/* Append the current line (without its newline) to ps; returns whether it had one. */
+static int take_line(const struct lines *l, struct buf *ps) {
+    int had_newline = l->cur_len > 0 && l->cur[l->cur_len - 1] == '\n';
+    buf_add(ps, l->cur, (size_t)l->cur_len - (had_newline ? 1 : 0));
+    return had_newline;
+}
+
 static int run(struct sed *s, struct input *in) {
-    char *cur = NULL, *ahead = NULL;
-    size_t cur_cap = 0, ahead_cap = 0;
-    ssize_t cur_len = next_line(in, &cur, &cur_cap);
-    struct buf ps = {0}, spare = {0};
+    struct lines l = {0};
+    l.cur_len = next_line(in, &l.cur, &l.cur_cap);
+    l.ahead_len = l.cur_len >= 0 ? next_line(in, &l.ahead, &l.ahead_cap) : -1;
+    struct buf ps = {0}, spare = {0}, hold = {0};
+    buf_add(&hold, "", 0);
     unsigned long lineno = 0;
-    int err = 0, status = 0, quit = 0;
-    while (cur_len >= 0 && !quit) {
-        ssize_t ahead_len = next_line(in, &ahead, &ahead_cap);
-        int last = ahead_len < 0;
-        int had_newline = cur_len > 0 && cur[cur_len - 1] == '\n';
-        lineno++;
-        ps.len = 0;
-        buf_add(&ps, cur, (size_t)cur_len - (had_newline ? 1 : 0));
+    int err = 0, status = 0, quit = 0, restart = 0, had_newline = 0;
+    while ((restart || l.cur_len >= 0) && !quit) {
+        if (!restart) {
+            lineno++;
+            ps.len = 0;
+            had_newline = take_line(&l, &ps);
+        }
+        restart = 0;
         int autoprint = !s->quiet;
         for (size_t i = 0; i < s->ncmds && !err; i++) {
             struct cmd *c = &s->cmds[i];
+            int last = l.ahead_len < 0;
             if (!selected(s, c, &ps, lineno, last, &err) || err) {
                 if (c->name == '{')
                     i = c->jump; /* skip the block: resume after its } */
@@ -718,8 +769,24 @@ static int run(struct sed *s, struct input *in) {
             }
             if (c->name == 'p') {
                 emit(s, &ps, had_newline);
+            } else if (c->name == 'P') {
+                const char *nl = memchr(ps.data, '\n', ps.len);
+                struct buf first = {ps.data, nl ? (size_t)(nl - ps.data) : ps.len, 0};
+                emit(s, &first, nl != NULL || had_newline);
             } else if (c->name == 'd') {
                 autoprint = 0;
+                break;
+            } else if (c->name == 'D') {
+                /* Drop the first line of the pattern space; with more left, start the next
+                 * cycle on what remains instead of reading a new line. */
+                const char *nl = memchr(ps.data, '\n', ps.len);
+                autoprint = 0;
+                if (nl != NULL) {
+                    size_t cut = (size_t)(nl - ps.data) + 1;
+                    memmove(ps.data, ps.data + cut, ps.len - cut + 1);
+                    ps.len -= cut;
+                    restart = 1;
+                }
                 break;
             } else if (c->name == '=') {
                 if (s->pending_newline)
@@ -732,12 +799,44 @@ static int run(struct sed *s, struct input *in) {
                 status = c->exit_code;
                 quit = 1;
                 break;
+            } else if (c->name == 'n' || c->name == 'N') {
+                /* Without a next line GNU ends here, printing the pattern space. */
+                if (last) {
+                    quit = 1;
+                    break;
+                }
+                if (c->name == 'n') {
+                    if (!s->quiet)
+                        emit(s, &ps, had_newline);
+                    ps.len = 0;
+                } else {
+                    buf_add(&ps, "\n", 1);
+                }
+                advance(in, &l);
+                lineno++;
+                had_newline = take_line(&l, &ps);
             } else if (c->name == 's') {
                 if (substitute(s, c, &ps, &spare, &err) && c->print)
                     emit(s, &ps, had_newline);
             } else if (c->name == 'y') {
                 for (size_t k = 0; k < ps.len; k++)
                     ps.data[k] = (char)c->map[(unsigned char)ps.data[k]];
+            } else if (c->name == 'h' || c->name == 'H') {
+                if (c->name == 'h')
+                    hold.len = 0;
+                else
+                    buf_add(&hold, "\n", 1);
+                buf_add(&hold, ps.data, ps.len);
+            } else if (c->name == 'g' || c->name == 'G') {
+                if (c->name == 'g')
+                    ps.len = 0;
+                else
+                    buf_add(&ps, "\n", 1);
+                buf_add(&ps, hold.data, hold.len);
+            } else if (c->name == 'x') {
+                struct buf swap = ps;
+                ps = hold;
+                hold = swap;
             }
         }
         if (err) {
@@ -746,18 +845,14 @@ static int run(struct sed *s, struct input *in) {
         }
         if (autoprint)
             emit(s, &ps, had_newline);
-        char *swap = cur;
-        size_t swap_cap = cur_cap;
-        cur = ahead;
-        cur_cap = ahead_cap;
-        ahead = swap;
-        ahead_cap = swap_cap;
-        cur_len = ahead_len;
+        if (!restart)
+            advance(in, &l);
     }
-    free(cur);
-    free(ahead);
+    free(l.cur);
+    free(l.ahead);
     free(ps.data);
     free(spare.data);
+    free(hold.data);
     if (quit || err)
         return status;
     return in->status;
