@@ -146,12 +146,12 @@ class RunReport:
         }
 
 
-EventKind = Literal["task-start", "task-end", "tamper"]
+EventKind = Literal["task-start", "attempt-failed", "task-end", "tamper"]
 
 
 @dataclass(frozen=True, slots=True)
 class RunEvent:
-    """Progress for a narrator; emitted on the runner's own thread, in order."""
+    """Progress for a narrator, one call at a time (`attempt-failed` from a pool thread)."""
 
     kind: EventKind
     task_id: str | None
@@ -303,6 +303,7 @@ class Runner:
         self._inflight: dict[_Node, None] = {}  # submitted, not yet judged
         self._started: set[_Node] = set()  # picked up by a pool thread
         self._started_lock = threading.Lock()
+        self._event_lock = threading.Lock()
         self._guard = PlanGuard(self.plan_path, plan.text)
 
     # -- public ---------------------------------------------------------------------------------
@@ -547,6 +548,11 @@ class Runner:
                     reason = f"{reason} (the same failure twice in a row; stopped early)"
                 break
             previous = failure_sig
+            if attempt < limit:
+                self._emit(
+                    RunEvent("attempt-failed", heading.task_id, heading.title, "FAILED",
+                             attempt, True, f"claimed {excerpt(claim.claim)!r}, but {reason}")
+                )  # fmt: skip
             feedback = (
                 f"your work did not pass its acceptance check: {task.check.text.strip()} → {detail}"
             )
@@ -645,7 +651,8 @@ class Runner:
 
     def _emit(self, event: RunEvent) -> None:
         if self.on_event is not None:
-            self.on_event(event)
+            with self._event_lock:
+                self.on_event(event)
 
     def _settle(
         self,

@@ -117,6 +117,9 @@ def resume(
     def narrate_event(event: RunEvent) -> None:
         if event.kind == "task-start":
             narrate(f"▶ {event.task_id}")
+        elif event.kind == "attempt-failed":
+            narrate(f"✘ {event.task_id}: attempt {event.attempts} did not pass its check"
+                    f" — {event.reason}; feeding that back for another attempt")  # fmt: skip
         elif event.kind == "tamper":
             narrate(f"! tampering: {event.reason}")
         else:
