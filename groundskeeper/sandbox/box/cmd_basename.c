@@ -1,0 +1,89 @@
+/* basename and dirname: pure string operations on paths, GNU style (-a, -s for basename). */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "box.h"
+
+static int option_error(const char *name, int c, char **argv) {
+    if (c == ':') {
+        box_err(name, "option requires an argument -- '%c'", optopt);
+        return 1;
+    }
+    char opt[3] = {'-', (char)optopt, '\0'};
+    return box_usage(name, optopt ? opt : argv[optind - 1]);
+}
+
+static void print_basename(const char *path, const char *suffix) {
+    size_t end = strlen(path);
+    while (end > 1 && path[end - 1] == '/') end--;
+    if (end == 1 && path[0] == '/') {
+        puts("/");
+        return;
+    }
+    size_t start = end;
+    while (start > 0 && path[start - 1] != '/') start--;
+    size_t len = end - start, slen = suffix != NULL ? strlen(suffix) : 0;
+    /* the suffix is removed only when something would remain */
+    if (slen > 0 && slen < len && memcmp(path + end - slen, suffix, slen) == 0) len -= slen;
+    printf("%.*s\n", (int)len, path + start);
+}
+
+int cmd_basename(int argc, char **argv) {
+    static const struct option longopts[] = {{"multiple", no_argument, 0, 'a'},
+                                             {"suffix", required_argument, 0, 's'},
+                                             {0, 0, 0, 0}};
+    bool multiple = false;
+    const char *suffix = NULL;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":as:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'a': multiple = true; break;
+        case 's':
+            suffix = optarg;
+            multiple = true;
+            break;
+        default: return option_error("basename", c, argv);
+        }
+    }
+    int n = argc - optind;
+    if (n < 1) {
+        box_err("basename", "missing operand");
+        return 1;
+    }
+    if (!multiple) {
+        if (n > 2) {
+            box_err("basename", "extra operand '%s'", argv[optind + 2]);
+            return 1;
+        }
+        print_basename(argv[optind], n == 2 ? argv[optind + 1] : NULL);
+        return 0;
+    }
+    for (int i = optind; i < argc; i++) print_basename(argv[i], suffix);
+    return 0;
+}
+
+int cmd_dirname(int argc, char **argv) {
+    static const struct option longopts[] = {{0, 0, 0, 0}};
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        return option_error("dirname", c, argv);
+    }
+    if (optind >= argc) {
+        box_err("dirname", "missing operand");
+        return 1;
+    }
+    for (int i = optind; i < argc; i++) {
+        const char *path = argv[i];
+        size_t end = strlen(path);
+        while (end > 0 && path[end - 1] == '/') end--; /* trailing slashes */
+        while (end > 0 && path[end - 1] != '/') end--; /* last component */
+        while (end > 0 && path[end - 1] == '/') end--; /* slashes before it */
+        if (end == 0) puts(path[0] == '/' ? "/" : ".");
+        else printf("%.*s\n", (int)end, path);
+    }
+    return 0;
+}
