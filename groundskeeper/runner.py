@@ -309,7 +309,12 @@ class Runner:
     # -- public ---------------------------------------------------------------------------------
 
     def run(self, lint: Callable[[Plan], list[Diagnostic]] | None = None) -> RunReport:
-        diagnostics = list(lint(self.plan) if lint is not None else []) + preflight(self.plan)
+        """Lint (rung 1, `groundskeeper.lint.validate` unless given), then run the plan."""
+        if lint is None:
+            from groundskeeper.lint import validate
+
+            lint = validate
+        diagnostics = [*lint(self.plan), *preflight(self.plan)]
         if has_errors(diagnostics):
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
         for idx, heading in enumerate(self.plan.tasks()):
