@@ -5,7 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
