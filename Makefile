@@ -26,9 +26,15 @@ lint: setup
 test: lint
 	$(PY) -m pytest
 
+# The main job, offline: one honest worker, one that claims DONE without doing the work.
+# The run happens in a scratch copy so the example stays as committed.
 demo: setup
-	$(VENV)/bin/groundskeeper lint examples/pricing.org
-	-$(VENV)/bin/groundskeeper lint examples/broken-workflow.org
+	@d=$$(mktemp -d) && cp examples/demo/plan.org $$d/ && \
+	export GROUNDSKEEPER_HOME=$$d/.home && \
+	$(VENV)/bin/groundskeeper lint $$d/plan.org && \
+	$(VENV)/bin/groundskeeper resume $$d/plan.org --model scripted:examples/demo/workers.yaml && \
+	echo && echo "plan after the run ($$d/plan.org):" && cat $$d/plan.org && \
+	echo && $(VENV)/bin/groundskeeper ledger verify $$d
 
 # The sandbox's commands: one multi-call WASI binary built from our own C sources.
 wasm: setup
