@@ -2,11 +2,12 @@
  * argument count up to four, a recursive parser with -a/-o/!/parentheses beyond).
  * Exit 0 true, 1 false, 2 error.
  *
- * WASI exposes no permission bits: -r and -w ask the sandbox for read/write rights (so -w is
- * false in a read-only run), and -x is true only for directories, because nothing inside the
- * sandbox can be executed.
+ * WASI exposes no permission bits: -r asks whether the file is there to read, -w whether the
+ * sandbox lets it be opened for writing (false in a read-only run), and -x is true only for
+ * directories, because nothing inside the sandbox can be executed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +68,20 @@ static bool to_int(struct parser *p, const char *s, intmax_t *out) {
     return true;
 }
 
+/* WASI's fdstat reports full rights whatever the preopen allows, so ask by opening for
+ * writing: a read-only workdir refuses (EPERM), a writable one accepts, or says EISDIR for a
+ * directory. Without O_CREAT or O_TRUNC the open changes nothing. */
+static bool writable(const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) != 0) return false;
+    int fd = open(path, O_WRONLY);
+    if (fd >= 0) {
+        close(fd);
+        return true;
+    }
+    return errno == EISDIR;
+}
+
 static bool unary(struct parser *p, const char *op, const char *arg) {
     struct stat sb;
     switch (op[1]) {
@@ -84,7 +99,7 @@ static bool unary(struct parser *p, const char *op, const char *arg) {
     case 'L':
     case 'h': return lstat(arg, &sb) == 0 && S_ISLNK(sb.st_mode);
     case 'r': return access(arg, R_OK) == 0;
-    case 'w': return access(arg, W_OK) == 0;
+    case 'w': return writable(arg);
     case 'x': return stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode);
     case 't': {
         intmax_t fd;
