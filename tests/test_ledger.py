@@ -615,3 +615,19 @@ def test_signed_note_matches_the_published_c2sp_example() -> None:
     assert blob == (
         "x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM="
     )
+
+
+def test_appends_in_one_process_do_not_reread_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = Ledger(tmp_path, KEY, "run-a", trusted=[])
+    ledger.record("run-start", {})
+
+    def no_reading(path: Path, what: str) -> bytes | None:
+        raise AssertionError(f"append re-read the {what}: appends must be O(1)")
+
+    monkeypatch.setattr(ledger_module, "_read", no_reading)
+    for n in range(5):
+        ledger.record("task-start", {"task_id": f"t{n}"})
+    monkeypatch.undo()
+    assert (verify(tmp_path).ok, verify(tmp_path).lines) == (True, 6)
