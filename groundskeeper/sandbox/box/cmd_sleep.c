@@ -1,7 +1,6 @@
 /* sleep: pause for the sum of its operands (seconds, or with an s/m/h/d suffix). The host's
  * wall-clock deadline still applies, so a long sleep ends the run with a named limit. */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,12 +41,18 @@ int cmd_sleep(int argc, char **argv) {
         total += v * mult;
     }
     if (status != 0) return status;
-    struct timespec ts;
-    /* anything longer than a day is longer than any run's deadline */
-    if (total > 86400.0) total = 86400.0;
-    ts.tv_sec = (time_t)total;
-    ts.tv_nsec = (long)((total - floor(total)) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    /* Sleep in short slices: wasmtime cannot interrupt a guest blocked in one long
+     * poll_oneoff, so a single nanosleep would outlive the host's deadline. Between slices
+     * the guest runs wasm code again, where epoch interruption can stop it. */
+    if (total > 86400.0) total = 86400.0; /* longer than any run's deadline */
+    long long remaining_ns = (long long)(total * 1e9);
+    const long long slice_ns = 10 * 1000 * 1000;
+    while (remaining_ns > 0) {
+        long long step = remaining_ns < slice_ns ? remaining_ns : slice_ns;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)step};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+        }
+        remaining_ns -= step;
     }
     return 0;
 }
