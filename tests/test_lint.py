@@ -382,3 +382,25 @@ def test_diagnostics_come_in_document_order_across_rules() -> None:
     )
     found = lint(text, outline=True)
     assert [(d.code, d.line) for d in found] == [("W001", 2), ("T002", 3), ("T004", 6)]
+
+
+# --- one parser, one registry -----------------------------------------------------------------
+
+
+def test_t003_reports_exactly_what_the_sandbox_parser_says() -> None:
+    from groundskeeper.sandbox import ShellSyntaxError, parse
+
+    text = "test -s a && (cd b)"
+    with pytest.raises(ShellSyntaxError) as raised:
+        parse(text)
+    (found,) = lint(checked(text))
+    assert found.message == (
+        f"check does not parse: {raised.value.message} (column {raised.value.column})"
+    )
+
+
+def test_t004_accepts_every_command_the_registry_lists() -> None:
+    from groundskeeper.sandbox import COMMANDS
+
+    for name in sorted(COMMANDS):
+        assert only(checked(f"{name} x"), "T004") == [], name
