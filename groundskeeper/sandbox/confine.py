@@ -15,6 +15,9 @@ import stat
 from groundskeeper.errors import GroundskeeperError
 
 DEV_NULL = "/dev/null"
+# Where the workdir appears inside WASI. Only this directory is preopened, so an absolute
+# path anywhere else (`/etc/hostname`, `/`) names nothing there and is refused.
+GUEST_ROOT = "/workdir"
 
 
 class PathRefused(GroundskeeperError):

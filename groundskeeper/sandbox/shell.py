@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from groundskeeper.sandbox import wasi
-from groundskeeper.sandbox.confine import DEV_NULL, PathRefused, Workdir
+from groundskeeper.sandbox.confine import DEV_NULL, GUEST_ROOT, PathRefused, Workdir
 from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS
 from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
 from groundskeeper.sandbox.syntax import (
@@ -355,9 +355,7 @@ class _Run:
             raise self.stop(self.watch.fault, name)
         env = {k: v for k, v in state.variables.items() if k in state.exported}
         env.update(assignments)
-        env.pop("GK_CWD", None)
-        if state.cwd:
-            env["GK_CWD"] = "/" + state.cwd
+        env["GK_CWD"] = GUEST_ROOT + ("/" + state.cwd if state.cwd else "")
         # One pair of files serves every stage of the run: each is read before the next opens
         # (and so truncates) it.
         if not self.stage_files:

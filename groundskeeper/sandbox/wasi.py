@@ -18,6 +18,7 @@ from pathlib import Path
 
 import wasmtime
 
+from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.sandbox.result import Fault, SandboxError
 
 log = logging.getLogger(__name__)
@@ -313,7 +314,7 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
         config.stdin_file = spec.stdin
         config.stdout_file = merger.path if merger else spec.stdout
         config.stderr_file = merger.path if merger else spec.stderr
-        config.preopen_dir(spec.root, ".", not spec.read_only)
+        config.preopen_dir(spec.root, GUEST_ROOT, not spec.read_only)
     except wasmtime.WasmtimeError as error:
         if merger:
             config.close()

@@ -232,7 +232,7 @@ def test_ls_long_shows_what_wasi_knows(tree: Path) -> None:
 
 def test_pwd_is_relative_to_the_workdir_root(tree: Path) -> None:
     result = sandbox.run("pwd; cd sub/inner && pwd", workdir=tree)
-    assert result.stdout == "/\n/sub/inner\n"
+    assert result.stdout == "/workdir\n/workdir/sub/inner\n"
 
 
 def test_expr_overflow_is_an_error_not_a_wrong_answer(tree: Path) -> None:

@@ -165,3 +165,16 @@ def test_no_host_environment_reaches_the_commands(
     result = sandbox.run('printf "%s" "$GK_LEAK_CANARY"; env', workdir=layout)
     assert SECRET not in result.stdout
     assert os.environ["GK_LEAK_CANARY"] == SECRET
+
+
+@pytest.mark.parametrize(
+    "cmdline",
+    ["cat /a.txt", "ls /", "mkdir -p /tmp/gk-abs", "touch /a.txt", "cp a.txt /copy.txt"],
+)
+def test_absolute_paths_are_refused_inside_the_commands(cmdline: str, layout: Path) -> None:
+    # The workdir is not `/` inside WASI: an absolute path never aliases a file in it.
+    before = snapshot(layout.parent)
+    result = sandbox.run(cmdline, workdir=layout)
+    assert result.status not in (0, 127), result.stdout
+    assert "No such file or directory" in result.stderr
+    assert snapshot(layout.parent) == before

@@ -250,9 +250,13 @@ int cmd_ls(int argc, char **argv) {
     for (int i = 0; i < n; i++) {
         struct entry e = {strdup(operands[i]), strdup(operands[i]), {0}, true};
         if (e.name == NULL || e.path == NULL) return 2;
-        /* operands are followed when they name a directory through a link, as GNU does */
-        if (stat(e.path, &e.st) != 0 && lstat(e.path, &e.st) != 0) {
-            box_err("ls", "cannot access '%s': %s", operands[i], strerror(errno));
+        /* operands are followed when they name a directory through a link, as GNU does; only
+         * a dangling link (ENOENT) falls back to the link itself — a link the sandbox refuses
+         * to follow (it leads outside the workdir) is an error, not a listing of its name */
+        int followed = stat(e.path, &e.st);
+        int follow_errno = errno;
+        if (followed != 0 && (follow_errno != ENOENT || lstat(e.path, &e.st) != 0)) {
+            box_err("ls", "cannot access '%s': %s", operands[i], strerror(follow_errno));
             status = 2;
             free(e.name);
             free(e.path);
