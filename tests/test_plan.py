@@ -316,6 +316,22 @@ def test_replace_keyword_keeps_aligned_tags_in_their_column() -> None:
     assert replace_keyword(cramped, 1, "TODO", "PARTIAL") == "* PARTIAL a :t:\n"
 
 
+def test_replace_keyword_finds_lines_in_long_texts() -> None:
+    # long enough that the line lookup has to cross several chunks of the text
+    lines = [
+        f"* TODO task {i}" if i % 7 == 0 else f"  body {i} " + "x" * (i % 50) for i in range(9000)
+    ]
+    text = "\n".join(lines) + "\n"
+    assert len(text) > 200_000
+    for index in (0, 7, 2338, 4998, 8995):
+        edited = replace_keyword(text, index + 1, "TODO", "DONE")
+        expected = lines.copy()
+        expected[index] = expected[index].replace("TODO", "DONE")
+        assert edited == "\n".join(expected) + "\n"
+    with pytest.raises(PlanEditError, match="line 9002 does not exist"):
+        replace_keyword(text, 9002, "TODO", "DONE")
+
+
 def test_replace_keyword_inserts_a_missing_keyword() -> None:
     assert replace_keyword("* a   :t:\n", 1, None, "DONE") == "* DONE a :t:\n"
 
