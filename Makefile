@@ -19,8 +19,8 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 lint: setup
-	$(PY) -m ruff check groundskeeper tests benchmarks
-	$(PY) -m ruff format --check groundskeeper tests benchmarks
+	$(PY) -m ruff check groundskeeper tests benchmarks docs ledger
+	$(PY) -m ruff format --check groundskeeper tests benchmarks docs ledger
 	$(PY) -m mypy --strict groundskeeper
 
 test: lint

@@ -51,6 +51,16 @@ def main() -> None:
     and every step is sealed in a signed ledger you can verify offline.
 
     \b
-    Start with:
-      groundskeeper lint plan.org        is the plan coherent?
+    A tour, in the order a plan lives:
+      groundskeeper lint plan.org                  rung 1: is the plan coherent?
+      groundskeeper resume plan.org --model scripted:workers.yaml
+                                                   run it: DONE only on a passing check
+      groundskeeper check plan.org                 is every DONE still earned?
+      groundskeeper ledger verify .                did anyone alter the signed record?
+      groundskeeper sh -- 'grep -c x notes.md'     try a command in the sandbox
+      groundskeeper conform component.wasm         rung 3: does a component fit its world?
+
+    Every command takes --json. Exit codes: 0 ok, 1 findings or failures, 2 bad input.
+    User state (signing key, trusted keys, caches) lives in $GROUNDSKEEPER_HOME
+    (default ~/.config/groundskeeper).
     """
