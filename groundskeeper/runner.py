@@ -1,98 +1,69 @@
-"""The runner: executes a plan's task tree with workers, gated by acceptance checks.
+"""The runner: one run of a plan, every task gated by its acceptance check.
 
-It owns scheduling (ORDERED siblings in sequence, others in parallel), attempts and feedback,
-roll-up of parents, sealing checks at run start, writing verdicts into the plan (guarded
-against tampering), and calling the step recorder and telemetry. It never prints; the CLI
-narrates the `RunEvent`s it emits.
+It owns attempts and feedback, sealing checks at run start, taking verdicts (into the plan
+through `PlanGuard`, telemetry and the sealed steps of `RunSeal`) and blaming tampering. The
+tree walk is `task_tree`'s; narration is the CLI's, from the `RunEvent`s emitted here.
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import os
-import platform
 import queue
 import secrets
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from groundskeeper import __version__
 from groundskeeper.acceptance import (
     DEFAULT_CHECK_TIMEOUT,
     CheckResult,
     SealedCheck,
     Shell,
     run_check,
-    sha256_text,
 )
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models import Model
-from groundskeeper.plan import Heading, Plan, PlanReadError, write_atomically
+from groundskeeper.plan import Heading, Plan, PlanReadError
 from groundskeeper.plan import replace_keyword as edit_keyword
+from groundskeeper.plan_guard import PlanGuard, Tamper
+from groundskeeper.sealing import MemoryRecorder, RunSeal, SealingError, StepRecorder, excerpt
+from groundskeeper.task_tree import Node, TaskWalk, build_tree
 from groundskeeper.telemetry import Telemetry
 from groundskeeper.worker import (
     DEFAULT_MAX_TURNS,
     DEFAULT_SH_TIMEOUT,
+    AttemptOutcome,
     Toolbox,
     ToolCallRecord,
     WorkerSession,
     WorkerTask,
 )
 
-log = logging.getLogger(__name__)
+__all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_MAX_PARALLEL",
+    "MemoryRecorder",
+    "PlanGuard",
+    "RunEvent",
+    "RunOptions",
+    "RunReport",
+    "Runner",
+    "StepRecorder",
+    "Tamper",
+    "TaskReport",
+    "max_attempts",
+    "new_run_id",
+    "preflight",
+]
 
 DEFAULT_MAX_ATTEMPTS = 2
 DEFAULT_MAX_PARALLEL = 4
-EXCERPT = 200
 VERDICT_STATES = ("DONE", "FAILED", "PARTIAL")
-
-
-class StepRecorder(Protocol):
-    """Where the runner seals its steps (the ledger); bodies are JSON-native, no floats."""
-
-    def record(self, step: str, body: Mapping[str, Any]) -> object: ...
-
-
-class NullRecorder:
-    def record(self, step: str, body: Mapping[str, Any]) -> None:
-        return None
-
-
-@dataclass
-class MemoryRecorder:
-    """Keeps steps in a list: the fake ledger for tests and dry runs."""
-
-    steps: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def record(self, step: str, body: Mapping[str, Any]) -> None:
-        with self._lock:
-            self.steps.append((step, dict(body)))
-
-    def of(self, step: str) -> list[dict[str, Any]]:
-        with self._lock:
-            return [body for name, body in self.steps if name == step]
-
-
-class _LockedRecorder:
-    """Serialises calls into a recorder that may not be thread-safe."""
-
-    def __init__(self, inner: StepRecorder) -> None:
-        self._inner = inner
-        self._lock = threading.Lock()
-
-    def record(self, step: str, body: Mapping[str, Any]) -> None:
-        with self._lock:
-            self._inner.record(step, body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,10 +137,6 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(4)
 
 
-def excerpt(text: str) -> str:
-    return text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
-
-
 def preflight(plan: Plan) -> list[Diagnostic]:
     """What the runner itself needs of a plan beyond rung 1: verdict states, valid numbers."""
     found: list[Diagnostic] = []
@@ -206,43 +173,12 @@ def max_attempts(task: Heading) -> int:
     return int(raw) if raw is not None and raw.strip().isdigit() else DEFAULT_MAX_ATTEMPTS
 
 
-# --- the tree ----------------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class _Node:
-    heading: Heading | None  # None for the plan itself
-    kind: Literal["leaf", "composite", "group"]
-    parent: _Node | None
-    ordered: bool
-    children: list[_Node] = field(default_factory=list)
-    next_child: int = 0
-    pending: int = 0
-    outcome: str | None = None  # DONE, FAILED, PARTIAL (groups: DONE or PARTIAL)
-    ran: bool = False  # this node or a descendant ran something in this run
-
-
-def _build(headings: tuple[Heading, ...], parent: _Node) -> None:
-    for heading in headings:
-        if heading.is_task:
-            kind: Literal["leaf", "composite", "group"] = (
-                "composite" if heading.child_tasks else "leaf"
-            )
-        elif heading.child_tasks:
-            kind = "group"
-        else:
-            continue
-        node = _Node(heading, kind, parent, heading.ordered)
-        parent.children.append(node)
-        if kind != "leaf":
-            _build(heading.children, node)
-
-
 @dataclass(slots=True)
 class _TaskRun:
     heading: Heading
     idx: int
     check: SealedCheck | None
+    check_sha256: str | None
     start_state: str
     state: str
     attempts: int = 0
@@ -256,7 +192,7 @@ class _TaskRun:
 class _Outcome:
     """What a job reports back to the scheduler thread."""
 
-    node: _Node
+    node: Node
     state: str
     attempts: int
     verified: bool | None
@@ -268,7 +204,11 @@ class _Outcome:
 
 
 class Runner:
-    """One run of one plan. Create, then `run()` once."""
+    """One run of one plan. Create, then `run()` once.
+
+    Steps are sealed through `recorder`: the CLI passes the signed ledger; without one they
+    are kept in memory (`MemoryRecorder`). A step that cannot be sealed stops the run (R004).
+    """
 
     def __init__(
         self,
@@ -290,18 +230,17 @@ class Runner:
         self.workdir = (workdir or plan.path.parent).resolve()
         self.model = model
         self.options = options or RunOptions()
-        self.recorder = _LockedRecorder(recorder or NullRecorder())
+        self.run_id = run_id or new_run_id()
+        self.seal = RunSeal(recorder if recorder is not None else MemoryRecorder(), self.run_id)
         self.telemetry = telemetry
         self.shell = shell
         self.on_event = on_event
-        self.run_id = run_id or new_run_id()
         self.tasks: dict[Heading, _TaskRun] = {}
         self.tampers: list[Tamper] = []
         self._text = plan.text
         self._queue: queue.SimpleQueue[_Outcome] = queue.SimpleQueue()
-        self._actions: deque[Callable[[], None]] = deque()
-        self._inflight: dict[_Node, None] = {}  # submitted, not yet judged
-        self._started: set[_Node] = set()  # picked up by a pool thread
+        self._inflight: dict[Node, None] = {}  # submitted, not yet judged
+        self._started: set[Node] = set()  # picked up by a pool thread
         self._started_lock = threading.Lock()
         self._event_lock = threading.Lock()
         self._guard = PlanGuard(self.plan_path, plan.text)
@@ -320,16 +259,28 @@ class Runner:
         for idx, heading in enumerate(self.plan.tasks()):
             check = SealedCheck.seal(heading.check) if heading.check else None
             keyword = heading.keyword or ""
-            self.tasks[heading] = _TaskRun(heading, idx, check, keyword, keyword)
+            sha256 = check.sha256 if check else None
+            self.tasks[heading] = _TaskRun(heading, idx, check, sha256, keyword, keyword)
+        try:
+            self.seal.run_start(
+                plan=str(self.plan_path),
+                plan_text=self.plan.text,
+                checks=[(t.heading.task_id, t.check_sha256) for t in self.tasks.values()],
+                model=self.model.name,
+                workdir=str(self.workdir),
+                max_parallel=self.options.max_parallel,
+                require_checks=self.options.require_checks,
+            )
+        except SealingError:
+            diagnostics.append(self._unsealed(started=False))
+            return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
         if self.telemetry is not None:
             self.telemetry.reconcile({t.task_id: t.keyword or "" for t in self.plan.tasks()})
-        self._record_start()
-        root = _Node(None, "group", None, False)
-        _build(self.plan.roots, root)
+        self._walk = TaskWalk(build_tree(self.plan.roots), self)
         self._guard.start()
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:
-            self._actions.append(lambda: self._start(root))
+            self._walk.begin()
             self._loop()
         finally:
             self._executor.shutdown(wait=True, cancel_futures=True)
@@ -339,23 +290,43 @@ class Runner:
         diagnostics.extend(t.diagnostic() for t in self.tampers)
         reports = self._reports()
         ok = all(r.state == "DONE" for r in reports) and not self.tampers
-        self.recorder.record(
-            "run-end",
-            {
-                "run_id": self.run_id,
-                "ok": ok,
-                "states": [{"task_id": r.id, "state": r.state} for r in reports],
-                "tampers": len(self.tampers),
-            },
-        )
+        self.seal.run_end(ok, [(r.id, r.state) for r in reports], len(self.tampers))
+        if self.seal.failure is not None:
+            ok = False
+            diagnostics.append(self._unsealed(started=True))
         return RunReport(self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers))
 
-    # -- scheduling (all on the calling thread) -------------------------------------------------
+    # -- the walk's host (scheduler thread) -----------------------------------------------------
+
+    def start_state(self, node: Node) -> str:
+        return self._task(node).start_state
+
+    def has_own_check(self, node: Node) -> bool:
+        return self._task(node).check is not None
+
+    def submit(self, node: Node) -> None:
+        task = self._task(node)
+        try:
+            self.seal.task_start(task.heading.task_id, node.kind, task.check_sha256)
+        except SealingError:
+            return  # not started; the loop stops at its next step
+        self._inflight[node] = None
+        self._emit(RunEvent("task-start", task.heading.task_id, task.heading.title))
+        job = self._leaf_job if node.kind == "leaf" else self._rollup_job
+        self._executor.submit(self._guarded, job, node)
+
+    def settle(self, node: Node, state: str, reason: str | None) -> None:
+        self._settle(self._task(node), state, 0, None, reason, "", 0)
+
+    # -- scheduling (scheduler thread) ----------------------------------------------------------
 
     def _loop(self) -> None:
+        walk = self._walk
         while True:
-            while self._actions:
-                self._actions.popleft()()
+            while walk.pending and self.seal.failure is None:
+                walk.run_next()
+            if self.seal.failure is not None:
+                walk.abandon()  # fail closed: nothing new starts unsealed
             if not self._inflight:
                 return
             self._handle(self._queue.get())
@@ -366,43 +337,7 @@ class Runner:
                     break
                 self._handle(outcome)
 
-    def _start(self, node: _Node) -> None:
-        if node.kind == "leaf":
-            task = self._task(node)
-            if task.start_state == "DONE":
-                node.outcome = "DONE"
-                self._actions.append(lambda: self._child_finished(node))
-                return
-            self._submit(node, self._leaf_job)
-            return
-        if not node.children:
-            self._complete(node)
-        elif node.ordered:
-            node.next_child = 0
-            child = node.children[0]
-            self._actions.append(lambda: self._start(child))
-        else:
-            node.pending = len(node.children)
-            for child in node.children:
-                self._actions.append(lambda c=child: self._start(c))  # type: ignore[misc]
-
-    def _submit(self, node: _Node, job: Callable[[_Node], _Outcome]) -> None:
-        task = self._task(node)
-        node.ran = True
-        self._inflight[node] = None
-        self._emit(RunEvent("task-start", task.heading.task_id, task.heading.title))
-        self.recorder.record(
-            "task-start",
-            {
-                "run_id": self.run_id,
-                "task_id": task.heading.task_id,
-                "kind": node.kind,
-                "check_sha256": task.check.sha256 if task.check else None,
-            },
-        )
-        self._executor.submit(self._guarded, job, node)
-
-    def _guarded(self, job: Callable[[_Node], _Outcome], node: _Node) -> None:
+    def _guarded(self, job: Callable[[Node], _Outcome], node: Node) -> None:
         with self._started_lock:
             self._started.add(node)
         started = time.monotonic()
@@ -431,55 +366,11 @@ class Runner:
         self._settle(
             task, state, outcome.attempts, verified, reason, outcome.output, outcome.duration_ms
         )
-        outcome.node.outcome = task.state
-        self._actions.append(lambda: self._child_finished(outcome.node))
+        self._walk.finished(outcome.node, task.state)
 
-    def _child_finished(self, child: _Node) -> None:
-        parent = child.parent
-        if parent is None:
-            return
-        parent.ran = parent.ran or child.ran
-        if parent.ordered:
-            if child.outcome != "DONE":
-                self._complete(parent)  # later siblings are not started
-                return
-            parent.next_child += 1
-            if parent.next_child < len(parent.children):
-                self._start(parent.children[parent.next_child])
-            else:
-                self._complete(parent)
-            return
-        parent.pending -= 1
-        if parent.pending == 0:
-            self._complete(parent)
+    # -- jobs (pool threads) --------------------------------------------------------------------
 
-    def _complete(self, node: _Node) -> None:
-        all_done = all(c.outcome == "DONE" for c in node.children)
-        if node.kind == "group":
-            node.outcome = "DONE" if all_done else "PARTIAL"
-            self._child_finished(node)
-            return
-        task = self._task(node)
-        if not all_done:
-            unfinished = [c for c in node.children if c.outcome != "DONE"]
-            names = ", ".join(c.heading.title for c in unfinished if c.heading is not None)
-            self._settle(task, "PARTIAL", 0, None, f"not every child task is DONE: {names}", "", 0)
-            node.outcome = "PARTIAL"
-            self._child_finished(node)
-        elif not node.ran and task.start_state == "DONE":
-            node.outcome = "DONE"
-            self._child_finished(node)
-        elif task.check is not None:
-            self._submit(node, self._rollup_job)
-        else:
-            self._settle(task, "DONE", 0, None, None, "", 0)
-            node.outcome = "DONE"
-            node.ran = True
-            self._child_finished(node)
-
-    # -- jobs (on pool threads) -----------------------------------------------------------------
-
-    def _leaf_job(self, node: _Node) -> _Outcome:
+    def _leaf_job(self, node: Node) -> _Outcome:
         task = self._task(node)
         heading = task.heading
         started = time.monotonic()
@@ -510,28 +401,9 @@ class Runner:
                 found.append(tamper)
             if task.tainted is not None:
                 break
-            self.recorder.record(
-                "claim",
-                {
-                    "run_id": self.run_id,
-                    "task_id": heading.task_id,
-                    "attempt": attempt,
-                    "claims_done": claim.claims_done,
-                    "stop": claim.stop,
-                    "turns": claim.turns,
-                    "claim_sha256": sha256_text(claim.claim),
-                    "excerpt": excerpt(claim.claim),
-                },
-            )
+            self.seal.claim(heading.task_id, attempt, claim)
             if task.check is None:
-                if self.options.require_checks:
-                    state, verified = "FAILED", False
-                    reason = "no acceptance check (--require-checks)"
-                elif claim.claims_done:
-                    state, verified, reason = "DONE", False, None
-                else:
-                    state, verified = "FAILED", False
-                    reason = f"the worker did not claim DONE: {excerpt(claim.claim) or '(nothing)'}"
+                state, verified, reason = self._unchecked(claim)
                 output = claim.claim
                 break
             result = self._check(heading.task_id, attempt, task.check)
@@ -564,7 +436,19 @@ class Runner:
         ms = int((time.monotonic() - started) * 1000)
         return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found))
 
-    def _rollup_job(self, node: _Node) -> _Outcome:
+    def _unchecked(self, claim: AttemptOutcome) -> tuple[str, bool, str | None]:
+        """The verdict on a task without a check: the worker's word, unless checks are required."""
+        if self.options.require_checks:
+            return "FAILED", False, "no acceptance check (--require-checks)"
+        if claim.claims_done:
+            return "DONE", False, None
+        return (
+            "FAILED",
+            False,
+            f"the worker did not claim DONE: {excerpt(claim.claim) or '(nothing)'}",
+        )
+
+    def _rollup_job(self, node: Node) -> _Outcome:
         task = self._task(node)
         assert task.check is not None  # only submitted for parents with their own check
         started = time.monotonic()
@@ -581,20 +465,7 @@ class Runner:
         result = run_check(
             check, self.workdir, shell=self.shell, timeout=self.options.check_timeout
         )
-        self.recorder.record(
-            "check",
-            {
-                "run_id": self.run_id,
-                "task_id": task_id,
-                "attempt": attempt,
-                "check_sha256": result.check_sha256,
-                "output_sha256": result.output_sha256,
-                "verdict": result.verdict,
-                "reason": result.code or None,
-                "excerpt": excerpt(result.output),
-                "duration_ms": result.duration_ms,
-            },
-        )
+        self.seal.check(task_id, attempt, result)
         return result
 
     def _dock(self, heading: Heading) -> str | None:
@@ -610,18 +481,7 @@ class Runner:
 
         result = dock(component, self.plan_path.parent / "components")
         messages = "; ".join(d.message for d in result.diagnostics if d.level == "error")
-        self.recorder.record(
-            "dock",
-            {
-                "run_id": self.run_id,
-                "task_id": heading.task_id,
-                "component": raw.strip(),
-                "sha256": result.sha256,
-                "ok": result.ok,
-                "interface": result.interface,
-                "diagnostics": [d.to_json() for d in result.diagnostics],
-            },
-        )
+        self.seal.dock(heading.task_id, raw.strip(), result)
         if self.telemetry is not None:
             self.telemetry.record_dock(
                 self.run_id, heading.task_id, raw.strip(), result.sha256, result.ok,
@@ -633,26 +493,14 @@ class Runner:
 
     def _tool_recorder(self, task_id: str, attempt: int) -> Callable[[ToolCallRecord], None]:
         def record(call: ToolCallRecord) -> None:
-            self.recorder.record(
-                "tool-call",
-                {
-                    "run_id": self.run_id,
-                    "task_id": task_id,
-                    "attempt": attempt,
-                    "tool": call.tool,
-                    "input_sha256": call.input_sha256,
-                    "status": call.status,
-                    "is_error": call.is_error,
-                },
-            )
+            self.seal.tool_call(task_id, attempt, call)
 
         return record
 
     # -- verdicts, writes, tampering (scheduler thread) -----------------------------------------
 
-    def _task(self, node: _Node) -> _TaskRun:
-        assert node.heading is not None  # groups never reach here
-        return self.tasks[node.heading]
+    def _task(self, node: Node) -> _TaskRun:
+        return self.tasks[node.task]
 
     def _emit(self, event: RunEvent) -> None:
         if self.on_event is not None:
@@ -669,7 +517,14 @@ class Runner:
         output: str,
         duration_ms: int,
     ) -> None:
-        """Take a verdict: into the headline now; the row and the step once it is on disk."""
+        """Take a verdict: into the headline now; the row and the step once it is on disk.
+
+        After a sealing failure nothing is taken: the plan shows only verdicts whose steps
+        were sealed (a verdict already on its way to disk may lose its `state` step)."""
+        if self.seal.failure is not None:
+            task.attempts = attempts
+            task.reason = f"not written: the run stopped unsealed before this {state} verdict"
+            return
         before = task.state
         task.state, task.attempts, task.verified = state, attempts, verified
         task.reason, task.output = reason, output
@@ -679,13 +534,13 @@ class Runner:
         )
         if before != state:
             self._text = edit_keyword(self._text, heading.line, before, state)
-        run_id, telemetry, recorder = self.run_id, self.telemetry, self.recorder
+        telemetry, seal = self.telemetry, self.seal
         row: int | None = None
         if telemetry is not None:
             # pending until the plan holds it: a crash in between never leaves a row for a
             # verdict the plan lost (the next run's reconcile drops it), nor the reverse
             row = telemetry.record_verdict(
-                run_id=run_id,
+                run_id=self.run_id,
                 task_id=heading.task_id,
                 idx=task.idx,
                 title=heading.title,
@@ -699,9 +554,7 @@ class Runner:
             )
 
         def written() -> None:
-            recorder.record(
-                "state", {"run_id": run_id, "task_id": heading.task_id, "from": before, "to": state}
-            )
+            seal.state(heading.task_id, before, state)  # a failure latches; the loop stops
             if telemetry is not None and row is not None:
                 telemetry.commit_verdicts([row])
 
@@ -731,208 +584,22 @@ class Runner:
                 sha256=tamper.sha256,
                 detail=tamper.describe(),
             )
-        self.recorder.record(
-            "tamper",
-            {
-                "run_id": self.run_id,
-                "task_ids": list(tamper.task_ids),
-                "rejected_path": tamper.rejected_path.name if tamper.rejected_path else None,
-                "sha256": tamper.sha256,
-            },
-        )
+        rejected = tamper.rejected_path.name if tamper.rejected_path else None
+        self.seal.tamper(list(tamper.task_ids), rejected, tamper.sha256)
         self._emit(RunEvent("tamper", None, reason=tamper.describe()))
 
-    def _record_start(self) -> None:
-        self.recorder.record(
-            "run-start",
-            {
-                "run_id": self.run_id,
-                "plan": str(self.plan_path),
-                "plan_sha256": sha256_text(self.plan.text),
-                # a list, not a mapping: task ids may be any text, ledger keys are ASCII
-                "checks": [
-                    {
-                        "task_id": t.heading.task_id,
-                        "check_sha256": t.check.sha256 if t.check else None,
-                    }
-                    for t in self.tasks.values()
-                ],
-                "model": self.model.name,
-                "workdir": str(self.workdir),
-                "max_parallel": self.options.max_parallel,
-                "require_checks": self.options.require_checks,
-                "versions": {"groundskeeper": __version__, "python": platform.python_version()},
-            },
-        )
+    def _unsealed(self, *, started: bool) -> Diagnostic:
+        outcome = "stopped; no verdict after that was written" if started else "did not start"
+        message = f"the run could not be sealed, so it {outcome}: {self.seal.failure}"
+        return Diagnostic("error", "ledger", message, None, "R004")
 
     def _reports(self) -> tuple[TaskReport, ...]:
         reports: list[TaskReport] = []
         for idx, heading in enumerate(self.plan.tasks()):
-            task = self.tasks.get(heading)
-            if task is None:
-                state = heading.keyword or ""
-                reports.append(
-                    TaskReport(
-                        heading.task_id, heading.title, heading.line, idx, state, 0, None, None
-                    )
-                )
-                continue
+            keyword = heading.keyword or ""  # a task the run never took keeps its state
+            task = self.tasks.get(heading) or _TaskRun(heading, idx, None, None, keyword, keyword)
             reports.append(
-                TaskReport(
-                    heading.task_id,
-                    heading.title,
-                    heading.line,
-                    idx,
-                    task.state,
-                    task.attempts,
-                    task.verified,
-                    task.reason,
-                    task.output,
-                )
-            )
+                TaskReport(heading.task_id, heading.title, heading.line, idx, task.state,
+                           task.attempts, task.verified, task.reason, task.output)
+            )  # fmt: skip
         return tuple(reports)
-
-
-# --- the plan file, guarded ------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class Tamper:
-    """The plan file was found changed by someone other than the runner."""
-
-    rejected_path: Path | None  # where the foreign version was kept; None if the file was gone
-    sha256: str
-    task_ids: list[str] = field(default_factory=list)  # tasks failed closed because of it
-
-    def describe(self) -> str:
-        if self.rejected_path is None:
-            found = "the plan file was deleted during the run"
-        else:
-            found = (
-                "the plan file was changed during the run by something other than the runner;"
-                f" the foreign version is kept as {self.rejected_path.name}"
-            )
-        return f"{found}, and the runner's version was restored"
-
-    def diagnostic(self) -> Diagnostic:
-        blamed = f" (failed closed: {', '.join(self.task_ids)})" if self.task_ids else ""
-        return Diagnostic("error", "plan", self.describe() + blamed, None, "R003")
-
-
-class PlanGuard:
-    """Writes the runner's plan text on a writer thread, coalescing verdicts (group commit).
-
-    Before every write, and whenever asked (`verify`), the file is compared with what the
-    runner may have on disk; anything else is kept aside as `<plan>.rejected-N` and undone.
-    Callbacks given to `submit` run once the text containing their verdict is durable.
-    """
-
-    def __init__(self, path: Path, text: str) -> None:
-        self.path = path
-        data = text.encode("utf-8")
-        self._io = threading.Lock()
-        self._last = data
-        self._known: tuple[bytes, ...] = (data,)
-        self._cond = threading.Condition()
-        self._wanted: bytes | None = None
-        self._wanted_text = ""
-        self._callbacks: list[Callable[[], None]] = []
-        self._found: list[Tamper] = []
-        self._closing = False
-        self._error: BaseException | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._writer, name="plan-writer", daemon=True)
-        self._thread.start()
-
-    def submit(self, text: str, written: Callable[[], None]) -> None:
-        with self._cond:
-            if self._error is not None:
-                raise self._error
-            self._wanted = text.encode("utf-8")
-            self._wanted_text = text
-            self._callbacks.append(written)
-            self._cond.notify()
-
-    def verify(self) -> list[Tamper]:
-        """Tampering found since the last call (by the writer, or now)."""
-        try:
-            current: bytes | None = self.path.read_bytes()
-        except FileNotFoundError:
-            current = None
-        if current is None or current not in self._known:
-            with self._io:
-                tamper = self._restore_if_foreign()
-            if tamper is not None:
-                with self._cond:
-                    self._found.append(tamper)
-        with self._cond:
-            found, self._found = self._found, []
-        return found
-
-    def close(self) -> list[Tamper]:
-        """Flush every submitted text, stop the writer, look at the file one last time."""
-        with self._cond:
-            self._closing = True
-            self._cond.notify()
-        if self._thread is not None:
-            self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self.verify()
-
-    def _writer(self) -> None:
-        while True:
-            with self._cond:
-                while self._wanted is None and not self._closing:
-                    self._cond.wait()
-                if self._wanted is None:
-                    return
-                data, callbacks = self._wanted, self._callbacks
-                self._wanted, self._callbacks = None, []
-                text = self._wanted_text
-            try:
-                with self._io:
-                    tamper = self._restore_if_foreign()
-                    self._known = (self._last, data)  # either may be on disk mid-replace
-                    write_atomically(self.path, text)
-                    self._last = data
-                    self._known = (data,)
-                if tamper is not None:
-                    with self._cond:
-                        self._found.append(tamper)
-                for callback in callbacks:
-                    callback()
-            except BaseException as exc:  # surfaced to the scheduler at its next submit/close
-                log.exception("writing %s failed", self.path)
-                with self._cond:
-                    self._error = exc
-                return
-
-    def _restore_if_foreign(self) -> Tamper | None:
-        """With the I/O lock held: undo a foreign change, keeping the foreign bytes aside."""
-        try:
-            current: bytes | None = self.path.read_bytes()
-        except FileNotFoundError:
-            current = None
-        if current == self._last:
-            return None
-        rejected: Path | None = None
-        if current is not None:
-            rejected = self._next_rejected()
-            with rejected.open("xb") as handle:
-                handle.write(current)
-                handle.flush()
-                os.fsync(handle.fileno())
-        write_atomically(self.path, self._last.decode("utf-8"))
-        return Tamper(rejected, hashlib.sha256(current or b"").hexdigest())
-
-    def _next_rejected(self) -> Path:
-        prefix = f"{self.path.name}.rejected-"
-        numbers = [
-            int(p.name[len(prefix) :])
-            for p in self.path.parent.glob(prefix + "*")
-            if p.name[len(prefix) :].isdigit()
-        ]
-        return self.path.with_name(f"{prefix}{max(numbers, default=0) + 1}")

@@ -1,0 +1,161 @@
+"""The plan file during a run: the runner's verdicts written back atomically in batches, and
+any other change to the file kept aside as `<plan>.rejected-N` and undone (`Tamper`).
+Which task is to blame for a tampering is the runner's call, not this module's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.plan import write_atomically
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class Tamper:
+    """The plan file was found changed by someone other than the runner."""
+
+    rejected_path: Path | None  # where the foreign version was kept; None if the file was gone
+    sha256: str
+    task_ids: list[str] = field(default_factory=list)  # tasks failed closed because of it
+
+    def describe(self) -> str:
+        if self.rejected_path is None:
+            found = "the plan file was deleted during the run"
+        else:
+            found = (
+                "the plan file was changed during the run by something other than the runner;"
+                f" the foreign version is kept as {self.rejected_path.name}"
+            )
+        return f"{found}, and the runner's version was restored"
+
+    def diagnostic(self) -> Diagnostic:
+        blamed = f" (failed closed: {', '.join(self.task_ids)})" if self.task_ids else ""
+        return Diagnostic("error", "plan", self.describe() + blamed, None, "R003")
+
+
+class PlanGuard:
+    """Writes the runner's plan text on a writer thread, coalescing verdicts (group commit).
+
+    Before every write, and whenever asked (`verify`), the file is compared with what the
+    runner may have on disk; anything else is kept aside as `<plan>.rejected-N` and undone.
+    Callbacks given to `submit` run once the text containing their verdict is durable.
+    """
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        data = text.encode("utf-8")
+        self._io = threading.Lock()
+        self._last = data
+        self._known: tuple[bytes, ...] = (data,)
+        self._cond = threading.Condition()
+        self._wanted: bytes | None = None
+        self._wanted_text = ""
+        self._callbacks: list[Callable[[], None]] = []
+        self._found: list[Tamper] = []
+        self._closing = False
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._writer, name="plan-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, text: str, written: Callable[[], None]) -> None:
+        with self._cond:
+            if self._error is not None:
+                raise self._error
+            self._wanted = text.encode("utf-8")
+            self._wanted_text = text
+            self._callbacks.append(written)
+            self._cond.notify()
+
+    def verify(self) -> list[Tamper]:
+        """Tampering found since the last call (by the writer, or now)."""
+        try:
+            current: bytes | None = self.path.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if current is None or current not in self._known:
+            with self._io:
+                tamper = self._restore_if_foreign()
+            if tamper is not None:
+                with self._cond:
+                    self._found.append(tamper)
+        with self._cond:
+            found, self._found = self._found, []
+        return found
+
+    def close(self) -> list[Tamper]:
+        """Flush every submitted text, stop the writer, look at the file one last time."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify()
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self.verify()
+
+    def _writer(self) -> None:
+        while True:
+            with self._cond:
+                while self._wanted is None and not self._closing:
+                    self._cond.wait()
+                if self._wanted is None:
+                    return
+                data, callbacks = self._wanted, self._callbacks
+                self._wanted, self._callbacks = None, []
+                text = self._wanted_text
+            try:
+                with self._io:
+                    tamper = self._restore_if_foreign()
+                    self._known = (self._last, data)  # either may be on disk mid-replace
+                    write_atomically(self.path, text)
+                    self._last = data
+                    self._known = (data,)
+                if tamper is not None:
+                    with self._cond:
+                        self._found.append(tamper)
+                for callback in callbacks:
+                    callback()
+            except BaseException as exc:  # surfaced to the scheduler at its next submit/close
+                log.exception("writing %s failed", self.path)
+                with self._cond:
+                    self._error = exc
+                return
+
+    def _restore_if_foreign(self) -> Tamper | None:
+        """With the I/O lock held: undo a foreign change, keeping the foreign bytes aside."""
+        try:
+            current: bytes | None = self.path.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if current == self._last:
+            return None
+        rejected: Path | None = None
+        if current is not None:
+            rejected = self._next_rejected()
+            with rejected.open("xb") as handle:
+                handle.write(current)
+                handle.flush()
+                os.fsync(handle.fileno())
+        write_atomically(self.path, self._last.decode("utf-8"))
+        return Tamper(rejected, hashlib.sha256(current or b"").hexdigest())
+
+    def _next_rejected(self) -> Path:
+        prefix = f"{self.path.name}.rejected-"
+        numbers = [
+            int(p.name[len(prefix) :])
+            for p in self.path.parent.glob(prefix + "*")
+            if p.name[len(prefix) :].isdigit()
+        ]
+        return self.path.with_name(f"{prefix}{max(numbers, default=0) + 1}")

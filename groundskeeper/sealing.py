@@ -1,0 +1,191 @@
+"""What a run seals, step by step: the bodies of its ledger lines, and the latch that stops it.
+
+`RunSeal` turns the runner's events into step bodies (JSON-native, no floats, outputs as hashes
+plus excerpts) for a `StepRecorder` — the signed ledger, or `MemoryRecorder`, its fake. The
+ledger's file format is `groundskeeper.ledger`'s business, not this module's.
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from groundskeeper import __version__
+from groundskeeper.acceptance import CheckResult, sha256_text
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.worker import AttemptOutcome, ToolCallRecord
+
+if TYPE_CHECKING:
+    from groundskeeper.conformance import DockResult
+
+log = logging.getLogger(__name__)
+
+EXCERPT = 200
+
+
+class StepRecorder(Protocol):
+    """Where the runner seals its steps (the ledger); bodies are JSON-native, no floats."""
+
+    def record(self, step: str, body: Mapping[str, Any]) -> object: ...
+
+
+@dataclass
+class MemoryRecorder:
+    """Keeps steps in a list: the fake ledger for tests, benchmarks and library callers."""
+
+    steps: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, step: str, body: Mapping[str, Any]) -> None:
+        with self._lock:
+            self.steps.append((step, dict(body)))
+
+    def of(self, step: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [body for name, body in self.steps if name == step]
+
+
+class SealingError(GroundskeeperError):
+    """A step could not be sealed (a damaged or unwritable ledger); the run must stop."""
+
+
+def excerpt(text: str) -> str:
+    return text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
+
+
+class RunSeal:
+    """The steps of one run, recorded one at a time from any thread.
+
+    Fail-closed: the first step the recorder cannot take latches `failure`, and no later
+    step reaches the recorder. Steps that open work (run-start, task-start, tool-call, claim,
+    check, dock) raise `SealingError`, so the work stops there; steps that record what has
+    already happened (state, tamper, run-end) only latch, and the runner stops at its next
+    scheduling point.
+    """
+
+    def __init__(self, recorder: StepRecorder, run_id: str) -> None:
+        self.recorder = recorder
+        self.run_id = run_id
+        self.failure: str | None = None
+        self._lock = threading.Lock()  # a recorder need not be thread-safe
+
+    def record(self, step: str, body: Mapping[str, Any], *, opens_work: bool = True) -> None:
+        with self._lock:
+            if self.failure is None:
+                try:
+                    self.recorder.record(step, {"run_id": self.run_id, **body})
+                    return
+                except Exception as exc:  # whatever the cause, this step is not sealed
+                    log.error("sealing a %s step failed: %s", step, exc)
+                    self.failure = f"the `{step}` step could not be sealed: {exc}"
+            if opens_work:
+                raise SealingError(self.failure)
+
+    def run_start(
+        self,
+        *,
+        plan: str,
+        plan_text: str,
+        checks: Iterable[tuple[str, str | None]],
+        model: str,
+        workdir: str,
+        max_parallel: int,
+        require_checks: bool,
+    ) -> None:
+        self.record(
+            "run-start",
+            {
+                "plan": plan,
+                "plan_sha256": sha256_text(plan_text),
+                # a list, not a mapping: task ids may be any text, ledger keys are ASCII
+                "checks": [{"task_id": t, "check_sha256": sha} for t, sha in checks],
+                "model": model,
+                "workdir": workdir,
+                "max_parallel": max_parallel,
+                "require_checks": require_checks,
+                "versions": {"groundskeeper": __version__, "python": platform.python_version()},
+            },
+        )
+
+    def task_start(self, task_id: str, kind: str, check_sha256: str | None) -> None:
+        self.record("task-start", {"task_id": task_id, "kind": kind, "check_sha256": check_sha256})
+
+    def tool_call(self, task_id: str, attempt: int, call: ToolCallRecord) -> None:
+        self.record(
+            "tool-call",
+            {
+                "task_id": task_id,
+                "attempt": attempt,
+                "tool": call.tool,
+                "input_sha256": call.input_sha256,
+                "status": call.status,
+                "is_error": call.is_error,
+            },
+        )
+
+    def claim(self, task_id: str, attempt: int, claim: AttemptOutcome) -> None:
+        self.record(
+            "claim",
+            {
+                "task_id": task_id,
+                "attempt": attempt,
+                "claims_done": claim.claims_done,
+                "stop": claim.stop,
+                "turns": claim.turns,
+                "claim_sha256": sha256_text(claim.claim),
+                "excerpt": excerpt(claim.claim),
+            },
+        )
+
+    def check(self, task_id: str, attempt: int, result: CheckResult) -> None:
+        self.record(
+            "check",
+            {
+                "task_id": task_id,
+                "attempt": attempt,
+                "check_sha256": result.check_sha256,
+                "output_sha256": result.output_sha256,
+                "verdict": result.verdict,
+                "reason": result.code or None,
+                "excerpt": excerpt(result.output),
+                "duration_ms": result.duration_ms,
+            },
+        )
+
+    def dock(self, task_id: str, component: str, result: DockResult) -> None:
+        self.record(
+            "dock",
+            {
+                "task_id": task_id,
+                "component": component,
+                "sha256": result.sha256,
+                "ok": result.ok,
+                "interface": result.interface,
+                "diagnostics": [d.to_json() for d in result.diagnostics],
+            },
+        )
+
+    def state(self, task_id: str, before: str, after: str) -> None:
+        self.record("state", {"task_id": task_id, "from": before, "to": after}, opens_work=False)
+
+    def tamper(self, task_ids: list[str], rejected_name: str | None, sha256: str) -> None:
+        self.record(
+            "tamper",
+            {"task_ids": task_ids, "rejected_path": rejected_name, "sha256": sha256},
+            opens_work=False,
+        )
+
+    def run_end(self, ok: bool, states: Iterable[tuple[str, str]], tampers: int) -> None:
+        self.record(
+            "run-end",
+            {
+                "ok": ok,
+                "states": [{"task_id": t, "state": s} for t, s in states],
+                "tampers": tampers,
+            },
+            opens_work=False,
+        )
