@@ -2,7 +2,7 @@
 public keys a verifier trusts.
 
 Owns key files (creation with mode 0600, permission checks, OpenSSH public keys); it does not
-know the ledger format, which lives in `groundskeeper.ledger`.
+know the ledger format, which lives in `groundskeeper.ledger_format`.
 """
 
 from __future__ import annotations

@@ -603,13 +603,13 @@ def test_canonical_json_is_jcs_for_the_subset() -> None:
 def test_signed_note_matches_the_published_c2sp_example() -> None:
     # The signed-note example published with the C2SP spec: key "PeterNeumann", key id
     # c74f20a3; Ed25519 is deterministic, so the same seed and text give the same line.
-    from groundskeeper.ledger import _note_key_hash
+    from groundskeeper.ledger_format import note_key_hash
 
     seed = base64.b64decode("AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz")[1:]
     key = SigningKey.from_seed(seed)
     text = b"If you think cryptography is the answer to your problem,\n"
     text += b"then you don't know what your problem is.\n"
-    key_hash = _note_key_hash("PeterNeumann", key.public)
+    key_hash = note_key_hash("PeterNeumann", key.public)
     assert key_hash.hex() == "c74f20a3"
     blob = base64.b64encode(key_hash + key.sign(text)).decode()
     assert blob == (
@@ -626,8 +626,33 @@ def test_appends_in_one_process_do_not_reread_the_file(
     def no_reading(path: Path, what: str) -> bytes | None:
         raise AssertionError(f"append re-read the {what}: appends must be O(1)")
 
-    monkeypatch.setattr(ledger_module, "_read", no_reading)
+    monkeypatch.setattr(ledger_module, "read_if_present", no_reading)
     for n in range(5):
         ledger.record("task-start", {"task_id": f"t{n}"})
     monkeypatch.undo()
     assert (verify(tmp_path).ok, verify(tmp_path).lines) == (True, 6)
+
+
+def test_ledger_public_api_is_locked() -> None:
+    # The runner, the CLI and the benchmarks import from groundskeeper.ledger; splitting the
+    # module must not move a name out from under them.
+    assert sorted(ledger_module.__all__) == [
+        "AppendedLine",
+        "CHECKPOINT_FILE",
+        "Finding",
+        "Head",
+        "LEDGER_FILE",
+        "Ledger",
+        "LedgerError",
+        "LedgerUnreadable",
+        "MerkleTree",
+        "Report",
+        "STEP_TYPES",
+        "append_step",
+        "canonical_json",
+        "excerpt",
+        "read_steps",
+        "resolve_ledger_path",
+        "verify_ledger",
+    ]
+    assert all(hasattr(ledger_module, name) for name in ledger_module.__all__)
