@@ -7,6 +7,7 @@ failing check is a `CheckResult` value, never an exception. It does not decide t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import re
@@ -24,7 +25,9 @@ from groundskeeper.plan import (
     replace_keyword,
     write_atomically,
 )
+from groundskeeper.sandbox.registry import COMMANDS
 from groundskeeper.sandbox.result import ShellResult
+from groundskeeper.sandbox.syntax import ShellSyntaxError, command_names, parse
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +144,9 @@ FAILURE_CODES: frozenset[str] = frozenset(
     }
 )
 
-_NOT_FOUND = re.compile(r"command not found")
+# The sandbox's own words for a command it does not have (status 127 unless `!`/`||` hide it).
+_NOT_FOUND = re.compile(r"^(.*): command not found \(not in the sandbox\)$", re.MULTILINE)
+_NOT_FOUND_127 = re.compile(r"command not found")
 
 
 def new_sentinel() -> str:
@@ -193,16 +198,17 @@ def run_check(
             result = run(
                 f"{command} && echo {sentinel}", workdir=workdir, read_only=True, timeout=timeout
             )
+            if not isinstance(result, ShellResult):
+                raise TypeError(f"the shell answered {type(result).__name__}, not a ShellResult")
         except Exception as exc:  # fail closed: whatever breaks in the sandbox is a FAIL
             log.warning("the sandbox failed on a check line", exc_info=True)
             why = f"the sandbox could not run the check: {_first_line(exc)}"
             return fail("sandbox_error", why, "", 0, number)
         total_ms += int(result.duration_ms)
-        stdout_lines = result.stdout.splitlines()
-        shown = "\n".join(x for x in stdout_lines if x != sentinel)
+        confirmed, shown = _split_sentinel(result.stdout, sentinel)
         output = _join(shown, result.stderr)
         outputs.append(output)
-        failure = _classify(result, sentinel, stdout_lines, command)
+        failure = _classify(result, confirmed, command, shown)
         if failure is not None:
             code, reason = failure
             return fail(code, f"check line {number}: {reason}", output, total_ms, number)
@@ -212,8 +218,37 @@ def run_check(
     )
 
 
+def _split_sentinel(stdout: str, sentinel: str) -> tuple[bool, str]:
+    """(was the sentinel the exact last line of stdout, the output without it).
+
+    `&& echo SENTINEL` is the last thing a check line runs, so on success its line ends the
+    output; anything else (a sentinel elsewhere, glued to the check's own last line) is not a
+    confirmation. The sentinel never appears in what is returned: that output goes back to the
+    worker and into the ledger.
+    """
+    tail = sentinel + "\n"
+    confirmed = stdout == tail or stdout.endswith("\n" + tail)
+    shown = stdout[: -len(tail)] if confirmed else stdout
+    shown = shown[:-1] if shown.endswith("\n") else shown
+    return confirmed, shown.replace(sentinel, "<sentinel>")
+
+
+def _unknown_commands(command: str, stderr: str) -> list[str]:
+    """Commands the check names (or ran) that the sandbox does not have, in order.
+
+    Static, with the parser and registry lint's T004 uses, so an unknown command fails the
+    check even where `||`, `!` or `$(…)` would hide its 127; plus the sandbox's own message,
+    for names only known at run time (`$CMD`).
+    """
+    missing: list[str] = []
+    with contextlib.suppress(ShellSyntaxError):  # the run itself reports a syntax error
+        missing += [n for n in command_names(parse(command)) if n not in COMMANDS]
+    missing += [m.group(1).strip() for m in _NOT_FOUND.finditer(stderr)]
+    return list(dict.fromkeys(missing))
+
+
 def _classify(
-    result: ShellResult, sentinel: str, stdout_lines: list[str], command: str
+    result: ShellResult, confirmed: bool, command: str, stdout: str
 ) -> tuple[str, str] | None:
     shown = f"`{command}`"
     if result.fault == "syntax":
@@ -227,16 +262,26 @@ def _classify(
             "trap": "crashed in the sandbox (trap)",
         }
         return result.fault, f"{shown} {limits.get(result.fault, result.fault)}"
-    if result.status == 127 and _NOT_FOUND.search(result.stderr):
-        missing = result.stderr.strip().splitlines()[0] if result.stderr.strip() else ""
-        return "unknown_command", f"{shown}: {missing}"
+    missing = _unknown_commands(command, result.stderr)
+    if missing or (result.status == 127 and _NOT_FOUND_127.search(result.stderr)):
+        names = ", ".join(f"`{n}`" for n in missing) or "a command"
+        return (
+            "unknown_command",
+            f"{shown} uses {names}, which the sandbox does not have (command not found)",
+        )
     if result.status != 0:
         return "nonzero_status", f"{shown} exited with status {result.status}"
-    if sentinel not in stdout_lines:
+    if not confirmed:
+        hint = (
+            " (its output did not end with a newline, so the sentinel did not get a line of"
+            " its own)"
+            if stdout.endswith("<sentinel>")
+            else " (an `exit` ends the check before the sentinel; a trailing `#` comment on a"
+            " check line swallows it — put comments on their own line)"
+        )
         return (
             "missing_sentinel",
-            f"{shown} exited 0 but its success was not confirmed (no sentinel line; a"
-            " trailing `#` comment on a check line swallows it — put comments on their own line)",
+            f"{shown} exited 0 but its success was not confirmed: no sentinel line{hint}",
         )
     return None
 

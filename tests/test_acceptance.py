@@ -85,8 +85,8 @@ def test_pass_needs_the_exact_sentinel_line(tmp_path: Path) -> None:
 
 def test_each_run_and_line_gets_a_fresh_sentinel_and_read_only(tmp_path: Path) -> None:
     shell = FakeShell({})
-    run_check(sealed("a\nb"), tmp_path, shell=shell)
-    run_check(sealed("a"), tmp_path, shell=shell)
+    run_check(sealed("true\nfalse"), tmp_path, shell=shell)
+    run_check(sealed("true"), tmp_path, shell=shell)
     sentinels = [SENTINEL.search(c)[1] for c, _ in shell.calls]  # type: ignore[index]
     assert len(set(sentinels)) == 3
     assert all(read_only for _, read_only in shell.calls)
@@ -95,14 +95,14 @@ def test_each_run_and_line_gets_a_fresh_sentinel_and_read_only(tmp_path: Path) -
 def test_multi_line_stops_at_first_failure_skipping_comments_and_joining_continuations(
     tmp_path: Path,
 ) -> None:
-    shell = FakeShell({"b": ShellResult(1, "", "b failed\n", 1.0)})
-    text = "# header comment\na \\\n  --flag\n\n  # indented comment\nb\nc\n"
+    shell = FakeShell({"grep b": ShellResult(1, "", "b failed\n", 1.0)})
+    text = "# header comment\ncat \\\n  --flag\n\n  # indented comment\ngrep b\nwc\n"
     result = run_check(sealed(text), tmp_path, shell=shell)
     commands = [SENTINEL.split(c)[0] for c, _ in shell.calls]
-    assert commands == ["a   --flag", "b"]  # c never ran
+    assert commands == ["cat   --flag", "grep b"]  # wc never ran
     assert (result.verdict, result.code, result.failed_line) == ("FAIL", "nonzero_status", 6)
     assert result.output == "b failed\n"
-    assert sealed(text).lines() == [(2, "a   --flag"), (6, "b"), (7, "c")]
+    assert sealed(text).lines() == [(2, "cat   --flag"), (6, "grep b"), (7, "wc")]
 
 
 def test_pass_and_no_check(tmp_path: Path) -> None:
