@@ -87,6 +87,14 @@ class _Tail:
     stamp: tuple[int, int, int] | None = None  # (inode, size, mtime_ns) when last seen
 
 
+def _write_whole(fd: int, data: bytes) -> None:
+    # A short write (a full disk) would leave a torn line or a cut checkpoint behind a
+    # success; make it the failure it is.
+    written = os.write(fd, data)
+    if written != len(data):
+        raise OSError(f"only {written} of {len(data)} bytes were written")
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -118,15 +126,23 @@ class _Writer:
         body_dict = dict(body)
         check_json_subset(body_dict, "body")
         with self._lock:
-            if self._lock_fd is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
             try:
-                tail = self._current_tail(key, trusted)
-                return self._write(tail, key, run_id, step, body_dict, clock)
-            finally:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                if self._lock_fd is None:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+                try:
+                    tail = self._current_tail(key, trusted)
+                    return self._write(tail, key, run_id, step, body_dict, clock)
+                finally:
+                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            except OSError as exc:
+                # What reached the disk is unknown (a torn line, a stale checkpoint): the next
+                # append reads the files again and refuses or repairs as SPEC §9 says.
+                self._tail = None
+                raise LedgerError(
+                    f"cannot write the ledger {self.path}: {exc.strerror or exc}"
+                ) from exc
 
     def _current_tail(self, key: SigningKey, trusted: Iterable[PublicKey]) -> _Tail:
         try:
@@ -221,7 +237,7 @@ class _Writer:
         created = tail.size == 0
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, line)
+            _write_whole(fd, line)
             os.fdatasync(fd)
             st = os.fstat(fd)
         finally:
@@ -241,7 +257,7 @@ class _Writer:
         tmp = self.checkpoint_path.with_name(self.checkpoint_path.name + ".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
-            os.write(fd, data)
+            _write_whole(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -586,6 +586,33 @@ def test_appends_after_the_file_changed_under_the_cache(ledger: Path) -> None:
 # --- the building blocks --------------------------------------------------------------------
 
 
+def test_an_unwritable_ledger_is_a_ledger_error_naming_the_file(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the run directory should be\n")
+    ledger = Ledger(blocker, KEY, "run-a", trusted=[])
+    with pytest.raises(LedgerError, match=r"cannot write the ledger .*not-a-dir/_steps\.jsonl"):
+        ledger.record("run-start", {})
+
+
+def test_a_short_write_fails_and_the_next_append_refuses_the_torn_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = Ledger(tmp_path, KEY, "run-a", trusted=[])
+    ledger.record("run-start", {})
+    real_write = ledger_module.os.write
+
+    def half_write(fd: int, data: bytes) -> int:  # a disk that fills up mid-line
+        return real_write(fd, data[: len(data) // 2])
+
+    monkeypatch.setattr(ledger_module.os, "write", half_write)
+    with pytest.raises(LedgerError, match="bytes were written"):
+        ledger.record("task-start", {"task_id": "t"})
+    monkeypatch.undo()
+    with pytest.raises(LedgerError, match="torn line"):
+        ledger.record("task-start", {"task_id": "t"})
+    assert [f.code for f in verify(tmp_path).findings] == ["torn-line"]
+
+
 def test_merkle_tree_matches_rfc6962_definition() -> None:
     leaves = [f"leaf {i}\n".encode() for i in range(40)]
     tree = MerkleTree()
