@@ -2,7 +2,8 @@
  * Every command is `int cmd_NAME(int argc, char **argv)` in its own cmd_NAME.c and returns
  * its exit status. Conventions shared by all commands:
  *   - an unsupported option is an error: box_usage(argv[0], "-Q") prints
- *     "NAME: unsupported option -Q (not in the sandbox)" and the command returns 2;
+ *     "NAME: unsupported option -Q (not in the sandbox)" and the command returns 2
+ *     (box_bad_option does so for whatever getopt_long refused);
  *   - diagnostics go to stderr as "NAME: message";
  *   - paths are relative to the working directory; the host preopens only the workdir,
  *     so absolute paths and `..` past the workdir fail inside WASI itself.
@@ -24,6 +25,12 @@ BOX_COMMANDS(BOX_DECLARE)
 
 /* Print "NAME: unsupported option OPT (not in the sandbox)" and return 2. */
 int box_usage(const char *name, const char *option);
+/* After getopt_long returned '?' (opterr = 0): box_usage for the option it refused, a short
+ * one as "-Q", a long one as written. */
+int box_bad_option(const char *name, char **argv);
+/* After getopt_long returned ':' (optstring starts with ':'): print GNU's "NAME: option
+ * requires an argument -- 'Q'" and return STATUS (it differs between commands). */
+int box_missing_argument(const char *name, int status);
 /* Print "NAME: message" to stderr (printf-style). */
 void box_err(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "NAME: PATH: strerror(errno)" to stderr. */

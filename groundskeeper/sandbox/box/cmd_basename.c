@@ -6,15 +6,6 @@
 
 #include "box.h"
 
-static int option_error(const char *name, int c, char **argv) {
-    if (c == ':') {
-        box_err(name, "option requires an argument -- '%c'", optopt);
-        return 1;
-    }
-    char opt[3] = {'-', (char)optopt, '\0'};
-    return box_usage(name, optopt ? opt : argv[optind - 1]);
-}
-
 static void print_basename(const char *path, const char *suffix) {
     size_t end = strlen(path);
     while (end > 1 && path[end - 1] == '/') end--;
@@ -45,7 +36,8 @@ int cmd_basename(int argc, char **argv) {
             suffix = optarg;
             multiple = true;
             break;
-        default: return option_error("basename", c, argv);
+        case ':': return box_missing_argument("basename", 1);
+        default: return box_bad_option("basename", argv);
         }
     }
     int n = argc - optind;
@@ -67,11 +59,9 @@ int cmd_basename(int argc, char **argv) {
 
 int cmd_dirname(int argc, char **argv) {
     static const struct option longopts[] = {{0, 0, 0, 0}};
-    int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-        return option_error("dirname", c, argv);
-    }
+    /* dirname takes no options: anything getopt finds is refused */
+    if (getopt_long(argc, argv, ":", longopts, NULL) != -1) return box_bad_option("dirname", argv);
     if (optind >= argc) {
         box_err("dirname", "missing operand");
         return 1;

@@ -62,10 +62,7 @@ int cmd_cat(int argc, char **argv) {
         case 's': o.squeeze = true; break;
         case 'E': o.show_ends = true; break;
         case 'u': break; /* POSIX: unbuffered; our output is flushed at exit either way */
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("cat", optopt ? opt : argv[optind - 1]);
-        }
+        default: return box_bad_option("cat", argv);
         }
     }
     bool plain = !o.number && !o.number_nonblank && !o.squeeze && !o.show_ends;

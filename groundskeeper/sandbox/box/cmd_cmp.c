@@ -72,13 +72,8 @@ int cmd_cmp(int argc, char **argv) {
             limit = v;
             break;
         }
-        case ':':
-            box_err("cmp", "option requires an argument -- '%c'", optopt);
-            return 2;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("cmp", optopt ? opt : argv[optind - 1]);
-        }
+        case ':': return box_missing_argument("cmp", 2);
+        default: return box_bad_option("cmp", argv);
         }
     }
     if (silent && list) {

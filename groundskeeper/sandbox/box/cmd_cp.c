@@ -214,13 +214,8 @@ int cmd_cp(int argc, char **argv) {
         case 'v': o.verbose = true; break;
         case 't': target = optarg; break;
         case 'T': no_target_dir = true; break;
-        case ':':
-            box_err("cp", "option requires an argument -- '%c'", optopt);
-            return 1;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("cp", optopt ? opt : argv[optind - 1]);
-        }
+        case ':': return box_missing_argument("cp", 1);
+        default: return box_bad_option("cp", argv);
         }
     }
     int n = argc - optind;

@@ -183,15 +183,8 @@ int cmd_cut(int argc, char **argv) {
         case 1: complement = 1; break;
         case 2: out_delim = optarg; break;
         case 'n': break;
-        case ':':
-            box_err("cut", "option requires an argument -- '%c'", optopt);
-            return 1;
-        default:
-            if (optopt != 0) {
-                char o[3] = {'-', (char)optopt, '\0'};
-                return box_usage("cut", o);
-            }
-            return box_usage("cut", argv[optind - 1]);
+        case ':': return box_missing_argument("cut", 1);
+        default: return box_bad_option("cut", argv);
         }
     }
     if (mode == 0) {

@@ -490,15 +490,8 @@ int cmd_diff(int argc, char **argv) {
             unified = 1;
             break;
         }
-        case ':':
-            box_err("diff", "option requires an argument -- '%c'", optopt);
-            return 2;
-        default:
-            if (optopt != 0) {
-                char o[3] = {'-', (char)optopt, '\0'};
-                return box_usage("diff", o);
-            }
-            return box_usage("diff", argv[optind - 1]);
+        case ':': return box_missing_argument("diff", 2);
+        default: return box_bad_option("diff", argv);
         }
     }
     if (argc - optind != 2) {

@@ -35,14 +35,8 @@ int cmd_env(int argc, char **argv) {
             }
             break;
         case '0': end = '\0'; break;
-        case ':':
-            box_err("env", "option requires an argument -- '%c'", optopt);
-            return 125;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            box_usage("env", optopt ? opt : argv[optind - 1]);
-            return 2;
-        }
+        case ':': return box_missing_argument("env", 125);
+        default: return box_bad_option("env", argv);
         }
     }
     int i = optind;

@@ -642,15 +642,8 @@ int cmd_grep(int argc, char **argv) {
                 return 2;
             }
             break;
-        case ':':
-            box_err("grep", "option requires an argument -- '%c'", optopt);
-            return 2;
-        default:
-            if (optopt != 0) {
-                char o[3] = {'-', (char)optopt, '\0'};
-                return box_usage("grep", o);
-            }
-            return box_usage("grep", argv[optind - 1]);
+        case ':': return box_missing_argument("grep", 2);
+        default: return box_bad_option("grep", argv);
         }
     }
     if (!have_e) {

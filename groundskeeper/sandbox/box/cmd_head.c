@@ -215,13 +215,8 @@ static int run_part(const char *name, int argc, char **argv, bool is_tail) {
             break;
         case 'q': o.headers = -1; break;
         case 'v': o.headers = 1; break;
-        case ':':
-            box_err(name, "option requires an argument -- '%c'", optopt);
-            return 1;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage(name, optopt ? opt : args[optind - 1]);
-        }
+        case ':': return box_missing_argument(name, 1);
+        default: return box_bad_option(name, args);
         }
     }
     static char *stdin_only[] = {"-"};

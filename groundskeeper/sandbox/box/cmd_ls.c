@@ -236,10 +236,7 @@ int cmd_ls(int argc, char **argv) {
         case 'R': opts.recursive = true; break;
         case 't': opts.sort = BY_TIME; break;
         case 'S': opts.sort = BY_SIZE; break;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("ls", optopt ? opt : argv[optind - 1]);
-        }
+        default: return box_bad_option("ls", argv);
         }
     }
     static char *dot[] = {"."};

@@ -54,10 +54,7 @@ int cmd_mkdir(int argc, char **argv) {
         switch (c) {
         case 'p': parents = true; break;
         case 'v': verbose = true; break;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("mkdir", optopt ? opt : argv[optind - 1]);
-        }
+        default: return box_bad_option("mkdir", argv);
         }
     }
     if (optind >= argc) {

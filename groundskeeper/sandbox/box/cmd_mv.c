@@ -80,13 +80,8 @@ int cmd_mv(int argc, char **argv) {
         case 'v': o.verbose = true; break;
         case 't': target = optarg; break;
         case 'T': no_target_dir = true; break;
-        case ':':
-            box_err("mv", "option requires an argument -- '%c'", optopt);
-            return 1;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("mv", optopt ? opt : argv[optind - 1]);
-        }
+        case ':': return box_missing_argument("mv", 1);
+        default: return box_bad_option("mv", argv);
         }
     }
     int n = argc - optind;

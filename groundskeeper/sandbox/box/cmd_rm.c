@@ -119,10 +119,7 @@ int cmd_rm(int argc, char **argv) {
         case 'f': o.force = true; break;
         case 'd': o.dirs = true; break;
         case 'v': o.verbose = true; break;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("rm", optopt ? opt : argv[optind - 1]);
-        }
+        default: return box_bad_option("rm", argv);
         }
     }
     if (optind >= argc) {

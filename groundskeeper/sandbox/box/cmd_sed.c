@@ -874,15 +874,8 @@ int cmd_sed(int argc, char **argv) {
             buf_add(&script, optarg, strlen(optarg));
             have_e = 1;
             break;
-        case ':':
-            box_err("sed", "option requires an argument -- '%c'", optopt);
-            return 1;
-        default:
-            if (optopt != 0) {
-                char o[3] = {'-', (char)optopt, '\0'};
-                return box_usage("sed", o);
-            }
-            return box_usage("sed", argv[optind - 1]);
+        case ':': return box_missing_argument("sed", 1);
+        default: return box_bad_option("sed", argv);
         }
     }
     if (!have_e) {

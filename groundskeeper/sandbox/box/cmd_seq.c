@@ -137,13 +137,8 @@ int cmd_seq(int argc, char **argv) {
         case 's': sep = optarg; break;
         case 'f': user_fmt = optarg; break;
         case 'w': equal_width = true; break;
-        case ':':
-            box_err("seq", "option requires an argument -- '%c'", optopt);
-            return 1;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("seq", optopt ? opt : argv[optind - 1]);
-        }
+        case ':': return box_missing_argument("seq", 1);
+        default: return box_bad_option("seq", argv);
         }
     }
     int first_operand = optind < end ? end : optind;

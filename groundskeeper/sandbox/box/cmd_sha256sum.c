@@ -235,10 +235,7 @@ int cmd_sha256sum(int argc, char **argv) {
         case OPT_QUIET: co.quiet = true; break;
         case OPT_STATUS: co.status_only = true; break;
         case OPT_STRICT: co.strict = true; break;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("sha256sum", optopt ? opt : argv[optind - 1]);
-        }
+        default: return box_bad_option("sha256sum", argv);
         }
     }
     static char *stdin_only[] = {"-"};

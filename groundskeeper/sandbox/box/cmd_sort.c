@@ -306,15 +306,8 @@ int cmd_sort(int argc, char **argv) {
             }
             tab = (unsigned char)optarg[0];
             break;
-        case ':':
-            box_err("sort", "option requires an argument -- '%c'", optopt);
-            return 2;
-        default:
-            if (optopt != 0) {
-                char o[3] = {'-', (char)optopt, '\0'};
-                return box_usage("sort", o);
-            }
-            return box_usage("sort", argv[optind - 1]);
+        case ':': return box_missing_argument("sort", 2);
+        default: return box_bad_option("sort", argv);
         }
     }
     global_reverse = global.reverse;

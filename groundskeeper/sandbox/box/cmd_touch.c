@@ -25,13 +25,8 @@ int cmd_touch(int argc, char **argv) {
         case 'a': only_a = true; break;
         case 'm': only_m = true; break;
         case 'r': ref = optarg; break;
-        case ':':
-            box_err("touch", "option requires an argument -- '%c'", optopt);
-            return 1;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("touch", optopt ? opt : argv[optind - 1]);
-        }
+        case ':': return box_missing_argument("touch", 1);
+        default: return box_bad_option("touch", argv);
         }
     }
     if (optind >= argc) {

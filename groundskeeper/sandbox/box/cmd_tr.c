@@ -145,12 +145,7 @@ int cmd_tr(int argc, char **argv) {
         case 's': squeeze = 1; break;
         case 'c': case 'C': complement = 1; break;
         case 't': truncate = 1; break;
-        default:
-            if (optopt != 0) {
-                char o[3] = {'-', (char)optopt, '\0'};
-                return box_usage("tr", o);
-            }
-            return box_usage("tr", argv[optind - 1]);
+        default: return box_bad_option("tr", argv);
         }
     }
     int nsets = argc - optind;

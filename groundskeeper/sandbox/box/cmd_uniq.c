@@ -87,15 +87,8 @@ int cmd_uniq(int argc, char **argv) {
             }
             break;
         }
-        case ':':
-            box_err("uniq", "option requires an argument -- '%c'", optopt);
-            return 1;
-        default:
-            if (optopt != 0) {
-                char o[3] = {'-', (char)optopt, '\0'};
-                return box_usage("uniq", o);
-            }
-            return box_usage("uniq", argv[optind - 1]);
+        case ':': return box_missing_argument("uniq", 1);
+        default: return box_bad_option("uniq", argv);
         }
     }
     if (u.all_repeated && u.count) {

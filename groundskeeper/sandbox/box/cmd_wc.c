@@ -115,10 +115,7 @@ int cmd_wc(int argc, char **argv) {
         case 'm': o.chars = true; break; /* characters are bytes in the C locale */
         case 'c': o.bytes = true; break;
         case 'L': o.maxlen = true; break;
-        default: {
-            char opt[3] = {'-', (char)optopt, '\0'};
-            return box_usage("wc", optopt ? opt : argv[optind - 1]);
-        }
+        default: return box_bad_option("wc", argv);
         }
     }
     if (!o.lines && !o.words && !o.chars && !o.bytes && !o.maxlen) {

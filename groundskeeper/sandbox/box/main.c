@@ -1,5 +1,6 @@
 /* Dispatch for the multi-call binary: argv[0] names the command. `[` is `test`. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,17 @@ static const struct box_entry entries[] = {BOX_COMMANDS(BOX_ENTRY){"[", cmd_test
 int box_usage(const char *name, const char *option) {
     fprintf(stderr, "%s: unsupported option %s (not in the sandbox)\n", name, option);
     return 2;
+}
+
+int box_bad_option(const char *name, char **argv) {
+    /* optopt is 0 for an unknown long option: argv[optind - 1] is that option as written */
+    char opt[3] = {'-', (char)optopt, '\0'};
+    return box_usage(name, optopt ? opt : argv[optind - 1]);
+}
+
+int box_missing_argument(const char *name, int status) {
+    box_err(name, "option requires an argument -- '%c'", optopt);
+    return status;
 }
 
 void box_err(const char *name, const char *fmt, ...) {
