@@ -7,10 +7,13 @@ the runner runs the acceptance check (`acceptance.py`) afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.resources
 import json
+import os
 import re
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -25,6 +28,9 @@ DEFAULT_SH_TIMEOUT = 30.0
 READ_LIMIT = 100_000
 WRITE_LIMIT = 1_000_000
 RESULT_LIMIT = 20_000
+
+#: The stop reasons of a turn the model ended itself; only these can carry a claim.
+FINISHED_STOPS: frozenset[str] = frozenset({"end_turn", "stop_sequence"})
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -118,12 +124,31 @@ class ToolOutcome:
 
 
 def is_control_name(name: str, plan_name: str) -> bool:
-    return name == plan_name or name.startswith("_steps.") or name.startswith("_telemetry.db")
+    """A supervisor control file's name, compared case-insensitively (`PLAN.ORG` is the plan
+    on a case-insensitive file system, and refusing it elsewhere costs an honest worker
+    nothing)."""
+    folded = name.casefold()
+    return (
+        folded == plan_name.casefold()
+        or folded.startswith("_steps.")
+        or folded.startswith("_telemetry.db")
+    )
+
+
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
 
 
 @dataclass
 class Toolbox:
-    """The worker's tools, confined to `workdir`; control files are refused by name and path."""
+    """The worker's tools, confined to `workdir`; control files are refused by name, by path
+    and by identity (a hard link to the plan is the plan).
+
+    A path is judged first (`resolve`: no absolute paths, no `..`, no symlink leading out),
+    then opened by walking the judged, symlink-free path one component at a time with
+    O_NOFOLLOW from the workdir, so a symlink swapped in between (another worker's `mv`)
+    is refused rather than followed.
+    """
 
     workdir: Path
     plan_path: Path
@@ -150,7 +175,7 @@ class Toolbox:
                 return self._list(tool_input)
         except ToolRefused as exc:
             return ToolOutcome(f"refused: {exc}", True, "refused")
-        except (OSError, UnicodeError) as exc:
+        except (OSError, UnicodeError, ValueError) as exc:  # ValueError: a NUL in a path
             return ToolOutcome(f"{name} failed: {exc}", True, "error")
         return ToolOutcome(
             f"unknown tool `{name}`; the tools are sh, read_file, write_file, list_files",
@@ -168,6 +193,8 @@ class Toolbox:
         """The real path of `raw` inside the workdir, or ToolRefused saying why not."""
         if not raw:
             raise ToolRefused("empty path")
+        if "\0" in raw:
+            raise ToolRefused("a path may not contain a NUL character")
         pure = PurePosixPath(raw)
         if pure.is_absolute() or raw.startswith("~"):
             raise ToolRefused(f"`{raw}` is absolute; paths are relative to the working directory")
@@ -185,10 +212,86 @@ class Toolbox:
             or is_control_name(target.name, plan_name)
             or is_control_name(PurePosixPath(raw).name, plan_name)
         ):
-            raise ToolRefused(
-                f"`{raw}` is a supervisor control file (the plan, `_steps.*`, `_telemetry.db`);"
-                " workers may not read or write it"
+            self._refuse_control(raw)
+
+    def _refuse_control(self, raw: str) -> None:
+        raise ToolRefused(
+            f"`{raw}` is a supervisor control file (the plan, `_steps.*`, `_telemetry.db`);"
+            " workers may not read or write it"
+        )
+
+    def _control_identities(self) -> set[tuple[int, int]]:
+        """(device, inode) of the plan and of every control file beside it, as they are now."""
+        found: set[tuple[int, int]] = set()
+        candidates = [self._plan]
+        with contextlib.suppress(OSError):
+            candidates += [
+                self._plan.parent / n
+                for n in os.listdir(self._plan.parent)
+                if is_control_name(n, self._plan.name)
+            ]
+        for path in candidates:
+            with contextlib.suppress(OSError):
+                st = os.stat(path, follow_symlinks=False)
+                found.add((st.st_dev, st.st_ino))
+        return found
+
+    def _guard_identity(self, raw: str, fd: int) -> os.stat_result:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) in self._control_identities():
+            self._refuse_control(raw)
+        return st
+
+    def _walk(self, raw: str, target: Path, *, create_dirs: bool = False) -> int:
+        """An O_DIRECTORY fd of `target`'s parent, reached without following any symlink."""
+        parts = target.relative_to(self._root).parts
+        fd = os.open(self._root, _DIR_FLAGS)
+        try:
+            for part in parts[:-1]:
+                try:
+                    child = self._open_component(raw, part, _DIR_FLAGS, fd)
+                except FileNotFoundError:
+                    if not create_dirs:
+                        raise
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, dir_fd=fd)
+                    child = self._open_component(raw, part, _DIR_FLAGS, fd)
+                os.close(fd)
+                fd = child
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _open_component(
+        self, raw: str, name: str, flags: int, dir_fd: int, mode: int = 0o666
+    ) -> int:
+        try:
+            return os.open(name, flags | _NOFOLLOW, mode, dir_fd=dir_fd)
+        except OSError as exc:
+            raise self._swapped(raw, exc, name, dir_fd) from None
+
+    @staticmethod
+    def _swapped(raw: str, exc: OSError, name: str, dir_fd: int) -> OSError | ToolRefused:
+        """A symlink where the judged path had none is a refusal; any other error stays."""
+        try:
+            is_link = stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        except OSError:
+            is_link = False
+        if is_link:
+            return ToolRefused(
+                f"`{raw}` changed into a symlink while it was being opened; not followed"
             )
+        return exc
+
+    def _open_target(self, raw: str, target: Path, flags: int, *, create_dirs: bool = False) -> int:
+        if target == self._root:
+            return os.open(self._root, _DIR_FLAGS)
+        parent = self._walk(raw, target, create_dirs=create_dirs)
+        try:
+            return self._open_component(raw, target.name, flags, parent)
+        finally:
+            os.close(parent)
 
     def _sh(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         cmd = self._arg(tool_input, "cmd")
@@ -210,9 +313,14 @@ class Toolbox:
         raw = self._arg(tool_input, "path")
         target = self.resolve(raw)
         self._guard_control(raw, target)
-        if target.is_dir():
-            return ToolOutcome(f"`{raw}` is a folder; use list_files", True, "error")
-        with target.open("rb") as handle:
+        # O_NONBLOCK: a FIFO must not hang the worker; it is refused below as not a file
+        fd = self._open_target(raw, target, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            st = self._guard_identity(raw, handle.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                return ToolOutcome(f"`{raw}` is a folder; use list_files", True, "error")
+            if not stat.S_ISREG(st.st_mode):
+                return ToolOutcome(f"`{raw}` is not a regular file", True, "error")
             data = handle.read(READ_LIMIT + 1)
         text = data[:READ_LIMIT].decode("utf-8", errors="replace")
         if len(data) > READ_LIMIT:
@@ -226,19 +334,37 @@ class Toolbox:
         self._guard_control(raw, target)
         if len(content) > WRITE_LIMIT:
             raise ToolRefused(f"content is longer than {WRITE_LIMIT} characters")
+        data = content.encode("utf-8")  # before opening: a bad string must not truncate
         if target == self._root or target.is_dir():
             return ToolOutcome(f"`{raw}` is a folder", True, "error")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
-        return ToolOutcome(f"wrote {len(content.encode('utf-8'))} bytes to {raw}", False, "ok")
+        # no O_TRUNC until the opened file is known not to be a control file
+        fd = self._open_target(
+            raw, target, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, create_dirs=True
+        )
+        with os.fdopen(fd, "wb") as handle:
+            st = self._guard_identity(raw, handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                return ToolOutcome(f"`{raw}` is not a regular file", True, "error")
+            handle.truncate(0)
+            handle.write(data)
+        return ToolOutcome(f"wrote {len(data)} bytes to {raw}", False, "ok")
 
     def _list(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         raw = self._arg(tool_input, "path", ".")
         target = self.resolve(raw or ".")
-        if not target.is_dir():
+        try:
+            fd = self._open_target(raw, target, os.O_RDONLY | os.O_DIRECTORY)
+        except NotADirectoryError:
             return ToolOutcome(f"`{raw}` is not a folder", True, "error")
-        names = sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
+        except FileNotFoundError:
+            return ToolOutcome(f"`{raw}` is not a folder", True, "error")
+        try:
+            with os.scandir(fd) as entries:
+                names = sorted(
+                    e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in entries
+                )
+        finally:
+            os.close(fd)
         return ToolOutcome("\n".join(names) if names else "(empty)", False, "ok")
 
 
@@ -261,7 +387,10 @@ class AttemptOutcome:
 
     @property
     def claims_done(self) -> bool:
-        return self.stop != "max_turns" and claims_done(self.claim)
+        """DONE only from a turn the model finished on purpose: text cut off (`max_tokens`),
+        a `refusal`, a `tool_use` turn without tool calls, an unknown stop reason or the
+        turn limit make no claim, whatever the text says."""
+        return self.stop in FINISHED_STOPS and claims_done(self.claim)
 
 
 @dataclass
