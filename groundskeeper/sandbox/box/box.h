@@ -11,6 +11,7 @@
 #ifndef BOX_H
 #define BOX_H
 
+#include <regex.h>
 #include <stddef.h>
 
 #define BOX_COMMANDS(X) \
@@ -35,5 +36,10 @@ int box_missing_argument(const char *name, int status);
 void box_err(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "NAME: PATH: strerror(errno)" to stderr. */
 void box_perror(const char *name, const char *path);
+
+/* regcomp in GNU's dialect: an ERE (extended) or a BRE, case-folded if icase; an ERE with
+ * back-references, which musl's ERE lacks, is compiled as the equivalent BRE. Returns
+ * regcomp's code (regerror explains a nonzero one). */
+int box_regcomp(regex_t *re, const char *pattern, int extended, int icase);
 
 #endif

@@ -503,59 +503,6 @@ static int add_patterns(struct grep *g, const char *text) {
     }
 }
 
-/* musl's ERE has no back-references; GNU's does. Rewrite such an ERE as the equivalent BRE
- * (musl's BRE has \| \+ \? as GNU extensions). Bracket expressions are copied verbatim. */
-static char *ere_to_bre(const char *ere) {
-    size_t n = strlen(ere);
-    char *out = malloc(2 * n + 1), *o = out;
-    if (out == NULL)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        char c = ere[i];
-        if (c == '\\' && i + 1 < n) {
-            char d = ere[++i];
-            if (strchr("(){}|+?", d) == NULL)
-                *o++ = '\\';
-            *o++ = d;
-        } else if (c == '[') {
-            size_t j = i + 1;
-            if (j < n && ere[j] == '^')
-                j++;
-            if (j < n && ere[j] == ']')
-                j++;
-            while (j < n && ere[j] != ']') {
-                if (ere[j] == '[' && j + 1 < n && strchr(":.=", ere[j + 1]) != NULL) {
-                    const char *close = strstr(ere + j + 2, (char[]){ere[j + 1], ']', '\0'});
-                    j = close ? (size_t)(close - ere) + 2 : n;
-                } else {
-                    j++;
-                }
-            }
-            size_t end = j < n ? j : n - 1;
-            memcpy(o, ere + i, end - i + 1);
-            o += end - i + 1;
-            i = end;
-        } else {
-            if (strchr("(){}|+?", c) != NULL)
-                *o++ = '\\';
-            *o++ = c;
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
-static int has_backref(const char *re) {
-    for (const char *p = re; *p; p++) {
-        if (*p == '\\' && p[1] != '\0') {
-            if (p[1] >= '1' && p[1] <= '9')
-                return 1;
-            p++;
-        }
-    }
-    return 0;
-}
-
 static int compile_patterns(struct grep *g) {
     if (g->fixed)
         return 1;
@@ -563,15 +510,7 @@ static int compile_patterns(struct grep *g) {
     if (g->res == NULL)
         return 0;
     for (size_t i = 0; i < g->npats; i++) {
-        int flags = (g->ignore_case ? REG_ICASE : 0);
-        char *bre = NULL;
-        const char *src = g->pats[i];
-        if (g->extended && has_backref(src) && (bre = ere_to_bre(src)) != NULL)
-            src = bre;
-        else if (g->extended)
-            flags |= REG_EXTENDED;
-        int rc = regcomp(&g->res[i], src, flags);
-        free(bre);
+        int rc = box_regcomp(&g->res[i], g->pats[i], g->extended, g->ignore_case);
         if (rc != 0) {
             char msg[256];
             regerror(rc, &g->res[i], msg, sizeof msg);

@@ -136,60 +136,6 @@ static const char *read_delimited(const char *p, char delim, int is_regex, struc
     return *p == delim ? p + 1 : NULL;
 }
 
-static int has_backref(const char *re) {
-    for (const char *p = re; *p; p++) {
-        if (*p == '\\' && p[1] != '\0') {
-            if (p[1] >= '1' && p[1] <= '9')
-                return 1;
-            p++;
-        }
-    }
-    return 0;
-}
-
-/* musl's ERE has no back-references; GNU's does. Such an ERE is rewritten as the equivalent
- * BRE (musl's BRE has \| \+ \? as GNU extensions); bracket expressions are copied verbatim. */
-static char *ere_to_bre(const char *ere) {
-    size_t n = strlen(ere);
-    char *out = malloc(2 * n + 1), *o = out;
-    if (out == NULL)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        char c = ere[i];
-        if (c == '\\' && i + 1 < n) {
-            char d = ere[++i];
-            if (strchr("(){}|+?", d) == NULL)
-                *o++ = '\\';
-            *o++ = d;
-        } else if (c == '[') {
-            size_t j = i + 1;
-            if (j < n && ere[j] == '^')
-                j++;
-            if (j < n && ere[j] == ']')
-                j++;
-            while (j < n && ere[j] != ']') {
-                if (ere[j] == '[' && j + 1 < n && strchr(":.=", ere[j + 1]) != NULL) {
-                    const char close[3] = {ere[j + 1], ']', '\0'};
-                    const char *found = strstr(ere + j + 2, close);
-                    j = found ? (size_t)(found - ere) + 2 : n;
-                } else {
-                    j++;
-                }
-            }
-            size_t end = j < n ? j : n - 1;
-            memcpy(o, ere + i, end - i + 1);
-            o += end - i + 1;
-            i = end;
-        } else {
-            if (strchr("(){}|+?", c) != NULL)
-                *o++ = '\\';
-            *o++ = c;
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
 /* Compile regex text; an empty text means "the last regex used" (returned as NULL, ok=1). */
 static regex_t *compile(const struct sed *s, const char *text, int icase, const char *at,
                         int *status) {
@@ -201,14 +147,7 @@ static regex_t *compile(const struct sed *s, const char *text, int icase, const 
         *status = parse_error(s, at, "out of memory");
         return NULL;
     }
-    int flags = icase ? REG_ICASE : 0;
-    char *bre = NULL;
-    if (s->extended && has_backref(text) && (bre = ere_to_bre(text)) != NULL)
-        text = bre;
-    else if (s->extended)
-        flags |= REG_EXTENDED;
-    int rc = regcomp(re, text, flags);
-    free(bre);
+    int rc = box_regcomp(re, text, s->extended, icase);
     if (rc != 0) {
         char msg[256];
         regerror(rc, re, msg, sizeof msg);
