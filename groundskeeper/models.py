@@ -9,6 +9,7 @@ it does not own the tool loop (`worker.py`) nor the Anthropic backend (a later i
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -150,7 +151,7 @@ class ScriptedModel:
     @classmethod
     def from_yaml(cls, text: str, *, source: str = "<script>") -> ScriptedModel:
         try:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
         except yaml.YAMLError as exc:
             raise ScriptError(f"{source}: not valid YAML: {exc}") from exc
         if data is None:
@@ -207,6 +208,47 @@ class ScriptedModel:
         return AssistantTurn((block,), "tool_use")
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """safe_load, except that a key given twice is an error: in a script, the second entry
+    for a task would silently replace the first."""
+
+
+def _construct_strict_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
+    seen: set[Any] = set()
+    for key_node, _value in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            duplicate = key in seen
+            seen.add(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping key must be a plain value", key_node.start_mark
+            ) from None
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+    return loader.construct_mapping(node, deep=True)
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_strict_mapping
+)
+
+
+def _json_native(value: object) -> bool:
+    """Is `value` what a Messages API tool input can hold (string keys, JSON values)?"""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_native(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_native(v) for k, v in value.items())
+    return False
+
+
 def _parse_turn(raw: object, where: str) -> Turn:
     if not isinstance(raw, dict):
         raise ScriptError(f"{where}: a turn is `{{tool: NAME, input: {{...}}}}` or `{{say: TEXT}}`")
@@ -217,14 +259,21 @@ def _parse_turn(raw: object, where: str) -> Turn:
         return SayTurn(raw["say"])
     if "tool" in keys and keys <= {"tool", "input"}:
         tool = raw["tool"]
-        if tool not in WORKER_TOOLS:
+        if not isinstance(tool, str) or tool not in WORKER_TOOLS:
             raise ScriptError(
                 f"{where}: unknown tool {tool!r}; the tools are {', '.join(sorted(WORKER_TOOLS))}"
             )
-        tool_input = raw.get("input") or {}
+        tool_input = raw.get("input")
+        if tool_input is None:
+            tool_input = {}
         if not isinstance(tool_input, dict):
             raise ScriptError(f"{where}: `input:` must be a mapping")
-        return ToolTurn(str(tool), tool_input)
+        if not _json_native(tool_input):
+            raise ScriptError(
+                f"{where}: `input:` must hold JSON values under string keys (quote dates,"
+                " numbers used as keys and binary data)"
+            )
+        return ToolTurn(tool, tool_input)
     unknown = sorted(str(k) for k in keys - {"tool", "input", "say"})
     detail = f"unknown key(s) {', '.join(unknown)}" if unknown else "mixes `say:` and `tool:`"
     raise ScriptError(f"{where}: {detail}; a turn is `{{tool, input}}` or `{{say}}`")

@@ -112,8 +112,15 @@ def claims_done(text: str) -> bool:
 
 
 def input_sha256(tool_input: Mapping[str, Any]) -> str:
-    canonical = json.dumps(tool_input, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """The hash the ledger records for a tool call's input; never raises, because a model's
+    malformed input (non-string keys, NaN, lone surrogates) must still be recorded."""
+    try:
+        canonical = json.dumps(
+            tool_input, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
+    except (TypeError, ValueError):
+        canonical = "!repr:" + repr(tool_input)  # not JSON, so it cannot collide with JSON
+    return hashlib.sha256(canonical.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -232,6 +232,9 @@ def test_pause_turns_forever_end_at_the_turn_limit_without_a_claim(box: Toolbox)
         {"type": "tool_use", "id": "x", "name": ["sh"], "input": {"cmd": "true"}},
         {"type": "tool_use", "name": "sh"},
         {"type": "tool_use", "id": "x", "name": "write_file", "input": {"path": ["a"]}},
+        {"type": "tool_use", "id": "x", "name": "read_file", "input": {1: "a", "path": "b"}},
+        {"type": "tool_use", "id": "x", "name": "read_file", "input": {"path": float("nan")}},
+        {"type": "tool_use", "id": "x", "name": "write_file", "input": {"path": "\ud800"}},
     ],
 )
 def test_malformed_tool_use_is_an_error_result_not_a_crash(
