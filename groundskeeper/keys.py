@@ -185,7 +185,12 @@ def load_signing_key(home: Path | None = None) -> LoadedKey:
         raise KeyFileError(f"signing key {private_path} is not an Ed25519 key")
     key = SigningKey(loaded)
     if not public_path.exists():
-        _write_public(public_path, key)
+        try:
+            _write_public(public_path, key)
+        except OSError as exc:
+            raise KeyFileError(
+                f"cannot write the public key {public_path}: {exc.strerror or exc}"
+            ) from exc
     return LoadedKey(key, private_path, public_path, created=False)
 
 
@@ -197,10 +202,21 @@ def create_signing_key(home: Path | None = None, *, force: bool = False) -> Load
             f"a signing key already exists at {private_path}; "
             "pass --force to replace it (ledgers it signed then need its .pub in trusted/)"
         )
-    private_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    home_dir = private_path.parent
+    if home_dir.exists() and not home_dir.is_dir():
+        raise KeyFileError(
+            f"{home_dir} is not a directory; point GROUNDSKEEPER_HOME at a directory"
+        )
     key = SigningKey.generate()
-    _write_private(private_path, key, replace=force)
-    _write_public(public_path, key)
+    try:
+        home_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _write_private(private_path, key, replace=force)
+        _write_public(public_path, key)
+    except OSError as exc:
+        raise KeyFileError(
+            f"cannot create a signing key in {home_dir}: {exc.strerror or exc}; "
+            "point GROUNDSKEEPER_HOME at a directory you can write"
+        ) from exc
     log.info("created signing key %s (key id %s)", private_path, key.public.key_id)
     return LoadedKey(key, private_path, public_path, created=True)
 

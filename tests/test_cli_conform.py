@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from groundskeeper import ledger as ledger_module
 from groundskeeper.cli import main
+from groundskeeper.keys import trusted_keys
+from groundskeeper.ledger import Ledger, LedgerError, read_steps, verify_ledger
 from tests.components import world_component, write_wasm
 
 PLAN = """\
@@ -205,6 +208,135 @@ def test_dock_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     result = invoke("dock", tmp_path / "nope.wasm", "--into", tmp_path / "components")
     assert result.exit_code == 2
     assert "nope.wasm: no such file" in result.stderr
+
+
+# --- dock: sealed in the signed ledger -------------------------------------------------------
+
+
+def sealed_steps(directory: Path) -> list[tuple[str, str, dict[str, Any]]]:
+    """(run, step, body) of every line, after checking the whole ledger verifies."""
+    report = verify_ledger(directory, trusted_keys())
+    assert (report.ok, report.findings) == (True, ())
+    return [(obj["run"], obj["step"], obj["body"]) for _, obj in read_steps(directory) if obj]
+
+
+def test_an_accepted_dock_is_sealed_as_a_run_of_its_own(tmp_path: Path, plan_dir: Path) -> None:
+    source = write_wasm("dock_all", tmp_path)
+    result = invoke("dock", source, "--plan", plan_dir / "plan.org", "--json")
+    assert result.exit_code == 0
+    document = as_json(result)
+    sha = hashlib.sha256(source.read_bytes()).hexdigest()
+    steps = sealed_steps(plan_dir)
+    assert [step for _, step, _ in steps] == ["run-start", "dock", "run-end"]
+    [run_id] = {run for run, _, _ in steps}
+    start, docked, end = (body for _, _, body in steps)
+    assert (start["kind"], start["component"], start["plan"]) == (
+        "dock",
+        str(source),
+        str(plan_dir / "plan.org"),
+    )
+    assert (docked["sha256"], docked["ok"], docked["diagnostics"]) == (sha, True, [])
+    assert docked["component"] == str(source)
+    assert docked["destination"] == str(plan_dir / "components" / "dock_all.wasm")
+    assert docked["interface"] == {"imports": document["imports"], "exports": document["exports"]}
+    assert [i["name"] for i in docked["interface"]["imports"]] == [
+        "session-info",
+        "vfs-query",
+        "run-command",
+    ]
+    assert (end["ok"], end["states"]) == (True, [])
+    head = verify_ledger(plan_dir, trusted_keys()).head
+    assert document["ledger"] == {
+        "path": str(plan_dir / "_steps.jsonl"),
+        "run_id": run_id,
+        "seq": 2,
+        "head": {"size": 3, "root": head.root},
+    }
+    [row] = dock_rows(plan_dir / "_telemetry.db")
+    assert row["run_id"] == run_id
+
+
+def test_a_refusal_is_sealed_too(tmp_path: Path, plan_dir: Path) -> None:
+    source = write_wasm("dock_wrong_type", tmp_path)
+    result = invoke("dock", source, "--plan", plan_dir / "plan.org")
+    assert result.exit_code == 1
+    assert f"sealed the refusal in {plan_dir / '_steps.jsonl'}" in result.stderr
+    steps = sealed_steps(plan_dir)
+    assert [step for _, step, _ in steps] == ["run-start", "dock", "run-end"]
+    docked, end = steps[1][2], steps[2][2]
+    assert (docked["ok"], docked["destination"]) == (False, None)
+    assert docked["sha256"] == hashlib.sha256(source.read_bytes()).hexdigest()
+    assert [d["code"] for d in docked["diagnostics"]] == ["C005"]
+    assert end["ok"] is False
+
+
+def test_successive_docks_continue_one_chain_beside_the_component_directory(
+    tmp_path: Path,
+) -> None:
+    into = tmp_path / "engine" / "components"
+    v1 = tmp_path / "tool.wasm"
+    v1.write_bytes(world_component({}, {"run": 1}))
+    assert invoke("dock", v1, "--into", into).exit_code == 0
+    v1.write_bytes(world_component({}, {"run": 1, "describe": 0}))  # exports may grow
+    assert invoke("dock", v1, "--into", into).exit_code == 0
+    steps = sealed_steps(tmp_path / "engine")
+    assert [step for _, step, _ in steps] == ["run-start", "dock", "run-end"] * 2
+    first, second = steps[1][2], steps[4][2]
+    assert second["replaced"] == first["sha256"] != second["sha256"]
+    assert len({run for run, _, _ in steps}) == 2
+
+
+@pytest.mark.parametrize("damage", ["checkpoint deleted", "torn last line"])
+def test_a_damaged_ledger_means_no_dock(tmp_path: Path, plan_dir: Path, damage: str) -> None:
+    first = write_wasm("echo", tmp_path)
+    assert invoke("dock", first, "--plan", plan_dir / "plan.org").exit_code == 0
+    ledger_module._forget_writers()  # the next dock is another process: no cached tail
+    if damage == "checkpoint deleted":
+        (plan_dir / "_steps.checkpoint").unlink()
+    else:
+        with (plan_dir / "_steps.jsonl").open("ab") as ledger:
+            ledger.write(b'{"v":1,"run":"x"')
+    before = (plan_dir / "_steps.jsonl").read_bytes()
+    source = write_wasm("dock_all", tmp_path)
+    result = invoke("dock", source, "--plan", plan_dir / "plan.org", "--json")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "cannot seal the dock in the ledger: refusing to append" in result.stderr
+    assert result.stderr.rstrip().endswith("nothing was docked")
+    assert not (plan_dir / "components" / "dock_all.wasm").exists()
+    assert (plan_dir / "_steps.jsonl").read_bytes() == before
+    assert [row["component"] for row in dock_rows(plan_dir / "_telemetry.db")] == [str(first)]
+
+
+@pytest.mark.parametrize("upgrade", [False, True])
+def test_a_dock_whose_step_cannot_be_sealed_is_undone(
+    tmp_path: Path, plan_dir: Path, monkeypatch: pytest.MonkeyPatch, upgrade: bool
+) -> None:
+    into = plan_dir / "components"
+    old = world_component({}, {"run": 1})
+    if upgrade:
+        (tmp_path / "tool.wasm").write_bytes(old)
+        assert invoke("dock", tmp_path / "tool.wasm", "--into", into).exit_code == 0
+    new = tmp_path / "tool.wasm"
+    new.write_bytes(world_component({}, {"run": 1, "describe": 0}))
+    record = Ledger.record
+
+    def disk_full_at_the_dock_step(self: Ledger, step: str, body: Any) -> Any:
+        if step == "dock":
+            raise LedgerError(f"cannot write the ledger {self.path}: No space left on device")
+        return record(self, step, body)
+
+    monkeypatch.setattr(Ledger, "record", disk_full_at_the_dock_step)
+    result = invoke("dock", new, "--into", into, "--json")
+    assert result.exit_code == 2
+    assert "the dock step could not be sealed in the ledger" in result.stderr
+    assert "No space left on device; the dock was undone" in result.stderr
+    if upgrade:
+        assert (into / "tool.wasm").read_bytes() == old
+    else:
+        assert not (into / "tool.wasm").exists()
+    last = dock_rows(plan_dir / "_telemetry.db")[-1]
+    assert (last["ok"], [d["code"] for d in json.loads(last["diagnostics"])]) == (0, ["R004"])
 
 
 # --- engine run -------------------------------------------------------------------------------

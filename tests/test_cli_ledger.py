@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from groundskeeper.cli import main
+from groundskeeper.ledger import Ledger
 from tests.test_ledger import KEY, OTHER, build_ledger, lines_of, write_lines
 
 VECTORS = Path(__file__).resolve().parent.parent / "ledger" / "vectors"
@@ -176,7 +177,29 @@ def test_show_human_highlights_verdicts_and_warns_when_not_verified() -> None:
     assert result.exit_code == 1
     assert "\x1b[" in result.stdout  # click.style colours when the terminal allows
     assert "PASS" in result.stdout  # the forged verdict is shown, and flagged below
-    assert "does NOT verify" in result.stderr
+    # Each stream ends its own last line: the warning never runs into what follows.
+    assert result.stdout.endswith("\n")
+    assert result.stderr == (
+        "groundskeeper: this ledger does NOT verify (3 findings); "
+        f"see: groundskeeper ledger verify {VECTORS / 'edited-value'}\n"
+    )
+
+
+def test_show_tells_a_dock_run_from_a_plan_run(tmp_path: Path, trusted_home: Path) -> None:
+    ledger = Ledger(tmp_path, KEY, "dock-1", trusted=[])
+    ledger.record("run-start", {"kind": "dock", "component": "b/tool.wasm", "into": "components"})
+    ledger.record(
+        "dock",
+        {"task_id": None, "component": "b/tool.wasm", "sha256": "ab" * 32, "ok": False},
+    )
+    ledger.record("run-end", {"ok": False, "states": [], "tampers": 0})
+    code, out, _ = run("ledger", "show", str(tmp_path), "--json")
+    assert code == 0
+    assert [(e["summary"], e["verdict"]) for e in json.loads(out)["entries"]] == [
+        ("dock b/tool.wasm into components", None),
+        ("b/tool.wasm refused · sha256 abababababab", "refused"),
+        ("refused · dock", "refused"),
+    ]
 
 
 def test_keygen_creates_a_private_key_and_refuses_to_overwrite(groundskeeper_home: Path) -> None:
@@ -208,7 +231,6 @@ def test_keygen_human_output(groundskeeper_home: Path) -> None:
 
 def test_own_key_is_trusted_after_keygen(tmp_path: Path, groundskeeper_home: Path) -> None:
     from groundskeeper.cli.ledger_cmd import load_run_key
-    from groundskeeper.ledger import Ledger
 
     key = load_run_key()
     Ledger(tmp_path, key, "run-1").record("run-start", {})

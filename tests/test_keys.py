@@ -177,3 +177,23 @@ def test_a_malformed_trusted_file_names_file_and_line(groundskeeper_home: Path) 
     bad.write_text(SigningKey.from_seed(SEED).public.to_openssh() + "\nssh-dss AAAA x\n")
     with pytest.raises(KeyFileError, match=f"{bad}:2:"):
         trusted_keys()
+
+
+def test_a_home_that_is_a_file_is_a_key_file_error_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home-is-a-file"
+    home.write_text("not a directory\n")
+    monkeypatch.setenv("GROUNDSKEEPER_HOME", str(home))
+    with pytest.raises(KeyFileError, match="home-is-a-file is not a directory"):
+        ensure_signing_key()
+
+
+def test_an_unwritable_home_is_a_key_file_error_naming_the_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Below a regular file, mkdir fails even for root (tests may run as root: no chmod tricks).
+    (tmp_path / "blocker").write_text("")
+    monkeypatch.setenv("GROUNDSKEEPER_HOME", str(tmp_path / "blocker" / "home"))
+    with pytest.raises(KeyFileError, match=r"cannot create a signing key in .*blocker/home: "):
+        create_signing_key()

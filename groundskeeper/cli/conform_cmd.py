@@ -1,10 +1,14 @@
 """`groundskeeper conform`, `groundskeeper dock` and `groundskeeper engine run`: rung 3 at the
 terminal. The checks live in `groundskeeper.conformance`, the runtime in `groundskeeper.engine`;
-this module only parses options, records docks in telemetry and prints.
+this module parses options, records and seals each dock (telemetry, ledger) and prints.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import os
+import platform
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,8 +17,11 @@ import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
 from groundskeeper.diagnostics import Diagnostic, has_errors
+from groundskeeper.errors import GroundskeeperError
 
 if TYPE_CHECKING:
+    from groundskeeper.conformance import DockResult
+    from groundskeeper.ledger import AppendedLine, Ledger
     from groundskeeper.telemetry import Telemetry
 
 DEFAULT_COMPONENT_DIR = "components"
@@ -126,7 +133,7 @@ def conform(components: tuple[Path, ...], upgrade: bool, as_json: bool) -> None:
     "--plan",
     "plan",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="The plan whose components/ directory and _telemetry.db to use.",
+    help="The plan whose components/ directory, _telemetry.db and ledger to use.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -> None:
@@ -135,12 +142,21 @@ def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -
     It is copied only if it conforms to groundskeeper:engine and, when a component
     of the same file name is already docked, only if it is an allowed upgrade of it
     (see `groundskeeper conform --upgrade`). The copy is atomic; a refused component
-    is never copied. Every dock and every refusal is recorded in _telemetry.db
-    (beside the plan, or beside the component directory).
+    is never copied.
+
+    \b
+    Every dock and every refusal is recorded in _telemetry.db and sealed in the
+    signed ledger _steps.jsonl, both beside the plan (or beside the component
+    directory), as a short run of its own: run-start, dock (name, SHA-256,
+    interface, verdict, diagnostics), run-end. Fail-closed: if the ledger cannot
+    be written (damaged, unwritable) nothing is docked, and a dock whose step
+    cannot be sealed is undone. Review it with `groundskeeper ledger show`.
 
     \b
     --json prints {"ok", "component", "destination", "sha256", "replaced",
-    "diagnostics", "imports", "exports"}. Exit 0 docked, 1 refused, 2 unusable input.
+    "diagnostics", "imports", "exports", "ledger": {"path", "run_id", "seq",
+    "head": {"size", "root"}}}. Exit 0 docked, 1 refused, 2 unusable input or
+    a ledger that cannot be written.
 
     \b
     Examples:
@@ -156,22 +172,28 @@ def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -
         fail_usage(f"{plan}: no such plan file; pass the plan's .org file or drop --plan")
     if into is None:
         into = (plan.parent if plan is not None else Path.cwd()) / DEFAULT_COMPONENT_DIR
-    telemetry_db = (plan.parent if plan is not None else into.parent) / "_telemetry.db"
-    telemetry = _open_telemetry(telemetry_db)
+    state_dir = plan.parent if plan is not None else into.parent
+    telemetry = _open_telemetry(state_dir / "_telemetry.db")
+    seal = _open_dock_run(state_dir, component, into, plan, telemetry)
 
+    previous = _docked_bytes(into / component.name)
     result = dock_component(component, into)
+    sealed, diagnostics = seal.dock(result, previous)
     with telemetry:
         telemetry.record_dock(
-            run_id=f"dock-{uuid.uuid4().hex[:12]}",
+            run_id=seal.ledger.run_id,
             task_id=None,
             component=str(component),
             sha256=result.sha256 or None,
-            ok=result.ok,
-            diagnostics=result.diagnostics,
+            ok=result.ok and sealed is not None,
+            diagnostics=diagnostics,
         )
+    if sealed is None:
+        fail_usage(diagnostics[-1].message)
+    ended = seal.end(result.ok)
 
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "ledger": seal.to_json(sealed, ended or sealed)})
     elif result.ok:
         upgraded = f" (replacing {result.replaced[:12]})" if result.replaced else ""
         click.echo(f"docked {component.name} → {result.destination}{upgraded}")
@@ -183,6 +205,9 @@ def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -
         narrate(
             f"{component.name}: refused, not docked ({_plural(len(result.diagnostics), 'problem')})"
         )
+    if not as_json:
+        verdict = "dock" if result.ok else "refusal"
+        narrate(f"sealed the {verdict} in {seal.ledger.path} (run {seal.ledger.run_id})")
     raise SystemExit(EXIT_OK if result.ok else EXIT_FINDINGS)
 
 
@@ -195,6 +220,118 @@ def _open_telemetry(path: Path) -> Telemetry:
         return Telemetry(path)
     except Exception as exc:  # sqlite3/OS errors opening the database: refuse to dock
         fail_usage(f"cannot open telemetry database {path}: {exc}; nothing was docked")
+
+
+def _open_dock_run(
+    state_dir: Path, component: Path, into: Path, plan: Path | None, telemetry: Telemetry
+) -> _DockSeal:
+    """Seal the dock run's start before docking: a dock that cannot be sealed must not
+    happen, and appending run-start is what proves the ledger can take another line."""
+    from groundskeeper import __version__
+    from groundskeeper.cli.ledger_cmd import load_run_key
+    from groundskeeper.ledger import Ledger
+
+    key = load_run_key()
+    run_id = f"dock-{uuid.uuid4().hex[:12]}"
+    body = {
+        "run_id": run_id,
+        "kind": "dock",
+        "component": str(component),
+        "into": str(into),
+        "plan": str(plan) if plan is not None else None,
+        "versions": {"groundskeeper": __version__, "python": platform.python_version()},
+    }
+    try:
+        ledger = Ledger(state_dir, key, run_id)
+        ledger.record("run-start", body)
+    except GroundskeeperError as exc:
+        telemetry.close()
+        fail_usage(f"cannot seal the dock in the ledger: {exc}; nothing was docked")
+    return _DockSeal(ledger)
+
+
+def _docked_bytes(destination: Path) -> bytes | None:
+    """What is docked under this name now, kept to put back if the dock cannot be sealed."""
+    try:
+        return destination.read_bytes()
+    except OSError:  # nothing docked yet, or unreadable (then dock refuses and copies nothing)
+        return None
+
+
+class _DockSeal:
+    """The ledger side of one `groundskeeper dock`: the dock step and run-end of its run."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+
+    def dock(
+        self, result: DockResult, previous: bytes | None
+    ) -> tuple[AppendedLine | None, list[Diagnostic]]:
+        """Seal the dock step (same body as the runner's); (None, why) when it cannot be
+        sealed, after undoing an accepted dock so that no unsealed component stays docked."""
+        body = {
+            "run_id": self.ledger.run_id,
+            "task_id": None,
+            "component": str(result.component),
+            "sha256": result.sha256,
+            "ok": result.ok,
+            "interface": result.interface,
+            "diagnostics": [d.to_json() for d in result.diagnostics],
+            "destination": str(result.destination) if result.destination else None,
+            "replaced": result.replaced,
+        }
+        try:
+            return self.ledger.record("dock", body), list(result.diagnostics)
+        except GroundskeeperError as exc:
+            undone = _undock(result, previous) if result.ok else "nothing was docked"
+            message = f"the dock step could not be sealed in the ledger: {exc}; {undone}"
+            return None, [*result.diagnostics, Diagnostic("error", "ledger", message, None, "R004")]
+
+    def end(self, ok: bool) -> AppendedLine | None:
+        """Seal run-end. The dock step is already sealed, so a failure here only warns: a
+        run without run-end reads as cut short, which SPEC §5 allows."""
+        body = {"run_id": self.ledger.run_id, "ok": ok, "states": [], "tampers": 0}
+        try:
+            return self.ledger.record("run-end", body)
+        except GroundskeeperError as exc:
+            narrate(f"groundskeeper: warning: the dock run's run-end was not sealed: {exc}")
+            return None
+
+    def to_json(self, dock_line: AppendedLine, last_line: AppendedLine) -> dict[str, Any]:
+        """Where the dock step is, and the head to keep for `ledger verify --expect-*`."""
+        return {
+            "path": str(self.ledger.path),
+            "run_id": self.ledger.run_id,
+            "seq": dock_line.seq,
+            "head": last_line.head.to_json(),
+        }
+
+
+def _undock(result: DockResult, previous: bytes | None) -> str:
+    """Undo an accepted dock: put the component it replaced back, or remove it. Under the
+    component directory's dock lock, and only if our copy is still the one docked."""
+    from groundskeeper.conformance import LOCK_NAME
+
+    destination = result.destination
+    if destination is None or result.replaced == result.sha256:
+        return "the same component was already docked; nothing changed"
+    try:
+        with open(destination.parent / LOCK_NAME, "a+b") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            if hashlib.sha256(destination.read_bytes()).hexdigest() != result.sha256:
+                return f"{destination} was replaced meanwhile; check it by hand"
+            if previous is None:
+                destination.unlink()
+                return f"the dock was undone ({destination} removed)"
+            spare = destination.with_name(f".{destination.name}.undock")
+            with open(spare, "wb") as out:
+                out.write(previous)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(spare, destination)
+            return f"the dock was undone (the previous {destination.name} is back)"
+    except OSError as exc:
+        return f"undoing the dock failed ({exc.strerror or exc}): remove {destination} by hand"
 
 
 @click.group("engine")

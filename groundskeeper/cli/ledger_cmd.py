@@ -208,9 +208,12 @@ def _short(value: Any, width: int = 12) -> str:
     return str(value)[:width] if value is not None else "-"
 
 
-def _summarize(step: str, body: dict[str, Any]) -> tuple[str, str | None]:
-    """(summary, verdict) of one step for the timeline; bodies are read defensively."""
+def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, str | None]:
+    """(summary, verdict) of one step for the timeline; bodies are read defensively.
+    `dock_run`: the step belongs to a run of `groundskeeper dock`, not of a plan."""
     get = body.get
+    if step == "run-start" and dock_run:
+        return f"dock {get('component')} into {get('into')}", None
     if step == "run-start":
         checks = get("checks")
         count = len(checks) if isinstance(checks, list | dict) else 0
@@ -235,7 +238,10 @@ def _summarize(step: str, body: dict[str, Any]) -> tuple[str, str | None]:
         return f"rejected {get('rejected_path')} ({tasks or 'no task'})", "tamper"
     if step == "dock":
         verdict = "ok" if get("ok") else "refused"
-        return f"{get('component')} {verdict}", verdict
+        return f"{get('component')} {verdict} · sha256 {_short(get('sha256') or None)}", verdict
+    if step == "run-end" and dock_run:
+        verdict = "ok" if get("ok") else "refused"
+        return f"{verdict} · dock", verdict
     if step == "run-end":
         verdict = "ok" if get("ok") else "failed"
         states = get("states") or []
@@ -249,7 +255,19 @@ def _summarize(step: str, body: dict[str, Any]) -> tuple[str, str | None]:
     return "", None
 
 
-def _entry(line: int, obj: dict[str, Any] | None) -> dict[str, Any]:
+def _timeline(steps: list[tuple[int, dict[str, Any] | None]]) -> list[dict[str, Any]]:
+    dock_runs: set[Any] = set()
+    entries = []
+    for line, obj in steps:
+        if obj is not None and obj.get("step") == "run-start":
+            body = obj.get("body")
+            if isinstance(body, dict) and body.get("kind") == "dock":
+                dock_runs.add(obj.get("run"))
+        entries.append(_entry(line, obj, obj is not None and obj.get("run") in dock_runs))
+    return entries
+
+
+def _entry(line: int, obj: dict[str, Any] | None, dock_run: bool) -> dict[str, Any]:
     if obj is None or not isinstance(obj.get("body"), dict):
         return {
             "line": line,
@@ -263,7 +281,7 @@ def _entry(line: int, obj: dict[str, Any] | None) -> dict[str, Any]:
         }
     body: dict[str, Any] = obj["body"]
     step = str(obj.get("step"))
-    summary, verdict = _summarize(step, body)
+    summary, verdict = _summarize(step, body, dock_run)
     task = body.get("task_id", body.get("task"))
     return {
         "line": line,
@@ -310,7 +328,7 @@ def show(path: Path, key_files: tuple[Path, ...], as_json: bool) -> None:
         steps = read_steps(path)
     except UsageError as exc:
         fail_usage(str(exc))
-    entries = [_entry(line, obj) for line, obj in steps]
+    entries = _timeline(steps)
     if as_json:
         emit_json(
             {
@@ -338,8 +356,9 @@ def show(path: Path, key_files: tuple[Path, ...], as_json: bool) -> None:
                 f"{entry['task'] or '':<16}  {summary}"
             )
     if not report.ok:
+        findings = f"{len(report.findings)} finding{'' if len(report.findings) == 1 else 's'}"
         narrate(
-            f"groundskeeper: this ledger does NOT verify ({len(report.findings)} findings); "
+            f"groundskeeper: this ledger does NOT verify ({findings}); "
             f"see: groundskeeper ledger verify {path}"
         )
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
