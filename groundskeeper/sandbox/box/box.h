@@ -42,4 +42,19 @@ void box_perror(const char *name, const char *path);
  * regcomp's code (regerror explains a nonzero one). */
 int box_regcomp(regex_t *re, const char *pattern, int extended, int icase);
 
+/* The last component of PATH, trailing slashes aside ("a/b/" gives "b" with *len 1); *len is
+ * 0 for "" and for a path of slashes only. Points into PATH, not NUL-terminated there. */
+const char *box_last_component(const char *path, size_t *len);
+/* "DIR/NAME" in new memory, with no slash doubled after DIR ("" gives "/NAME", as GNU's
+ * tools print it); NULL when out of memory. */
+char *box_path_join(const char *dir, const char *name);
+/* DIR joined with the last component of PATH: where `cp`/`mv` put PATH inside DIR. */
+char *box_path_into(const char *dir, const char *path);
+/* The names in directory PATH except . and .., in directory order, all read before the
+ * caller acts on them (removing or adding entries while reading would shift WASI's readdir
+ * cookies and skip some). NULL with errno set when PATH cannot be opened; out of memory,
+ * the names read so far. Free with box_free_names. */
+char **box_dir_names(const char *path, size_t *count);
+void box_free_names(char **names, size_t count);
+
 #endif

@@ -7,18 +7,16 @@
 #include "box.h"
 
 static void print_basename(const char *path, const char *suffix) {
-    size_t end = strlen(path);
-    while (end > 1 && path[end - 1] == '/') end--;
-    if (end == 1 && path[0] == '/') {
+    size_t len;
+    const char *base = box_last_component(path, &len);
+    if (len == 0 && path[0] == '/') { /* slashes only */
         puts("/");
         return;
     }
-    size_t start = end;
-    while (start > 0 && path[start - 1] != '/') start--;
-    size_t len = end - start, slen = suffix != NULL ? strlen(suffix) : 0;
+    size_t slen = suffix != NULL ? strlen(suffix) : 0;
     /* the suffix is removed only when something would remain */
-    if (slen > 0 && slen < len && memcmp(path + end - slen, suffix, slen) == 0) len -= slen;
-    printf("%.*s\n", (int)len, path + start);
+    if (slen > 0 && slen < len && memcmp(base + len - slen, suffix, slen) == 0) len -= slen;
+    printf("%.*s\n", (int)len, base);
 }
 
 int cmd_basename(int argc, char **argv) {

@@ -22,24 +22,6 @@ struct cp_opts {
     ino_t root_ino;
 };
 
-static char *join(const char *dir, const char *name) {
-    size_t dlen = strlen(dir);
-    bool slash = dlen > 0 && dir[dlen - 1] == '/';
-    size_t len = dlen + strlen(name) + 2;
-    char *out = malloc(len);
-    if (out != NULL) snprintf(out, len, "%s%s%s", dir, slash ? "" : "/", name);
-    return out;
-}
-
-static const char *base_of(const char *path, char *buf, size_t size) {
-    size_t end = strlen(path);
-    while (end > 1 && path[end - 1] == '/') end--;
-    size_t start = end;
-    while (start > 0 && path[start - 1] != '/') start--;
-    snprintf(buf, size, "%.*s", (int)(end - start), path + start);
-    return buf;
-}
-
 static void keep_times(const char *dst, const struct stat *s, bool follow) {
     struct timespec times[2] = {s->st_atim, s->st_mtim};
     utimensat(AT_FDCWD, dst, times, follow ? 0 : AT_SYMLINK_NOFOLLOW);
@@ -112,7 +94,7 @@ static bool copy_tree(const char *src, const char *dst, const struct stat *s, st
     struct dirent *ent;
     while ((ent = readdir(dir)) != NULL) {
         if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-        char *from = join(src, ent->d_name), *to = join(dst, ent->d_name);
+        char *from = box_path_join(src, ent->d_name), *to = box_path_join(dst, ent->d_name);
         struct stat fs;
         if (from == NULL || to == NULL) {
             box_err("cp", "out of memory");
@@ -252,8 +234,7 @@ int cmd_cp(int argc, char **argv) {
     }
     int status = 0;
     for (int i = 0; i < n; i++) {
-        char base[NAME_MAX + 1];
-        char *dst = join(target, base_of(ops[i], base, sizeof base));
+        char *dst = box_path_into(target, ops[i]);
         struct stat s;
         o.have_root = false;
         if (dst == NULL) {

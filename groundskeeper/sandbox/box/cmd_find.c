@@ -182,12 +182,11 @@ static struct node *parse_or(struct finder *f) {
     return l;
 }
 
+/* The last component as a string of its own (a start point may end in slashes). */
 static const char *base_name(const char *path, char *buf, size_t size) {
-    size_t end = strlen(path);
-    while (end > 1 && path[end - 1] == '/') end--;
-    size_t start = end;
-    while (start > 0 && path[start - 1] != '/') start--;
-    snprintf(buf, size, "%.*s", (int)(end - start), path + start);
+    size_t len;
+    const char *last = box_last_component(path, &len);
+    snprintf(buf, size, "%.*s", (int)len, last);
     return buf;
 }
 
@@ -244,15 +243,11 @@ static bool eval(struct finder *f, const struct node *n, const char *path, const
 }
 
 static char *join(const char *dir, const char *name) {
-    size_t dlen = strlen(dir);
-    bool slash = dlen > 0 && dir[dlen - 1] == '/';
-    size_t len = dlen + strlen(name) + 2;
-    char *out = malloc(len);
+    char *out = box_path_join(dir, name);
     if (out == NULL) {
         box_err("find", "out of memory");
         exit(1);
     }
-    snprintf(out, len, "%s%s%s", dir, slash ? "" : "/", name);
     return out;
 }
 
@@ -266,32 +261,19 @@ static void walk(struct finder *f, const struct node *expr, const char *path, lo
     bool selected = depth >= f->mindepth;
     if (selected && !f->depth_first) eval(f, expr, path, &st);
     if (S_ISDIR(st.st_mode) && (f->maxdepth < 0 || depth < f->maxdepth)) {
-        DIR *d = opendir(path);
-        if (d == NULL) {
+        /* all names are read first: -delete below must not disturb the listing */
+        size_t n;
+        char **names = box_dir_names(path, &n);
+        if (names == NULL) {
             box_err("find", "'%s': %s", path, strerror(errno));
             f->status = 1;
         } else {
-            /* read all names first: -delete below must not disturb the listing */
-            char **names = NULL;
-            size_t n = 0, cap = 0;
-            struct dirent *ent;
-            while ((ent = readdir(d)) != NULL) {
-                if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-                if (n == cap) {
-                    cap = cap ? cap * 2 : 16;
-                    char **bigger = realloc(names, cap * sizeof *names);
-                    if (bigger == NULL) break;
-                    names = bigger;
-                }
-                names[n] = join(path, ent->d_name);
-                n++;
-            }
-            closedir(d);
             for (size_t i = 0; i < n; i++) {
-                walk(f, expr, names[i], depth + 1);
-                free(names[i]);
+                char *child = join(path, names[i]);
+                walk(f, expr, child, depth + 1);
+                free(child);
             }
-            free(names);
+            box_free_names(names, n);
         }
     }
     if (selected && f->depth_first) eval(f, expr, path, &st);

@@ -5,7 +5,6 @@
  * Exit status as GNU: 0 a line was selected, 1 none, 2 trouble (unless -q found a match).
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <regex.h>
@@ -397,59 +396,35 @@ static int name_cmp(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* DIR/NAME, where "" (the working directory, as WASI takes it) gives the bare NAME. */
+static char *child_path(const char *dir, const char *name) {
+    return *dir == '\0' ? strdup(name) : box_path_join(dir, name);
+}
+
 static int grep_path(struct grep *g, const char *path, const char *shown, int operand);
 
 /* -r over a directory: entries in name order (deterministic), symlinks below it skipped. */
 static int grep_dir(struct grep *g, const char *path, const char *shown) {
     if (g->name_in_dirs)
         g->with_name = 1;
-    DIR *d = opendir(path);
-    if (d == NULL) {
+    size_t count;
+    char **names = box_dir_names(path, &count);
+    if (names == NULL) {
         if (!g->silent)
             box_perror("grep", shown);
         g->trouble = 1;
         return 0;
     }
-    char **names = NULL;
-    size_t count = 0, cap = 0;
-    struct dirent *ent;
-    while ((ent = readdir(d)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0)
-            continue;
-        if (count == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **grown = realloc(names, cap * sizeof *names);
-            if (grown == NULL)
-                break;
-            names = grown;
-        }
-        names[count] = strdup(ent->d_name);
-        if (names[count] != NULL)
-            count++;
-    }
-    closedir(d);
     qsort(names, count, sizeof *names, name_cmp);
     int stop = 0;
-    for (size_t i = 0; i < count; i++) {
-        if (!stop) {
-            size_t plen = strlen(path), slen = strlen(shown), nlen = strlen(names[i]);
-            char *child = malloc(plen + nlen + 2), *child_shown = malloc(slen + nlen + 2);
-            if (child != NULL && child_shown != NULL) {
-                int slash = plen > 0 && path[plen - 1] != '/';
-                sprintf(child, "%s%s%s", path, slash ? "/" : "", names[i]);
-                if (slen == 0)
-                    strcpy(child_shown, names[i]);
-                else
-                    sprintf(child_shown, "%s%s%s", shown,
-                            shown[slen - 1] != '/' ? "/" : "", names[i]);
-                stop = grep_path(g, child, child_shown, 0);
-            }
-            free(child);
-            free(child_shown);
-        }
-        free(names[i]);
+    for (size_t i = 0; i < count && !stop; i++) {
+        char *child = child_path(path, names[i]), *child_shown = child_path(shown, names[i]);
+        if (child != NULL && child_shown != NULL)
+            stop = grep_path(g, child, child_shown, 0);
+        free(child);
+        free(child_shown);
     }
-    free(names);
+    box_free_names(names, count);
     return stop;
 }
 

@@ -146,15 +146,11 @@ static void print_entries(struct entry *list, size_t n, bool with_total) {
 }
 
 static char *join(const char *dir, const char *name) {
-    size_t dlen = strlen(dir);
-    bool slash = dlen > 0 && dir[dlen - 1] == '/';
-    size_t len = dlen + strlen(name) + 2;
-    char *out = malloc(len);
+    char *out = box_path_join(dir, name);
     if (out == NULL) {
         box_err("ls", "out of memory");
         exit(2);
     }
-    snprintf(out, len, "%s%s%s", dir, slash ? "" : "/", name);
     return out;
 }
 

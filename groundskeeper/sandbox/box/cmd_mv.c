@@ -14,20 +14,6 @@ struct mv_opts {
     bool no_clobber, verbose;
 };
 
-/* DIR/basename(SRC), for moving into a directory */
-static char *join_base(const char *dir, const char *src) {
-    size_t end = strlen(src);
-    while (end > 1 && src[end - 1] == '/') end--;
-    size_t start = end;
-    while (start > 0 && src[start - 1] != '/') start--;
-    size_t dlen = strlen(dir);
-    bool slash = dlen > 0 && dir[dlen - 1] == '/';
-    size_t len = dlen + (end - start) + 2;
-    char *out = malloc(len);
-    if (out != NULL) snprintf(out, len, "%s%s%.*s", dir, slash ? "" : "/", (int)(end - start), src + start);
-    return out;
-}
-
 static bool move_one(const char *src, const char *dst, const struct mv_opts *o) {
     struct stat s, d;
     if (lstat(src, &s) != 0) {
@@ -113,7 +99,7 @@ int cmd_mv(int argc, char **argv) {
     }
     int status = 0;
     for (int i = 0; i < n; i++) {
-        char *dst = join_base(target, ops[i]);
+        char *dst = box_path_into(target, ops[i]);
         if (dst == NULL || !move_one(ops[i], dst, &o)) status = 1;
         free(dst);
     }

@@ -1,6 +1,5 @@
 /* rm: remove files, and directories with -r (or empty ones with -d). -f ignores missing
  * files. Symbolic links are removed, never followed. Interactive modes are not supported. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -23,49 +22,21 @@ static bool report(const char *path) {
 
 static bool remove_path(const char *path, const struct rm_opts *o);
 
-/* The names in a directory, read to the end before anything is removed: removing entries
- * while reading would shift WASI's readdir cookies and skip some. */
-static char **list_names(const char *path, size_t *count) {
-    DIR *d = opendir(path);
-    if (d == NULL) return NULL;
-    size_t n = 0, cap = 16;
-    char **names = malloc(cap * sizeof *names);
-    struct dirent *ent;
-    while (names != NULL && (ent = readdir(d)) != NULL) {
-        if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-        if (n == cap) {
-            char **bigger = realloc(names, (cap *= 2) * sizeof *names);
-            if (bigger == NULL) break;
-            names = bigger;
-        }
-        if ((names[n] = strdup(ent->d_name)) == NULL) break;
-        n++;
-    }
-    closedir(d);
-    *count = n;
-    return names;
-}
-
 static bool remove_tree(const char *path, const struct rm_opts *o) {
     size_t n = 0;
-    char **names = list_names(path, &n);
+    char **names = box_dir_names(path, &n);
     if (names == NULL) return report(path);
     bool ok = true;
-    size_t plen = strlen(path);
     for (size_t i = 0; i < n; i++) {
-        size_t len = plen + strlen(names[i]) + 2;
-        char *child = malloc(len);
+        char *child = box_path_join(path, names[i]);
         if (child != NULL) {
-            snprintf(child, len, "%s%s%s", path, plen > 0 && path[plen - 1] == '/' ? "" : "/",
-                     names[i]);
             if (!remove_path(child, o)) ok = false;
         } else {
             ok = report(path);
         }
         free(child);
-        free(names[i]);
     }
-    free(names);
+    box_free_names(names, n);
     if (!ok) return false;
     if (rmdir(path) != 0) return report(path);
     if (o->verbose) printf("removed directory '%s'\n", path);
@@ -95,12 +66,9 @@ static bool remove_path(const char *path, const struct rm_opts *o) {
 
 /* GNU refuses operands whose last component is . or .. */
 static bool is_dot_or_dotdot(const char *path) {
-    size_t end = strlen(path);
-    while (end > 1 && path[end - 1] == '/') end--;
-    size_t start = end;
-    while (start > 0 && path[start - 1] != '/') start--;
-    size_t len = end - start;
-    return (len == 1 && path[start] == '.') || (len == 2 && path[start] == '.' && path[start + 1] == '.');
+    size_t len;
+    const char *last = box_last_component(path, &len);
+    return (len == 1 && last[0] == '.') || (len == 2 && last[0] == '.' && last[1] == '.');
 }
 
 int cmd_rm(int argc, char **argv) {
