@@ -26,9 +26,10 @@ The query language of `vfs-query`:
 - Examples: ``state=DONE``, ``title~pricing``, ``state!=DONE & title~"e2b pricing"``,
   ``id=gather-pricing``, ``line=4``. Anything else is an error naming the problem.
 
-Engine diagnostic codes (`scope` is the component file name): E001 trap, E002 fuel exhausted,
-E003 deadline, E004 output too large, E005 instantiation failed (e.g. a `wasi:*` interface
-this engine does not provide). A refusal carries the conformance diagnostics (C00x) instead.
+Engine diagnostic codes (`scope` is the component file name): E001 trap (including a host
+function that failed), E002 fuel exhausted, E003 deadline, E004 output too large, E005
+instantiation failed (e.g. a `wasi:*` interface this engine does not provide, or an input
+that is not valid Unicode). A refusal carries the conformance diagnostics (C00x) instead.
 """
 
 from __future__ import annotations
@@ -57,11 +58,13 @@ from groundskeeper.conformance import (
 )
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.sandbox.result import ShellResult
 
 __all__ = [
     "DockHost",
     "EngineLimits",
     "EngineResult",
+    "HostFunctionError",
     "QueryError",
     "Session",
     "SessionHost",
@@ -252,15 +255,17 @@ class SessionHost:
         self.calls.append(("run-command", cmdline))
         try:
             result = self.shell(cmdline, self.session.workdir)
-        except (GroundskeeperError, OSError) as exc:
-            return f"error: run-command: `{cmdline}` could not run: {exc}"
+        except Exception as exc:  # fail closed: the component hears of it as an error answer
+            return f"error: run-command: `{cmdline}` could not run: {type(exc).__name__}: {exc}"
+        if not isinstance(result, ShellResult):
+            return f"error: run-command: `{cmdline}` could not run: the sandbox gave no result"
         if result.status != 0 or result.fault is not None:
             fault = f" ({result.fault})" if result.fault else ""
             return (
                 f"error: run-command: `{cmdline}` exited with status {result.status}{fault}: "
                 f"{result.stderr.strip()}"
             )
-        return str(result.stdout)
+        return result.stdout
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,18 +369,59 @@ def _runtime_diagnostic(error: Exception, scope: str, limits: EngineLimits) -> D
     return Diagnostic("error", scope, message, code="E001")
 
 
-def _link(linker: wc.Linker, host: DockHost, imports: set[str]) -> None:
+class HostFunctionError(GroundskeeperError):
+    """A Dock function's host side raised or answered something other than a string. It
+    stops the run (E001): a component must never go on with an answer nobody gave."""
+
+    def __init__(self, function: str, why: str) -> None:
+        super().__init__(f"host function `{function}` failed: {why}")
+        self.function = function
+
+
+def _guarded(
+    function: str, call: Callable[..., object], failures: list[HostFunctionError]
+) -> Callable[..., str]:
+    """`call` as a host function that never lets a Python exception reach wasmtime.
+
+    wasmtime-py parks a host function's Python exception in one process-wide slot and
+    re-raises it from the next failing call in *any* store, and not at all from a failed
+    instantiation; a parallel run could then report another run's failure. So a failure is
+    kept in this run's `failures` and the guest is stopped with a plain WasmtimeError.
+    """
+
+    def host_function(_store: object, *args: object) -> str:
+        try:
+            answer = call(*args)
+            if not isinstance(answer, str):
+                raise TypeError(f"answered {type(answer).__name__}, not a string")
+            answer.encode("utf-8")  # a lone surrogate cannot cross into the component
+        except Exception as exc:
+            failure = HostFunctionError(function, f"{type(exc).__name__}: {exc}")
+            failures.append(failure)
+            raise wasmtime.WasmtimeError(str(failure)) from None
+        return answer
+
+    return host_function
+
+
+def _is_limit(cause: str) -> bool:
+    return "fuel" in cause or "interrupt" in cause
+
+
+def _link(
+    linker: wc.Linker, host: DockHost, imports: set[str], failures: list[HostFunctionError]
+) -> None:
     if any(name.startswith("wasi:") for name in imports):
         linker.add_wasip2()
     with linker.root() as root:
         # Only what the component imports; wasmtime does not mind extra definitions, but
         # linking exactly the world keeps the engine's surface the component's.
         if "session-info" in imports:
-            root.add_func("session-info", lambda _store: host.session_info())
+            root.add_func("session-info", _guarded("session-info", host.session_info, failures))
         if "vfs-query" in imports:
-            root.add_func("vfs-query", lambda _store, query: host.vfs_query(query))
+            root.add_func("vfs-query", _guarded("vfs-query", host.vfs_query, failures))
         if "run-command" in imports:
-            root.add_func("run-command", lambda _store, cmdline: host.run_command(cmdline))
+            root.add_func("run-command", _guarded("run-command", host.run_command, failures))
 
 
 def run_component(
@@ -414,22 +460,41 @@ def run_component(
         elapsed = (time.perf_counter() - started) * 1000
         return EngineResult(ok, output, found, consumed, elapsed, instantiated=inst)
 
+    failures: list[HostFunctionError] = []
+
+    def failed(exc: Exception, instantiated: bool) -> EngineResult:
+        if failures:  # the trap was a host function's failure: say which, not "trap"
+            message = f"trapped: {failures[0]}"
+            found = Diagnostic("error", scope, message, code="E001")
+        elif not instantiated and not isinstance(exc, wasmtime.WasmtimeError):
+            found = Diagnostic("error", scope, f"instantiation failed: {exc!r}", code="E005")
+        elif not isinstance(exc, wasmtime.WasmtimeError):
+            found = Diagnostic("error", scope, f"trapped: {exc!r}", code="E001")
+        elif not instantiated and not _is_limit(_cause(exc)):
+            found = Diagnostic("error", scope, f"instantiation failed: {_cause(exc)}", code="E005")
+        else:
+            found = _runtime_diagnostic(exc, scope, limits)
+        return finish(False, None, [found], instantiated)
+
+    try:
+        input_text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        message = f"the input is not valid Unicode text ({exc.reason} at {exc.start})"
+        return finish(False, None, [Diagnostic("error", scope, message, code="E005")], False)
     with _ticker.running():
         try:
-            _link(linker, host, imports)
+            _link(linker, host, imports, failures)
             instance = linker.instantiate(store, component)
-        except wasmtime.WasmtimeError as exc:
-            cause = _cause(exc)
-            if "fuel" in cause or "interrupt" in cause:
-                return finish(False, None, [_runtime_diagnostic(exc, scope, limits)], False)
-            message = f"instantiation failed: {cause}"
-            return finish(False, None, [Diagnostic("error", scope, message, code="E005")], False)
+        except Exception as exc:  # fail closed: whatever stops instantiation is a refusal
+            return failed(exc, instantiated=False)
         run = instance.get_func(store, RUN_EXPORT)
-        assert run is not None, "conformance guarantees a `run` export"
+        if run is None:
+            message = "the instantiated component has no `run` function"
+            return finish(False, None, [Diagnostic("error", scope, message, code="E005")], True)
         try:
             output = run(store, input_text)
-        except wasmtime.WasmtimeError as exc:
-            return finish(False, None, [_runtime_diagnostic(exc, scope, limits)], True)
+        except Exception as exc:  # fail closed: nothing that goes wrong reads as an answer
+            return failed(exc, instantiated=True)
     if not isinstance(output, str):
         message = f"`run` answered {type(output).__name__}, not a string"
         return finish(False, None, [Diagnostic("error", scope, message, code="E001")], True)
