@@ -305,13 +305,7 @@ class Runner:
         return self._task(node).check is not None
 
     def submit(self, node: Node) -> None:
-        task = self._task(node)
-        try:
-            self.seal.task_start(task.heading.task_id, node.kind, task.check_sha256)
-        except SealingError:
-            return  # not started; the loop stops at its next step
         self._inflight[node] = None
-        self._emit(RunEvent("task-start", task.heading.task_id, task.heading.title))
         job = self._leaf_job if node.kind == "leaf" else self._rollup_job
         self._executor.submit(self._guarded, job, node)
 
@@ -338,10 +332,14 @@ class Runner:
                 self._handle(outcome)
 
     def _guarded(self, job: Callable[[Node], _Outcome], node: Node) -> None:
-        with self._started_lock:
-            self._started.add(node)
+        """A job on a pool thread: sealed as started when it really starts, never unsealed."""
+        task = self._task(node)
         started = time.monotonic()
         try:
+            self.seal.task_start(task.heading.task_id, node.kind, task.check_sha256)
+            with self._started_lock:
+                self._started.add(node)
+            self._emit(RunEvent("task-start", task.heading.task_id, task.heading.title))
             outcome = job(node)
         except BaseException as exc:  # handed to the scheduler thread, which decides
             ms = int((time.monotonic() - started) * 1000)
@@ -523,7 +521,7 @@ class Runner:
         were sealed (a verdict already on its way to disk may lose its `state` step)."""
         if self.seal.failure is not None:
             task.attempts = attempts
-            task.reason = f"not written: the run stopped unsealed before this {state} verdict"
+            task.reason = "no verdict: the run could not seal its steps and stopped (R004)"
             return
         before = task.state
         task.state, task.attempts, task.verified = state, attempts, verified

@@ -62,7 +62,7 @@ def telemetry(plan: Path) -> list[tuple[str, str, int]]:
 
 def steps(plan: Path, step: str) -> list[dict[str, Any]]:
     return [obj["body"] for _, obj in read_steps(plan.parent / "_steps.jsonl")
-            if obj is not None and obj["step"] == step]  # fmt: skip
+            if obj is not None and obj.get("step") == step]  # fmt: skip
 
 
 def test_honest_done_and_lying_failed_in_one_plan(tmp_path: Path) -> None:
@@ -99,13 +99,20 @@ def test_honest_done_and_lying_failed_in_one_plan(tmp_path: Path) -> None:
     )
 
 
-def test_human_output_is_a_task_table(tmp_path: Path) -> None:
-    plan, script = setup(tmp_path, task("Only", "only"), "workers:\n  '*': [{say: DONE}]\n")
+def test_human_output_is_a_task_table_of_titles(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Draft the summary", "draft") + "* TODO Same\n",
+        "workers:\n  '*': [{say: DONE}]\n",
+    )
     result = CliRunner().invoke(main, ["resume", str(plan), "--model", f"scripted:{script}"])
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["STATE", "TRIES", "CHECK", "TASK", "REASON"]
-    assert lines[1].split() == ["DONE", "1", "unverified", "only"]
+    # the title a person wrote; the id too when it is not the title
+    assert lines[1].split() == ["DONE", "1", "unverified", "Draft", "the", "summary", "[draft]"]
+    assert lines[2].split() == ["DONE", "1", "unverified", "Same"]
+    assert len(lines) == 3
 
 
 ORDERED = (
@@ -356,7 +363,7 @@ def test_check_without_write_changes_nothing(tmp_path: Path) -> None:
     before = plan.read_text()
     result = CliRunner().invoke(main, ["check", str(plan)])
     assert result.exit_code == 1
-    assert result.stdout.splitlines()[1].split()[:3] == ["DONE", "FAIL", "gone"]
+    assert result.stdout.splitlines()[1].split()[:4] == ["DONE", "FAIL", "Gone", "[gone]"]
     assert plan.read_text() == before
 
 
@@ -471,3 +478,118 @@ def test_dock_task_fails_closed_on_a_non_conforming_artifact(tmp_path: Path) -> 
     assert docked == [("comp.wasm", False), ("comp.wasm", False)]
     docks = sqlite3.connect(tmp_path / "_telemetry.db").execute("SELECT ok FROM dock_events")
     assert [r[0] for r in docks] == [0, 0]  # both attempts were refused
+
+
+# --- sealing is not optional: a ledger that cannot be written stops the run -------------------
+
+
+def ledger_bytes(plan: Path) -> bytes:
+    return (plan.parent / "_steps.jsonl").read_bytes()
+
+
+def test_there_is_no_way_to_run_unsealed(tmp_path: Path) -> None:
+    plan, script = setup(tmp_path, task("A", "a"), "workers:\n  a: [{say: DONE}]\n")
+    result = CliRunner().invoke(
+        main, ["resume", str(plan), "--model", f"scripted:{script}", "--no-ledger"]
+    )
+    assert result.exit_code == 2
+    assert "No such option '--no-ledger'" in result.stderr
+    assert keywords(plan) == {"a": "TODO"}
+    assert "--no-ledger" not in CliRunner().invoke(main, ["resume", "--help"]).stdout
+
+
+def test_a_damaged_ledger_refuses_to_start(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("A", "a", "grep -q a a.txt"),
+        "workers:\n  a: [{tool: write_file, input: {path: a.txt, content: a}}, {say: DONE}]\n",
+    )
+    (tmp_path / "_steps.jsonl").write_text('{"v": 1}\n')  # a line, but no checkpoint
+    before = plan.read_text()
+    result, doc = resume(plan, script)
+    assert result.exit_code == 1
+    assert doc["ok"] is False
+    (diagnostic,) = doc["diagnostics"]
+    assert (diagnostic["code"], diagnostic["scope"]) == ("R004", "ledger")
+    assert diagnostic["message"].startswith("the run could not be sealed, so it did not start:")
+    assert "its checkpoint is missing" in diagnostic["message"]
+    assert states(doc) == {"a": ("TODO", 0, None)}
+    assert plan.read_text() == before
+    assert not (tmp_path / "a.txt").exists()  # no worker ran
+    assert ledger_bytes(plan) == b'{"v": 1}\n'  # nothing appended after the damage
+    assert telemetry(plan) == []
+    human = CliRunner().invoke(main, ["resume", str(plan), "--model", f"scripted:{script}"])
+    assert human.exit_code == 1 and "[R004]" in human.stdout
+
+
+def test_a_checkpoint_signed_by_an_untrusted_key_refuses_to_start(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("A", "a") + task("B", "b"),
+        "workers:\n  a: [{say: DONE}]\n  b: [{say: FAILED}]\n",
+    )
+    first, _ = resume(plan, script)  # sealed under the fixture's key; b FAILED
+    assert first.exit_code == 1
+    sealed = ledger_bytes(plan)
+    # another user, another key: a fresh process, as a person would run it
+    entry = "from groundskeeper.cli import main; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", entry, "resume", str(plan), "--model", f"scripted:{script}",
+         "--json"],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, "GROUNDSKEEPER_HOME": str(tmp_path / "stranger")},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    (diagnostic,) = doc["diagnostics"]
+    assert diagnostic["code"] == "R004"
+    assert "not signed by a trusted key" in diagnostic["message"]
+    assert keywords(plan) == {"a": "DONE", "b": "FAILED"}  # b was not re-run
+    assert ledger_bytes(plan) == sealed
+
+
+def test_a_ledger_broken_mid_run_stops_the_run(tmp_path: Path) -> None:
+    """A worker that appends to the ledger through the sandbox breaks the chain: the very
+    next step cannot be sealed, so its task is not judged and nothing later starts.
+
+    (The vandal sleeps first so that the honest task's last step is sealed before the break:
+    the ledger must see the foreign line between two appends, not in the middle of one.)"""
+    plan, script = setup(
+        tmp_path,
+        "* TODO Steps\n  :PROPERTIES:\n  :ID: steps\n  :ORDERED: t\n  :END:\n"
+        + task("Honest", "honest", "grep -q h h.txt", 2)
+        + task("Vandal", "vandal", "grep -q v v.txt", 2)
+        + task("Later", "later", "grep -q l l.txt", 2),
+        """workers:
+  honest: [{tool: write_file, input: {path: h.txt, content: h}}, {say: DONE}]
+  vandal:
+    - {tool: sh, input: {cmd: 'sleep 0.5'}}
+    - {tool: sh, input: {cmd: 'echo "{}" >> _steps.jsonl'}}
+    - {tool: write_file, input: {path: v.txt, content: v}}
+    - say: DONE
+  later: [{tool: write_file, input: {path: l.txt, content: l}}, {say: DONE}]
+""",
+    )
+    result, doc = resume(plan, script)
+    assert result.exit_code == 1
+    assert doc["ok"] is False
+    (diagnostic,) = doc["diagnostics"]
+    assert diagnostic["code"] == "R004"
+    assert diagnostic["message"].startswith("the run could not be sealed, so it stopped")
+    assert "the `tool-call` step could not be sealed: refusing to append" in diagnostic["message"]
+    assert states(doc) == {
+        "steps": ("TODO", 0, None),
+        "honest": ("DONE", 1, True),
+        "vandal": ("TODO", 0, None),  # its verdict was never taken
+        "later": ("TODO", 0, None),
+    }
+    vandal = next(t for t in doc["tasks"] if t["id"] == "vandal")
+    assert vandal["reason"] == "no verdict: the run could not seal its steps and stopped (R004)"
+    assert keywords(plan) == {"steps": "TODO", "honest": "DONE", "vandal": "TODO", "later": "TODO"}
+    assert not (tmp_path / "v.txt").exists()  # the worker stopped at the unsealed step
+    assert not (tmp_path / "l.txt").exists()  # the later worker never started
+    assert telemetry(plan) == [("honest", "DONE", 1)]
+    # the one sealed DONE is in the ledger, up to the vandal's line, and nothing after it
+    assert [s["task_id"] for s in steps(plan, "task-start")] == ["honest", "vandal"]
+    assert [(s["task_id"], s["to"]) for s in steps(plan, "state")] == [("honest", "DONE")]
+    assert ledger_bytes(plan).endswith(b"\n{}\n")

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from groundskeeper.ledger import LedgerError
 from groundskeeper.models import AssistantTurn, ModelRequest, ScriptedModel
 from groundskeeper.plan import load_plan
-from groundskeeper.runner import MemoryRecorder, PlanGuard, Runner, RunOptions, preflight
+from groundskeeper.runner import (
+    MemoryRecorder,
+    PlanGuard,
+    Runner,
+    RunOptions,
+    RunReport,
+    preflight,
+)
 
 HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
 
@@ -132,3 +142,72 @@ def test_plan_guard_keeps_foreign_versions_and_restores(tmp_path: Path) -> None:
     assert [t.rejected_path for t in found] == [tmp_path / "plan.org.rejected-2"]
     assert (tmp_path / "plan.org.rejected-2").read_text() == "forged 2\n"
     assert path.read_text() == "* DONE a\n" and done == ["written"]
+
+
+class BreakingRecorder(MemoryRecorder):
+    """A ledger that takes steps until the first `step` of the kind named, then refuses."""
+
+    def __init__(self, breaks_at: str) -> None:
+        super().__init__()
+        self.breaks_at = breaks_at
+        self.refused: list[str] = []
+
+    def record(self, step: str, body: Mapping[str, Any]) -> None:
+        if step == self.breaks_at or self.refused:
+            self.refused.append(step)
+            raise LedgerError(f"refusing to append a {step} step: the disk is on fire")
+        super().record(step, body)
+
+
+def run_breaking(tmp_path: Path, breaks_at: str) -> tuple[RunReport, BreakingRecorder, Path]:
+    path = write_plan(tmp_path, leaf(0) + leaf(1) + leaf(2))
+    model = ScriptedModel.from_yaml("workers:\n  '*': [{say: DONE}]\n")
+    recorder = BreakingRecorder(breaks_at)
+    options = RunOptions(max_parallel=1)
+    report = Runner(load_plan(path), model=model, recorder=recorder, options=options).run()
+    return report, recorder, path
+
+
+def test_a_refused_run_start_never_starts(tmp_path: Path) -> None:
+    report, recorder, path = run_breaking(tmp_path, "run-start")
+    assert (report.started, report.ok) == (False, False)
+    (diagnostic,) = report.diagnostics
+    assert diagnostic.code == "R004"
+    assert diagnostic.message == (
+        "the run could not be sealed, so it did not start: the `run-start` step could not be"
+        " sealed: refusing to append a run-start step: the disk is on fire"
+    )
+    assert recorder.refused == ["run-start"] and recorder.steps == []
+    assert [t.state for t in report.tasks] == ["TODO", "TODO", "TODO"]
+    assert path.read_text() == HEAD + leaf(0) + leaf(1) + leaf(2)
+
+
+def test_an_unsealed_check_verdict_is_never_written(tmp_path: Path) -> None:
+    report, recorder, path = run_breaking(tmp_path, "check")
+    assert (report.started, report.ok) == (True, False)
+    assert [d.code for d in report.diagnostics] == ["R004"]
+    assert "the `check` step could not be sealed" in report.diagnostics[0].message
+    # t0's check passed, but its verdict could not be sealed: not DONE, and nothing after
+    assert [(t.state, t.attempts) for t in report.tasks] == [("TODO", 0), ("TODO", 0), ("TODO", 0)]
+    assert (
+        report.tasks[0].reason == "no verdict: the run could not seal its steps and stopped (R004)"
+    )
+    assert "* DONE" not in path.read_text()
+    assert recorder.refused == ["check"]  # later steps never reached the recorder
+    assert [name for name, _ in recorder.steps] == ["run-start", "task-start", "claim"]
+
+
+def test_an_unsealed_state_step_stops_the_run(tmp_path: Path) -> None:
+    report, recorder, path = run_breaking(tmp_path, "state")
+    assert report.ok is False and [d.code for d in report.diagnostics] == ["R004"]
+    assert "the `state` step could not be sealed" in report.diagnostics[0].message
+    assert recorder.refused == ["state"]
+    # State steps follow the plan write (group commit), so verdicts already taken when the
+    # first one fails stay written; each of them has a sealed PASS, and no task started after.
+    started = [b["task_id"] for b in recorder.of("task-start")]
+    passed = {b["task_id"] for b in recorder.of("check") if b["verdict"] == "PASS"}
+    done = {t.id for t in report.tasks if t.state == "DONE"}
+    assert started == ["t0", "t1", "t2"][: len(started)] and "t0" in done
+    assert done == passed and passed <= set(started)
+    assert path.read_text().count("* DONE") == len(done)
+    assert "run-end" not in [name for name, _ in recorder.steps]

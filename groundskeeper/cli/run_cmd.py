@@ -64,7 +64,6 @@ def _workdir(workdir: Path | None) -> Path | None:
     show_default=True,
     help="Model turns a worker gets per attempt.",
 )
-@click.option("--no-ledger", is_flag=True, help="Do not seal the run in _steps.jsonl.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def resume(
     plan: Path | None,
@@ -73,7 +72,6 @@ def resume(
     max_parallel: int,
     require_checks: bool,
     max_turns: int,
-    no_ledger: bool,
     as_json: bool,
 ) -> None:
     """Run a plan, or continue it: DONE tasks are skipped, the rest get workers.
@@ -81,7 +79,9 @@ def resume(
     A task becomes DONE only when its acceptance check passes in the sandbox; a failed check
     goes back to the worker as feedback for another attempt (`:max-attempts:`, default 2).
     Each verdict is written into the plan's headline as soon as it is known, with a row in
-    _telemetry.db and a signed line in _steps.jsonl.
+    _telemetry.db; every step is sealed in the signed ledger _steps.jsonl. If the ledger
+    cannot be written (damaged, or its checkpoint signed by a key you do not trust), the run
+    does not start, or stops, with a diagnostic [R004]: it never goes on unsealed.
 
     \b
     Examples:
@@ -129,7 +129,7 @@ def resume(
                     f" ({check}, attempts {event.attempts}){why}")  # fmt: skip
 
     run_id = new_run_id()
-    recorder = None if no_ledger else _open_ledger(path, run_id)
+    recorder = _open_ledger(path, run_id)
     telemetry = Telemetry.for_plan(path)
     try:
         runner = Runner(
@@ -157,7 +157,13 @@ def resume(
             _print_table(
                 ("STATE", "TRIES", "CHECK", "TASK", "REASON"),
                 [
-                    (t.state, str(t.attempts), _verified(t.verified), t.id, t.reason or "")
+                    (
+                        t.state,
+                        str(t.attempts),
+                        _verified(t.verified),
+                        _name(t.title, t.id),
+                        t.reason or "",
+                    )
                     for t in report.tasks
                 ],
             )
@@ -178,6 +184,11 @@ def _open_ledger(plan_path: Path, run_id: str) -> StepRecorder:
     if loaded.created:
         narrate(f"created a signing key: {loaded.private_path} (public: {loaded.public_path})")
     return Ledger(plan_path.parent, loaded.key, run_id)
+
+
+def _name(title: str, task_id: str) -> str:
+    """A task as a person reads it: its title, and its id in brackets when that differs."""
+    return title if task_id == title else f"{title} [{task_id}]"
 
 
 def _verified(value: bool | None) -> str:
@@ -235,7 +246,7 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
     else:
         _print_table(
             ("STATE", "VERDICT", "TASK", "REASON"),
-            [(r.state, r.result.verdict, r.id, r.result.reason) for r in results],
+            [(r.state, r.result.verdict, _name(r.title, r.id), r.result.reason) for r in results],
         )
     failed = any(r.result.verdict == "FAIL" for r in results)
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
