@@ -1,10 +1,12 @@
-"""Ledger throughput: durable appends per second, verified lines per second, and in the same
-run the raw Ed25519 verify rate of `cryptography`, which bounds verification.
+"""Ledger throughput: durable appends per second (one thread, then several threads at once),
+verified lines per second, and in the same run the raw Ed25519 verify rate of `cryptography`,
+which bounds verification.
 
-Usage: python benchmarks/ledger_throughput.py [--appends N] [--lines N] [--repeat N]
+Usage: python benchmarks/ledger_throughput.py [--appends N] [--threads N] [--lines N] [--repeat N]
 Prints one JSON document. Target: verify_to_raw_ratio >= 0.70. Verification and the raw
 rate are timed in this process's CPU time (the machine's cores are shared, and wall time
 would measure the neighbours); appends are timed in wall time, since they wait on the disk.
+The concurrent figure counts fdatasync calls too: lines_per_sync above 1 is group commit.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -88,6 +91,49 @@ def _write_ledger(directory: Path, lines: int) -> tuple[list[float], list[float]
     return wall, cpu
 
 
+def _concurrent_appends(directory: Path, threads: int, per_thread: int) -> tuple[float, int]:
+    """`threads` threads each append `per_thread` durable lines to one ledger at once;
+    (wall seconds from release to the last return, fdatasync calls made meanwhile)."""
+    ledger = Ledger(directory, KEY, "bench", trusted=[])
+    ledger.record("run-start", {"plan": "plan.org", "checks": []})
+    start = threading.Event()
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        start.wait()
+        try:
+            for n in range(per_thread):
+                step, body = _body(worker * per_thread + n)
+                ledger.record(step, body)
+        except BaseException as exc:  # reported below, never silently dropped
+            errors.append(exc)
+
+    syncs = 0
+    real_fdatasync = os.fdatasync
+
+    def counting_fdatasync(fd: Any) -> None:  # os.fdatasync takes any file descriptor-like
+        nonlocal syncs
+        syncs += 1
+        real_fdatasync(fd)
+
+    pool = [threading.Thread(target=work, args=(w,)) for w in range(threads)]
+    for thread in pool:
+        thread.start()
+    os.fdatasync = counting_fdatasync
+    try:
+        started = time.perf_counter()
+        start.set()
+        for thread in pool:
+            thread.join()
+        elapsed = time.perf_counter() - started
+    finally:
+        os.fdatasync = real_fdatasync
+    report = verify_ledger(directory, [KEY.public])
+    if errors or not report.ok or report.lines != 1 + threads * per_thread:
+        sys.exit(f"concurrent appends failed: {errors[:3]} {report.findings[:3]}")
+    return elapsed, syncs
+
+
 def _raw_verify_rate(path: Path, repeat: int) -> float:
     """Ed25519 verifications per second over the very messages the ledger signs."""
     verifier = Ed25519PublicKey.from_public_bytes(KEY.public.raw)
@@ -112,6 +158,7 @@ def _raw_verify_rate(path: Path, repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--appends", type=int, default=300, help="durable appends to time")
+    parser.add_argument("--threads", type=int, default=8, help="threads appending at once")
     parser.add_argument("--lines", type=int, default=5000, help="lines in the verified ledger")
     parser.add_argument("--repeat", type=int, default=7, help="rounds; rates and ratio are medians")
     args = parser.parse_args()
@@ -119,6 +166,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=Path.cwd()) as scratch:
         root = Path(scratch)
         durable, cpu = _write_ledger(root / "durable", args.appends)
+        per_thread = max(1, args.appends // args.threads)
+        together, syncs = _concurrent_appends(root / "concurrent", args.threads, per_thread)
         with _without_fsync():
             _write_ledger(root / "corpus", args.lines)
         corpus = root / "corpus" / "_steps.jsonl"
@@ -150,6 +199,15 @@ def main() -> None:
             "durable_ms_median": round(statistics.median(durable) * 1000, 3),
             "durable_ms_p95": round(sorted(durable)[int(len(durable) * 0.95)] * 1000, 3),
             "cpu_us_median_user_and_system": round(statistics.median(cpu) * 1e6, 1),
+        },
+        "concurrent_appends": {
+            "threads": args.threads,
+            "count": args.threads * per_thread,
+            "durable_per_s": round(args.threads * per_thread / together, 1),
+            "to_one_thread_ratio": round(
+                (args.threads * per_thread / together) / (len(durable) / sum(durable)), 2
+            ),
+            "lines_per_sync": round(args.threads * per_thread / max(1, syncs), 2),
         },
         "verify": {
             "lines": args.lines,

@@ -13,12 +13,14 @@ import fcntl
 import hashlib
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
+from groundskeeper.errors import GroundskeeperError
 from groundskeeper.keys import PublicKey, SigningKey, trusted_keys
 from groundskeeper.ledger_format import (
     CHECKPOINT_FILE,
@@ -70,7 +72,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AppendedLine:
-    """What one append wrote: the line's seq and hash, and the new head."""
+    """What one append wrote: the line's seq and hash, and the head its checkpoint signs
+    (covering this line and any written in the same commit)."""
 
     seq: int
     sha256: str
@@ -99,14 +102,58 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _signed_line(request: _Append, seq: int, prev: str) -> bytes:
+    """The bytes of one line (SPEC §3, §4), LF included."""
+    now = request.clock().astimezone(UTC)
+    entry: dict[str, Any] = {
+        "v": FORMAT_VERSION,
+        "run": request.run_id,
+        "seq": seq,
+        "step": request.step,
+        "ts": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
+        "prev": prev,
+        "key": request.key.public.key_id,
+        "body": request.body,
+    }
+    signature = request.key.sign(signed_message(encode_canonical(entry).encode("utf-8")))
+    entry["sig"] = base64.b64encode(signature).decode("ascii")
+    return (encode_canonical(entry) + "\n").encode("utf-8")
+
+
+@dataclass(eq=False)
+class _Append:
+    """One caller's step, queued until some thread's commit writes it."""
+
+    key: SigningKey
+    run_id: str
+    step: str
+    body: dict[str, Any]
+    trusted: tuple[PublicKey, ...]
+    clock: Callable[[], datetime]
+    done: bool = False
+    result: AppendedLine | None = None
+    error: GroundskeeperError | None = None
+
+    def same_signer(self, other: _Append) -> bool:
+        return self.key.public == other.key.public and self.trusted == other.trusted
+
+
 class _Writer:
-    """The one appender of a ledger file within a process; see SPEC §9 for the protocol."""
+    """The one appender of a ledger file within a process; see SPEC §9 for the protocol.
+
+    Group commit: callers queue their step and one of them at a time leads a commit, which
+    writes every step queued behind the same signer with one write, one fdatasync and one
+    checkpoint rewrite. Steps that arrive while a commit is syncing join the next one, and
+    each caller returns only once a commit covering its own line is durable.
+    """
 
     def __init__(self, ledger_path: Path) -> None:
         self.path = ledger_path
         self.checkpoint_path = checkpoint_path(ledger_path)
         self.lock_path = ledger_path.with_suffix(".lock")
-        self._lock = threading.Lock()
+        self._turn = threading.Condition()
+        self._queue: deque[_Append] = deque()
+        self._leading = False
         self._tail: _Tail | None = None
         self._lock_fd: int | None = None
 
@@ -125,24 +172,65 @@ class _Writer:
             raise LedgerError(f"unknown step type {step!r}; one of {', '.join(STEP_TYPES)}")
         body_dict = dict(body)
         check_json_subset(body_dict, "body")
-        with self._lock:
+        request = _Append(key, run_id, step, body_dict, tuple(trusted), clock)
+        with self._turn:
+            self._queue.append(request)
+        while True:
+            with self._turn:
+                while self._leading and not request.done:
+                    self._turn.wait()
+                if request.done:
+                    break
+                self._leading = True
+                batch = self._next_batch()
             try:
-                if self._lock_fd is None:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                    self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-                try:
-                    tail = self._current_tail(key, trusted)
-                    return self._write(tail, key, run_id, step, body_dict, clock)
-                finally:
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            except OSError as exc:
-                # What reached the disk is unknown (a torn line, a stale checkpoint): the next
-                # append reads the files again and refuses or repairs as SPEC §9 says.
-                self._tail = None
-                raise LedgerError(
-                    f"cannot write the ledger {self.path}: {exc.strerror or exc}"
-                ) from exc
+                self._commit(batch)
+            finally:
+                with self._turn:
+                    for queued in batch:
+                        if queued.result is None and queued.error is None:
+                            queued.error = LedgerError(
+                                f"the append to {self.path} was interrupted before it was durable"
+                            )
+                        queued.done = True
+                    self._leading = False
+                    self._turn.notify_all()
+        if request.error is not None:
+            raise request.error
+        assert request.result is not None  # set whenever error is not
+        return request.result
+
+    def _next_batch(self) -> list[_Append]:
+        # FIFO, and one signer per commit: the tail is checked against that signer's trusted
+        # keys and the checkpoint is signed with its key.
+        batch = [self._queue.popleft()]
+        while self._queue and self._queue[0].same_signer(batch[0]):
+            batch.append(self._queue.popleft())
+        return batch
+
+    def _commit(self, batch: list[_Append]) -> None:
+        """Write `batch` under the process lock; every request ends with a result or an error."""
+        try:
+            if self._lock_fd is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            try:
+                tail = self._current_tail(batch[0].key, batch[0].trusted)
+                self._write(tail, batch)
+            finally:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        except OSError as exc:
+            # What reached the disk is unknown (a torn line, a stale checkpoint): the next
+            # append reads the files again and refuses or repairs as SPEC §9 says.
+            self._tail = None
+            message = f"cannot write the ledger {self.path}: {exc.strerror or exc}"
+            for request in batch:
+                if request.error is None:
+                    request.error = LedgerError(message)
+        except GroundskeeperError as exc:  # a refusal to append, or an unreadable ledger
+            for request in batch:
+                request.error = type(exc)(*exc.args)
 
     def _current_tail(self, key: SigningKey, trusted: Iterable[PublicKey]) -> _Tail:
         try:
@@ -206,52 +294,45 @@ class _Writer:
             f"run `groundskeeper ledger verify {self.path.parent}` and move the ledger aside"
         )
 
-    def _write(
-        self,
-        tail: _Tail,
-        key: SigningKey,
-        run_id: str,
-        step: str,
-        body: dict[str, Any],
-        clock: Callable[[], datetime],
-    ) -> AppendedLine:
-        now = clock().astimezone(UTC)
-        entry: dict[str, Any] = {
-            "v": FORMAT_VERSION,
-            "run": run_id,
-            "seq": tail.last_seq + 1,
-            "step": step,
-            "ts": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
-            "prev": tail.prev,
-            "key": key.public.key_id,
-            "body": body,
-        }
-        signature = key.sign(signed_message(encode_canonical(entry).encode("utf-8")))
-        entry["sig"] = base64.b64encode(signature).decode("ascii")
-        line = (encode_canonical(entry) + "\n").encode("utf-8")
-        if len(line) > MAX_LINE_BYTES:
-            raise LedgerError(
-                f"a {step} line of {len(line)} bytes exceeds {MAX_LINE_BYTES}; "
-                "record outputs as a hash plus an excerpt"
-            )
+    def _write(self, tail: _Tail, batch: list[_Append]) -> None:
+        seq, prev = tail.last_seq, tail.prev
+        written: list[tuple[_Append, bytes]] = []
+        for request in batch:
+            line = _signed_line(request, seq + 1, prev)
+            if len(line) > MAX_LINE_BYTES:
+                request.error = LedgerError(
+                    f"a {request.step} line of {len(line)} bytes exceeds {MAX_LINE_BYTES}; "
+                    "record outputs as a hash plus an excerpt"
+                )
+                continue
+            seq, prev = seq + 1, hashlib.sha256(line).hexdigest()
+            written.append((request, line))
+        if not written:
+            return
         created = tail.size == 0
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            _write_whole(fd, line)
+            _write_whole(fd, b"".join(line for _, line in written))
             os.fdatasync(fd)
             st = os.fstat(fd)
         finally:
             os.close(fd)
-        tail.tree.append(line)
-        tail.size += 1
-        tail.last_seq += 1
-        tail.prev = hashlib.sha256(line).hexdigest()
+        hashes = []
+        for _, line in written:
+            tail.tree.append(line)
+            hashes.append(hashlib.sha256(line).hexdigest())
         if created:
-            tail.origin = ledger_origin(line)
+            tail.origin = ledger_origin(written[0][1])
+        tail.size += len(written)
+        tail.last_seq, tail.prev = seq, prev
         tail.stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
         root = tail.tree.root()
+        key = batch[0].key
         self._write_checkpoint(format_checkpoint(tail.origin, tail.size, root, key), created)
-        return AppendedLine(tail.last_seq, tail.prev, Head(tail.size, root.hex()))
+        head = Head(tail.size, root.hex())
+        first_seq = seq - len(written) + 1
+        for offset, ((request, _), sha) in enumerate(zip(written, hashes, strict=True)):
+            request.result = AppendedLine(first_seq + offset, sha, head)
 
     def _write_checkpoint(self, data: bytes, sync_dir: bool) -> None:
         tmp = self.checkpoint_path.with_name(self.checkpoint_path.name + ".tmp")
