@@ -320,9 +320,11 @@ def _undock(result: DockResult, previous: bytes | None) -> str:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
             if hashlib.sha256(destination.read_bytes()).hexdigest() != result.sha256:
                 return f"{destination} was replaced meanwhile; check it by hand"
-            if previous is None:
+            if result.replaced is None:
                 destination.unlink()
                 return f"the dock was undone ({destination} removed)"
+            if previous is None or hashlib.sha256(previous).hexdigest() != result.replaced:
+                return f"the component it replaced changed meanwhile; check {destination} by hand"
             spare = destination.with_name(f".{destination.name}.undock")
             with open(spare, "wb") as out:
                 out.write(previous)
