@@ -57,4 +57,13 @@ char *box_path_into(const char *dir, const char *path);
 char **box_dir_names(const char *path, size_t *count);
 void box_free_names(char **names, size_t count);
 
+/* How cp and mv read their operands OPS[0..*N): SRC DST, or SRC... DIR where DIR comes from
+ * -t (*TARGET already set), else is the last operand when that is a directory (-T, i.e.
+ * NO_TARGET_DIR, rules that out). BOX_INTO_DIR sets *TARGET and leaves *N the number of
+ * sources; BOX_ONE_TO_ONE means OPS[0] -> OPS[1]; BOX_OPERAND_ERROR comes after GNU's
+ * message (missing or extra operand, target not a directory): the command returns 1. */
+enum { BOX_OPERAND_ERROR, BOX_ONE_TO_ONE, BOX_INTO_DIR };
+int box_copy_operands(const char *name, char **ops, int *n, const char **target,
+                      int no_target_dir);
+
 #endif

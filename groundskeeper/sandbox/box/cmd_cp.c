@@ -202,35 +202,15 @@ int cmd_cp(int argc, char **argv) {
     }
     int n = argc - optind;
     char **ops = argv + optind;
-    if (target == NULL) {
-        if (n < 1) {
-            box_err("cp", "missing file operand");
+    int form = box_copy_operands("cp", ops, &n, &target, no_target_dir);
+    if (form == BOX_OPERAND_ERROR) return 1;
+    if (form == BOX_ONE_TO_ONE) {
+        struct stat s;
+        if (o.recursive && stat(ops[0], &s) == 0 && S_ISDIR(s.st_mode) && inside(ops[0], ops[1])) {
+            box_err("cp", "cannot copy a directory, '%s', into itself, '%s'", ops[0], ops[1]);
             return 1;
         }
-        if (n < 2) {
-            box_err("cp", "missing destination file operand after '%s'", ops[0]);
-            return 1;
-        }
-        struct stat sb;
-        bool is_dir = stat(ops[n - 1], &sb) == 0 && S_ISDIR(sb.st_mode);
-        if (no_target_dir || (n == 2 && !is_dir)) {
-            if (n > 2) {
-                box_err("cp", "extra operand '%s'", ops[2]);
-                return 1;
-            }
-            struct stat s;
-            if (o.recursive && stat(ops[0], &s) == 0 && S_ISDIR(s.st_mode) && inside(ops[0], ops[1])) {
-                box_err("cp", "cannot copy a directory, '%s', into itself, '%s'", ops[0], ops[1]);
-                return 1;
-            }
-            return copy_any(ops[0], ops[1], &o) ? 0 : 1;
-        }
-        if (!is_dir) {
-            box_err("cp", "target '%s' is not a directory", ops[n - 1]);
-            return 1;
-        }
-        target = ops[n - 1];
-        n--;
+        return copy_any(ops[0], ops[1], &o) ? 0 : 1;
     }
     int status = 0;
     for (int i = 0; i < n; i++) {

@@ -1,11 +1,13 @@
 /* Path text and directory listings shared by the file commands: a path's last component,
- * DIR/NAME joining, and the names in a directory read in full before the caller acts.
+ * DIR/NAME joining, the names in a directory read in full before the caller acts, and how
+ * cp and mv tell SRC DST from SRC... DIR.
  */
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "box.h"
 
@@ -60,4 +62,32 @@ char **box_dir_names(const char *path, size_t *count) {
 void box_free_names(char **names, size_t count) {
     for (size_t i = 0; i < count; i++) free(names[i]);
     free(names);
+}
+
+int box_copy_operands(const char *name, char **ops, int *n, const char **target,
+                      int no_target_dir) {
+    if (*target != NULL) return BOX_INTO_DIR;
+    if (*n < 1) {
+        box_err(name, "missing file operand");
+        return BOX_OPERAND_ERROR;
+    }
+    if (*n < 2) {
+        box_err(name, "missing destination file operand after '%s'", ops[0]);
+        return BOX_OPERAND_ERROR;
+    }
+    struct stat sb;
+    bool is_dir = stat(ops[*n - 1], &sb) == 0 && S_ISDIR(sb.st_mode);
+    if (no_target_dir || (*n == 2 && !is_dir)) {
+        if (*n > 2) {
+            box_err(name, "extra operand '%s'", ops[2]);
+            return BOX_OPERAND_ERROR;
+        }
+        return BOX_ONE_TO_ONE;
+    }
+    if (!is_dir) {
+        box_err(name, "target '%s' is not a directory", ops[*n - 1]);
+        return BOX_OPERAND_ERROR;
+    }
+    *target = ops[--*n];
+    return BOX_INTO_DIR;
 }
