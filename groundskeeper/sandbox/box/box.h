@@ -13,6 +13,7 @@
 
 #include <regex.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define BOX_COMMANDS(X) \
     X(test) X(true) X(false) X(echo) X(printf) X(cat) X(head) X(tail) X(wc) \
@@ -65,5 +66,19 @@ void box_free_names(char **names, size_t count);
 enum { BOX_OPERAND_ERROR, BOX_ONE_TO_ONE, BOX_INTO_DIR };
 int box_copy_operands(const char *name, char **ops, int *n, const char **target,
                       int no_target_dir);
+
+/* After getopt: the operands from optind on, or (none given) the one operand ONLY: "-" for stdin, "." for
+ * the working directory. *COUNT is how many. Call once per command run (ONLY is kept in a
+ * static slot). */
+char **box_operands(int argc, char **argv, char *only, int *count);
+/* Open an input operand for reading: "-" is stdin. NULL with errno set when it cannot be. */
+FILE *box_open_input(const char *path);
+/* Whether an opened input is a directory; when it is, errno is EISDIR for the message. */
+int box_input_is_dir(FILE *in);
+/* box_open_input that refuses a directory as well (NULL, errno EISDIR). */
+FILE *box_open_readable(const char *path);
+/* Close an input from box_open_input/box_open_readable, errno kept for a message after it;
+ * stdin stays open, its end-of-file cleared. */
+void box_close_input(FILE *in);
 
 #endif

@@ -1,10 +1,7 @@
 /* cat: concatenate files ("-" is stdin) with GNU's -n -b -s -E numbering and marking. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #include "box.h"
 
@@ -67,33 +64,16 @@ int cmd_cat(int argc, char **argv) {
     }
     bool plain = !o.number && !o.number_nonblank && !o.squeeze && !o.show_ends;
     struct cat_state st = {0, true, 0};
-    static char *stdin_only[] = {"-"};
-    char **files = optind < argc ? argv + optind : stdin_only;
-    int nfiles = optind < argc ? argc - optind : 1;
+    int nfiles;
+    char **files = box_operands(argc, argv, "-", &nfiles);
     int status = 0;
     for (int i = 0; i < nfiles; i++) {
-        bool is_stdin = strcmp(files[i], "-") == 0;
-        FILE *in = is_stdin ? stdin : fopen(files[i], "r");
-        if (in == NULL) {
-            box_perror("cat", files[i]);
-            status = 1;
-            continue;
-        }
-        struct stat sb;
-        /* WASI lets a directory be opened; reading it fails with a less helpful errno */
-        bool ok;
-        if (fstat(fileno(in), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            errno = EISDIR;
-            ok = false;
-        } else {
-            ok = plain ? cat_plain(in) : cat_lines(in, &o, &st);
-        }
-        if (!ok) {
+        FILE *in = box_open_readable(files[i]);
+        if (in == NULL || !(plain ? cat_plain(in) : cat_lines(in, &o, &st))) {
             box_perror("cat", files[i]);
             status = 1;
         }
-        if (is_stdin) clearerr(stdin);
-        else fclose(in);
+        if (in != NULL) box_close_input(in);
     }
     return status;
 }

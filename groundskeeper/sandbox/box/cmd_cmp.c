@@ -9,7 +9,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 
 #include "box.h"
@@ -30,19 +29,6 @@ static const char *byte_text(int c, char buf[8]) {
     }
     buf[k] = '\0';
     return buf;
-}
-
-static FILE *open_input(const char *name) {
-    if (strcmp(name, "-") == 0) return stdin;
-    FILE *f = fopen(name, "rb");
-    if (f == NULL) return NULL;
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fclose(f);
-        errno = EISDIR;
-        return NULL;
-    }
-    return f;
 }
 
 int cmd_cmp(int argc, char **argv) {
@@ -92,10 +78,10 @@ int cmd_cmp(int argc, char **argv) {
     const char *names[2] = {argv[optind], n == 2 ? argv[optind + 1] : "-"};
     FILE *f[2];
     for (int i = 0; i < 2; i++) {
-        f[i] = open_input(names[i]);
+        f[i] = box_open_readable(names[i]);
         if (f[i] == NULL) {
             box_perror("cmp", names[i]);
-            if (i == 1 && f[0] != stdin) fclose(f[0]);
+            if (i == 1) box_close_input(f[0]);
             return 2;
         }
     }

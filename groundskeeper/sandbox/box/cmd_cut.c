@@ -207,14 +207,12 @@ int cmd_cut(int argc, char **argv) {
     if (out_delim == NULL)
         out_delim = delim_text;
 
-    static char *dash[] = {"-"};
-    char **files = optind < argc ? argv + optind : dash;
-    int nfiles = optind < argc ? argc - optind : 1, status = 0;
+    int nfiles, status = 0;
+    char **files = box_operands(argc, argv, "-", &nfiles);
     char *line = NULL;
     size_t cap = 0;
     for (int i = 0; i < nfiles; i++) {
-        int is_stdin = strcmp(files[i], "-") == 0;
-        FILE *f = is_stdin ? stdin : fopen(files[i], "r");
+        FILE *f = box_open_input(files[i]);
         if (f == NULL) {
             box_perror("cut", files[i]);
             status = 1;
@@ -234,8 +232,7 @@ int cmd_cut(int argc, char **argv) {
             box_perror("cut", files[i]);
             status = 1;
         }
-        if (!is_stdin)
-            fclose(f);
+        box_close_input(f);
     }
     free(line);
     free(l.bits);

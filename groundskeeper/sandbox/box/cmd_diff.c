@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "box.h"
 
@@ -41,16 +40,9 @@ struct myers {
 };
 
 static int slurp(struct file *f) {
-    FILE *in = strcmp(f->name, "-") == 0 ? stdin : fopen(f->name, "r");
+    FILE *in = box_open_readable(f->name);
     if (in == NULL)
         return 0;
-    struct stat st;
-    if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
-        if (in != stdin)
-            fclose(in);
-        errno = EISDIR;
-        return 0;
-    }
     size_t cap = 0;
     for (;;) {
         if (cap - f->len < 65536) {
@@ -69,8 +61,7 @@ static int slurp(struct file *f) {
             break;
     }
     int ok = !ferror(in);
-    if (in != stdin)
-        fclose(in);
+    box_close_input(in);
     return ok;
 }
 

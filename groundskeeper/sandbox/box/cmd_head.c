@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "box.h"
 
@@ -219,36 +218,25 @@ static int run_part(const char *name, int argc, char **argv, bool is_tail) {
         default: return box_bad_option(name, args);
         }
     }
-    static char *stdin_only[] = {"-"};
-    char **files = optind < nargs ? args + optind : stdin_only;
-    int nfiles = optind < nargs ? nargs - optind : 1;
+    int nfiles;
+    char **files = box_operands(nargs, args, "-", &nfiles);
     bool headers = o.headers > 0 || (o.headers == 0 && nfiles > 1);
     bool first = true;
     int status = 0;
     for (int i = 0; i < nfiles; i++) {
-        bool is_stdin = strcmp(files[i], "-") == 0;
-        FILE *in = is_stdin ? stdin : fopen(files[i], "r");
+        FILE *in = box_open_input(files[i]);
         if (in == NULL) {
             box_err(name, "cannot open '%s' for reading: %s", files[i], strerror(errno));
             status = 1;
             continue;
         }
         if (headers) print_header(files[i], &first);
-        struct stat sb;
-        /* WASI lets a directory be opened; reading it fails with a less helpful errno */
-        bool ok;
-        if (fstat(fileno(in), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            errno = EISDIR;
-            ok = false;
-        } else {
-            ok = is_tail ? tail_one(in, &o) : head_one(in, &o);
-        }
-        if (!ok) {
+        /* after the header: GNU opens a directory, then fails reading it */
+        if (box_input_is_dir(in) || !(is_tail ? tail_one(in, &o) : head_one(in, &o))) {
             box_err(name, "error reading '%s': %s", files[i], strerror(errno));
             status = 1;
         }
-        if (is_stdin) clearerr(stdin);
-        else fclose(in);
+        box_close_input(in);
     }
     return status;
 }

@@ -235,9 +235,8 @@ int cmd_ls(int argc, char **argv) {
         default: return box_bad_option("ls", argv);
         }
     }
-    static char *dot[] = {"."};
-    char **operands = optind < argc ? argv + optind : dot;
-    int n = optind < argc ? argc - optind : 1;
+    int n;
+    char **operands = box_operands(argc, argv, ".", &n);
     struct entry *files = NULL, *dirs = NULL;
     size_t nfiles = 0, cfiles = 0, ndirs = 0, cdirs = 0;
     for (int i = 0; i < n; i++) {

@@ -829,11 +829,7 @@ int cmd_sed(int argc, char **argv) {
     int status = parse_script(&s, script.data);
     if (status != 0)
         return status;
-    static char *dash[] = {"-"};
-    struct input in = {argv + optind, argc - optind, 0, NULL, 0};
-    if (in.nfiles == 0) {
-        in.files = dash;
-        in.nfiles = 1;
-    }
+    struct input in = {NULL, 0, 0, NULL, 0};
+    in.files = box_operands(argc, argv, "-", &in.nfiles);
     return run(&s, &in);
 }

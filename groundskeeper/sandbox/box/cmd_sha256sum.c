@@ -2,14 +2,12 @@
  * ("HASH  NAME", "-" for stdin, a leading backslash for names holding \ or newline), and -c
  * to verify a list of them (--quiet, --status, --strict, -w).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "box.h"
 
@@ -107,25 +105,15 @@ static void sha256_final(struct sha256 *s, char hex[65]) {
 
 /* Digest of a file ("-" is stdin); false with errno set when it cannot be read. */
 static bool digest_file(const char *name, char hex[65]) {
-    bool is_stdin = strcmp(name, "-") == 0;
-    FILE *in = is_stdin ? stdin : fopen(name, "rb");
+    FILE *in = box_open_readable(name);
     if (in == NULL) return false;
-    struct stat sb;
-    if (fstat(fileno(in), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        if (!is_stdin) fclose(in);
-        errno = EISDIR;
-        return false;
-    }
     struct sha256 s;
     sha256_init(&s);
     unsigned char buf[65536];
     size_t n;
     while ((n = fread(buf, 1, sizeof buf, in)) > 0) sha256_update(&s, buf, n);
     bool ok = !ferror(in);
-    int saved = errno;
-    if (is_stdin) clearerr(stdin);
-    else fclose(in);
-    errno = saved;
+    box_close_input(in);
     if (ok) sha256_final(&s, hex);
     return ok;
 }
@@ -152,8 +140,7 @@ static void unescape(char *s) {
 }
 
 static int check_list(const char *list, const struct check_opts *o) {
-    bool is_stdin = strcmp(list, "-") == 0;
-    FILE *in = is_stdin ? stdin : fopen(list, "r");
+    FILE *in = box_open_input(list);
     if (in == NULL) {
         box_perror("sha256sum", list);
         return 1;
@@ -192,8 +179,7 @@ static int check_list(const char *list, const struct check_opts *o) {
         if (!o->status_only && !(match && o->quiet)) printf("%s: %s\n", name, match ? "OK" : "FAILED");
     }
     free(line);
-    if (is_stdin) clearerr(stdin);
-    else fclose(in);
+    box_close_input(in);
     if (good_lines == 0) {
         box_err("sha256sum", "%s: no properly formatted checksum lines found", list);
         return 1;
@@ -238,9 +224,8 @@ int cmd_sha256sum(int argc, char **argv) {
         default: return box_bad_option("sha256sum", argv);
         }
     }
-    static char *stdin_only[] = {"-"};
-    char **files = optind < argc ? argv + optind : stdin_only;
-    int nfiles = optind < argc ? argc - optind : 1;
+    int nfiles;
+    char **files = box_operands(argc, argv, "-", &nfiles);
     int status = 0;
     for (int i = 0; i < nfiles; i++) {
         if (check) {

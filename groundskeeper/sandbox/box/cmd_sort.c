@@ -329,22 +329,19 @@ int cmd_sort(int argc, char **argv) {
 
     char *data = NULL;
     size_t len = 0, cap = 0;
-    static char *dash[] = {"-"};
-    char **files = optind < argc ? argv + optind : dash;
-    int nfiles = optind < argc ? argc - optind : 1;
+    int nfiles;
+    char **files = box_operands(argc, argv, "-", &nfiles);
     if (check && nfiles > 1) {
         box_err("sort", "extra operand '%s' not allowed with -c", files[1]);
         return 2;
     }
     for (int i = 0; i < nfiles; i++) {
-        int is_stdin = strcmp(files[i], "-") == 0;
-        FILE *f = is_stdin ? stdin : fopen(files[i], "r");
+        FILE *f = box_open_input(files[i]);
         if (f == NULL || !slurp(f, &data, &len, &cap)) {
             fprintf(stderr, "sort: cannot read: %s: %s\n", files[i], strerror(errno));
             return 2;
         }
-        if (!is_stdin)
-            fclose(f);
+        box_close_input(f);
     }
 
     size_t nlines = 0, lcap = 0;

@@ -3,7 +3,6 @@
  * nor end one).
  */
 #include <ctype.h>
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -122,30 +121,21 @@ int cmd_wc(int argc, char **argv) {
         o.lines = o.words = o.bytes = true;
     }
     int kinds = o.lines + o.words + o.chars + o.bytes + o.maxlen;
-    static char *stdin_only[] = {NULL};
-    char **files = optind < argc ? argv + optind : stdin_only;
-    int nfiles = optind < argc ? argc - optind : 1;
+    int nfiles;
+    char **files = box_operands(argc, argv, NULL, &nfiles); /* NULL: stdin, no name printed */
     int width = number_width(files, nfiles, kinds);
     struct counts total = {0, 0, 0, 0};
     int status = 0;
     for (int i = 0; i < nfiles; i++) {
-        bool is_stdin = files[i] == NULL || strcmp(files[i], "-") == 0;
-        FILE *in = is_stdin ? stdin : fopen(files[i], "r");
+        FILE *in = box_open_input(files[i] != NULL ? files[i] : "-");
         if (in == NULL) {
             box_perror("wc", files[i]);
             status = 1;
             continue;
         }
         struct counts one = {0, 0, 0, 0};
-        struct stat sb;
-        bool ok;
-        if (fstat(fileno(in), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            errno = EISDIR; /* WASI opens directories; say what GNU says */
-            ok = false;
-        } else {
-            ok = count_stream(in, &one);
-        }
-        if (!ok) {
+        /* a directory still gets its line of zeros, as in GNU */
+        if (box_input_is_dir(in) || !count_stream(in, &one)) {
             box_perror("wc", files[i] != NULL ? files[i] : "-");
             status = 1;
         }
@@ -154,8 +144,7 @@ int cmd_wc(int argc, char **argv) {
         total.words += one.words;
         total.bytes += one.bytes;
         if (one.maxlen > total.maxlen) total.maxlen = one.maxlen;
-        if (is_stdin) clearerr(stdin);
-        else fclose(in);
+        box_close_input(in);
     }
     if (nfiles > 1) print_counts(&total, &o, width, "total");
     return status;
