@@ -33,6 +33,9 @@ int box_bad_option(const char *name, char **argv);
 /* After getopt_long returned ':' (optstring starts with ':'): print GNU's "NAME: option
  * requires an argument -- 'Q'" and return STATUS (it differs between commands). */
 int box_missing_argument(const char *name, int status);
+/* P itself, or (P is NULL) "NAME: out of memory" and exit with STATUS: for allocations a
+ * command cannot go on without. */
+void *box_need(const char *name, void *p, int status);
 /* Print "NAME: message" to stderr (printf-style). */
 void box_err(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "NAME: PATH: strerror(errno)" to stderr. */

@@ -29,11 +29,7 @@ struct expr {
 static struct value make_int(intmax_t i) { return (struct value){true, i, NULL}; }
 
 static struct value make_str(const char *s, size_t len) {
-    char *copy = malloc(len + 1);
-    if (copy == NULL) {
-        box_err("expr", "out of memory");
-        exit(3);
-    }
+    char *copy = box_need("expr", malloc(len + 1), 3);
     memcpy(copy, s, len);
     copy[len] = '\0';
     return (struct value){false, 0, copy};

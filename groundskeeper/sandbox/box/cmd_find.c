@@ -39,11 +39,7 @@ struct finder {
 };
 
 static struct node *new_node(enum kind kind, struct node *l, struct node *r, const char *arg) {
-    struct node *n = calloc(1, sizeof *n);
-    if (n == NULL) {
-        box_err("find", "out of memory");
-        exit(1);
-    }
+    struct node *n = box_need("find", calloc(1, sizeof *n), 1);
     n->kind = kind;
     n->left = l;
     n->right = r;
@@ -242,15 +238,6 @@ static bool eval(struct finder *f, const struct node *n, const char *path, const
     return false;
 }
 
-static char *join(const char *dir, const char *name) {
-    char *out = box_path_join(dir, name);
-    if (out == NULL) {
-        box_err("find", "out of memory");
-        exit(1);
-    }
-    return out;
-}
-
 static void walk(struct finder *f, const struct node *expr, const char *path, long depth) {
     struct stat st;
     if (lstat(path, &st) != 0) {
@@ -269,7 +256,7 @@ static void walk(struct finder *f, const struct node *expr, const char *path, lo
             f->status = 1;
         } else {
             for (size_t i = 0; i < n; i++) {
-                char *child = join(path, names[i]);
+                char *child = box_need("find", box_path_join(path, names[i]), 1);
                 walk(f, expr, child, depth + 1);
                 free(child);
             }

@@ -145,15 +145,6 @@ static void print_entries(struct entry *list, size_t n, bool with_total) {
     print_long(list, n);
 }
 
-static char *join(const char *dir, const char *name) {
-    char *out = box_path_join(dir, name);
-    if (out == NULL) {
-        box_err("ls", "out of memory");
-        exit(2);
-    }
-    return out;
-}
-
 static void free_entries(struct entry *list, size_t n) {
     for (size_t i = 0; i < n; i++) {
         free(list[i].name);
@@ -192,7 +183,7 @@ static void list_dir(const char *path, bool header, bool *first_section) {
             bool dots = strcmp(name, ".") == 0 || strcmp(name, "..") == 0;
             if (!opts.all && !(opts.almost_all && !dots)) continue;
         }
-        struct entry e = {strdup(name), join(path, name), {0}, false};
+        struct entry e = {strdup(name), box_need("ls", box_path_join(path, name), 2), {0}, false};
         if (e.name == NULL) break;
         bool need_stat = opts.long_format || opts.recursive || opts.sort != BY_NAME;
         e.have_st = need_stat && lstat(e.path, &e.st) == 0;

@@ -29,19 +29,26 @@ static int unique, stable, global_reverse;
 
 static int is_blank(unsigned char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
+/* Past one field's text: up to the next -t character, or (without -t) past its leading
+ * blanks and then its non-blanks. */
+static const char *field_end(const char *ptr, const char *lim) {
+    if (tab >= 0) {
+        while (ptr < lim && *ptr != tab)
+            ptr++;
+    } else {
+        while (ptr < lim && is_blank((unsigned char)*ptr))
+            ptr++;
+        while (ptr < lim && !is_blank((unsigned char)*ptr))
+            ptr++;
+    }
+    return ptr;
+}
+
 static const char *key_begin(const struct key *k, const char *ptr, const char *lim) {
     for (size_t w = k->sword; w > 0 && ptr < lim; w--) {
-        if (tab >= 0) {
-            while (ptr < lim && *ptr != tab)
-                ptr++;
-            if (ptr < lim)
-                ptr++;
-        } else {
-            while (ptr < lim && is_blank((unsigned char)*ptr))
-                ptr++;
-            while (ptr < lim && !is_blank((unsigned char)*ptr))
-                ptr++;
-        }
+        ptr = field_end(ptr, lim);
+        if (tab >= 0 && ptr < lim)
+            ptr++;
     }
     if (k->skip_sblanks)
         while (ptr < lim && is_blank((unsigned char)*ptr))
@@ -55,17 +62,9 @@ static const char *key_limit(const struct key *k, const char *ptr, const char *l
     /* Without a char offset the whole end field counts: walk past one more field. */
     size_t words = k->eword + (k->echar == 0);
     while (ptr < lim && words-- > 0) {
-        if (tab >= 0) {
-            while (ptr < lim && *ptr != tab)
-                ptr++;
-            if (ptr < lim && (words > 0 || k->echar != 0))
-                ptr++;
-        } else {
-            while (ptr < lim && is_blank((unsigned char)*ptr))
-                ptr++;
-            while (ptr < lim && !is_blank((unsigned char)*ptr))
-                ptr++;
-        }
+        ptr = field_end(ptr, lim);
+        if (tab >= 0 && ptr < lim && (words > 0 || k->echar != 0))
+            ptr++;
     }
     if (k->echar != 0) {
         if (k->skip_eblanks)

@@ -34,6 +34,14 @@ int box_missing_argument(const char *name, int status) {
     return status;
 }
 
+void *box_need(const char *name, void *p, int status) {
+    if (p == NULL) {
+        box_err(name, "out of memory");
+        exit(status);
+    }
+    return p;
+}
+
 void box_err(const char *name, const char *fmt, ...) {
     va_list ap;
     fprintf(stderr, "%s: ", name);
