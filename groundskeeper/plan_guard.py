@@ -47,7 +47,8 @@ class PlanGuard:
 
     Before every write, and whenever asked (`verify`), the file is compared with what the
     runner may have on disk; anything else is kept aside as `<plan>.rejected-N` and undone.
-    Callbacks given to `submit` run once the text containing their verdict is durable.
+    Callbacks given to `submit` run on the writer thread: `before` ones just before the text
+    containing their verdict is written, the others once it is durable.
     """
 
     def __init__(self, path: Path, text: str) -> None:
@@ -60,6 +61,7 @@ class PlanGuard:
         self._wanted: bytes | None = None
         self._wanted_text = ""
         self._callbacks: list[Callable[[], None]] = []
+        self._befores: list[Callable[[], None]] = []
         self._found: list[Tamper] = []
         self._closing = False
         self._error: BaseException | None = None
@@ -69,13 +71,17 @@ class PlanGuard:
         self._thread = threading.Thread(target=self._writer, name="plan-writer", daemon=True)
         self._thread.start()
 
-    def submit(self, text: str, written: Callable[[], None]) -> None:
+    def submit(
+        self, text: str, written: Callable[[], None], before: Callable[[], None] | None = None
+    ) -> None:
         with self._cond:
             if self._error is not None:
                 raise self._error
             self._wanted = text.encode("utf-8")
             self._wanted_text = text
             self._callbacks.append(written)
+            if before is not None:
+                self._befores.append(before)
             self._cond.notify()
 
     def verify(self) -> list[Tamper]:
@@ -112,10 +118,12 @@ class PlanGuard:
                     self._cond.wait()
                 if self._wanted is None:
                     return
-                data, callbacks = self._wanted, self._callbacks
-                self._wanted, self._callbacks = None, []
+                data, callbacks, befores = self._wanted, self._callbacks, self._befores
+                self._wanted, self._callbacks, self._befores = None, [], []
                 text = self._wanted_text
             try:
+                for callback in befores:
+                    callback()
                 with self._io:
                     tamper = self._restore_if_foreign()
                     self._known = (self._last, data)  # either may be on disk mid-replace

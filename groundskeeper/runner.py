@@ -42,6 +42,8 @@ from groundskeeper.worker import (
     ToolCallRecord,
     WorkerSession,
     WorkerTask,
+    load_worker_prompt,
+    render_worker_prompt,
 )
 
 __all__ = [
@@ -237,7 +239,7 @@ class Runner:
         self.on_event = on_event
         self.tasks: dict[Heading, _TaskRun] = {}
         self.tampers: list[Tamper] = []
-        self._text = plan.text
+        self._lines = plan.text.split("\n")  # a verdict edits one line, as the plan numbers them
         self._queue: queue.SimpleQueue[_Outcome] = queue.SimpleQueue()
         self._inflight: dict[Node, None] = {}  # submitted, not yet judged
         self._started: set[Node] = set()  # picked up by a pool thread
@@ -277,6 +279,9 @@ class Runner:
         if self.telemetry is not None:
             self.telemetry.reconcile({t.task_id: t.keyword or "" for t in self.plan.tasks()})
         self._walk = TaskWalk(build_tree(self.plan.roots), self)
+        # read once per run: every worker shares them (the toolbox keeps no state of its own)
+        self._prompt = load_worker_prompt()
+        self._toolbox = Toolbox(self.workdir, self.plan_path, self.shell, self.options.sh_timeout)
         self._guard.start()
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:
@@ -349,10 +354,9 @@ class Runner:
     def _handle(self, outcome: _Outcome) -> None:
         if outcome.error is not None and not isinstance(outcome.error, GroundskeeperError):
             raise outcome.error
+        # a leaf job looked at the plan after each attempt; the writer looks before each write
         for tamper in outcome.tampers:
             self._tampered(tamper, blamed=True)
-        for tamper in self._guard.verify():
-            self._tampered(tamper)
         self._inflight.pop(outcome.node, None)
         with self._started_lock:
             self._started.discard(outcome.node)
@@ -372,13 +376,15 @@ class Runner:
         task = self._task(node)
         heading = task.heading
         started = time.monotonic()
+        about = WorkerTask(
+            heading.task_id, heading.title, heading.body, task.check, self.plan_path.name
+        )
         session = WorkerSession(
             self.model,
-            WorkerTask(
-                heading.task_id, heading.title, heading.body, task.check, self.plan_path.name
-            ),
-            Toolbox(self.workdir, self.plan_path, self.shell, self.options.sh_timeout),
+            about,
+            self._toolbox,
             max_turns=self.options.max_turns,
+            system=render_worker_prompt(about, self._prompt),
         )
         limit = max_attempts(heading)
         feedback: str | None = None
@@ -472,7 +478,7 @@ class Runner:
         if raw is None:
             return None
         try:
-            component = Toolbox(self.workdir, self.plan_path).resolve(raw.strip())
+            component = self._toolbox.resolve(raw.strip())
         except GroundskeeperError as exc:
             return f"dock: {exc}"
         from groundskeeper.conformance import dock  # wasmtime.component: only when docking
@@ -531,32 +537,38 @@ class Runner:
             RunEvent("task-end", heading.task_id, heading.title, state, attempts, verified, reason)
         )
         if before != state:
-            self._text = edit_keyword(self._text, heading.line, before, state)
+            number = heading.line - 1
+            self._lines[number] = edit_keyword(self._lines[number], 1, before, state)
         telemetry, seal = self.telemetry, self.seal
-        row: int | None = None
-        if telemetry is not None:
+        rows: list[int] = []
+
+        def recorded() -> None:
             # pending until the plan holds it: a crash in between never leaves a row for a
             # verdict the plan lost (the next run's reconcile drops it), nor the reverse
-            row = telemetry.record_verdict(
-                run_id=self.run_id,
-                task_id=heading.task_id,
-                idx=task.idx,
-                title=heading.title,
-                state=state,
-                output=output,
-                attempt=attempts,
-                verified=verified,
-                reason=reason,
-                duration_ms=duration_ms,
-                committed=False,
-            )
+            if telemetry is not None:
+                rows.append(
+                    telemetry.record_verdict(
+                        run_id=self.run_id,
+                        task_id=heading.task_id,
+                        idx=task.idx,
+                        title=heading.title,
+                        state=state,
+                        output=output,
+                        attempt=attempts,
+                        verified=verified,
+                        reason=reason,
+                        duration_ms=duration_ms,
+                        committed=False,
+                    )
+                )
 
         def written() -> None:
             seal.state(heading.task_id, before, state)  # a failure latches; the loop stops
-            if telemetry is not None and row is not None:
-                telemetry.commit_verdicts([row])
+            if telemetry is not None:
+                telemetry.commit_verdicts(rows)
 
-        self._guard.submit(self._text, written)
+        # the writer thread does the I/O, so the next task starts meanwhile
+        self._guard.submit("\n".join(self._lines), written, before=recorded)
 
     def _blame(self, tamper: Tamper) -> None:
         """Taint the suspects of a tampering; safe from any thread.

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from groundskeeper import __version__
 from groundskeeper.acceptance import CheckResult, sha256_text
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.ledger import canonical_json
 from groundskeeper.worker import AttemptOutcome, ToolCallRecord
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EXCERPT = 200
+CHECKS_INLINE_BYTES = 48 * 1024  # leaves room in a 64 KiB ledger line for the rest
 
 
 class StepRecorder(Protocol):
@@ -96,13 +98,19 @@ class RunSeal:
         max_parallel: int,
         require_checks: bool,
     ) -> None:
+        # a list, not a mapping: task ids may be any text, ledger keys are ASCII
+        listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
+        encoded = canonical_json(listed)
         self.record(
             "run-start",
             {
                 "plan": plan,
                 "plan_sha256": sha256_text(plan_text),
-                # a list, not a mapping: task ids may be any text, ledger keys are ASCII
-                "checks": [{"task_id": t, "check_sha256": sha} for t, sha in checks],
+                # A ledger line holds at most 64 KiB, about 650 tasks' hashes: past that only
+                # the digest of the list is sealed here, and each task-start carries its hash.
+                "checks": listed if len(encoded) <= CHECKS_INLINE_BYTES else None,
+                "checks_sha256": sha256_text(encoded),
+                "checks_count": len(listed),
                 "model": model,
                 "workdir": workdir,
                 "max_parallel": max_parallel,

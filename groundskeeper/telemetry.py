@@ -13,11 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from groundskeeper.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 TELEMETRY_NAME = "_telemetry.db"
 
@@ -33,7 +34,7 @@ def iso_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-_TASK_EVENTS = {
+_TASK_EVENTS: dict[str, type] = {
     "run_id": str,
     "task_id": str,
     "idx": int,
@@ -47,7 +48,7 @@ _TASK_EVENTS = {
     "duration_ms": int,
     "committed": int,
 }
-_TAMPER_EVENTS = {
+_TAMPER_EVENTS: dict[str, type] = {
     "run_id": str,
     "task_id": str,
     "ts": str,
@@ -55,7 +56,7 @@ _TAMPER_EVENTS = {
     "sha256": str,
     "detail": str,
 }
-_DOCK_EVENTS = {
+_DOCK_EVENTS: dict[str, type] = {
     "run_id": str,
     "task_id": str,
     "ts": str,
@@ -64,60 +65,90 @@ _DOCK_EVENTS = {
     "ok": int,
     "diagnostics": str,
 }
+_TABLES = {
+    "task_events": _TASK_EVENTS,
+    "tamper_events": _TAMPER_EVENTS,
+    "dock_events": _DOCK_EVENTS,
+}
 
 
 class Telemetry:
-    """One connection guarded by a lock, so any thread may record (see NOTES.md)."""
+    """One connection guarded by a lock, so any thread may record (see NOTES.md).
+
+    Writes are plain parameterised INSERTs on the stdlib connection: they are on every
+    verdict's path, and importing sqlite-utils (and its plugin scan) cost ~0.2 s a process here.
+    sqlite-utils declares the schema when a table is missing and serves `db` and the queries.
+    """
 
     def __init__(self, path: Path, *, clock: Clock = utc_now) -> None:
         self.path = path
         self._clock = clock
         self._lock = threading.Lock()
-        conn = sqlite3.connect(str(path), check_same_thread=False)
-        self.db = sqlite_utils.Database(conn)
-        self.db.enable_wal()
+        self.conn = sqlite3.connect(str(path), check_same_thread=False)
+        self._db: sqlite_utils.Database | None = None
         # WAL + NORMAL survives a killed process (only power loss can drop the last commits)
         # and spares an fsync per verdict.
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        for name, columns in (
-            ("task_events", _TASK_EVENTS),
-            ("tamper_events", _TAMPER_EVENTS),
-            ("dock_events", _DOCK_EVENTS),
-        ):
-            # IF NOT EXISTS: two processes may open a fresh plan directory at once.
-            self.db.table(name).create(columns, not_null={"run_id", "ts"}, if_not_exists=True)
-        self.db.table("task_events").create_index(
-            ["task_id", "state"], index_name="idx_task_events_task", if_not_exists=True
-        )
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        present = {
+            name
+            for (name,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        if not set(_TABLES) <= present:
+            self._create_schema()
+        self._inserts = {
+            table: f"INSERT INTO {table} ({', '.join(columns)})"
+            f" VALUES ({', '.join('?' for _ in columns)})"
+            for table, columns in _TABLES.items()
+        }
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """The same connection through sqlite-utils, for queries."""
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
+
+    def _create_schema(self) -> None:
+        with self._lock:
+            for name, columns in _TABLES.items():
+                # IF NOT EXISTS: two processes may open a fresh plan directory at once.
+                self.db.table(name).create(columns, not_null={"run_id", "ts"}, if_not_exists=True)
+            self.db.table("task_events").create_index(
+                ["task_id", "state"], index_name="idx_task_events_task", if_not_exists=True
+            )
 
     @classmethod
     def for_plan(cls, plan_path: Path, *, clock: Clock = utc_now) -> Telemetry:
         return cls(plan_path.parent / TELEMETRY_NAME, clock=clock)
 
     def _insert(self, table: str, row: dict[str, Any]) -> int:
-        with self._lock:
-            rowid = self.db.table(table).insert(row).last_rowid
+        values = [row.get(column) for column in _TABLES[table]]
+        with self._lock, self.conn:
+            rowid = self.conn.execute(self._inserts[table], values).lastrowid
         if rowid is None:  # sqlite always gives an insert a rowid; None would be a bug
             raise RuntimeError(f"no rowid for an insert into {table}")
         return rowid
 
     def commit_verdicts(self, rowids: Sequence[int]) -> None:
-        with self._lock, self.db.conn:
-            self.db.conn.executemany(
+        with self._lock, self.conn:
+            self.conn.executemany(
                 "UPDATE task_events SET committed = 1 WHERE rowid = ?", [(r,) for r in rowids]
             )
 
     def reconcile(self, plan_states: Mapping[str, str]) -> int:
         """Settle rows a killed run left uncommitted: kept if the plan shows that verdict,
         else deleted (the verdict never reached the plan). Returns how many were deleted."""
-        with self._lock, self.db.conn:
-            rows = self.db.conn.execute(
+        with self._lock, self.conn:
+            rows = self.conn.execute(
                 "SELECT rowid, task_id, state FROM task_events WHERE committed = 0"
             ).fetchall()
             keep = [(r,) for r, task, state in rows if plan_states.get(task) == state]
             drop = [(r,) for r, task, state in rows if plan_states.get(task) != state]
-            self.db.conn.executemany("UPDATE task_events SET committed = 1 WHERE rowid = ?", keep)
-            self.db.conn.executemany("DELETE FROM task_events WHERE rowid = ?", drop)
+            self.conn.executemany("UPDATE task_events SET committed = 1 WHERE rowid = ?", keep)
+            self.conn.executemany("DELETE FROM task_events WHERE rowid = ?", drop)
         return len(drop)
 
     def record_verdict(
@@ -217,7 +248,7 @@ class Telemetry:
 
     def close(self) -> None:
         with self._lock:
-            self.db.conn.close()
+            self.conn.close()
 
     def __enter__(self) -> Telemetry:
         return self
