@@ -80,6 +80,9 @@ FILE *box_open_input(const char *path);
 int box_input_is_dir(FILE *in);
 /* box_open_input that refuses a directory as well (NULL, errno EISDIR). */
 FILE *box_open_readable(const char *path);
+/* Append all of IN to the buffer *DATA (*LEN bytes used of *CAP, grown as needed; one byte
+ * always left spare). 0 with errno set on a read error or when out of memory. */
+int box_read_all(FILE *in, char **data, size_t *len, size_t *cap);
 /* Close an input from box_open_input/box_open_readable, errno kept for a message after it;
  * stdin stays open, its end-of-file cleared. */
 void box_close_input(FILE *in);

@@ -44,23 +44,7 @@ static int slurp(struct file *f) {
     if (in == NULL)
         return 0;
     size_t cap = 0;
-    for (;;) {
-        if (cap - f->len < 65536) {
-            size_t ncap = cap ? cap * 2 : 131072;
-            char *grown = realloc(f->data, ncap);
-            if (grown == NULL) {
-                errno = ENOMEM;
-                return 0;
-            }
-            f->data = grown;
-            cap = ncap;
-        }
-        size_t got = fread(f->data + f->len, 1, cap - f->len, in);
-        f->len += got;
-        if (got == 0)
-            break;
-    }
-    int ok = !ferror(in);
+    int ok = box_read_all(in, &f->data, &f->len, &cap);
     box_close_input(in);
     return ok;
 }

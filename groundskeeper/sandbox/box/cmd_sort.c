@@ -254,23 +254,7 @@ static int add_key(const char *spec, int *status) {
 /* Append a whole stream to *data, ending it with a newline if it lacks one. */
 static int slurp(FILE *f, char **data, size_t *len, size_t *cap) {
     size_t start = *len;
-    for (;;) {
-        if (*cap - *len < 65536) {
-            size_t ncap = *cap ? *cap * 2 : 131072;
-            char *grown = realloc(*data, ncap);
-            if (grown == NULL) {
-                errno = ENOMEM;
-                return 0;
-            }
-            *data = grown;
-            *cap = ncap;
-        }
-        size_t got = fread(*data + *len, 1, *cap - *len - 1, f);
-        *len += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f))
+    if (!box_read_all(f, data, len, cap))
         return 0;
     if (*len > start && (*data)[*len - 1] != '\n')
         (*data)[(*len)++] = '\n';

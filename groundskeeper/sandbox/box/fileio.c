@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -41,6 +42,26 @@ FILE *box_open_readable(const char *path) {
         return NULL;
     }
     return in;
+}
+
+int box_read_all(FILE *in, char **data, size_t *len, size_t *cap) {
+    for (;;) {
+        if (*cap - *len < 65536) {
+            size_t ncap = *cap ? *cap * 2 : 131072;
+            char *grown = realloc(*data, ncap);
+            if (grown == NULL) {
+                errno = ENOMEM;
+                return 0;
+            }
+            *data = grown;
+            *cap = ncap;
+        }
+        size_t got = fread(*data + *len, 1, *cap - *len - 1, in);
+        *len += got;
+        if (got == 0)
+            break;
+    }
+    return !ferror(in);
 }
 
 void box_close_input(FILE *in) {
