@@ -157,14 +157,10 @@ struct input {
 static int open_next(struct input *in) {
     while (in->f == NULL && in->next < in->nfiles) {
         const char *name = in->files[in->next++];
-        if (strcmp(name, "-") == 0) {
-            in->f = stdin;
-        } else {
-            in->f = fopen(name, "r");
-            if (in->f == NULL) {
-                fprintf(stderr, "sed: can't read %s: %s\n", name, strerror(errno));
-                in->status = 2;
-            }
+        in->f = box_open_input(name);
+        if (in->f == NULL) {
+            fprintf(stderr, "sed: can't read %s: %s\n", name, strerror(errno));
+            in->status = 2;
         }
     }
     return in->f != NULL;
@@ -175,8 +171,7 @@ static ssize_t next_line(struct input *in, char **line, size_t *cap) {
         ssize_t n = getline(line, cap, in->f);
         if (n >= 0)
             return n;
-        if (in->f != stdin)
-            fclose(in->f);
+        box_close_input(in->f);
         in->f = NULL;
     }
     return -1;

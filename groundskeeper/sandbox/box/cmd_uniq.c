@@ -99,9 +99,9 @@ int cmd_uniq(int argc, char **argv) {
         box_err("uniq", "extra operand '%s'", argv[optind + 2]);
         return 1;
     }
-    FILE *in = stdin, *out = stdout;
+    FILE *in, *out = stdout;
     const char *in_name = optind < argc ? argv[optind] : "-";
-    if (strcmp(in_name, "-") != 0 && (in = fopen(in_name, "r")) == NULL) {
+    if ((in = box_open_input(in_name)) == NULL) {
         box_perror("uniq", in_name);
         return 1;
     }
@@ -149,8 +149,7 @@ int cmd_uniq(int argc, char **argv) {
         flush_group(&u, out, prev, prev_len, count);
     free(prev);
     free(cur);
-    if (in != stdin)
-        fclose(in);
+    box_close_input(in);
     if (out != stdout && fclose(out) != 0) {
         box_perror("uniq", argv[optind + 1]);
         status = 1;
