@@ -1,6 +1,8 @@
 /* box: the sandbox's commands, one multi-call WASI binary (argv[0] selects the command).
  * Every command is `int cmd_NAME(int argc, char **argv)` in its own cmd_NAME.c and returns
- * its exit status. Conventions shared by all commands:
+ * its exit status. What several commands need is declared here, once: messages and option
+ * errors (main.c), GNU's regex dialect (regex_compat.c), paths and directory listings
+ * (paths.c), file operands and inputs (fileio.c). Conventions shared by all commands:
  *   - an unsupported option is an error: box_usage(argv[0], "-Q") prints
  *     "NAME: unsupported option -Q (not in the sandbox)" and the command returns 2
  *     (box_bad_option does so for whatever getopt_long refused);
@@ -25,6 +27,8 @@
 BOX_COMMANDS(BOX_DECLARE)
 #undef BOX_DECLARE
 
+/* main.c: messages and option errors. */
+
 /* Print "NAME: unsupported option OPT (not in the sandbox)" and return 2. */
 int box_usage(const char *name, const char *option);
 /* After getopt_long returned '?' (opterr = 0): box_usage for the option it refused, a short
@@ -41,10 +45,14 @@ void box_err(const char *name, const char *fmt, ...) __attribute__((format(print
 /* Print "NAME: PATH: strerror(errno)" to stderr. */
 void box_perror(const char *name, const char *path);
 
+/* regex_compat.c */
+
 /* regcomp in GNU's dialect: an ERE (extended) or a BRE, case-folded if icase; an ERE with
  * back-references, which musl's ERE lacks, is compiled as the equivalent BRE. Returns
  * regcomp's code (regerror explains a nonzero one). */
 int box_regcomp(regex_t *re, const char *pattern, int extended, int icase);
+
+/* paths.c */
 
 /* The last component of PATH, trailing slashes aside ("a/b/" gives "b" with *len 1); *len is
  * 0 for "" and for a path of slashes only. Points into PATH, not NUL-terminated there. */
@@ -70,9 +78,11 @@ enum { BOX_OPERAND_ERROR, BOX_ONE_TO_ONE, BOX_INTO_DIR };
 int box_copy_operands(const char *name, char **ops, int *n, const char **target,
                       int no_target_dir);
 
-/* After getopt: the operands from optind on, or (none given) the one operand ONLY: "-" for stdin, "." for
- * the working directory. *COUNT is how many. Call once per command run (ONLY is kept in a
- * static slot). */
+/* fileio.c */
+
+/* After getopt: the operands from optind on, or (none given) the one operand ONLY ("-" for
+ * stdin, "." for the working directory). *COUNT is how many. Call once per command run: ONLY
+ * is kept in a static slot. */
 char **box_operands(int argc, char **argv, char *only, int *count);
 /* Open an input operand for reading: "-" is stdin. NULL with errno set when it cannot be. */
 FILE *box_open_input(const char *path);
