@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,16 +71,20 @@ def make_plan(directory: Path, tasks: int, check: str, done: int = 0) -> Path:
     return plan
 
 
-def one_run(tasks: int, check: str, parallel: int, sealed: str) -> dict[str, Any]:
-    """One full run; `sealed` is "memory" (MemoryRecorder) or "ledger" (the signed ledger)."""
+def one_run(
+    tasks: int, check: str, parallel: int, sealed: str, keep: Path | None = None
+) -> dict[str, Any]:
+    """One full run; `sealed` is "memory" (MemoryRecorder) or "ledger" (the signed ledger).
+    With `keep`, the run happens in that directory and its state stays there."""
     with tempfile.TemporaryDirectory() as tmp:
-        plan_path = make_plan(Path(tmp), tasks, check)
+        directory = keep or Path(tmp)
+        plan_path = make_plan(directory, tasks, check)
         shell = TimedShell()
         model = ScriptedModel.from_yaml(SCRIPT)
         run_id = new_run_id()
         recorder: StepRecorder = MemoryRecorder()
         if sealed == "ledger":
-            recorder = Ledger(Path(tmp), ensure_signing_key().key, run_id)
+            recorder = Ledger(directory, ensure_signing_key().key, run_id)
         started = time.perf_counter()
         plan = load_plan(plan_path)
         with Telemetry.for_plan(plan_path) as telemetry:
@@ -96,7 +101,7 @@ def one_run(tasks: int, check: str, parallel: int, sealed: str) -> dict[str, Any
         if isinstance(recorder, MemoryRecorder):
             lines = len(recorder.steps)
         else:
-            lines = len(read_steps(Path(tmp) / "_steps.jsonl"))
+            lines = len(read_steps(directory / "_steps.jsonl"))
         # with several pool threads the sandbox calls overlap: subtract only when serial
         overhead = (total - shell.seconds) / tasks if parallel == 1 else None
         return {
@@ -112,6 +117,13 @@ def one_run(tasks: int, check: str, parallel: int, sealed: str) -> dict[str, Any
         }
 
 
+def reopen_last_task(plan_path: Path) -> None:
+    """All but one DONE: the last task's headline goes back to TODO (as a person might)."""
+    text = plan_path.read_text()
+    head, _, tail = text.rpartition("* DONE ")
+    plan_path.write_text(head + "* TODO " + tail)
+
+
 # Runs `groundskeeper resume` and says which heavy modules it imported (atexit: after sys.exit).
 ENTRY = (
     "import atexit, sys\n"
@@ -122,24 +134,39 @@ ENTRY = (
 )
 
 
-def resume_time(tasks: int, check: str) -> dict[str, Any]:
+# everything a resume imports (the sandbox's wasmtime side included)
+IMPORTS = "import " + ", ".join(
+    f"groundskeeper.{name}"
+    for name in ("cli", "cli.run_cmd", "runner", "lint", "ledger", "telemetry", "models",
+                 "sandbox.shell")
+)  # fmt: skip
+
+
+def resume_time(ran: Path) -> dict[str, Any]:
+    """Resume the plan a full sealed run left in `ran` (ledger, telemetry and all), with
+    its last task reopened: as a subprocess, then in this process on a copy."""
     with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp)
-        plan_path = make_plan(directory, tasks, check, done=tasks - 1)
-        script = directory / "w.yaml"
+        directory = Path(tmp) / "copy"
+        shutil.copytree(ran, directory)
+        reopen_last_task(ran / "plan.org")
+        reopen_last_task(directory / "plan.org")
+        script = Path(tmp) / "w.yaml"
         script.write_text(SCRIPT)
-        command = [sys.executable, "-c", ENTRY, "resume", str(plan_path),
+        ledger_lines = len(read_steps(ran / "_steps.jsonl"))
+        command = [sys.executable, "-c", ENTRY, "resume", str(ran / "plan.org"),
                    "--model", f"scripted:{script}", "--json"]  # fmt: skip
+        # As installed, Python finds its bytecode cached; this environment may forbid writing
+        # it (PYTHONDONTWRITEBYTECODE), which would add ~0.1 s of compiling to every start.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        subprocess.run([sys.executable, "-c", IMPORTS], check=True, env=env)
         started = time.perf_counter()
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
         wall = time.perf_counter() - started
         heavy = done.stderr.rsplit("HEAVY=", 1)[-1].strip()
-        states = sorted({t["state"] for t in json.loads(done.stdout)["tasks"]})
+        report = json.loads(done.stdout)
 
         # the same resume in this process (imports already paid), split into its phases
-        for name in ("plan.org", "_telemetry.db", "_steps.jsonl", "_steps.checkpoint"):
-            (directory / name).unlink(missing_ok=True)
-        make_plan(directory, tasks, check, done=tasks - 1)
+        plan_path = directory / "plan.org"
         phases: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -158,29 +185,28 @@ def resume_time(tasks: int, check: str) -> dict[str, Any]:
         ledger = Ledger(directory, ensure_signing_key().key, run_id)
         with Telemetry.for_plan(plan_path) as telemetry:
             phase("open_model_ledger_telemetry_s")
-            Runner(plan, model=model, recorder=ledger, telemetry=telemetry, run_id=run_id).run(
-                lint=lambda _: lint
-            )
+            in_process_report = Runner(
+                plan, model=model, recorder=ledger, telemetry=telemetry, run_id=run_id
+            ).run(lint=lambda _: lint)
         phase("run_s")
+        assert in_process_report.ok, in_process_report.diagnostics
         in_process = sum(phases.values())
 
         baseline_started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
         python_start = time.perf_counter() - baseline_started
         imports_started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-c", "import groundskeeper.cli.run_cmd, groundskeeper.runner,"
-             " groundskeeper.lint, groundskeeper.ledger, groundskeeper.telemetry,"
-             " groundskeeper.models"],
-            check=True,
-        )  # fmt: skip
+        subprocess.run([sys.executable, "-c", IMPORTS], check=True, env=env)
         imports = time.perf_counter() - imports_started - python_start
         return {
             "exit_code": done.returncode,
-            "states": states,
+            "states": sorted({t["state"] for t in report["tasks"]}),
+            "tasks_run": sum(t["attempts"] > 0 for t in report["tasks"]),
+            "ledger_lines_before": ledger_lines,
             "resume_subprocess_s": round(wall, 3),
             "resume_in_process_s": round(in_process, 3),
             "in_process_phases": phases,
+            "bytecode_cached": True,
             "python_start_s": round(python_start, 3),
             "resume_imports_s": round(imports, 3),
             "heavy_modules_imported": heavy.split(",") if heavy else [],
@@ -196,9 +222,10 @@ def main() -> None:
     os.environ.setdefault("GROUNDSKEEPER_HOME", tempfile.mkdtemp(prefix="gk-bench-home-"))
     ensure_signing_key()
     memory = one_run(args.tasks, args.check, 1, "memory")
-    ledger = one_run(args.tasks, args.check, 1, "ledger")
+    with tempfile.TemporaryDirectory() as kept:
+        ledger = one_run(args.tasks, args.check, 1, "ledger", keep=Path(kept))
+        resumed = resume_time(Path(kept))
     parallel = one_run(args.tasks, args.check, 4, "ledger")
-    resumed = resume_time(args.tasks, args.check)
     own, sealed = memory["overhead_ms_per_task"], ledger["overhead_ms_per_task"]
     figures = {
         "tasks": args.tasks,

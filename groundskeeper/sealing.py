@@ -30,7 +30,10 @@ CHECKS_INLINE_BYTES = 48 * 1024  # leaves room in a 64 KiB ledger line for the r
 
 
 class StepRecorder(Protocol):
-    """Where the runner seals its steps (the ledger); bodies are JSON-native, no floats."""
+    """Where the runner seals its steps (the ledger); bodies are JSON-native, no floats.
+
+    `record` is called from several threads at once and must be thread-safe; it returns once
+    the step is durable (the ledger commits concurrent steps together)."""
 
     def record(self, step: str, body: Mapping[str, Any]) -> object: ...
 
@@ -73,19 +76,20 @@ class RunSeal:
         self.recorder = recorder
         self.run_id = run_id
         self.failure: str | None = None
-        self._lock = threading.Lock()  # a recorder need not be thread-safe
+        self._lock = threading.Lock()  # guards `failure` only: steps go to the recorder at once
 
     def record(self, step: str, body: Mapping[str, Any], *, opens_work: bool = True) -> None:
-        with self._lock:
-            if self.failure is None:
-                try:
-                    self.recorder.record(step, {"run_id": self.run_id, **body})
-                    return
-                except Exception as exc:  # whatever the cause, this step is not sealed
-                    log.error("sealing a %s step failed: %s", step, exc)
-                    self.failure = f"the `{step}` step could not be sealed: {exc}"
-            if opens_work:
-                raise SealingError(self.failure)
+        if self.failure is None:
+            try:
+                self.recorder.record(step, {"run_id": self.run_id, **body})
+                return
+            except Exception as exc:  # whatever the cause, this step is not sealed
+                log.error("sealing a %s step failed: %s", step, exc)
+                with self._lock:
+                    if self.failure is None:
+                        self.failure = f"the `{step}` step could not be sealed: {exc}"
+        if opens_work:
+            raise SealingError(self.failure)
 
     def run_start(
         self,

@@ -439,26 +439,47 @@ def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
             for n in range(6)
         ),
     )
+    original = plan.read_text()
     entry = "from groundskeeper.cli import main; main()"
     command = [sys.executable, "-c", entry, "resume", str(plan), "--model", f"scripted:{script}"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def started() -> list[str]:
+        if not (tmp_path / "_steps.jsonl").exists():
+            return []
+        return [s["task_id"] for s in steps(plan, "task-start")]
+
+    # kill while the third task's worker is inside its 0.4 s sleep, two verdicts written
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and list(keywords(plan).values()).count("DONE") < 2:
+    while time.monotonic() < deadline and "slow2" not in started():
         time.sleep(0.02)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    killed_states = list(keywords(plan).values())
     assert process.returncode == -signal.SIGKILL
-    assert 2 <= killed_states.count("DONE") < 6, killed_states  # killed mid-way
+    killed = keywords(plan)
+    assert [killed[f"slow{n}"] for n in range(6)] == ["DONE", "DONE"] + ["TODO"] * 4, killed
+    assert started() == ["slow0", "slow1", "slow2"]  # slow2 was in flight
+    sleeps = [c["status"] for c in steps(plan, "tool-call") if c["tool"] == "sh"]
+    assert sleeps == ["exit 0", "exit 0"]  # the sandbox's sleep really slept, and worked
 
     result = CliRunner().invoke(
         main, ["resume", str(plan), "--model", f"scripted:{script}", "--json"]
     )
     assert result.exit_code == 0, result.stderr
+    # the plan parses, every task is DONE, and only keywords ever changed
     assert set(keywords(plan).values()) == {"DONE"}
-    done_rows = [task_id for task_id, state, _ in telemetry(plan) if state == "DONE"]
-    assert sorted(done_rows) == ["batch", *(f"slow{n}" for n in range(6))]  # once each
-    load_plan(plan)  # still parses
+    assert plan.read_text() == original.replace("* TODO ", "* DONE ")  # `**` headings too
+    rows = telemetry(plan)
+    assert len(rows) == len({(task_id, state) for task_id, state, _ in rows})  # no duplicate
+    assert sorted(task_id for task_id, state, _ in rows) == [
+        "batch",
+        *(f"slow{n}" for n in range(6)),
+    ]
+    assert {state for _, state, _ in rows} == {"DONE"}
+    # the killed run and the resumed one form one chain that verifies
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(tmp_path), "--json"])
+    assert verified.exit_code == 0, verified.stdout
+    assert json.loads(verified.stdout)["runs"] == 2
 
 
 def test_dock_task_fails_closed_on_a_non_conforming_artifact(tmp_path: Path) -> None:

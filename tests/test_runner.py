@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from groundskeeper.ledger import LedgerError
+from groundskeeper.acceptance import sha256_text
+from groundskeeper.ledger import LedgerError, canonical_json
 from groundskeeper.models import AssistantTurn, ModelRequest, ScriptedModel
 from groundskeeper.plan import load_plan
 from groundskeeper.runner import (
@@ -19,6 +20,7 @@ from groundskeeper.runner import (
     RunReport,
     preflight,
 )
+from groundskeeper.sealing import RunSeal
 
 HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
 
@@ -211,3 +213,22 @@ def test_an_unsealed_state_step_stops_the_run(tmp_path: Path) -> None:
     assert done == passed and passed <= set(started)
     assert path.read_text().count("* DONE") == len(done)
     assert "run-end" not in [name for name, _ in recorder.steps]
+
+
+def test_run_start_seals_a_digest_when_the_checks_cannot_fit_a_line() -> None:
+    small, large = MemoryRecorder(), MemoryRecorder()
+    options = {"plan": "p.org", "plan_text": "x", "model": "m", "workdir": "w",
+               "max_parallel": 1, "require_checks": False}  # fmt: skip
+    few = [("t0", "a" * 64), ("t1", None)]
+    many = [(f"t{n}", f"{n:064x}") for n in range(700)]  # ~65 KiB of hashes: over a line
+    RunSeal(small, "run-1").run_start(checks=few, **options)  # type: ignore[arg-type]
+    RunSeal(large, "run-2").run_start(checks=many, **options)  # type: ignore[arg-type]
+    (inline,) = small.of("run-start")
+    assert inline["checks"] == [{"task_id": "t0", "check_sha256": "a" * 64},
+                                {"task_id": "t1", "check_sha256": None}]  # fmt: skip
+    assert inline["checks_count"] == 2
+    assert inline["checks_sha256"] == sha256_text(canonical_json(inline["checks"]))
+    (digest,) = large.of("run-start")
+    assert digest["checks"] is None and digest["checks_count"] == 700
+    listed = [{"task_id": t, "check_sha256": sha} for t, sha in many]
+    assert digest["checks_sha256"] == sha256_text(canonical_json(listed))
