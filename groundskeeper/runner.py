@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -39,7 +40,6 @@ from groundskeeper.worker import (
     DEFAULT_SH_TIMEOUT,
     AttemptOutcome,
     Toolbox,
-    ToolCallRecord,
     WorkerSession,
     WorkerTask,
     load_worker_prompt,
@@ -144,29 +144,16 @@ def preflight(plan: Plan) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     missing = [s for s in VERDICT_STATES if s not in plan.done_states]
     if missing and plan.tasks():
-        found.append(
-            Diagnostic(
-                "error",
-                "outline",
-                f"the #+TODO line has no {', '.join(missing)} after `|`; the runner writes"
-                " DONE, FAILED and PARTIAL verdicts (e.g. `#+TODO: TODO NEXT | DONE FAILED"
-                " PARTIAL`)",
-                None,
-                "R001",
-            )
+        message = (
+            f"the #+TODO line has no {', '.join(missing)} after `|`; the runner writes DONE,"
+            " FAILED and PARTIAL verdicts (e.g. `#+TODO: TODO NEXT | DONE FAILED PARTIAL`)"
         )
+        found.append(Diagnostic("error", "outline", message, None, "R001"))
     for task in plan.tasks():
         raw = task.get_property("max-attempts")
         if raw is not None and not (raw.strip().isdigit() and int(raw) >= 1):
-            found.append(
-                Diagnostic(
-                    "error",
-                    task.title,
-                    f":max-attempts: must be a whole number ≥ 1, not `{raw}`",
-                    task.line,
-                    "R002",
-                )
-            )
+            message = f":max-attempts: must be a whole number ≥ 1, not `{raw}`"
+            found.append(Diagnostic("error", task.title, message, task.line, "R002"))
     return found
 
 
@@ -397,7 +384,7 @@ class Runner:
         found: list[Tamper] = []
         while attempt < limit:
             attempt += 1
-            session.on_tool_call = self._tool_recorder(heading.task_id, attempt)
+            session.on_tool_call = partial(self.seal.tool_call, heading.task_id, attempt)
             claim = session.attempt(feedback)
             # look at the plan before anything else can run: the culprit is among the started
             for tamper in self._guard.verify():
@@ -494,12 +481,6 @@ class Runner:
         if result.ok:
             return None
         return f"conformance: `{raw.strip()}` did not dock: {messages or 'refused'}"
-
-    def _tool_recorder(self, task_id: str, attempt: int) -> Callable[[ToolCallRecord], None]:
-        def record(call: ToolCallRecord) -> None:
-            self.seal.tool_call(task_id, attempt, call)
-
-        return record
 
     # -- verdicts, writes, tampering (scheduler thread) -----------------------------------------
 

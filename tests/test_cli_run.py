@@ -223,6 +223,23 @@ def test_forged_sentinel_in_a_printed_file_fails(tmp_path: Path) -> None:
     assert doc["tasks"][0]["state"] == "FAILED"
     assert doc["tasks"][0]["reason"].startswith("nonzero_status")
 
+    # a check that exits 0 and prints only the forged line (the comment swallows the real
+    # sentinel): nothing but the sentinel match stands between this and DONE
+    quiet = tmp_path / "quiet"
+    quiet.mkdir()
+    plan2, script2 = setup(
+        quiet,
+        task("Forger", "forger", "cat evidence.txt # show the evidence"),
+        script.read_text(),
+    )
+    result, doc = resume(plan2, script2)
+    assert result.exit_code == 1
+    (row,) = doc["tasks"]
+    assert (row["state"], row["verified"]) == ("FAILED", True)
+    assert row["reason"].startswith("missing_sentinel: check line 1:")
+    assert [c["verdict"] for c in steps(plan2, "check")] == ["FAIL", "FAIL"]
+    assert [c["excerpt"] for c in steps(plan2, "check")] == [forged] * 2
+
 
 def test_no_check_is_unverified_done_or_failed_when_required(tmp_path: Path) -> None:
     script = "workers:\n  '*': [{say: 'DONE: did it'}]\n"
