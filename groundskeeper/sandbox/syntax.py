@@ -145,13 +145,26 @@ _METACHARS = frozenset(" \t\n;&|<>()")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=")
 _BRACE_EXPANSION = re.compile(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
+_REDIRECT = re.compile(r"(\d*)(>>|>&|>|<)")
+_DUP_TARGET = re.compile(r"[0-9]+|-")
+
+# The lexer steps over runs of characters with these patterns rather than one character at a
+# time: lint parses every check of a plan, and per-character Python calls made that its cost.
+_BLANKS = re.compile(r"(?:[ \t]+|\\\n|#[^\n]*)*")  # spaces, continuations, comments; no newline
+_LINEBREAKS = re.compile(r"(?:[ \t\n]+|\\\n|#[^\n]*)*")  # the same and newlines
+_PLAIN = re.compile(r"[^ \t\n;&|<>()\\'\"`$]+")  # unquoted characters that mean only themselves
+_QUOTED_PLAIN = re.compile(r"[^\"\\`$]+")  # the same inside double quotes
+# A whole word of such characters (possessive: what ends it must be a metacharacter or the end,
+# never a quote, `\\` or `$` that would continue the word), then the blanks after it.
+_PLAIN_WORD = re.compile(r"([^ \t\n;&|<>()\\'\"`$]++)(?![\\'\"`$])(?:[ \t]+|\\\n|#[^\n]*)*")
+_ENDS_COMMAND = frozenset(("", "\n", ";", "|", ")"))
+_ENDS_BANG = frozenset(("", " ", "\t", "\n"))  # a `!` before one of these negates a pipeline
+_QUOTED_ESCAPES = frozenset(('"', "\\", "$", "`", "\n"))
 
 
 def parse(text: str) -> Script:
     """Parse a command line (or several lines); raise ShellSyntaxError outside the grammar."""
-    parser = _Parser(text)
-    script = parser.script(closing=None)
-    return script
+    return _Parser(text).script(closing=None)
 
 
 def command_names(script: Script) -> list[str]:
@@ -165,24 +178,51 @@ def _collect_names(script: Script, names: list[str]) -> None:
     for and_or in script.items:
         for pipeline in (and_or.first, *(p for _, p in and_or.rest)):
             for command in pipeline.commands:
-                words: list[tuple[int, Word, bool]] = []
-                words += [(a.offset, a.value, False) for a in command.assignments]
-                words += [(w.offset, w, i == 0) for i, w in enumerate(command.words)]
-                words += [(r.offset, r.target, False) for r in command.redirects if r.target]
-                for _, word, is_name in sorted(words, key=lambda item: item[0]):
-                    if is_name:
-                        literal = word.literal()
-                        if literal is not None:
-                            names.append(literal)
-                    for part in word.parts:
-                        if isinstance(part, CommandSub):
-                            _collect_names(part.script, names)
+                if command.redirects:
+                    # a redirection may stand anywhere, even before the assignments
+                    words: list[tuple[int, Word, bool]] = []
+                    words += [(a.offset, a.value, False) for a in command.assignments]
+                    words += [(w.offset, w, i == 0) for i, w in enumerate(command.words)]
+                    words += [(r.offset, r.target, False) for r in command.redirects if r.target]
+                    words.sort(key=_offset)
+                    for _, word, is_name in words:
+                        _collect_word(word, is_name, names)
+                    continue
+                # assignments are only read before the first word: already in source order
+                for assignment in command.assignments:
+                    _collect_word(assignment.value, False, names)
+                is_name = True
+                for word in command.words:
+                    parts = word.parts
+                    if len(parts) == 1 and type(parts[0]) is Lit:  # the usual plain word
+                        if is_name:
+                            names.append(parts[0].text)
+                    else:
+                        _collect_word(word, is_name, names)
+                    is_name = False
+
+
+def _collect_word(word: Word, is_name: bool, names: list[str]) -> None:
+    if is_name:
+        literal = word.literal()
+        if literal is not None:
+            names.append(literal)
+    for part in word.parts:
+        if isinstance(part, CommandSub):
+            _collect_names(part.script, names)
+
+
+def _offset(item: tuple[int, Word, bool]) -> int:
+    return item[0]
 
 
 class _Parser:
+    """Recursive descent over `text`; `pos` is the offset of the next character to read."""
+
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.end = len(text)
 
     # -- positions and errors
 
@@ -192,51 +232,36 @@ class _Parser:
         column = at - (self.text.rfind("\n", 0, at) + 1) + 1
         return ShellSyntaxError(message, line, column)
 
-    def peek(self, ahead: int = 0) -> str:
-        at = self.pos + ahead
-        return self.text[at] if at < len(self.text) else ""
-
-    def startswith(self, token: str) -> bool:
-        return self.text.startswith(token, self.pos)
-
     def skip_blanks(self) -> None:
         """Spaces, tabs, line continuations and comments; never newlines."""
-        while True:
-            char = self.peek()
-            if char in (" ", "\t"):
-                self.pos += 1
-            elif self.startswith("\\\n"):
-                self.pos += 2
-            elif char == "#":
-                end = self.text.find("\n", self.pos)
-                self.pos = len(self.text) if end < 0 else end
-            else:
-                return
+        match = _BLANKS.match(self.text, self.pos)
+        assert match is not None  # the pattern matches the empty string
+        self.pos = match.end()
 
     def skip_linebreaks(self) -> None:
-        while True:
-            self.skip_blanks()
-            if self.peek() == "\n":
-                self.pos += 1
-            else:
-                return
+        match = _LINEBREAKS.match(self.text, self.pos)
+        assert match is not None  # the pattern matches the empty string
+        self.pos = match.end()
 
     # -- lists
-
-    def at_end(self, closing: str | None) -> bool:
-        return self.pos >= len(self.text) or (closing is not None and self.peek() == closing)
+    #
+    # Each grammar method below is entered with `pos` past blanks and returns with `pos` past
+    # blanks again, so none of them skips blanks on entry or after calling another.
 
     def script(self, closing: str | None) -> Script:
+        text = self.text
+        end = self.end
         items: list[AndOr] = []
         self.skip_linebreaks()
-        while not self.at_end(closing):
+        while self.pos < end and text[self.pos] != closing:
             items.append(self.and_or())
-            self.skip_blanks()
-            if self.at_end(closing):
+            if self.pos >= end:
                 break
-            char = self.peek()
+            char = text[self.pos]
+            if char == closing:
+                break
             if char == ";":
-                if self.startswith(";;"):
+                if text.startswith(";;", self.pos):
                     raise self.error("';;' (case) is not supported in the sandbox shell")
                 self.pos += 1
             elif char == "\n":
@@ -244,17 +269,17 @@ class _Parser:
             else:
                 raise self.unexpected()
             self.skip_linebreaks()
-        if closing is None and self.pos < len(self.text):
+        if closing is None and self.pos < end:
             raise self.unexpected()
         return Script(tuple(items))
 
     def and_or(self) -> AndOr:
+        text = self.text
         first = self.pipeline()
         rest: list[tuple[str, Pipeline]] = []
         while True:
-            self.skip_blanks()
-            if self.startswith("&&") or self.startswith("||"):
-                operator = self.text[self.pos : self.pos + 2]
+            operator = text[self.pos : self.pos + 2]
+            if operator == "&&" or operator == "||":
                 self.pos += 2
                 self.skip_linebreaks()
                 rest.append((operator, self.pipeline()))
@@ -262,20 +287,22 @@ class _Parser:
                 return AndOr(first, tuple(rest))
 
     def pipeline(self) -> Pipeline:
-        self.skip_blanks()
+        text = self.text
         negated = False
-        if self.peek() == "!" and (self.peek(1) in (" ", "\t", "\n", "")):
+        pos = self.pos
+        if text[pos : pos + 1] == "!" and text[pos + 1 : pos + 2] in _ENDS_BANG:
             negated = True
             self.pos += 1
             self.skip_blanks()
-            if self.peek() == "!" and self.peek(1) in (" ", "\t", "\n", ""):
+            pos = self.pos
+            if text[pos : pos + 1] == "!" and text[pos + 1 : pos + 2] in _ENDS_BANG:
                 raise self.error("'! !' (double negation) is not supported")
         commands = [self.simple_command()]
         while True:
-            self.skip_blanks()
-            if self.startswith("|&"):
+            pair = text[self.pos : self.pos + 2]
+            if pair == "|&":
                 raise self.error("'|&' is not supported; use '2>&1 |'")
-            if self.peek() == "|" and not self.startswith("||"):
+            if pair[:1] == "|" and pair != "||":
                 self.pos += 1
                 self.skip_linebreaks()
                 commands.append(self.simple_command())
@@ -283,11 +310,13 @@ class _Parser:
                 return Pipeline(tuple(commands), negated)
 
     def unexpected(self) -> ShellSyntaxError:
-        if self.pos >= len(self.text):
+        text, pos = self.text, self.pos
+        if pos >= self.end:
             return self.error("unexpected end of input: a command is missing")
-        char = self.peek()
-        if self.startswith("&&") or self.startswith("||") or char in ";|":
-            token = self.text[self.pos : self.pos + 2] if self.peek(1) == char else char
+        char = text[pos]
+        pair = text[pos : pos + 2]
+        if pair == "&&" or pair == "||" or char in ";|":
+            token = pair if pair[1:] == char else char
             return self.error(f"unexpected '{token}': a command is missing before it")
         if char == "&":
             return self.error("background jobs '&' are not supported in the sandbox shell")
@@ -305,83 +334,120 @@ class _Parser:
     # -- simple commands
 
     def simple_command(self) -> SimpleCommand:
-        self.skip_blanks()
+        text = self.text
         start = self.pos
         assignments: list[Assignment] = []
         words: list[Word] = []
         redirects: list[Redirect] = []
         while True:
-            self.skip_blanks()
-            char = self.peek()
-            if char == "" or char in "\n;|)":
+            pos = self.pos
+            plain = _PLAIN_WORD.match(text, pos)
+            if plain is not None:
+                # The common case, read in one step: a word of plain characters that is not an
+                # assignment, a redirection's fd (`2>`) nor a candidate for the tilde and
+                # brace errors. Anything else takes the general path below.
+                literal = plain.group(1)
+                after = plain.end(1)
+                if not (
+                    (not words and "=" in literal)
+                    or "{" in literal
+                    or literal[0] == "~"
+                    or (literal.isdecimal() and text[after : after + 1] in ("<", ">"))
+                ):
+                    if not words:
+                        if literal in _RESERVED:
+                            raise self.error(_RESERVED[literal], pos)
+                        if text.startswith("(", after):
+                            raise self.error(
+                                "function definitions are not supported in the sandbox shell",
+                                pos,
+                            )
+                    words.append(Word((Lit(literal, quoted=False),), pos))
+                    self.pos = plain.end()
+                    continue
+            char = text[pos : pos + 1]
+            if char in _ENDS_COMMAND:
                 break
             if char == "&":
-                if self.startswith("&&"):
+                if text.startswith("&&", pos):
                     break
-                if self.startswith("&>"):
+                if text.startswith("&>", pos):
                     raise self.error("'&>' is not supported; use '> FILE 2>&1'")
                 raise self.error("background jobs '&' are not supported in the sandbox shell")
             if char == "(":
                 raise self.unexpected()
-            redirect = self.redirect()
-            if redirect is not None:
-                redirects.append(redirect)
-                continue
-            offset = self.pos
+            # only a digit (any Unicode decimal, as the pattern's \d), `<` or `>` starts one
+            if char == "<" or char == ">" or char.isdecimal():
+                redirect = self.redirect()
+                if redirect is not None:
+                    redirects.append(redirect)
+                    self.skip_blanks()
+                    continue
             if not words:
-                match = _ASSIGNMENT.match(self.text, self.pos)
+                match = _ASSIGNMENT.match(text, pos)
                 if match is not None:
                     self.pos = match.end()
-                    if self.peek() == "(":
+                    if text.startswith("(", self.pos):
                         raise self.error("arrays 'NAME=(…)' are not supported in the sandbox shell")
                     value = self.word(allow_empty=True)
-                    assignments.append(Assignment(match.group(1), value, offset))
+                    assignments.append(Assignment(match.group(1), value, pos))
+                    self.skip_blanks()
                     continue
             word = self.word(allow_empty=False)
             if not words:
-                literal = word.literal()
-                plain = all(isinstance(p, Lit) and not p.quoted for p in word.parts)
-                if literal is not None and plain and literal in _RESERVED:
-                    raise self.error(_RESERVED[literal], offset)
-                if self.peek() == "(":
+                # a plain word is one unquoted Lit: unquoted text is only ever cut by a part
+                # that is quoted or an expansion
+                parts = word.parts
+                first = parts[0]
+                if (
+                    len(parts) == 1
+                    and isinstance(first, Lit)
+                    and not first.quoted
+                    and first.text in _RESERVED
+                ):
+                    raise self.error(_RESERVED[first.text], pos)
+                if text.startswith("(", self.pos):
                     raise self.error(
-                        "function definitions are not supported in the sandbox shell", offset
+                        "function definitions are not supported in the sandbox shell", pos
                     )
             words.append(word)
+            self.skip_blanks()
         if not (assignments or words or redirects):
             raise self.unexpected()
         return SimpleCommand(tuple(assignments), tuple(words), tuple(redirects), start)
 
     def redirect(self) -> Redirect | None:
+        text = self.text
         start = self.pos
-        match = re.compile(r"(\d*)(>>|>&|>|<)").match(self.text, self.pos)
+        match = _REDIRECT.match(text, start)
         if match is None:
             return None
         digits, op = match.group(1), match.group(2)
         after = match.end()
-        rest = self.text[after : after + 2]
-        if op == "<" and rest[:1] == "<":
+        following = text[after : after + 1]
+        if op == "<" and following == "<":
             raise self.error("here-documents and here-strings ('<<', '<<<') are not supported")
-        if op == "<" and rest[:1] in ("&", ">"):
-            raise self.error(f"'<{rest[:1]}' redirections are not supported")
-        if rest[:1] == "(":
+        if op == "<" and following in ("&", ">"):
+            raise self.error(f"'<{following}' redirections are not supported")
+        if following == "(":
             raise self.error("process substitution '<(…)' / '>(…)' is not supported")
-        if op == ">" and rest[:1] == "|":
+        if op == ">" and following == "|":
             raise self.error("'>|' is not supported; use '>'")
         fd = int(digits) if digits else (0 if op == "<" else 1)
         if fd > 2:
             raise self.error(f"file descriptor {fd} is not supported; only 0, 1 and 2 exist")
         self.pos = after
         if op == ">&":
-            target_match = re.compile(r"[0-9]+|-").match(self.text, self.pos)
+            target_match = _DUP_TARGET.match(text, after)
             if target_match is None or target_match.group(0) not in ("1", "2"):
                 raise self.error(f"'{digits}>&' must be followed by 1 or 2 (as in 2>&1)")
             self.pos = target_match.end()
-            if self.peek() and self.peek() not in _METACHARS:
+            char = text[self.pos : self.pos + 1]
+            if char and char not in _METACHARS:
                 raise self.error(f"'{digits}>&' must be followed by 1 or 2 (as in 2>&1)")
             return Redirect(fd, ">&", None, int(target_match.group(0)), start)
         self.skip_blanks()
-        char = self.peek()
+        char = text[self.pos : self.pos + 1]
         if char == "" or char in _METACHARS:
             raise self.error(f"a file name is missing after '{digits}{op}'")
         return Redirect(fd, op, self.word(allow_empty=False), None, start)
@@ -389,103 +455,131 @@ class _Parser:
     # -- words
 
     def word(self, *, allow_empty: bool) -> Word:
-        start = self.pos
+        text = self.text
+        start = pos = self.pos
         parts: list[Part] = []
-        literal: list[str] = []
+        plain: list[str] = []  # unquoted text not yet closed into a Lit
 
-        def flush() -> None:
-            if literal:
-                text = "".join(literal)
-                if _BRACE_EXPANSION.search(text):
-                    raise self.error("brace expansion '{a,b}' is not supported", start)
-                parts.append(Lit(text, quoted=False))
-                literal.clear()
-
-        if self.peek() == "~":
+        if text.startswith("~", pos):
             raise self.error("tilde expansion '~' is not supported; use a relative path")
         while True:
-            char = self.peek()
+            match = _PLAIN.match(text, pos)
+            if match is not None:
+                plain.append(match.group())
+                pos = match.end()
+            char = text[pos : pos + 1]
             if char == "" or char in _METACHARS:
                 break
             if char == "\\":
-                if self.peek(1) == "\n":
-                    self.pos += 2
+                escaped = text[pos + 1 : pos + 2]
+                if escaped == "\n":
+                    pos += 2
                     continue
-                if self.peek(1) == "":
+                if escaped == "":
+                    self.pos = pos
                     raise self.error("a backslash at the end of input escapes nothing")
-                flush()
-                parts.append(Lit(self.peek(1), quoted=True))
-                self.pos += 2
+                if plain:
+                    parts.append(self.unquoted(plain, start))
+                parts.append(Lit(escaped, quoted=True))
+                pos += 2
             elif char == "'":
-                flush()
-                end = self.text.find("'", self.pos + 1)
+                if plain:
+                    parts.append(self.unquoted(plain, start))
+                end = text.find("'", pos + 1)
                 if end < 0:
+                    self.pos = pos
                     raise self.error("unterminated single quote")
-                parts.append(Lit(self.text[self.pos + 1 : end], quoted=True))
-                self.pos = end + 1
+                parts.append(Lit(text[pos + 1 : end], quoted=True))
+                pos = end + 1
             elif char == '"':
-                flush()
+                if plain:
+                    parts.append(self.unquoted(plain, start))
+                self.pos = pos
                 parts.extend(self.double_quoted())
+                pos = self.pos
             elif char == "`":
+                self.pos = pos
                 raise self.error("backticks are not supported; use $(…)")
-            elif char == "$":
-                flush()
+            else:  # `$`, the one character left that _PLAIN stops at
+                if plain:
+                    parts.append(self.unquoted(plain, start))
+                self.pos = pos
                 parts.append(self.dollar(quoted=False))
-            else:
-                literal.append(char)
-                self.pos += 1
-        flush()
+                pos = self.pos
+        self.pos = pos
+        if plain:
+            parts.append(self.unquoted(plain, start))
         if not parts and not allow_empty:
             raise self.unexpected()
         return Word(tuple(parts), start)
 
+    def unquoted(self, plain: list[str], start: int) -> Lit:
+        """The unquoted text gathered so far as one Lit (and `plain` emptied)."""
+        text = plain[0] if len(plain) == 1 else "".join(plain)
+        plain.clear()
+        if "{" in text and _BRACE_EXPANSION.search(text):
+            raise self.error("brace expansion '{a,b}' is not supported", start)
+        return Lit(text, quoted=False)
+
     def double_quoted(self) -> list[Part]:
+        text = self.text
         opening = self.pos
-        self.pos += 1
+        pos = opening + 1
         parts: list[Part] = [Lit("", quoted=True)]  # keeps "" a (empty) word
         literal: list[str] = []
         while True:
-            char = self.peek()
+            match = _QUOTED_PLAIN.match(text, pos)
+            if match is not None:
+                literal.append(match.group())
+                pos = match.end()
+            char = text[pos : pos + 1]
             if char == "":
                 raise self.error("unterminated double quote", opening)
             if char == '"':
-                self.pos += 1
+                pos += 1
                 break
-            if char == "\\" and self.peek(1) in ('"', "\\", "$", "`", "\n"):
-                if self.peek(1) != "\n":
-                    literal.append(self.peek(1))
-                self.pos += 2
+            if char == "\\":
+                escaped = text[pos + 1 : pos + 2]
+                if escaped in _QUOTED_ESCAPES:
+                    if escaped != "\n":
+                        literal.append(escaped)
+                    pos += 2
+                else:
+                    literal.append(char)
+                    pos += 1
             elif char == "`":
+                self.pos = pos
                 raise self.error("backticks are not supported; use $(…)")
-            elif char == "$":
+            else:  # `$`
                 if literal:
                     parts.append(Lit("".join(literal), quoted=True))
                     literal.clear()
+                self.pos = pos
                 parts.append(self.dollar(quoted=True))
-            else:
-                literal.append(char)
-                self.pos += 1
+                pos = self.pos
+        self.pos = pos
         if literal:
             parts.append(Lit("".join(literal), quoted=True))
         return parts
 
     def dollar(self, *, quoted: bool) -> Part:
+        text = self.text
         start = self.pos
-        after = self.peek(1)
-        if self.startswith("$(("):
+        after = text[start + 1 : start + 2]
+        if text.startswith("$((", start):
             raise self.error("arithmetic '$((…))' is not supported; use 'expr'")
         if after == "(":
             self.pos += 2
             script = self.script(closing=")")
-            if self.peek() != ")":
+            if not text.startswith(")", self.pos):
                 raise self.error("unterminated '$(': a ')' is missing", start)
             self.pos += 1
             return CommandSub(script, quoted)
         if after == "{":
-            end = self.text.find("}", self.pos)
+            end = text.find("}", start)
             if end < 0:
                 raise self.error("unterminated '${': a '}' is missing")
-            inner = self.text[self.pos + 2 : end]
+            inner = text[start + 2 : end]
             if not (_NAME.fullmatch(inner) or inner == "?"):
                 raise self.error(
                     f"'${{{inner}}}' is not supported: only ${{NAME}} and ${{?}} are "
@@ -496,7 +590,7 @@ class _Parser:
         if after == "?":
             self.pos += 2
             return Param("?", quoted)
-        match = _NAME.match(self.text, self.pos + 1)
+        match = _NAME.match(text, start + 1)
         if match is not None:
             self.pos = match.end()
             return Param(match.group(0), quoted)

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import groundskeeper.sandbox as sandbox
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.sandbox import COMMANDS, ShellSyntaxError, command_names, parse
 from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS
-from groundskeeper.sandbox.syntax import CommandSub, Lit, Param
+from groundskeeper.sandbox.syntax import CommandSub, Lit, Param, Script
+from tests.sandbox import syntax_oracle
 
 BOX_H = Path(sandbox.__file__).parent / "box" / "box.h"
 
@@ -151,3 +153,65 @@ def test_parse_returns_a_script_or_a_positioned_syntax_error(text: str) -> None:
         assert 1 <= error.line <= text.count("\n") + 1
         assert error.column >= 1
         assert error.message
+
+
+# ---- the run-at-a-time lexer against the character-at-a-time oracle ------------------------
+
+_TOKENS = [
+    "echo", "test", "-s", "f", "a.txt", "if", "for", "{", "}", "[[", "X=1", "X=", "Y=a$X",
+    "$X", "${X}", "${X:-d}", "$?", "$1", "$$", "$", "$(", "$((", ")", "(", "'a b'", "'",
+    '"a $X b"', '"', '"\\"$(ls)\\""', "\\", "\\\n", "\\$", "2>&1", "2>&3", ">&-", ">", ">>", "<",
+    "<<", "<&", ">|", "<(", "1>", "3>", "٣>", "|", "||", "|&", "&&", "&", "&>", ";", ";;", "\n",
+    "!", "! !", "#c", "a#b", "{a,b}", "a{1..3}", "~", "~/x", "*.txt", "`ls`", "é", "\t", " ",
+    "f()", "x=(1)", "!\t", "\t!", '"\\$X \\\\ \\` \\a \\\n"', '"$?${X}$"', "'\\'", "\\'",
+]  # fmt: skip
+
+
+_ORACLE = (syntax_oracle.parse, syntax_oracle.command_names)
+
+
+def _outcome(
+    parser: Callable[[str], Script], names: Callable[[Script], list[str]], text: str
+) -> object:
+    try:
+        script = parser(text)
+    except ShellSyntaxError as error:
+        return ("error", error.message, error.line, error.column)
+    return script, names(script)
+
+
+@settings(max_examples=1000)
+@given(st.lists(st.sampled_from(_TOKENS), max_size=12), st.lists(st.sampled_from(" \t\n;|&")))
+def test_lexer_parses_token_soup_as_the_oracle_does(tokens: list[str], glue: list[str]) -> None:
+    text = "".join(t + (glue[i] if i < len(glue) else " ") for i, t in enumerate(tokens))
+    assert _outcome(parse, command_names, text) == _outcome(*_ORACLE, text)
+
+
+@settings(max_examples=1000)
+@given(st.text(alphabet="ab1٣ |&;$()'\"\\\n\t#*<>`{},.!=~?-_X", max_size=40))
+def test_lexer_parses_character_soup_as_the_oracle_does(text: str) -> None:
+    assert _outcome(parse, command_names, text) == _outcome(*_ORACLE, text)
+
+
+_FRAGMENTS = [
+    "a", "-s", "x.txt", "*.md", "=", "X=", "2", "é", "#", "a#", "$", "'q q'", "''", '""',
+    '"d $X \\$ \\\\ \\" \\` \\a \\\n $"', "$X", "${Y}", "$?", "$(echo a)", "$(a | b && c)",
+    "\\ ", "\\\n", "\\a", "\\$", "{", "}", "{x}", "a,b", "!",
+]  # fmt: skip
+_WORDS = st.lists(st.sampled_from(_FRAGMENTS), min_size=1, max_size=3).map("".join)
+_REDIRECTIONS = st.sampled_from(["", "> o", "2>&1", "<i", ">>o 2> e", "1>&2", ">$(r) <$(s)"])
+_COMMANDS = st.builds(
+    lambda words, before, after: " ".join([before, *words, after]),
+    st.lists(_WORDS, min_size=1, max_size=4),
+    _REDIRECTIONS,
+    _REDIRECTIONS,
+)
+
+
+@settings(max_examples=1000)
+@given(st.lists(st.tuples(_COMMANDS, st.sampled_from([" | ", " && ", " || ", "; ", "\n", " ! "]))))
+def test_lexer_parses_well_formed_lines_as_the_oracle_does(
+    commands: list[tuple[str, str]],
+) -> None:
+    text = "".join(command + operator for command, operator in commands)
+    assert _outcome(parse, command_names, text) == _outcome(*_ORACLE, text)
