@@ -6,12 +6,30 @@ It owns the terminal side only (options, printing, the exit status); the shell i
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
 import click
 
 from groundskeeper.cli.output import emit_json, fail_usage
+
+MAX_TIMEOUT = 24 * 3600.0  # seconds; beyond a day a deadline is not a limit any more
+
+
+def _finite_timeout(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    # FloatRange lets NaN through (every comparison with it is false)
+    if math.isnan(value):
+        raise click.BadParameter("must be a number of seconds, not nan", ctx, param)
+    return value
+
+
+def _not_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 @click.command(name="sh")
@@ -28,7 +46,8 @@ from groundskeeper.cli.output import emit_json, fail_usage
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=click.FloatRange(min=0, max=MAX_TIMEOUT, min_open=True),
+    callback=_finite_timeout,
     default=10.0,
     show_default=True,
     help="Wall-clock deadline in seconds for the whole command line.",
@@ -69,8 +88,16 @@ def sh(cmd: tuple[str, ...], workdir: Path, read_only: bool, timeout: float, as_
 
     if not workdir.is_dir():
         fail_usage(f"--workdir {workdir} is not a directory; pass an existing directory")
+    if _not_utf8(str(workdir.resolve())):
+        fail_usage(
+            f"--workdir {workdir!s}: the path is not valid UTF-8, which WASI cannot open;"
+            " use a directory whose path is UTF-8"
+        )
+    cmdline = " ".join(cmd)
+    if _not_utf8(cmdline):
+        fail_usage("CMD is not valid UTF-8 text; the sandbox shell takes UTF-8 command lines")
     try:
-        result = run(" ".join(cmd), workdir=workdir, read_only=read_only, timeout=timeout)
+        result = run(cmdline, workdir=workdir, read_only=read_only, timeout=timeout)
     except SandboxError as error:
         fail_usage(str(error))
     if as_json:
@@ -86,4 +113,5 @@ def sh(cmd: tuple[str, ...], workdir: Path, read_only: bool, timeout: float, as_
     else:
         click.echo(result.stdout, nl=False)
         click.echo(result.stderr, nl=False, err=True)
-    sys.exit(result.status)
+    # a run the sandbox stopped never reads as success, whatever status it carries
+    sys.exit(result.status if result.status != 0 or result.fault is None else 1)
