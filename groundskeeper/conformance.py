@@ -34,11 +34,13 @@ directory are serialised by an advisory lock file (`.dock.lock`) there.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import functools
 import hashlib
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -263,7 +265,7 @@ def read_component(source: Source) -> tuple[bytes, str]:
         return bytes(source), "<bytes>"
     path = Path(source)
     try:
-        return path.read_bytes(), path.name
+        return _read_regular_file(path), path.name
     except IsADirectoryError:
         raise ComponentUnreadable(
             f"{path}: is a directory; pass the component's .wasm file"
@@ -272,6 +274,21 @@ def read_component(source: Source) -> tuple[bytes, str]:
         raise ComponentUnreadable(f"{path}: no such file; check the path") from None
     except OSError as exc:
         raise ComponentUnreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The bytes of `path` if it is a regular file. Opened without blocking and checked on
+    the open descriptor: a FIFO would block the read forever and a device never ends."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise ComponentUnreadable(
+                f"{path}: not a regular file (a FIFO, socket or device); pass a .wasm file"
+            )
+        return handle.read()
 
 
 def _first_line(error: Exception) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import stat
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -143,7 +145,14 @@ class ScriptedModel:
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
         try:
-            text = path.read_text(encoding="utf-8")
+            # without blocking, and only a regular file: a FIFO or a device would hang the run
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    raise ScriptError(
+                        f"{path}: the model script is not a regular file; pass a YAML file"
+                    )
+                text = handle.read().decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ScriptError(f"{path}: cannot read the model script: {exc}") from exc
         return cls.from_yaml(text, source=str(path))

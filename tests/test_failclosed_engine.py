@@ -3,12 +3,13 @@ a host function does at run time reads as success or escapes as an exception."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 import wasmtime
 
-from groundskeeper.conformance import check_engine, dock
+from groundskeeper.conformance import ComponentUnreadable, check_engine, dock
 from groundskeeper.engine import EngineLimits, Session, SessionHost, run_component
 from tests.components import wasm
 
@@ -254,3 +255,18 @@ def test_a_host_failure_never_leaks_into_another_run(tmp_path: Path) -> None:
         assert [d.code for d in spinning.diagnostics] == ["E003"]
         honest = run_component(wasm("echo"), "hi", host(tmp_path))
         assert (honest.ok, honest.output) == (True, "hi")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_component_that_is_not_a_regular_file_is_unreadable_not_a_hang(
+    tmp_path: Path, kind: str
+) -> None:
+    if kind == "fifo":
+        path = tmp_path / "c.wasm"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    with pytest.raises(ComponentUnreadable, match="not a regular file"):
+        check_engine(path)
+    result = dock(path, tmp_path / "components")
+    assert (result.ok, [d.code for d in result.diagnostics]) == (False, ["D001"])

@@ -3,6 +3,7 @@ traceback), and no script shape makes a claim the script did not say."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,9 @@ def test_bad_scripts_are_script_errors(script: str, where: str) -> None:
 def test_unreadable_script_files_are_script_errors(tmp_path: Path) -> None:
     binary = tmp_path / "bin.yaml"
     binary.write_bytes(b"\xff\xfe\x00workers")
-    for path in (tmp_path / "missing.yaml", tmp_path, binary):
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    for path in (tmp_path / "missing.yaml", tmp_path, binary, fifo, Path("/dev/zero")):
         with pytest.raises(ScriptError) as caught:
             ScriptedModel.from_file(path)
         assert str(path) in str(caught.value)
