@@ -24,6 +24,7 @@ CHECK = "test -s f && grep -q x f && echo ok"
 PIPELINE = "cat f | grep x | wc -l"
 ROUNDS = 40
 COLD_RUNS = 5
+REPO = Path(__file__).resolve().parent.parent  # the code measured is this checkout's
 
 COLD_SCRIPT = """
 import time
@@ -49,7 +50,7 @@ def measure(cmdline: str, workdir: Path) -> dict[str, Any]:
     ours = sandbox.run(cmdline, workdir=workdir)
     entry: dict[str, Any] = {
         "cmdline": cmdline,
-        "available": ours.stdout == native.stdout and ours.status == native.status,
+        "available": ours.stdout == native.stdout and ours.status == native.returncode,
         "problem": None,
         "wasm_ms": None,
         "native_ms": None,
@@ -64,7 +65,7 @@ def measure(cmdline: str, workdir: Path) -> dict[str, Any]:
         entry["problem"] = (
             f"not in box.wasm yet: {', '.join(missing)}"
             if missing
-            else f"differs from sh: status {ours.status} vs {native.status}, "
+            else f"differs from sh: status {ours.status} vs {native.returncode}, "
             f"stdout {ours.stdout!r} vs {native.stdout!r}, stderr {ours.stderr!r}"
         )
         return entry
@@ -83,7 +84,7 @@ def cold_ms(workdir: Path, home: str) -> float:
             [sys.executable, "-c", COLD_SCRIPT.format(cmd="true", workdir=str(workdir))],
             capture_output=True,
             text=True,
-            env={"GROUNDSKEEPER_HOME": home, "PATH": "/usr/bin:/bin"},
+            env={"GROUNDSKEEPER_HOME": home, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
             check=True,
         )
         samples.append(float(done.stdout.split()[0]))
@@ -124,7 +125,7 @@ def cold_ms_once(workdir: Path, home: str) -> float:
         [sys.executable, "-c", COLD_SCRIPT.format(cmd="true", workdir=str(workdir))],
         capture_output=True,
         text=True,
-        env={"GROUNDSKEEPER_HOME": home, "PATH": "/usr/bin:/bin"},
+        env={"GROUNDSKEEPER_HOME": home, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
         check=True,
     )
     return float(done.stdout.split()[0])

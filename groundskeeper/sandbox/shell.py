@@ -12,8 +12,6 @@ import atexit
 import itertools
 import os
 import re
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -540,15 +538,35 @@ def _scratch_dir() -> str:
     cheap), made once and removed at exit. Runs on one thread never overlap."""
     path: str | None = getattr(_scratch, "path", None)
     if path is None or not os.path.isdir(path):
-        base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-        path = tempfile.mkdtemp(prefix="gk-sh-", dir=base)
+        if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+            base = "/dev/shm"
+        else:
+            import tempfile
+
+            base = tempfile.gettempdir()
+        path = _private_dir(base)
         _scratch.path = path
         _scratch_dirs.append(path)
     return path
 
 
+def _private_dir(base: str) -> str:
+    """A new directory in `base` that only this user can enter, as `tempfile.mkdtemp` makes
+    one (a fresh random name, created or failed whole), without importing tempfile: that
+    costs a cold start ~4 ms, and a run's first call makes this directory."""
+    while True:
+        path = os.path.join(base, f"gk-sh-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+
+
 @atexit.register
 def _remove_scratch_dirs() -> None:
+    import shutil  # at exit only: importing it costs a cold start ~5 ms
+
     for path in _scratch_dirs:
         shutil.rmtree(path, ignore_errors=True)
 

@@ -8,9 +8,7 @@ traps to named faults. It knows nothing of shell syntax (`groundskeeper.sandbox.
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,8 +18,6 @@ import wasmtime
 
 from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.sandbox.result import Fault, SandboxError
-
-log = logging.getLogger(__name__)
 
 BOX_WASM = Path(__file__).with_name("box.wasm")
 
@@ -80,7 +76,12 @@ def _cache_path(module_bytes: bytes) -> Path:
 
 
 def _load_module(engine: wasmtime.Engine) -> wasmtime.Module:
-    """box.wasm for this engine: from the verified disk cache, else compiled and cached.
+    """box.wasm for this engine: from the verified disk cache, else compiled and cached."""
+    return _load_serialized(engine)[0]
+
+
+def _load_serialized(engine: wasmtime.Engine) -> tuple[wasmtime.Module, bytes]:
+    """box.wasm for this engine, with its serialized form (what later engines deserialize).
 
     A cache entry is `sha256(payload) + payload`; a mismatch (a torn or altered file) is
     recompiled rather than handed to wasmtime, which would trust native code blindly.
@@ -89,20 +90,30 @@ def _load_module(engine: wasmtime.Engine) -> wasmtime.Module:
         module_bytes = BOX_WASM.read_bytes()
     except OSError as error:
         raise SandboxError(f"cannot read {BOX_WASM}: {error}; run `make wasm`") from error
+    # Keyed by the module's own hash: 0.2 ms for box.wasm, and the one key a rebuilt
+    # box.wasm can never share with a stale artefact (a size or mtime key could).
     path = _cache_path(module_bytes)
     try:
         blob = path.read_bytes()
     except OSError:
         blob = b""
-    if len(blob) > 32 and hashlib.sha256(blob[32:]).digest() == blob[:32]:
+    payload = blob[32:]
+    if payload and hashlib.sha256(payload).digest() == blob[:32]:
         try:
-            return wasmtime.Module.deserialize(engine, blob[32:])
+            return wasmtime.Module.deserialize(engine, payload), payload
         except wasmtime.WasmtimeError as error:
-            log.warning("ignoring unusable compiled module %s: %s", path, error)
+            _warn("ignoring unusable compiled module %s: %s", path, error)
     elif blob:
-        log.warning("ignoring corrupt compiled module %s", path)
+        _warn("ignoring corrupt compiled module %s", path)
     module = wasmtime.Module(engine, module_bytes)
-    payload = module.serialize()
+    payload = bytes(module.serialize())
+    _store_cache(path, payload)
+    return module, payload
+
+
+def _store_cache(path: Path, payload: bytes) -> None:
+    import tempfile  # only on a cache miss: it costs a cold start ~4 ms to import
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".box-", suffix=".tmp")
@@ -112,8 +123,14 @@ def _load_module(engine: wasmtime.Engine) -> wasmtime.Module:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except OSError as error:  # a read-only home still runs, only slower next time
-        log.warning("cannot cache compiled module at %s: %s", path, error)
-    return module
+        _warn("cannot cache compiled module at %s: %s", path, error)
+
+
+def _warn(message: str, *args: object) -> None:
+    # logging is imported only when there is something to say: it costs a cold start ~5 ms
+    import logging
+
+    logging.getLogger(__name__).warning(message, *args)
 
 
 # ---- engines: one per concurrent run, reused ------------------------------------------------
@@ -139,10 +156,10 @@ def _new_runtime() -> Runtime:
     with _pool_lock:
         serialized = _first_module[0] if _first_module else None
     if serialized is None:
-        module = _load_module(engine)
+        module, payload = _load_serialized(engine)
         with _pool_lock:
             if not _first_module:
-                _first_module.append(bytes(module.serialize()))
+                _first_module.append(payload)
     else:
         module = wasmtime.Module.deserialize(engine, serialized)
     linker = wasmtime.Linker(engine)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import wasmtime
 
 from groundskeeper import sandbox
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.sandbox import SandboxError, ShellResult, wasi
+from groundskeeper.sandbox import SandboxError, ShellResult, shell, wasi
 
 
 @pytest.fixture
@@ -181,3 +182,41 @@ def test_compiled_module_cache_is_verified_and_rewritten(groundskeeper_home: Pat
     assert b"garbage" not in rewritten  # recompiled and written back whole
     assert hashlib.sha256(rewritten[32:]).digest() == rewritten[:32]
     assert "_start" in [export.name for export in module.exports]
+
+
+def test_a_rebuilt_box_wasm_never_loads_the_stale_artefact(
+    groundskeeper_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = wasmtime.Engine(wasi._new_config())
+    wasi._load_module(engine)  # box.wasm's artefact is now cached
+    rebuilt = tmp_path / "box.wasm"
+    other = '(module (func (export "_start")) (memory (export "m") 1))'
+    rebuilt.write_bytes(wasmtime.wat2wasm(other))
+    monkeypatch.setattr(wasi, "BOX_WASM", rebuilt)
+    module, payload = wasi._load_serialized(engine)
+    assert sorted(export.name for export in module.exports) == ["_start", "m"]
+    assert len(list((groundskeeper_home / "cache").glob("box-*.cwasm"))) == 2
+    # what later engines of the process deserialize is this module, not the first one
+    again = wasmtime.Module.deserialize(wasmtime.Engine(wasi._new_config()), payload)
+    assert sorted(export.name for export in again.exports) == ["_start", "m"]
+
+
+def test_a_corrupt_artefact_is_logged_and_recompiled(
+    groundskeeper_home: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = wasmtime.Engine(wasi._new_config())
+    wasi._load_module(engine)
+    (entry,) = (groundskeeper_home / "cache").glob("box-*.cwasm")
+    entry.write_bytes(entry.read_bytes()[:-1])  # torn: one byte short
+    with caplog.at_level("WARNING", logger="groundskeeper.sandbox.wasi"):
+        module, payload = wasi._load_serialized(engine)
+    assert [r.getMessage() for r in caplog.records] == [f"ignoring corrupt compiled module {entry}"]
+    assert entry.read_bytes() == hashlib.sha256(payload).digest() + payload
+    assert "_start" in [export.name for export in module.exports]
+
+
+def test_scratch_directories_are_fresh_and_private(tmp_path: Path) -> None:
+    made = {shell._private_dir(str(tmp_path)) for _ in range(3)}
+    assert len(made) == 3
+    assert {os.stat(path).st_mode & 0o777 for path in made} == {0o700}
+    assert {os.path.dirname(path) for path in made} == {str(tmp_path)}
