@@ -76,6 +76,7 @@ __all__ = [
 
 # The same figures the sandbox gives a command line.
 DEFAULT_DEADLINE = 10.0  # seconds of wall-clock time for one `run`
+MAX_DEADLINE = 24 * 3600.0  # beyond a day a deadline is not a limit any more
 FUEL_PER_SECOND = 4_000_000_000
 MEMORY_LIMIT = 256 * 1024 * 1024  # bytes of linear memory per memory
 OUTPUT_LIMIT = 8 * 1024 * 1024  # bytes of `run`'s answer (UTF-8)
@@ -424,6 +425,19 @@ def _link(
             root.add_func("run-command", _guarded("run-command", host.run_command, failures))
 
 
+_MAX_FUEL = 2**64 - 1  # wasmtime keeps fuel in a u64
+
+
+def _limits_problem(limits: EngineLimits) -> str | None:
+    if not (math.isfinite(limits.deadline) and 0 < limits.deadline <= MAX_DEADLINE):
+        return f"deadline must be between 0 and {MAX_DEADLINE:g} seconds, not {limits.deadline}"
+    if not 0 < limits.fuel_budget <= _MAX_FUEL:
+        return f"fuel must be between 1 and {_MAX_FUEL}, not {limits.fuel_budget}"
+    if limits.memory <= 0 or limits.output < 0:
+        return f"memory ({limits.memory}) and output ({limits.output}) must be positive"
+    return None
+
+
 def run_component(
     source: Source,
     input_text: str,
@@ -438,6 +452,10 @@ def run_component(
     limits = limits or EngineLimits()
     started = time.perf_counter()
     scope = Path(source).name if not isinstance(source, bytes | bytearray) else "<bytes>"
+    problem = _limits_problem(limits)
+    if problem is not None:  # fail closed: no run without limits that mean something
+        refusal = Diagnostic("error", scope, f"unusable limits: {problem}", code="E005")
+        return EngineResult(False, None, [refusal], None, 0.0, instantiated=False)
     component, interface, diagnostics = inspect_component(source)
     if component is not None and not diagnostics:
         diagnostics = check_interface(interface)

@@ -107,8 +107,9 @@ def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
 
 
 def claims_done(text: str) -> bool:
-    """A final message claims DONE when its first word is `DONE`."""
-    return re.match(r"\W*DONE\b", text) is not None
+    """A final message claims DONE when its first word is `DONE` — and not asked: `DONE?`
+    is a question, not a claim."""
+    return re.match(r"\W*DONE(?![\w?])", text) is not None
 
 
 def input_sha256(tool_input: Mapping[str, Any]) -> str:

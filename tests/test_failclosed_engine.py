@@ -270,3 +270,22 @@ def test_a_component_that_is_not_a_regular_file_is_unreadable_not_a_hang(
         check_engine(path)
     result = dock(path, tmp_path / "components")
     assert (result.ok, [d.code for d in result.diagnostics]) == (False, ["D001"])
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [
+        EngineLimits(deadline=float("nan")),
+        EngineLimits(deadline=float("inf")),
+        EngineLimits(deadline=1e300),
+        EngineLimits(deadline=0),
+        EngineLimits(fuel=0),
+        EngineLimits(fuel=2**70),
+        EngineLimits(memory=0),
+    ],
+)
+def test_unusable_limits_refuse_to_run(tmp_path: Path, limits: EngineLimits) -> None:
+    result = run_component(wasm("echo"), "hi", host(tmp_path), limits)
+    assert (result.ok, result.output, result.instantiated) == (False, None, False)
+    assert [d.code for d in result.diagnostics] == ["E005"]
+    assert "unusable limits" in result.diagnostics[0].message

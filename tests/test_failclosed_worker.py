@@ -275,3 +275,13 @@ def test_a_model_that_raises_is_not_a_claim(box: Toolbox) -> None:
 
     with pytest.raises(RuntimeError):
         WorkerSession(Broken(), TASK, box).attempt()
+
+
+def test_a_question_or_a_longer_word_is_not_a_claim() -> None:
+    from groundskeeper.worker import claims_done
+
+    assert not claims_done("DONE? I could not finish")
+    assert not claims_done("DONE_ish")
+    assert not claims_done("DONEs")
+    assert not claims_done("")
+    assert claims_done("DONE.") and claims_done("**DONE**: wrote it") and claims_done("DONE\n")
