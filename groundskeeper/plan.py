@@ -484,6 +484,10 @@ def _parse(text: str, path: Path | None) -> Plan:
         )
     while stack:
         close()
+    # orgparse's nodes and their env point at each other: left alone, that whole tree waits
+    # for the cyclic collector (one pass over every node, paid by whoever allocates next).
+    # Cutting the env's list frees it by reference counting as this function returns.
+    env.nodes.clear()
     return Plan(
         path=path,
         text=text,

@@ -33,6 +33,13 @@ class Lit:
     text: str
     quoted: bool
 
+    def __init__(self, text: str, quoted: bool) -> None:
+        # Frozen fields set once through the instance dict: the generated __init__'s
+        # object.__setattr__ per field was a fifth of parsing a check (lint parses them all).
+        fields = self.__dict__
+        fields["text"] = text
+        fields["quoted"] = quoted
+
 
 @dataclass(frozen=True)
 class Param:
@@ -57,6 +64,9 @@ Part = Lit | Param | CommandSub
 class Word:
     parts: tuple[Part, ...]
     offset: int
+
+    def __init__(self, parts: tuple[Part, ...], offset: int) -> None:
+        self.__dict__.update(parts=parts, offset=offset)  # as Lit's, for speed
 
     def literal(self) -> str | None:
         """The word's text when it has no expansions at all (quotes removed), else None."""
