@@ -9,9 +9,11 @@ in `groundskeeper.keys`, and what a run records is the runner's business.
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import hashlib
 import os
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -335,14 +337,21 @@ class _Writer:
             request.result = AppendedLine(first_seq + offset, sha, head)
 
     def _write_checkpoint(self, data: bytes, sync_dir: bool) -> None:
-        tmp = self.checkpoint_path.with_name(self.checkpoint_path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        # A fresh, unpredictable temp name: a fixed one could be squatted (a directory made
+        # under that name by a worker) and stop every later append.
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.checkpoint_path.name + ".")
         try:
-            _write_whole(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.checkpoint_path)
+            try:
+                os.fchmod(fd, 0o644)
+                _write_whole(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.checkpoint_path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         if sync_dir:
             dir_fd = os.open(self.path.parent, os.O_RDONLY)
             try:
@@ -419,6 +428,13 @@ class Ledger:
         self._clock = clock
         self._started = False
         self._lock = threading.Lock()
+        # What this run last saw of its own ledger: the file's identity and the last seq it
+        # wrote. A worker with a read-write sandbox on the plan directory can delete or swap
+        # the ledger mid-run; the writer would then begin a fresh chain, so the run checks.
+        self._identity: tuple[int, int] | None = None
+        self._seqs: set[int] = set()  # appends run concurrently: seqs return out of order
+        self._first_seq = 0
+        self._seen_lock = threading.Lock()  # record() may hold _lock around _append
 
     def record(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
         """Append one step of this run; thread-safe and durable when it returns."""
@@ -434,7 +450,9 @@ class Ledger:
         return self._append(step, body)
 
     def _append(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
-        return append_step(
+        if self._identity is not None:
+            self._check_still_ours()
+        appended = append_step(
             self.path,
             self._key,
             self.run_id,
@@ -443,3 +461,25 @@ class Ledger:
             trusted=self._trusted,
             clock=self._clock,
         )
+        with self._seen_lock:
+            if appended.seq in self._seqs or appended.seq < self._first_seq:
+                raise LedgerError(
+                    f"the ledger {self.path} restarted during run {self.run_id} (seq "
+                    f"{appended.seq} again): it was deleted or replaced"
+                )
+            self._seqs.add(appended.seq)
+            if self._identity is None:
+                self._first_seq = appended.seq
+                st = os.stat(self.path)
+                self._identity = (st.st_dev, st.st_ino)
+        return appended
+
+    def _check_still_ours(self) -> None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise LedgerError(
+                f"the ledger {self.path} vanished during run {self.run_id} (deleted or moved)"
+            ) from None
+        if (st.st_dev, st.st_ino) != self._identity:
+            raise LedgerError(f"the ledger {self.path} was replaced during run {self.run_id}")

@@ -1,0 +1,76 @@
+"""A run cannot go on unsealed when its ledger is deleted, swapped or squatted mid-run.
+
+The worker's sandbox is read-write on the plan directory, where the ledger lives; what the
+worker does to those files must stop the run with a named reason, never start a new chain.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from groundskeeper.cli import main
+from groundskeeper.keys import SigningKey
+from groundskeeper.ledger import Ledger, LedgerError, verify_ledger
+
+KEY = SigningKey.from_seed(bytes(range(32)))
+
+
+def started(tmp_path: Path) -> Ledger:
+    ledger = Ledger(tmp_path, KEY, "run-1", trusted=[KEY.public])
+    ledger.record("run-start", {"plan": "plan.org"})
+    ledger.record("task-start", {"task": "a"})
+    return ledger
+
+
+def test_a_ledger_deleted_mid_run_stops_the_run(tmp_path: Path) -> None:
+    ledger = started(tmp_path)
+    for name in ("_steps.jsonl", "_steps.checkpoint", "_steps.lock"):
+        (tmp_path / name).unlink(missing_ok=True)
+    with pytest.raises(LedgerError, match="vanished during run run-1"):
+        ledger.record("claim", {"task": "a"})
+    assert not (tmp_path / "_steps.jsonl").exists()
+
+
+def test_a_ledger_swapped_for_a_copy_mid_run_stops_the_run(tmp_path: Path) -> None:
+    ledger = started(tmp_path)
+    shutil.copy(tmp_path / "_steps.jsonl", tmp_path / "copy.jsonl")
+    (tmp_path / "copy.jsonl").replace(tmp_path / "_steps.jsonl")
+    with pytest.raises(LedgerError, match="was replaced during run run-1"):
+        ledger.record("claim", {"task": "a"})
+
+
+def test_a_squatted_checkpoint_temp_name_does_not_stop_appends(tmp_path: Path) -> None:
+    ledger = started(tmp_path)
+    (tmp_path / "_steps.checkpoint.tmp").mkdir()
+    ledger.record("claim", {"task": "a"})
+    report = verify_ledger(tmp_path / "_steps.jsonl", [KEY.public])
+    assert (report.ok, report.lines) == (True, 3)
+    leftovers = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("_steps.check"))
+    assert leftovers == ["_steps.checkpoint", "_steps.checkpoint.tmp"]
+
+
+def test_a_worker_deleting_the_ledger_fails_the_run(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
+        "* TODO Wipe\n  :PROPERTIES:\n  :ID: wipe\n  :done-when: test -e x\n  :END:\n"
+    )
+    script = tmp_path / "workers.yaml"
+    script.write_text(
+        "workers:\n  wipe:\n"
+        "    - {tool: sh, input: {cmd: 'rm -f _steps.jsonl _steps.checkpoint _steps.lock'}}\n"
+        "    - {tool: write_file, input: {path: x, content: done}}\n"
+        "    - say: DONE\n"
+    )
+    result = CliRunner().invoke(
+        main, ["resume", str(plan), "--model", f"scripted:{script}", "--json"]
+    )
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    assert document["ok"] is False
+    assert "R004" in [d["code"] for d in document["diagnostics"]]
