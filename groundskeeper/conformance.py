@@ -34,13 +34,11 @@ directory are serialised by an advisory lock file (`.dock.lock`) there.
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import functools
 import hashlib
 import os
 import re
-import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,6 +51,7 @@ from wasmtime import component as wc
 
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError, UsageError
+from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
 __all__ = [
     "RUN_EXPORT",
@@ -265,7 +264,11 @@ def read_component(source: Source) -> tuple[bytes, str]:
         return bytes(source), "<bytes>"
     path = Path(source)
     try:
-        return _read_regular_file(path), path.name
+        return read_regular_file(path), path.name
+    except NotARegularFileError:
+        raise ComponentUnreadable(
+            f"{path}: not a regular file (a FIFO, socket or device); pass a .wasm file"
+        ) from None
     except IsADirectoryError:
         raise ComponentUnreadable(
             f"{path}: is a directory; pass the component's .wasm file"
@@ -274,21 +277,6 @@ def read_component(source: Source) -> tuple[bytes, str]:
         raise ComponentUnreadable(f"{path}: no such file; check the path") from None
     except OSError as exc:
         raise ComponentUnreadable(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def _read_regular_file(path: Path) -> bytes:
-    """The bytes of `path` if it is a regular file. Opened without blocking and checked on
-    the open descriptor: a FIFO would block the read forever and a device never ends."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
-        if not stat.S_ISREG(mode):
-            raise ComponentUnreadable(
-                f"{path}: not a regular file (a FIFO, socket or device); pass a .wasm file"
-            )
-        return handle.read()
 
 
 def _first_line(error: Exception) -> str:

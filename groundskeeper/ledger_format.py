@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 from groundskeeper.errors import GroundskeeperError, UsageError
 from groundskeeper.keys import PublicKey, SigningKey
+from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
 FORMAT_VERSION = 1
 PAYLOAD_TYPE = b"application/vnd.groundskeeper.step+json"
@@ -74,11 +75,13 @@ def checkpoint_path(ledger: Path) -> Path:
 def read_if_present(path: Path, what: str) -> bytes | None:
     """The file's bytes, None if it does not exist; LedgerUnreadable if it cannot be read."""
     try:
-        return path.read_bytes()
+        return read_regular_file(path)
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
         raise LedgerUnreadable(f"{what} {path} is a directory, not a file") from exc
+    except NotARegularFileError as exc:
+        raise LedgerUnreadable(f"{what} {path} is not a regular file ({exc.strerror})") from exc
     except OSError as exc:
         raise LedgerUnreadable(f"cannot read {what} {path}: {exc.strerror}") from exc
 

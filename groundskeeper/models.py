@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
-import stat
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +19,7 @@ from typing import Any, Protocol
 import yaml
 
 from groundskeeper.errors import UsageError
+from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
 # Content blocks and messages are plain dicts shaped exactly like Anthropic's, so the real
 # backend can pass them through unchanged:
@@ -145,14 +144,11 @@ class ScriptedModel:
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
         try:
-            # without blocking, and only a regular file: a FIFO or a device would hang the run
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            with os.fdopen(fd, "rb") as handle:
-                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                    raise ScriptError(
-                        f"{path}: the model script is not a regular file; pass a YAML file"
-                    )
-                text = handle.read().decode("utf-8")
+            text = read_regular_file(path).decode("utf-8")
+        except NotARegularFileError:
+            raise ScriptError(
+                f"{path}: the model script is not a regular file; pass a YAML file"
+            ) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ScriptError(f"{path}: cannot read the model script: {exc}") from exc
         return cls.from_yaml(text, source=str(path))

@@ -21,6 +21,7 @@ import orgparse
 from orgparse.node import OrgEnv, OrgNode
 
 from groundskeeper.errors import GroundskeeperError, UsageError
+from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
 __all__ = [
     "DEFAULT_TODO_LINE",
@@ -214,7 +215,11 @@ def load_plan(path: str | Path) -> Plan:
     if path.is_dir():
         raise PlanReadError(f"{path}: is a directory, not a plan file; give the .org file in it")
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path)
+    except NotARegularFileError:
+        raise PlanReadError(
+            f"{path}: not a regular file (a FIFO, socket or device); give the plan's .org file"
+        ) from None
     except OSError as exc:
         raise PlanReadError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
     nul = data.find(b"\x00")

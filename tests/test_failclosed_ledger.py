@@ -7,6 +7,7 @@ worker does to those files must stop the run with a named reason, never start a 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -74,3 +75,15 @@ def test_a_worker_deleting_the_ledger_fails_the_run(tmp_path: Path) -> None:
     document = json.loads(result.stdout)
     assert document["ok"] is False
     assert "R004" in [d["code"] for d in document["diagnostics"]]
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "_steps.jsonl")
+    result = CliRunner().invoke(main, ["ledger", "verify", str(tmp_path), "--json"])
+    assert result.exit_code == 2
+    assert "is not a regular file" in result.stderr
+
+    os.mkfifo(tmp_path / "plan.org")
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "plan.org"), "--json"])
+    assert result.exit_code == 2
+    assert "not a regular file (a FIFO, socket or device)" in result.stderr

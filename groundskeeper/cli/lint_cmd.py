@@ -6,7 +6,6 @@ the rules live in `groundskeeper.lint` and the plan model in `groundskeeper.plan
 
 from __future__ import annotations
 
-import stat
 import sys
 from pathlib import Path
 
@@ -29,20 +28,6 @@ def summary_line(diagnostics: list[Diagnostic], filename: str) -> str:
     if infos:
         parts.append(_count(infos, "info"))
     return f"{', '.join(parts)} in {filename}"
-
-
-def _not_a_plan_file(path: Path) -> str | None:
-    """Why `path` cannot be read as a plan before it is opened, or None: a FIFO would block
-    the read forever and a device (`/dev/zero`) never ends."""
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return None  # the plan reader names it
-    except (OSError, ValueError) as exc:
-        return f"{path}: cannot read: {exc}"
-    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
-        return None
-    return f"{path}: not a regular file (a FIFO, socket or device); give the plan's .org file"
 
 
 @click.command(name="lint")
@@ -84,9 +69,6 @@ def lint(plan: Path, outline: bool, as_json: bool) -> None:
     from groundskeeper.lint import validate, validate_outline
     from groundskeeper.plan import PlanReadError, load_plan
 
-    refusal = _not_a_plan_file(plan)
-    if refusal is not None:
-        fail_usage(refusal)
     try:
         parsed = load_plan(plan)
     except PlanReadError as exc:
