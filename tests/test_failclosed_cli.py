@@ -134,3 +134,14 @@ def test_sh_a_syntax_error_is_2_with_every_json_key(tmp_path: Path) -> None:
     document = json.loads(result.stdout)
     assert set(document) == {"status", "stdout", "stderr", "duration_ms", "fault"}
     assert (result.exit_code, document["fault"]) == (2, "syntax")
+
+
+@pytest.mark.parametrize("deadline", ["nan", "inf", "1e300", "0"])
+def test_engine_run_refuses_unusable_deadlines_as_usage_errors(
+    tmp_path: Path, deadline: str
+) -> None:
+    component = tmp_path / "c.wasm"
+    component.write_bytes(b"\0asm")
+    result = invoke("engine", "run", str(component), "--deadline", deadline)
+    assert result.exit_code == 2
+    assert "--deadline" in result.stderr

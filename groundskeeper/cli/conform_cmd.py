@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.cli.params import Seconds
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 
@@ -357,7 +358,7 @@ def engine() -> None:
 @click.option("--run-id", default=None, help="The run id session-info reports [default: new].")
 @click.option(
     "--deadline",
-    type=click.FloatRange(min=0.01),
+    type=Seconds(minimum=0.01),
     default=10.0,
     show_default=True,
     help="Seconds of wall-clock time run() may take.",

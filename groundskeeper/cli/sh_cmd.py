@@ -6,22 +6,13 @@ It owns the terminal side only (options, printing, the exit status); the shell i
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
 import click
 
 from groundskeeper.cli.output import emit_json, fail_usage
-
-MAX_TIMEOUT = 24 * 3600.0  # seconds; beyond a day a deadline is not a limit any more
-
-
-def _finite_timeout(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    # FloatRange lets NaN through (every comparison with it is false)
-    if math.isnan(value):
-        raise click.BadParameter("must be a number of seconds, not nan", ctx, param)
-    return value
+from groundskeeper.cli.params import Seconds
 
 
 def _not_utf8(text: str) -> bool:
@@ -46,8 +37,7 @@ def _not_utf8(text: str) -> bool:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, max=MAX_TIMEOUT, min_open=True),
-    callback=_finite_timeout,
+    type=Seconds(),
     default=10.0,
     show_default=True,
     help="Wall-clock deadline in seconds for the whole command line.",
