@@ -312,13 +312,23 @@ class _Writer:
         if not written:
             return
         created = tail.size == 0
+        data = b"".join(line for _, line in written)
+        size_before = tail.stamp[1] if tail.stamp is not None else 0
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            _write_whole(fd, b"".join(line for _, line in written))
+            _write_whole(fd, data)
             os.fdatasync(fd)
             st = os.fstat(fd)
         finally:
             os.close(fd)
+        if st.st_size != size_before + len(data):
+            # Bytes from outside groundskeeper (a worker's `>> _steps.jsonl`) landed beside
+            # ours: adopting the file as it now is would sign over them.
+            self._tail = None
+            raise LedgerError(
+                f"the ledger {self.path} changed while a line was appended ({st.st_size} bytes,"
+                f" expected {size_before + len(data)}): another writer outside groundskeeper"
+            )
         hashes = []
         for _, line in written:
             tail.tree.append(line)

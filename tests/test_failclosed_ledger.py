@@ -87,3 +87,24 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["check", str(tmp_path / "plan.org"), "--json"])
     assert result.exit_code == 2
     assert "not a regular file (a FIFO, socket or device)" in result.stderr
+
+
+def test_foreign_bytes_landing_during_an_append_are_not_adopted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from groundskeeper import ledger as ledger_module
+
+    ledger = started(tmp_path)
+    real_write = ledger_module._write_whole
+
+    def write_then_intrude(fd: int, data: bytes) -> None:
+        real_write(fd, data)
+        with open(tmp_path / "_steps.jsonl", "ab") as intruder:
+            intruder.write(b'{"forged":true}\n')
+
+    monkeypatch.setattr(ledger_module, "_write_whole", write_then_intrude)
+    with pytest.raises(LedgerError, match="changed while a line was appended"):
+        ledger.record("claim", {"task": "a"})
+    monkeypatch.setattr(ledger_module, "_write_whole", real_write)
+    report = verify_ledger(tmp_path / "_steps.jsonl", [KEY.public])
+    assert report.ok is False
