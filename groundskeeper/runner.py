@@ -280,8 +280,11 @@ class Runner:
         for tamper in tampers:
             self._tampered(tamper)
         diagnostics.extend(t.diagnostic() for t in self.tampers)
+        lost = self.telemetry.displaced() if self.telemetry is not None else None
+        if lost is not None:
+            diagnostics.append(Diagnostic("error", "telemetry", lost, None, "R005"))
         reports = self._reports()
-        ok = all(r.state == "DONE" for r in reports) and not self.tampers
+        ok = all(r.state == "DONE" for r in reports) and not self.tampers and lost is None
         self.seal.run_end(ok, [(r.id, r.state) for r in reports], len(self.tampers))
         if self.seal.failure is not None:
             ok = False

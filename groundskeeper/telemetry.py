@@ -7,6 +7,7 @@ One SQLite file (sqlite-utils, WAL) with tables `task_events` (one row per verdi
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -86,6 +87,10 @@ class Telemetry:
         self._lock = threading.Lock()
         self.conn = sqlite3.connect(str(path), check_same_thread=False)
         self._db: sqlite_utils.Database | None = None
+        # The database sits where a worker's read-write sandbox can reach it: remember which
+        # file this connection writes, so a run can tell when its rows went to an unlinked one.
+        st = os.stat(path)
+        self._identity = (st.st_dev, st.st_ino)
         # WAL + NORMAL survives a killed process (only power loss can drop the last commits)
         # and spares an fsync per verdict.
         self.conn.execute("PRAGMA journal_mode=WAL")
@@ -101,6 +106,16 @@ class Telemetry:
             f" VALUES ({', '.join('?' for _ in columns)})"
             for table, columns in _TABLES.items()
         }
+
+    def displaced(self) -> str | None:
+        """Why the rows written through this connection are no longer at `path`, or None."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return f"{self.path} was deleted during the run: its verdict rows are lost"
+        if (st.st_dev, st.st_ino) != self._identity:
+            return f"{self.path} was replaced during the run: its verdict rows are not in it"
+        return None
 
     @property
     def db(self) -> sqlite_utils.Database:

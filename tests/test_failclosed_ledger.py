@@ -108,3 +108,26 @@ def test_foreign_bytes_landing_during_an_append_are_not_adopted(
     monkeypatch.setattr(ledger_module, "_write_whole", real_write)
     report = verify_ledger(tmp_path / "_steps.jsonl", [KEY.public])
     assert report.ok is False
+
+
+def test_a_worker_deleting_telemetry_fails_the_run(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
+        "* TODO Wipe\n  :PROPERTIES:\n  :ID: wipe\n  :done-when: test -e x\n  :END:\n"
+    )
+    script = tmp_path / "workers.yaml"
+    script.write_text(
+        "workers:\n  wipe:\n"
+        "    - {tool: sh, input: {cmd: 'rm -f _telemetry.db*'}}\n"
+        "    - {tool: write_file, input: {path: x, content: done}}\n"
+        "    - say: DONE\n"
+    )
+    result = CliRunner().invoke(
+        main, ["resume", str(plan), "--model", f"scripted:{script}", "--json"]
+    )
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    assert document["ok"] is False
+    [lost] = [d for d in document["diagnostics"] if d["code"] == "R005"]
+    assert "was deleted during the run" in lost["message"]
