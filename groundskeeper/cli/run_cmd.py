@@ -102,7 +102,7 @@ def resume(
     if not model_spec:
         fail_usage(
             "no worker model: pass --model scripted:FILE (or set GROUNDSKEEPER_MODEL);"
-            " see DESIGN.md for the script format"
+            " docs/plans.md describes the script format"
         )
     try:
         loaded = load_plan(path)
