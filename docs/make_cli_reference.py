@@ -21,16 +21,20 @@ unreadable input.
 """
 
 
-def help_sections(command: click.Command, path: list[str]) -> list[str]:
-    with click.Context(command, info_name=" ".join(path), terminal_width=100) as ctx:
-        text = command.get_help(ctx)
-    sections = [f"## {' '.join(path)}\n\n```text\n{text}\n```\n"]
-    if isinstance(command, click.Group):
-        with click.Context(command, info_name=path[-1]) as ctx:
+def help_sections(
+    command: click.Command, path: list[str], parent: click.Context | None = None
+) -> list[str]:
+    # make_context applies the command's context_settings (e.g. `-h`) and inherits the
+    # parent's, exactly as a real invocation does; a bare Context would not.
+    with command.make_context(
+        path[-1], [], parent=parent, resilient_parsing=True, terminal_width=100
+    ) as ctx:
+        sections = [f"## {' '.join(path)}\n\n```text\n{command.get_help(ctx)}\n```\n"]
+        if isinstance(command, click.Group):
             for name in command.list_commands(ctx):
                 sub = command.get_command(ctx, name)
                 if sub is not None and not sub.hidden:
-                    sections.extend(help_sections(sub, [*path, name]))
+                    sections.extend(help_sections(sub, [*path, name], ctx))
     return sections
 
 
