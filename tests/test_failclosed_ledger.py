@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -55,7 +56,8 @@ def test_a_squatted_checkpoint_temp_name_does_not_stop_appends(tmp_path: Path) -
     assert leftovers == ["_steps.checkpoint", "_steps.checkpoint.tmp"]
 
 
-def test_a_worker_deleting_the_ledger_fails_the_run(tmp_path: Path) -> None:
+def run_a_wiping_worker(tmp_path: Path, wipe: str) -> dict[str, Any]:
+    """Resume a one-task plan whose worker runs `wipe` in the sandbox, then does the work."""
     plan = tmp_path / "plan.org"
     plan.write_text(
         "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
@@ -64,7 +66,7 @@ def test_a_worker_deleting_the_ledger_fails_the_run(tmp_path: Path) -> None:
     script = tmp_path / "workers.yaml"
     script.write_text(
         "workers:\n  wipe:\n"
-        "    - {tool: sh, input: {cmd: 'rm -f _steps.jsonl _steps.checkpoint _steps.lock'}}\n"
+        f"    - {{tool: sh, input: {{cmd: '{wipe}'}}}}\n"
         "    - {tool: write_file, input: {path: x, content: done}}\n"
         "    - say: DONE\n"
     )
@@ -72,8 +74,13 @@ def test_a_worker_deleting_the_ledger_fails_the_run(tmp_path: Path) -> None:
         main, ["resume", str(plan), "--model", f"scripted:{script}", "--json"]
     )
     assert result.exit_code == 1, result.output
-    document = json.loads(result.stdout)
+    document: dict[str, Any] = json.loads(result.stdout)
     assert document["ok"] is False
+    return document
+
+
+def test_a_worker_deleting_the_ledger_fails_the_run(tmp_path: Path) -> None:
+    document = run_a_wiping_worker(tmp_path, "rm -f _steps.jsonl _steps.checkpoint _steps.lock")
     assert "R004" in [d["code"] for d in document["diagnostics"]]
 
 
@@ -111,23 +118,6 @@ def test_foreign_bytes_landing_during_an_append_are_not_adopted(
 
 
 def test_a_worker_deleting_telemetry_fails_the_run(tmp_path: Path) -> None:
-    plan = tmp_path / "plan.org"
-    plan.write_text(
-        "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
-        "* TODO Wipe\n  :PROPERTIES:\n  :ID: wipe\n  :done-when: test -e x\n  :END:\n"
-    )
-    script = tmp_path / "workers.yaml"
-    script.write_text(
-        "workers:\n  wipe:\n"
-        "    - {tool: sh, input: {cmd: 'rm -f _telemetry.db*'}}\n"
-        "    - {tool: write_file, input: {path: x, content: done}}\n"
-        "    - say: DONE\n"
-    )
-    result = CliRunner().invoke(
-        main, ["resume", str(plan), "--model", f"scripted:{script}", "--json"]
-    )
-    assert result.exit_code == 1, result.output
-    document = json.loads(result.stdout)
-    assert document["ok"] is False
+    document = run_a_wiping_worker(tmp_path, "rm -f _telemetry.db*")
     [lost] = [d for d in document["diagnostics"] if d["code"] == "R005"]
     assert "was deleted during the run" in lost["message"]
