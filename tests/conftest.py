@@ -6,6 +6,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Wall-clock limits (per-example deadlines, the too-slow health check) would make property
+# tests flaky on a loaded 2-core CI machine; the properties themselves are what must hold.
+settings.register_profile(
+    "groundskeeper", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("groundskeeper")
 
 
 @pytest.fixture(autouse=True)
