@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from groundskeeper.cli import main
+from tests.test_lint import SEED_DIAGNOSTICS
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 BROKEN = EXAMPLES / "broken-workflow.org"
@@ -62,22 +63,7 @@ def test_invalid_utf8_exits_2_naming_the_line(tmp_path: Path) -> None:
 def test_seed_example_json_and_exit_1() -> None:
     code, out, _ = run(str(BROKEN), "--json")
     assert code == 1
-    assert json.loads(out) == [
-        {
-            "level": "error",
-            "scope": "Summarize",
-            "message": "input `events:list` has no upstream producer",
-            "line": 2,
-            "code": "W002",
-        },
-        {
-            "level": "error",
-            "scope": "Orphan task",
-            "message": "component has no source block / language",
-            "line": 6,
-            "code": "W001",
-        },
-    ]
+    assert json.loads(out) == SEED_DIAGNOSTICS
 
 
 def test_seed_example_human_output_is_compiler_style() -> None:
