@@ -129,7 +129,7 @@ def _write(
             ledger.record(step, body)
 
 
-def _spec_sign_line(obj: dict[str, Any], key: SigningKey) -> bytes:
+def spec_sign_line(obj: dict[str, Any], key: SigningKey) -> bytes:
     unsigned = {name: value for name, value in obj.items() if name != "sig"}
     unsigned["key"] = key.public.key_id
     payload = _canonical(unsigned).encode()
@@ -142,7 +142,7 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _mth(leaves: list[bytes]) -> bytes:
+def spec_mth(leaves: list[bytes]) -> bytes:
     if not leaves:
         return hashlib.sha256(b"").digest()
     if len(leaves) == 1:
@@ -150,12 +150,12 @@ def _mth(leaves: list[bytes]) -> bytes:
     split = 1
     while split * 2 < len(leaves):
         split *= 2
-    return hashlib.sha256(b"\x01" + _mth(leaves[:split]) + _mth(leaves[split:])).digest()
+    return hashlib.sha256(b"\x01" + spec_mth(leaves[:split]) + spec_mth(leaves[split:])).digest()
 
 
-def _spec_checkpoint(lines: list[bytes], key: SigningKey) -> bytes:
+def spec_checkpoint(lines: list[bytes], key: SigningKey) -> bytes:
     origin = "groundskeeper-ledger/" + hashlib.sha256(lines[0]).hexdigest()
-    text = f"{origin}\n{len(lines)}\n{base64.b64encode(_mth(lines)).decode()}\n".encode()
+    text = f"{origin}\n{len(lines)}\n{base64.b64encode(spec_mth(lines)).decode()}\n".encode()
     name = "groundskeeper-" + key.public.key_id[:16]
     key_hash = hashlib.sha256(name.encode() + b"\n\x01" + key.public.raw).digest()[:4]
     return text + f"\n— {name} {base64.b64encode(key_hash + key.sign(text)).decode()}\n".encode()
@@ -244,7 +244,7 @@ def _vectors(
         Vector(
             "inserted-unknown-key",
             "a PASS verdict signed by the stranger key inserted as line 5",
-            joined([*valid[:4], _spec_sign_line(forged, STRANGER), *valid[4:]]),
+            joined([*valid[:4], spec_sign_line(forged, STRANGER), *valid[4:]]),
             ckpt,
             [
                 (5, 5, "untrusted-key"),
@@ -297,7 +297,7 @@ def _vectors(
             "tail-dropped-checkpoint-resigned",
             "lines 11 and 12 removed, checkpoint re-signed by the stranger key",
             joined(valid[:10]),
-            _spec_checkpoint(valid[:10], STRANGER),
+            spec_checkpoint(valid[:10], STRANGER),
             [(None, None, "checkpoint-untrusted")],
         ),
         Vector(
@@ -411,7 +411,7 @@ def generate(out: Path) -> None:
         complete = [line for line in complete if line.endswith(b"\n")]
         expected = {
             "description": vector.description,
-            "head": {"size": len(complete), "root": _mth(complete).hex()},
+            "head": {"size": len(complete), "root": spec_mth(complete).hex()},
             "findings": [
                 {"line": line, "seq": seq, "code": code} for line, seq, code in vector.findings
             ],

@@ -27,6 +27,7 @@ from groundskeeper.ledger import (
     canonical_json,
     verify_ledger,
 )
+from tests.ledger_reference import make_vectors
 
 KEY = SigningKey.from_seed(hashlib.sha256(b"groundskeeper test key A").digest())
 OTHER = SigningKey.from_seed(hashlib.sha256(b"groundskeeper test key B").digest())
@@ -101,41 +102,12 @@ def build_ledger(run_dir: Path, key: SigningKey = KEY, runs: tuple[str, ...] = (
     return run_dir / "_steps.jsonl"
 
 
-# --- an independent reading of the SPEC, used to forge attacks ---------------------------
+# --- an independent reading of the SPEC (ledger/make_vectors.py), used to forge attacks ----
 
 
-def spec_sign_line(obj: dict[str, Any], key: SigningKey) -> bytes:
-    unsigned = {k: v for k, v in obj.items() if k != "sig"}
-    unsigned["key"] = key.public.key_id
-    payload = json.dumps(unsigned, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    payload_bytes = payload.encode()
-    kind = b"application/vnd.groundskeeper.step+json"
-    pae = b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload_bytes), payload_bytes)
-    signed = {**unsigned, "sig": base64.b64encode(key.sign(pae)).decode()}
-    return (
-        json.dumps(signed, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
-    ).encode()
-
-
-def spec_mth(leaves: list[bytes]) -> bytes:
-    if not leaves:
-        return hashlib.sha256(b"").digest()
-    if len(leaves) == 1:
-        return hashlib.sha256(b"\x00" + leaves[0]).digest()
-    k = 1
-    while k * 2 < len(leaves):
-        k *= 2
-    return hashlib.sha256(b"\x01" + spec_mth(leaves[:k]) + spec_mth(leaves[k:])).digest()
-
-
-def spec_checkpoint(lines: list[bytes], key: SigningKey) -> bytes:
-    origin = "groundskeeper-ledger/" + hashlib.sha256(lines[0]).hexdigest()
-    root = base64.b64encode(spec_mth(lines)).decode()
-    text = f"{origin}\n{len(lines)}\n{root}\n".encode()
-    name = "groundskeeper-" + key.public.key_id[:16]
-    key_hash = hashlib.sha256(name.encode() + b"\n\x01" + key.public.raw).digest()[:4]
-    blob = base64.b64encode(key_hash + key.sign(text)).decode()
-    return text + f"\n— {name} {blob}\n".encode()
+spec_sign_line = make_vectors().spec_sign_line
+spec_mth = make_vectors().spec_mth
+spec_checkpoint = make_vectors().spec_checkpoint
 
 
 def lines_of(path: Path) -> list[bytes]:

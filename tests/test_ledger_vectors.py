@@ -3,29 +3,17 @@ each vector's expected.json (SPEC §11)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from groundskeeper.keys import SigningKey, read_public_keys
 from groundskeeper.ledger import verify_ledger
+from tests.ledger_reference import LEDGER_DIR, make_vectors
 
-LEDGER_DIR = Path(__file__).resolve().parent.parent / "ledger"
 VECTORS = LEDGER_DIR / "vectors"
 CASES = sorted(p.name for p in VECTORS.iterdir() if p.is_dir())
-
-
-def _load_generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_vectors", LEDGER_DIR / "make_vectors.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -35,7 +23,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 def test_vectors_regenerate_byte_for_byte(tmp_path: Path) -> None:
-    _load_generator().generate(tmp_path / "vectors")
+    make_vectors().generate(tmp_path / "vectors")
     regenerated, committed = _tree(tmp_path / "vectors"), _tree(VECTORS)
     assert sorted(regenerated) == sorted(committed)
     changed = [name for name in committed if committed[name] != regenerated[name]]
