@@ -2,20 +2,17 @@
 
 It owns expansion (variables, `$?`, `$(…)`, field splitting, globs), redirections, the
 builtins (`cd`, `:`, `exit`, `export`), pipelines and `&&`/`||`/`!`. Stages run one after
-another; a stage's stdout is a file in a private temp dir that the next stage reads.
-File access the host does itself goes through `confine.Workdir`; wasmtime is `wasi`'s.
+another; a stage's stdout is a buffer in memory that the next stage reads as its stdin.
+File access the host does itself goes through `confine.Workdir`; the commands' is `preview1`'s.
 """
 
 from __future__ import annotations
 
-import atexit
-import itertools
 import os
 import re
-import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,7 +34,6 @@ from groundskeeper.sandbox.syntax import (
 )
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_run_ids = itertools.count(1)
 _FAULT_STATUS: dict[Fault, int] = {
     "deadline": 124,
     "fuel": 124,
@@ -66,23 +62,28 @@ def run_cmdline(
         message = f"sh: syntax error at line {error.line}, column {error.column}: {error.message}\n"
         return ShellResult(2, "", message, _ms(started), "syntax")
     limits = limits or wasi.Limits()
+    workspace = Workdir(str(workdir))
+    try:
+        root_fd = os.open(workspace.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise SandboxError(f"workdir {workdir} cannot be opened: {error.strerror}") from error
     runtime = wasi.lease_runtime()
     watch = wasi.start_watch(runtime, timeout)
-    run = _Run(Workdir(str(workdir)), read_only, limits, watch, _scratch_dir(), timeout)
+    run = _Run(workspace, read_only, limits, watch, root_fd, timeout)
     run.fuel_left = int(limits.fuel_per_second * max(timeout, 0.001))
     stdout = _Capture(limits.stream)
     stderr = _Capture(limits.stream)
     state = _State(cwd="", variables=dict(env or {}), exported=set(env or {}), status=0)
     fault: Fault | None = None
     try:
-        status = run.script(script, state, DEV_NULL, stdout, stderr)
+        status = run.script(script, state, b"", stdout, stderr)
     except _Stop as stop:
         fault, status = stop.fault, _FAULT_STATUS[stop.fault]
         stderr.force(f"sh: {stop.message}\n".encode())
     finally:
         wasi.end_watch(watch)
         wasi.release_runtime(runtime)
-        run.clean()
+        os.close(root_fd)
     return ShellResult(
         status,
         stdout.data.decode("utf-8", "replace"),
@@ -128,7 +129,7 @@ class _Capture(_Sink):
 
 
 class _FileSink(_Sink):
-    """An open file: a redirection target or the file feeding the next pipeline stage."""
+    """An open file: a redirection target."""
 
     def __init__(self, fd: int, limit: int) -> None:
         self.fd = fd
@@ -179,36 +180,24 @@ class _State:
         return replace(self, variables=dict(self.variables), exported=set(self.exported))
 
 
+# What a command reads as stdin: bytes in memory, or an open host file (a `<` redirection).
+_Stdin = bytes | int
+
+
 @dataclass
 class _Run:
     workdir: Workdir
     read_only: bool
     limits: wasi.Limits
     watch: wasi.Watch
-    tmp: str
+    root_fd: int
     timeout: float
     fuel_left: int = 0
-    serial: int = 0
     last_sub_status: list[int] = field(default_factory=list)
-    prefix: str = field(default_factory=lambda: f"{next(_run_ids)}-")
-    created: list[str] = field(default_factory=list)
-    stage_files: tuple[str, str] | None = None
-
-    def temp(self, suffix: str) -> str:
-        """A fresh scratch file name for this run (removed by `clean`)."""
-        self.serial += 1
-        path = os.path.join(self.tmp, f"{self.prefix}{self.serial}.{suffix}")
-        self.created.append(path)
-        return path
-
-    def clean(self) -> None:
-        for path in self.created:
-            with suppress(FileNotFoundError):
-                os.unlink(path)
 
     # -- lists and pipelines
 
-    def script(self, script: Script, state: _State, stdin: str, out: _Sink, err: _Sink) -> int:
+    def script(self, script: Script, state: _State, stdin: _Stdin, out: _Sink, err: _Sink) -> int:
         try:
             for item in script.items:
                 status = self.pipeline(item.first, state, stdin, out, err)
@@ -221,7 +210,7 @@ class _Run:
         return state.status
 
     def pipeline(
-        self, pipeline: Pipeline, state: _State, stdin: str, out: _Sink, err: _Sink
+        self, pipeline: Pipeline, state: _State, stdin: _Stdin, out: _Sink, err: _Sink
     ) -> int:
         commands = pipeline.commands
         if len(commands) == 1:
@@ -230,28 +219,19 @@ class _Run:
             source = stdin
             for index, command in enumerate(commands):
                 last = index == len(commands) - 1
-                if last:
-                    target: _Sink = out
-                    path = ""
-                else:
-                    path = self.temp("pipe")
-                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-                    target = _FileSink(fd, self.limits.pipe)
+                target = out if last else _Capture(self.limits.pipe)
                 try:
-                    try:
-                        status = self.simple(command, state.copy(), source, target, err)
-                    except _Exit as done:
-                        status = done.status
-                finally:
-                    if isinstance(target, _FileSink) and not last:
-                        os.close(target.fd)
-                source = path
+                    status = self.simple(command, state.copy(), source, target, err)
+                except _Exit as done:
+                    status = done.status
+                if isinstance(target, _Capture):
+                    source = bytes(target.data)
         return (0 if status else 1) if pipeline.negated else status
 
     # -- one simple command
 
     def simple(
-        self, command: SimpleCommand, state: _State, stdin: str, out: _Sink, err: _Sink
+        self, command: SimpleCommand, state: _State, stdin: _Stdin, out: _Sink, err: _Sink
     ) -> int:
         self.last_sub_status.append(-1)
         opened: list[int] = []
@@ -282,11 +262,11 @@ class _Run:
         self,
         redirects: tuple[Redirect, ...],
         state: _State,
-        stdin: str,
+        stdin: _Stdin,
         out: _Sink,
         err: _Sink,
         opened: list[int],
-    ) -> tuple[str, _Sink, _Sink]:
+    ) -> tuple[_Stdin, _Sink, _Sink]:
         """Apply redirections left to right, as bash does; returns (stdin path, out, err)."""
         streams: dict[int, _Sink] = {1: out, 2: err}
         for redirect in redirects:
@@ -305,7 +285,7 @@ class _Run:
             if redirect.op == "<":
                 fd = self.open(state, target, os.O_RDONLY)
                 opened.append(fd)
-                stdin = _fd_path(fd, self.workdir.host(self.workdir.resolve(state.cwd, target)))
+                stdin = fd
                 continue
             if self.read_only and target != DEV_NULL:
                 raise _CommandFailed(f"{target}: Read-only file system (read-only sandbox)")
@@ -326,7 +306,7 @@ class _Run:
         words: list[str],
         assignments: list[tuple[str, str]],
         state: _State,
-        streams: tuple[str, _Sink, _Sink],
+        streams: tuple[_Stdin, _Sink, _Sink],
     ) -> int:
         name, args = words[0], words[1:]
         stdin, out, err = streams
@@ -343,7 +323,7 @@ class _Run:
         args: list[str],
         assignments: list[tuple[str, str]],
         state: _State,
-        stdin: str,
+        stdin: _Stdin,
         out: _Sink,
         err: _Sink,
     ) -> int:
@@ -354,50 +334,20 @@ class _Run:
         env = {k: v for k, v in state.variables.items() if k in state.exported}
         env.update(assignments)
         env["GK_CWD"] = GUEST_ROOT + ("/" + state.cwd if state.cwd else "")
-        # One pair of files serves every stage of the run: each is read before the next opens
-        # (and so truncates) it.
-        if not self.stage_files:
-            self.stage_files = (self.temp("out"), self.temp("err"))
-        stdout_path, stderr_path = self.stage_files
         spec = wasi.StageSpec(
             argv=[name, *args],
             env=sorted(env.items()),
             stdin=stdin,
-            stdout=stdout_path,
-            stderr=stderr_path,
-            stdout_limit=out.room(),
-            stderr_limit=err.room(),
-            root=self.workdir.root,
+            stdout=out,
+            stderr=err,
+            root_fd=self.root_fd,
             read_only=self.read_only,
-            merged=out is err and os.path.isdir("/proc/self/fd"),
         )
         outcome = wasi.run_stage(spec, self.watch, self.fuel_left, self.limits)
         self.fuel_left -= outcome.fuel_used
         if outcome.fault is not None:
-            # Keep what the stage said before it was stopped, within the limits.
-            self.deliver(stdout_path, out, truncate=True)
-            if not spec.merged:
-                self.deliver(stderr_path, err, truncate=True)
             raise self.stop(outcome.fault, name, outcome.message)
-        self.deliver(stdout_path, out, truncate=False, name=name)
-        if not spec.merged:
-            self.deliver(stderr_path, err, truncate=False, name=name)
         return outcome.status & 0xFF
-
-    def deliver(self, path: str, sink: _Sink, *, truncate: bool, name: str = "") -> None:
-        """Move a finished stage's output file into its sink, within the sink's room."""
-        room = sink.room()
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read(max(room, 0) + 1)
-        except FileNotFoundError:
-            return
-        if len(data) > room:
-            sink.write(data[: max(room, 0)])
-            if not truncate:
-                raise self.stop("output", name)
-            return
-        sink.write(data)
 
     def stop(self, fault: Fault, name: str, detail: str = "") -> _Stop:
         limits = self.limits
@@ -516,7 +466,7 @@ class _Run:
     def substitute(self, part: CommandSub, state: _State, err: _Sink) -> str:
         capture = _Capture(self.limits.pipe)
         with self.nested():
-            status = self.script(part.script, state.copy(), DEV_NULL, capture, err)
+            status = self.script(part.script, state.copy(), b"", capture, err)
         self.last_sub_status[-1] = status
         text = capture.data.decode("utf-8", "replace").replace("\0", "")
         return text.rstrip("\n")
@@ -527,51 +477,3 @@ class _Run:
         if depth > 32:
             raise _CommandFailed("$(…) nested too deeply")
         yield
-
-
-_scratch = threading.local()
-_scratch_dirs: list[str] = []
-
-
-def _scratch_dir() -> str:
-    """This thread's private scratch directory (tmpfs when there is one: files there are
-    cheap), made once and removed at exit. Runs on one thread never overlap."""
-    path: str | None = getattr(_scratch, "path", None)
-    if path is None or not os.path.isdir(path):
-        if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
-            base = "/dev/shm"
-        else:
-            import tempfile
-
-            base = tempfile.gettempdir()
-        path = _private_dir(base)
-        _scratch.path = path
-        _scratch_dirs.append(path)
-    return path
-
-
-def _private_dir(base: str) -> str:
-    """A new directory in `base` that only this user can enter, as `tempfile.mkdtemp` makes
-    one (a fresh random name, created or failed whole), without importing tempfile: that
-    costs a cold start ~4 ms, and a run's first call makes this directory."""
-    while True:
-        path = os.path.join(base, f"gk-sh-{os.urandom(6).hex()}")
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            continue
-        return path
-
-
-@atexit.register
-def _remove_scratch_dirs() -> None:
-    import shutil  # at exit only: importing it costs a cold start ~5 ms
-
-    for path in _scratch_dirs:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _fd_path(fd: int, fallback: str) -> str:
-    """A path that reopens exactly this open file (no second path lookup), where possible."""
-    proc = f"/proc/self/fd/{fd}"
-    return proc if os.path.exists(proc) else fallback

@@ -1,8 +1,8 @@
 """Runs one box.wasm command in its own wasmtime instance, under the sandbox's limits.
 
 It owns the engine configuration, the on-disk cache of the compiled module, the pool of
-engines, the watchdog that enforces the deadline and the output limit, and the mapping of
-traps to named faults. It knows nothing of shell syntax (`groundskeeper.sandbox.shell`).
+engines (each with its linker of host WASI calls, `preview1`), the watchdog that enforces
+the deadline, and the mapping of traps to named faults. It knows nothing of shell syntax.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import wasmtime
 
+from groundskeeper.sandbox import hostcall, preview1
 from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.sandbox.result import Fault, SandboxError
 
@@ -25,7 +26,6 @@ MEMORY_LIMIT = 256 * 1024 * 1024  # bytes of linear memory a stage may hold
 STREAM_LIMIT = 8 * 1024 * 1024  # bytes of stdout (and of stderr) a command line may return
 PIPE_LIMIT = 64 * 1024 * 1024  # bytes one stage may write into a pipe, $(…) or a file
 FUEL_PER_SECOND = 10_000_000_000  # per second of deadline: above any real rate, a backstop
-WATCH_INTERVAL = 0.005  # seconds between the watchdog's looks at running stages
 
 # Every knob that changes the compiled code is part of the cache key.
 _ENGINE_SETTINGS = (("consume_fuel", True), ("epoch_interruption", True), ("opt", "speed"))
@@ -136,14 +136,22 @@ def _warn(message: str, *args: object) -> None:
 # ---- engines: one per concurrent run, reused ------------------------------------------------
 
 
-@dataclass
+@dataclass(eq=False)
 class Runtime:
-    """An engine with box.wasm loaded. Epochs are engine-wide, so a run leases one alone:
-    bumping its epoch then stops exactly that run's stage and nobody else's."""
+    """An engine with box.wasm loaded and a linker serving its WASI calls. Epochs are
+    engine-wide, so a run leases one alone: bumping its epoch then stops exactly that run's
+    stage and nobody else's; and the linker's calls act on that run's current `process`."""
 
     engine: wasmtime.Engine
     module: wasmtime.Module
     linker: wasmtime.Linker
+    process: preview1.Process | None = None
+    definitions: hostcall.Definitions | None = None
+
+    def on_error(self, error: BaseException) -> bytes:
+        if self.process is not None:
+            return self.process.on_error(error)
+        return b"host error"
 
 
 _pool: list[Runtime] = []
@@ -162,9 +170,21 @@ def _new_runtime() -> Runtime:
                 _first_module.append(payload)
     else:
         module = wasmtime.Module.deserialize(engine, serialized)
-    linker = wasmtime.Linker(engine)
-    linker.define_wasi()
-    return Runtime(engine, module, linker)
+    runtime = Runtime(engine, module, wasmtime.Linker(engine))
+    runtime.definitions = hostcall.Definitions(runtime.linker)
+    for item in module.imports:
+        functype = item.type
+        if (
+            item.module != "wasi_snapshot_preview1"
+            or item.name not in preview1.CALLS
+            or not isinstance(functype, wasmtime.FuncType)
+        ):
+            raise SandboxError(
+                f"box.wasm imports {item.module}.{item.name}, which the sandbox does not provide"
+            )
+        serve = preview1.serve(lambda: runtime.process, item.name)
+        runtime.definitions.define(item.module, item.name, functype, serve, runtime.on_error)
+    return runtime
 
 
 def lease_runtime() -> Runtime:
@@ -184,11 +204,10 @@ def release_runtime(runtime: Runtime) -> None:
 
 @dataclass(eq=False)
 class Watch:
-    """One run as the watchdog sees it: its deadline and the files its stage is writing."""
+    """One run as the watchdog sees it: its deadline, and why it was stopped."""
 
     runtime: Runtime
     deadline: float
-    files: list[tuple[str, int]] = field(default_factory=list)
     fault: Fault | None = None
     active: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -207,6 +226,8 @@ class Watch:
 
 
 class _Watchdog:
+    """One thread that sleeps until the nearest deadline of the runs it watches."""
+
     def __init__(self) -> None:
         self.watches: set[Watch] = set()
         self.wake = threading.Condition()
@@ -227,27 +248,15 @@ class _Watchdog:
     def loop(self) -> None:
         while True:
             with self.wake:
-                while not self.watches:
-                    self.wake.wait()
-                watches = list(self.watches)
-            now = time.monotonic()
-            for watch in watches:
-                if watch.fault is not None:
+                now = time.monotonic()
+                due = [w for w in self.watches if w.fault is None and w.deadline <= now]
+                pending = [w.deadline for w in self.watches if w.fault is None and w not in due]
+                if not due:
+                    # Woken early by add(); a run that ends simply leaves the set.
+                    self.wake.wait(min(pending) - now if pending else None)
                     continue
-                if now >= watch.deadline:
-                    watch.stop("deadline")
-                    continue
-                with watch.lock:
-                    files = list(watch.files)
-                for path, limit in files:
-                    try:
-                        size = os.stat(path).st_size
-                    except OSError:
-                        continue
-                    if size > limit:
-                        watch.stop("output")
-                        break
-            time.sleep(WATCH_INTERVAL)
+            for watch in due:
+                watch.stop("deadline")
 
 
 _watchdog = _Watchdog()
@@ -272,44 +281,11 @@ def end_watch(watch: Watch) -> None:
 class StageSpec:
     argv: list[str]
     env: list[tuple[str, str]]
-    stdin: str
-    stdout: str
-    stderr: str
-    stdout_limit: int
-    stderr_limit: int
-    root: str
+    stdin: bytes | int  # the bytes themselves, or an open host file the caller closes
+    stdout: preview1.Sink
+    stderr: preview1.Sink
+    root_fd: int  # the workdir, open; the caller closes it
     read_only: bool
-    merged: bool = False  # stderr joins stdout in one ordered stream (`2>&1` to one place)
-
-
-class _Merger:
-    """One pipe that wasmtime opens as both stdout and stderr, so `2>&1` keeps the order in
-    which the command wrote; a thread drains it into the stdout file, within the limit."""
-
-    def __init__(self, path: str, limit: int, watch: Watch) -> None:
-        self.read_fd, self.write_fd = os.pipe()
-        self.path = f"/proc/self/fd/{self.write_fd}"
-        self.limit = limit
-        self.watch = watch
-        self.thread = threading.Thread(target=self.drain, args=(path,), daemon=True)
-        self.thread.start()
-
-    def drain(self, path: str) -> None:
-        kept = 0
-        with open(path, "wb") as sink:
-            while chunk := os.read(self.read_fd, 65536):
-                if kept + len(chunk) > self.limit:
-                    sink.write(chunk[: max(self.limit - kept + 1, 0)])
-                    kept = self.limit + 1
-                    self.watch.stop("output")  # and keep draining so the guest never blocks
-                    continue
-                sink.write(chunk)
-                kept += len(chunk)
-
-    def finish(self) -> None:
-        os.close(self.write_fd)
-        self.thread.join()
-        os.close(self.read_fd)
 
 
 @dataclass(frozen=True)
@@ -321,31 +297,26 @@ class StageOutcome:
 
 
 def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> StageOutcome:
-    """Instantiate box.wasm once and run argv[0]; stdout/stderr land in the spec's files."""
+    """Instantiate box.wasm once and run argv[0]; its output goes straight into the sinks."""
     runtime = watch.runtime
-    config = wasmtime.WasiConfig()
-    config.argv = spec.argv
-    config.env = [list(pair) for pair in spec.env]
-    merger = _Merger(spec.stdout, spec.stdout_limit, watch) if spec.merged else None
-    try:
-        config.stdin_file = spec.stdin
-        config.stdout_file = merger.path if merger else spec.stdout
-        config.stderr_file = merger.path if merger else spec.stderr
-        config.preopen_dir(spec.root, GUEST_ROOT, not spec.read_only)
-    except wasmtime.WasmtimeError as error:
-        if merger:
-            config.close()
-            merger.finish()
-        raise SandboxError(f"cannot set up the stage's files: {error}") from error
+    process = preview1.Process(
+        argv=spec.argv,
+        env=spec.env,
+        stdin=spec.stdin,
+        stdout=spec.stdout,
+        stderr=spec.stderr,
+        root_fd=spec.root_fd,
+        guest_root=GUEST_ROOT,
+        read_only=spec.read_only,
+        deadline=watch.deadline,
+        stopped=lambda: watch.fault is not None,
+    )
     store = wasmtime.Store(runtime.engine)
+    runtime.process = process
     try:
         store.set_limits(memory_size=limits.memory)
         store.set_fuel(max(fuel, 0))
         store.set_epoch_deadline(1)
-        store.set_wasi(config)
-        if merger is None:
-            with watch.lock:
-                watch.files = [(spec.stdout, spec.stdout_limit), (spec.stderr, spec.stderr_limit)]
         instance = runtime.linker.instantiate(store, runtime.module)
         start = instance.exports(store)["_start"]
         if not isinstance(start, wasmtime.Func):
@@ -355,26 +326,39 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
             return StageOutcome(1, watch.fault, 0)
         try:
             start(store)
-            status: int = 0
-        except wasmtime.ExitTrap as exit_trap:
-            status = exit_trap.code
-        except wasmtime.Trap as trap:
-            return _trap_outcome(trap, watch, store, instance, fuel, limits)
-        except wasmtime.WasmtimeError as error:
-            # WASI's proc_exit accepts only 0..125; box.wasm exits 127 for a command it lacks
-            # (after printing "command not found"), which wasmtime reports as this error.
-            if "invalid exit status" not in str(error):
-                return StageOutcome(134, "trap", fuel, str(error).splitlines()[0])
-            status = 127
+        except (wasmtime.Trap, wasmtime.WasmtimeError) as error:
+            return _stopped(error, process, watch, store, instance, fuel, limits)
+        return StageOutcome(0, None, fuel - store.get_fuel())
+    finally:
+        runtime.process = None
+        process.close()
+        store.close()
+
+
+def _stopped(
+    error: wasmtime.Trap | wasmtime.WasmtimeError,
+    process: preview1.Process,
+    watch: Watch,
+    store: wasmtime.Store,
+    instance: wasmtime.Instance,
+    fuel: int,
+    limits: Limits,
+) -> StageOutcome:
+    """Why the guest did not return from _start: an exit, a limit, or a crash."""
+    if process.host_error is not None:
+        raise SandboxError(f"a sandbox host call failed: {process.host_error!r}") from error
+    if process.exit_code is not None:
+        status = process.exit_code & 0xFF
         if status != 0 and _memory_exhausted(store, instance, limits):
             return StageOutcome(status, "memory", fuel - store.get_fuel())
         return StageOutcome(status, None, fuel - store.get_fuel())
-    finally:
-        with watch.lock:
-            watch.files = []
-        store.close()  # closes wasmtime's ends of the files, so the merger sees EOF
-        if merger:
-            merger.finish()
+    if process.fault is not None:
+        return StageOutcome(125 if process.fault == "output" else 124, process.fault, fuel)
+    if watch.fault is not None:
+        return StageOutcome(124, watch.fault, fuel)
+    if isinstance(error, wasmtime.Trap):
+        return _trap_outcome(error, watch, store, instance, fuel, limits)
+    return StageOutcome(134, "trap", fuel, str(error).splitlines()[0])
 
 
 def _trap_outcome(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import wasmtime
 
 from groundskeeper import sandbox
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.sandbox import SandboxError, ShellResult, shell, wasi
+from groundskeeper.sandbox import SandboxError, ShellResult, wasi
 
 
 @pytest.fixture
@@ -213,10 +212,3 @@ def test_a_corrupt_artefact_is_logged_and_recompiled(
     assert [r.getMessage() for r in caplog.records] == [f"ignoring corrupt compiled module {entry}"]
     assert entry.read_bytes() == hashlib.sha256(payload).digest() + payload
     assert "_start" in [export.name for export in module.exports]
-
-
-def test_scratch_directories_are_fresh_and_private(tmp_path: Path) -> None:
-    made = {shell._private_dir(str(tmp_path)) for _ in range(3)}
-    assert len(made) == 3
-    assert {os.stat(path).st_mode & 0o777 for path in made} == {0o700}
-    assert {os.path.dirname(path) for path in made} == {str(tmp_path)}
