@@ -28,7 +28,12 @@ PIPE_LIMIT = 64 * 1024 * 1024  # bytes one stage may write into a pipe, $(…) o
 FUEL_PER_SECOND = 10_000_000_000  # per second of deadline: above any real rate, a backstop
 
 # Every knob that changes the compiled code is part of the cache key.
-_ENGINE_SETTINGS = (("consume_fuel", True), ("epoch_interruption", True), ("opt", "speed"))
+_ENGINE_SETTINGS = (
+    ("consume_fuel", True),
+    ("epoch_interruption", True),
+    ("opt", "speed"),
+    ("memory_may_move", False),
+)
 
 
 def _new_config() -> wasmtime.Config:
@@ -36,6 +41,8 @@ def _new_config() -> wasmtime.Config:
     config.consume_fuel = True
     config.epoch_interruption = True
     config.cranelift_opt_level = "speed"
+    # Host calls keep one view of guest memory (hostcall.Definitions): its base must stay put.
+    config.memory_may_move = False
     return config
 
 
@@ -147,6 +154,7 @@ class Runtime:
     linker: wasmtime.Linker
     process: preview1.Process | None = None
     definitions: hostcall.Definitions | None = None
+    prepared: int = 0  # hostcall.prepare's handle, made once the linker is complete
 
     def on_error(self, error: BaseException) -> bytes:
         if self.process is not None:
@@ -184,6 +192,7 @@ def _new_runtime() -> Runtime:
             )
         serve = preview1.serve(lambda: runtime.process, item.name)
         runtime.definitions.define(item.module, item.name, functype, serve, runtime.on_error)
+    runtime.prepared = hostcall.prepare(runtime.linker, module)
     return runtime
 
 
@@ -226,12 +235,17 @@ class Watch:
 
 
 class _Watchdog:
-    """One thread that sleeps until the nearest deadline of the runs it watches."""
+    """One thread that sleeps until the nearest deadline of the runs it watches.
+
+    A run that starts wakes it only when its deadline is nearer than the one it sleeps
+    towards, and a run that ends leaves without waking it: a wake-up of another thread
+    costs more on these machines than a short command does."""
 
     def __init__(self) -> None:
         self.watches: set[Watch] = set()
         self.wake = threading.Condition()
         self.thread: threading.Thread | None = None
+        self.next_wake = float("inf")
 
     def add(self, watch: Watch) -> None:
         with self.wake:
@@ -239,7 +253,9 @@ class _Watchdog:
             if self.thread is None:
                 self.thread = threading.Thread(target=self.loop, name="gk-watchdog", daemon=True)
                 self.thread.start()
-            self.wake.notify()
+            if watch.deadline < self.next_wake:
+                self.next_wake = watch.deadline
+                self.wake.notify()
 
     def remove(self, watch: Watch) -> None:
         with self.wake:
@@ -249,11 +265,12 @@ class _Watchdog:
         while True:
             with self.wake:
                 now = time.monotonic()
-                due = [w for w in self.watches if w.fault is None and w.deadline <= now]
-                pending = [w.deadline for w in self.watches if w.fault is None and w not in due]
+                live = [w for w in self.watches if w.fault is None]
+                due = [w for w in live if w.deadline <= now]
                 if not due:
-                    # Woken early by add(); a run that ends simply leaves the set.
-                    self.wake.wait(min(pending) - now if pending else None)
+                    self.next_wake = min((w.deadline for w in live), default=float("inf"))
+                    timeout = self.next_wake - now if live else None
+                    self.wake.wait(timeout)
                     continue
             for watch in due:
                 watch.stop("deadline")
@@ -317,75 +334,50 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
         store.set_limits(memory_size=limits.memory)
         store.set_fuel(max(fuel, 0))
         store.set_epoch_deadline(1)
-        instance = runtime.linker.instantiate(store, runtime.module)
-        start = instance.exports(store)["_start"]
-        if not isinstance(start, wasmtime.Func):
-            raise SandboxError("box.wasm has no _start function")
         # Checked after the epoch deadline is armed: a stop() from here on traps the guest.
         if watch.fault is not None:
             return StageOutcome(1, watch.fault, 0)
-        try:
-            start(store)
-        except (wasmtime.Trap, wasmtime.WasmtimeError) as error:
-            return _stopped(error, process, watch, store, instance, fuel, limits)
-        return StageOutcome(0, None, fuel - store.get_fuel())
+        failure, memory_size = hostcall.run_start(store, runtime.prepared)
+        used = fuel - store.get_fuel()
+        exhausted = memory_size * 2 > limits.memory  # see _exhausted
     finally:
         runtime.process = None
+        if runtime.definitions is not None:
+            runtime.definitions.release()
         process.close()
         store.close()
+    if process.host_error is not None:
+        raise SandboxError(f"a sandbox host call failed: {process.host_error!r}") from failure
+    if failure is None:
+        return StageOutcome(0, None, used)
+    return _stopped(failure, process, watch, used, exhausted)
 
 
 def _stopped(
-    error: wasmtime.Trap | wasmtime.WasmtimeError,
+    failure: wasmtime.Trap | wasmtime.WasmtimeError,
     process: preview1.Process,
     watch: Watch,
-    store: wasmtime.Store,
-    instance: wasmtime.Instance,
-    fuel: int,
-    limits: Limits,
+    used: int,
+    exhausted: bool,
 ) -> StageOutcome:
-    """Why the guest did not return from _start: an exit, a limit, or a crash."""
-    if process.host_error is not None:
-        raise SandboxError(f"a sandbox host call failed: {process.host_error!r}") from error
+    """Why the guest did not return from _start: an exit, a limit, or a crash.
+
+    `exhausted`: the stage had grown its memory past half its limit. wasmtime only makes
+    memory.grow return -1 at the limit (malloc then fails), so a stage that failed that
+    large is taken to have hit it."""
     if process.exit_code is not None:
         status = process.exit_code & 0xFF
-        if status != 0 and _memory_exhausted(store, instance, limits):
-            return StageOutcome(status, "memory", fuel - store.get_fuel())
-        return StageOutcome(status, None, fuel - store.get_fuel())
+        return StageOutcome(status, "memory" if status and exhausted else None, used)
     if process.fault is not None:
-        return StageOutcome(125 if process.fault == "output" else 124, process.fault, fuel)
+        return StageOutcome(125 if process.fault == "output" else 124, process.fault, used)
     if watch.fault is not None:
-        return StageOutcome(124, watch.fault, fuel)
-    if isinstance(error, wasmtime.Trap):
-        return _trap_outcome(error, watch, store, instance, fuel, limits)
-    return StageOutcome(134, "trap", fuel, str(error).splitlines()[0])
-
-
-def _trap_outcome(
-    trap: wasmtime.Trap,
-    watch: Watch,
-    store: wasmtime.Store,
-    instance: wasmtime.Instance,
-    fuel: int,
-    limits: Limits,
-) -> StageOutcome:
-    code = trap.trap_code
-    if code == wasmtime.TrapCode.INTERRUPT:
-        return StageOutcome(124, watch.fault or "deadline", fuel)
-    if code == wasmtime.TrapCode.OUT_OF_FUEL:
-        return StageOutcome(124, "fuel", fuel)
-    if _memory_exhausted(store, instance, limits):
-        return StageOutcome(125, "memory", fuel - store.get_fuel())
-    return StageOutcome(134, "trap", fuel - store.get_fuel(), trap.message.splitlines()[0])
-
-
-def _memory_exhausted(store: wasmtime.Store, instance: wasmtime.Instance, limits: Limits) -> bool:
-    """Whether a failed stage had grown to most of its memory limit.
-
-    wasmtime only makes memory.grow return -1 at the limit (malloc then fails); a stage that
-    failed after using over half its allowance is taken to have hit it.
-    """
-    memory = instance.exports(store).get("memory")
-    if not isinstance(memory, wasmtime.Memory):
-        return False
-    return int(memory.data_len(store)) * 2 > limits.memory
+        return StageOutcome(124, watch.fault, used)
+    if isinstance(failure, wasmtime.Trap):
+        if failure.trap_code == wasmtime.TrapCode.INTERRUPT:
+            return StageOutcome(124, "deadline", used)
+        if failure.trap_code == wasmtime.TrapCode.OUT_OF_FUEL:
+            return StageOutcome(124, "fuel", used)
+    if exhausted:
+        return StageOutcome(125, "memory", used)
+    message = failure.message if isinstance(failure, wasmtime.Trap) else str(failure)
+    return StageOutcome(134, "trap", used, message.splitlines()[0])
