@@ -18,7 +18,18 @@ from pathlib import Path
 from typing import Literal
 
 import orgparse
-from orgparse.node import OrgEnv, OrgNode
+from orgparse.date import TIMESTAMP_RE
+from orgparse.node import (
+    OrgEnv,
+    OrgNode,
+    parse_comment,
+    parse_heading_level,
+    parse_heading_priority,
+    parse_heading_tags,
+    parse_heading_todos,
+    parse_property,
+    parse_seq_todo,
+)
 
 from groundskeeper.errors import GroundskeeperError, UsageError
 from groundskeeper.regular_file import NotARegularFileError, read_regular_file
@@ -106,9 +117,23 @@ class Heading:
     child_tasks: tuple[Heading, ...] = field(init=False, repr=False)
     ordered: bool = field(init=False)
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        level: int,
+        title: str,
+        keyword: str | None,
+        tags: tuple[str, ...],
+        all_tags: tuple[str, ...],
+        properties: Mapping[str, str],
+        body: str,
+        line: int,
+        children: tuple[Heading, ...],
+        blocks: tuple[SourceBlock, ...],
+        path: tuple[str, ...],
+        property_lines: Mapping[str, int] | None = None,
+    ) -> None:
         explicit_id = done_when = ordered = None
-        for key, value in self.properties.items():
+        for key, value in properties.items():
             lowered = key.lower()  # org property names are case-insensitive
             if lowered == "id" and explicit_id is None:
                 explicit_id = value
@@ -116,28 +141,44 @@ class Heading:
                 done_when = value
             elif lowered == "ordered" and ordered is None:
                 ordered = value
-        set_field = object.__setattr__
-        set_field(self, "task_id", explicit_id or "/".join(self.path))
-        set_field(self, "check", self._find_check(done_when))
-        # any value but nil reads as true in org
-        set_field(self, "ordered", ordered is not None and ordered.strip() not in ("", "nil"))
+        if property_lines is None:
+            property_lines = {}
+        # DESIGN's precedence: :done-when:, else the first `:check` block of the own section
+        check = None
+        if done_when is not None:
+            at = property_lines.get("done-when", line)
+            check = Check(text=done_when, language="sh", line=at, source="done-when")
+        else:
+            for block in blocks:
+                if block.is_check:
+                    check = Check(block.body, block.language, block.line, "block")
+                    break
         nearest: list[Heading] = []
-        for child in self.children:
+        for child in children:
             if child.keyword is not None:
                 nearest.append(child)
             else:
                 nearest.extend(child.child_tasks)  # grouping headings are looked into
-        set_field(self, "child_tasks", tuple(nearest))
-
-    def _find_check(self, done_when: str | None) -> Check | None:
-        # DESIGN's precedence: :done-when:, else the first `:check` block of the own section
-        if done_when is not None:
-            line = self.property_lines.get("done-when", self.line)
-            return Check(text=done_when, language="sh", line=line, source="done-when")
-        for block in self.blocks:
-            if block.is_check:
-                return Check(block.body, block.language, block.line, "block")
-        return None
+        # Frozen fields filled through the instance dict, once: a plan has a heading per task,
+        # and the generated __init__'s object.__setattr__ per field was a tenth of a lint.
+        fields = self.__dict__
+        fields["level"] = level
+        fields["title"] = title
+        fields["keyword"] = keyword
+        fields["tags"] = tags
+        fields["all_tags"] = all_tags
+        fields["properties"] = properties
+        fields["body"] = body
+        fields["line"] = line
+        fields["children"] = children
+        fields["blocks"] = blocks
+        fields["path"] = path
+        fields["property_lines"] = property_lines
+        fields["task_id"] = explicit_id or "/".join(path)
+        fields["check"] = check
+        fields["child_tasks"] = tuple(nearest)
+        # any value but nil reads as true in org
+        fields["ordered"] = ordered is not None and ordered.strip() not in ("", "nil")
 
     def get_property(self, name: str) -> str | None:
         """A property's value, matching the name case-insensitively as org does."""
@@ -293,12 +334,14 @@ class _Section:
     """What the line scan learns about one headline's section (0-based line indexes)."""
 
     start: int
+    fed_at: int  # where its headline is in the lines shown to orgparse
     blocks: list[SourceBlock] = field(default_factory=list)
     drawer: tuple[int, int] | None = None  # first and last line of the property drawer
 
 
-def _scan(lines: list[str]) -> tuple[list[int], dict[int, _Section]]:
-    """One pass over the lines: which to show orgparse, and each section's blocks and drawer.
+def _scan(lines: list[str]) -> tuple[list[int], dict[int, _Section], list[tuple[int, int]]]:
+    """One pass over the lines: which to show orgparse, each section's blocks and drawer, and
+    the `#+` lines shown (each with its section's start line, -1 before the first headline).
 
     orgparse sees only what it is used for here (headlines, `#+` keywords, property drawers):
     lines inside blocks must not reach it (it would read `* x` there as a headline), and body
@@ -313,6 +356,7 @@ def _scan(lines: list[str]) -> tuple[list[int], dict[int, _Section]]:
 
     fed: list[int] = []
     sections: dict[int, _Section] = {}
+    keyword_lines: list[tuple[int, int]] = []
     section: _Section | None = None
     drawer_state = 0  # 0 looking for the drawer, 1 inside it, 2 done with it
     i = 0
@@ -320,7 +364,7 @@ def _scan(lines: list[str]) -> tuple[list[int], dict[int, _Section]]:
     while i < count:
         line = lines[i]
         if line.startswith("*") and _HEADLINE.match(line):
-            section = _Section(start=i)
+            section = _Section(start=i, fed_at=len(fed))
             sections[i] = section
             drawer_state = 0
             fed.append(i)
@@ -338,6 +382,7 @@ def _scan(lines: list[str]) -> tuple[list[int], dict[int, _Section]]:
                 i = end + 1
                 continue
             fed.append(i)
+            keyword_lines.append((i, -1 if section is None else section.start))
         elif section is not None and drawer_state < 2:
             if drawer_state == 0 and ":PROPERTIES:" in line:
                 drawer_state = 1
@@ -349,7 +394,7 @@ def _scan(lines: list[str]) -> tuple[list[int], dict[int, _Section]]:
                 if ":END:" in line:
                     drawer_state = 2
         i += 1
-    return fed, sections
+    return fed, sections, keyword_lines
 
 
 def _own_tags(headline: str, tags: set[str]) -> tuple[str, ...]:
@@ -432,27 +477,39 @@ def parse_plan(text: str, path: Path | None = None) -> Plan:
             gc.enable()
 
 
-def _parse(text: str, path: Path | None) -> Plan:
+# What orgparse tells about one headline: its line (0-based), level, raw title, keyword, own
+# tags (unordered, as orgparse gives them) and properties.
+_Headline = tuple[int, int, str, str | None, set[str], dict[str, str]]
+
+# Every date orgparse reads (timestamps, SCHEDULED/DEADLINE/CLOSED, CLOCK, repeated tasks)
+# opens with a bracket before a digit; a line without one gives its date parsers nothing.
+_DATE_LIKE = re.compile(r"[<\[]\d")
+
+
+def _parse(text: str, path: Path | None, *, full_loader: bool = False) -> Plan:
     lines = _split_lines(text)
-    fed, sections = _scan(lines)
+    fed, sections, keyword_lines = _scan(lines)
     filename = str(path) if path is not None else "<string>"
     env = OrgEnv(todos=list(_DEFAULT_ACTIVE), dones=list(_DEFAULT_DONE), filename=filename)
     try:
-        root = orgparse.loadi((lines[i] for i in fed), filename=filename, env=env)
+        read = None
+        if not full_loader and not (_DATE_LIKE.search(text) and _may_hold_dates(lines, fed)):
+            read = _read_directly(lines, fed, sections, keyword_lines, env)
+        if read is None:
+            env = OrgEnv(todos=list(_DEFAULT_ACTIVE), dones=list(_DEFAULT_DONE), filename=filename)
+            read = _read_with_loader(lines, fed, env)
     except (ValueError, RuntimeError) as exc:
         # orgparse rejects a few property values outright (e.g. an unreadable :Effort:)
         raise PlanReadError(f"{filename}: orgparse cannot read this plan: {exc}") from exc
+    headlines, titles = read
 
     active = tuple(env.todo_keys)
     done = tuple(env.done_keys)
     if active and not done:
         # org: without `|`, the last keyword is the done state
         active, done = active[:-1], active[-1:]
-    titles = root.get_file_property_list("TITLE")
     title = " ".join(titles) if titles else None
 
-    nodes = [node for node in root.env.nodes[1:] if isinstance(node, OrgNode)]
-    starts = [fed[node.linenumber - 1] for node in nodes]
     # headings are frozen, so they are built bottom-up: a heading is closed (constructed) when
     # the next headline at its level or above arrives; one pass, a stack as deep as the tree.
     stack: list[_Open] = []
@@ -462,24 +519,22 @@ def _parse(text: str, path: Path | None) -> Plan:
         done = stack.pop()
         (stack[-1].children if stack else roots).append(done.build())
 
-    for n, (node, start) in enumerate(zip(nodes, starts, strict=True)):
-        level: int = node.level
+    for n, (start, level, title_text, keyword, tags, properties) in enumerate(headlines):
         while stack and stack[-1].level >= level:
             close()
-        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        end = headlines[n + 1][0] if n + 1 < len(headlines) else len(lines)
         section = sections[start]
-        title_text: str = node.get_heading(format="raw")
-        own = _own_tags(lines[start], node.shallow_tags)
+        own = _own_tags(lines[start], tags)
         parent = stack[-1] if stack else None
         inherited = parent.all_tags if parent else ()
         stack.append(
             _Open(
                 level=level,
                 title=title_text,
-                keyword=node.todo,
+                keyword=keyword,
                 tags=own,
                 all_tags=inherited + tuple(t for t in own if t not in inherited),
-                properties={str(k): str(v) for k, v in node.properties.items()},
+                properties=properties,
                 body=_body(lines, start, end, section.drawer),
                 line=start + 1,
                 blocks=tuple(section.blocks),
@@ -489,10 +544,6 @@ def _parse(text: str, path: Path | None) -> Plan:
         )
     while stack:
         close()
-    # orgparse's nodes and their env point at each other: left alone, that whole tree waits
-    # for the cyclic collector (one pass over every node, paid by whoever allocates next).
-    # Cutting the env's list frees it by reference counting as this function returns.
-    env.nodes.clear()
     return Plan(
         path=path,
         text=text,
@@ -501,6 +552,114 @@ def _parse(text: str, path: Path | None) -> Plan:
         done_states=done,
         roots=tuple(roots),
     )
+
+
+def _read_with_loader(
+    lines: list[str], fed: list[int], env: OrgEnv
+) -> tuple[list[_Headline], list[str]]:
+    """The fed lines through orgparse's loader: its node tree, read into plain values."""
+    root = orgparse.loadi((lines[i] for i in fed), filename=env.filename, env=env)
+    headlines: list[_Headline] = [
+        (
+            fed[node.linenumber - 1],
+            node.level,
+            node.get_heading(format="raw"),
+            node.todo,
+            node.shallow_tags,
+            {str(k): str(v) for k, v in node.properties.items()},
+        )
+        for node in root.env.nodes[1:]
+        if isinstance(node, OrgNode)
+    ]
+    titles: list[str] = root.get_file_property_list("TITLE")
+    # orgparse's nodes and their env point at each other: left alone, that whole tree waits
+    # for the cyclic collector (one pass over every node, paid by whoever allocates next).
+    # Cutting the env's list frees it by reference counting as this function returns.
+    env.nodes.clear()
+    return headlines, titles
+
+
+def _may_hold_dates(lines: list[str], fed: list[int]) -> bool:
+    """Whether one of orgparse's date parsers could read something in the lines it is shown."""
+    for i in fed:
+        line = lines[i]
+        if _HEADLINE.match(line):
+            # a headline's title is only searched for timestamps: ask that very pattern
+            if TIMESTAMP_RE.search(line):
+                return True
+        elif _DATE_LIKE.search(line):
+            return True
+    return False
+
+
+def _read_directly(
+    lines: list[str],
+    fed: list[int],
+    sections: Mapping[int, _Section],
+    keyword_lines: list[tuple[int, int]],
+    env: OrgEnv,
+) -> tuple[list[_Headline], list[str]]:
+    """What `_read_with_loader` reads, from orgparse's own line parsers without its node tree.
+
+    The loader builds a node per headline and shows every line to its date parsers (for
+    timestamps, clocks, SCHEDULED…), whose results are not used here: that was most of a
+    lint's time. These are the loader's steps for the rest, in its order, with its functions.
+    The caller takes the loader when a shown line holds a date (`_may_hold_dates`): the loader
+    may then take a line away from a property drawer, or refuse an impossible date.
+    """
+    # first the `#+` lines of every chunk (the lines before the first headline, then one
+    # chunk per headline), as the loader reads them all before any headline
+    by_chunk: dict[int, dict[str, list[str]]] = {}
+    for i, owner in keyword_lines:
+        parsed = parse_comment(lines[i])
+        if parsed:
+            key, values = parsed
+            by_chunk.setdefault(owner, {}).setdefault(key.upper(), []).extend(values)
+    titles: list[str] = []
+    for owner, special in by_chunk.items():
+        if owner == -1:
+            titles = special.get("TITLE", [])
+        for todo_key in ("TODO", "SEQ_TODO", "TYP_TODO"):
+            for value in special.get(todo_key, ()):
+                # orgparse leaves these two unannotated
+                env.add_todo_keys(*parse_seq_todo(value))  # type: ignore[no-untyped-call]
+
+    keywords = env.all_todo_keys
+    headlines: list[_Headline] = []
+    ordered = list(sections.values())
+    for n, section in enumerate(ordered):
+        start = section.start
+        star_split = parse_heading_level(lines[start])
+        assert star_split is not None  # `_scan`'s headline test is orgparse's (stars, a space)
+        heading, level = star_split
+        # orgparse's tag pattern, searched from the start of the heading, tries every
+        # position of a padded headline; only the last word and the blanks before it can
+        # hold tags, so it is shown just those (the same match, the same title)
+        head = heading.rsplit(None, 1)
+        cut = len(head[0]) if len(head) == 2 else 0
+        rest, tags = parse_heading_tags(heading[cut:])
+        heading = heading[:cut] + rest
+        heading, keyword = parse_heading_todos(heading, keywords)
+        heading, _priority = parse_heading_priority(heading)  # type: ignore[no-untyped-call]
+        properties: dict[str, str] = {}
+        if section.drawer is not None:
+            # the loader's drawer: from the first shown line with `:PROPERTIES:` to the next
+            # with `:END:`, whichever kind of line they are. Without a drawer of ours the
+            # loader is shown only `#+` lines here, and those never read as properties.
+            stop = ordered[n + 1].fed_at if n + 1 < len(ordered) else len(fed)
+            inside = False
+            for at in range(section.fed_at + 1, stop):
+                line = lines[fed[at]]
+                if inside:
+                    if ":END:" in line:
+                        break
+                    name, raw = parse_property(line)
+                    if name is not None and raw is not None:
+                        properties[name] = str(raw)
+                elif ":PROPERTIES:" in line:
+                    inside = True
+        headlines.append((start, level, heading, keyword, set(tags), properties))
+    return headlines, titles
 
 
 # --- writing -----------------------------------------------------------------------------------
