@@ -55,10 +55,18 @@ void box_perror(const char *name, const char *path) {
     fprintf(stderr, "%s: %s: %s\n", name, path, strerror(errno));
 }
 
+/* wasi-libc's current directory (getcwd.c); chdir() sets it after a stat. */
+extern char *__wasilibc_cwd;
+
 int main(int argc, char **argv) {
-    /* The host tells us the shell's current directory (inside the workdir) this way. */
+    /* The host tells us the shell's current directory (inside the workdir) this way. The
+     * host's `cd` has already checked it, so an absolute one is taken as it is: wasi-libc's
+     * chdir would ask the host to stat it again, a round trip on every command. Every path
+     * is still resolved (and confined) by the host when it is used. */
     const char *cwd = getenv("GK_CWD");
-    if (cwd != NULL && *cwd != '\0' && chdir(cwd) != 0) {
+    if (cwd != NULL && cwd[0] == '/') {
+        __wasilibc_cwd = (char *)cwd;
+    } else if (cwd != NULL && *cwd != '\0' && chdir(cwd) != 0) {
         box_perror("box", cwd);
         return 125; /* WASI exit codes stop at 125; 126+ would trap */
     }
