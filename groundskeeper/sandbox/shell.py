@@ -34,6 +34,7 @@ from groundskeeper.sandbox.syntax import (
 )
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_GLOB_CHARS = re.compile(r"[*?\[]")
 _FAULT_STATUS: dict[Fault, int] = {
     "deadline": 124,
     "fuel": 124,
@@ -418,6 +419,14 @@ class _Run:
 
     def expand_fields(self, word: Word, state: _State, err: _Sink) -> list[str]:
         """A command word: expansions, then field splitting and globbing of unquoted parts."""
+        if len(word.parts) == 1 and isinstance(word.parts[0], Lit):
+            # Most words: one literal, nothing to expand (the general path below, done
+            # character by character, was a fifth of the shell's own time per command).
+            literal = word.parts[0]
+            if literal.quoted:
+                return [literal.text]
+            if not _GLOB_CHARS.search(literal.text):
+                return [literal.text] if literal.text else []
         fields: list[list[tuple[str, bool]]] = []
         current: list[tuple[str, bool]] = []
         started = False
