@@ -70,7 +70,14 @@ class Workdir:
                 )
                 os.close(directory)
                 directory = inner
-            fd = os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=directory)
+            # O_NONBLOCK: opening a FIFO would otherwise wait for its other end, forever and
+            # where no deadline reaches; it is refused just below (regular files ignore it).
+            fd = os.open(
+                parts[-1],
+                flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                0o666,
+                dir_fd=directory,
+            )
         except OSError as error:
             raise PathRefused(f"{path}: {error.strerror}") from error
         finally:
