@@ -466,9 +466,13 @@ def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
             return []
         return [s["task_id"] for s in steps(plan, "task-start")]
 
+    def second_verdict_written() -> bool:
+        # verdicts reach the plan from a writer thread while the next task already runs
+        return keywords(plan).get("slow1") == "DONE"
+
     # kill while the third task's worker is inside its 0.4 s sleep, two verdicts written
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and "slow2" not in started():
+    while time.monotonic() < deadline and not ("slow2" in started() and second_verdict_written()):
         time.sleep(0.02)
     process.send_signal(signal.SIGKILL)
     process.wait()
