@@ -48,6 +48,7 @@ R_WRITING = 1 << 0 | R_FD_WRITE | 1 << 8 | 1 << 22  # datasync, write, allocate,
 R_ALL = (1 << 30) - 1
 R_STREAM = R_ALL & ~(R_FD_SEEK | R_FD_TELL)
 
+IOV_MAX = 1024  # buffers one fd_read or fd_write may name, as on Linux
 MAX_SYMLINKS = 40  # as Linux: more links than this on one path is ELOOP
 SLEEP_SLICE = 0.05  # seconds: a sleeping guest looks at its deadline this often
 
@@ -394,7 +395,7 @@ class Process:
         if not handle.readable:
             return BADF
         self._check_running()
-        vectors = [_IOVEC.unpack_from(memory, iovs + 8 * i) for i in range(count)]
+        vectors = _iovecs(memory, iovs, count)
         wanted = sum(length for _, length in vectors)
         if handle.host_fd < 0:
             data = handle.data[handle.offset : handle.offset + wanted]
@@ -418,10 +419,8 @@ class Process:
         if not handle.writable:
             return BADF
         self._check_running()
-        data = b"".join(
-            _get(memory, pointer, length)
-            for pointer, length in (_IOVEC.unpack_from(memory, iovs + 8 * i) for i in range(count))
-        )
+        vectors = _iovecs(memory, iovs, count)
+        data = b"".join(_get(memory, pointer, length) for pointer, length in vectors)
         if handle.sink is not None:
             room = handle.sink.room()
             if len(data) > room:
@@ -656,6 +655,12 @@ def serve(process: Callable[[], Process | None], name: str) -> HostFunction:
         return result
 
     return call
+
+
+def _iovecs(memory: Memory, pointer: int, count: int) -> list[tuple[int, int]]:
+    if count > IOV_MAX:
+        raise WasiError(INVAL)
+    return [_IOVEC.unpack_from(memory, pointer + 8 * index) for index in range(count)]
 
 
 def _put(memory: Memory, pointer: int, data: bytes) -> None:
