@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TypeVar, dataclass_transform
 
 from groundskeeper.errors import GroundskeeperError
+
+_Node = TypeVar("_Node")
 
 
 class ShellSyntaxError(GroundskeeperError):
@@ -26,22 +29,26 @@ class ShellSyntaxError(GroundskeeperError):
 # ---- the tree -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass_transform(frozen_default=True)
+def _tree_node(cls: type[_Node]) -> type[_Node]:
+    """A tree node: a dataclass the type checker holds frozen, built with plain slot stores.
+
+    Lint parses every check of a plan, and a frozen dataclass's `object.__setattr__` per field
+    was most of the cost of building a tree. The tree is never changed after parsing and
+    `mypy --strict` refuses any assignment to a field; equal trees compare and hash equal.
+    """
+    return dataclass(slots=True, unsafe_hash=True)(cls)
+
+
+@_tree_node
 class Lit:
     """Literal text; `quoted` text is neither field-split nor globbed."""
 
     text: str
     quoted: bool
 
-    def __init__(self, text: str, quoted: bool) -> None:
-        # Frozen fields set once through the instance dict: the generated __init__'s
-        # object.__setattr__ per field was a fifth of parsing a check (lint parses them all).
-        fields = self.__dict__
-        fields["text"] = text
-        fields["quoted"] = quoted
 
-
-@dataclass(frozen=True)
+@_tree_node
 class Param:
     """`$NAME`, `${NAME}` or `$?`."""
 
@@ -49,7 +56,7 @@ class Param:
     quoted: bool
 
 
-@dataclass(frozen=True)
+@_tree_node
 class CommandSub:
     """`$(…)`: its stdout, trailing newlines removed."""
 
@@ -60,13 +67,10 @@ class CommandSub:
 Part = Lit | Param | CommandSub
 
 
-@dataclass(frozen=True)
+@_tree_node
 class Word:
     parts: tuple[Part, ...]
     offset: int
-
-    def __init__(self, parts: tuple[Part, ...], offset: int) -> None:
-        self.__dict__.update(parts=parts, offset=offset)  # as Lit's, for speed
 
     def literal(self) -> str | None:
         """The word's text when it has no expansions at all (quotes removed), else None."""
@@ -81,14 +85,14 @@ class Word:
         )
 
 
-@dataclass(frozen=True)
+@_tree_node
 class Assignment:
     name: str
     value: Word
     offset: int
 
 
-@dataclass(frozen=True)
+@_tree_node
 class Redirect:
     """`fd op target`: op is `>`, `>>` or `<` with a target word, or `>&` with `dup_fd`."""
 
@@ -99,7 +103,7 @@ class Redirect:
     offset: int
 
 
-@dataclass(frozen=True)
+@_tree_node
 class SimpleCommand:
     assignments: tuple[Assignment, ...]
     words: tuple[Word, ...]
@@ -107,13 +111,13 @@ class SimpleCommand:
     offset: int
 
 
-@dataclass(frozen=True)
+@_tree_node
 class Pipeline:
     commands: tuple[SimpleCommand, ...]
     negated: bool
 
 
-@dataclass(frozen=True)
+@_tree_node
 class AndOr:
     """`first (&& | ||) …`: `rest` pairs each operator with the pipeline after it."""
 
@@ -121,7 +125,7 @@ class AndOr:
     rest: tuple[tuple[str, Pipeline], ...]
 
 
-@dataclass(frozen=True)
+@_tree_node
 class Script:
     items: tuple[AndOr, ...]
 

@@ -119,6 +119,16 @@ def test_structure_of_lists_pipelines_and_redirections() -> None:
     assert isinstance(echo.words[1].parts[0], CommandSub)
 
 
+def test_trees_compare_and_hash_by_value_and_kind() -> None:
+    first, second = parse("echo $X 'y' | wc -l"), parse("echo $X 'y' | wc -l")
+    assert first is not second
+    assert first == second
+    assert {first: "seen"}[second] == "seen"
+    assert first != parse("echo $X 'z' | wc -l")
+    assert Lit("X", quoted=True) != Param("X", quoted=True)
+    assert repr(Lit("a", quoted=False)) == "Lit(text='a', quoted=False)"
+
+
 def test_reserved_words_only_in_command_position() -> None:
     assert command_names(parse("echo if then fi done")) == ["echo"]
     assert command_names(parse("'if' x")) == ["if"]
