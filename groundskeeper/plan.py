@@ -430,38 +430,24 @@ def _property_lines(lines: list[str], drawer: tuple[int, int] | None) -> dict[st
     return found
 
 
-@dataclass
+# `Heading`'s arguments before `children`, and after it
+_Before = tuple[int, str, str | None, tuple[str, ...], tuple[str, ...], Mapping[str, str], str, int]
+_After = tuple[tuple[SourceBlock, ...], tuple[str, ...], Mapping[str, int]]
+
+
+@dataclass(slots=True)
 class _Open:
     """A heading whose children are still being read."""
 
     level: int
-    title: str
-    keyword: str | None
-    tags: tuple[str, ...]
     all_tags: tuple[str, ...]
-    properties: dict[str, str]
-    body: str
-    line: int
-    blocks: tuple[SourceBlock, ...]
     path: tuple[str, ...]
-    property_lines: dict[str, int]
-    children: list[Heading] = field(default_factory=list)
+    before: _Before
+    after: _After
+    children: list[Heading]
 
     def build(self) -> Heading:
-        return Heading(
-            level=self.level,
-            title=self.title,
-            keyword=self.keyword,
-            tags=self.tags,
-            all_tags=self.all_tags,
-            properties=self.properties,
-            body=self.body,
-            line=self.line,
-            children=tuple(self.children),
-            blocks=self.blocks,
-            path=self.path,
-            property_lines=self.property_lines,
-        )
+        return Heading(*self.before, tuple(self.children), *self.after)
 
 
 def parse_plan(text: str, path: Path | None = None) -> Plan:
@@ -527,21 +513,24 @@ def _parse(text: str, path: Path | None, *, full_loader: bool = False) -> Plan:
         own = _own_tags(lines[start], tags)
         parent = stack[-1] if stack else None
         inherited = parent.all_tags if parent else ()
-        stack.append(
-            _Open(
-                level=level,
-                title=title_text,
-                keyword=keyword,
-                tags=own,
-                all_tags=inherited + tuple(t for t in own if t not in inherited),
-                properties=properties,
-                body=_body(lines, start, end, section.drawer),
-                line=start + 1,
-                blocks=tuple(section.blocks),
-                path=(*(parent.path if parent else ()), title_text),
-                property_lines=_property_lines(lines, section.drawer),
-            )
+        all_tags = inherited + tuple(t for t in own if t not in inherited) if own else inherited
+        titles_path = (*parent.path, title_text) if parent else (title_text,)
+        before: _Before = (
+            level,
+            title_text,
+            keyword,
+            own,
+            all_tags,
+            properties,
+            _body(lines, start, end, section.drawer),
+            start + 1,
         )
+        after: _After = (
+            tuple(section.blocks),
+            titles_path,
+            _property_lines(lines, section.drawer),
+        )
+        stack.append(_Open(level, all_tags, titles_path, before, after, []))
     while stack:
         close()
     return Plan(
