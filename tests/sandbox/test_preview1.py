@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -1019,3 +1020,101 @@ def test_fd_write_stops_exactly_at_the_sinks_room(tree: Path) -> None:
     finally:
         made.process.close()
         os.close(made.process.root_fd)
+
+
+# ---- 11. races and the guest's environment --------------------------------------------------
+
+
+def test_a_directory_swapped_for_a_link_mid_run_never_leads_out(tmp_path: Path) -> None:
+    """Another process flips work/d between a real directory and a link to outside while
+    commands and redirections use d/x: each step is opened O_NOFOLLOW, so no read or write
+    ever lands outside, whichever moment the swap hits."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x").write_text(SECRET + "\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    real, link = work / "real", work / "link"
+    real.mkdir()
+    (real / "x").write_text("inside\n")
+    link.symlink_to("../outside")
+    os.rename(real, work / "d")
+    state = ["real"]
+    done = threading.Event()
+
+    def flip() -> None:
+        while not done.is_set():
+            if state[0] == "real":
+                os.rename(work / "d", real)
+                os.rename(link, work / "d")
+                state[0] = "link"
+            else:
+                os.rename(work / "d", link)
+                os.rename(real, work / "d")
+                state[0] = "real"
+
+    flipper = threading.Thread(target=flip, daemon=True)
+    flipper.start()
+    outputs: set[str] = set()
+    refusals = 0
+    try:
+        for index in range(150):
+            try:
+                result = sandbox.run(
+                    f"cat d/x; cat < d/x; printf w > d/w{index}; ls d", workdir=work
+                )
+            except OSError:
+                # confine's realpath race (ENOENT or EINVAL out of its readlink): pinned
+                # deterministically by the next test; here only confinement is checked
+                continue
+            outputs.add(result.stdout)
+            refusals += CAPS in result.stderr or "outside the workdir" in result.stderr
+            assert SECRET not in result.stdout + result.stderr
+    finally:
+        done.set()
+        flipper.join(10)
+    assert sorted(os.listdir(outside)) == ["x"]  # nothing was ever written outside
+    assert (outside / "x").read_text() == SECRET + "\n"
+    assert any("inside\n" in out for out in outputs) and refusals  # the race ran both ways
+
+
+@pytest.mark.parametrize(
+    "cmdline",
+    ["GK_CWD=/ pwd", "GK_CWD=.. pwd", "export GK_CWD=/etc; pwd", "cd sub; GK_CWD=/workdir/.. pwd"],
+)
+def test_the_guests_cwd_cannot_be_set_from_the_command_line(cmdline: str, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    result = sandbox.run(cmdline, workdir=tmp_path)
+    expected = "/workdir/sub\n" if cmdline.startswith("cd sub") else "/workdir\n"
+    assert (result.status, result.stdout, result.stderr) == (0, expected, "")
+
+
+@pytest.mark.parametrize(
+    ("cmdline", "code"),  # ENOENT: the name went away; EINVAL: a link became a directory
+    [("cat < d/x", 2), ("printf w > d/y", 22), ("cd d && echo in", 2), ("cat d/*", 22)],
+)
+def test_a_path_that_changes_during_resolution_is_refused_not_raised(
+    cmdline: str, code: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interpreter's own resolution (confine.Workdir.resolve → os.path.realpath) hit by
+    the race above: a component replaced between realpath's lstat and readlink raises
+    ENOENT or EINVAL (both seen in the previous test). `sandbox.run` must answer with a
+    refused command, never let a bare OSError out (its contract: SandboxError only, and
+    only when the sandbox itself is broken)."""
+    work = tmp_path / "work"
+    (work / "d").mkdir(parents=True)
+    (work / "d" / "x").write_text("inside\n")
+    original = os.path.realpath
+    moving = str(work / "d")
+
+    def racing_realpath(path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> str:
+        if os.fspath(path).startswith(moving):
+            raise OSError(code, os.strerror(code), moving)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(os.path, "realpath", racing_realpath)
+    result = sandbox.run(cmdline, workdir=work)
+    monkeypatch.undo()
+    assert (result.status, result.stdout, result.fault) == (1, "", None)
+    assert result.stderr.startswith("sh: ") or result.stderr.startswith("cd: ")
+    assert sorted(os.listdir(work / "d")) == ["x"]
