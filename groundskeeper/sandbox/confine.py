@@ -46,7 +46,10 @@ class Workdir:
             joined = ""
         if joined == ".." or joined.startswith("../"):
             raise PathRefused(f"{path}: leaves the workdir (not in the sandbox)")
-        real = os.path.realpath(self.host(joined))
+        try:
+            real = os.path.realpath(self.host(joined))
+        except OSError as error:  # a name swapped while it was being read, or a link loop
+            raise PathRefused(f"{path}: {error.strerror}") from error
         if real == self.root:
             return ""
         if not real.startswith(self.root + os.sep):

@@ -100,6 +100,7 @@ class _Handle:
     offset: int = 0
     sink: Sink | None = None
     guest_name: bytes = b""  # a preopened directory's name
+    depth: int = 0  # a directory's levels below the workdir
     listing: list[tuple[bytes, int, int]] | None = None
 
     def rights(self) -> int:
@@ -187,15 +188,19 @@ class Process:
         if self.read_only:
             raise WasiError(ROFS)
 
-    def _walk(self, fd: int, path: bytes, follow: bool) -> tuple[int, bytes]:
+    def _walk(self, fd: int, path: bytes, follow: bool) -> tuple[int, bytes, int]:
         """Resolve `path` under directory `fd`: (an open directory the caller closes, the last
-        component in it). The component is `.` for the directory itself, never `..`.
+        component in it, that directory's depth below the workdir). The component is `.` for
+        the directory itself, never `..`.
 
         Every step opens one name with O_NOFOLLOW relative to the step before. A symlink met
         on the way (or at the end, when following) is read and its target walked in its
         place; an absolute target or a `..` above the root is refused (ENOTCAPABLE).
         """
-        base = self._directory(fd).host_fd
+        handle = self._directory(fd)
+        # The depth of stack[-1] is handle.depth + len(stack) - 1; the returns below compute
+        # it after their pop(), as handle.depth + len(stack).
+        base, depth = handle.host_fd, handle.depth
         if not path:
             raise WasiError(NOENT)
         if b"\0" in path:
@@ -214,17 +219,17 @@ class Process:
                 last = not parts
                 if part in (b"", b"."):
                     if last:
-                        return stack.pop(), b"."
+                        return stack.pop(), b".", depth + len(stack)
                     continue
                 if part == b"..":
                     if len(stack) == 1:
                         raise WasiError(NOTCAPABLE)
                     os.close(stack.pop())
                     if last:
-                        return stack.pop(), b"."
+                        return stack.pop(), b".", depth + len(stack)
                     continue
                 if last and not follow:
-                    return stack.pop(), part
+                    return stack.pop(), part, depth + len(stack)
                 target = _link_target(part, stack[-1], last)
                 if target is not None:
                     links += 1
@@ -238,7 +243,7 @@ class Process:
                     parts.extend(reversed(pieces))
                     continue
                 if last:
-                    return stack.pop(), part
+                    return stack.pop(), part, depth + len(stack)
                 try:
                     inner = os.open(
                         part,
@@ -252,13 +257,21 @@ class Process:
             for leftover in stack:
                 os.close(leftover)
 
-    def _named(self, fd: int, path: bytes) -> tuple[int, bytes]:
-        """`_walk` for calls that act on the name itself (unlink, mkdir, rename, …)."""
-        parent, name = self._walk(fd, path.rstrip(b"/") or path, follow=False)
+    def _named(self, fd: int, path: bytes, dot: int) -> tuple[int, bytes, int]:
+        """`_walk` for calls that act on the name itself (unlink, mkdir, rename, …); a path
+        that ends at a directory itself (`.`, `dir/..`) fails with errno `dot`. A trailing
+        slash is dropped here: each call decides what it means (see `_trailing`)."""
+        parent, name, depth = self._walk(fd, path.rstrip(b"/") or path, follow=False)
         if name == b".":
             os.close(parent)
-            raise WasiError(INVAL)
-        return parent, name
+            raise WasiError(dot)
+        return parent, name, depth
+
+    @staticmethod
+    def _require_directory(parent: int, name: bytes) -> None:
+        """A name written with a trailing slash must be a directory (as in POSIX)."""
+        if not stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+            raise WasiError(NOTDIR)
 
     # -- arguments, environment, clocks, exit
 
@@ -396,7 +409,7 @@ class Process:
             return BADF
         self._check_running()
         vectors = _iovecs(memory, iovs, count)
-        wanted = sum(length for _, length in vectors)
+        wanted = min(sum(length for _, length in vectors), len(memory))
         if handle.host_fd < 0:
             data = handle.data[handle.offset : handle.offset + wanted]
             handle.offset += len(data)
@@ -484,7 +497,7 @@ class Process:
                 flags |= host_flag
         if fdflags & FD_APPEND:
             flags |= os.O_APPEND
-        parent, name = self._walk(fd, name_bytes, follow=bool(lookup & SYMLINK_FOLLOW))
+        parent, name, depth = self._walk(fd, name_bytes, follow=bool(lookup & SYMLINK_FOLLOW))
         try:
             host_fd = os.open(name, flags, 0o666, dir_fd=parent)
         except OSError as error:
@@ -503,6 +516,7 @@ class Process:
             writable=write,
             append=bool(fdflags & FD_APPEND),
             owned=True,
+            depth=depth + (name != b"."),
         )
         _U32.pack_into(memory, out, self._new_fd(handle))
         return SUCCESS
@@ -510,7 +524,7 @@ class Process:
     def path_filestat_get(
         self, memory: Memory, fd: int, lookup: int, path: int, length: int, out: int
     ) -> int:
-        parent, name = self._walk(fd, _get(memory, path, length), bool(lookup & SYMLINK_FOLLOW))
+        parent, name, _ = self._walk(fd, _get(memory, path, length), bool(lookup & SYMLINK_FOLLOW))
         try:
             info = os.stat(name, dir_fd=parent, follow_symlinks=False)
         finally:
@@ -530,7 +544,7 @@ class Process:
         which: int,
     ) -> int:
         self._refuse_writes()
-        parent, name = self._walk(fd, _get(memory, path, length), bool(lookup & SYMLINK_FOLLOW))
+        parent, name, _ = self._walk(fd, _get(memory, path, length), bool(lookup & SYMLINK_FOLLOW))
         try:
             now = time.time_ns()
             current = os.stat(name, dir_fd=parent, follow_symlinks=False)
@@ -542,9 +556,10 @@ class Process:
         return SUCCESS
 
     def path_create_directory(self, memory: Memory, fd: int, path: int, length: int) -> int:
-        self._refuse_writes()
-        parent, name = self._named(fd, _get(memory, path, length))
+        parent, name, _ = self._named(fd, _get(memory, path, length), dot=EXIST)
         try:
+            if self.read_only:  # as on a read-only mount: an existing name says so first
+                return EXIST if _exists(parent, name) else ROFS
             os.mkdir(name, 0o777, dir_fd=parent)
         finally:
             os.close(parent)
@@ -552,7 +567,7 @@ class Process:
 
     def path_remove_directory(self, memory: Memory, fd: int, path: int, length: int) -> int:
         self._refuse_writes()
-        parent, name = self._named(fd, _get(memory, path, length))
+        parent, name, _ = self._named(fd, _get(memory, path, length), dot=INVAL)
         try:
             os.rmdir(name, dir_fd=parent)
         finally:
@@ -562,12 +577,10 @@ class Process:
     def path_unlink_file(self, memory: Memory, fd: int, path: int, length: int) -> int:
         self._refuse_writes()
         raw = _get(memory, path, length)
-        parent, name = self._named(fd, raw)
+        parent, name, _ = self._named(fd, raw, dot=ISDIR)
         try:
-            if raw.endswith(b"/") and not stat.S_ISDIR(
-                os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
-            ):
-                return NOTDIR
+            if raw.endswith(b"/"):
+                self._require_directory(parent, name)  # and unlink then says EISDIR
             os.unlink(name, dir_fd=parent)
         finally:
             os.close(parent)
@@ -584,10 +597,20 @@ class Process:
         new_length: int,
     ) -> int:
         self._refuse_writes()
-        source, source_name = self._named(fd, _get(memory, old, old_length))
+        old_path, new_path = _get(memory, old, old_length), _get(memory, new, new_length)
+        source, source_name, _ = self._named(fd, old_path, dot=INVAL)
         try:
-            target, target_name = self._named(new_fd, _get(memory, new, new_length))
+            target, target_name, depth = self._named(new_fd, new_path, dot=INVAL)
             try:
+                info = os.stat(source_name, dir_fd=source, follow_symlinks=False)
+                if (old_path.endswith(b"/") or new_path.endswith(b"/")) and not stat.S_ISDIR(
+                    info.st_mode
+                ):
+                    return NOTDIR
+                if stat.S_ISLNK(info.st_mode) and not _stays_inside(
+                    os.fsencode(os.readlink(source_name, dir_fd=source)), depth
+                ):
+                    return NOTCAPABLE  # moved there, the link would point outside
                 os.rename(source_name, target_name, src_dir_fd=source, dst_dir_fd=target)
             finally:
                 os.close(target)
@@ -600,10 +623,14 @@ class Process:
     ) -> int:
         self._refuse_writes()
         target = _get(memory, old, old_length)
-        if target.startswith(b"/") or b"\0" in target:
-            return NOTCAPABLE  # a link made here never points outside, even for later readers
-        parent, name = self._named(fd, _get(memory, new, new_length))
+        link = _get(memory, new, new_length)
+        if link.endswith(b"/"):
+            return NOENT
+        parent, name, depth = self._named(fd, link, dot=EXIST)
         try:
+            # A link made here never points outside, even for readers that are not confined.
+            if not _stays_inside(target, depth):
+                return NOTCAPABLE
             os.symlink(target, name, dir_fd=parent)
         finally:
             os.close(parent)
@@ -612,7 +639,10 @@ class Process:
     def path_readlink(
         self, memory: Memory, fd: int, path: int, length: int, buffer: int, size: int, out: int
     ) -> int:
-        parent, name = self._named(fd, _get(memory, path, length))
+        raw = _get(memory, path, length)
+        if raw.endswith(b"/"):
+            return INVAL  # "link/" names what the link points to, which is not a link
+        parent, name, _ = self._named(fd, raw, dot=INVAL)
         try:
             target = os.readlink(name, dir_fd=parent)
         finally:
@@ -655,6 +685,29 @@ def serve(process: Callable[[], Process | None], name: str) -> HostFunction:
         return result
 
     return call
+
+
+def _stays_inside(target: bytes, depth: int) -> bool:
+    """Whether a link `target`, read from a directory `depth` levels below the workdir,
+    stays inside it when its names are taken as written (no link in it followed)."""
+    if not target or target.startswith(b"/") or b"\0" in target:
+        return False
+    for part in target.split(b"/"):
+        if part == b"..":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif part not in (b"", b"."):
+            depth += 1
+    return True
+
+
+def _exists(parent: int, name: bytes) -> bool:
+    try:
+        os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _iovecs(memory: Memory, pointer: int, count: int) -> list[tuple[int, int]]:

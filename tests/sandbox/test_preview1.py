@@ -253,6 +253,31 @@ def test_no_command_creates_a_link_that_resolves_outside(layout: Path) -> None:
     assert outward_links(layout) == outward
 
 
+def test_a_link_moved_to_where_it_would_point_outside_is_refused(layout: Path) -> None:
+    (layout / "d" / "deep").mkdir(parents=True)
+    (layout / "d" / "deep" / "l").symlink_to("../../a.txt")
+    outward = outward_links(layout)
+    result = sandbox.run("mv d/deep/l moved; cat d/deep/l", workdir=layout)
+    assert (result.status, result.stdout) == (0, "alpha\n")
+    assert result.stderr.startswith("mv: ") and "Capabilities insufficient" in result.stderr
+    assert not os.path.lexists(layout / "moved")
+    assert outward_links(layout) == outward
+    # moved deeper, the same link still points inside: allowed, and it still reads a.txt
+    (layout / "d" / "deep" / "deeper").mkdir()
+    result = sandbox.run("mv d/deep/l d/deep/deeper/l2 && ls d/deep/deeper", workdir=layout)
+    assert (result.status, result.stdout) == (0, "l2\n")
+    assert os.readlink(layout / "d" / "deep" / "deeper" / "l2") == "../../a.txt"
+
+
+def test_a_link_made_inside_may_climb_as_far_as_the_root(layout: Path) -> None:
+    (layout / "keep").mkdir()
+    (layout / "keep" / "up").symlink_to("../a.txt")
+    result = sandbox.run("mkdir p && cp -r keep p/kept && cat p/kept/up", workdir=layout)
+    # p/kept/up -> ../a.txt names p/a.txt: inside, though missing
+    assert (result.status, result.stdout) == (1, "")
+    assert os.readlink(layout / "p" / "kept" / "up") == "../a.txt"
+
+
 # ---- 2. trailing slashes and dot names, against bash ----------------------------------------
 
 
@@ -463,6 +488,17 @@ def test_read_only_changes_nothing(
         assert result.stderr == stderr
     else:
         assert result.stderr != ""
+    assert snapshot(ro_work) == before
+
+
+def test_read_only_mkdir_p_of_an_existing_directory_succeeds(ro_work: Path) -> None:
+    before = snapshot(ro_work)
+    result = sandbox.run("mkdir -p sub && mkdir sub; mkdir new", workdir=ro_work, read_only=True)
+    assert result.status == 1
+    assert result.stderr == (
+        "mkdir: cannot create directory 'sub': File exists\n"
+        "mkdir: cannot create directory 'new': Read-only file system\n"
+    )
     assert snapshot(ro_work) == before
 
 
@@ -738,8 +774,12 @@ class Guest:
         return self.call("path_open", 3, 1, *self.put(path), oflags, rights, 0, fdflags, OUT) or 0
 
     def walk(self, path: bytes, follow: bool = True) -> tuple[str, bytes]:
-        """`_walk`'s answer as (the host path of the directory, name); closes the fd."""
-        fd, name = self.process._walk(3, path, follow)
+        """`_walk`'s answer as (the host path of the directory, name); closes the fd. The
+        depth it reports must be that directory's below the root."""
+        fd, name, depth = self.process._walk(3, path, follow)
+        real = os.readlink(f"/proc/self/fd/{fd}")
+        relative = os.path.relpath(real, os.path.realpath(self.root))
+        assert depth == (0 if relative == "." else len(relative.split(os.sep))), (path, depth)
         try:
             assert stat.S_ISDIR(os.fstat(fd).st_mode)
             return os.readlink(f"/proc/self/fd/{fd}"), name
