@@ -257,6 +257,22 @@ class Process:
             for leftover in stack:
                 os.close(leftover)
 
+    def _open_plain(
+        self, fd: int, path: bytes, flags: int, follow: bool
+    ) -> tuple[int, bytes, int] | None:
+        """The common case of path_open without a walk: one name in directory `fd`, opened
+        with O_NOFOLLOW (in `flags`). (host fd, name, the directory's depth), or None when
+        `_walk` must decide: the path has several names, or is a link to follow."""
+        if not _plain(path):
+            return None
+        directory = self._directory(fd)
+        try:
+            return os.open(path, flags, 0o666, dir_fd=directory.host_fd), path, directory.depth
+        except OSError as error:
+            if error.errno == errno.ELOOP and follow:
+                return None
+            raise WasiError(_wasi_errno(error)) from error
+
     def _named(self, fd: int, path: bytes, dot: int) -> tuple[int, bytes, int]:
         """`_walk` for calls that act on the name itself (unlink, mkdir, rename, …); a path
         that ends at a directory itself (`.`, `dir/..`) fails with errno `dot`. A trailing
@@ -415,6 +431,15 @@ class Process:
             handle.offset += len(data)
         elif handle.kind == DIRECTORY:
             return ISDIR
+        elif len(vectors) == 1 and wanted == vectors[0][1]:
+            # One buffer (how wasi-libc reads): the host reads straight into guest memory.
+            pointer, length = vectors[0]
+            if pointer + length > len(memory):
+                return FAULT
+            _U32.pack_into(
+                memory, out, os.readv(handle.host_fd, [memory[pointer : pointer + length]])
+            )
+            return SUCCESS
         else:
             data = os.read(handle.host_fd, wanted)
         done = 0
@@ -497,13 +522,18 @@ class Process:
                 flags |= host_flag
         if fdflags & FD_APPEND:
             flags |= os.O_APPEND
-        parent, name, depth = self._walk(fd, name_bytes, follow=bool(lookup & SYMLINK_FOLLOW))
-        try:
-            host_fd = os.open(name, flags, 0o666, dir_fd=parent)
-        except OSError as error:
-            return _wasi_errno(error)
-        finally:
-            os.close(parent)
+        follow = bool(lookup & SYMLINK_FOLLOW)
+        opened = self._open_plain(fd, name_bytes, flags, follow)
+        if opened is not None:
+            host_fd, name, depth = opened
+        else:
+            parent, name, depth = self._walk(fd, name_bytes, follow)
+            try:
+                host_fd = os.open(name, flags, 0o666, dir_fd=parent)
+            except OSError as error:
+                return _wasi_errno(error)
+            finally:
+                os.close(parent)
         kind = _filetype(os.fstat(host_fd).st_mode)
         if kind not in (REGULAR_FILE, DIRECTORY):
             # A FIFO or device would block this thread, where no deadline can reach it.
@@ -524,7 +554,13 @@ class Process:
     def path_filestat_get(
         self, memory: Memory, fd: int, lookup: int, path: int, length: int, out: int
     ) -> int:
-        parent, name, _ = self._walk(fd, _get(memory, path, length), bool(lookup & SYMLINK_FOLLOW))
+        raw, follow = _get(memory, path, length), bool(lookup & SYMLINK_FOLLOW)
+        if _plain(raw):  # one name in this directory: no walk, unless it is a link to follow
+            info = os.stat(raw, dir_fd=self._directory(fd).host_fd, follow_symlinks=False)
+            if not (follow and stat.S_ISLNK(info.st_mode)):
+                _pack_stat(memory, out, info)
+                return SUCCESS
+        parent, name, _ = self._walk(fd, raw, follow)
         try:
             info = os.stat(name, dir_fd=parent, follow_symlinks=False)
         finally:
@@ -685,6 +721,11 @@ def serve(process: Callable[[], Process | None], name: str) -> HostFunction:
         return result
 
     return call
+
+
+def _plain(path: bytes) -> bool:
+    """One ordinary name: what a path usually is, and what needs no walk."""
+    return b"/" not in path and path not in (b"", b".", b"..") and b"\0" not in path
 
 
 def _stays_inside(target: bytes, depth: int) -> bool:
