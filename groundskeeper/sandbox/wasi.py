@@ -26,6 +26,11 @@ MEMORY_LIMIT = 256 * 1024 * 1024  # bytes of linear memory a stage may hold
 STREAM_LIMIT = 8 * 1024 * 1024  # bytes of stdout (and of stderr) a command line may return
 PIPE_LIMIT = 64 * 1024 * 1024  # bytes one stage may write into a pipe, $(…) or a file
 FUEL_PER_SECOND = 10_000_000_000  # per second of deadline: above any real rate, a backstop
+# A run's stages share a store (making one and freeing it cost more than a short command);
+# an instance's memory is only freed with its store, so a store is freed after this many
+# stages, or at once after a stage whose memory grew past what box.wasm starts with.
+STAGES_PER_STORE = 16
+SMALL_STAGE_MEMORY = 32 * 1024 * 1024
 
 # Every knob that changes the compiled code is part of the cache key.
 _ENGINE_SETTINGS = (
@@ -220,6 +225,26 @@ class Watch:
     fault: Fault | None = None
     active: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
+    store: wasmtime.Store | None = None  # the run's current store (see STAGES_PER_STORE)
+    stages_in_store: int = 0
+
+    def take_store(self, limits: Limits) -> wasmtime.Store:
+        if self.store is None:
+            self.store = wasmtime.Store(self.runtime.engine)
+            self.store.set_limits(memory_size=limits.memory)
+            self.store.set_epoch_deadline(1)  # one epoch on: a stop() traps the guest
+            self.stages_in_store = 0
+        return self.store
+
+    def give_back_store(self, memory_size: int) -> None:
+        self.stages_in_store += 1
+        if self.stages_in_store >= STAGES_PER_STORE or memory_size > SMALL_STAGE_MEMORY:
+            self.close_store()
+
+    def close_store(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
 
     def stop(self, fault: Fault) -> None:
         """Record why and interrupt the running stage (stores trap one epoch later).
@@ -289,6 +314,7 @@ def end_watch(watch: Watch) -> None:
     with watch.lock:
         watch.active = False
     _watchdog.remove(watch)
+    watch.close_store()
 
 
 # ---- one stage ------------------------------------------------------------------------------
@@ -328,24 +354,23 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
         deadline=watch.deadline,
         stopped=lambda: watch.fault is not None,
     )
-    store = wasmtime.Store(runtime.engine)
+    store = watch.take_store(limits)
     runtime.process = process
+    memory_size = 0
     try:
-        store.set_limits(memory_size=limits.memory)
         store.set_fuel(max(fuel, 0))
-        store.set_epoch_deadline(1)
         # Checked after the epoch deadline is armed: a stop() from here on traps the guest.
         if watch.fault is not None:
             return StageOutcome(1, watch.fault, 0)
         failure, memory_size = hostcall.run_start(store, runtime.prepared)
         used = fuel - store.get_fuel()
-        exhausted = memory_size * 2 > limits.memory  # see _exhausted
+        exhausted = memory_size * 2 > limits.memory  # see _stopped
     finally:
         runtime.process = None
         if runtime.definitions is not None:
             runtime.definitions.release()
         process.close()
-        store.close()
+        watch.give_back_store(memory_size)
     if process.host_error is not None:
         raise SandboxError(f"a sandbox host call failed: {process.host_error!r}") from failure
     if failure is None:
