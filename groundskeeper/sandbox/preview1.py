@@ -706,14 +706,12 @@ def serve(process: Callable[[], Process | None], name: str) -> HostFunction:
     A failure the guest should see becomes its errno; a `GuestTrap` (exit, a limit) or an
     unexpected error stops the guest (see `hostcall`)."""
 
-    method = getattr(Process, name)
-
     def call(memory: Memory, *arguments: int) -> int | None:
         current = process()
         if current is None:
             raise GuestTrap("no process is running")
         try:
-            result: int | None = method(current, memory, *arguments)
+            result: int | None = getattr(current, name)(memory, *arguments)
         except WasiError as error:
             return error.code
         except OSError as error:
