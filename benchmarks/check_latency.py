@@ -6,12 +6,18 @@ three-stage pipeline through `groundskeeper.sandbox.run` (in-process) and throug
 in a fresh process (target: ≤ 300 ms) with the compiled-module cache on disk and without.
 A command missing from box.wasm is reported as such, never timed as if it had run.
 
-The machine these run on is shared: warm rounds alternate WASM and native so load hits both
-alike, and every figure in wall time (what a caller waits) comes with the CPU time spent
-(`*_cpu_ms`: this process's for the sandbox, the children's plus ours for `sh`), which other
-processes' load disturbs far less.
+The machine these run on is shared, so each round runs a block of WASM calls and then a
+block of native ones (`--block`, default 5): load drifts over both alike, and every figure
+in wall time (what a caller waits) comes with the CPU time spent (`*_cpu_ms`: this process's
+for the sandbox, the children's plus ours for `sh`), which other processes' load disturbs
+far less. The targets are judged on these blocks: warm, in-process calls in a row.
 
-    .venv/bin/python benchmarks/check_latency.py [--rounds 40] [--cold-runs 9]
+Alternating one call each (`*_alternating`) is reported too, and is slower for the sandbox:
+while `sh` runs, this process sleeps in wait(), and on these virtual machines a process that
+has slept finds its caches cold (a memory-bound loop runs ~3x slower right after a 4 ms
+sleep; a compute-bound one ~1.1x), so every sandbox call then starts cold.
+
+    .venv/bin/python benchmarks/check_latency.py [--rounds 40] [--block 5] [--cold-runs 9]
 """
 
 from __future__ import annotations
@@ -59,7 +65,7 @@ def _timed(fn: Callable[[], object]) -> tuple[float, float]:
     return (time.perf_counter() - wall) * 1000, (_cpu_with_children() - cpu) * 1000
 
 
-def measure(cmdline: str, workdir: Path, rounds: int) -> dict[str, Any]:
+def measure(cmdline: str, workdir: Path, rounds: int, block: int) -> dict[str, Any]:
     native = subprocess.run(["sh", "-c", cmdline], cwd=workdir, capture_output=True, text=True)
     ours = sandbox.run(cmdline, workdir=workdir)
     entry: dict[str, Any] = {
@@ -72,6 +78,9 @@ def measure(cmdline: str, workdir: Path, rounds: int) -> dict[str, Any]:
         "wasm_cpu_ms": None,
         "native_cpu_ms": None,
         "cpu_ratio": None,
+        "wasm_ms_alternating": None,
+        "native_ms_alternating": None,
+        "ratio_alternating": None,
     }
     if not entry["available"]:
         missing = [
@@ -90,17 +99,25 @@ def measure(cmdline: str, workdir: Path, rounds: int) -> dict[str, Any]:
         "wasm": lambda: sandbox.run(cmdline, workdir=workdir),
         "native": lambda: subprocess.run(["sh", "-c", cmdline], cwd=workdir, capture_output=True),
     }
-    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
     for job in jobs.values():
         job()  # warm-up, not counted
+    blocks: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
+    alternating: dict[str, list[tuple[float, float]]] = {name: [] for name in jobs}
     for _ in range(rounds):
         for name, job in jobs.items():
-            samples[name].append(_timed(job))
-    for name, taken in samples.items():
+            blocks[name].extend(_timed(job) for _ in range(block))
+        for name, job in jobs.items():
+            alternating[name].append(_timed(job))
+    for name, taken in blocks.items():
         entry[f"{name}_ms"] = round(statistics.median(wall for wall, _ in taken), 3)
         entry[f"{name}_cpu_ms"] = round(statistics.median(cpu for _, cpu in taken), 3)
+    for name, taken in alternating.items():
+        entry[f"{name}_ms_alternating"] = round(statistics.median(wall for wall, _ in taken), 3)
     entry["ratio"] = round(entry["wasm_ms"] / entry["native_ms"], 3)
     entry["cpu_ratio"] = round(entry["wasm_cpu_ms"] / entry["native_cpu_ms"], 3)
+    entry["ratio_alternating"] = round(
+        entry["wasm_ms_alternating"] / entry["native_ms_alternating"], 3
+    )
     return entry
 
 
@@ -122,14 +139,15 @@ def cold_once(workdir: Path, home: str) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--block", type=int, default=5, help="calls in a row per side a round")
     parser.add_argument("--cold-runs", type=int, default=9)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp) / "work"
         workdir.mkdir()
         (workdir / "f").write_text("a\nx marks\nb\nx again\n")
-        check = measure(CHECK, workdir, args.rounds)
-        pipeline = measure(PIPELINE, workdir, args.rounds)
+        check = measure(CHECK, workdir, args.rounds, args.block)
+        pipeline = measure(PIPELINE, workdir, args.rounds, args.block)
         home = str(Path(tmp) / "home")
         cold_once(workdir, home)  # compiles box.wasm into this home's cache; not counted
         cached = [cold_once(workdir, home) for _ in range(args.cold_runs)]
