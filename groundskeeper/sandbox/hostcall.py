@@ -161,6 +161,21 @@ class Definitions:
             )
 
 
+def use_pooling(config: wasmtime.Config, instances: int, memory_size: int) -> None:
+    """Give `config` wasmtime's pooling allocator, which wasmtime-py does not expose: slots
+    for `instances` live instances and memories of up to `memory_size` bytes each, reserved
+    once per engine and reused, instead of mapping and unmapping memory per instance."""
+    pool = ffi.wasmtime_pooling_allocation_config_new()
+    try:
+        ffi.wasmtime_pooling_allocation_config_total_core_instances_set(pool, instances)
+        ffi.wasmtime_pooling_allocation_config_total_memories_set(pool, instances)
+        ffi.wasmtime_pooling_allocation_config_total_tables_set(pool, instances)
+        ffi.wasmtime_pooling_allocation_config_max_memory_size_set(pool, memory_size)
+        ffi.wasmtime_pooling_allocation_strategy_set(config.ptr(), pool)
+    finally:
+        ffi.wasmtime_pooling_allocation_config_delete(pool)
+
+
 def _address(pointer: Any) -> int:
     return ctypes.cast(pointer, _VP).value or 0
 

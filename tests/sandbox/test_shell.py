@@ -113,6 +113,20 @@ def test_pipeline_stages_read_the_previous_stdout(work: Path) -> None:
     assert sh("cd sub | cat a.txt", work).stdout == "alpha\nbeta\n"  # stages are subshells
 
 
+def test_more_stages_than_a_store_holds(work: Path) -> None:
+    # A run's stages share a store of wasi.STAGES_PER_STORE instance slots, recycled when
+    # full; a long line must cross that boundary several times, in lists, pipes and $(…).
+    count = 3 * wasi.STAGES_PER_STORE + 1
+    result = sandbox.run("; ".join(f"echo {n}" for n in range(count)), workdir=work)
+    assert (result.status, result.stdout) == (0, "".join(f"{n}\n" for n in range(count)))
+    result = sandbox.run("echo x" + " | cat" * count + " | wc -l", workdir=work)
+    assert (result.status, result.stdout.strip()) == (0, "1")
+    nested = "echo deep"
+    for _ in range(wasi.STAGES_PER_STORE + 2):
+        nested = f"echo $({nested})"
+    assert sandbox.run(nested, workdir=work).stdout == "deep\n"
+
+
 def test_cd_and_exit_builtins(work: Path) -> None:
     assert sh("cd sub && cat c.txt", work).stdout == "deep\n"
     assert sh("cd sub; cd; cat a.txt", work).stdout == "alpha\nbeta\n"
