@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import threading
 import time
 from dataclasses import dataclass, field
@@ -33,12 +34,16 @@ STAGES_PER_STORE = 16
 SMALL_STAGE_MEMORY = 32 * 1024 * 1024
 
 # Every knob that changes the compiled code is part of the cache key.
+# The pooling allocator reserves every slot's address space up front (~65 GiB virtual), and
+# wasmtime's C API aborts the process when that fails: under any `ulimit -v`, do without it.
+_POOLING = resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY
+
 _ENGINE_SETTINGS = (
     ("consume_fuel", True),
     ("epoch_interruption", True),
     ("opt", "speed"),
     ("memory_may_move", False),
-    ("pooling", STAGES_PER_STORE, MEMORY_LIMIT),
+    ("pooling", STAGES_PER_STORE if _POOLING else 0, MEMORY_LIMIT),
 )
 
 
@@ -51,7 +56,8 @@ def _new_config() -> wasmtime.Config:
     config.memory_may_move = False
     # One slot per instance a run's store can hold (a run leases its engine alone): the
     # same memory is reused stage after stage, ~10% faster when the caches are cold.
-    hostcall.use_pooling(config, STAGES_PER_STORE, MEMORY_LIMIT)
+    if _POOLING:
+        hostcall.use_pooling(config, STAGES_PER_STORE, MEMORY_LIMIT)
     return config
 
 
@@ -177,7 +183,10 @@ _first_module: list[bytes] = []  # the serialized module, shared by engines made
 
 
 def _new_runtime() -> Runtime:
-    engine = wasmtime.Engine(_new_config())
+    try:
+        engine = wasmtime.Engine(_new_config())
+    except wasmtime.WasmtimeError as error:  # e.g. a ulimit -v too small for its memory pool
+        raise SandboxError(f"cannot create a wasmtime engine: {error}") from error
     with _pool_lock:
         serialized = _first_module[0] if _first_module else None
     if serialized is None:

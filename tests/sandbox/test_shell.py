@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -125,6 +128,28 @@ def test_more_stages_than_a_store_holds(work: Path) -> None:
     for _ in range(wasi.STAGES_PER_STORE + 2):
         nested = f"echo $({nested})"
     assert sandbox.run(nested, workdir=work).stdout == "deep\n"
+
+
+def test_an_address_space_limit_turns_the_memory_pool_off_instead_of_aborting(
+    work: Path, groundskeeper_home: Path
+) -> None:
+    # wasmtime's C API aborts the process when its pool cannot be reserved (~65 GiB virtual)
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (40 << 30, resource.RLIM_INFINITY))\n"
+        "from groundskeeper import sandbox\n"
+        "from groundskeeper.sandbox import wasi\n"
+        "result = sandbox.run('echo ok', workdir=sys.argv[1])\n"
+        "print(wasi._POOLING, result.status, result.stdout.strip())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(work)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "GROUNDSKEEPER_HOME": str(groundskeeper_home)},
+        timeout=120,
+    )
+    assert (done.returncode, done.stdout) == (0, "False 0 ok\n"), done.stderr[-2000:]
 
 
 def test_cd_and_exit_builtins(work: Path) -> None:
