@@ -16,6 +16,8 @@ from typing import Any
 import wasmtime
 from wasmtime import _ffi as ffi
 
+from groundskeeper.errors import GroundskeeperError
+
 _VP = ctypes.c_void_p
 _SIZE = ctypes.c_size_t
 # size_t callback(void *env, wasmtime_caller_t *caller, wasmtime_val_raw_t *args, size_t n):
@@ -60,25 +62,18 @@ _export_get = _bind(
 )
 _call_unchecked = _bind("wasmtime_func_call_unchecked", _VP, _VP, _VP, _VP, _SIZE, _VP)
 
-# WASI preview1 passes only unsigned values (fd_seek converts its one signed offset itself),
-# each in a 16-byte wasmtime_val_raw_t.
-
 # A host function: (guest memory, *i32/i64 arguments) -> i32 result, or None for no result.
 HostFunction = Callable[..., "int | None"]
 # Called with the exception when a host function raised; returns the trap's message.
 OnError = Callable[[BaseException], bytes]
 
 
-class GuestTrap(Exception):
+class GuestTrap(GroundskeeperError):
     """Raised by a host function to stop the guest: the message becomes the trap's."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
-
-
-def trap_message(error: BaseException) -> str:
-    return error.message if isinstance(error, GuestTrap) else f"host error: {error!r}"
 
 
 class Definitions:
@@ -124,7 +119,8 @@ class Definitions:
         function: HostFunction,
         on_error: OnError,
     ) -> None:
-        # All arguments in one unpack: an i32 is the low 4 bytes of its 16-byte slot.
+        # All arguments in one unpack: each sits in a 16-byte wasmtime_val_raw_t, an i32 in
+        # its low 4 bytes. Read unsigned: so WASI passes them (fd_seek signs its one offset).
         layout = "".join("Q8x" if str(kind) == "i64" else "I12x" for kind in functype.params)
         arguments_codec = struct.Struct("<" + layout)
         width = arguments_codec.size

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from groundskeeper.errors import GroundskeeperError
 from groundskeeper.sandbox.hostcall import GuestTrap, HostFunction
 from groundskeeper.sandbox.result import Fault
 
@@ -73,7 +74,7 @@ class Sink(Protocol):
     def write(self, data: bytes) -> None: ...
 
 
-class WasiError(Exception):
+class WasiError(GroundskeeperError):
     """A call fails with this WASI errno (the guest sees it; nothing is raised to wasmtime)."""
 
     def __init__(self, code: int) -> None:
