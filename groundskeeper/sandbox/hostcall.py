@@ -88,6 +88,7 @@ class Definitions:
         self.linker = linker
         self.callbacks: list[object] = []
         self.extern = ffi.wasmtime_extern_t()
+        self.memory_address = ctypes.addressof(self.extern.of.memory)
         self.context = 0
         self.view: memoryview | None = None
 
@@ -97,7 +98,7 @@ class Definitions:
             self.view = None
 
     def _memory(self, caller: int) -> memoryview:
-        memory = ctypes.addressof(self.extern.of.memory)
+        memory = self.memory_address
         if self.view is None:
             if not _caller_export_get(caller, b"memory", 6, ctypes.addressof(self.extern)):
                 raise GuestTrap("the module exports no memory")

@@ -60,9 +60,8 @@ _PRESTAT = struct.Struct("<BxxxI")
 _FDSTAT = struct.Struct("<BxHxxxxQQ")
 _FILESTAT = struct.Struct("<QQB7xQQQQQ")
 _DIRENT = struct.Struct("<QQIB3x")
-_SUBSCRIPTION = struct.Struct(
-    "<QB7xIxxxxQQH6x"
-)  # userdata, tag, clock id, timeout, precision, flags
+# userdata, tag, clock id, timeout, precision, flags
+_SUBSCRIPTION = struct.Struct("<QB7xIxxxxQQH6x")
 _EVENT = struct.Struct("<QHB5xQH6x")  # userdata, error, type, nbytes, flags
 
 
@@ -136,17 +135,19 @@ class Process:
 
     def __post_init__(self) -> None:
         if isinstance(self.stdin, int):
-            stdin = _Handle(CHARACTER_DEVICE, host_fd=self.stdin, readable=True)
-            stdin.kind = _filetype(os.fstat(self.stdin).st_mode)
+            kind = _filetype(os.fstat(self.stdin).st_mode)
+            stdin = _Handle(kind, host_fd=self.stdin, readable=True)
         else:
             stdin = _Handle(UNKNOWN, readable=True, data=self.stdin)
+        root = _Handle(
+            DIRECTORY, host_fd=self.root_fd, readable=True, guest_name=self.guest_root.encode()
+        )
         self.fds = {
             0: stdin,
             1: _Handle(UNKNOWN, writable=True, sink=self.stdout),
             2: _Handle(UNKNOWN, writable=True, sink=self.stderr),
-            3: _Handle(DIRECTORY, host_fd=self.root_fd, readable=True),
+            3: root,
         }
-        self.fds[3].guest_name = self.guest_root.encode()
 
     def close(self) -> None:
         for handle in self.fds.values():

@@ -268,7 +268,7 @@ class _Run:
         err: _Sink,
         opened: list[int],
     ) -> tuple[_Stdin, _Sink, _Sink]:
-        """Apply redirections left to right, as bash does; returns (stdin path, out, err)."""
+        """Apply redirections left to right, as bash does; returns (stdin, out, err)."""
         streams: dict[int, _Sink] = {1: out, 2: err}
         for redirect in redirects:
             if redirect.op == ">&":
