@@ -21,10 +21,10 @@ from groundskeeper.ledger_format import (
     decode_canonical_base64,
     decode_line,
     field_problem,
+    find_ledger,
     ledger_origin,
     parse_checkpoint,
     read_if_present,
-    resolve_ledger_path,
     signed_message,
 )
 
@@ -88,12 +88,12 @@ def verify_ledger(
 
     `path` is a plan directory or a ledger file; LedgerUnreadable if it cannot be read.
     """
-    ledger_path = resolve_ledger_path(path)
+    ledger_path = find_ledger(path)
     data = read_if_present(ledger_path, "ledger")
     if data is None:
         raise LedgerUnreadable(
             f"no ledger at {ledger_path} (a plan that has not run yet has none); "
-            "pass a plan directory or a _steps.jsonl"
+            "pass a plan file, its directory or a _steps.jsonl"
         )
     checkpoint_data = read_if_present(checkpoint_path(ledger_path), "checkpoint")
     keys = {key.key_id: key for key in trusted}
@@ -268,7 +268,7 @@ def _check_expected(head: Head, size: int | None, root: str | None) -> list[Find
 
 def read_steps(path: Path) -> list[tuple[int, dict[str, Any] | None]]:
     """Every complete line as (line number, object or None), for display, not for trust."""
-    ledger_path = resolve_ledger_path(path)
+    ledger_path = find_ledger(path)
     data = read_if_present(ledger_path, "ledger")
     if data is None:
         raise LedgerUnreadable(f"no ledger at {ledger_path}")

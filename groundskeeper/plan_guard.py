@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,8 +52,9 @@ class PlanGuard:
     containing their verdict is written, the others once it is durable.
     """
 
-    def __init__(self, path: Path, text: str) -> None:
+    def __init__(self, path: Path, text: str, rejected_dir: Path | None = None) -> None:
         self.path = path
+        self.rejected_dir = rejected_dir if rejected_dir is not None else path.parent
         data = text.encode("utf-8")
         self._io = threading.Lock()
         self._last = data
@@ -161,9 +163,10 @@ class PlanGuard:
 
     def _next_rejected(self) -> Path:
         prefix = f"{self.path.name}.rejected-"
+        self.rejected_dir.mkdir(mode=0o700, exist_ok=True)
         numbers = [
-            int(p.name[len(prefix) :])
-            for p in self.path.parent.glob(prefix + "*")
-            if p.name[len(prefix) :].isdigit()
-        ]
-        return self.path.with_name(f"{prefix}{max(numbers, default=0) + 1}")
+            int(name[len(prefix) :])
+            for name in os.listdir(self.rejected_dir)
+            if name.startswith(prefix) and re.fullmatch(r"[0-9]{1,9}", name[len(prefix) :])
+        ]  # ASCII digits only: `²` is a digit to str.isdigit() and not to int()
+        return self.rejected_dir / f"{prefix}{max(numbers, default=0) + 1}"

@@ -26,12 +26,14 @@ from groundskeeper.acceptance import (
     Shell,
     run_check,
 )
+from groundskeeper.control import ControlDir, RunLock
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models import Model
 from groundskeeper.plan import Heading, Plan, PlanReadError
 from groundskeeper.plan import replace_keyword as edit_keyword
 from groundskeeper.plan_guard import PlanGuard, Tamper
+from groundskeeper.sandbox import fence as fences
 from groundskeeper.sealing import MemoryRecorder, RunSeal, SealingError, StepRecorder, excerpt
 from groundskeeper.task_tree import Node, TaskWalk, build_tree
 from groundskeeper.telemetry import Telemetry
@@ -211,11 +213,14 @@ class Runner:
         shell: Shell | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
         run_id: str | None = None,
+        run_lock: RunLock | None = None,
     ) -> None:
         if plan.path is None:
             raise PlanReadError("the runner needs a plan read from a file")
         self.plan = plan
         self.plan_path = plan.path
+        self.control = ControlDir.for_plan(plan.path)
+        self.run_lock = run_lock  # held by the caller; else `run` holds its own
         self.workdir = (workdir or plan.path.parent).resolve()
         self.model = model
         self.options = options or RunOptions()
@@ -232,12 +237,27 @@ class Runner:
         self._started: set[Node] = set()  # picked up by a pool thread
         self._started_lock = threading.Lock()
         self._event_lock = threading.Lock()
-        self._guard = PlanGuard(self.plan_path, plan.text)
+        self._guard = PlanGuard(self.plan_path, plan.text, self.control.rejected)
 
     # -- public ---------------------------------------------------------------------------------
 
     def run(self, lint: Callable[[Plan], list[Diagnostic]] | None = None) -> RunReport:
-        """Lint (rung 1, `groundskeeper.lint.validate` unless given), then run the plan."""
+        """Lint (rung 1, `groundskeeper.lint.validate` unless given), then run the plan.
+
+        One run at a time per plan: PlanInUse if another holds it. Workers and checks run
+        behind the plan's fence (its control directory absent, its file read-only)."""
+        if self.run_lock is not None:
+            return self._run(lint)
+        with RunLock(self.control):
+            return self._run(lint)
+
+    def _run(self, lint: Callable[[Plan], list[Diagnostic]] | None) -> RunReport:
+        self.control.ensure()
+        fence = fences.for_plan(self.plan_path, self.control.root)
+        with fences.enforced(fence):
+            return self._run_fenced(lint)
+
+    def _run_fenced(self, lint: Callable[[Plan], list[Diagnostic]] | None) -> RunReport:
         if lint is None:
             from groundskeeper.lint import validate
 
@@ -473,7 +493,7 @@ class Runner:
             return f"dock: {exc}"
         from groundskeeper.conformance import dock  # wasmtime.component: only when docking
 
-        result = dock(component, self.plan_path.parent / "components")
+        result = dock(component, self.control.components)
         messages = "; ".join(d.message for d in result.diagnostics if d.level == "error")
         self.seal.dock(heading.task_id, raw.strip(), result)
         if self.telemetry is not None:

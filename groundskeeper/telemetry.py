@@ -137,7 +137,10 @@ class Telemetry:
 
     @classmethod
     def for_plan(cls, plan_path: Path, *, clock: Clock = utc_now) -> Telemetry:
-        return cls(plan_path.parent / TELEMETRY_NAME, clock=clock)
+        """The plan's telemetry, in its control directory (created if missing)."""
+        from groundskeeper.control import ControlDir
+
+        return cls(ControlDir.for_plan(plan_path).ensure().telemetry, clock=clock)
 
     def _insert(self, table: str, row: dict[str, Any]) -> int:
         values = [row.get(column) for column in _TABLES[table]]

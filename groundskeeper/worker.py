@@ -8,6 +8,7 @@ the runner runs the acceptance check (`acceptance.py`) afterwards.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import importlib.resources
 import json
@@ -22,6 +23,7 @@ from typing import Any
 from groundskeeper.acceptance import SealedCheck, Shell, sandbox_shell
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models import ContentBlock, Message, Model, ModelRequest, ToolSpec
+from groundskeeper.sandbox import fence as fences
 
 DEFAULT_MAX_TURNS = 30
 DEFAULT_SH_TIMEOUT = 30.0
@@ -131,26 +133,14 @@ class ToolOutcome:
     status: str  # "ok", "error", "refused", or "exit N" for sh
 
 
-def is_control_name(name: str, plan_name: str) -> bool:
-    """A supervisor control file's name, compared case-insensitively (`PLAN.ORG` is the plan
-    on a case-insensitive file system, and refusing it elsewhere costs an honest worker
-    nothing)."""
-    folded = name.casefold()
-    return (
-        folded == plan_name.casefold()
-        or folded.startswith("_steps.")
-        or folded.startswith("_telemetry.db")
-    )
-
-
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
 
 
 @dataclass
 class Toolbox:
-    """The worker's tools, confined to `workdir`; control files are refused by name, by path
-    and by identity (a hard link to the plan is the plan).
+    """The worker's tools, confined to `workdir` and fenced (`sandbox.fence`): the control
+    plane and $GROUNDSKEEPER_HOME are absent, the running plan's file is read-only.
 
     A path is judged first (`resolve`: no absolute paths, no `..`, no symlink leading out),
     then opened by walking the judged, symlink-free path one component at a time with
@@ -167,6 +157,10 @@ class Toolbox:
     def __post_init__(self) -> None:
         self._root = self.workdir.resolve()
         self._plan = self.plan_path.resolve()
+
+    @property
+    def fence(self) -> fences.Fence:
+        return fences.active()
 
     def call(self, name: str, tool_input: object) -> ToolOutcome:
         """Run one tool; every failure comes back as an error outcome, never an exception."""
@@ -211,44 +205,25 @@ class Toolbox:
         target = (self._root / pure).resolve()
         if target != self._root and self._root not in target.parents:
             raise ToolRefused(f"`{raw}` leads outside the working directory (a symlink)")
-        return target
-
-    def _guard_control(self, raw: str, target: Path) -> None:
-        plan_name = self._plan.name
-        if (
-            target == self._plan
-            or is_control_name(target.name, plan_name)
-            or is_control_name(PurePosixPath(raw).name, plan_name)
+        if target != self._root and self.fence.hides_path(
+            str(self._root), str(target.relative_to(self._root))
         ):
-            self._refuse_control(raw)
-
-    def _refuse_control(self, raw: str) -> None:
-        raise ToolRefused(
-            f"`{raw}` is a supervisor control file (the plan, `_steps.*`, `_telemetry.db`);"
-            " workers may not read or write it"
-        )
-
-    def _control_identities(self) -> set[tuple[int, int]]:
-        """(device, inode) of the plan and of every control file beside it, as they are now."""
-        found: set[tuple[int, int]] = set()
-        candidates = [self._plan]
-        with contextlib.suppress(OSError):
-            candidates += [
-                self._plan.parent / n
-                for n in os.listdir(self._plan.parent)
-                if is_control_name(n, self._plan.name)
-            ]
-        for path in candidates:
-            with contextlib.suppress(OSError):
-                st = os.stat(path, follow_symlinks=False)
-                found.add((st.st_dev, st.st_ino))
-        return found
+            raise _absent(raw)
+        return target
 
     def _guard_identity(self, raw: str, fd: int) -> os.stat_result:
         st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) in self._control_identities():
-            self._refuse_control(raw)
+        if self.fence.hides(st):
+            raise _absent(raw)
         return st
+
+    def _guard_writable(self, raw: str, parent: int, name: str) -> None:
+        fence = self.fence
+        if fence.read_only and fence.guards(os.fstat(parent), name):
+            raise ToolRefused(
+                f"`{raw}` is the plan file of the running plan; workers may read it, never"
+                " change it"
+            )
 
     def _walk(self, raw: str, target: Path, *, create_dirs: bool = False) -> int:
         """An O_DIRECTORY fd of `target`'s parent, reached without following any symlink."""
@@ -274,10 +249,16 @@ class Toolbox:
     def _open_component(
         self, raw: str, name: str, flags: int, dir_fd: int, mode: int = 0o666
     ) -> int:
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            self._guard_writable(raw, dir_fd, name)
         try:
-            return os.open(name, flags | _NOFOLLOW, mode, dir_fd=dir_fd)
+            fd = os.open(name, flags | _NOFOLLOW, mode, dir_fd=dir_fd)
         except OSError as exc:
             raise self._swapped(raw, exc, name, dir_fd) from None
+        if flags & os.O_DIRECTORY and self.fence.hidden and self.fence.hides(os.fstat(fd)):
+            os.close(fd)
+            raise _absent(raw)
+        return fd
 
     @staticmethod
     def _swapped(raw: str, exc: OSError, name: str, dir_fd: int) -> OSError | ToolRefused:
@@ -320,7 +301,6 @@ class Toolbox:
     def _read(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         raw = self._arg(tool_input, "path")
         target = self.resolve(raw)
-        self._guard_control(raw, target)
         # O_NONBLOCK: a FIFO must not hang the worker; it is refused below as not a file
         fd = self._open_target(raw, target, os.O_RDONLY | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as handle:
@@ -339,7 +319,6 @@ class Toolbox:
         raw = self._arg(tool_input, "path")
         content = self._arg(tool_input, "content")
         target = self.resolve(raw)
-        self._guard_control(raw, target)
         if len(content) > WRITE_LIMIT:
             raise ToolRefused(f"content is longer than {WRITE_LIMIT} characters")
         data = content.encode("utf-8")  # before opening: a bad string must not truncate
@@ -353,6 +332,8 @@ class Toolbox:
             st = self._guard_identity(raw, handle.fileno())
             if not stat.S_ISREG(st.st_mode):
                 return ToolOutcome(f"`{raw}` is not a regular file", True, "error")
+            if self.fence.is_read_only_file(st):
+                raise ToolRefused(f"`{raw}` is a link to the plan file; workers may not change it")
             handle.truncate(0)
             handle.write(data)
         return ToolOutcome(f"wrote {len(data)} bytes to {raw}", False, "ok")
@@ -366,10 +347,17 @@ class Toolbox:
             return ToolOutcome(f"`{raw}` is not a folder", True, "error")
         except FileNotFoundError:
             return ToolOutcome(f"`{raw}` is not a folder", True, "error")
+        fence = self.fence
         try:
             with os.scandir(fd) as entries:
                 names = sorted(
-                    e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in entries
+                    e.name + ("/" if e.is_dir(follow_symlinks=False) else "")
+                    for e in entries
+                    if not fence.hides_name(e.name)
+                    and not (
+                        e.inode() in fence.hidden_inodes
+                        and fence.hides(e.stat(follow_symlinks=False))
+                    )
                 )
         finally:
             os.close(fd)
@@ -474,6 +462,11 @@ class WorkerSession:
                 )
             self.messages.append({"role": "user", "content": results})
         return AttemptOutcome(last_text, "max_turns", self.max_turns, tuple(calls))
+
+
+def _absent(raw: str) -> FileNotFoundError:
+    """What a worker meets at the control plane: nothing, as if it did not exist."""
+    return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), raw)
 
 
 def _clip(text: str) -> str:

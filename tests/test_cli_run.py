@@ -55,13 +55,18 @@ def keywords(plan: Path) -> dict[str, str | None]:
     return {t.task_id: t.keyword for t in load_plan(plan).tasks()}
 
 
+def control(plan: Path) -> Path:
+    """The plan's control directory (`groundskeeper.control`)."""
+    return plan.parent / ".groundskeeper" / plan.name
+
+
 def telemetry(plan: Path) -> list[tuple[str, str, int]]:
-    conn = sqlite3.connect(plan.parent / "_telemetry.db")
+    conn = sqlite3.connect(control(plan) / "_telemetry.db")
     return conn.execute("SELECT task_id, state, attempt FROM task_events ORDER BY rowid").fetchall()
 
 
 def steps(plan: Path, step: str) -> list[dict[str, Any]]:
-    return [obj["body"] for _, obj in read_steps(plan.parent / "_steps.jsonl")
+    return [obj["body"] for _, obj in read_steps(control(plan) / "_steps.jsonl")
             if obj is not None and obj.get("step") == step]  # fmt: skip
 
 
@@ -316,39 +321,34 @@ def test_write_file_on_the_plan_is_refused(tmp_path: Path) -> None:
     assert states(doc) == {"tamper": ("DONE", 1, True), "by": ("DONE", 1, True)}
     (call,) = [c for c in steps(plan, "tool-call") if c["status"] == "refused"]
     assert (call["task_id"], call["tool"], call["is_error"]) == ("tamper", "write_file", True)
-    assert not list(tmp_path.glob("plan.org.rejected-*"))
+    assert not list((tmp_path / ".groundskeeper").rglob("plan.org.rejected-*"))
 
 
-def check_tamper_caught(tmp_path: Path, sh: str) -> None:
+def check_plan_write_refused(tmp_path: Path, sh: str) -> None:
+    """The running plan is read-only to the sandbox: the write fails in the worker's shell,
+    nothing needs undoing, and the worker's own task goes on to be judged on its work."""
     plan, script, original = tamper_plan(tmp_path, f"    - {{tool: sh, input: {{cmd: '{sh}'}}}}")
     result, doc = resume(plan, script, "--max-parallel", "1")
-    assert result.exit_code == 1
-    assert states(doc)["tamper"] == ("FAILED", 1, None)
-    assert doc["tasks"][0]["reason"].startswith("tampering: ")
-    assert states(doc)["by"] == ("DONE", 1, True)
-    (diagnostic,) = doc["diagnostics"]
-    assert diagnostic["code"] == "R003" and "plan.org.rejected-1" in diagnostic["message"]
-    rejected = (tmp_path / "plan.org.rejected-1").read_text()
-    assert rejected != original
-    # the runner's version is back, with only its own verdicts written in
-    text = plan.read_text()
-    assert text == original.replace("* TODO Tamper", "* FAILED Tamper").replace(
-        "* TODO Bystander", "* DONE Bystander"
-    )
-    assert "! tampering" in result.stderr
-    (row,) = sqlite3.connect(tmp_path / "_telemetry.db").execute(
-        "SELECT task_id, rejected_path FROM tamper_events"
-    )
-    assert row == ("tamper", str(tmp_path / "plan.org.rejected-1"))
-    assert [s["task_ids"] for s in steps(plan, "tamper")] == [["tamper"]]
+    assert result.exit_code == 0, doc
+    assert states(doc) == {"tamper": ("DONE", 1, True), "by": ("DONE", 1, True)}
+    assert doc["diagnostics"] == []
+    (call, *_) = [c for c in steps(plan, "tool-call") if c["tool"] == "sh"]
+    assert (call["task_id"], call["status"], call["is_error"]) == ("tamper", "exit 1", True)
+    assert plan.read_text() == original.replace("* TODO", "* DONE")
+    assert not list((tmp_path / ".groundskeeper").rglob("plan.org.rejected-*"))
+    assert steps(plan, "tamper") == []
 
 
-def test_sh_cp_over_the_plan_is_undone_and_reported(tmp_path: Path) -> None:
-    check_tamper_caught(tmp_path, "cp other.org plan.org")
+def test_sh_cp_over_the_plan_is_refused(tmp_path: Path) -> None:
+    check_plan_write_refused(tmp_path, "cp other.org plan.org")
 
 
-def test_sh_append_to_the_plan_is_undone_and_reported(tmp_path: Path) -> None:
-    check_tamper_caught(tmp_path, 'echo "* DONE Sneaked in" >> plan.org')
+def test_sh_append_to_the_plan_is_refused(tmp_path: Path) -> None:
+    check_plan_write_refused(tmp_path, 'echo "* DONE Sneaked in" >> plan.org')
+
+
+def test_sh_mv_and_rm_of_the_plan_are_refused(tmp_path: Path) -> None:
+    check_plan_write_refused(tmp_path, "mv plan.org gone.org; rm -f plan.org; touch plan.org")
 
 
 def test_check_write_demotes_done_whose_evidence_was_deleted(tmp_path: Path) -> None:
@@ -462,7 +462,7 @@ def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def started() -> list[str]:
-        if not (tmp_path / "_steps.jsonl").exists():
+        if not (control(tmp_path / "plan.org") / "_steps.jsonl").exists():
             return []
         return [s["task_id"] for s in steps(plan, "task-start")]
 
@@ -515,10 +515,12 @@ def test_dock_task_fails_closed_on_a_non_conforming_artifact(tmp_path: Path) -> 
     (row,) = doc["tasks"]
     assert (row["state"], row["verified"]) == ("FAILED", True)
     assert row["reason"].startswith("conformance: `comp.wasm` did not dock")
-    assert not (tmp_path / "components" / "comp.wasm").exists()
+    assert not (control(tmp_path / "plan.org") / "components" / "comp.wasm").exists()
     docked = [(d["component"], d["ok"]) for d in steps(plan, "dock")]
     assert docked == [("comp.wasm", False), ("comp.wasm", False)]
-    docks = sqlite3.connect(tmp_path / "_telemetry.db").execute("SELECT ok FROM dock_events")
+    docks = sqlite3.connect(control(tmp_path / "plan.org") / "_telemetry.db").execute(
+        "SELECT ok FROM dock_events"
+    )
     assert [r[0] for r in docks] == [0, 0]  # both attempts were refused
 
 
@@ -526,7 +528,7 @@ def test_dock_task_fails_closed_on_a_non_conforming_artifact(tmp_path: Path) -> 
 
 
 def ledger_bytes(plan: Path) -> bytes:
-    return (plan.parent / "_steps.jsonl").read_bytes()
+    return (control(plan) / "_steps.jsonl").read_bytes()
 
 
 def test_there_is_no_way_to_run_unsealed(tmp_path: Path) -> None:
@@ -546,7 +548,9 @@ def test_a_damaged_ledger_refuses_to_start(tmp_path: Path) -> None:
         task("A", "a", "grep -q a a.txt"),
         "workers:\n  a: [{tool: write_file, input: {path: a.txt, content: a}}, {say: DONE}]\n",
     )
-    (tmp_path / "_steps.jsonl").write_text('{"v": 1}\n')  # a line, but no checkpoint
+    ledger = control(tmp_path / "plan.org") / "_steps.jsonl"
+    ledger.parent.mkdir(parents=True)
+    ledger.write_text('{"v": 1}\n')  # a line, but no checkpoint
     before = plan.read_text()
     result, doc = resume(plan, script)
     assert result.exit_code == 1
@@ -590,48 +594,39 @@ def test_a_checkpoint_signed_by_an_untrusted_key_refuses_to_start(tmp_path: Path
     assert ledger_bytes(plan) == sealed
 
 
-def test_a_ledger_broken_mid_run_stops_the_run(tmp_path: Path) -> None:
-    """A worker that appends to the ledger through the sandbox breaks the chain: the very
-    next step cannot be sealed, so its task is not judged and nothing later starts.
-
-    (The vandal sleeps first so that the honest task's last step is sealed before the break:
-    the ledger must see the foreign line between two appends, not in the middle of one.)"""
+def test_a_worker_cannot_reach_the_ledger_by_any_path(tmp_path: Path) -> None:
+    """Appending to the ledger used to break the chain (R004) from inside the sandbox; the
+    control directory is now absent to workers, so every spelling misses and the run ends
+    with a ledger that verifies."""
+    vandal = [
+        'echo "{}" >> .groundskeeper/plan.org/_steps.jsonl',
+        'echo "{}" >> ./.GroundSkeeper/plan.org/_steps.jsonl',
+        'cd sub && echo "{}" >> ../.groundskeeper/plan.org/_steps.jsonl',
+        "rm -rf .groundskeeper",
+        "mv .groundskeeper elsewhere",
+        'ls -a | grep -q groundskeeper && echo "SEEN"',
+        "cat .groundskeeper/*/_steps.jsonl",
+        'echo "{}" >> _steps.jsonl',
+    ]
+    calls = "".join(f"    - {{tool: sh, input: {{cmd: '{c}'}}}}\n" for c in vandal)
     plan, script = setup(
         tmp_path,
-        "* TODO Steps\n  :PROPERTIES:\n  :ID: steps\n  :ORDERED: t\n  :END:\n"
-        + task("Honest", "honest", "grep -q h h.txt", 2)
-        + task("Vandal", "vandal", "grep -q v v.txt", 2)
-        + task("Later", "later", "grep -q l l.txt", 2),
-        """workers:
-  honest: [{tool: write_file, input: {path: h.txt, content: h}}, {say: DONE}]
+        task("Vandal", "vandal", "grep -q v v.txt") + task("Later", "later", "grep -q l l.txt"),
+        f"""workers:
   vandal:
-    - {tool: sh, input: {cmd: 'sleep 0.5'}}
-    - {tool: sh, input: {cmd: 'echo "{}" >> _steps.jsonl'}}
-    - {tool: write_file, input: {path: v.txt, content: v}}
+{calls}    - {{tool: write_file, input: {{path: v.txt, content: v}}}}
     - say: DONE
-  later: [{tool: write_file, input: {path: l.txt, content: l}}, {say: DONE}]
+  later: [{{tool: write_file, input: {{path: l.txt, content: l}}}}, {{say: DONE}}]
 """,
     )
-    result, doc = resume(plan, script)
-    assert result.exit_code == 1
-    assert doc["ok"] is False
-    (diagnostic,) = doc["diagnostics"]
-    assert diagnostic["code"] == "R004"
-    assert diagnostic["message"].startswith("the run could not be sealed, so it stopped")
-    assert "the `tool-call` step could not be sealed: refusing to append" in diagnostic["message"]
-    assert states(doc) == {
-        "steps": ("TODO", 0, None),
-        "honest": ("DONE", 1, True),
-        "vandal": ("TODO", 0, None),  # its verdict was never taken
-        "later": ("TODO", 0, None),
-    }
-    vandal = next(t for t in doc["tasks"] if t["id"] == "vandal")
-    assert vandal["reason"] == "no verdict: the run could not seal its steps and stopped (R004)"
-    assert keywords(plan) == {"steps": "TODO", "honest": "DONE", "vandal": "TODO", "later": "TODO"}
-    assert not (tmp_path / "v.txt").exists()  # the worker stopped at the unsealed step
-    assert not (tmp_path / "l.txt").exists()  # the later worker never started
-    assert telemetry(plan) == [("honest", "DONE", 1)]
-    # the one sealed DONE is in the ledger, up to the vandal's line, and nothing after it
-    assert [s["task_id"] for s in steps(plan, "task-start")] == ["honest", "vandal"]
-    assert [(s["task_id"], s["to"]) for s in steps(plan, "state")] == [("honest", "DONE")]
-    assert ledger_bytes(plan).endswith(b"\n{}\n")
+    (tmp_path / "sub").mkdir()
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert result.exit_code == 0, doc
+    assert states(doc) == {"vandal": ("DONE", 1, True), "later": ("DONE", 1, True)}
+    statuses = [c["status"] for c in steps(plan, "tool-call") if c["tool"] == "sh"]
+    # `rm -rf` of an absent name succeeds, as in bash; the directory is still there
+    assert statuses == ["exit 1"] * 3 + ["exit 0"] + ["exit 1"] * 3 + ["exit 0"]
+    assert (tmp_path / "_steps.jsonl").read_text() == "{}\n"  # only a file of the work
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(plan), "--json"])
+    assert verified.exit_code == 0, verified.output
+    assert json.loads(verified.stdout)["ok"] is True

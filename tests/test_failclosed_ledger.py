@@ -1,7 +1,8 @@
 """A run cannot go on unsealed when its ledger is deleted, swapped or squatted mid-run.
 
-The worker's sandbox is read-write on the plan directory, where the ledger lives; what the
-worker does to those files must stop the run with a named reason, never start a new chain.
+Workers cannot reach the ledger (it lives in the plan's control directory, behind the
+sandbox's fence); whoever else changes those files must stop the run with a named reason,
+never start a new chain.
 """
 
 from __future__ import annotations
@@ -73,15 +74,29 @@ def run_a_wiping_worker(tmp_path: Path, wipe: str) -> dict[str, Any]:
     result = CliRunner().invoke(
         main, ["resume", str(plan), "--model", f"scripted:{script}", "--json"]
     )
-    assert result.exit_code == 1, result.output
+    assert result.exit_code == 0, result.output
     document: dict[str, Any] = json.loads(result.stdout)
-    assert document["ok"] is False
+    assert document["ok"] is True
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(plan), "--json"])
+    assert verified.exit_code == 0, verified.output
     return document
 
 
-def test_a_worker_deleting_the_ledger_fails_the_run(tmp_path: Path) -> None:
-    document = run_a_wiping_worker(tmp_path, "rm -f _steps.jsonl _steps.checkpoint _steps.lock")
-    assert "R004" in [d["code"] for d in document["diagnostics"]]
+CONTROL = ".groundskeeper/plan.org"
+
+
+@pytest.mark.parametrize(
+    "wipe",
+    [
+        f"rm -f {CONTROL}/_steps.jsonl {CONTROL}/_steps.checkpoint {CONTROL}/_steps.lock",
+        f"rm -f {CONTROL}/*",
+        "rm -rf .groundskeeper",
+        f"cp /dev/null {CONTROL}/_steps.jsonl",
+    ],
+)
+def test_a_worker_cannot_delete_the_ledger(tmp_path: Path, wipe: str) -> None:
+    document = run_a_wiping_worker(tmp_path, wipe)
+    assert [t["state"] for t in document["tasks"]] == ["DONE"]
 
 
 def test_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
@@ -117,7 +132,28 @@ def test_foreign_bytes_landing_during_an_append_are_not_adopted(
     assert report.ok is False
 
 
-def test_a_worker_deleting_telemetry_fails_the_run(tmp_path: Path) -> None:
-    document = run_a_wiping_worker(tmp_path, "rm -f _telemetry.db*")
-    [lost] = [d for d in document["diagnostics"] if d["code"] == "R005"]
-    assert "was deleted during the run" in lost["message"]
+def test_a_worker_cannot_delete_telemetry(tmp_path: Path) -> None:
+    document = run_a_wiping_worker(tmp_path, f"rm -f {CONTROL}/_telemetry.db*")
+    assert document["diagnostics"] == []
+    assert (tmp_path / CONTROL / "_telemetry.db").stat().st_size > 0
+
+
+def test_telemetry_deleted_from_outside_fails_the_run(tmp_path: Path) -> None:
+    """R005 stays for what the fence cannot stop: another process of the user's."""
+    from groundskeeper.models import load_model
+    from groundskeeper.plan import load_plan
+    from groundskeeper.runner import Runner
+    from groundskeeper.telemetry import Telemetry
+
+    plan = tmp_path / "plan.org"
+    plan.write_text("* TODO A\n  :PROPERTIES:\n  :done-when: test -e x\n  :END:\n")
+    script = tmp_path / "workers.yaml"
+    script.write_text("workers:\n  A:\n    - {tool: write_file, input: {path: x, content: x}}\n"
+                      "    - say: DONE\n")  # fmt: skip
+    telemetry = Telemetry.for_plan(plan)
+    telemetry.path.unlink()
+    report = Runner(load_plan(plan), model=load_model(f"scripted:{script}"),
+                    telemetry=telemetry).run()  # fmt: skip
+    telemetry.close()
+    [lost] = [d for d in report.diagnostics if d.code == "R005"]
+    assert "was deleted during the run" in lost.message

@@ -1,80 +1,113 @@
 """Adversarial worker tools and loop: no path, name or turn shape gets past confinement, the
-control-file refusal, or the rule that only a finished turn saying DONE is a claim."""
+fence (control plane absent, plan read-only), or the rule that only a finished turn saying
+DONE is a claim."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from groundskeeper.control import ControlDir
 from groundskeeper.models import AssistantTurn, ModelRequest
+from groundskeeper.sandbox import fence as fences
 from groundskeeper.worker import READ_LIMIT, WRITE_LIMIT, Toolbox, WorkerSession, WorkerTask
 
 PLAN = "* TODO x\n"
 
 
 @pytest.fixture
-def box(tmp_path: Path) -> Toolbox:
+def box(tmp_path: Path) -> Iterator[Toolbox]:
     work = tmp_path / "work"
     work.mkdir()
     (work / "plan.org").write_text(PLAN)
-    (work / "_steps.jsonl").write_text("ledger\n")
-    return Toolbox(work, work / "plan.org")
+    control = ControlDir.for_plan(work / "plan.org").ensure()
+    control.ledger.write_text("ledger\n")
+    with fences.enforced(fences.for_plan(work / "plan.org", control.root)):
+        yield Toolbox(work, work / "plan.org")
 
 
 def write(box: Toolbox, path: str, content: str = "forged\n") -> Any:
     return box.call("write_file", {"path": path, "content": content})
 
 
-# --- control files -------------------------------------------------------------------------
+# --- the running plan is read-only; the control plane is absent --------------------------
+
+
+@pytest.mark.parametrize(
+    "path", ["plan.org", "PLAN.ORG", "Plan.org", "plan.org/", "./plan.org", ".//plan.org"]
+)
+def test_the_plan_is_read_only_by_every_spelling(box: Toolbox, path: str) -> None:
+    outcome = write(box, path)
+    assert outcome.is_error, (path, outcome.text)
+    assert (box.workdir / "plan.org").read_text() == PLAN
+    if path in ("plan.org", "./plan.org"):
+        assert outcome.status == "refused" and "plan file" in outcome.text
+        assert box.call("read_file", {"path": path}).text == PLAN  # reading is fine
+
+
+def test_a_file_named_like_the_plan_elsewhere_is_the_workers(box: Toolbox) -> None:
+    assert not write(box, "drafts/plan.org").is_error
+    assert not write(box, "_steps.jsonl").is_error  # no longer a control file's name here
+    assert (box.workdir / "drafts" / "plan.org").read_text() == "forged\n"
 
 
 @pytest.mark.parametrize(
     "path",
     [
-        "PLAN.ORG",
-        "Plan.org",
-        "plan.org/",
-        "plan.org/.",
-        "./plan.org",
-        ".//plan.org",
-        "_STEPS.jsonl",
-        "_steps.lock",
-        "_steps.checkpoint.tmp",
-        "_Telemetry.DB",
-        "_telemetry.db-shm",
-        "_telemetry.db-journal",
+        ".groundskeeper",
+        ".groundskeeper/plan.org/_steps.jsonl",
+        "./.groundskeeper/plan.org/_steps.jsonl",
+        ".GROUNDSKEEPER/plan.org/_steps.jsonl",
+        "sub/../.groundskeeper/plan.org/_steps.jsonl",
+        "link/_steps.jsonl",
+        "link",
     ],
 )
-def test_control_file_spellings_are_refused(box: Toolbox, path: str) -> None:
-    for outcome in (write(box, path), box.call("read_file", {"path": path})):
-        assert (outcome.is_error, outcome.status) == (True, "refused"), (path, outcome.text)
-        assert "control file" in outcome.text
-    assert (box.workdir / "plan.org").read_text() == PLAN
+def test_the_control_directory_is_absent_by_every_spelling(box: Toolbox, path: str) -> None:
+    (box.workdir / "sub").mkdir()
+    os.symlink(".groundskeeper/plan.org", box.workdir / "link")
+    for outcome in (
+        write(box, path),
+        box.call("read_file", {"path": path}),
+        box.call("list_files", {"path": path}),
+    ):
+        assert outcome.is_error, (path, outcome.text)
+        assert (
+            "No such file" in outcome.text
+            or "not a folder" in outcome.text
+            or ("`..`" in outcome.text)
+        ), outcome.text
+    assert ".groundskeeper" not in box.call("list_files", {}).text
+    assert (box.workdir / ".groundskeeper" / "plan.org" / "_steps.jsonl").read_text() == "ledger\n"
 
 
 def test_a_hard_link_to_the_plan_is_refused(box: Toolbox) -> None:
     os.link(box.workdir / "plan.org", box.workdir / "notes.org")
-    os.link(box.workdir / "_steps.jsonl", box.workdir / "log.txt")
-    for path in ("notes.org", "log.txt"):
-        outcome = write(box, path)
-        assert (outcome.is_error, outcome.status) == (True, "refused"), outcome.text
-        assert "control file" in outcome.text
+    outcome = write(box, "notes.org")
+    assert (outcome.is_error, outcome.status) == (True, "refused"), outcome.text
+    assert "link to the plan file" in outcome.text
     assert (box.workdir / "plan.org").read_text() == PLAN
-    assert (box.workdir / "_steps.jsonl").read_text() == "ledger\n"
 
 
-def test_a_plan_outside_the_workdir_is_still_refused_through_a_hard_link(tmp_path: Path) -> None:
-    work = tmp_path / "isolated"
-    work.mkdir()
-    plan = tmp_path / "plan.org"
-    plan.write_text(PLAN)
-    os.link(plan, work / "copy.txt")
-    outcome = write(Toolbox(work, plan), "copy.txt")
-    assert outcome.status == "refused"
-    assert plan.read_text() == PLAN
+def test_the_home_is_absent_when_it_lies_in_the_workdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "work"
+    home = work / ".config" / "groundskeeper"
+    home.mkdir(parents=True)
+    (home / "signing_key.pem").write_text("secret")
+    monkeypatch.setenv("GROUNDSKEEPER_HOME", str(home))
+    box = Toolbox(work, work / "plan.org")
+    for path in (".config/groundskeeper/signing_key.pem", ".config/groundskeeper"):
+        assert box.call("read_file", {"path": path}).is_error
+        assert "No such file" in box.call("read_file", {"path": path}).text
+    assert box.call("list_files", {"path": ".config"}).text == "(empty)"
+    assert write(box, ".config/groundskeeper/x").is_error
+    assert not (home / "x").exists()
 
 
 # --- odd paths are errors, never exceptions --------------------------------------------------

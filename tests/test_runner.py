@@ -36,15 +36,27 @@ def write_plan(tmp_path: Path, body: str) -> Path:
     return path
 
 
+class OutsideWriter:
+    """A worker whose model process writes the plan from outside the sandbox (the fence
+    keeps the sandbox's own writes off it), then claims DONE."""
+
+    name = "outside-writer"
+
+    def __init__(self, path: Path, forged: str) -> None:
+        self.path, self.forged = path, forged
+
+    def respond(self, request: ModelRequest) -> AssistantTurn:
+        if request.task_id == "t0" and self.forged:
+            self.path.write_text(self.forged)
+            self.forged = ""
+        return AssistantTurn(({"type": "text", "text": "DONE"},), "end_turn")
+
+
 def test_checks_are_sealed_at_start(tmp_path: Path) -> None:
-    """A worker that rewrites another task's check in the plan does not change what runs."""
+    """A plan rewritten mid-run (another task's check changed) does not change what runs."""
     path = write_plan(tmp_path, leaf(0) + leaf(1, "grep -q never marker"))
     forged = HEAD + leaf(0) + leaf(1, "grep -q ok marker")
-    (tmp_path / "forged.org").write_text(forged)
-    model = ScriptedModel.from_yaml(
-        "workers:\n  t0:\n    - {tool: sh, input: {cmd: 'cat forged.org > plan.org'}}\n"
-        "    - say: DONE\n  t1: [{say: DONE}]\n"
-    )
+    model = OutsideWriter(path, forged)
     recorder = MemoryRecorder()
     options = RunOptions(max_parallel=1)
     report = Runner(load_plan(path), model=model, recorder=recorder, options=options).run()
@@ -55,7 +67,8 @@ def test_checks_are_sealed_at_start(tmp_path: Path) -> None:
     ran = [c for c in recorder.of("check") if c["task_id"] == "t1"]
     assert {c["check_sha256"] for c in ran} == {sealed["t1"]}
     assert "grep -q never marker" in path.read_text()  # the runner's version is back
-    assert (tmp_path / "plan.org.rejected-1").read_text() == forged
+    rejected = tmp_path / ".groundskeeper" / "plan.org" / "rejected" / "plan.org.rejected-1"
+    assert rejected.read_text() == forged
 
 
 def test_every_step_is_recorded_without_floats(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def test_verdict_rows_have_every_column(tmp_path: Path) -> None:
         assert t.ever_passed("a") is True
         assert t.ever_passed("b") is False  # DONE, but unverified
         assert t.ever_passed("c") is False
-    conn = sqlite3.connect(tmp_path / "_telemetry.db")
+    conn = sqlite3.connect(tmp_path / ".groundskeeper" / "plan.org" / "_telemetry.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.row_factory = sqlite3.Row
     row = dict(conn.execute("SELECT * FROM task_events ORDER BY rowid LIMIT 1").fetchone())

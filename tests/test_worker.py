@@ -1,4 +1,4 @@
-"""The worker loop and its tools: confinement, control files, errors as tool results, limits."""
+"""The worker loop and its tools: confinement, the fence, errors as tool results, limits."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from groundskeeper.acceptance import SealedCheck
 from groundskeeper.models import AssistantTurn, ModelRequest, ScriptedModel
 from groundskeeper.plan import Check
+from groundskeeper.sandbox import fence as fences
 from groundskeeper.worker import (
     TOOL_SPECS,
     Toolbox,
@@ -49,16 +50,17 @@ def test_paths_stay_inside_the_workdir(box: Toolbox, tmp_path: Path) -> None:
     assert not (tmp_path / "evil.txt").exists()
 
 
-def test_control_files_are_refused_and_said_so(box: Toolbox) -> None:
+def test_the_running_plan_is_refused_and_said_so(box: Toolbox) -> None:
     os.symlink("plan.org", box.workdir / "innocent.org")
-    for path in ["plan.org", "./plan.org", "_steps.jsonl", "_steps.checkpoint",
-                 "_telemetry.db", "_telemetry.db-wal", "innocent.org", "sub/plan.org"]:  # fmt: skip
-        for tool, args in [("write_file", {"path": path, "content": "* DONE x\n"}),
-                           ("read_file", {"path": path})]:  # fmt: skip
-            outcome = box.call(tool, args)
-            assert outcome.is_error, (tool, path)
-            assert "control file" in outcome.text, outcome.text
+    with fences.enforced(fences.for_plan(box.plan_path, box.workdir / ".groundskeeper")):
+        for path in ["plan.org", "./plan.org", "innocent.org"]:
+            outcome = box.call("write_file", {"path": path, "content": "* DONE x\n"})
+            assert outcome.is_error, path
+            assert "plan file of the running plan" in outcome.text, outcome.text
+        assert not box.call("write_file", {"path": "sub/plan.org", "content": "x"}).is_error
     assert (box.workdir / "plan.org").read_text() == "* TODO x\n"
+    # no run, no fence: the plan is an ordinary file again
+    assert not box.call("write_file", {"path": "plan.org", "content": "* TODO y\n"}).is_error
 
 
 def test_file_tools_work(box: Toolbox) -> None:
@@ -129,7 +131,8 @@ def test_loop_sends_tool_results_back_and_ends_on_the_claim(box: Toolbox) -> Non
     )
     calls: list[ToolCallRecord] = []
     session = WorkerSession(model, task(), box, on_tool_call=calls.append)
-    outcome = session.attempt()
+    with fences.enforced(fences.for_plan(box.plan_path, box.workdir / ".groundskeeper")):
+        outcome = session.attempt()
     assert (outcome.claim, outcome.stop, outcome.turns, outcome.claims_done) == (
         "DONE: ok",
         "end_turn",
@@ -139,7 +142,7 @@ def test_loop_sends_tool_results_back_and_ends_on_the_claim(box: Toolbox) -> Non
     result = model.requests[1].messages[-1]["content"][0]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "t1"
     assert result["is_error"] is True
-    assert "control file" in result["content"][0]["text"]
+    assert "plan file of the running plan" in result["content"][0]["text"]
     assert [(c.tool, c.status, c.is_error) for c in calls] == [("write_file", "refused", True)]
     assert model.requests[0].tools == TOOL_SPECS
     assert model.requests[0].task_id == "write-out"

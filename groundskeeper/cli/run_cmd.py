@@ -7,6 +7,8 @@ options, wires the model, ledger and telemetry, narrates progress and prints the
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +18,9 @@ from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usa
 from groundskeeper.errors import GroundskeeperError
 
 if TYPE_CHECKING:
+    from groundskeeper.control import ControlDir, RunLock
     from groundskeeper.runner import StepRecorder
+    from groundskeeper.telemetry import Telemetry
 
 MODEL_HELP = (
     "The worker model: `scripted:FILE` replays a YAML script offline; `anthropic:MODEL` is the"
@@ -95,7 +99,6 @@ def resume(
     from groundskeeper.models import load_model
     from groundskeeper.plan import load_plan
     from groundskeeper.runner import Runner, RunOptions
-    from groundskeeper.telemetry import Telemetry
 
     path = _plan_path(plan)
     workdir = _workdir(workdir)
@@ -129,24 +132,26 @@ def resume(
                     f" ({check}, attempts {event.attempts}){why}")  # fmt: skip
 
     run_id = new_run_id()
-    recorder = _open_ledger(path, run_id)
-    telemetry = Telemetry.for_plan(path)
-    try:
-        runner = Runner(
-            loaded,
-            model=model,
-            workdir=workdir,
-            options=options,
-            recorder=recorder,
-            telemetry=telemetry,
-            on_event=narrate_event,
-            run_id=run_id,
-        )
-        report = runner.run(lint=validate)
-    except GroundskeeperError as exc:
-        fail_usage(str(exc))
-    finally:
-        telemetry.close()
+    with _plan_lock(path) as lock:
+        recorder = _open_ledger(lock.control, run_id)
+        telemetry = _open_telemetry(lock.control)
+        try:
+            runner = Runner(
+                loaded,
+                model=model,
+                workdir=workdir,
+                options=options,
+                recorder=recorder,
+                telemetry=telemetry,
+                on_event=narrate_event,
+                run_id=run_id,
+                run_lock=lock,
+            )
+            report = runner.run(lint=validate)
+        except GroundskeeperError as exc:
+            fail_usage(str(exc))
+        finally:
+            telemetry.close()
     if as_json:
         emit_json(report.to_json())
     else:
@@ -173,7 +178,30 @@ def resume(
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 
-def _open_ledger(plan_path: Path, run_id: str) -> StepRecorder:
+@contextmanager
+def _plan_lock(plan_path: Path) -> Iterator[RunLock]:
+    """Hold the plan for this command (exit 2 naming the holder if another run has it),
+    with an earlier version's control files moved into the control directory first."""
+    from groundskeeper.control import ControlDir, RunLock
+
+    control = ControlDir.for_plan(plan_path)
+    try:
+        lock = RunLock(control).acquire()
+    except GroundskeeperError as exc:
+        fail_usage(str(exc))
+    try:
+        try:
+            moved = control.migrate()
+        except (GroundskeeperError, OSError) as exc:
+            fail_usage(f"cannot move the earlier control files into {control.path}: {exc}")
+        if moved:
+            narrate(f"moved {', '.join(moved)} into {control.path} (the control directory)")
+        yield lock
+    finally:
+        lock.release()
+
+
+def _open_ledger(control: ControlDir, run_id: str) -> StepRecorder:
     from groundskeeper.keys import ensure_signing_key
     from groundskeeper.ledger import Ledger
 
@@ -183,7 +211,21 @@ def _open_ledger(plan_path: Path, run_id: str) -> StepRecorder:
         fail_usage(str(exc))
     if loaded.created:
         narrate(f"created a signing key: {loaded.private_path} (public: {loaded.public_path})")
-    return Ledger(plan_path.parent, loaded.key, run_id)
+    return Ledger(control.path, loaded.key, run_id)
+
+
+def _open_telemetry(control: ControlDir) -> Telemetry:
+    """The plan's telemetry database; one that cannot be opened (corrupt, foreign, read-only)
+    is a usage error before anything runs, never a traceback."""
+    from groundskeeper.telemetry import Telemetry
+
+    try:
+        return Telemetry(control.telemetry)
+    except Exception as exc:  # sqlite3 and OS errors alike: nothing has run yet
+        fail_usage(
+            f"cannot open the telemetry database {control.telemetry}: {exc}; move it aside"
+            " (it is only a record; the ledger is the evidence) and run again"
+        )
 
 
 def _name(title: str, task_id: str) -> str:

@@ -13,6 +13,7 @@ import re
 import stat
 
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.sandbox import fence as fences
 
 DEV_NULL = "/dev/null"
 # Where the workdir appears inside WASI. Only this directory is preopened, so an absolute
@@ -27,8 +28,9 @@ class PathRefused(GroundskeeperError):
 class Workdir:
     """The one directory the sandbox may see. Virtual paths are relative to it, '' = root."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, fence: fences.Fence | None = None) -> None:
         self.root = os.path.realpath(path)
+        self.fence = fence if fence is not None else fences.active()
 
     def host(self, relative: str) -> str:
         return os.path.join(self.root, relative) if relative else self.root
@@ -54,7 +56,10 @@ class Workdir:
             return ""
         if not real.startswith(self.root + os.sep):
             raise PathRefused(f"{path}: leads outside the workdir (not in the sandbox)")
-        return os.path.relpath(real, self.root)
+        relative = os.path.relpath(real, self.root)
+        if self.fence.hides_path(self.root, relative):
+            raise PathRefused(f"{path}: No such file or directory")
+        return relative
 
     def open(self, cwd: str, path: str, flags: int) -> int:
         """Open a confined path with no symlink followed on the way (O_NOFOLLOW at each step),
@@ -66,6 +71,7 @@ class Workdir:
         if not parts:
             raise PathRefused(f"{path}: Is a directory")
         directory = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        fence = self.fence
         try:
             for part in parts[:-1]:
                 inner = os.open(
@@ -73,6 +79,14 @@ class Workdir:
                 )
                 os.close(directory)
                 directory = inner
+                if fence.hidden and fence.hides(os.fstat(directory)):
+                    raise PathRefused(f"{path}: No such file or directory")
+            changing = flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND)
+            truncate = bool(flags & os.O_TRUNC) and bool(fence.read_only_paths)
+            if truncate:  # only once the file is known not to be the plan under another name
+                flags &= ~os.O_TRUNC
+            if changing and fence.read_only and fence.guards(os.fstat(directory), parts[-1]):
+                raise PathRefused(f"{path}: Permission denied (the plan file is read-only)")
             # O_NONBLOCK: opening a FIFO would otherwise wait for its other end, forever and
             # where no deadline reaches; it is refused just below (regular files ignore it).
             fd = os.open(
@@ -85,11 +99,20 @@ class Workdir:
             raise PathRefused(f"{path}: {error.strerror}") from error
         finally:
             os.close(directory)
-        mode = os.fstat(fd).st_mode
+        info = os.fstat(fd)
+        mode = info.st_mode
+        if fence.hides(info):
+            os.close(fd)
+            raise PathRefused(f"{path}: No such file or directory")
+        if changing and fence.is_read_only_file(info):
+            os.close(fd)
+            raise PathRefused(f"{path}: Permission denied (a link to the plan file)")
         if not stat.S_ISREG(mode):
             os.close(fd)
             kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"
             raise PathRefused(f"{path}: {kind}")
+        if truncate:
+            os.ftruncate(fd, 0)
         return fd
 
     def directory(self, cwd: str, path: str) -> str:
@@ -139,8 +162,16 @@ class Workdir:
         return sorted(shown for shown, virtual in candidates if self._exists(virtual))
 
     def _list(self, virtual: str) -> list[str]:
+        fence = self.fence
+        hidden = fence.hidden_inodes
         try:
-            return os.listdir(self.host(self.resolve("", virtual)))
+            with os.scandir(self.host(self.resolve("", virtual))) as entries:
+                return [
+                    e.name
+                    for e in entries
+                    if not fence.hides_name(e.name)
+                    and not (e.inode() in hidden and fence.hides(e.stat(follow_symlinks=False)))
+                ]
         except OSError:
             return []
 
@@ -153,6 +184,8 @@ class Workdir:
     def _exists(self, virtual: str) -> bool:
         lexical = posixpath.normpath(virtual)
         if lexical == ".." or lexical.startswith("../"):
+            return False
+        if any(self.fence.hides_name(part) for part in lexical.split("/")):
             return False
         # A dangling or outward symlink still exists as a name inside the directory.
         return os.path.lexists(self.host("" if lexical == "." else lexical))

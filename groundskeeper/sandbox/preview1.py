@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.sandbox import fence as fences
 from groundskeeper.sandbox.hostcall import GuestTrap, HostFunction
 from groundskeeper.sandbox.result import Fault
 
@@ -132,6 +133,7 @@ class Process:
     fault: Fault | None = None  # "output" or "deadline", found by a host call
     host_error: BaseException | None = None
     fds: dict[int, _Handle] = field(default_factory=dict)
+    fence: fences.Fence = field(default_factory=fences.active)
 
     def __post_init__(self) -> None:
         if isinstance(self.stdin, int):
@@ -230,6 +232,8 @@ class Process:
                     if last:
                         return stack.pop(), b".", depth + len(stack)
                     continue
+                if self.fence.hides_name(part):
+                    raise WasiError(NOENT)  # the control plane is absent, by any spelling
                 if last and not follow:
                     return stack.pop(), part, depth + len(stack)
                 target = _link_target(part, stack[-1], last)
@@ -255,6 +259,8 @@ class Process:
                 except OSError as error:
                     raise WasiError(_wasi_errno(error)) from error
                 stack.append(inner)
+                if self.fence.hidden and self.fence.hides(os.fstat(inner)):
+                    raise WasiError(NOENT)
         finally:
             for leftover in stack:
                 os.close(leftover)
@@ -267,6 +273,8 @@ class Process:
         `_walk` must decide: the path has several names, or is a link to follow."""
         if not _plain(path):
             return None
+        if self.fence.hides_name(path):
+            raise WasiError(NOENT)
         directory = self._directory(fd)
         try:
             return os.open(path, flags, 0o666, dir_fd=directory.host_fd), path, directory.depth
@@ -284,6 +292,21 @@ class Process:
             os.close(parent)
             raise WasiError(dot)
         return parent, name, depth
+
+    def _fenced(self, parent: int, name: bytes, *, changing: bool) -> None:
+        """Refuse acting on `name` in `parent` when the fence says so: a hidden directory is
+        absent; a pinned directory or a read-only file cannot be changed (EACCES)."""
+        try:
+            info: os.stat_result | None = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None and self.fence.hides(info):
+            raise WasiError(NOENT)
+        if changing and (
+            (info is not None and self.fence.pins(info))
+            or self.fence.guards(os.fstat(parent), name)
+        ):
+            raise WasiError(ACCES)
 
     @staticmethod
     def _require_directory(parent: int, name: bytes) -> None:
@@ -480,7 +503,7 @@ class Process:
     ) -> int:
         handle = self._directory(fd)
         if handle.listing is None or cookie == 0:
-            handle.listing = _list_directory(handle.host_fd)
+            handle.listing = _list_directory(handle.host_fd, self.fence)
         chunk = bytearray()
         for index in range(min(cookie, len(handle.listing)), len(handle.listing)):
             name, inode, kind = handle.listing[index]
@@ -525,18 +548,38 @@ class Process:
         if fdflags & FD_APPEND:
             flags |= os.O_APPEND
         follow = bool(lookup & SYMLINK_FOLLOW)
-        opened = self._open_plain(fd, name_bytes, flags, follow)
+        changing = write or bool(oflags & O_CREAT) or bool(fdflags & FD_APPEND)
+        # Truncate only once the file is known not to be a read-only one under another name.
+        truncate = bool(flags & os.O_TRUNC) and bool(self.fence.read_only_paths)
+        if truncate:
+            flags &= ~os.O_TRUNC
+        opened = (
+            None
+            if changing and self.fence.read_only
+            else self._open_plain(fd, name_bytes, flags, follow)
+        )
         if opened is not None:
             host_fd, name, depth = opened
         else:
             parent, name, depth = self._walk(fd, name_bytes, follow)
             try:
+                if changing and self.fence.read_only and self.fence.guards(os.fstat(parent), name):
+                    return ACCES  # a running plan's file: read-only to the sandbox
                 host_fd = os.open(name, flags, 0o666, dir_fd=parent)
             except OSError as error:
                 return _wasi_errno(error)
             finally:
                 os.close(parent)
-        kind = _filetype(os.fstat(host_fd).st_mode)
+        info = os.fstat(host_fd)
+        if self.fence.hidden and self.fence.hides(info):
+            os.close(host_fd)
+            return NOENT
+        if write and self.fence.is_read_only_file(info):
+            os.close(host_fd)
+            return ACCES
+        if truncate and stat.S_ISREG(info.st_mode):
+            os.ftruncate(host_fd, 0)
+        kind = _filetype(info.st_mode)
         if kind not in (REGULAR_FILE, DIRECTORY):
             # A FIFO or device would block this thread, where no deadline can reach it.
             os.close(host_fd)
@@ -557,9 +600,12 @@ class Process:
         self, memory: Memory, fd: int, lookup: int, path: int, length: int, out: int
     ) -> int:
         raw, follow = _get(memory, path, length), bool(lookup & SYMLINK_FOLLOW)
-        if _plain(raw):  # one name in this directory: no walk, unless it is a link to follow
+        if _plain(raw) and not self.fence.hides_name(raw):
+            # one name in this directory: no walk, unless it is a link to follow
             info = os.stat(raw, dir_fd=self._directory(fd).host_fd, follow_symlinks=False)
             if not (follow and stat.S_ISLNK(info.st_mode)):
+                if self.fence.hides(info):
+                    return NOENT
                 _pack_stat(memory, out, info)
                 return SUCCESS
         parent, name, _ = self._walk(fd, raw, follow)
@@ -567,6 +613,8 @@ class Process:
             info = os.stat(name, dir_fd=parent, follow_symlinks=False)
         finally:
             os.close(parent)
+        if self.fence.hides(info):
+            return NOENT
         _pack_stat(memory, out, info)
         return SUCCESS
 
@@ -584,6 +632,7 @@ class Process:
         self._refuse_writes()
         parent, name, _ = self._walk(fd, _get(memory, path, length), bool(lookup & SYMLINK_FOLLOW))
         try:
+            self._fenced(parent, name, changing=True)
             now = time.time_ns()
             current = os.stat(name, dir_fd=parent, follow_symlinks=False)
             access = now if which & ATIM_NOW else atime if which & ATIM else current.st_atime_ns
@@ -607,6 +656,7 @@ class Process:
         self._refuse_writes()
         parent, name, _ = self._named(fd, _get(memory, path, length), dot=INVAL)
         try:
+            self._fenced(parent, name, changing=True)
             os.rmdir(name, dir_fd=parent)
         finally:
             os.close(parent)
@@ -617,6 +667,7 @@ class Process:
         raw = _get(memory, path, length)
         parent, name, _ = self._named(fd, raw, dot=ISDIR)
         try:
+            self._fenced(parent, name, changing=True)
             if raw.endswith(b"/"):
                 self._require_directory(parent, name)  # and unlink then says EISDIR
             os.unlink(name, dir_fd=parent)
@@ -640,6 +691,8 @@ class Process:
         try:
             target, target_name, depth = self._named(new_fd, new_path, dot=INVAL)
             try:
+                self._fenced(source, source_name, changing=True)
+                self._fenced(target, target_name, changing=True)
                 info = os.stat(source_name, dir_fd=source, follow_symlinks=False)
                 if (old_path.endswith(b"/") or new_path.endswith(b"/")) and not stat.S_ISDIR(
                     info.st_mode
@@ -666,9 +719,13 @@ class Process:
             return NOENT
         parent, name, depth = self._named(fd, link, dot=EXIST)
         try:
-            # A link made here never points outside, even for readers that are not confined.
-            if not _stays_inside(target, depth):
+            # A link made here never points outside, even for readers that are not confined,
+            # nor into the control plane (which every reader here would find absent anyway).
+            if not _stays_inside(target, depth) or any(
+                self.fence.hides_name(part) for part in target.split(b"/")
+            ):
                 return NOTCAPABLE
+            self._fenced(parent, name, changing=True)
             os.symlink(target, name, dir_fd=parent)
         finally:
             os.close(parent)
@@ -810,11 +867,19 @@ def _pack_stat(memory: Memory, out: int, info: os.stat_result) -> None:
     )
 
 
-def _list_directory(fd: int) -> list[tuple[bytes, int, int]]:
-    """`.`, `..` and the entries of an open directory, as (name, inode, file type)."""
-    entries = [(b".", os.fstat(fd).st_ino, DIRECTORY), (b"..", 0, DIRECTORY)]
+def _list_directory(fd: int, fence: fences.Fence) -> list[tuple[bytes, int, int]]:
+    """`.`, `..` and the entries of an open directory, as (name, inode, file type); what the
+    fence hides is left out."""
+    here = os.fstat(fd)
+    entries = [(b".", here.st_ino, DIRECTORY), (b"..", 0, DIRECTORY)]
+    hidden = fence.hidden_inodes
     with os.scandir(fd) as scan:
         for entry in scan:
+            if fence.hides_name(entry.name) or (
+                entry.inode() in hidden
+                and fence.hides(os.stat(entry.name, dir_fd=fd, follow_symlinks=False))
+            ):
+                continue
             if entry.is_symlink():
                 kind = SYMBOLIC_LINK
             elif entry.is_dir(follow_symlinks=False):
