@@ -459,6 +459,22 @@ class Ledger:
             raise LedgerError(f"run {self.run_id} has already started")
         return self._append(step, body)
 
+    def history(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(run id, step, body) of every complete line, in order (`record.HasHistory`).
+
+        Taken as true once this run's `run-start` is appended: that append checked the file
+        against its checkpoint, signed by a trusted key, whose Merkle root covers every line."""
+        if not self.path.exists():
+            return []
+        found: list[tuple[str, str, dict[str, Any]]] = []
+        for _, obj in read_steps(self.path):
+            if obj is None:
+                continue
+            body = obj.get("body")
+            if isinstance(body, dict) and isinstance(obj.get("step"), str):
+                found.append((str(obj.get("run", "")), obj["step"], body))
+        return found
+
     def _append(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
         if self._identity is not None:
             self._check_still_ours()

@@ -33,6 +33,7 @@ from groundskeeper.models import Model
 from groundskeeper.plan import Heading, Plan, PlanReadError
 from groundskeeper.plan import replace_keyword as edit_keyword
 from groundskeeper.plan_guard import PlanGuard, Tamper
+from groundskeeper.record import HasHistory, read_record
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sealing import MemoryRecorder, RunSeal, SealingError, StepRecorder, excerpt
 from groundskeeper.task_tree import Node, TaskWalk, build_tree
@@ -286,12 +287,16 @@ class Runner:
         if self.telemetry is not None:
             self.telemetry.reconcile({t.task_id: t.keyword or "" for t in self.plan.tasks()})
         self._walk = TaskWalk(build_tree(self.plan.roots), self)
+        self._record = read_record(
+            self.seal.recorder.history() if isinstance(self.seal.recorder, HasHistory) else ()
+        )
         # read once per run: every worker shares them (the toolbox keeps no state of its own)
         self._prompt = load_worker_prompt()
         self._toolbox = Toolbox(self.workdir, self.plan_path, self.shell, self.options.sh_timeout)
         self._guard.start()
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:
+            self._back_every_done()
             self._walk.begin()
             self._loop()
         finally:
@@ -310,6 +315,53 @@ class Runner:
             ok = False
             diagnostics.append(self._unsealed(started=True))
         return RunReport(self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers))
+
+    # -- DONE is backed by the record ------------------------------------------------------------
+
+    def _back_every_done(self) -> None:
+        """Before anything is skipped: every DONE headline must be backed by a sealed DONE for
+        that task and the same check. One that is not (hand-edited, written by a worker, left
+        by a run killed mid-write) is re-verified: its check runs; pass → DONE, recorded as
+        re-verified; fail → back to TODO, so this run works on it. A parent is re-derived from
+        its children; a leaf without a check stays DONE only as `unverified (no record)`."""
+        unbacked = [
+            t
+            for t in self.tasks.values()
+            if t.start_state == "DONE"
+            and not self._record.backs_done(t.heading.task_id, t.check_sha256)
+        ]
+        checked: list[_TaskRun] = []
+        for task in unbacked:
+            if task.heading.child_tasks:
+                task.start_state = "TODO"  # the walk rolls it up again from its children
+            elif task.check is None:
+                task.verified, task.reason = False, "unverified (no record)"
+                if self.options.require_checks:
+                    task.start_state = "TODO"  # and, without a check, FAILED for it
+            else:
+                checked.append(task)
+        try:
+            results = list(self._executor.map(self._reverify_check, checked))
+        except SealingError:
+            return  # latched: the loop starts nothing unsealed
+        for task, (result, ms) in zip(checked, results, strict=True):
+            if result.passed:
+                why = "re-verified: the DONE headline had no sealed record; its check passes"
+                self._settle(task, "DONE", 0, True, why, result.output, ms)
+            else:
+                task.start_state = "TODO"
+                why = (
+                    "re-verified: the DONE headline had no sealed record and its check fails"
+                    f" ({result.code}: {result.reason}); back to TODO"
+                )
+                self._settle(task, "TODO", 0, True, why, result.output, ms)
+
+    def _reverify_check(self, task: _TaskRun) -> tuple[CheckResult, int]:
+        assert task.check is not None
+        started = time.monotonic()
+        self.seal.task_start(task.heading.task_id, "reverify", task.check_sha256)
+        result = self._check(task.heading.task_id, 0, task.check)
+        return result, int((time.monotonic() - started) * 1000)
 
     # -- the walk's host (scheduler thread) -----------------------------------------------------
 

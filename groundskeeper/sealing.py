@@ -53,6 +53,11 @@ class MemoryRecorder:
         with self._lock:
             return [body for name, body in self.steps if name == step]
 
+    def history(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(run id, step, body) of every step kept, in order (`record.HasHistory`)."""
+        with self._lock:
+            return [(str(body.get("run_id", "")), name, body) for name, body in self.steps]
+
 
 class SealingError(GroundskeeperError):
     """A step could not be sealed (a damaged or unwritable ledger); the run must stop."""

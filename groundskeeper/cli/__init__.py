@@ -15,6 +15,7 @@ from groundskeeper import __version__
 
 # command name -> "module:attribute"; modules are imported on first use.
 COMMANDS: dict[str, str] = {
+    "audit": "groundskeeper.cli.audit_cmd:audit",
     "lint": "groundskeeper.cli.lint_cmd:lint",
     "sh": "groundskeeper.cli.sh_cmd:sh",
     "conform": "groundskeeper.cli.conform_cmd:conform",

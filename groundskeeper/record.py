@@ -1,0 +1,114 @@
+"""What the sealed record says of each task: its last sealed state, the check that state was
+judged with, and why it last FAILED. The runner asks it whether a DONE headline is backed;
+`check --write` whether a FAILED may be promoted; `audit` what the plan claims beyond it.
+It reads steps; it does not verify signatures (`ledger_verify` does, `Ledger` on append).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+#: A check result code that means a limit stopped the check, not the work failing it.
+LIMIT_CODES = frozenset({"deadline", "fuel", "memory", "output", "trap", "host-memory", "disk"})
+
+Step = tuple[str, str, Mapping[str, Any]]  # (run id, step type, body)
+
+
+@runtime_checkable
+class HasHistory(Protocol):
+    """A recorder that can give back every step sealed before (the ledger, or memory)."""
+
+    def history(self) -> Iterable[Step]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    state: str  # the last sealed state
+    check_sha256: str | None  # the check that state was judged with in its run (None: none)
+    run_id: str
+    failure: str | None = None  # for FAILED: "tamper", "dock", "limit:<code>", "check:<code>"
+
+
+@dataclass
+class Record:
+    tasks: dict[str, TaskRecord] = field(default_factory=dict)
+    runs: list[str] = field(default_factory=list)  # in order of their run-start
+    ended: set[str] = field(default_factory=set)  # runs that sealed a run-end
+
+    def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
+        """A sealed DONE for this task, judged with this very check."""
+        found = self.tasks.get(task_id)
+        return found is not None and found.state == "DONE" and found.check_sha256 == check_sha256
+
+    def promotable(self, task_id: str) -> bool:
+        """May `check --write` turn this FAILED into DONE? Only when the record shows it
+        FAILED because its own check failed: never after tampering, a refused dock or a limit,
+        nor when the record has no FAILED for it at all."""
+        found = self.tasks.get(task_id)
+        return (
+            found is not None
+            and found.state == "FAILED"
+            and found.failure is not None
+            and found.failure.startswith("check:")
+        )
+
+    def unfinished(self, current: str | None = None) -> list[str]:
+        """Runs that started and never sealed their end (killed, or still going)."""
+        return [r for r in self.runs if r not in self.ended and r != current]
+
+
+def read_record(steps: Iterable[Step]) -> Record:
+    record = Record()
+    check: dict[tuple[str, str], str | None] = {}
+    last_check: dict[tuple[str, str], str | None] = {}  # the reason code of a failing check
+    docked: dict[tuple[str, str], bool] = {}
+    tampered: set[tuple[str, str]] = set()
+    for run, step, body in steps:
+        task = body.get("task_id")
+        key = (run, task if isinstance(task, str) else "")
+        if step == "run-start":
+            record.runs.append(run)
+        elif step == "run-end":
+            record.ended.add(run)
+        elif step == "task-start":
+            check[key] = _sha(body.get("check_sha256"))
+        elif step == "check":
+            check[key] = _sha(body.get("check_sha256"))
+            failed = body.get("verdict") == "FAIL"
+            reason = body.get("reason")
+            last_check[key] = (str(reason) if reason else "failed") if failed else None
+        elif step == "dock":
+            docked[key] = body.get("ok") is True
+        elif step == "tamper":
+            for blamed in body.get("task_ids") or []:
+                if isinstance(blamed, str):
+                    tampered.add((run, blamed))
+        elif step == "state" and isinstance(task, str):
+            to = str(body.get("to"))
+            failure = None
+            if to == "FAILED":
+                failure = _failure(key, tampered, docked, last_check)
+            record.tasks[task] = TaskRecord(to, check.get(key), run, failure)
+    return record
+
+
+def _sha(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _failure(
+    key: tuple[str, str],
+    tampered: set[tuple[str, str]],
+    docked: Mapping[tuple[str, str], bool],
+    last_check: Mapping[tuple[str, str], str | None],
+) -> str:
+    if key in tampered:
+        return "tamper"
+    if docked.get(key) is False:
+        return "dock"
+    code = last_check.get(key)
+    if code is None:
+        return "other"  # no failing check on record: no claim, no check, a worker error
+    return f"limit:{code}" if code in LIMIT_CODES else f"check:{code}"
