@@ -12,6 +12,7 @@ import hashlib
 import logging
 import re
 import secrets
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -352,32 +353,62 @@ def check_plan(
     ]
 
 
-def demoted_state(task: TaskCheck, leaf: bool) -> str:
+def demoted_state(
+    task: TaskCheck, leaf: bool, promotable: Callable[[str], bool] | None = None
+) -> str:
     """What `check --write` makes of a task: DONE that fails → FAILED; a FAILED leaf that
-    passes → DONE; everything else keeps its state (an unstarted task is not judged)."""
+    passes → DONE, only if `promotable(id)` (the record shows it FAILED on its own check, not
+    for tampering, a refused dock or a limit); everything else keeps its state."""
     if task.state == "DONE" and task.result.verdict == "FAIL":
         return "FAILED"
-    if leaf and task.state == "FAILED" and task.result.verdict == "PASS":
+    if (
+        leaf
+        and task.state == "FAILED"
+        and task.result.verdict == "PASS"
+        and promotable is not None
+        and promotable(task.id)
+    ):
         return "DONE"
     return task.state
 
 
-def write_check_verdicts(plan: Plan, checks: list[TaskCheck]) -> list[TaskCheck]:
+def write_check_verdicts(
+    plan: Plan,
+    checks: list[TaskCheck],
+    *,
+    promotable: Callable[[str], bool] | None = None,
+    before_write: Callable[[list[tuple[TaskCheck, str]]], None] | None = None,
+) -> list[TaskCheck]:
     """Write `demoted_state` into each headline with one atomic write; return the new states.
 
-    Refuses (PlanEditError) if the file changed since it was read, rather than overwrite it.
+    The parent rule holds: a DONE parent over a child that is not DONE becomes PARTIAL.
+    `before_write` gets the changes (task, new state) before the plan is written (the CLI
+    seals them there). Refuses (PlanEditError) if the file changed since it was read.
     """
     if plan.path is None:
         raise PlanEditError("the plan was not read from a file")
+    headings = plan.tasks()
+    new_states = {
+        h: demoted_state(t, leaf=not h.child_tasks, promotable=promotable)
+        for h, t in zip(headings, checks, strict=True)
+    }
+    for heading in reversed(headings):  # children before their parents
+        children = [c for c in heading.child_tasks if c in new_states]
+        if new_states[heading] == "DONE" and any(new_states[c] != "DONE" for c in children):
+            new_states[heading] = "PARTIAL"
     text = plan.text
     updated: list[TaskCheck] = []
-    for heading, task in zip(plan.tasks(), checks, strict=True):
-        new = demoted_state(task, leaf=not heading.child_tasks)
+    changes: list[tuple[TaskCheck, str]] = []
+    for heading, task in zip(headings, checks, strict=True):
+        new = new_states[heading]
         if new != task.state:
             text = replace_keyword(text, heading.line, task.state, new)
+            changes.append((task, new))
         updated.append(TaskCheck(task.id, task.title, task.line, new, task.result))
     if text != plan.text:
         if plan.path.read_text(encoding="utf-8") != plan.text:
             raise PlanEditError(f"{plan.path}: changed while its checks ran; run check again")
+        if before_write is not None:
+            before_write(changes)
         write_atomically(plan.path, text)
     return updated

@@ -193,7 +193,7 @@ def test_check_plan_and_write_demotes_lost_evidence(tmp_path: Path) -> None:
         ("Fixed", "PASS"),
         ("Unchecked", "NO_CHECK"),
     ]
-    updated = write_check_verdicts(plan, results)
+    updated = write_check_verdicts(plan, results, promotable=lambda _: True)
     assert [r.state for r in updated] == ["DONE", "FAILED", "TODO", "DONE", "DONE"]
     text = plan_path.read_text()
     assert "* FAILED Lost\n" in text and "* DONE Fixed\n" in text and "* TODO Unstarted\n" in text

@@ -16,8 +16,10 @@ import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.record import HasHistory
 
 if TYPE_CHECKING:
+    from groundskeeper.acceptance import TaskCheck
     from groundskeeper.control import ControlDir, RunLock
     from groundskeeper.runner import StepRecorder
     from groundskeeper.telemetry import Telemetry
@@ -256,8 +258,9 @@ def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 @click.option(
     "--write",
     is_flag=True,
-    help="Write the verdicts into the headlines: a DONE task whose check fails becomes"
-    " FAILED; a FAILED task whose check passes becomes DONE.",
+    help="Write the verdicts into the headlines, as a sealed run of its own: a DONE task whose"
+    " check fails becomes FAILED (its parents PARTIAL); a FAILED task whose check passes"
+    " becomes DONE only if the ledger shows it failed on its own check.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -> None:
@@ -265,24 +268,31 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
 
     Each check runs read-only in the sandbox; the verdict is PASS, FAIL (with a named
     reason) or NO_CHECK. Exit 0 when no check fails, 1 when one does, 2 for an unreadable
-    plan.
+    plan or a plan another run holds.
+
+    With --write the changes are a run of their own: sealed in the plan's ledger (each check
+    and each state change), recorded in telemetry, one run at a time per plan. A FAILED task
+    is never promoted when the ledger shows it failed for tampering, a refused dock or a
+    limit, or when the ledger has no FAILED verdict for it at all.
 
     \b
     Example:
       groundskeeper check plan.org --write    demote DONE tasks whose evidence is gone
     """
-    from groundskeeper.acceptance import check_plan, write_check_verdicts
+    from groundskeeper.acceptance import check_plan
     from groundskeeper.plan import load_plan
 
     path = _plan_path(plan)
     workdir = _workdir(workdir)
-    try:
-        loaded = load_plan(path)
-        results = check_plan(loaded, (workdir or path.parent).resolve())
-        if write:
-            results = write_check_verdicts(loaded, results)
-    except GroundskeeperError as exc:
-        fail_usage(str(exc))
+    root = (workdir or path.parent).resolve()
+    if write:
+        with _plan_lock(path) as lock:
+            results = _check_and_write(path, root, lock.control)
+    else:
+        try:
+            results = check_plan(load_plan(path), root)
+        except GroundskeeperError as exc:
+            fail_usage(str(exc))
     if as_json:
         emit_json({"tasks": [r.to_json() for r in results]})
     else:
@@ -292,3 +302,62 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
         )
     failed = any(r.result.verdict == "FAIL" for r in results)
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
+
+
+def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCheck]:
+    """`check --write` under the plan's lock: checks, then run-start and each check sealed,
+    then the plan written, then the state changes sealed and recorded, then run-end."""
+    from groundskeeper.acceptance import check_plan, write_check_verdicts
+    from groundskeeper.plan import load_plan
+    from groundskeeper.record import read_record
+    from groundskeeper.runner import new_run_id
+    from groundskeeper.sealing import RunSeal, SealingError
+
+    run_id = new_run_id()
+    ledger = _open_ledger(control, run_id)
+    telemetry = _open_telemetry(control)
+    try:
+        loaded = load_plan(path)
+        results = check_plan(loaded, root)
+        record = read_record(ledger.history() if isinstance(ledger, HasHistory) else ())
+        seal = RunSeal(ledger, run_id)
+        seal.run_start(
+            plan=str(path),
+            plan_text=loaded.text,
+            checks=[(r.id, r.result.check_sha256) for r in results],
+            model="check --write",
+            workdir=str(root),
+            max_parallel=1,
+            require_checks=False,
+        )
+        for result in results:
+            if result.result.verdict != "NO_CHECK":
+                seal.check(result.id, 0, result.result)
+        index = {r.id: i for i, r in enumerate(results)}
+
+        def sealed(changes: list[tuple[TaskCheck, str]]) -> None:
+            for task, new in changes:
+                seal.state(task.id, task.state, new)
+                why = f"{task.result.code}: {task.result.reason}" if task.result.code else None
+                telemetry.record_verdict(
+                    run_id=run_id, task_id=task.id, idx=index[task.id], title=task.title,
+                    state=new, output=task.result.output, attempt=0,
+                    verified=task.result.verdict != "NO_CHECK", reason=why,
+                    duration_ms=task.result.duration_ms,
+                )  # fmt: skip
+            if seal.failure is not None:
+                raise SealingError(seal.failure)
+
+        updated = write_check_verdicts(
+            loaded, results, promotable=record.promotable, before_write=sealed
+        )
+        seal.run_end(
+            not any(r.result.verdict == "FAIL" for r in updated),
+            [(r.id, r.state) for r in updated],
+            0,
+        )
+    except GroundskeeperError as exc:
+        fail_usage(str(exc))
+    finally:
+        telemetry.close()
+    return updated

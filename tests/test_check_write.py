@@ -1,0 +1,169 @@
+"""`check --write` is a sealed, honest writer: a run of its own in the ledger and telemetry,
+one at a time per plan, never promoting a FAILED the record does not show as its check's."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from groundskeeper.cli import main
+from tests.test_cli_run import control, keywords, resume, setup, steps, task
+
+
+def check_write(plan: Path) -> tuple[int, list[dict[str, Any]]]:
+    result = CliRunner().invoke(main, ["check", str(plan), "--write", "--json"])
+    assert result.exit_code in (0, 1), (result.exit_code, result.output)
+    return result.exit_code, json.loads(result.stdout)["tasks"]
+
+
+def verified(plan: Path) -> None:
+    result = CliRunner().invoke(main, ["ledger", "verify", str(plan), "--json"])
+    assert result.exit_code == 0, result.output
+
+
+WORK = "workers:\n  a: [{tool: write_file, input: {path: a.txt, content: a}}, {say: DONE}]\n"
+
+
+def test_its_changes_are_a_sealed_run(tmp_path: Path) -> None:
+    plan, script = setup(tmp_path, task("A", "a", "grep -q a a.txt"), WORK)
+    assert resume(plan, script)[0].exit_code == 0
+    (tmp_path / "a.txt").unlink()
+    code, rows = check_write(plan)
+    assert code == 1 and [(r["id"], r["state"]) for r in rows] == [("a", "FAILED")]
+    runs = steps(plan, "run-start")
+    assert [r["model"] for r in runs] == ["scripted:" + str(script), "check --write"]
+    second = runs[1]["run_id"]
+    assert [
+        (c["task_id"], c["verdict"]) for c in steps(plan, "check") if c["run_id"] == second
+    ] == [("a", "FAIL")]
+    assert [(s["from"], s["to"]) for s in steps(plan, "state") if s["run_id"] == second] == [
+        ("DONE", "FAILED")
+    ]
+    (end,) = [e for e in steps(plan, "run-end") if e["run_id"] == second]
+    assert end["states"] == [{"task_id": "a", "state": "FAILED"}]
+    rows_db = sqlite3.connect(control(plan) / "_telemetry.db").execute(
+        "SELECT run_id, task_id, state FROM task_events ORDER BY rowid"
+    )
+    assert list(rows_db)[-1] == (second, "a", "FAILED")
+    verified(plan)
+
+
+def test_a_failed_check_fixed_by_hand_is_promoted(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path, task("A", "a", "grep -q a a.txt"), "workers:\n  a: [{say: DONE}]\n"
+    )
+    assert resume(plan, script)[0].exit_code == 1
+    assert keywords(plan) == {"a": "FAILED"}
+    (tmp_path / "a.txt").write_text("a")
+    code, rows = check_write(plan)
+    assert code == 0 and rows[0]["state"] == "DONE"
+    assert keywords(plan) == {"a": "DONE"}
+    audit = CliRunner().invoke(main, ["audit", str(plan), "--json"])
+    assert json.loads(audit.stdout)["findings"] == []  # the promotion is backed
+
+
+def test_a_failed_without_a_record_is_not_promoted(tmp_path: Path) -> None:
+    plan, _ = setup(tmp_path, task("A", "a", "grep -q a a.txt").replace("TODO", "FAILED"), "")
+    (tmp_path / "a.txt").write_text("a")
+    code, rows = check_write(plan)
+    assert code == 0 and rows[0]["state"] == "FAILED"
+    assert keywords(plan) == {"a": "FAILED"}
+
+
+def test_a_refused_dock_is_not_promoted(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Build", "build", "grep -q . comp.wasm", dock="comp.wasm"),
+        "workers:\n  build:\n    - {tool: write_file, input: {path: comp.wasm, content: junk}}\n"
+        "    - say: DONE\n",
+    )
+    assert resume(plan, script)[0].exit_code == 1
+    code, rows = check_write(plan)  # its check passes: the junk file is not empty
+    assert (code, rows[0]["verdict"], rows[0]["state"]) == (0, "PASS", "FAILED")
+    assert keywords(plan) == {"build": "FAILED"}
+
+
+def test_the_parent_rule_holds(tmp_path: Path) -> None:
+    body = (
+        "* TODO Parent\n  :PROPERTIES:\n  :ID: parent\n  :END:\n"
+        + task("A", "a", "grep -q a a.txt", 2)
+        + task("B", "b", "grep -q b b.txt", 2)
+    )
+    script_text = (
+        "workers:\n  a: [{tool: write_file, input: {path: a.txt, content: a}}, {say: DONE}]\n"
+        "  b: [{tool: write_file, input: {path: b.txt, content: b}}, {say: DONE}]\n"
+    )
+    plan, script = setup(tmp_path, body, script_text)
+    assert resume(plan, script)[0].exit_code == 0
+    (tmp_path / "b.txt").unlink()
+    code, _ = check_write(plan)
+    assert code == 1
+    assert keywords(plan) == {"parent": "PARTIAL", "a": "DONE", "b": "FAILED"}
+    verified(plan)
+
+
+def test_it_waits_for_no_one_while_a_run_holds_the_plan(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Slow", "slow", "grep -q s s.txt"),
+        "workers:\n  slow:\n    - {tool: sh, input: {cmd: 'sleep 4'}}\n"
+        "    - {tool: write_file, input: {path: s.txt, content: s}}\n    - say: DONE\n",
+    )
+    holder = start_resume(plan, script)
+    try:
+        wait_for_lock(plan)
+        before = snapshot(plan)
+        for argv in (["check", str(plan), "--write"],
+                     ["resume", str(plan), "--model", f"scripted:{script}"]):  # fmt: skip
+            result = CliRunner().invoke(main, argv)
+            assert result.exit_code == 2, result.output
+            assert f"is in use by another run (pid {holder.pid}, started " in result.stderr
+            assert "resume" in result.stderr  # the holder's command
+            assert snapshot(plan) == before  # no file, no ledger line
+    finally:
+        assert holder.wait(timeout=60) == 0, holder.stderr.read() if holder.stderr else ""
+    assert keywords(plan) == {"slow": "DONE"}
+    assert len(steps(plan, "run-start")) == 1
+    verified(plan)
+
+
+def start_resume(plan: Path, script: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", "from groundskeeper.cli import main; main()", "resume",
+         str(plan), "--model", f"scripted:{script}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+    )  # fmt: skip
+
+
+def wait_for_lock(plan: Path) -> None:
+    lock = control(plan) / "run.lock"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if lock.exists() and lock.read_text() and (control(plan) / "_steps.jsonl").exists():
+            return
+        time.sleep(0.05)
+    raise AssertionError("the first run never took the lock")
+
+
+def snapshot(plan: Path) -> dict[str, bytes]:
+    files = [plan, *sorted(p for p in control(plan).rglob("*") if p.is_file())]
+    return {
+        str(p): p.read_bytes()
+        for p in files
+        if p.name
+        not in (
+            "run.lock",
+            "_telemetry.db-wal",
+            "_telemetry.db-shm",
+            "_steps.jsonl",
+            "_steps.checkpoint",
+        )
+    } | {"steps": b"%d" % len(steps(plan, "run-start"))}
