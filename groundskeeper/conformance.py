@@ -24,6 +24,7 @@ U003  import_added       upgrade: the new component imports something the old di
 U004  import_changed     upgrade: an import changed type
 D001  unreadable         dock: the component file cannot be read
 D002  write_failed       dock: the component directory cannot be written
+D003  not_baseline       dock: the docked file is not the one the plan's ledger sealed
 ====  =================  ==============================================================
 
 `dock(component, into)` is the one entry point for every path by which a component docks
@@ -40,7 +41,7 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -510,10 +511,13 @@ def _atomic_copy(data: bytes, destination: Path) -> None:
         raise
 
 
-def dock(component: Path, into: Path) -> DockResult:
+def dock(component: Path, into: Path, *, sealed: Mapping[str, str] | None = None) -> DockResult:
     """Copy `component` into the component directory `into` if it conforms and, when a
     component of the same file name is already docked, only if the upgrade check passes.
 
+    `sealed` (file name → SHA-256 of its last sealed dock) is what a plan's ledger says is
+    docked: a docked file that differs from it (or has no sealed dock) is refused as the
+    baseline, even when the new bytes are the same. Without it the directory is trusted.
     Never raises for bad input: an unreadable file or an unwritable directory is a diagnostic.
     """
     component = Path(component)
@@ -545,7 +549,7 @@ def dock(component: Path, into: Path) -> DockResult:
     # two processes) must not both pass against the old component and race to replace it.
     with lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        return _dock_locked(component, data, sha, interface, destination, refused)
+        return _dock_locked(component, data, sha, interface, destination, refused, sealed)
 
 
 def _dock_locked(
@@ -555,6 +559,7 @@ def _dock_locked(
     interface: Interface,
     destination: Path,
     refused: Callable[[list[Diagnostic], str, Interface], DockResult],
+    sealed: Mapping[str, str] | None = None,
 ) -> DockResult:
     replaced: str | None = None
     if destination.exists():
@@ -566,6 +571,20 @@ def _dock_locked(
                 [Diagnostic("error", destination.name, message, code="D001")], sha, interface
             )
         replaced = hashlib.sha256(old_data).hexdigest()
+        if sealed is not None and sealed.get(destination.name) != replaced:
+            baseline = sealed.get(destination.name)
+            why = (
+                f"its sealed dock has SHA-256 {baseline[:12]}…"
+                if baseline
+                else "no dock of it is sealed in the ledger"
+            )
+            message = (
+                f"the docked {destination.name} (SHA-256 {replaced[:12]}…) is not the sealed"
+                f" baseline: {why}; remove {destination} and dock it again"
+            )
+            return refused(
+                [Diagnostic("error", destination.name, message, code="D003")], sha, interface
+            )
         if replaced == sha:
             return DockResult(True, component, [], sha, interface.to_json(), destination, replaced)
         _c, old_interface, old_refusal = _inspect_bytes(old_data, destination.name)

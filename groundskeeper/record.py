@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any, Protocol, runtime_checkable
 
 #: A check result code that means a limit stopped the check, not the work failing it.
@@ -36,6 +37,7 @@ class Record:
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
     runs: list[str] = field(default_factory=list)  # in order of their run-start
     ended: set[str] = field(default_factory=set)  # runs that sealed a run-end
+    docks: dict[str, str] = field(default_factory=dict)  # component file name → sealed sha256
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -81,6 +83,9 @@ def read_record(steps: Iterable[Step]) -> Record:
             last_check[key] = (str(reason) if reason else "failed") if failed else None
         elif step == "dock":
             docked[key] = body.get("ok") is True
+            component, sha = body.get("component"), body.get("sha256")
+            if docked[key] and isinstance(component, str) and isinstance(sha, str):
+                record.docks[PurePosixPath(component).name] = sha
         elif step == "tamper":
             for blamed in body.get("task_ids") or []:
                 if isinstance(blamed, str):

@@ -33,7 +33,7 @@ from groundskeeper.models import Model
 from groundskeeper.plan import Heading, Plan, PlanReadError
 from groundskeeper.plan import replace_keyword as edit_keyword
 from groundskeeper.plan_guard import PlanGuard, Tamper
-from groundskeeper.record import HasHistory, read_record
+from groundskeeper.record import HasHistory, Record, read_record
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sealing import MemoryRecorder, RunSeal, SealingError, StepRecorder, excerpt
 from groundskeeper.task_tree import Node, TaskWalk, build_tree
@@ -238,6 +238,8 @@ class Runner:
         self._started: set[Node] = set()  # picked up by a pool thread
         self._started_lock = threading.Lock()
         self._event_lock = threading.Lock()
+        self._record = Record()  # what the ledger held at run start (`_run_fenced`)
+        self._dock_lock = threading.Lock()  # guards the record's docks, which docking updates
         self._guard = PlanGuard(self.plan_path, plan.text, self.control.rejected)
 
     # -- public ---------------------------------------------------------------------------------
@@ -369,7 +371,9 @@ class Runner:
         return self._task(node).start_state
 
     def has_own_check(self, node: Node) -> bool:
-        return self._task(node).check is not None
+        """A parent's own job after its children: its check, its `:dock:`, or both."""
+        task = self._task(node)
+        return task.check is not None or task.heading.get_property("dock") is not None
 
     def submit(self, node: Node) -> None:
         self._inflight[node] = None
@@ -471,6 +475,10 @@ class Runner:
             if task.check is None:
                 state, verified, reason = self._unchecked(claim)
                 output = claim.claim
+                if state == "DONE":  # a `:dock:` is honoured with or without a check
+                    dock_failure = self._dock(heading)
+                    if dock_failure is not None:
+                        state, reason = "FAILED", dock_failure
                 break
             result = self._check(heading.task_id, attempt, task.check)
             output = result.output
@@ -515,17 +523,25 @@ class Runner:
         )
 
     def _rollup_job(self, node: Node) -> _Outcome:
+        """A parent whose children are all DONE: its own check, then its `:dock:`."""
         task = self._task(node)
-        assert task.check is not None  # only submitted for parents with their own check
         started = time.monotonic()
-        result = self._check(task.heading.task_id, 1, task.check)
+        output, verified = "", None if task.check is None else True
+        if task.check is not None:
+            result = self._check(task.heading.task_id, 1, task.check)
+            output = result.output
+            if not result.passed:
+                ms = int((time.monotonic() - started) * 1000)
+                reason = (
+                    "every child is DONE but the task's own check failed:"
+                    f" {result.code}: {result.reason}"
+                )
+                return _Outcome(node, "PARTIAL", 1, True, reason, output, ms)
+        dock_failure = self._dock(task.heading)
         ms = int((time.monotonic() - started) * 1000)
-        if result.passed:
-            return _Outcome(node, "DONE", 1, True, None, result.output, ms)
-        reason = (
-            f"every child is DONE but the task's own check failed: {result.code}: {result.reason}"
-        )
-        return _Outcome(node, "PARTIAL", 1, True, reason, result.output, ms)
+        if dock_failure is not None:
+            return _Outcome(node, "FAILED", 1, verified, dock_failure, output, ms)
+        return _Outcome(node, "DONE", 1, verified, None, output, ms)
 
     def _check(self, task_id: str, attempt: int, check: SealedCheck) -> CheckResult:
         result = run_check(
@@ -545,7 +561,12 @@ class Runner:
             return f"dock: {exc}"
         from groundskeeper.conformance import dock  # wasmtime.component: only when docking
 
-        result = dock(component, self.control.components)
+        with self._dock_lock:
+            sealed = dict(self._record.docks)
+        result = dock(component, self.control.components, sealed=sealed)
+        if result.ok:
+            with self._dock_lock:
+                self._record.docks[component.name] = result.sha256
         messages = "; ".join(d.message for d in result.diagnostics if d.level == "error")
         self.seal.dock(heading.task_id, raw.strip(), result)
         if self.telemetry is not None:

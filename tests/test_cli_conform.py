@@ -38,6 +38,11 @@ def dock_rows(db: Path) -> list[dict[str, Any]]:
         return [dict(row) for row in conn.execute("select * from dock_events order by rowid")]
 
 
+def control(plan_dir: Path) -> Path:
+    """The control directory of `plan_dir/plan.org`, where `dock --plan` keeps its state."""
+    return plan_dir / ".groundskeeper" / "plan.org"
+
+
 @pytest.fixture
 def plan_dir(tmp_path: Path) -> Path:
     directory = tmp_path / "project"
@@ -164,8 +169,8 @@ def test_dock_refuses_copies_nothing_and_records_the_refusal(
     assert document["ok"] is False
     assert document["destination"] is None
     assert [d["code"] for d in document["diagnostics"]] == ["C005"]
-    assert not (plan_dir / "components" / "dock_wrong_type.wasm").exists()
-    [row] = dock_rows(plan_dir / "_telemetry.db")
+    assert not (control(plan_dir) / "components" / "dock_wrong_type.wasm").exists()
+    [row] = dock_rows(control(plan_dir) / "_telemetry.db")
     assert (row["component"], row["ok"]) == (str(source), 0)
     assert [d["code"] for d in json.loads(row["diagnostics"])] == ["C005"]
 
@@ -180,9 +185,9 @@ def test_dock_copies_into_components_beside_the_plan_and_records_it(
     sha = hashlib.sha256(source.read_bytes()).hexdigest()
     assert document["ok"] is True
     assert document["sha256"] == sha
-    assert document["destination"] == str(plan_dir / "components" / "dock_all.wasm")
-    assert (plan_dir / "components" / "dock_all.wasm").read_bytes() == source.read_bytes()
-    [row] = dock_rows(plan_dir / "_telemetry.db")
+    assert document["destination"] == str(control(plan_dir) / "components" / "dock_all.wasm")
+    assert (control(plan_dir) / "components" / "dock_all.wasm").read_bytes() == source.read_bytes()
+    [row] = dock_rows(control(plan_dir) / "_telemetry.db")
     assert (row["sha256"], row["ok"], json.loads(row["diagnostics"])) == (sha, 1, [])
 
 
@@ -237,7 +242,7 @@ def test_an_accepted_dock_is_sealed_as_a_run_of_its_own(tmp_path: Path, plan_dir
     )
     assert (docked["sha256"], docked["ok"], docked["diagnostics"]) == (sha, True, [])
     assert docked["component"] == str(source)
-    assert docked["destination"] == str(plan_dir / "components" / "dock_all.wasm")
+    assert docked["destination"] == str(control(plan_dir) / "components" / "dock_all.wasm")
     assert docked["interface"] == {"imports": document["imports"], "exports": document["exports"]}
     assert [i["name"] for i in docked["interface"]["imports"]] == [
         "session-info",
@@ -247,12 +252,12 @@ def test_an_accepted_dock_is_sealed_as_a_run_of_its_own(tmp_path: Path, plan_dir
     assert (end["ok"], end["states"]) == (True, [])
     head = verify_ledger(plan_dir, trusted_keys()).head
     assert document["ledger"] == {
-        "path": str(plan_dir / "_steps.jsonl"),
+        "path": str(control(plan_dir) / "_steps.jsonl"),
         "run_id": run_id,
         "seq": 2,
         "head": {"size": 3, "root": head.root},
     }
-    [row] = dock_rows(plan_dir / "_telemetry.db")
+    [row] = dock_rows(control(plan_dir) / "_telemetry.db")
     assert row["run_id"] == run_id
 
 
@@ -260,7 +265,7 @@ def test_a_refusal_is_sealed_too(tmp_path: Path, plan_dir: Path) -> None:
     source = write_wasm("dock_wrong_type", tmp_path)
     result = invoke("dock", source, "--plan", plan_dir / "plan.org")
     assert result.exit_code == 1
-    assert f"sealed the refusal in {plan_dir / '_steps.jsonl'}" in result.stderr
+    assert f"sealed the refusal in {control(plan_dir) / '_steps.jsonl'}" in result.stderr
     steps = sealed_steps(plan_dir)
     assert [step for _, step, _ in steps] == ["run-start", "dock", "run-end"]
     docked, end = steps[1][2], steps[2][2]
@@ -292,20 +297,22 @@ def test_a_damaged_ledger_means_no_dock(tmp_path: Path, plan_dir: Path, damage: 
     assert invoke("dock", first, "--plan", plan_dir / "plan.org").exit_code == 0
     ledger_module._forget_writers()  # the next dock is another process: no cached tail
     if damage == "checkpoint deleted":
-        (plan_dir / "_steps.checkpoint").unlink()
+        (control(plan_dir) / "_steps.checkpoint").unlink()
     else:
-        with (plan_dir / "_steps.jsonl").open("ab") as ledger:
+        with (control(plan_dir) / "_steps.jsonl").open("ab") as ledger:
             ledger.write(b'{"v":1,"run":"x"')
-    before = (plan_dir / "_steps.jsonl").read_bytes()
+    before = (control(plan_dir) / "_steps.jsonl").read_bytes()
     source = write_wasm("dock_all", tmp_path)
     result = invoke("dock", source, "--plan", plan_dir / "plan.org", "--json")
     assert result.exit_code == 2
     assert result.stdout == ""
     assert "cannot seal the dock in the ledger: refusing to append" in result.stderr
     assert result.stderr.rstrip().endswith("nothing was docked")
-    assert not (plan_dir / "components" / "dock_all.wasm").exists()
-    assert (plan_dir / "_steps.jsonl").read_bytes() == before
-    assert [row["component"] for row in dock_rows(plan_dir / "_telemetry.db")] == [str(first)]
+    assert not (control(plan_dir) / "components" / "dock_all.wasm").exists()
+    assert (control(plan_dir) / "_steps.jsonl").read_bytes() == before
+    assert [row["component"] for row in dock_rows(control(plan_dir) / "_telemetry.db")] == [
+        str(first)
+    ]
 
 
 @pytest.mark.parametrize("upgrade", [False, True])

@@ -128,13 +128,15 @@ def conform(components: tuple[Path, ...], upgrade: bool, as_json: bool) -> None:
 @click.option(
     "--into",
     type=click.Path(path_type=Path, file_okay=False),
-    help="Component directory [default: components/ beside --plan, else ./components].",
+    help="Component directory [default: the plan's registry in its control directory with"
+    " --plan, else ./components].",
 )
 @click.option(
     "--plan",
     "plan",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="The plan whose components/ directory, _telemetry.db and ledger to use.",
+    help="The plan whose dock registry, telemetry and ledger to use (its control directory,"
+    " .groundskeeper/<plan>/); a docked file that is not the sealed one is refused.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -> None:
@@ -147,8 +149,8 @@ def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -
 
     \b
     Every dock and every refusal is recorded in _telemetry.db and sealed in the
-    signed ledger _steps.jsonl, both beside the plan (or beside the component
-    directory), as a short run of its own: run-start, dock (name, SHA-256,
+    signed ledger _steps.jsonl, both in the plan's control directory (or beside the
+    component directory), as a short run of its own: run-start, dock (name, SHA-256,
     interface, verdict, diagnostics), run-end. Fail-closed: if the ledger cannot
     be written (damaged, unwritable) nothing is docked, and a dock whose step
     cannot be sealed is undone. Review it with `groundskeeper ledger show`.
@@ -171,14 +173,29 @@ def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -
         fail_usage(f"{component}: {what}; pass the component's .wasm file")
     if plan is not None and not plan.is_file():
         fail_usage(f"{plan}: no such plan file; pass the plan's .org file or drop --plan")
-    if into is None:
-        into = (plan.parent if plan is not None else Path.cwd()) / DEFAULT_COMPONENT_DIR
-    state_dir = plan.parent if plan is not None else into.parent
+    baseline: dict[str, str] | None = None
+    if plan is not None:
+        from groundskeeper.control import ControlDir
+
+        try:
+            control = ControlDir.for_plan(plan).ensure()
+        except GroundskeeperError as exc:
+            fail_usage(str(exc))
+        state_dir = control.path
+        if into is None:
+            into = control.components
+    else:
+        into = into if into is not None else Path.cwd() / DEFAULT_COMPONENT_DIR
+        state_dir = into.parent
     telemetry = _open_telemetry(state_dir / "_telemetry.db")
     seal = _open_dock_run(state_dir, component, into, plan, telemetry)
+    if plan is not None and into == control.components:
+        from groundskeeper.record import read_record
+
+        baseline = read_record(seal.ledger.history()).docks  # the plan's sealed docks
 
     previous = _docked_bytes(into / component.name)
-    result = dock_component(component, into)
+    result = dock_component(component, into, sealed=baseline)
     sealed, diagnostics = seal.dock(result, previous)
     with telemetry:
         telemetry.record_dock(
