@@ -9,6 +9,7 @@ import hashlib
 import logging
 import os
 import re
+import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,7 +67,7 @@ class PlanGuard:
         self._befores: list[Callable[[], None]] = []
         self._found: list[Tamper] = []
         self._closing = False
-        self._error: BaseException | None = None
+        self.failure: str | None = None  # the plan could not be written or restored: stop
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -77,8 +78,8 @@ class PlanGuard:
         self, text: str, written: Callable[[], None], before: Callable[[], None] | None = None
     ) -> None:
         with self._cond:
-            if self._error is not None:
-                raise self._error
+            if self.failure is not None:
+                return  # latched: the runner stops at its next scheduling point
             self._wanted = text.encode("utf-8")
             self._wanted_text = text
             self._callbacks.append(written)
@@ -88,13 +89,14 @@ class PlanGuard:
 
     def verify(self) -> list[Tamper]:
         """Tampering found since the last call (by the writer, or now)."""
-        try:
-            current: bytes | None = self.path.read_bytes()
-        except FileNotFoundError:
-            current = None
+        current = _read_plain(self.path)
         if current is None or current not in self._known:
             with self._io:
-                tamper = self._restore_if_foreign()
+                try:
+                    tamper = self._restore_if_foreign()
+                except OSError as exc:
+                    self._fail(exc)
+                    tamper = None
             if tamper is not None:
                 with self._cond:
                     self._found.append(tamper)
@@ -109,8 +111,6 @@ class PlanGuard:
             self._cond.notify()
         if self._thread is not None:
             self._thread.join()
-        if self._error is not None:
-            raise self._error
         return self.verify()
 
     def _writer(self) -> None:
@@ -137,29 +137,51 @@ class PlanGuard:
                         self._found.append(tamper)
                 for callback in callbacks:
                     callback()
-            except BaseException as exc:  # surfaced to the scheduler at its next submit/close
+            except Exception as exc:  # latched; the scheduler stops at its next turn
                 log.exception("writing %s failed", self.path)
-                with self._cond:
-                    self._error = exc
+                self._fail(exc)
                 return
 
+    def _fail(self, exc: BaseException) -> None:
+        with self._cond:
+            if self.failure is None:
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                self.failure = f"cannot write the plan {self.path}: {why}"
+
     def _restore_if_foreign(self) -> Tamper | None:
-        """With the I/O lock held: undo a foreign change, keeping the foreign bytes aside."""
+        """With the I/O lock held: undo a foreign change, keeping the foreign bytes aside.
+
+        Whatever stands at the plan's path that is not a regular file (a directory, a link,
+        a FIFO) is moved aside whole, then the plan is written back: the supervisor's plan
+        is restored before anything else is attempted."""
         try:
-            current: bytes | None = self.path.read_bytes()
+            info: os.stat_result | None = os.lstat(self.path)
         except FileNotFoundError:
-            current = None
+            info = None
+        current = (
+            _read_plain(self.path) if info is not None and stat.S_ISREG(info.st_mode) else None
+        )
         if current == self._last:
             return None
         rejected: Path | None = None
         if current is not None:
-            rejected = self._next_rejected()
-            with rejected.open("xb") as handle:
-                handle.write(current)
-                handle.flush()
-                os.fsync(handle.fileno())
+            rejected = self._keep_aside(lambda target: _write_new(target, current))
+        elif info is not None:  # not a file: moved aside as it is
+            rejected = self._keep_aside(lambda target: os.rename(self.path, target))
         write_atomically(self.path, self._last.decode("utf-8"))
         return Tamper(rejected, hashlib.sha256(current or b"").hexdigest())
+
+    def _keep_aside(self, put: Callable[[Path], None]) -> Path:
+        """Put the foreign version at the next free rejected name (a name taken meanwhile is
+        skipped, never overwritten)."""
+        for _ in range(100):
+            target = self._next_rejected()
+            try:
+                put(target)
+                return target
+            except FileExistsError:
+                continue
+        raise OSError(f"no free name for a rejected copy in {self.rejected_dir}")
 
     def _next_rejected(self) -> Path:
         prefix = f"{self.path.name}.rejected-"
@@ -170,3 +192,23 @@ class PlanGuard:
             if name.startswith(prefix) and re.fullmatch(r"[0-9]{1,9}", name[len(prefix) :])
         ]  # ASCII digits only: `²` is a digit to str.isdigit() and not to int()
         return self.rejected_dir / f"{prefix}{max(numbers, default=0) + 1}"
+
+
+def _read_plain(path: Path) -> bytes | None:
+    """The bytes of a regular file at `path` (no link followed); None for anything else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def _write_new(target: Path, data: bytes) -> None:
+    with target.open("xb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())

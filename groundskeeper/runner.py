@@ -312,6 +312,13 @@ class Runner:
             diagnostics.append(Diagnostic("error", "telemetry", lost, None, "R005"))
         reports = self._reports()
         ok = all(r.state == "DONE" for r in reports) and not self.tampers and lost is None
+        if self._guard.failure is not None:
+            ok = False
+            message = (
+                f"{self._guard.failure}; the run stopped, and no verdict after that reached the"
+                " plan (the next run re-verifies whatever the plan shows)"
+            )
+            diagnostics.append(Diagnostic("error", "plan", message, None, "R006"))
         self.seal.run_end(ok, [(r.id, r.state) for r in reports], len(self.tampers))
         if self.seal.failure is not None:
             ok = False
@@ -388,10 +395,10 @@ class Runner:
     def _loop(self) -> None:
         walk = self._walk
         while True:
-            while walk.pending and self.seal.failure is None:
+            while walk.pending and self._stopping is None:
                 walk.run_next()
-            if self.seal.failure is not None:
-                walk.abandon()  # fail closed: nothing new starts unsealed
+            if self._stopping is not None:
+                walk.abandon()  # fail closed: nothing new starts unsealed or unwritten
             if not self._inflight:
                 return
             self._handle(self._queue.get())
@@ -401,6 +408,11 @@ class Runner:
                 except queue.Empty:
                     break
                 self._handle(outcome)
+
+    @property
+    def _stopping(self) -> str | None:
+        """Why the run starts nothing more: a step it could not seal, a plan it could not write."""
+        return self.seal.failure or self._guard.failure
 
     def _guarded(self, job: Callable[[Node], _Outcome], node: Node) -> None:
         """A job on a pool thread: sealed as started when it really starts, never unsealed."""
@@ -602,9 +614,13 @@ class Runner:
 
         After a sealing failure nothing is taken: the plan shows only verdicts whose steps
         were sealed (a verdict already on its way to disk may lose its `state` step)."""
-        if self.seal.failure is not None:
+        if self._stopping is not None:
             task.attempts = attempts
-            task.reason = "no verdict: the run could not seal its steps and stopped (R004)"
+            task.reason = (
+                "no verdict: the run could not seal its steps and stopped (R004)"
+                if self.seal.failure is not None
+                else "no verdict: the run could not write the plan and stopped (R006)"
+            )
             return
         before = task.state
         task.state, task.attempts, task.verified = state, attempts, verified

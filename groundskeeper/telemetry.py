@@ -1,4 +1,4 @@
-"""`_telemetry.db`: the queryable history of verdicts, tampering and docks beside a plan.
+"""`_telemetry.db`: the queryable history of verdicts, tampering and docks of a plan.
 
 One SQLite file (sqlite-utils, WAL) with tables `task_events` (one row per verdict),
 `tamper_events` and `dock_events`. It records; it decides nothing (the runner does).
@@ -6,7 +6,9 @@ One SQLite file (sqlite-utils, WAL) with tables `task_events` (one row per verdi
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -17,11 +19,19 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.errors import UsageError
 
 if TYPE_CHECKING:
     import sqlite_utils
 
+log = logging.getLogger(__name__)
+
 TELEMETRY_NAME = "_telemetry.db"
+
+
+class TelemetryUnusable(UsageError):
+    """The database cannot be used: not SQLite, corrupt, or another program's tables."""
+
 
 Clock = Callable[[], datetime]
 
@@ -85,6 +95,8 @@ class Telemetry:
         self.path = path
         self._clock = clock
         self._lock = threading.Lock()
+        self.failure: str | None = None
+        self._inserted = 0  # task_events rows this connection wrote (a shrinking table is damage)
         self.conn = sqlite3.connect(str(path), check_same_thread=False)
         self._db: sqlite_utils.Database | None = None
         # The database sits where a worker's read-write sandbox can reach it: remember which
@@ -99,6 +111,15 @@ class Telemetry:
             name
             for (name,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
         }
+        for table in set(_TABLES) & present:
+            columns = {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}
+            missing = sorted(set(_TABLES[table]) - columns)
+            if missing:
+                self.conn.close()
+                raise TelemetryUnusable(
+                    f"{path}: its table {table} lacks {', '.join(missing)}: not groundskeeper's"
+                    " telemetry (or an older one); move it aside and run again"
+                )
         if not set(_TABLES) <= present:
             self._create_schema()
         self._inserts = {
@@ -108,13 +129,25 @@ class Telemetry:
         }
 
     def displaced(self) -> str | None:
-        """Why the rows written through this connection are no longer at `path`, or None."""
+        """Why the rows written through this connection are no longer at `path` (or could not
+        be written at all), or None."""
+        if self.failure is not None:
+            return self.failure
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
             return f"{self.path} was deleted during the run: its verdict rows are lost"
         if (st.st_dev, st.st_ino) != self._identity:
             return f"{self.path} was replaced during the run: its verdict rows are not in it"
+        try:  # as the next reader will see it: a fresh connection, not this one's page cache
+            uri = Path(self.path).absolute().as_uri() + "?mode=ro"
+            with self._lock, contextlib.closing(sqlite3.connect(uri, uri=True)) as fresh:
+                (check,) = fresh.execute("PRAGMA quick_check").fetchone()
+                (rows,) = fresh.execute("SELECT count(*) FROM task_events").fetchone()
+        except sqlite3.Error as exc:
+            return f"{self.path} was damaged during the run ({exc}): its rows cannot be trusted"
+        if check != "ok" or rows < self._inserted:
+            return f"{self.path} was damaged during the run ({check}): its rows cannot be trusted"
         return None
 
     @property
@@ -143,30 +176,53 @@ class Telemetry:
         return cls(ControlDir.for_plan(plan_path).ensure().telemetry, clock=clock)
 
     def _insert(self, table: str, row: dict[str, Any]) -> int:
+        """The new row's rowid; -1 when it could not be written (latched in `failure`: the
+        record is secondary to the ledger, so a broken database never stops a verdict)."""
         values = [row.get(column) for column in _TABLES[table]]
-        with self._lock, self.conn:
-            rowid = self.conn.execute(self._inserts[table], values).lastrowid
+        try:
+            with self._lock, self.conn:
+                rowid = self.conn.execute(self._inserts[table], values).lastrowid
+        except sqlite3.Error as exc:
+            self._latch(exc)
+            return -1
+        if table == "task_events":
+            self._inserted += 1
         if rowid is None:  # sqlite always gives an insert a rowid; None would be a bug
             raise RuntimeError(f"no rowid for an insert into {table}")
         return rowid
 
+    def _latch(self, exc: sqlite3.Error) -> None:
+        log.error("telemetry %s: %s", self.path, exc)
+        if self.failure is None:
+            self.failure = f"{self.path} could not be written during the run ({exc}): rows are lost"
+
     def commit_verdicts(self, rowids: Sequence[int]) -> None:
-        with self._lock, self.conn:
-            self.conn.executemany(
-                "UPDATE task_events SET committed = 1 WHERE rowid = ?", [(r,) for r in rowids]
-            )
+        try:
+            with self._lock, self.conn:
+                self.conn.executemany(
+                    "UPDATE task_events SET committed = 1 WHERE rowid = ?", [(r,) for r in rowids]
+                )
+        except sqlite3.Error as exc:
+            self._latch(exc)
 
     def reconcile(self, plan_states: Mapping[str, str]) -> int:
         """Settle rows a killed run left uncommitted: kept if the plan shows that verdict,
         else deleted (the verdict never reached the plan). Returns how many were deleted."""
-        with self._lock, self.conn:
-            rows = self.conn.execute(
-                "SELECT rowid, task_id, state FROM task_events WHERE committed = 0"
-            ).fetchall()
-            keep = [(r,) for r, task, state in rows if plan_states.get(task) == state]
-            drop = [(r,) for r, task, state in rows if plan_states.get(task) != state]
-            self.conn.executemany("UPDATE task_events SET committed = 1 WHERE rowid = ?", keep)
-            self.conn.executemany("DELETE FROM task_events WHERE rowid = ?", drop)
+        try:
+            with self._lock, self.conn:
+                rows = self.conn.execute(
+                    "SELECT rowid, task_id, state FROM task_events WHERE committed = 0"
+                ).fetchall()
+                return self._settle_rows(rows, plan_states)
+        except sqlite3.Error as exc:
+            self._latch(exc)
+            return 0
+
+    def _settle_rows(self, rows: list[Any], plan_states: Mapping[str, str]) -> int:
+        keep = [(r,) for r, task, state in rows if plan_states.get(task) == state]
+        drop = [(r,) for r, task, state in rows if plan_states.get(task) != state]
+        self.conn.executemany("UPDATE task_events SET committed = 1 WHERE rowid = ?", keep)
+        self.conn.executemany("DELETE FROM task_events WHERE rowid = ?", drop)
         return len(drop)
 
     def record_verdict(
