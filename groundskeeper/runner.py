@@ -32,6 +32,7 @@ from groundskeeper.models import Model
 from groundskeeper.plan import Heading, Plan, PlanReadError
 from groundskeeper.plan import replace_keyword as edit_keyword
 from groundskeeper.plan_guard import PlanGuard, Tamper
+from groundskeeper.sandbox.quota import DEFAULT_DISK_QUOTA, DiskQuota
 from groundskeeper.sealing import MemoryRecorder, RunSeal, SealingError, StepRecorder, excerpt
 from groundskeeper.task_tree import Node, TaskWalk, build_tree
 from groundskeeper.telemetry import Telemetry
@@ -75,6 +76,7 @@ class RunOptions:
     max_turns: int = DEFAULT_MAX_TURNS
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     sh_timeout: float = DEFAULT_SH_TIMEOUT
+    disk_quota: int = DEFAULT_DISK_QUOTA  # bytes all of a run's commands and tools may write
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +270,13 @@ class Runner:
         self._walk = TaskWalk(build_tree(self.plan.roots), self)
         # read once per run: every worker shares them (the toolbox keeps no state of its own)
         self._prompt = load_worker_prompt()
-        self._toolbox = Toolbox(self.workdir, self.plan_path, self.shell, self.options.sh_timeout)
+        self._toolbox = Toolbox(
+            self.workdir,
+            self.plan_path,
+            self.shell,
+            self.options.sh_timeout,
+            quota=DiskQuota(self.options.disk_quota),
+        )
         self._guard.start()
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:
