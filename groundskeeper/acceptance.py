@@ -26,6 +26,7 @@ from groundskeeper.plan import (
     replace_keyword,
     write_atomically,
 )
+from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.registry import COMMANDS
 from groundskeeper.sandbox.result import ShellResult
 from groundskeeper.sandbox.syntax import ShellSyntaxError, command_names, parse
@@ -51,9 +52,19 @@ class Shell(Protocol):
     ) -> ShellResult: ...
 
 
-def sandbox_shell() -> Shell:
-    """The real sandbox (imported late: wasmtime is only loaded when a command runs)."""
+def sandbox_shell(quota: DiskQuota | None = None) -> Shell:
+    """The real sandbox (imported late: wasmtime is only loaded when a command runs); with a
+    `quota`, every command line it runs counts against that one disk quota."""
     from groundskeeper.sandbox import run
+
+    if quota is not None:
+
+        def run_within_quota(
+            cmdline: str, *, workdir: str | Path, read_only: bool = False, timeout: float = 10.0
+        ) -> ShellResult:
+            return run(cmdline, workdir=workdir, read_only=read_only, timeout=timeout, quota=quota)
+
+        return run_within_quota
 
     return run
 

@@ -24,6 +24,7 @@ FORMAT_VERSION = 1
 PAYLOAD_TYPE = b"application/vnd.groundskeeper.step+json"
 GENESIS_PREV = "0" * 64
 MAX_LINE_BYTES = 65536
+MAX_DEPTH = 64  # arrays and objects open at once; deeper would exhaust a recursive decoder
 MAX_SAFE_INT = 2**53 - 1
 EXCERPT_CHARS = 200
 LEDGER_FILE = "_steps.jsonl"
@@ -48,6 +49,8 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 _HEX_DIGITS = "0123456789abcdef"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAE_PREFIX = b"DSSEv1 %d %s " % (len(PAYLOAD_TYPE), PAYLOAD_TYPE)
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 class LedgerError(GroundskeeperError):
@@ -117,6 +120,10 @@ def read_if_present(path: Path, what: str) -> bytes | None:
 
 def check_json_subset(value: Any, where: str) -> None:
     """LedgerError naming the first member of `value` outside the SPEC §2 subset."""
+    _check_subset(value, where, 0)
+
+
+def _check_subset(value: Any, where: str, depth: int) -> None:
     kind = type(value)
     if value is None or kind is bool or kind is str:
         if kind is str and _SURROGATE.search(value):
@@ -124,14 +131,17 @@ def check_json_subset(value: Any, where: str) -> None:
     elif kind is int:
         if not -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
             raise LedgerError(f"{where}: integer {value} is outside ±(2^53−1)")
-    elif kind is list:
-        for index, item in enumerate(value):
-            check_json_subset(item, f"{where}[{index}]")
-    elif kind is dict:
+    elif kind is list or kind is dict:
+        if depth == MAX_DEPTH:
+            raise LedgerError(f"{where}: arrays and objects nested deeper than {MAX_DEPTH}")
+        if kind is list:
+            for index, item in enumerate(value):
+                _check_subset(item, f"{where}[{index}]", depth + 1)
+            return
         for name, item in value.items():
             if type(name) is not str or not (name.isascii() and name.isprintable()):
                 raise LedgerError(f"{where}: member name {name!r} is not printable ASCII")
-            check_json_subset(item, f"{where}.{name}")
+            _check_subset(item, f"{where}.{name}", depth + 1)
     else:
         raise LedgerError(
             f"{where}: {kind.__name__} is not allowed in the ledger "
@@ -210,6 +220,9 @@ def decode_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None, str]:
     """(object, code, reason): the object when the line is canonical JSON, else a code."""
     if len(raw) + 1 > MAX_LINE_BYTES:
         return None, "bad-json", f"line is {len(raw) + 1} bytes, over {MAX_LINE_BYTES}"
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _nesting(raw) > MAX_DEPTH:
+        # json's decoder (and the re-encoding below) recurse once per level
+        return None, "bad-json", f"line nests arrays and objects deeper than {MAX_DEPTH} (SPEC §2)"
     try:
         text = raw.decode("utf-8")
         obj = _DECODER.decode(text)
@@ -229,6 +242,20 @@ def decode_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None, str]:
     if encode_canonical(obj) != text:
         return obj, "not-canonical", "line is not in canonical form (SPEC §2): re-encoded"
     return obj, None, ""
+
+
+def _nesting(raw: bytes) -> int:
+    """How many arrays and objects are open at most, outside strings (a malformed line may be
+    misjudged: the decoder rejects it anyway)."""
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    depth = deepest = 0
+    for char in brackets:
+        if char == 91 or char == 123:  # `[` or `{`
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
 
 
 def field_problem(obj: dict[str, Any]) -> str | None:

@@ -35,6 +35,7 @@ from groundskeeper.plan import replace_keyword as edit_keyword
 from groundskeeper.plan_guard import PlanGuard, Tamper
 from groundskeeper.record import HasHistory, Record, read_record
 from groundskeeper.sandbox import fence as fences
+from groundskeeper.sandbox.quota import DEFAULT_DISK_QUOTA, DiskQuota
 from groundskeeper.sealing import MemoryRecorder, RunSeal, SealingError, StepRecorder, excerpt
 from groundskeeper.task_tree import Node, TaskWalk, build_tree
 from groundskeeper.telemetry import Telemetry
@@ -78,6 +79,7 @@ class RunOptions:
     max_turns: int = DEFAULT_MAX_TURNS
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     sh_timeout: float = DEFAULT_SH_TIMEOUT
+    disk_quota: int = DEFAULT_DISK_QUOTA  # bytes all of a run's commands and tools may write
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +296,13 @@ class Runner:
         )
         # read once per run: every worker shares them (the toolbox keeps no state of its own)
         self._prompt = load_worker_prompt()
-        self._toolbox = Toolbox(self.workdir, self.plan_path, self.shell, self.options.sh_timeout)
+        self._toolbox = Toolbox(
+            self.workdir,
+            self.plan_path,
+            self.shell,
+            self.options.sh_timeout,
+            quota=DiskQuota(self.options.disk_quota),
+        )
         self._guard.start()
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:

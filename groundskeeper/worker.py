@@ -18,12 +18,13 @@ import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NoReturn
 
 from groundskeeper.acceptance import SealedCheck, Shell, sandbox_shell
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models import ContentBlock, Message, Model, ModelRequest, ToolSpec
 from groundskeeper.sandbox import fence as fences
+from groundskeeper.sandbox.quota import DiskQuota
 
 DEFAULT_MAX_TURNS = 30
 DEFAULT_SH_TIMEOUT = 30.0
@@ -152,6 +153,9 @@ class Toolbox:
     plan_path: Path
     shell: Shell | None = None
     sh_timeout: float = DEFAULT_SH_TIMEOUT
+    # the run's disk quota: `write_file` counts the bytes it writes (a rewrite counts again),
+    # `sh` hands it to the sandbox (a fake `shell` is called without it)
+    quota: DiskQuota | None = None
     _root: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -284,7 +288,7 @@ class Toolbox:
 
     def _sh(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         cmd = self._arg(tool_input, "cmd")
-        run = self.shell if self.shell is not None else sandbox_shell()
+        run = self.shell if self.shell is not None else sandbox_shell(self.quota)
         try:
             result = run(cmd, workdir=self._root, read_only=False, timeout=self.sh_timeout)
         except Exception as exc:  # the worker hears of it; the run goes on
@@ -324,6 +328,8 @@ class Toolbox:
         data = content.encode("utf-8")  # before opening: a bad string must not truncate
         if target == self._root or target.is_dir():
             return ToolOutcome(f"`{raw}` is a folder", True, "error")
+        if self.quota is not None and len(data) > self.quota.left():
+            self._over_quota()  # before the open: nothing is created or truncated
         # no O_TRUNC until the opened file is known not to be a control file
         fd = self._open_target(
             raw, target, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK, create_dirs=True
@@ -334,9 +340,15 @@ class Toolbox:
                 return ToolOutcome(f"`{raw}` is not a regular file", True, "error")
             if self.fence.is_read_only_file(st):
                 raise ToolRefused(f"`{raw}` is a link to the plan file; workers may not change it")
+            if self.quota is not None and not self.quota.take(len(data)):
+                self._over_quota()
             handle.truncate(0)
             handle.write(data)
         return ToolOutcome(f"wrote {len(data)} bytes to {raw}", False, "ok")
+
+    def _over_quota(self) -> NoReturn:
+        assert self.quota is not None
+        raise ToolRefused(f"{self.quota.message()} (this run's writes, in total)")
 
     def _list(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         raw = self._arg(tool_input, "path", ".")

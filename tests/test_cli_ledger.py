@@ -248,3 +248,18 @@ def test_first_use_notice_is_one_line_on_stderr(capsys: pytest.CaptureFixture[st
     assert "created signing key" in first.err
     load_run_key()
     assert capsys.readouterr().err == ""
+
+
+def test_a_line_of_30000_brackets_is_a_named_finding(tmp_path: Path, trusted_home: Path) -> None:
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    (plan / "_steps.jsonl").write_bytes(b"[" * 30_000 + b"]" * 30_000 + b"\n")
+    code, out, err = run("ledger", "verify", str(plan), "--json")
+    findings = json.loads(out)["findings"]
+    assert code == 1
+    assert {"line": 1, "code": "bad-json"}.items() <= findings[0].items()
+    assert findings[0]["reason"] == "line nests arrays and objects deeper than 64 (SPEC §2)"
+    assert "Traceback" not in err and "RecursionError" not in out + err
+    code, out, err = run("ledger", "show", str(plan), "--json")
+    assert code == 1
+    assert "Traceback" not in err and "RecursionError" not in out + err

@@ -630,3 +630,29 @@ def test_a_worker_cannot_reach_the_ledger_by_any_path(tmp_path: Path) -> None:
     verified = CliRunner().invoke(main, ["ledger", "verify", str(plan), "--json"])
     assert verified.exit_code == 0, verified.output
     assert json.loads(verified.stdout)["ok"] is True
+
+
+def test_disk_quota_bounds_the_run_and_takes_sizes(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Write", "w", "grep -qx 100000 a.txt"),
+        "workers:\n  w:\n    - {tool: sh, input: {cmd: 'seq 1 100000 > a.txt'}}\n    - say: DONE\n",
+    )
+    _, document = resume(plan, script, "--disk-quota", "512K")
+    assert states(document)["w"][0] == "FAILED"
+    assert (tmp_path / "a.txt").stat().st_size == 512 * 1024  # cut at the quota
+    (tmp_path / "a.txt").unlink()
+    plan.write_text(HEAD + task("Write", "w", "grep -qx 100000 a.txt"))
+    _, document = resume(plan, script, "--disk-quota", "1M")
+    assert states(document)["w"][:2] == ("DONE", 1)
+
+
+def test_disk_quota_refuses_what_is_not_a_size(tmp_path: Path) -> None:
+    plan, script = setup(tmp_path, task("Write", "w", "grep -qx 100000 a.txt"), "workers: {}\n")
+    for bad in ("lots", "0", "-1M", "1.5G", "1T", ""):
+        result = CliRunner().invoke(
+            main, ["resume", str(plan), "--model", f"scripted:{script}", "--disk-quota", bad]
+        )
+        assert result.exit_code == 2, (bad, result.output)
+        assert "is not a size" in result.stderr, (bad, result.stderr)
+        assert "Traceback" not in result.stderr

@@ -25,6 +25,7 @@ from groundskeeper.ledger import (
     Report,
     append_step,
     canonical_json,
+    decode_line,
     verify_ledger,
 )
 from tests.ledger_reference import make_vectors
@@ -655,3 +656,46 @@ def test_ledger_public_api_is_locked() -> None:
         "verify_ledger",
     ]
     assert all(hasattr(ledger_module, name) for name in ledger_module.__all__)
+
+
+# --- nesting depth (SPEC §2): a named finding, never a RecursionError -----------------------
+
+DEEP_LINE = b"[" * 30_000 + b"]" * 30_000 + b"\n"
+DEPTH_REASON = "line nests arrays and objects deeper than 64 (SPEC §2)"
+
+
+def nested(depth: int) -> Any:
+    value: Any = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_a_deeply_nested_line_is_bad_json(ledger: Path) -> None:
+    write_lines(ledger, [*lines_of(ledger), DEEP_LINE])
+    report = verify(ledger)
+    assert (13, None, "bad-json") in triples(report)
+    assert [f.reason for f in report.findings if f.code == "bad-json"] == [DEPTH_REASON]
+
+
+def test_depth_is_counted_outside_strings_only() -> None:
+    assert decode_line(b"[" * 64 + b"]" * 64) == (None, "bad-json", "line is not a JSON object")
+    assert decode_line(b"[" * 65 + b"]" * 65) == (None, "bad-json", DEPTH_REASON)
+    text = '{"a":' + json.dumps("[{" * 100) + "}"
+    assert decode_line(text.encode()) == ({"a": "[{" * 100}, None, "")
+    escaped = '{"a":' + json.dumps('\\"' + "[" * 100) + "}"
+    assert decode_line(escaped.encode())[1:] == (None, "")
+
+
+def test_appending_after_a_deep_line_is_refused_by_name(ledger: Path) -> None:
+    write_lines(ledger, [*lines_of(ledger), DEEP_LINE])
+    writer = Ledger(ledger.parent, KEY, "run-c", trusted=TRUST, clock=fixed_clock())
+    with pytest.raises(LedgerError, match="refusing to append"):
+        writer.record("run-start", RUN_A[0][1])
+
+
+def test_the_writer_refuses_values_nested_too_deeply() -> None:
+    assert canonical_json(nested(64)) == "[" * 64 + "0" + "]" * 64
+    for depth in (65, 30_000):
+        with pytest.raises(LedgerError, match="nested deeper than 64"):
+            canonical_json({"body": nested(depth)})

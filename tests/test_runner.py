@@ -245,3 +245,30 @@ def test_run_start_seals_a_digest_when_the_checks_cannot_fit_a_line() -> None:
     assert digest["checks"] is None and digest["checks_count"] == 700
     listed = [{"task_id": t, "check_sha256": sha} for t, sha in many]
     assert digest["checks_sha256"] == sha256_text(canonical_json(listed))
+
+
+def test_one_disk_quota_bounds_every_task_of_a_run(tmp_path: Path) -> None:
+    path = write_plan(tmp_path, leaf(0, "test -s a.txt") + leaf(1, "test -s b.txt"))
+    script = (
+        "workers:\n"
+        "  t0:\n    - {tool: sh, input: {cmd: 'seq 1 100000 > a.txt'}}\n    - say: DONE\n"
+        f"  t1:\n    - {{tool: write_file, input: {{path: b.txt, content: {'x' * 500_000}}}}}\n"
+        "    - say: DONE\n"
+    )
+
+    def run(disk_quota: int) -> tuple[dict[str, str], list[str]]:
+        for name in ("a.txt", "b.txt"):
+            (tmp_path / name).unlink(missing_ok=True)
+        path.write_text(HEAD + leaf(0, "test -s a.txt") + leaf(1, "test -s b.txt"))
+        recorder = MemoryRecorder()
+        options = RunOptions(max_parallel=1, disk_quota=disk_quota)
+        model = ScriptedModel.from_yaml(script)
+        report = Runner(load_plan(path), model=model, recorder=recorder, options=options).run()
+        calls = [c["status"] for c in recorder.of("tool-call")]
+        return {t.id: t.state for t in report.tasks}, calls
+
+    assert RunOptions().disk_quota == 1024 * 1024 * 1024
+    assert run(RunOptions().disk_quota) == ({"t0": "DONE", "t1": "DONE"}, ["exit 0", "ok"])
+    states, calls = run(1024 * 1024)  # 588,895 bytes by sh, then 500,000 by write_file
+    assert states == {"t0": "DONE", "t1": "FAILED"}
+    assert calls[:2] == ["exit 0", "refused"]

@@ -10,6 +10,7 @@ import pytest
 from groundskeeper.acceptance import SealedCheck
 from groundskeeper.models import AssistantTurn, ModelRequest, ScriptedModel
 from groundskeeper.plan import Check
+from groundskeeper.sandbox import DiskQuota
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.worker import (
     TOOL_SPECS,
@@ -210,3 +211,22 @@ def test_claims_done() -> None:
         and not claims_done("I am DONE")
         and not claims_done("DONEish")
     )
+
+
+def test_write_file_counts_against_the_disk_quota_shared_with_sh(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    quota = DiskQuota(1024 * 1024)
+    box = Toolbox(work, work / "plan.org", quota=quota)
+    shell_write = box.call("sh", {"cmd": "seq 1 100000 > a.txt"})  # 588,895 bytes
+    assert (shell_write.is_error, quota.used) == (False, 588_895)
+    written = box.call("write_file", {"path": "b.txt", "content": "x" * 400_000})
+    assert (written.is_error, quota.used) == (False, 988_895)
+    refused = box.call("write_file", {"path": "c.txt", "content": "é" * 40_000})  # 80,000 bytes
+    assert (refused.is_error, refused.status) == (True, "refused")
+    assert refused.text == "refused: disk quota of 1 MiB exceeded (this run's writes, in total)"
+    assert not (work / "c.txt").exists()
+    assert quota.used == 988_895
+    too_much = box.call("sh", {"cmd": "seq 1 100000 > d.txt"})
+    assert too_much.is_error and "stopped by the sandbox: disk" in too_much.text
+    assert "disk quota of 1 MiB exceeded by 'seq'" in too_much.text

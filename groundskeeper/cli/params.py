@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import click
@@ -36,3 +37,28 @@ class Seconds(click.ParamType[float]):
                 ctx,
             )
         return seconds
+
+
+_SIZE = re.compile(r"([0-9]{1,18})([KMG]?)(?:i?B)?", re.IGNORECASE)
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
+
+
+class ByteSize(click.ParamType[int]):
+    """A positive whole number of bytes: plain (`1048576`) or with a binary unit (`512K`,
+    `64M`, `1G`; `MiB`/`MB` read the same)."""
+
+    name = "SIZE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+        match = _SIZE.fullmatch(str(value).strip())
+        size = int(match.group(1)) * _UNITS[match.group(2).upper()] if match else 0
+        if size <= 0:
+            self.fail(
+                f"{value!r} is not a size: a positive number of bytes, or one with K, M or G"
+                " (as 512M or 1G)",
+                param,
+                ctx,
+            )
+        return size

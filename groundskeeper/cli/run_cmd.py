@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.cli.params import ByteSize
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.record import HasHistory
 
@@ -70,6 +71,14 @@ def _workdir(workdir: Path | None) -> Path | None:
     show_default=True,
     help="Model turns a worker gets per attempt.",
 )
+@click.option(
+    "--disk-quota",
+    type=ByteSize(),
+    default="1G",
+    show_default=True,
+    help="Bytes the run's commands and tools may write in total (512M, 1G or plain bytes);"
+    " past it a write fails, naming the quota.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def resume(
     plan: Path | None,
@@ -78,6 +87,7 @@ def resume(
     max_parallel: int,
     require_checks: bool,
     max_turns: int,
+    disk_quota: int,
     as_json: bool,
 ) -> None:
     """Run a plan, or continue it: DONE tasks are skipped, the rest get workers.
@@ -115,7 +125,10 @@ def resume(
     except GroundskeeperError as exc:
         fail_usage(str(exc))
     options = RunOptions(
-        max_parallel=max_parallel, require_checks=require_checks, max_turns=max_turns
+        max_parallel=max_parallel,
+        require_checks=require_checks,
+        max_turns=max_turns,
+        disk_quota=disk_quota,
     )
     from groundskeeper.runner import RunEvent, new_run_id
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.registry import BUILTINS, COMMANDS
 from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
 from groundskeeper.sandbox.syntax import Script, ShellSyntaxError, command_names, parse
@@ -16,6 +17,7 @@ from groundskeeper.sandbox.syntax import Script, ShellSyntaxError, command_names
 __all__ = [
     "BUILTINS",
     "COMMANDS",
+    "DiskQuota",
     "Fault",
     "SandboxError",
     "Script",
@@ -34,15 +36,20 @@ def run(
     read_only: bool = False,
     timeout: float = 10.0,
     env: Mapping[str, str] | None = None,
+    quota: DiskQuota | None = None,
 ) -> ShellResult:
     """Run `cmdline` in the sandbox with only `workdir` visible (read-only if asked).
 
     Never raises for bad command text: a syntax error is status 2 with fault "syntax". A
     limit (deadline `timeout` seconds for the whole line, fuel, memory, output size) ends
-    the run with a nonzero status, a message naming it and `fault` set. Raises
+    the run with a nonzero status, a message naming it and `fault` set; so do the shell's own
+    host memory (`wasi.Limits.host_memory`) and `quota`, the bytes every run sharing it may
+    write to files in total. Raises
     SandboxError only when the workdir is unusable or the sandbox itself is broken.
     Safe to call from several threads at once.
     """
     from groundskeeper.sandbox.shell import run_cmdline
 
-    return run_cmdline(cmdline, workdir=workdir, read_only=read_only, timeout=timeout, env=env)
+    return run_cmdline(
+        cmdline, workdir=workdir, read_only=read_only, timeout=timeout, env=env, quota=quota
+    )

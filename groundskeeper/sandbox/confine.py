@@ -11,6 +11,7 @@ import os
 import posixpath
 import re
 import stat
+from collections.abc import Callable
 
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.sandbox import fence as fences
@@ -19,6 +20,18 @@ DEV_NULL = "/dev/null"
 # Where the workdir appears inside WASI. Only this directory is preopened, so an absolute
 # path anywhere else (`/etc/hostname`, `/`) names nothing there and is refused.
 GUEST_ROOT = "/workdir"
+
+
+_MATCH_COST = 200  # bytes a kept match holds beyond its characters: two strs, a pair, a slot
+
+
+def _free(_size: int) -> None:
+    """A walk nobody bounds."""
+
+
+def _ticked(tick: Callable[[int], None]) -> bool:
+    tick(0)  # one stat to come: the walk's deadline is looked at first
+    return True
 
 
 class PathRefused(GroundskeeperError):
@@ -125,9 +138,19 @@ class Workdir:
             )
         return relative
 
-    def glob(self, cwd: str, pattern: list[tuple[str, bool]]) -> list[str]:
+    def glob(
+        self,
+        cwd: str,
+        pattern: list[tuple[str, bool]],
+        spend: Callable[[int], None] | None = None,
+    ) -> list[str]:
         """Expand a pattern of (char, is_active_meta) pairs like bash: sorted matches, or []
-        when nothing matches. Only directories inside the workdir are ever listed."""
+        when nothing matches. Only directories inside the workdir are ever listed.
+
+        `spend(bytes)` is called before each directory is looked at and each match is kept,
+        with about what the match holds; it may raise to stop the walk (a deadline, a
+        memory bound), since a pattern like `*/*/*/*` can walk a whole tree."""
+        tick = spend if spend is not None else _free
         text = "".join(char for char, _ in pattern)
         if text.startswith("/"):
             raise PathRefused(f"{text}: absolute paths are outside the sandbox")
@@ -145,6 +168,7 @@ class Workdir:
             is_pattern = any(active and char in "*?[" for char, active in component)
             found: list[tuple[str, str]] = []
             for shown, virtual in candidates:
+                tick(0)
                 prefix = shown + "/" if index else ""
                 if not is_pattern:
                     if not last:
@@ -153,13 +177,14 @@ class Workdir:
                     continue
                 for name in self._list(virtual):
                     if _match(component, name):
+                        tick(_MATCH_COST + 2 * (len(prefix) + len(name) + len(virtual)))
                         found.append((prefix + name, posixpath.join(virtual, name)))
             if not last:
-                found = [(s, v) for s, v in found if self._is_dir(v)]
+                found = [(s, v) for s, v in found if _ticked(tick) and self._is_dir(v)]
             candidates = found
             if not candidates:
                 return []
-        return sorted(shown for shown, virtual in candidates if self._exists(virtual))
+        return sorted(s for s, v in candidates if _ticked(tick) and self._exists(v))
 
     def _list(self, virtual: str) -> list[str]:
         fence = self.fence

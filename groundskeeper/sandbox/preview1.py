@@ -21,6 +21,7 @@ from typing import Protocol
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sandbox.hostcall import GuestTrap, HostFunction
+from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.result import Fault
 
 Memory = memoryview
@@ -129,8 +130,9 @@ class Process:
     read_only: bool
     deadline: float  # time.monotonic() past which a sleeping guest stops
     stopped: Callable[[], bool] = lambda: False  # the run was stopped from outside
+    quota: DiskQuota | None = None  # the run's disk quota, for files the guest writes
     exit_code: int | None = None
-    fault: Fault | None = None  # "output" or "deadline", found by a host call
+    fault: Fault | None = None  # "output", "deadline" or "disk", found by a host call
     host_error: BaseException | None = None
     fds: dict[int, _Handle] = field(default_factory=dict)
     fence: fences.Fence = field(default_factory=fences.active)
@@ -492,6 +494,9 @@ class Process:
                 raise GuestTrap("output limit")
             handle.sink.write(data)
         else:
+            if self.quota is not None and not self.quota.take(len(data)):
+                self.fault = "disk"
+                raise GuestTrap("disk quota")
             view = memoryview(data)
             while view:
                 view = view[os.write(handle.host_fd, view) :]

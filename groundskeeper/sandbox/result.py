@@ -11,7 +11,7 @@ from typing import Literal
 
 from groundskeeper.errors import GroundskeeperError
 
-Fault = Literal["syntax", "deadline", "fuel", "memory", "output", "trap"]
+Fault = Literal["syntax", "deadline", "fuel", "memory", "output", "trap", "host-memory", "disk"]
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,8 @@ class ShellResult:
 
     `fault` is None when the commands ran to their own end (whatever their status), or names
     why the sandbox stopped them: "syntax" (status 2), "deadline", "fuel", "memory",
-    "output" or "trap".
+    "output", "trap", "host-memory" (what the interpreter itself holds for the line) or
+    "disk" (the run's disk quota).
     """
 
     status: int

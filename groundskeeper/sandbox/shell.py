@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -18,9 +19,11 @@ from pathlib import Path
 
 from groundskeeper.sandbox import wasi
 from groundskeeper.sandbox.confine import DEV_NULL, GUEST_ROOT, PathRefused, Workdir
+from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS
 from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
 from groundskeeper.sandbox.syntax import (
+    MAX_NESTING,
     CommandSub,
     Lit,
     Param,
@@ -41,7 +44,18 @@ _FAULT_STATUS: dict[Fault, int] = {
     "memory": 125,
     "output": 125,
     "trap": 134,
+    "host-memory": 125,
+    "disk": 125,
 }
+_FIELD_SPLIT = re.compile(r"[ \t\n]+")
+_ASTRAL_LEAD = re.compile(rb"[\xf0-\xff]")  # a UTF-8 lead byte of a 4-byte character
+# What the interpreter holds beyond a word's characters, in bytes: a field (its str, the
+# (text, active) pair it was cut into, list slots), a glob candidate (two strs and a pair),
+# a character of a glob pattern (a (char, active) pair and its slot).
+_FIELD_COST = 160
+_CANDIDATE_COST = 200
+_PATTERN_CHAR_COST = 72
+_MiB = 1024 * 1024
 
 
 def run_cmdline(
@@ -52,6 +66,7 @@ def run_cmdline(
     timeout: float,
     env: Mapping[str, str] | None,
     limits: wasi.Limits | None = None,
+    quota: DiskQuota | None = None,
 ) -> ShellResult:
     """See `groundskeeper.sandbox.run`; `limits` lets tests shrink the defaults."""
     started = time.perf_counter()
@@ -70,7 +85,7 @@ def run_cmdline(
         raise SandboxError(f"workdir {workdir} cannot be opened: {error.strerror}") from error
     runtime = wasi.lease_runtime()
     watch = wasi.start_watch(runtime, timeout)
-    run = _Run(workspace, read_only, limits, watch, root_fd, timeout)
+    run = _Run(workspace, read_only, limits, watch, root_fd, timeout, quota)
     run.fuel_left = int(limits.fuel_per_second * max(timeout, 0.001))
     stdout = _Capture(limits.stream)
     stderr = _Capture(limits.stream)
@@ -112,17 +127,29 @@ class _Sink:
 
 
 class _Capture(_Sink):
-    """Bytes kept in memory: the run's stdout/stderr, or a `$(…)`'s output."""
+    """Bytes kept in memory: the run's stdout/stderr, or a `$(…)`'s output.
 
-    def __init__(self, limit: int) -> None:
+    A `$(…)`'s output counts against the line's host memory: its room is what is left of it
+    when that is less, and `short` then says so (the stage was cut by host memory)."""
+
+    def __init__(self, limit: int, memory: _HostMemory | None = None) -> None:
         self.limit = limit
         self.data = bytearray()
+        self.memory = memory
+        self.short = False
 
     def room(self) -> int:
-        return self.limit - len(self.data)
+        room = self.limit - len(self.data)
+        if self.memory is None:
+            return room
+        left = self.memory.left()
+        self.short = left < room
+        return min(room, left)
 
     def write(self, data: bytes) -> None:
         self.data += data
+        if self.memory is not None:
+            self.memory.held += len(data)  # given back by whoever made the capture
 
     def force(self, data: bytes) -> None:
         """The sandbox's own last word is kept even when the stream is full."""
@@ -132,13 +159,20 @@ class _Capture(_Sink):
 class _FileSink(_Sink):
     """An open file: a redirection target."""
 
-    def __init__(self, fd: int, limit: int) -> None:
+    def __init__(self, fd: int, limit: int, quota: DiskQuota | None = None) -> None:
         self.fd = fd
         self.limit = limit
         self.written = 0
+        self.quota = quota
+        self.short = False  # the room was the disk quota's, not the file limit's
 
     def room(self) -> int:
-        return self.limit - self.written
+        room = self.limit - self.written
+        if self.quota is None:
+            return room
+        left = self.quota.left()
+        self.short = left < room
+        return min(room, left)
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -146,6 +180,8 @@ class _FileSink(_Sink):
             done = os.write(self.fd, view)
             view = view[done:]
         self.written += len(data)
+        if self.quota is not None:
+            self.quota.charge(len(data))
 
 
 class _Stop(Exception):
@@ -153,6 +189,40 @@ class _Stop(Exception):
         super().__init__(message)
         self.fault = fault
         self.message = message
+
+
+def _host_memory_message(limit: int, name: str = "") -> str:
+    where = f" while running '{name}'" if name else ""
+    return (
+        f"host memory limit of {limit // _MiB} MiB exceeded{where} (what the shell itself "
+        "holds for one command line: variables, $(…) output, word lists, glob results)"
+    )
+
+
+class _HostMemory:
+    """Bytes the interpreter holds for one command line, against `Limits.host_memory`.
+
+    `take` charges what a simple command builds (its words, its `$(…)` text, glob results),
+    given back when that command ends (`frames`, one per command running); `hold` charges
+    what outlives it (variables, a capture being filled) and is given back by its owner."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+        self.frames: list[int] = []
+
+    def left(self) -> int:
+        return self.limit - self.held
+
+    def take(self, size: int) -> None:
+        self.hold(size)
+        if self.frames:
+            self.frames[-1] += size
+
+    def hold(self, size: int) -> None:
+        if size > 0 and self.held + size > self.limit:
+            raise _Stop("host-memory", _host_memory_message(self.limit))
+        self.held += size
 
 
 class _Exit(Exception):
@@ -176,9 +246,12 @@ class _State:
     variables: dict[str, str]
     exported: set[str]
     status: int
+    charged: dict[str, int] = field(default_factory=dict)  # host memory its own values hold
 
     def copy(self) -> _State:
-        return replace(self, variables=dict(self.variables), exported=set(self.exported))
+        return replace(
+            self, variables=dict(self.variables), exported=set(self.exported), charged={}
+        )
 
 
 # What a command reads as stdin: bytes in memory, or an open host file (a `<` redirection).
@@ -193,8 +266,37 @@ class _Run:
     watch: wasi.Watch
     root_fd: int
     timeout: float
+    quota: DiskQuota | None = None
     fuel_left: int = 0
     last_sub_status: list[int] = field(default_factory=list)
+    memory: _HostMemory = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.memory = _HostMemory(self.limits.host_memory)
+
+    def tick(self) -> None:
+        """Stop the line once its deadline has passed, wherever the host is in its work."""
+        if self.watch.fault is None and time.monotonic() < self.watch.deadline:
+            return
+        if self.watch.fault is None:
+            self.watch.stop("deadline")
+        raise self.stop(self.watch.fault or "deadline", "")
+
+    def spend(self, size: int) -> None:
+        """A glob's step: the deadline, and what its candidates hold."""
+        self.tick()
+        self.memory.take(size)
+
+    def assign(self, state: _State, name: str, value: str) -> None:
+        size = sys.getsizeof(value)
+        self.memory.hold(size - state.charged.get(name, 0))
+        state.charged[name] = size
+        state.variables[name] = value
+
+    def give_back(self, state: _State) -> None:
+        """A subshell's state is dropped: what its own assignments held is free again."""
+        if state.charged:
+            self.memory.hold(-sum(state.charged.values()))
 
     # -- lists and pipelines
 
@@ -221,10 +323,13 @@ class _Run:
             for index, command in enumerate(commands):
                 last = index == len(commands) - 1
                 target = out if last else _Capture(self.limits.pipe)
+                stage_state = state.copy()
                 try:
-                    status = self.simple(command, state.copy(), source, target, err)
+                    status = self.simple(command, stage_state, source, target, err)
                 except _Exit as done:
                     status = done.status
+                finally:
+                    self.give_back(stage_state)
                 if isinstance(target, _Capture):
                     source = bytes(target.data)
         return (0 if status else 1) if pipeline.negated else status
@@ -234,7 +339,9 @@ class _Run:
     def simple(
         self, command: SimpleCommand, state: _State, stdin: _Stdin, out: _Sink, err: _Sink
     ) -> int:
+        self.tick()
         self.last_sub_status.append(-1)
+        self.memory.frames.append(0)
         opened: list[int] = []
         try:
             try:
@@ -251,11 +358,12 @@ class _Run:
             sub_status = self.last_sub_status[-1]
             if not words:
                 for name, value in assignments:
-                    state.variables[name] = value
+                    self.assign(state, name, value)
                 return max(sub_status, 0)
             return self.execute(words, assignments, state, streams)
         finally:
             self.last_sub_status.pop()
+            self.memory.held -= self.memory.frames.pop()
             for fd in opened:
                 os.close(fd)
 
@@ -293,7 +401,7 @@ class _Run:
             flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if redirect.op == ">>" else os.O_TRUNC)
             fd = self.open(state, target, flags)
             opened.append(fd)
-            streams[redirect.fd] = _FileSink(fd, self.limits.pipe)
+            streams[redirect.fd] = _FileSink(fd, self.limits.pipe, self.quota)
         return stdin, streams[1], streams[2]
 
     def open(self, state: _State, path: str, flags: int) -> int:
@@ -343,17 +451,22 @@ class _Run:
             stderr=err,
             root_fd=self.root_fd,
             read_only=self.read_only,
+            quota=self.quota,
         )
         outcome = wasi.run_stage(spec, self.watch, self.fuel_left, self.limits)
         self.fuel_left -= outcome.fuel_used
         if outcome.fault is not None:
-            raise self.stop(outcome.fault, name, outcome.message)
+            fault = outcome.fault
+            if fault == "output":  # a sink whose room was the run's quota or host memory
+                fault = _cut_by(out) or _cut_by(err) or fault
+            raise self.stop(fault, name, outcome.message)
         return outcome.status & 0xFF
 
     def stop(self, fault: Fault, name: str, detail: str = "") -> _Stop:
         limits = self.limits
+        where = f"while running '{name}'" if name else "in the shell itself (expansion, globs)"
         messages: dict[Fault, str] = {
-            "deadline": f"deadline of {self.timeout:g}s exceeded while running '{name}': "
+            "deadline": f"deadline of {self.timeout:g}s exceeded {where}: "
             "the command line was stopped",
             "fuel": f"fuel limit exceeded while running '{name}' (too much computation)",
             "memory": f"memory limit of {limits.memory // (1024 * 1024)} MiB a command "
@@ -361,6 +474,9 @@ class _Run:
             "output": f"output limit exceeded by '{name}' ({limits.stream // (1024 * 1024)} MiB "
             f"for stdout and stderr, {limits.pipe // (1024 * 1024)} MiB for a pipe or file)",
             "trap": f"'{name}' crashed (wasm trap{': ' + detail if detail else ''})",
+            "host-memory": _host_memory_message(limits.host_memory, name),
+            "disk": f"{self.quota.message() if self.quota else 'disk quota exceeded'} by "
+            f"'{name}' (all this run's commands and tools write counts)",
         }
         return _Stop(fault, messages[fault])
 
@@ -406,7 +522,7 @@ class _Run:
                     status = 1
                     continue
                 if has_value:
-                    state.variables[key] = value
+                    self.assign(state, key, value)
                 state.exported.add(key)
             return status
         raise SandboxError(f"builtin {name} has no implementation")
@@ -415,7 +531,11 @@ class _Run:
 
     def expand_one(self, word: Word, state: _State, err: _Sink) -> str:
         """An assignment's value: expansions, no field splitting, no globbing."""
-        return "".join(text for text, _, _ in self.segments(word, state, err))
+        texts = [text for text, _, _ in self.segments(word, state, err)]
+        if len(texts) == 1:
+            return texts[0]  # held already: a literal, a variable or a `$(…)`'s text
+        self.memory.take(sum(map(len, texts)) * _width(texts) + _FIELD_COST)
+        return "".join(texts)
 
     def expand_fields(self, word: Word, state: _State, err: _Sink) -> list[str]:
         """A command word: expansions, then field splitting and globbing of unquoted parts."""
@@ -435,23 +555,36 @@ class _Run:
                 current.append((text, not quoted))
                 started = started or quoted or bool(text)
                 continue
-            for index, piece in enumerate(re.split(r"([ \t\n]+)", text)):
-                if index % 2:
-                    if started:
-                        fields.append(current)
-                    current, started = [], False
-                elif piece:
-                    current.append((piece, True))
+            # Cut at runs of blanks, one field at a time: each is charged before the next
+            # is made, so a huge value stops at the line's host memory, not after.
+            start = 0
+            for blanks in _FIELD_SPLIT.finditer(text):
+                if blanks.start() > start:
+                    self.tick()
+                    self.memory.take(blanks.start() - start + _FIELD_COST)
+                    current.append((text[start : blanks.start()], True))
                     started = True
+                if started:
+                    fields.append(current)
+                current, started = [], False
+                start = blanks.end()
+            if start < len(text):
+                if start:  # a new string; the whole text is held already
+                    self.memory.take(len(text) - start + _FIELD_COST)
+                current.append((text[start:] if start else text, True))
+                started = True
         if started:
             fields.append(current)
         result: list[str] = []
         for parts in fields:
-            chars = [(char, active) for text, active in parts for char in text]
-            plain = "".join(char for char, _ in chars)
-            if any(active and char in "*?[" for char, active in chars):
+            plain = parts[0][0] if len(parts) == 1 else "".join(text for text, _ in parts)
+            if len(parts) > 1:
+                self.memory.take(len(plain) * _width([plain]) + _FIELD_COST)
+            if any(active and _GLOB_CHARS.search(text) for text, active in parts):
+                self.memory.take(len(plain) * _PATTERN_CHAR_COST)
+                chars = [(char, active) for text, active in parts for char in text]
                 try:
-                    matches = self.workdir.glob(state.cwd, chars)
+                    matches = self.workdir.glob(state.cwd, chars, spend=self.spend)
                 except PathRefused as refused:
                     raise _CommandFailed(str(refused)) from refused
                 result.extend(matches or [plain])
@@ -473,16 +606,47 @@ class _Run:
                 yield self.substitute(part, state, err), part.quoted, not part.quoted
 
     def substitute(self, part: CommandSub, state: _State, err: _Sink) -> str:
-        capture = _Capture(self.limits.pipe)
-        with self.nested():
-            status = self.script(part.script, state.copy(), b"", capture, err)
-        self.last_sub_status[-1] = status
-        text = capture.data.decode("utf-8", "replace").replace("\0", "")
-        return text.rstrip("\n")
+        capture = _Capture(self.limits.pipe, self.memory)
+        inner = state.copy()
+        try:
+            with self.nested():
+                status = self.script(part.script, inner, b"", capture, err)
+            self.last_sub_status[-1] = status
+            data = capture.data
+            if b"\0" in data:
+                old = len(data)
+                self.memory.hold(old)  # the copy, while both exist
+                capture.data = data = data.replace(b"\0", b"")
+                self.memory.hold(len(data) - 2 * old)  # the capture holds the copy alone
+            end = len(data)
+            while end and data[end - 1] == 10:  # trailing newlines go, as in bash
+                end -= 1
+            # Decoded, a character takes 1, 2 or 4 bytes, all as wide as the widest one.
+            width = 1 if data.isascii() else 4 if _ASTRAL_LEAD.search(data) else 2
+            self.memory.take(end * width + _FIELD_COST)
+            with memoryview(data) as view, view[:end] as text:
+                return str(text, "utf-8", "replace")
+        finally:
+            self.memory.hold(-len(capture.data))
+            self.give_back(inner)
 
     @contextmanager
     def nested(self) -> Iterator[None]:
         depth = len(self.last_sub_status)
-        if depth > 32:
+        if depth > MAX_NESTING:  # the parser refuses deeper text: a backstop
             raise _CommandFailed("$(…) nested too deeply")
         yield
+
+
+def _width(texts: list[str]) -> int:
+    """Bytes a character of these strings takes once joined (CPython keeps 1, 2 or 4)."""
+    return 1 if all(text.isascii() for text in texts) else 4
+
+
+def _cut_by(sink: _Sink) -> Fault | None:
+    """The limit that cut a full sink short, when it was not the sink's own."""
+    if isinstance(sink, _FileSink) and sink.room() <= 0 and sink.short:
+        return "disk"
+    if isinstance(sink, _Capture) and sink.room() <= 0 and sink.short:
+        return "host-memory"
+    return None

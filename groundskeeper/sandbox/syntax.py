@@ -174,6 +174,8 @@ _PLAIN_WORD = re.compile(r"([^ \t\n;&|<>()\\'\"`$]++)(?![\\'\"`$])(?:[ \t]+|\\\n
 _ENDS_COMMAND = frozenset(("", "\n", ";", "|", ")"))
 _ENDS_BANG = frozenset(("", " ", "\t", "\n"))  # a `!` before one of these negates a pipeline
 _QUOTED_ESCAPES = frozenset(('"', "\\", "$", "`", "\n"))
+# `$(…)` inside `$(…)`: the parser, the interpreter and lint each recurse once per level.
+MAX_NESTING = 32
 
 
 def parse(text: str) -> Script:
@@ -247,6 +249,7 @@ class _Parser:
         self.text = text
         self.pos = 0
         self.end = len(text)
+        self.depth = 0  # `$(` open around `pos`
 
     # -- positions and errors
 
@@ -593,8 +596,12 @@ class _Parser:
         if text.startswith("$((", start):
             raise self.error("arithmetic '$((…))' is not supported; use 'expr'")
         if after == "(":
+            if self.depth == MAX_NESTING:
+                raise self.error(f"'$(…)' nested too deeply (limit {MAX_NESTING})")
             self.pos += 2
+            self.depth += 1
             script = self.script(closing=")")
+            self.depth -= 1
             if not text.startswith(")", self.pos):
                 raise self.error("unterminated '$(': a ')' is missing", start)
             self.pos += 1

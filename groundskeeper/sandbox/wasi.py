@@ -19,6 +19,7 @@ import wasmtime
 
 from groundskeeper.sandbox import hostcall, preview1
 from groundskeeper.sandbox.confine import GUEST_ROOT
+from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.result import Fault, SandboxError
 
 BOX_WASM = Path(__file__).with_name("box.wasm")
@@ -26,6 +27,9 @@ BOX_WASM = Path(__file__).with_name("box.wasm")
 MEMORY_LIMIT = 256 * 1024 * 1024  # bytes of linear memory a stage may hold
 STREAM_LIMIT = 8 * 1024 * 1024  # bytes of stdout (and of stderr) a command line may return
 PIPE_LIMIT = 64 * 1024 * 1024  # bytes one stage may write into a pipe, $(…) or a file
+# bytes the interpreter itself may hold for one command line: variables, $(…) output,
+# word lists and glob results (the shell's own work, not the stages')
+HOST_MEMORY_LIMIT = 64 * 1024 * 1024
 FUEL_PER_SECOND = 10_000_000_000  # per second of deadline: above any real rate, a backstop
 # A run's stages share a store (making one and freeing it cost more than a short command);
 # an instance's memory is only freed with its store, so a store is freed after this many
@@ -75,6 +79,7 @@ class Limits:
     stream: int = STREAM_LIMIT
     pipe: int = PIPE_LIMIT
     fuel_per_second: int = FUEL_PER_SECOND
+    host_memory: int = HOST_MEMORY_LIMIT
 
 
 # ---- compiling once ------------------------------------------------------------------------
@@ -342,6 +347,7 @@ class StageSpec:
     stderr: preview1.Sink
     root_fd: int  # the workdir, open; the caller closes it
     read_only: bool
+    quota: DiskQuota | None = None  # counts what the stage writes to files it opens itself
 
 
 @dataclass(frozen=True)
@@ -366,6 +372,7 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
         read_only=spec.read_only,
         deadline=watch.deadline,
         stopped=lambda: watch.fault is not None,
+        quota=spec.quota,
     )
     store = watch.take_store(limits)
     runtime.process = process
@@ -407,7 +414,8 @@ def _stopped(
         status = process.exit_code & 0xFF
         return StageOutcome(status, "memory" if status and exhausted else None, used)
     if process.fault is not None:
-        return StageOutcome(125 if process.fault == "output" else 124, process.fault, used)
+        status = 125 if process.fault in ("output", "disk") else 124
+        return StageOutcome(status, process.fault, used)
     if watch.fault is not None:
         return StageOutcome(124, watch.fault, used)
     if isinstance(failure, wasmtime.Trap):
