@@ -1,15 +1,20 @@
 """Runs one box.wasm command in its own wasmtime instance, under the sandbox's limits.
 
-It owns the engine configuration, the on-disk cache of the compiled module, the pool of
+It owns the engine configuration, the on-disk cache of the compiled module (each entry
+authenticated with the user's own key, in a directory no one else can change), the pool of
 engines (each with its linker of host WASI calls, `preview1`), the watchdog that enforces
 the deadline, and the mapping of traps to named faults. It knows nothing of shell syntax.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
+import hmac
 import os
 import resource
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
@@ -96,22 +101,59 @@ def _wasmtime_identity() -> str:
     return repr((names, stats))
 
 
-def _cache_path(module_bytes: bytes) -> Path:
+# In the cache directory: 32 random bytes, made on first use, that key every entry's MAC.
+CACHE_KEY_FILE = ".key"
+_MAC_CONTEXT = b"groundskeeper compiled box.wasm v1\0"
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK  # no FIFO blocks
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _cache_identity(module_bytes: bytes) -> bytes:
+    """What an entry is compiled from and with (a digest): it names the entry, and its MAC
+    covers it, so an authentic entry of another box.wasm or wasmtime never loads for this."""
     identity = (_wasmtime_identity(), hashlib.sha256(module_bytes).hexdigest(), _ENGINE_SETTINGS)
-    key = hashlib.sha256(repr(identity).encode()).hexdigest()[:32]
-    return groundskeeper_home() / "cache" / f"box-{key}.cwasm"
+    return hashlib.sha256(repr(identity).encode()).digest()
+
+
+def _cache_dir() -> Path:
+    return groundskeeper_home() / "cache"
+
+
+def _entry_name(identity: bytes) -> str:
+    return f"box-{identity.hex()[:32]}.cwasm"
+
+
+def _cache_path(module_bytes: bytes) -> Path:
+    return _cache_dir() / _entry_name(_cache_identity(module_bytes))
+
+
+def _mac(key: bytes, identity: bytes, payload: bytes) -> bytes:
+    # hmac over the payload costs what the plain sha256 it replaces did (~0.7 ms a MB)
+    mac = hmac.new(key, _MAC_CONTEXT + identity, "sha256")
+    mac.update(payload)
+    return mac.digest()
+
+
+@dataclass(frozen=True)
+class _Cache:
+    """The cache directory, open, and its key: only once no one else can change either."""
+
+    dir_fd: int
+    key: bytes
 
 
 def _load_module(engine: wasmtime.Engine) -> wasmtime.Module:
-    """box.wasm for this engine: from the verified disk cache, else compiled and cached."""
+    """box.wasm for this engine: from the authenticated disk cache, else compiled."""
     return _load_serialized(engine)[0]
 
 
 def _load_serialized(engine: wasmtime.Engine) -> tuple[wasmtime.Module, bytes]:
     """box.wasm for this engine, with its serialized form (what later engines deserialize).
 
-    A cache entry is `sha256(payload) + payload`; a mismatch (a torn or altered file) is
-    recompiled rather than handed to wasmtime, which would trust native code blindly.
+    wasmtime runs a deserialized module's native code blindly, so an entry is
+    `HMAC(key, identity + payload) + payload`, keyed by a secret only this user can read:
+    whatever else sits at its path (torn, altered, another box.wasm's, or someone else's
+    work) is recompiled and rewritten, never loaded.
     """
     try:
         module_bytes = BOX_WASM.read_bytes()
@@ -119,38 +161,161 @@ def _load_serialized(engine: wasmtime.Engine) -> tuple[wasmtime.Module, bytes]:
         raise SandboxError(f"cannot read {BOX_WASM}: {error}; run `make wasm`") from error
     # Keyed by the module's own hash: 0.2 ms for box.wasm, and the one key a rebuilt
     # box.wasm can never share with a stale artefact (a size or mtime key could).
-    path = _cache_path(module_bytes)
+    identity = _cache_identity(module_bytes)
+    cache = _open_cache()
+    if cache is None:
+        module = wasmtime.Module(engine, module_bytes)
+        return module, bytes(module.serialize())
     try:
-        blob = path.read_bytes()
-    except OSError:
-        blob = b""
-    payload = blob[32:]
-    if payload and hashlib.sha256(payload).digest() == blob[:32]:
+        name = _entry_name(identity)
+        blob = _read_entry(cache, name)
+        payload = blob[32:] if blob is not None else b""
+        if blob and hmac.compare_digest(blob[:32], _mac(cache.key, identity, payload)):
+            try:
+                return wasmtime.Module.deserialize(engine, payload), payload
+            except wasmtime.WasmtimeError as error:
+                _warn("ignoring unusable compiled module %s: %s", _cache_dir() / name, error)
+        elif blob is not None:
+            _warn("ignoring corrupt compiled module %s", _cache_dir() / name)
+        module = wasmtime.Module(engine, module_bytes)
+        payload = bytes(module.serialize())
+        _store_entry(cache, name, _mac(cache.key, identity, payload) + payload)
+        return module, payload
+    finally:
+        os.close(cache.dir_fd)
+
+
+def _open_cache() -> _Cache | None:
+    """The cache directory and its key; None (with a warning) if others could change them.
+
+    As ssh's StrictModes: a cache directory that is a symlink, not this user's, or writable
+    by group or others, or a key that is not a regular file of this user's that only this
+    user can read, turns the cache off rather than trusting what others could put there."""
+    path = _cache_dir()
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        dir_fd = os.open(path, _READ_FLAGS | os.O_DIRECTORY)
+    except OSError as error:
+        # O_NOFOLLOW | O_DIRECTORY fails on a symlink with ENOTDIR, not ELOOP
+        why = "it is a symbolic link" if path.is_symlink() else str(error)
+        _warn("not using the compiled-module cache %s: %s", path, why)
+        return None
+    key = None
+    problem = _not_only_ours(os.fstat(dir_fd), stat.S_IWGRP | stat.S_IWOTH, "writable")
+    if problem is None:
+        key = _cache_key(dir_fd)
+    else:
+        _warn("not using the compiled-module cache %s: %s", path, problem)
+    if key is None:
+        os.close(dir_fd)
+        return None
+    return _Cache(dir_fd, key)
+
+
+def _not_only_ours(status: os.stat_result, others: int, what: str) -> str | None:
+    """Why a file is not this user's alone (`others`: the mode bits it must not have)."""
+    if status.st_uid != os.geteuid():
+        return f"it is owned by uid {status.st_uid}, not by this user ({os.geteuid()})"
+    mode = stat.S_IMODE(status.st_mode)
+    if mode & others:
+        return f"it is {what} by group or others (mode {mode:04o})"
+    return None
+
+
+def _cache_key(dir_fd: int) -> bytes | None:
+    """The cache's MAC key, read back with checks, or made on first use."""
+    path = _cache_dir() / CACHE_KEY_FILE
+    try:
+        fd = os.open(CACHE_KEY_FILE, _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return _new_cache_key(dir_fd, path)
+    except OSError as error:
+        why = "is a symbolic link" if error.errno == errno.ELOOP else f"cannot be read: {error}"
+        _warn("not using the compiled-module cache: its key %s %s", path, why)
+        return None
+    try:
+        key, problem = _read_key(fd, path)
+    finally:
+        os.close(fd)
+    if problem is not None:
+        _warn("not using the compiled-module cache: its key %s %s", path, problem)
+        return None
+    return key
+
+
+def _read_key(fd: int, path: Path) -> tuple[bytes, str | None]:
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            return b"", "is not a regular file"
+        why = _not_only_ours(status, stat.S_IRWXG | stat.S_IRWXO, "readable or writable")
+        if why is not None:
+            return b"", f"is not private: {why}; fix it with: chmod 600 {path}"
+        key = os.read(fd, 33)
+    except OSError as error:
+        return b"", f"cannot be read: {error}"
+    if len(key) != 32:
+        return b"", f"is not 32 bytes long; remove it to have a new one made: rm {path}"
+    return key, None
+
+
+def _new_cache_key(dir_fd: int, path: Path) -> bytes | None:
+    """Made whole under a temporary name, then linked into place: a process racing this one
+    finds no key or a complete one, never part of one, and both end up using the same."""
+    temporary = f".key-{os.getpid()}-{os.urandom(8).hex()}.tmp"
+    try:
+        fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=dir_fd)
         try:
-            return wasmtime.Module.deserialize(engine, payload), payload
-        except wasmtime.WasmtimeError as error:
-            _warn("ignoring unusable compiled module %s: %s", path, error)
-    elif blob:
-        _warn("ignoring corrupt compiled module %s", path)
-    module = wasmtime.Module(engine, module_bytes)
-    payload = bytes(module.serialize())
-    _store_cache(path, payload)
-    return module, payload
+            os.write(fd, os.urandom(32))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(temporary, CACHE_KEY_FILE, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except FileExistsError:
+            pass  # another process made it first: theirs is read back below
+        finally:
+            os.unlink(temporary, dir_fd=dir_fd)
+    except OSError as error:
+        _warn("not using the compiled-module cache: cannot make its key %s: %s", path, error)
+        return None
+    return _cache_key(dir_fd)
 
 
-def _store_cache(path: Path, payload: bytes) -> None:
-    import tempfile  # only on a cache miss: it costs a cold start ~4 ms to import
-
+def _read_entry(cache: _Cache, name: str) -> bytes | None:
+    """The entry's bytes; None if there is none, b"" if there is one that cannot be read."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".box-", suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(hashlib.sha256(payload).digest() + payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        fd = os.open(name, _READ_FLAGS, dir_fd=cache.dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return b""
+    try:
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def _store_entry(cache: _Cache, name: str, blob: bytes) -> None:
+    """Written under a temporary name, then renamed: a reader sees an old entry or this one."""
+    temporary = f".box-{os.getpid()}-{os.urandom(8).hex()}.tmp"
+    try:
+        fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=cache.dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(blob)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, name, src_dir_fd=cache.dir_fd, dst_dir_fd=cache.dir_fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=cache.dir_fd)
+            raise
     except OSError as error:  # a read-only home still runs, only slower next time
-        _warn("cannot cache compiled module at %s: %s", path, error)
+        _warn("cannot cache compiled module at %s: %s", _cache_dir() / name, error)
 
 
 def _warn(message: str, *args: object) -> None:

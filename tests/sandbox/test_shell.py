@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import sys
@@ -224,18 +223,25 @@ def test_a_deadline_in_one_thread_does_not_stop_another(work: Path) -> None:
     assert (outcome[0].status, outcome[0].fault, len(outcome[0].stdout)) == (0, None, 1001)
 
 
+def sealed(home: Path, payload: bytes) -> bytes:
+    """A cache entry for box.wasm's `payload`: its MAC under the cache's key, then itself."""
+    identity = wasi._cache_identity(wasi.BOX_WASM.read_bytes())
+    key = (home / "cache" / wasi.CACHE_KEY_FILE).read_bytes()
+    return wasi._mac(key, identity, payload) + payload
+
+
 def test_compiled_module_cache_is_verified_and_rewritten(groundskeeper_home: Path) -> None:
     engine = wasmtime.Engine(wasi._new_config())
     wasi._load_module(engine)
     entries = list((groundskeeper_home / "cache").glob("box-*.cwasm"))
     assert len(entries) == 1
     blob = entries[0].read_bytes()
-    assert hashlib.sha256(blob[32:]).digest() == blob[:32]
+    assert sealed(groundskeeper_home, blob[32:]) == blob
     entries[0].write_bytes(blob[:32] + b"garbage" + blob[39:])  # same length, altered
     module = wasi._load_module(engine)
     rewritten = entries[0].read_bytes()
     assert b"garbage" not in rewritten  # recompiled and written back whole
-    assert hashlib.sha256(rewritten[32:]).digest() == rewritten[:32]
+    assert sealed(groundskeeper_home, rewritten[32:]) == rewritten
     assert "_start" in [export.name for export in module.exports]
 
 
@@ -266,5 +272,5 @@ def test_a_corrupt_artefact_is_logged_and_recompiled(
     with caplog.at_level("WARNING", logger="groundskeeper.sandbox.wasi"):
         module, payload = wasi._load_serialized(engine)
     assert [r.getMessage() for r in caplog.records] == [f"ignoring corrupt compiled module {entry}"]
-    assert entry.read_bytes() == hashlib.sha256(payload).digest() + payload
+    assert entry.read_bytes() == sealed(groundskeeper_home, payload)
     assert "_start" in [export.name for export in module.exports]
