@@ -274,13 +274,14 @@ class _Run:
     def __post_init__(self) -> None:
         self.memory = _HostMemory(self.limits.host_memory)
 
-    def tick(self) -> None:
-        """Stop the line once its deadline has passed, wherever the host is in its work."""
+    def tick(self, name: str = "") -> None:
+        """Stop the line once its deadline has passed, wherever the host is in its work
+        (`name`: the command about to run, when there is one to blame)."""
         if self.watch.fault is None and time.monotonic() < self.watch.deadline:
             return
         if self.watch.fault is None:
             self.watch.stop("deadline")
-        raise self.stop(self.watch.fault or "deadline", "")
+        raise self.stop(self.watch.fault or "deadline", name)
 
     def spend(self, size: int) -> None:
         """A glob's step: the deadline, and what its candidates hold."""
@@ -339,7 +340,8 @@ class _Run:
     def simple(
         self, command: SimpleCommand, state: _State, stdin: _Stdin, out: _Sink, err: _Sink
     ) -> int:
-        self.tick()
+        first = command.words[0].parts if command.words else ()
+        self.tick(first[0].text if len(first) == 1 and isinstance(first[0], Lit) else "")
         self.last_sub_status.append(-1)
         self.memory.frames.append(0)
         opened: list[int] = []
