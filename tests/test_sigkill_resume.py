@@ -82,7 +82,7 @@ def test_twenty_kills_then_resume(tmp_path: Path) -> None:
 def assert_invariants(plan: Path) -> None:
     tmp = plan.parent
     text = plan.read_text()
-    assert "forged" not in text and "* DONE x" != text.strip()
+    assert "forged" not in text and text.strip() != "* DONE x"
     assert not (tmp / "out.txt").exists()
     states = keywords(plan)
     assert set(states) == {f"t{n}" for n in range(TASKS)}  # the plan parses, every task there
