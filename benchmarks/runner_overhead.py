@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from groundskeeper.control import ControlDir
 from groundskeeper.keys import ensure_signing_key
 from groundskeeper.ledger import Ledger, read_steps
 from groundskeeper.lint import validate
@@ -83,8 +84,9 @@ def one_run(
         model = ScriptedModel.from_yaml(SCRIPT)
         run_id = new_run_id()
         recorder: StepRecorder = MemoryRecorder()
+        control = ControlDir.for_plan(plan_path).ensure()
         if sealed == "ledger":
-            recorder = Ledger(directory, ensure_signing_key().key, run_id)
+            recorder = Ledger(control.path, ensure_signing_key().key, run_id)
         started = time.perf_counter()
         plan = load_plan(plan_path)
         with Telemetry.for_plan(plan_path) as telemetry:
@@ -101,7 +103,7 @@ def one_run(
         if isinstance(recorder, MemoryRecorder):
             lines = len(recorder.steps)
         else:
-            lines = len(read_steps(directory / "_steps.jsonl"))
+            lines = len(read_steps(control.ledger))
         # with several pool threads the sandbox calls overlap: subtract only when serial
         overhead = (total - shell.seconds) / tasks if parallel == 1 else None
         return {
@@ -152,7 +154,7 @@ def resume_time(ran: Path) -> dict[str, Any]:
         reopen_last_task(directory / "plan.org")
         script = Path(tmp) / "w.yaml"
         script.write_text(SCRIPT)
-        ledger_lines = len(read_steps(ran / "_steps.jsonl"))
+        ledger_lines = len(read_steps(ControlDir.for_plan(ran / "plan.org").ledger))
         command = [sys.executable, "-c", ENTRY, "resume", str(ran / "plan.org"),
                    "--model", f"scripted:{script}", "--json"]  # fmt: skip
         # As installed, Python finds its bytecode cached; this environment may forbid writing
@@ -182,7 +184,7 @@ def resume_time(ran: Path) -> dict[str, Any]:
         phase("lint_s")
         model = ScriptedModel.from_file(script)
         run_id = new_run_id()
-        ledger = Ledger(directory, ensure_signing_key().key, run_id)
+        ledger = Ledger(ControlDir.for_plan(plan_path).path, ensure_signing_key().key, run_id)
         with Telemetry.for_plan(plan_path) as telemetry:
             phase("open_model_ledger_telemetry_s")
             in_process_report = Runner(
