@@ -1,9 +1,10 @@
 """The signed step ledger: `_steps.jsonl` (canonical JSON lines, hash-chained, ed25519-signed)
 and `_steps.checkpoint` (a signed Merkle head), as specified in ledger/SPEC.md.
 
-Owns writing (`append_step`, `Ledger.record`) and re-exports the whole ledger API: the bytes
-live in `groundskeeper.ledger_format`, verifying in `groundskeeper.ledger_verify`, key files
-in `groundskeeper.keys`, and what a run records is the runner's business.
+Owns writing (`append_step`, `Ledger.record`, `advance_witness`) and re-exports the whole
+ledger API: the bytes live in `groundskeeper.ledger_format`, verifying in
+`groundskeeper.ledger_verify`, key files in `groundskeeper.keys`, the witness's files in
+`groundskeeper.witness`, and what a run records is the runner's business.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -51,6 +53,7 @@ from groundskeeper.ledger_format import (
     signed_message,
 )
 from groundskeeper.ledger_verify import Finding, Head, Report, read_steps, verify_ledger
+from groundskeeper.witness import Witness, WitnessEntry, WitnessError
 
 __all__ = [
     "CHECKPOINT_FILE",
@@ -64,6 +67,8 @@ __all__ = [
     "LedgerUnreadable",
     "MerkleTree",
     "Report",
+    "Witness",
+    "advance_witness",
     "append_step",
     "canonical_json",
     "excerpt",
@@ -71,6 +76,8 @@ __all__ = [
     "resolve_ledger_path",
     "verify_ledger",
 ]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,10 @@ class _Tail:
     origin: str = ""
     tree: MerkleTree = field(default_factory=MerkleTree)
     stamp: tuple[int, int, int] | None = None  # (inode, size, mtime_ns) when last seen
+    # Where each new checkpoint is recorded (None: not recorded, see _record_witness) and
+    # the entry this writer last knew there, which every head it records extends.
+    witness: Witness | None = None
+    witnessed: WitnessEntry | None = None
 
 
 def _write_whole(fd: int, data: bytes) -> None:
@@ -252,7 +263,7 @@ class _Writer:
         if not data:
             if checkpoint_data is not None:
                 self._refuse("the ledger is empty but a checkpoint exists (lines removed?)")
-            return _Tail(stamp=stamp)
+            return _Tail(stamp=stamp, witness=Witness())
         if not data.endswith(b"\n"):
             self._refuse("it ends in a torn line (an append that did not complete)")
         if checkpoint_data is None:
@@ -264,12 +275,17 @@ class _Writer:
         if status != "ok":
             self._refuse(f"its checkpoint is not signed by a trusted key ({detail})")
         lines = data.split(b"\n")[:-1]
+        origin = ledger_origin(lines[0] + b"\n")
+        witness, witnessed = self._witness_entry(origin)
+        witness_size = witnessed.size if witnessed is not None else -1
         tree = MerkleTree()
-        prefix_root = b""
+        prefix_root = witness_root = b""
         for raw in lines:
             tree.append(raw + b"\n")
             if tree.size == checkpoint.size:
                 prefix_root = tree.root()
+            if tree.size == witness_size:
+                witness_root = tree.root()
         if checkpoint.size != len(lines) or checkpoint.root != tree.root():
             stale = checkpoint.size < len(lines) and checkpoint.root == prefix_root
             # A crash between an append and its checkpoint leaves a stale checkpoint; the
@@ -282,14 +298,73 @@ class _Writer:
         last, _, _ = decode_line(lines[-1])
         if last is None or type(last.get("seq")) is not int:
             self._refuse("its last line cannot be read")
+        if witnessed is not None and (
+            witnessed.size > len(lines) or witness_root != witnessed.root
+        ):
+            # Rolled back or forked (SPEC §12). Appending stays allowed, but the entry is
+            # left as it is, so `ledger verify` keeps reporting it: recording a larger head
+            # over it would hide the rollback.
+            log.warning(
+                "the ledger %s does not extend the %d lines the witness %s saw; its checkpoints"
+                " are not recorded there. See: groundskeeper ledger verify %s",
+                self.path,
+                witnessed.size,
+                witness.directory if witness is not None else "",
+                self.path.parent,
+            )
+            witness = None
         return _Tail(
             size=len(lines),
             last_seq=last["seq"],
             prev=hashlib.sha256(lines[-1] + b"\n").hexdigest(),
-            origin=ledger_origin(lines[0] + b"\n"),
+            origin=origin,
             tree=tree,
             stamp=stamp,
+            witness=witness,
+            witnessed=witnessed,
         )
+
+    def _witness_entry(self, origin: str) -> tuple[Witness | None, WitnessEntry | None]:
+        witness = Witness()
+        try:
+            return witness, witness.lookup(origin)
+        except WitnessError as exc:
+            # A damaged entry is never overwritten (it may hold a larger head); verify
+            # reports it, and the append goes on without the witness.
+            log.warning("%s; appending to %s without recording its checkpoints", exc, self.path)
+            return None, None
+
+    def _record_witness(self, tail: _Tail, entry: WitnessEntry) -> None:
+        """Record a checkpoint just written (SPEC §12); a failure is logged, never raised:
+        the lines and the checkpoint are durable already, the witness only lags them."""
+        if tail.witness is None:
+            return
+        try:
+            # Not flushed: a second flush per commit would slow every append by a third.
+            # After a power loss the witness may lag the ledger (never lead it: the lines
+            # were flushed first), which narrows what it detects but raises no false alarm.
+            recorded = tail.witness.record(entry, expected=tail.witnessed, sync=False)
+        except WitnessError as exc:
+            log.warning("%s; the append to %s stands, the witness lags it", exc, self.path)
+            tail.witness = None
+            return
+        if (recorded.size, recorded.root) == (entry.size, entry.root):
+            tail.witnessed = recorded
+        elif recorded.size > entry.size:
+            log.warning(
+                "the witness %s saw %d lines of %s, more than its %d: its checkpoints are not "
+                "recorded there. See: groundskeeper ledger verify %s",
+                tail.witness.directory,
+                recorded.size,
+                self.path,
+                entry.size,
+                self.path.parent,
+            )
+            tail.witness = None
+        else:
+            # Another process recorded a head this writer has not checked against its own
+            # lines: read the files again next time, which checks it.
+            self._tail = None
 
     def _refuse(self, why: str) -> NoReturn:
         raise LedgerError(
@@ -340,8 +415,9 @@ class _Writer:
         tail.last_seq, tail.prev = seq, prev
         tail.stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
         root = tail.tree.root()
-        key = batch[0].key
-        self._write_checkpoint(format_checkpoint(tail.origin, tail.size, root, key), created)
+        checkpoint = format_checkpoint(tail.origin, tail.size, root, batch[0].key)
+        self._write_checkpoint(checkpoint, created)
+        self._record_witness(tail, WitnessEntry(tail.origin, tail.size, root, checkpoint))
         head = Head(tail.size, root.hex())
         first_seq = seq - len(written) + 1
         for offset, ((request, _), sha) in enumerate(zip(written, hashes, strict=True)):
@@ -393,6 +469,22 @@ def _forget_writers() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_writers)
+
+
+def advance_witness(report: Report) -> WitnessEntry | None:
+    """Record the checkpoint of a verified ledger in the witness `report` consulted, when it
+    is larger than the entry there (SPEC §12); the entry recorded, or None if it stayed.
+
+    Only a report with no finding (a stale checkpoint aside) vouches for its checkpoint.
+    WitnessError if the witness cannot be written.
+    """
+    check, signed = report.witness, report.signed
+    if check is None or signed is None:
+        return None
+    if check.entry is not None and signed.size <= check.entry.size:
+        return None
+    recorded = Witness(check.directory).record(signed, expected=check.entry, sync=True)
+    return recorded if recorded is signed else None
 
 
 def append_step(

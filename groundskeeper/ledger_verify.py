@@ -1,5 +1,6 @@
-"""Verifying a ledger (ledger/SPEC.md §4–§8): every line and the checkpoint are checked and
-every finding is reported, never just the first. Reading only; nothing here writes.
+"""Verifying a ledger (ledger/SPEC.md §4–§8, §12): every line, the checkpoint and, when one
+is given, the witness's entry are checked and every finding is reported, never just the
+first. Reading only; nothing here writes (advancing the witness is `ledger.advance_witness`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from groundskeeper.ledger_format import (
     read_if_present,
     signed_message,
 )
+from groundskeeper.witness import Witness, WitnessEntry, WitnessError
 
 
 @dataclass(frozen=True)
@@ -54,26 +56,55 @@ class Head:
 
 
 @dataclass(frozen=True)
+class WitnessCheck:
+    """What the witness at `directory` held for the ledger: `entry` is None when it had no
+    entry (nothing was consulted) or its entry could not be read (a finding says so)."""
+
+    directory: Path
+    entry: WitnessEntry | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.directory),
+            "consulted": self.entry is not None,
+            "size": self.entry.size if self.entry is not None else None,
+            "root": self.entry.root.hex() if self.entry is not None else None,
+        }
+
+
+@dataclass(frozen=True)
 class Report:
-    """The result of `verify_ledger`: clean only when there is no finding at all."""
+    """The result of `verify_ledger`: clean only when there is no finding at all.
+
+    `witness` is None when no witness was given; `signed` is the checkpoint as a witness
+    entry when a trusted key signed it and it covers the lines or a prefix of them.
+    """
 
     path: Path
     lines: int
     runs: int
     head: Head
     findings: tuple[Finding, ...]
+    witness: WitnessCheck | None = None
+    signed: WitnessEntry | None = None
 
     @property
     def ok(self) -> bool:
         return not self.findings
 
     def to_json(self) -> dict[str, Any]:
+        witness = (
+            self.witness.to_json()
+            if self.witness is not None
+            else {"path": None, "consulted": False, "size": None, "root": None}
+        )
         return {
             "ok": self.ok,
             "lines": self.lines,
             "runs": self.runs,
             "head": self.head.to_json(),
             "findings": [f.to_json() for f in self.findings],
+            "witness": witness,
         }
 
 
@@ -83,8 +114,10 @@ def verify_ledger(
     *,
     expect_size: int | None = None,
     expect_root: str | None = None,
+    witness: Witness | None = None,
 ) -> Report:
     """Check every line and the checkpoint of a ledger; report every finding (SPEC §8).
+    With a `witness`, also compare the ledger with the head it has on record (SPEC §12).
 
     `path` is a plan directory or a ledger file; LedgerUnreadable if it cannot be read.
     """
@@ -106,6 +139,10 @@ def verify_ledger(
 
     pieces = data.split(b"\n")
     torn, complete = pieces[-1], pieces[:-1]
+    origin = ledger_origin(complete[0] + b"\n") if complete else ""
+    witnessed, witness_problem = _witness_entry(witness, origin)
+    witness_size = witnessed.size if witnessed is not None else -1
+    witness_root = b""
     tree = MerkleTree()
     prev = GENESIS_PREV
     expected = 1
@@ -118,6 +155,8 @@ def verify_ledger(
         tree.append(line_bytes)
         if tree.size == prefix_size:
             prefix_root = tree.root()
+        if tree.size == witness_size:
+            witness_root = tree.root()
         obj, code, reason = decode_line(raw)
         this_prev, prev = prev, hashlib.sha256(line_bytes).hexdigest()
         seq = obj.get("seq") if obj is not None and type(obj.get("seq")) is int else None
@@ -182,11 +221,67 @@ def verify_ledger(
     if not complete:
         findings.append(Finding(None, None, "empty", "the ledger has no complete line"))
     root = tree.root()
-    origin = ledger_origin(complete[0] + b"\n") if complete else ""
-    findings.extend(_check_checkpoint(checkpoint, size, root, origin, prefix_root, keys.values()))
+    checkpoint_findings = _check_checkpoint(
+        checkpoint, size, root, origin, prefix_root, keys.values()
+    )
+    findings.extend(checkpoint_findings)
     head = Head(size, root.hex())
     findings.extend(_check_expected(head, expect_size, expect_root))
-    return Report(ledger_path, size, runs, head, tuple(f for f in findings if f is not None))
+    check = None
+    if witness is not None:
+        check = WitnessCheck(witness.directory, witnessed)
+        if witness_problem is not None:
+            findings.append(Finding(None, None, "witness-unreadable", witness_problem))
+        elif witnessed is not None:
+            restored = not checkpoint_findings and checkpoint is not None
+            findings.extend(
+                _check_witness(witnessed, witness.directory, size, witness_root, restored)
+            )
+    kept = tuple(f for f in findings if f is not None)
+    signed = None
+    # Only a ledger that verifies (a stale checkpoint aside) vouches for its checkpoint:
+    # then a trusted key signed it, it names these lines, and it agrees with the witness.
+    vouched = all(f.code == "checkpoint-stale" for f in kept)
+    if vouched and isinstance(checkpoint, Checkpoint) and checkpoint_data is not None:
+        signed = WitnessEntry.from_checkpoint(checkpoint, checkpoint_data)
+    return Report(ledger_path, size, runs, head, kept, check, signed)
+
+
+def _witness_entry(witness: Witness | None, origin: str) -> tuple[WitnessEntry | None, str | None]:
+    """The witness's entry for `origin` and, if it cannot be read, why (a finding)."""
+    if witness is None or not origin:
+        return None, None
+    try:
+        return witness.lookup(origin), None
+    except WitnessError as exc:
+        return None, (
+            f"{exc}; a rollback of this ledger cannot be checked. Move the file aside to let "
+            "the next `groundskeeper ledger verify` record the ledger's current head"
+        )
+
+
+def _check_witness(
+    entry: WitnessEntry, directory: Path, size: int, prefix_root: bytes, restored: bool
+) -> list[Finding]:
+    """SPEC §12: the ledger must hold at least the witnessed lines, and the same ones."""
+    seen = f"the witness in {directory} saw this ledger at {entry.size} lines (root "
+    seen += f"{entry.root.hex()[:16]}…)"
+    if entry.size > size:
+        how = "lines were removed"
+        if restored:
+            how += " and an older checkpoint put back"
+        return [Finding(None, None, "rollback", f"{seen}; the file holds {size}: {how}")]
+    if prefix_root != entry.root:
+        return [
+            Finding(
+                None,
+                None,
+                "fork",
+                f"{seen}; the first {entry.size} lines here have root {prefix_root.hex()[:16]}…:"
+                " the ledger was rewritten, or continued differently from an older copy",
+            )
+        ]
+    return []
 
 
 _SignatureJob = tuple[PublicKey, bytes, bytes]  # key, signature, signed message

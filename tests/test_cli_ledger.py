@@ -15,7 +15,8 @@ from groundskeeper.ledger import Ledger
 from tests.test_ledger import KEY, OTHER, build_ledger, lines_of, write_lines
 
 VECTORS = Path(__file__).resolve().parent.parent / "ledger" / "vectors"
-VERIFY_KEYS = {"ok", "lines", "runs", "head", "findings"}
+VERIFY_KEYS = {"ok", "lines", "runs", "head", "findings", "witness"}
+WITNESS_KEYS = {"path", "consulted", "size", "root", "advanced"}
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -66,6 +67,7 @@ def test_verify_tampered_json_lists_every_finding(tmp_path: Path, trusted_home: 
         (6, 7, "seq-mismatch"),
         (6, 7, "prev-mismatch"),
         (None, None, "checkpoint-mismatch"),
+        (None, None, "rollback"),  # the witness saw 12 lines when the ledger was built
     ]
     assert all(set(f) == {"line", "seq", "code", "reason"} for f in document["findings"])
 
@@ -76,7 +78,8 @@ def test_verify_human_output_names_line_and_code(tmp_path: Path, trusted_home: P
     code, out, _ = run("ledger", "verify", str(ledger))
     assert code == 1
     assert "_steps.checkpoint: checkpoint-mismatch: checkpoint says 12 lines" in out
-    assert out.splitlines()[-1].startswith("FAILED: 1 finding in ")
+    assert "_steps.jsonl: rollback: the witness in " in out
+    assert out.splitlines()[-1].startswith("FAILED: 2 findings in ")
 
 
 def test_verify_trusts_only_what_the_user_trusts(tmp_path: Path) -> None:

@@ -648,6 +648,8 @@ def test_ledger_public_api_is_locked() -> None:
         "MerkleTree",
         "Report",
         "STEP_TYPES",
+        "Witness",
+        "advance_witness",
         "append_step",
         "canonical_json",
         "excerpt",

@@ -24,7 +24,15 @@ from groundskeeper.keys import (
     ensure_signing_key,
     trusted_keys,
 )
-from groundskeeper.ledger import Finding, Report, read_steps, verify_ledger
+from groundskeeper.ledger import (
+    Finding,
+    Report,
+    Witness,
+    advance_witness,
+    read_steps,
+    verify_ledger,
+)
+from groundskeeper.witness import WitnessEntry, WitnessError
 
 MAX_HUMAN_FINDINGS = 50
 _HEX_ROOT = re.compile(r"[0-9a-fA-F]{64}")
@@ -58,12 +66,38 @@ def _trusted(key_files: tuple[Path, ...]) -> list[PublicKey]:
     return keys
 
 
-def _verify(path: Path, key_files: tuple[Path, ...], **expect: Any) -> Report:
+def _verify(
+    path: Path, key_files: tuple[Path, ...], witness_dir: Path | None = None, **expect: Any
+) -> tuple[Report, WitnessEntry | None]:
+    """The report, checked against the witness, and the entry it advanced the witness to."""
     keys = _trusted(key_files)
     try:
-        return verify_ledger(path, keys, **expect)
+        report = verify_ledger(path, keys, witness=Witness(witness_dir), **expect)
     except UsageError as exc:
         fail_usage(str(exc))
+    try:
+        advanced = advance_witness(report)
+    except WitnessError as exc:
+        narrate(f"groundskeeper: warning: {exc}; the witness was not advanced")
+        advanced = None
+    return report, advanced
+
+
+def _witness_line(report: Report, advanced: WitnessEntry | None) -> str:
+    check = report.witness
+    assert check is not None  # the CLI always verifies with a witness
+    now = f"; it now records {advanced.size} lines" if advanced is not None else ""
+    if check.entry is not None:
+        return (
+            f"witness: consulted its entry for this ledger in {check.directory} "
+            f"({check.entry.size} lines){now}"
+        )
+    if any(f.code == "witness-unreadable" for f in report.findings):
+        return f"witness: its entry for this ledger in {check.directory} cannot be read"
+    return (
+        f"witness: no entry for this ledger in {check.directory} was consulted, so an older "
+        f"copy of the ledger put back in its place would not be detected{now}"
+    )
 
 
 def _root_as_hex(value: str | None) -> str | None:
@@ -87,7 +121,7 @@ def _root_as_hex(value: str | None) -> str | None:
 def _finding_line(finding: Finding, report: Report) -> str:
     if finding.line is None:
         where = report.path.with_suffix(".checkpoint").name
-        if finding.code in ("empty", "expect-mismatch"):
+        if finding.code in ("empty", "expect-mismatch", "rollback", "fork", "witness-unreadable"):
             where = report.path.name
     else:
         where = f"{report.path.name}:{finding.line}"
@@ -131,21 +165,33 @@ def ledger() -> None:
     help="Merkle root the ledger must have (hex, as printed by --json, or a checkpoint's base64).",
 )
 @click.option(
+    "--witness",
+    "witness_dir",
+    metavar="DIR",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Consult and advance the witness in DIR instead of $GROUNDSKEEPER_HOME/witness "
+    "(e.g. one kept where whoever runs the plan cannot write).",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
     help='Print {"ok", "lines", "runs", "head": {"size", "root"}, "findings": [{"line", '
-    '"seq", "code", "reason"}]} on stdout.',
+    '"seq", "code", "reason"}], "witness": {"path", "consulted", "size", "root", '
+    '"advanced"}} on stdout.',
 )
 def verify(
     path: Path,
     key_files: tuple[Path, ...],
     expect_size: int | None,
     expect_root: str | None,
+    witness_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Prove that no step in PATH's ledger was altered, removed, reordered, inserted,
-    replayed or cut off, and that keys you trust signed it.
+    replayed or cut off, and that keys you trust signed it. Lines cut off together
+    with the checkpoint (an older copy of both files put back) are caught by the
+    witness, if it saw the ledger before.
 
     PATH is a plan directory or a _steps.jsonl (default: the current directory).
     Every finding is reported, not just the first.
@@ -156,8 +202,21 @@ def verify(
     ledger makes it trusted.
 
     \b
-    A dropped tail is caught by the checkpoint, unless whoever dropped it holds
-    the signing key and re-signed it. Keep the head elsewhere to catch that too:
+    Rollback: every run and every verify records the ledger's largest signed
+    checkpoint in the witness, $GROUNDSKEEPER_HOME/witness (one file per ledger).
+    With an entry there, verify reports `rollback` when the ledger holds fewer
+    lines than the witness saw (lines cut off, the checkpoint with them or not)
+    and `fork` when its first lines differ from those the witness saw. Without
+    an entry (another machine, a fresh home) only the checkpoint speaks: it
+    catches a dropped tail (`checkpoint-mismatch`), but not an older pair of
+    _steps.jsonl and _steps.checkpoint put back together, nor a tail dropped
+    and re-signed by whoever holds the signing key. The output says whether an
+    entry was consulted. An older copy kept on purpose (an archive) is a
+    rollback too; check it against an empty --witness DIR.
+
+    \b
+    The witness sits in $GROUNDSKEEPER_HOME beside the signing key; to catch
+    a key holder too, keep a head (or a --witness DIR) elsewhere:
       groundskeeper ledger verify --json | jq .head        # after the run
       groundskeeper ledger verify --expect-size 42 --expect-root 3f…   # later
 
@@ -165,17 +224,24 @@ def verify(
     Exit status: 0 clean, 1 at least one finding, 2 the ledger or a key file
     cannot be read.
     """
-    report = _verify(
-        path, key_files, expect_size=expect_size, expect_root=_root_as_hex(expect_root)
+    report, advanced = _verify(
+        path,
+        key_files,
+        witness_dir,
+        expect_size=expect_size,
+        expect_root=_root_as_hex(expect_root),
     )
     if as_json:
-        emit_json(report.to_json())
+        document = report.to_json()
+        document["witness"]["advanced"] = advanced is not None
+        emit_json(document)
     else:
         for finding in report.findings[:MAX_HUMAN_FINDINGS]:
             click.echo(_finding_line(finding, report))
         hidden = len(report.findings) - MAX_HUMAN_FINDINGS
         if hidden > 0:
             click.echo(f"… and {hidden} more findings (--json lists them all)")
+        click.echo(_witness_line(report, advanced))
         runs = f"{report.runs} run{'' if report.runs == 1 else 's'}"
         if report.ok:
             click.echo(
@@ -323,7 +389,7 @@ def show(path: Path, key_files: tuple[Path, ...], as_json: bool) -> None:
       groundskeeper ledger show plans/pricing
          5  2025-03-14 09:27:00  check       gather-pricing  FAIL exit status 1 · …
     """
-    report = _verify(path, key_files)
+    report, _ = _verify(path, key_files)
     try:
         steps = read_steps(path)
     except UsageError as exc:
