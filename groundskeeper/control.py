@@ -90,8 +90,15 @@ class ControlDir:
         planted as a symlink (by a setup, or by a worker of an earlier version) would
         otherwise carry the supervisor's files wherever it points."""
         for directory in (self.root, self.path):
-            with contextlib.suppress(FileExistsError):
+            try:
                 os.mkdir(directory, 0o700)
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise ControlDirError(
+                    f"cannot create the control directory {directory}: {exc.strerror}; the"
+                    f" plan's folder must be writable (or move the plan somewhere it is)"
+                ) from exc
             _check_ours(directory)
         return self
 
@@ -197,6 +204,21 @@ class RunLock:
         os.pwrite(fd, json.dumps(me).encode(), 0)
         self._fd = fd
         return self
+
+    @staticmethod
+    def held(control: ControlDir) -> bool:
+        """Whether some process holds the plan now; creates nothing (for readers)."""
+        try:
+            fd = os.open(control.run_lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)  # closing drops a lock this call took
+        return False
 
     def release(self) -> None:
         if self._fd is not None:

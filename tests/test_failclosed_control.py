@@ -219,3 +219,56 @@ def test_a_ledger_lock_replaced_by_a_directory_stops_sealing(tmp_path: Path) -> 
     )
     assert result.exit_code == 2 or json.loads(result.stdout)["diagnostics"][0]["code"] == "R004"
     assert "Traceback" not in result.output
+
+
+def test_a_plan_folder_that_cannot_take_a_control_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "plan.org").write_text(PLAN)
+    real_mkdir = os.mkdir
+
+    def read_only(path: object, *args: object, **kwargs: object) -> None:
+        if str(path).endswith(".groundskeeper"):
+            raise PermissionError(13, "Permission denied", str(path))
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", read_only)
+    result = resume(tmp_path)
+    assert result.exit_code == 2  # type: ignore[attr-defined]
+    assert "cannot create the control directory" in result.stderr  # type: ignore[attr-defined]
+    assert "Permission denied" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_the_signing_key_is_out_of_reach_of_a_worker_when_home_is_in_the_workdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan under $HOME, the default home beneath it: `cat` of the key, through the shell
+    and the file tools, by a plain path, a glob and a link, all meet nothing."""
+    home = tmp_path / ".config" / "groundskeeper"
+    monkeypatch.setenv("GROUNDSKEEPER_HOME", str(home))
+    (tmp_path / "plan.org").write_text(
+        HEAD + task("Steal", "steal", "grep -q 'PRIVATE KEY-' loot.txt")
+    )
+    script = tmp_path / "w.yaml"
+    attempts = [
+        "cat .config/groundskeeper/signing_key.pem > loot.txt",
+        "cat .config/*/signing_key.pem > loot.txt",
+        "cd .config && cat groundskeeper/signing_key.pem > ../loot.txt",
+        "ln -s .config/groundskeeper k; cat k/signing_key.pem > loot.txt",
+        "grep -r BEGIN . > loot.txt",
+    ]
+    script.write_text(
+        "workers:\n  steal:\n"
+        + "".join(f"    - {{tool: sh, input: {{cmd: '{c}'}}}}\n" for c in attempts)
+        + "    - {tool: read_file, input: {path: .config/groundskeeper/signing_key.pem}}\n"
+        + "    - say: DONE\n"
+    )
+    result = CliRunner().invoke(
+        main, ["resume", str(tmp_path / "plan.org"), "--model", f"scripted:{script}", "--json"]
+    )
+    assert result.exit_code == 1, result.output
+    assert (home / "signing_key.pem").exists()  # the run made and used it
+    loot = tmp_path / "loot.txt"
+    assert not loot.exists() or "PRIVATE KEY" not in loot.read_text()
+    (steal,) = json.loads(result.stdout)["tasks"]
+    assert steal["state"] == "FAILED"

@@ -66,7 +66,7 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
       groundskeeper audit plans/pricing/plan.org
     """
     from groundskeeper.cli.run_cmd import _plan_path
-    from groundskeeper.control import ControlDir, PlanInUse, RunLock
+    from groundskeeper.control import ControlDir, RunLock
     from groundskeeper.keys import trusted_keys
     from groundskeeper.ledger import read_steps, verify_ledger
     from groundskeeper.plan import load_plan
@@ -113,14 +113,8 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
         elif keyword in done_states and sealed is not None and sealed.state != keyword:
             message = f"`{task.title}` is {keyword} in the plan; the ledger says {sealed.state}"
             findings.append(AuditFinding("state-mismatch", task.task_id, task.line, message))
-    running: str | None = None
-    try:
-        with RunLock(control):
-            pass
-    except PlanInUse:
-        running = record.runs[-1] if record.runs else None  # the run holding the plan
-    except GroundskeeperError:
-        running = None
+    # the last run is still going when someone holds the plan: not "killed"
+    running = record.runs[-1] if record.runs and RunLock.held(control) else None
     unfinished = record.unfinished(current=running)
     for run in unfinished:
         message = f"run {run} started and never sealed its run-end (it was killed)"
