@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import re
 import secrets
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -45,10 +44,20 @@ DEFAULT_CHECK_TIMEOUT = 10.0
 
 
 class Shell(Protocol):
-    """What runs a command line: `groundskeeper.sandbox.run`, or a fake in tests."""
+    """What runs a command line: `groundskeeper.sandbox.run`, or a fake in tests.
+
+    A check is run with `errexit=True` and a fresh `sentinel`, which the shell prints on a
+    line of its own only when the script ends with status 0."""
 
     def __call__(
-        self, cmdline: str, *, workdir: str | Path, read_only: bool = ..., timeout: float = ...
+        self,
+        cmdline: str,
+        *,
+        workdir: str | Path,
+        read_only: bool = ...,
+        timeout: float = ...,
+        errexit: bool = ...,
+        sentinel: str | None = ...,
     ) -> ShellResult: ...
 
 
@@ -60,9 +69,23 @@ def sandbox_shell(quota: DiskQuota | None = None) -> Shell:
     if quota is not None:
 
         def run_within_quota(
-            cmdline: str, *, workdir: str | Path, read_only: bool = False, timeout: float = 10.0
+            cmdline: str,
+            *,
+            workdir: str | Path,
+            read_only: bool = False,
+            timeout: float = 10.0,
+            errexit: bool = False,
+            sentinel: str | None = None,
         ) -> ShellResult:
-            return run(cmdline, workdir=workdir, read_only=read_only, timeout=timeout, quota=quota)
+            return run(
+                cmdline,
+                workdir=workdir,
+                read_only=read_only,
+                timeout=timeout,
+                quota=quota,
+                errexit=errexit,
+                sentinel=sentinel,
+            )
 
         return run_within_quota
 
@@ -142,6 +165,9 @@ class CheckResult:
 FAILURE_CODES: frozenset[str] = frozenset(
     {
         "nonzero_status",
+        "host-memory",
+        "disk",
+        "protected_input_changed",
         "unknown_command",
         "parse_error",
         "trap",
@@ -155,10 +181,6 @@ FAILURE_CODES: frozenset[str] = frozenset(
         "sandbox_error",
     }
 )
-
-# The sandbox's own words for a command it does not have (status 127 unless `!`/`||` hide it).
-_NOT_FOUND = re.compile(r"^(.*): command not found \(not in the sandbox\)$", re.MULTILINE)
-_NOT_FOUND_127 = re.compile(r"command not found")
 
 
 def new_sentinel() -> str:
@@ -176,9 +198,11 @@ def run_check(
     shell: Shell | None = None,
     timeout: float = DEFAULT_CHECK_TIMEOUT,
 ) -> CheckResult:
-    """Run every line of `check` read-only in `workdir`; PASS only if each prints its sentinel.
+    """Run `check` read-only in `workdir` as one script under errexit; PASS only when it ends
+    with status 0 *and* the interpreter's fresh sentinel is the last line of stdout.
 
-    Stops at the first failing line. Never raises for a failing check.
+    The script's lines share one shell session (variables and `cd` carry over); the first
+    command that fails stops it and is named by its line. Never raises for a failing check.
     """
     if check is None:
         return no_check()
@@ -198,45 +222,42 @@ def run_check(
             0,
             None,
         )
-    lines = check.lines()
-    if not lines:
+    if not check.lines():
         return fail("empty_check", "the check has no command to run", "", 0, None)
     run = shell if shell is not None else sandbox_shell()
-    outputs: list[str] = []
-    total_ms = 0
-    for number, command in lines:
-        sentinel = new_sentinel()
-        try:
-            result = run(
-                f"{command} && echo {sentinel}", workdir=workdir, read_only=True, timeout=timeout
-            )
-            if not isinstance(result, ShellResult):
-                raise TypeError(f"the shell answered {type(result).__name__}, not a ShellResult")
-        except Exception as exc:  # fail closed: whatever breaks in the sandbox is a FAIL
-            log.warning("the sandbox failed on a check line", exc_info=True)
-            why = f"the sandbox could not run the check: {_first_line(exc)}"
-            return fail("sandbox_error", why, "", 0, number)
-        total_ms += int(result.duration_ms)
-        confirmed, shown = _split_sentinel(result.stdout, sentinel)
-        output = _join(shown, result.stderr)
-        outputs.append(output)
-        failure = _classify(result, confirmed, command, shown)
-        if failure is not None:
-            code, reason = failure
-            return fail(code, f"check line {number}: {reason}", output, total_ms, number)
-    combined = "\n".join(o for o in outputs if o)
-    return CheckResult(
-        "PASS", "", "", _clip(combined), digest, sha256_text(combined), total_ms, None
-    )
+    sentinel = new_sentinel()
+    try:
+        result = run(
+            check.text,
+            workdir=workdir,
+            read_only=True,
+            timeout=timeout,
+            errexit=True,
+            sentinel=sentinel,
+        )
+        if not isinstance(result, ShellResult):
+            raise TypeError(f"the shell answered {type(result).__name__}, not a ShellResult")
+    except Exception as exc:  # fail closed: whatever breaks in the sandbox is a FAIL
+        log.warning("the sandbox failed on a check", exc_info=True)
+        why = f"the sandbox could not run the check: {_first_line(exc)}"
+        return fail("sandbox_error", why, "", 0, None)
+    ms = int(result.duration_ms)
+    confirmed, shown = _split_sentinel(result.stdout, sentinel)
+    output = _join(shown, result.stderr)
+    failure = _classify(result, confirmed, check.text)
+    if failure is not None:
+        code, reason, line = failure
+        return fail(code, reason, output, ms, line)
+    return CheckResult("PASS", "", "", _clip(output), digest, sha256_text(output), ms, None)
 
 
 def _split_sentinel(stdout: str, sentinel: str) -> tuple[bool, str]:
     """(was the sentinel the exact last line of stdout, the output without it).
 
-    `&& echo SENTINEL` is the last thing a check line runs, so on success its line ends the
-    output; anything else (a sentinel elsewhere, glued to the check's own last line) is not a
-    confirmation. The sentinel never appears in what is returned: that output goes back to the
-    worker and into the ledger.
+    The interpreter prints it, on a line of its own, after everything the script printed and
+    only when the script succeeded; anything else (a sentinel elsewhere, glued to other text)
+    is not a confirmation. The sentinel never appears in what is returned: that output goes
+    back to the worker and into the ledger.
     """
     tail = sentinel + "\n"
     confirmed = stdout == tail or stdout.endswith("\n" + tail)
@@ -245,55 +266,69 @@ def _split_sentinel(stdout: str, sentinel: str) -> tuple[bool, str]:
     return confirmed, shown.replace(sentinel, "<sentinel>")
 
 
-def _unknown_commands(command: str, stderr: str) -> list[str]:
+def _unknown_commands(text: str, result: ShellResult) -> list[str]:
     """Commands the check names (or ran) that the sandbox does not have, in order.
 
     Static, with the parser and registry lint's T004 uses, so an unknown command fails the
-    check even where `||`, `!` or `$(…)` would hide its 127; plus the sandbox's own message,
-    for names only known at run time (`$CMD`).
+    check even where `||`, `!` or `$(…)` would hide its 127; plus the interpreter's own record
+    of what it could not run (`$CMD`), never text a command could print.
     """
     missing: list[str] = []
     with contextlib.suppress(ShellSyntaxError):  # the run itself reports a syntax error
-        missing += [n for n in command_names(parse(command)) if n not in COMMANDS]
-    missing += [m.group(1).strip() for m in _NOT_FOUND.finditer(stderr)]
+        missing += [n for n in command_names(parse(text)) if n not in COMMANDS]
+    missing += list(result.missing)
     return list(dict.fromkeys(missing))
 
 
+_LIMITS = {
+    "deadline": "ran past its deadline",
+    "fuel": "ran out of fuel (too much work)",
+    "memory": "hit the memory limit",
+    "output": "printed more than the output limit",
+    "trap": "crashed in the sandbox (trap)",
+    "host-memory": "made the shell itself hold too much (host memory limit)",
+    "disk": "hit the run's disk quota",
+}
+
+
 def _classify(
-    result: ShellResult, confirmed: bool, command: str, stdout: str
-) -> tuple[str, str] | None:
-    shown = f"`{command}`"
+    result: ShellResult, confirmed: bool, text: str
+) -> tuple[str, str, int | None] | None:
+    lines = text.split("\n")
+
+    def shown(line: int | None) -> str:
+        if line is None or not 1 <= line <= len(lines):
+            return "the check"
+        return f"check line {line}: `{lines[line - 1].strip()}`"
+
     if result.fault == "syntax":
-        return "parse_error", f"{shown} is not valid sandbox shell syntax"
+        first = result.stderr.strip().splitlines()[0] if result.stderr.strip() else ""
+        return "parse_error", f"the check is not valid sandbox shell syntax ({first})", None
     if result.fault is not None:
-        limits = {
-            "deadline": "ran past its deadline",
-            "fuel": "ran out of fuel (too much work)",
-            "memory": "hit the memory limit",
-            "output": "printed more than the output limit",
-            "trap": "crashed in the sandbox (trap)",
-        }
-        return result.fault, f"{shown} {limits.get(result.fault, result.fault)}"
-    missing = _unknown_commands(command, result.stderr)
-    if missing or (result.status == 127 and _NOT_FOUND_127.search(result.stderr)):
-        names = ", ".join(f"`{n}`" for n in missing) or "a command"
+        why = _LIMITS.get(result.fault, result.fault)
+        return result.fault, f"{shown(result.failed_line)} {why}", result.failed_line
+    missing = _unknown_commands(text, result)
+    if missing:
+        names = ", ".join(f"`{n}`" for n in missing)
         return (
             "unknown_command",
-            f"{shown} uses {names}, which the sandbox does not have (command not found)",
+            f"the check uses {names}, which the sandbox does not have (command not found)",
+            result.failed_line,
         )
     if result.status != 0:
-        return "nonzero_status", f"{shown} exited with status {result.status}"
-    if not confirmed:
-        hint = (
-            " (its output did not end with a newline, so the sentinel did not get a line of"
-            " its own)"
-            if stdout.endswith("<sentinel>")
-            else " (an `exit` ends the check before the sentinel; a trailing `#` comment on a"
-            " check line swallows it — put comments on their own line)"
+        where = shown(result.failed_line)
+        return (
+            "nonzero_status",
+            f"{where} exited with status {result.status}",
+            result.failed_line,
         )
+    if not confirmed:
         return (
             "missing_sentinel",
-            f"{shown} exited 0 but its success was not confirmed: no sentinel line{hint}",
+            "the check exited 0 but the sandbox did not confirm its success (no sentinel"
+            " line at the end of its output): an `exit` ends a check before its confirmation;"
+            " end the check with the command that must succeed",
+            None,
         )
     return None
 

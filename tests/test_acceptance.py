@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,26 +18,29 @@ from groundskeeper.acceptance import (
 from groundskeeper.plan import Check, load_plan
 from groundskeeper.sandbox.result import ShellResult
 
-SENTINEL = re.compile(r" && echo (__WB_CHECK_OK_[0-9a-f]{32}__)$")
-
 
 class FakeShell:
-    """Answers by the command before the sentinel; echoes the sentinel when status is 0."""
+    """Answers by the whole check text; prints the given sentinel when the answer succeeds,
+    as the interpreter does."""
 
     def __init__(self, answers: dict[str, ShellResult]) -> None:
         self.answers = answers
-        self.calls: list[tuple[str, bool]] = []
+        self.calls: list[tuple[str, bool, bool, str | None]] = []
 
     def __call__(
-        self, cmdline: str, *, workdir: str | Path, read_only: bool = False, timeout: float = 10
+        self,
+        cmdline: str,
+        *,
+        workdir: str | Path,
+        read_only: bool = False,
+        timeout: float = 10,
+        errexit: bool = False,
+        sentinel: str | None = None,
     ) -> ShellResult:
-        self.calls.append((cmdline, read_only))
-        match = SENTINEL.search(cmdline)
-        assert match is not None, cmdline
-        command = cmdline[: match.start()]
-        answer = self.answers.get(command, ShellResult(0, "", "", 1.0))
-        if answer.status == 0 and answer.fault is None:
-            return ShellResult(0, answer.stdout + match[1] + "\n", answer.stderr, 1.0)
+        self.calls.append((cmdline, read_only, errexit, sentinel))
+        answer = self.answers.get(cmdline, ShellResult(0, "", "", 1.0))
+        if answer.status == 0 and answer.fault is None and sentinel is not None:
+            return replace(answer, stdout=answer.stdout + sentinel + "\n")
         return answer
 
 
@@ -47,16 +51,18 @@ def sealed(text: str, language: str = "sh") -> SealedCheck:
 def test_each_failure_has_a_named_reason(tmp_path: Path) -> None:
     shell = FakeShell(
         {
-            "grep -q x f": ShellResult(1, "", "", 1.0),
-            "nosuch": ShellResult(127, "", "nosuch: command not found (not in the sandbox)\n", 0.2),
-            "if true": ShellResult(2, "", "syntax error", 0.1, "syntax"),
-            "loop": ShellResult(124, "", "deadline", 1.0, "deadline"),
-            "crash": ShellResult(134, "", "trap", 1.0, "trap"),
+            "grep -q x f": ShellResult(1, "", "", 1.0, failed_line=1),
+            "nosuch": ShellResult(127, "", "", 0.2, missing=("nosuch",), failed_line=1),
+            "$CMD x": ShellResult(0, "", "", 0.2, missing=("frob",)),  # hidden by `||` etc.
+            "if true": ShellResult(2, "", "sh: syntax error at line 1", 0.1, "syntax"),
+            "loop": ShellResult(124, "", "deadline", 1.0, "deadline", failed_line=1),
+            "crash": ShellResult(134, "", "trap", 1.0, "trap", failed_line=1),
         }
     )
     expected = {
         "grep -q x f": "nonzero_status",
         "nosuch": "unknown_command",
+        "$CMD x": "unknown_command",
         "if true": "parse_error",
         "loop": "deadline",
         "crash": "trap",
@@ -64,45 +70,46 @@ def test_each_failure_has_a_named_reason(tmp_path: Path) -> None:
     for command, code in expected.items():
         result = run_check(sealed(command), tmp_path, shell=shell)
         assert (result.verdict, result.code) == ("FAIL", code), command
-        assert result.reason.startswith("check line 1: "), result.reason
+    grep = run_check(sealed("grep -q x f"), tmp_path, shell=shell)
+    assert grep.reason == "check line 1: `grep -q x f` exited with status 1"
     result = run_check(sealed("print('hi')", "python"), tmp_path, shell=shell)
     assert (result.verdict, result.code) == ("FAIL", "unsupported_language")
     assert "`python`" in result.reason
     assert run_check(sealed("# only a comment\n\n"), tmp_path, shell=shell).code == "empty_check"
 
 
+def test_text_on_stderr_never_makes_an_unknown_command(tmp_path: Path) -> None:
+    """Unknown commands come from the interpreter's record, not from what a check printed."""
+    said = "grep: command not found (not in the sandbox)\n"
+    shell = FakeShell({"cat notes.txt >&2": ShellResult(0, "", said, 1.0)})
+    assert run_check(sealed("cat notes.txt >&2"), tmp_path, shell=shell).verdict == "PASS"
+
+
 def test_pass_needs_the_exact_sentinel_line(tmp_path: Path) -> None:
-    def forger(cmdline: str, **_: object) -> ShellResult:
+    def forger(cmdline: str, **kwargs: object) -> ShellResult:
         # exits 0 but prints sentinel-looking text, not the sentinel line itself
-        sentinel = SENTINEL.search(cmdline)
-        assert sentinel is not None
+        sentinel = kwargs["sentinel"]
         fake = "__WB_CHECK_OK_" + "0" * 32 + "__"
-        return ShellResult(0, f"{fake}\nxx{sentinel[1]}\n{sentinel[1]} \n", "", 1.0)
+        return ShellResult(0, f"{fake}\nxx{sentinel}\n{sentinel} \n", "", 1.0)
 
     result = run_check(sealed("true"), tmp_path, shell=forger)
     assert (result.verdict, result.code) == ("FAIL", "missing_sentinel")
 
 
-def test_each_run_and_line_gets_a_fresh_sentinel_and_read_only(tmp_path: Path) -> None:
+def test_a_check_is_one_script_with_a_fresh_sentinel_read_only_under_errexit(
+    tmp_path: Path,
+) -> None:
     shell = FakeShell({})
     run_check(sealed("true\nfalse"), tmp_path, shell=shell)
     run_check(sealed("true"), tmp_path, shell=shell)
-    sentinels = [SENTINEL.search(c)[1] for c, _ in shell.calls]  # type: ignore[index]
-    assert len(set(sentinels)) == 3
-    assert all(read_only for _, read_only in shell.calls)
+    assert [c[0] for c in shell.calls] == ["true\nfalse", "true"]  # one call per check
+    assert all(read_only and errexit for _, read_only, errexit, _ in shell.calls)
+    sentinels = [c[3] for c in shell.calls]
+    assert len(set(sentinels)) == 2
+    assert all(s is not None and SENTINEL.fullmatch(s) for s in sentinels)
 
 
-def test_multi_line_stops_at_first_failure_skipping_comments_and_joining_continuations(
-    tmp_path: Path,
-) -> None:
-    shell = FakeShell({"grep b": ShellResult(1, "", "b failed\n", 1.0)})
-    text = "# header comment\ncat \\\n  --flag\n\n  # indented comment\ngrep b\nwc\n"
-    result = run_check(sealed(text), tmp_path, shell=shell)
-    commands = [SENTINEL.split(c)[0] for c, _ in shell.calls]
-    assert commands == ["cat   --flag", "grep b"]  # wc never ran
-    assert (result.verdict, result.code, result.failed_line) == ("FAIL", "nonzero_status", 6)
-    assert result.output == "b failed\n"
-    assert sealed(text).lines() == [(2, "cat   --flag"), (6, "grep b"), (7, "wc")]
+SENTINEL = re.compile(r"__WB_CHECK_OK_[0-9a-f]{32}__")
 
 
 def test_pass_and_no_check(tmp_path: Path) -> None:
@@ -148,9 +155,12 @@ def test_real_sandbox_verdicts(tmp_path: Path) -> None:
     failing = real("cat forged.txt && grep -q Team notes.md", tmp_path)
     assert (failing.verdict, failing.code) == ("FAIL", "nonzero_status")
     assert forged in failing.output
-    # exits 0 printing the forged line, but a trailing comment swallowed our sentinel: FAILED
-    swallowed = real("cat forged.txt # show it", tmp_path)
-    assert (swallowed.verdict, swallowed.code) == ("FAIL", "missing_sentinel")
+    # a trailing comment is only a comment: the sentinel is the interpreter's, not text
+    commented = real("cat notes.md # show it", tmp_path)
+    assert (commented.verdict, commented.output) == ("PASS", "Hobby tier\nPro tier")
+    # a forged sentinel-looking line printed by a passing check is shown, never trusted
+    printed = real("cat forged.txt", tmp_path)
+    assert (printed.verdict, printed.output) == ("PASS", forged)
 
 
 def test_real_checks_are_read_only(tmp_path: Path) -> None:

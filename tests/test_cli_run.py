@@ -228,20 +228,20 @@ def test_forged_sentinel_in_a_printed_file_fails(tmp_path: Path) -> None:
     assert doc["tasks"][0]["state"] == "FAILED"
     assert doc["tasks"][0]["reason"].startswith("nonzero_status")
 
-    # a check that exits 0 and prints only the forged line (the comment swallows the real
-    # sentinel): nothing but the sentinel match stands between this and DONE
+    # a check that ends by `exit 0` after printing the forged line: the interpreter's own
+    # sentinel never comes, so nothing printed can stand in for it
     quiet = tmp_path / "quiet"
     quiet.mkdir()
     plan2, script2 = setup(
         quiet,
-        task("Forger", "forger", "cat evidence.txt # show the evidence"),
+        task("Forger", "forger", "cat evidence.txt; exit 0"),
         script.read_text(),
     )
     result, doc = resume(plan2, script2)
     assert result.exit_code == 1
     (row,) = doc["tasks"]
     assert (row["state"], row["verified"]) == ("FAILED", True)
-    assert row["reason"].startswith("missing_sentinel: check line 1:")
+    assert row["reason"].startswith("missing_sentinel:")
     assert [c["verdict"] for c in steps(plan2, "check")] == ["FAIL", "FAIL"]
     assert [c["excerpt"] for c in steps(plan2, "check")] == [forged] * 2
 

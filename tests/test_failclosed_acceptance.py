@@ -54,8 +54,14 @@ def test_exit_zero_mid_check_is_not_a_pass(work: Path) -> None:
     assert verdict(work, "test -s report.md && exit 0 || true") == ("FAIL", "missing_sentinel")
 
 
-def test_a_trailing_comment_swallowing_the_sentinel_is_a_fail(work: Path) -> None:
-    assert verdict(work, "test -s report.md # it exists") == ("FAIL", "missing_sentinel")
+def test_a_trailing_comment_is_only_a_comment(work: Path) -> None:
+    assert verdict(work, "test -s report.md # it exists") == ("PASS", "")
+    assert verdict(work, "test -s missing.md # it exists") == ("FAIL", "nonzero_status")
+
+
+def test_output_without_a_final_newline_cannot_glue_to_the_sentinel(work: Path) -> None:
+    assert verdict(work, "printf 'no newline'") == ("PASS", "")
+    assert verdict(work, "printf 'no newline'; false") == ("FAIL", "nonzero_status")
 
 
 def test_a_literal_sentinel_in_the_check_text_does_not_pass(work: Path) -> None:
@@ -74,10 +80,8 @@ def test_the_sentinel_never_appears_in_the_output_fed_back(work: Path) -> None:
 
 def test_sentinel_must_be_the_last_line_of_stdout() -> None:
     class LateOutput:
-        def __call__(
-            self, cmdline: str, *, workdir: str | Path, read_only: bool = False, timeout: float = 1
-        ) -> ShellResult:
-            sentinel = cmdline.rsplit(" ", 1)[1]
+        def __call__(self, cmdline: str, **kwargs: object) -> ShellResult:
+            sentinel = kwargs["sentinel"]
             return ShellResult(0, f"{sentinel}\nprinted after the sentinel\n", "", 1.0)
 
     result = run_check(sealed("test -s report.md"), Path("."), shell=LateOutput())
@@ -133,9 +137,12 @@ def test_multi_line_all_pass(work: Path) -> None:
     assert verdict(work, text) == ("PASS", "")
 
 
-def test_lines_ending_in_operators_do_not_join_into_a_pass(work: Path) -> None:
-    assert verdict(work, "test -e missing ||\ntrue")[0] == "FAIL"
-    assert verdict(work, "test -e missing;")[0] == "FAIL"
+def test_lines_continue_after_operators_and_a_semicolon_does_not_excuse(work: Path) -> None:
+    # one command across lines (lint calls this one vacuous: `X || true` cannot fail)
+    assert verdict(work, "test -e missing ||\ntrue") == ("PASS", "")
+    assert verdict(work, "test -e missing &&\ntrue") == ("FAIL", "nonzero_status")
+    assert verdict(work, "test -e missing;") == ("FAIL", "nonzero_status")
+    assert verdict(work, "test -e missing; true") == ("FAIL", "nonzero_status")
 
 
 def test_unclosed_quote_cannot_swallow_the_sentinel(work: Path) -> None:

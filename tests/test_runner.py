@@ -223,7 +223,10 @@ def test_an_unsealed_state_step_stops_the_run(tmp_path: Path) -> None:
     passed = {b["task_id"] for b in recorder.of("check") if b["verdict"] == "PASS"}
     done = {t.id for t in report.tasks if t.state == "DONE"}
     assert started == ["t0", "t1", "t2"][: len(started)] and "t0" in done
-    assert done == passed and passed <= set(started)
+    assert done <= passed and passed <= set(started)
+    # a task whose check passed while the failure was on its way to the scheduler: no verdict
+    untaken = {t.id: t.reason for t in report.tasks if t.id in passed - done}
+    assert all(r is not None and r.endswith("(R004)") for r in untaken.values()), untaken
     assert path.read_text().count("* DONE") == len(done)
     assert "run-end" not in [name for name, _ in recorder.steps]
 

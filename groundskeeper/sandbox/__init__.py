@@ -37,8 +37,15 @@ def run(
     timeout: float = 10.0,
     env: Mapping[str, str] | None = None,
     quota: DiskQuota | None = None,
+    errexit: bool = False,
+    sentinel: str | None = None,
 ) -> ShellResult:
     """Run `cmdline` in the sandbox with only `workdir` visible (read-only if asked).
+
+    `errexit`: the script stops at the first command that fails, as under `set -e` (the
+    usual exemptions: all but the last pipeline of an `&&`/`||` list, `!` pipelines).
+    `sentinel`: when the script ends with status 0, the interpreter itself prints this text
+    on a line of its own after everything else (how a check's success is confirmed).
 
     Never raises for bad command text: a syntax error is status 2 with fault "syntax". A
     limit (deadline `timeout` seconds for the whole line, fuel, memory, output size) ends
@@ -51,5 +58,12 @@ def run(
     from groundskeeper.sandbox.shell import run_cmdline
 
     return run_cmdline(
-        cmdline, workdir=workdir, read_only=read_only, timeout=timeout, env=env, quota=quota
+        cmdline,
+        workdir=workdir,
+        read_only=read_only,
+        timeout=timeout,
+        env=env,
+        quota=quota,
+        errexit=errexit,
+        sentinel=sentinel,
     )

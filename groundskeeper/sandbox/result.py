@@ -22,6 +22,10 @@ class ShellResult:
     why the sandbox stopped them: "syntax" (status 2), "deadline", "fuel", "memory",
     "output", "trap", "host-memory" (what the interpreter itself holds for the line) or
     "disk" (the run's disk quota).
+
+    `missing` lists, from the interpreter's own record, every command it was asked to run and
+    does not have (text a command prints can never add to it). Under errexit, `failed_line`
+    is the 1-based line of the command whose failure stopped the script.
     """
 
     status: int
@@ -29,6 +33,8 @@ class ShellResult:
     stderr: str
     duration_ms: float
     fault: Fault | None = None
+    missing: tuple[str, ...] = ()
+    failed_line: int | None = None
 
 
 class SandboxError(GroundskeeperError):

@@ -67,6 +67,8 @@ def run_cmdline(
     env: Mapping[str, str] | None,
     limits: wasi.Limits | None = None,
     quota: DiskQuota | None = None,
+    errexit: bool = False,
+    sentinel: str | None = None,
 ) -> ShellResult:
     """See `groundskeeper.sandbox.run`; `limits` lets tests shrink the defaults."""
     started = time.perf_counter()
@@ -91,8 +93,19 @@ def run_cmdline(
     stderr = _Capture(limits.stream)
     state = _State(cwd="", variables=dict(env or {}), exported=set(env or {}), status=0)
     fault: Fault | None = None
+    failed_line: int | None = None
     try:
-        status = run.script(script, state, b"", stdout, stderr)
+        status = run.script(script, state, b"", stdout, stderr, errexit=errexit, top=True)
+        if status == 0 and sentinel is not None and not run.exited:
+            # the script's final node, run by the interpreter and by nothing else: on a line
+            # of its own, whatever the script printed (or left without a final newline); an
+            # `exit` ends the script before it, as it would end any node after it
+            if stdout.data and not stdout.data.endswith(b"\n"):
+                stdout.force(b"\n")
+            stdout.force(sentinel.encode() + b"\n")
+    except _Errexit as stopped:
+        status = stopped.status
+        failed_line = cmdline.count("\n", 0, stopped.offset) + 1
     except _Stop as stop:
         fault, status = stop.fault, _FAULT_STATUS[stop.fault]
         stderr.force(f"sh: {stop.message}\n".encode())
@@ -106,6 +119,8 @@ def run_cmdline(
         stderr.data.decode("utf-8", "replace"),
         _ms(started),
         fault,
+        tuple(dict.fromkeys(run.missing)),
+        failed_line,
     )
 
 
@@ -225,6 +240,15 @@ class _HostMemory:
         self.held += size
 
 
+class _Errexit(Exception):
+    """errexit: the command at `offset` failed with `status`, and the script stops."""
+
+    def __init__(self, status: int, offset: int) -> None:
+        super().__init__(status)
+        self.status = status
+        self.offset = offset
+
+
 class _Exit(Exception):
     def __init__(self, status: int) -> None:
         super().__init__(status)
@@ -270,6 +294,8 @@ class _Run:
     fuel_left: int = 0
     last_sub_status: list[int] = field(default_factory=list)
     memory: _HostMemory = field(init=False)
+    missing: list[str] = field(default_factory=list)  # commands asked for and not had
+    exited: bool = False  # the top-level script ended by `exit`
 
     def __post_init__(self) -> None:
         self.memory = _HostMemory(self.limits.host_memory)
@@ -301,16 +327,32 @@ class _Run:
 
     # -- lists and pipelines
 
-    def script(self, script: Script, state: _State, stdin: _Stdin, out: _Sink, err: _Sink) -> int:
+    def script(
+        self,
+        script: Script,
+        state: _State,
+        stdin: _Stdin,
+        out: _Sink,
+        err: _Sink,
+        *,
+        errexit: bool = False,
+        top: bool = False,
+    ) -> int:
         try:
             for item in script.items:
-                status = self.pipeline(item.first, state, stdin, out, err)
-                state.status = status
+                last = item.first
+                state.status = self.pipeline(item.first, state, stdin, out, err)
                 for operator, pipeline in item.rest:
                     if (operator == "&&") == (state.status == 0):
                         state.status = self.pipeline(pipeline, state, stdin, out, err)
+                        last = pipeline
+                final = item.rest[-1][1] if item.rest else item.first
+                # `set -e`: only the list's final pipeline, run and not negated, stops it
+                if errexit and state.status != 0 and last is final and not final.negated:
+                    raise _Errexit(state.status, final.commands[-1].offset)
         except _Exit as done:
             state.status = done.status
+            self.exited = self.exited or top
         return state.status
 
     def pipeline(
@@ -424,6 +466,7 @@ class _Run:
         if name in BUILTINS:
             return self.builtin(name, args, state, out, err)
         if name not in BOX_COMMANDS:
+            self.missing.append(name)
             err.write(f"{name}: command not found (not in the sandbox)\n".encode())
             return 127
         return self.stage(name, args, assignments, state, stdin, out, err)
