@@ -11,7 +11,7 @@ import queue
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -195,6 +195,13 @@ class _Outcome:
     duration_ms: int
     error: BaseException | None = None
     tampers: tuple[Tamper, ...] = ()  # found (and blamed) by the job itself
+    demote: tuple[tuple[Node, str, str], ...] = ()  # children whose DONE no longer holds
+
+
+def _nodes(node: Node) -> Iterator[Node]:
+    yield node
+    for child in node.children:
+        yield from _nodes(child)
 
 
 class Runner:
@@ -241,6 +248,7 @@ class Runner:
         self._started_lock = threading.Lock()
         self._event_lock = threading.Lock()
         self._record = Record()  # what the ledger held at run start (`_run_fenced`)
+        self._nodes: dict[Heading, Node] = {}
         self._dock_lock = threading.Lock()  # guards the record's docks, which docking updates
         self._guard = PlanGuard(self.plan_path, plan.text, self.control.rejected)
 
@@ -290,7 +298,9 @@ class Runner:
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
         if self.telemetry is not None:
             self.telemetry.reconcile({t.task_id: t.keyword or "" for t in self.plan.tasks()})
-        self._walk = TaskWalk(build_tree(self.plan.roots), self)
+        tree = build_tree(self.plan.roots)
+        self._walk = TaskWalk(tree, self)
+        self._nodes = {n.heading: n for n in _nodes(tree) if n.heading is not None}
         self._record = read_record(
             self.seal.recorder.history() if isinstance(self.seal.recorder, HasHistory) else ()
         )
@@ -309,6 +319,8 @@ class Runner:
             self._back_every_done()
             self._walk.begin()
             self._loop()
+            if self._stopping is None:
+                self._final_sweep()
         finally:
             self._executor.shutdown(wait=True, cancel_futures=True)
             tampers = self._guard.close()
@@ -373,11 +385,42 @@ class Runner:
                 )
                 self._settle(task, "TODO", 0, True, why, result.output, ms)
 
+    def _final_sweep(self) -> None:
+        """Once more, every task that became DONE in this run: whatever undid its work since
+        its check passed (a later sibling, an accomplice) demotes it here, with its DONE
+        parents, before the run ends."""
+        earned = [
+            t
+            for t in self.tasks.values()
+            if t.state == "DONE" and t.start_state != "DONE" and t.check is not None
+        ]
+        try:
+            results = list(self._executor.map(self._sweep_check, earned))
+        except SealingError:
+            return
+        for task, result in zip(earned, results, strict=True):
+            if result.passed:
+                continue
+            why = f"no longer passes: {result.code}: {result.reason}"
+            self._settle(task, "FAILED", task.attempts, True, why, result.output, 0)
+            node = self._nodes.get(task.heading)
+            parent = node.parent if node is not None else None
+            while parent is not None and parent.heading is not None:
+                above = self.tasks.get(parent.heading)
+                if above is not None and above.state == "DONE":
+                    note = f"a child no longer passes: {task.heading.title}"
+                    self._settle(above, "PARTIAL", above.attempts, above.verified, note, "", 0)
+                parent = parent.parent
+
+    def _sweep_check(self, task: _TaskRun) -> CheckResult:
+        assert task.check is not None
+        return self._check(task.heading.task_id, 0, task.check, "sweep")
+
     def _reverify_check(self, task: _TaskRun) -> tuple[CheckResult, int]:
         assert task.check is not None
         started = time.monotonic()
         self.seal.task_start(task.heading.task_id, "reverify", task.check_sha256)
-        result = self._check(task.heading.task_id, 0, task.check)
+        result = self._check(task.heading.task_id, 0, task.check, "reverify")
         return result, int((time.monotonic() - started) * 1000)
 
     # -- the walk's host (scheduler thread) -----------------------------------------------------
@@ -386,9 +429,9 @@ class Runner:
         return self._task(node).start_state
 
     def has_own_check(self, node: Node) -> bool:
-        """A parent's own job after its children: its check, its `:dock:`, or both."""
-        task = self._task(node)
-        return task.check is not None or task.heading.get_property("dock") is not None
+        """A parent's own job after its children: its children's checks once more, then its
+        own check and its `:dock:` (every parent has one, so DONE is earned at roll-up)."""
+        return True
 
     def submit(self, node: Node) -> None:
         self._inflight[node] = None
@@ -446,6 +489,10 @@ class Runner:
         self._inflight.pop(outcome.node, None)
         with self._started_lock:
             self._started.discard(outcome.node)
+        for child, why, output in outcome.demote:
+            self._settle(self._task(child), "FAILED", self._task(child).attempts, True, why,
+                         output, 0)  # fmt: skip
+            child.outcome = "FAILED"
         task = self._task(outcome.node)
         state, reason, verified = outcome.state, outcome.reason, outcome.verified
         if task.tainted is not None:
@@ -543,9 +590,26 @@ class Runner:
         )
 
     def _rollup_job(self, node: Node) -> _Outcome:
-        """A parent whose children are all DONE: its own check, then its `:dock:`."""
+        """A parent whose children are all DONE: each child's check once more (a later
+        sibling or an accomplice may have undone an earlier one's work), then its own check,
+        then its `:dock:`."""
         task = self._task(node)
         started = time.monotonic()
+        demoted: list[tuple[Node, str, str]] = []
+        for child in node.children:
+            if child.kind == "group" or self._task(child).check is None:
+                continue
+            child_check = self._task(child).check
+            assert child_check is not None
+            again = self._check(child.task.task_id, 0, child_check, "rollup")
+            if not again.passed:
+                why = f"no longer passes: {again.code}: {again.reason}"
+                demoted.append((child, why, again.output))
+        if demoted:
+            ms = int((time.monotonic() - started) * 1000)
+            names = ", ".join(c.task.title for c, _, _ in demoted)
+            reason = f"a child's work was undone before the roll-up: {names} no longer passes"
+            return _Outcome(node, "PARTIAL", 1, True, reason, "", ms, demote=tuple(demoted))
         output, verified = "", None if task.check is None else True
         if task.check is not None:
             result = self._check(task.heading.task_id, 1, task.check)
@@ -563,11 +627,16 @@ class Runner:
             return _Outcome(node, "FAILED", 1, verified, dock_failure, output, ms)
         return _Outcome(node, "DONE", 1, verified, None, output, ms)
 
-    def _check(self, task_id: str, attempt: int, check: SealedCheck) -> CheckResult:
+    def _check(
+        self, task_id: str, attempt: int, check: SealedCheck, phase: str | None = None
+    ) -> CheckResult:
         result = run_check(
             check, self.workdir, shell=self.shell, timeout=self.options.check_timeout
         )
-        self.seal.check(task_id, attempt, result)
+        self.seal.check(task_id, attempt, result, phase)
+        if phase is not None and self.telemetry is not None:
+            why = f"{result.code}: {result.reason}" if result.code else None
+            self.telemetry.record_check_event(self.run_id, task_id, phase, result.verdict, why)
         return result
 
     def _dock(self, heading: Heading) -> str | None:

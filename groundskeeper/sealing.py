@@ -158,10 +158,16 @@ class RunSeal:
             },
         )
 
-    def check(self, task_id: str, attempt: int, result: CheckResult) -> None:
+    def check(
+        self, task_id: str, attempt: int, result: CheckResult, phase: str | None = None
+    ) -> None:
+        """A check's verdict; `phase` names a check outside the worker's attempts
+        (`red-first`, `reverify`, `rollup`, `sweep`)."""
+        extra = {"phase": phase} if phase is not None else {}
         self.record(
             "check",
             {
+                **extra,
                 "task_id": task_id,
                 "attempt": attempt,
                 "check_sha256": result.check_sha256,

@@ -76,10 +76,21 @@ _DOCK_EVENTS: dict[str, type] = {
     "ok": int,
     "diagnostics": str,
 }
+# The checks a run makes besides a worker's attempts: red-first (before any work), a parent's
+# roll-up re-checking its children, and the final sweep over what became DONE.
+_CHECK_EVENTS: dict[str, type] = {
+    "run_id": str,
+    "task_id": str,
+    "ts": str,
+    "phase": str,
+    "verdict": str,
+    "reason": str,
+}
 _TABLES = {
     "task_events": _TASK_EVENTS,
     "tamper_events": _TAMPER_EVENTS,
     "dock_events": _DOCK_EVENTS,
+    "check_events": _CHECK_EVENTS,
 }
 
 
@@ -298,6 +309,22 @@ class Telemetry:
                 "sha256": sha256,
                 "ok": int(ok),
                 "diagnostics": json.dumps([d.to_json() for d in diagnostics]),
+            },
+        )
+
+    def record_check_event(
+        self, run_id: str, task_id: str, phase: str, verdict: str, reason: str | None
+    ) -> None:
+        """A check made outside a worker's attempts (`red-first`, `rollup`, `sweep`)."""
+        self._insert(
+            "check_events",
+            {
+                "run_id": run_id,
+                "task_id": task_id,
+                "ts": iso_utc(self._clock()),
+                "phase": phase,
+                "verdict": verdict,
+                "reason": reason,
             },
         )
 

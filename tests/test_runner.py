@@ -77,9 +77,10 @@ def test_every_step_is_recorded_without_floats(tmp_path: Path) -> None:
     recorder = MemoryRecorder()
     report = Runner(load_plan(path), model=model, recorder=recorder).run()
     assert report.ok
-    assert [name for name, _ in recorder.steps] == [
-        "run-start", "task-start", "tool-call", "claim", "check", "state", "run-end",
-    ]  # fmt: skip
+    names = [name for name, _ in recorder.steps]
+    # the state step is sealed by the plan's writer thread, so the sweep's check may precede it
+    assert names[:5] == ["run-start", "task-start", "tool-call", "claim", "check"]
+    assert sorted(names[5:-1]) == ["check", "state"] and names[-1] == "run-end"
 
     def no_floats(value: object) -> bool:
         if isinstance(value, dict):
