@@ -38,6 +38,7 @@ class Record:
     runs: list[str] = field(default_factory=list)  # in order of their run-start
     ended: set[str] = field(default_factory=set)  # runs that sealed a run-end
     docks: dict[str, str] = field(default_factory=dict)  # component file name → sealed sha256
+    started: set[str] = field(default_factory=set)  # tasks a worker or roll-up ever started
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -76,6 +77,8 @@ def read_record(steps: Iterable[Step]) -> Record:
             record.ended.add(run)
         elif step == "task-start":
             check[key] = _sha(body.get("check_sha256"))
+            if isinstance(task, str) and body.get("kind") in ("leaf", "composite"):
+                record.started.add(task)
         elif step == "check":
             check[key] = _sha(body.get("check_sha256"))
             failed = body.get("verdict") == "FAIL"

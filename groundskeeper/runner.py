@@ -33,6 +33,7 @@ from groundskeeper.models import Model
 from groundskeeper.plan import Heading, Plan, PlanReadError
 from groundskeeper.plan import replace_keyword as edit_keyword
 from groundskeeper.plan_guard import PlanGuard, Tamper
+from groundskeeper.plan_keywords import file_flag
 from groundskeeper.record import HasHistory, Record, read_record
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sandbox.quota import DEFAULT_DISK_QUOTA, DiskQuota
@@ -76,6 +77,7 @@ VERDICT_STATES = ("DONE", "FAILED", "PARTIAL")
 class RunOptions:
     max_parallel: int = DEFAULT_MAX_PARALLEL
     require_checks: bool = False
+    require_red: bool = False  # a check that passes before any work is FAILED (`#+REQUIRE_RED`)
     max_turns: int = DEFAULT_MAX_TURNS
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     sh_timeout: float = DEFAULT_SH_TIMEOUT
@@ -180,6 +182,7 @@ class _TaskRun:
     reason: str | None = None
     output: str = ""
     tainted: Tamper | None = None
+    red: str | None = None  # under --require-red: why this task fails before any work
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +295,7 @@ class Runner:
                 workdir=str(self.workdir),
                 max_parallel=self.options.max_parallel,
                 require_checks=self.options.require_checks,
+                require_red=self.options.require_red or file_flag(self.plan.text, "REQUIRE_RED"),
             )
         except SealingError:
             diagnostics.append(self._unsealed(started=False))
@@ -317,6 +321,7 @@ class Runner:
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:
             self._back_every_done()
+            self._red_first(diagnostics)
             self._walk.begin()
             self._loop()
             if self._stopping is None:
@@ -384,6 +389,43 @@ class Runner:
                     f" ({result.code}: {result.reason}); back to TODO"
                 )
                 self._settle(task, "TODO", 0, True, why, result.output, ms)
+
+    def _red_first(self, diagnostics: list[Diagnostic]) -> None:
+        """Before any worker runs: each pending task's check, once, on the untouched workdir.
+        A check that already passes cannot tell work from no work: reported (R007), and
+        FAILED under --require-red (or `#+REQUIRE_RED: t`). A resumed plan asks this only of
+        tasks that have never started."""
+        required = self.options.require_red or file_flag(self.plan.text, "REQUIRE_RED")
+        pending = [
+            t
+            for t in self.tasks.values()
+            if t.start_state != "DONE"
+            and t.check is not None
+            and t.heading.task_id not in self._record.started
+        ]
+        try:
+            results = list(self._executor.map(self._red_check, pending))
+        except SealingError:
+            return
+        for task, result in zip(pending, results, strict=True):
+            if not result.passed:
+                continue
+            why = "red-first: passes before any work"
+            if required:
+                task.red = why
+            else:
+                message = (
+                    f"{task.heading.title}: {why} — the check cannot tell the work from no work;"
+                    " make it test what the task must produce (or pass --require-red to fail"
+                    " such tasks)"
+                )
+                diagnostics.append(
+                    Diagnostic("warning", task.heading.title, message, task.heading.line, "R007")
+                )
+
+    def _red_check(self, task: _TaskRun) -> CheckResult:
+        assert task.check is not None
+        return self._check(task.heading.task_id, 0, task.check, "red-first")
 
     def _final_sweep(self) -> None:
         """Once more, every task that became DONE in this run: whatever undid its work since
@@ -509,6 +551,8 @@ class Runner:
         task = self._task(node)
         heading = task.heading
         started = time.monotonic()
+        if task.red is not None:
+            return _Outcome(node, "FAILED", 0, True, task.red, "", 0)
         about = WorkerTask(
             heading.task_id, heading.title, heading.body, task.check, self.plan_path.name
         )
@@ -595,6 +639,8 @@ class Runner:
         then its `:dock:`."""
         task = self._task(node)
         started = time.monotonic()
+        if task.red is not None:
+            return _Outcome(node, "FAILED", 0, True, task.red, "", 0)
         demoted: list[tuple[Node, str, str]] = []
         for child in node.children:
             if child.kind == "group" or self._task(child).check is None:

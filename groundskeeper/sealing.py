@@ -106,6 +106,7 @@ class RunSeal:
         workdir: str,
         max_parallel: int,
         require_checks: bool,
+        require_red: bool = False,
     ) -> None:
         # a list, not a mapping: task ids may be any text, ledger keys are ASCII
         listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
@@ -124,6 +125,7 @@ class RunSeal:
                 "workdir": workdir,
                 "max_parallel": max_parallel,
                 "require_checks": require_checks,
+                "require_red": require_red,
                 "versions": {"groundskeeper": __version__, "python": platform.python_version()},
             },
         )

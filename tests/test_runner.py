@@ -79,8 +79,9 @@ def test_every_step_is_recorded_without_floats(tmp_path: Path) -> None:
     assert report.ok
     names = [name for name, _ in recorder.steps]
     # the state step is sealed by the plan's writer thread, so the sweep's check may precede it
-    assert names[:5] == ["run-start", "task-start", "tool-call", "claim", "check"]
-    assert sorted(names[5:-1]) == ["check", "state"] and names[-1] == "run-end"
+    # run-start, then the red-first check (before any worker), then the work
+    assert names[:6] == ["run-start", "check", "task-start", "tool-call", "claim", "check"]
+    assert sorted(names[6:-1]) == ["check", "state"] and names[-1] == "run-end"
 
     def no_floats(value: object) -> bool:
         if isinstance(value, dict):
@@ -163,22 +164,27 @@ def test_plan_guard_keeps_foreign_versions_and_restores(tmp_path: Path) -> None:
 class BreakingRecorder(MemoryRecorder):
     """A ledger that takes steps until the first `step` of the kind named, then refuses."""
 
-    def __init__(self, breaks_at: str) -> None:
+    def __init__(self, breaks_at: str, after: int = 0) -> None:
         super().__init__()
         self.breaks_at = breaks_at
+        self.after = after  # steps of that kind taken first
         self.refused: list[str] = []
 
     def record(self, step: str, body: Mapping[str, Any]) -> None:
-        if step == self.breaks_at or self.refused:
+        if step == self.breaks_at and self.after > 0:
+            self.after -= 1
+        elif step == self.breaks_at or self.refused:
             self.refused.append(step)
             raise LedgerError(f"refusing to append a {step} step: the disk is on fire")
         super().record(step, body)
 
 
-def run_breaking(tmp_path: Path, breaks_at: str) -> tuple[RunReport, BreakingRecorder, Path]:
+def run_breaking(
+    tmp_path: Path, breaks_at: str, after: int = 0
+) -> tuple[RunReport, BreakingRecorder, Path]:
     path = write_plan(tmp_path, leaf(0) + leaf(1) + leaf(2))
     model = ScriptedModel.from_yaml("workers:\n  '*': [{say: DONE}]\n")
-    recorder = BreakingRecorder(breaks_at)
+    recorder = BreakingRecorder(breaks_at, after)
     options = RunOptions(max_parallel=1)
     report = Runner(load_plan(path), model=model, recorder=recorder, options=options).run()
     return report, recorder, path
@@ -198,11 +204,20 @@ def test_a_refused_run_start_never_starts(tmp_path: Path) -> None:
     assert path.read_text() == HEAD + leaf(0) + leaf(1) + leaf(2)
 
 
-def test_an_unsealed_check_verdict_is_never_written(tmp_path: Path) -> None:
+def test_an_unsealed_red_first_check_stops_the_run_before_any_work(tmp_path: Path) -> None:
     report, recorder, path = run_breaking(tmp_path, "check")
     assert (report.started, report.ok) == (True, False)
     assert [d.code for d in report.diagnostics] == ["R004"]
-    assert "the `check` step could not be sealed" in report.diagnostics[0].message
+    assert [(t.state, t.attempts) for t in report.tasks] == [("TODO", 0)] * 3
+    assert [name for name, _ in recorder.steps] == ["run-start"]
+    assert "* DONE" not in path.read_text()
+
+
+def test_an_unsealed_check_verdict_is_never_written(tmp_path: Path) -> None:
+    report, recorder, path = run_breaking(tmp_path, "check", after=3)  # past red-first
+    assert (report.started, report.ok) == (True, False)
+    assert [d.code for d in report.diagnostics if d.code != "R007"] == ["R004"]
+    assert "the `check` step could not be sealed" in report.diagnostics[-1].message
     # t0's check passed, but its verdict could not be sealed: not DONE, and nothing after
     assert [(t.state, t.attempts) for t in report.tasks] == [("TODO", 0), ("TODO", 0), ("TODO", 0)]
     assert (
@@ -210,13 +225,16 @@ def test_an_unsealed_check_verdict_is_never_written(tmp_path: Path) -> None:
     )
     assert "* DONE" not in path.read_text()
     assert recorder.refused == ["check"]  # later steps never reached the recorder
-    assert [name for name, _ in recorder.steps] == ["run-start", "task-start", "claim"]
+    assert [name for name, _ in recorder.steps] == [
+        "run-start", "check", "check", "check", "task-start", "claim",
+    ]  # fmt: skip
 
 
 def test_an_unsealed_state_step_stops_the_run(tmp_path: Path) -> None:
     report, recorder, path = run_breaking(tmp_path, "state")
-    assert report.ok is False and [d.code for d in report.diagnostics] == ["R004"]
-    assert "the `state` step could not be sealed" in report.diagnostics[0].message
+    codes = [d.code for d in report.diagnostics if d.code != "R007"]  # the marker pre-exists
+    assert report.ok is False and codes == ["R004"]
+    assert "the `state` step could not be sealed" in report.diagnostics[-1].message
     assert recorder.refused == ["state"]
     # State steps follow the plan write (group commit), so verdicts already taken when the
     # first one fails stay written; each of them has a sealed PASS, and no task started after.

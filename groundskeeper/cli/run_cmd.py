@@ -65,6 +65,13 @@ def _workdir(workdir: Path | None) -> Path | None:
     help="A task without an acceptance check is FAILED instead of DONE (unverified).",
 )
 @click.option(
+    "--require-red",
+    is_flag=True,
+    help="A task whose check already passes before any work is FAILED"
+    " (`red-first: passes before any work`); without it, a warning [R007]. The plan can ask"
+    " for it with `#+REQUIRE_RED: t`.",
+)
+@click.option(
     "--max-turns",
     type=click.IntRange(min=1),
     default=30,
@@ -86,6 +93,7 @@ def resume(
     workdir: Path | None,
     max_parallel: int,
     require_checks: bool,
+    require_red: bool,
     max_turns: int,
     disk_quota: int,
     as_json: bool,
@@ -127,6 +135,7 @@ def resume(
     options = RunOptions(
         max_parallel=max_parallel,
         require_checks=require_checks,
+        require_red=require_red,
         max_turns=max_turns,
         disk_quota=disk_quota,
     )
