@@ -1,6 +1,6 @@
 """Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
 
-It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees) and T001–T008
+It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees) and T001–T014
 (tasks and their acceptance checks). It runs nothing: checks are judged with the sandbox's
 own parser and command registry, the very ones the runtime uses, imported on first need.
 """
@@ -113,8 +113,24 @@ def _judge_check(check: Check) -> list[_Finding]:
         if name not in COMMANDS:
             message = f"check uses `{name}`, which the sandbox does not have"
             findings.append(("error", "T004", message, None))
-    if _script_outcomes(script) == _OK:
-        findings.append(("warning", "T005", f"check cannot fail: `{_shown(check.text)}`", None))
+    for name, option, advice in _unsupported_options(script):
+        message = f"check uses `{name} {option}`, which the sandbox does not support; {advice}"
+        findings.append(("error", "T012", message, None))
+    can_pass, can_fail, exits = _verdicts(script)
+    shown = _shown(check.text)
+    if exits:
+        message = (
+            f"an `exit` ends the check before its success is confirmed, so that path always"
+            f" fails: `{shown}`; end the check with the command that must succeed"
+        )
+        findings.append(("error", "T009", message, None))
+    elif not can_pass:
+        findings.append(("error", "T009", f"check can never pass: `{shown}`", None))
+    if not can_fail:
+        findings.append(("error", "T005", f"check cannot fail: `{shown}`", None))
+    weak = _weakness(script)
+    if weak is not None and can_fail:
+        findings.append(("warning", "T010", f"check is weak: `{shown}` {weak}", None))
     return findings
 
 
@@ -124,37 +140,67 @@ def _shown(text: str) -> str:
     return joined if len(joined) <= _SHOWN_CHECK else joined[: _SHOWN_CHECK - 1] + "…"
 
 
-# "Cannot fail" is decided on the parsed script: the set of exit outcomes each part can have.
-_OK = frozenset({True})
-_FAIL = frozenset({False})
-_EITHER = frozenset({True, False})
+# What a check can do is decided on the parsed script with the runtime's semantics: one script
+# under errexit (`set -e`), an `exit` ending it before its success is confirmed. Each list
+# (`a && b || c`) ends one of four ways: T (status 0), F (failed, but the script goes on: a
+# failure before its final pipeline, or a negated final pipeline), E (its final pipeline
+# failed: errexit stops the script) or X (an `exit` ran).
+_OK = frozenset({"T"})
+_FAIL = frozenset({"F"})
+_EITHER = frozenset({"T", "F"})
+_EXIT = frozenset({"X"})
 
 
-def _script_outcomes(script: Script) -> frozenset[bool]:
-    # a check passes only if every line succeeds, so it can fail if any line can
-    outcomes = _OK
-    for item in script.items:
-        if False in _and_or_outcomes(item):
-            outcomes = _EITHER
-    return outcomes
+def _verdicts(script: Script) -> tuple[bool, bool, bool]:
+    """(can the check pass, can it fail, can an `exit` be reached)."""
+    can_pass, can_fail, exits = True, False, False
+    items = script.items
+    for index, item in enumerate(items):
+        ends = _and_or_ends(item)
+        last = index == len(items) - 1
+        exits = exits or "X" in ends
+        if ends & {"X", "E"} or (last and "F" in ends):
+            can_fail = True
+        if not ends - {"X", "E"} or (last and "T" not in ends):
+            can_pass = False
+    return can_pass, can_fail, exits
 
 
-def _and_or_outcomes(item: AndOr) -> frozenset[bool]:
-    possible = _pipeline_outcomes(item.first)
+def _and_or_ends(item: AndOr) -> frozenset[str]:
+    ended: set[str] = set()
+    running = _pipeline_outcomes(item.first)  # outcomes of the pipeline that ran last
     for operator, pipeline in item.rest:
-        runs_next = (operator == "&&") in possible
-        stops = frozenset({operator != "&&"}) & possible
-        possible = stops | (_pipeline_outcomes(pipeline) if runs_next else frozenset())
-    return possible
+        following: set[str] = set()
+        for outcome in running:
+            if outcome == "X":
+                ended.add("X")
+            elif (operator == "&&") == (outcome == "T"):
+                following |= _pipeline_outcomes(pipeline)
+            else:
+                ended.add(outcome)  # the list ends before its final pipeline: no errexit
+        running = frozenset(following)
+    final = item.rest[-1][1] if item.rest else item.first
+    for outcome in running:
+        ended.add("E" if outcome == "F" and not final.negated else outcome)
+    return frozenset(ended)
 
 
-def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[bool]:
-    # a pipeline's status is its last command's (no pipefail in the sandbox shell)
+def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
+    # a pipeline's status is its last command's (no pipefail); `exit` ends the script only
+    # when it is the whole pipeline (in a pipeline it ends its own stage)
+    if len(pipeline.commands) == 1 and _is_exit(pipeline.commands[0]):
+        return _EXIT
     outcomes = _command_outcomes(pipeline.commands[-1]) if pipeline.commands else _EITHER
-    return frozenset(not o for o in outcomes) if pipeline.negated else outcomes
+    if not pipeline.negated:
+        return outcomes
+    return frozenset({"F" if o == "T" else "T" for o in outcomes})
 
 
-def _command_outcomes(command: SimpleCommand) -> frozenset[bool]:
+def _is_exit(command: SimpleCommand) -> bool:
+    return bool(command.words) and command.words[0].literal() == "exit"
+
+
+def _command_outcomes(command: SimpleCommand) -> frozenset[str]:
     if command.redirects:
         return _EITHER  # a redirection can fail on its own (missing file, read-only workdir)
     if not command.words:
@@ -163,13 +209,94 @@ def _command_outcomes(command: SimpleCommand) -> frozenset[bool]:
     name = command.words[0].literal()
     if name in ("true", ":", "echo"):
         return _OK
-    if name == "false":
-        return _FAIL
-    if name == "exit" and len(command.words) == 2:
-        status = command.words[1].literal()
-        if status is not None and status.isdigit():
-            return _OK if int(status) == 0 else _FAIL
+    if name == "false" or name == "exit":
+        return _FAIL  # `exit` inside a pipeline: its stage's status
     return _EITHER
+
+
+# Options a check may write that the sandbox's commands do not have, with what to write.
+_UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
+    "grep": {"-P": "use -E (POSIX extended regular expressions)"},
+    "sed": {"-i": "a check only reads; compare `sed … FILE` with what you expect"},
+    "find": {
+        "-exec": "list with `find` and pipe the names on",
+        "-execdir": "list with `find` and pipe the names on",
+        "-ok": "list with `find` and pipe the names on",
+        "-delete": "a check only reads",
+    },
+}
+
+
+def _unsupported_options(script: Script) -> Iterator[tuple[str, str, str]]:
+    for command in _simple_commands(script):
+        name = command.words[0].literal() if command.words else None
+        table = _UNSUPPORTED_OPTIONS.get(name or "")
+        if not table:
+            continue
+        for word in command.words[1:]:
+            literal = word.literal() or ""
+            flags = [literal] if literal.startswith("--") or name == "find" else []
+            if literal.startswith("-") and not literal.startswith("--") and name != "find":
+                flags = [f"-{c}" for c in literal[1:]]  # `-qP` is `-q -P`
+            for flag in flags:
+                if flag in table:
+                    yield name or "", flag, table[flag]
+
+
+def _simple_commands(script: Script) -> Iterator[SimpleCommand]:
+    from groundskeeper.sandbox.syntax import CommandSub
+
+    for item in script.items:
+        for pipeline in (item.first, *(p for _, p in item.rest)):
+            for command in pipeline.commands:
+                yield command
+                for word in (*command.words, *(a.value for a in command.assignments)):
+                    for part in word.parts:
+                        if isinstance(part, CommandSub):
+                            yield from _simple_commands(part.script)
+
+
+def _weakness(script: Script) -> str | None:
+    """What a check made only of existence tests would accept, or None when it tests more."""
+    accepts: list[str] = []
+    for item in script.items:
+        if item.rest or item.first.negated or len(item.first.commands) != 1:
+            return None
+        found = _weak_command(item.first.commands[0])
+        if found is None:
+            return None
+        accepts.append(found)
+    if not accepts:
+        return None
+    return (
+        f"— it {accepts[0]}; test what the work must contain instead, e.g."
+        " `grep -q 'expected text' FILE` or `test $(wc -l < FILE) -ge 3`"
+    )
+
+
+_WEAK_TESTS = {
+    "-e": "passes for an empty placeholder file",
+    "-f": "passes for an empty placeholder file",
+    "-d": "passes for an empty directory",
+    "-s": "passes for any non-empty file, whatever it holds",
+}
+
+
+def _weak_command(command: SimpleCommand) -> str | None:
+    words = [w.literal() for w in command.words]
+    if command.redirects or not words or None in words:
+        return None
+    name, *args = [w for w in words if w is not None]
+    if name == "[" and args[-1:] == ["]"]:
+        name, args = "test", args[:-1]
+    if name == "test" and len(args) == 2 and args[0] in _WEAK_TESTS:
+        return _WEAK_TESTS[args[0]]
+    if name == "grep" and "." in args and all(a in ("-q", ".", "-s") or not a.startswith("-")
+                                              for a in args):  # fmt: skip
+        pattern_at = args.index(".")
+        if len([a for a in args[pattern_at + 1 :] if not a.startswith("-")]) <= 1:
+            return "passes for any file with one character in it"
+    return None
 
 
 def _has_substitution(word: Word) -> bool:

@@ -19,12 +19,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from groundskeeper import protect
 from groundskeeper.acceptance import (
     DEFAULT_CHECK_TIMEOUT,
     CheckResult,
     SealedCheck,
     Shell,
     run_check,
+    sha256_text,
 )
 from groundskeeper.control import ControlDir, RunLock
 from groundskeeper.diagnostics import Diagnostic, has_errors
@@ -252,6 +254,8 @@ class Runner:
         self._event_lock = threading.Lock()
         self._record = Record()  # what the ledger held at run start (`_run_fenced`)
         self._nodes: dict[Heading, Node] = {}
+        self._inputs: dict[str, str | None] = {}  # protected input → sha256 at run start
+        self._inputs_of: dict[str, list[str]] = {}  # task id → the protected inputs it reads
         self._dock_lock = threading.Lock()  # guards the record's docks, which docking updates
         self._guard = PlanGuard(self.plan_path, plan.text, self.control.rejected)
 
@@ -270,7 +274,17 @@ class Runner:
     def _run(self, lint: Callable[[Plan], list[Diagnostic]] | None) -> RunReport:
         self.control.ensure()
         fence = fences.for_plan(self.plan_path, self.control.root)
-        with fences.enforced(fence):
+        patterns = protect.patterns_by_task(self.plan)
+        try:
+            files = protect.matched_files(self.workdir, [p for ps in patterns.values() for p in ps])
+        except ValueError as exc:
+            raise PlanReadError(f"{self.plan_path}: :protect: {exc}; narrow the patterns") from exc
+        # sealed at run start: what each protected input holds before any worker runs
+        self._inputs = {f: protect.file_sha256(self.workdir / f) for f in files}
+        self._inputs_of = {
+            h.task_id: [f for f in files if protect.covers(ps, f)] for h, ps in patterns.items()
+        }
+        with fences.enforced(fence.union(fences.protecting(self.workdir, files))):
             return self._run_fenced(lint)
 
     def _run_fenced(self, lint: Callable[[Plan], list[Diagnostic]] | None) -> RunReport:
@@ -296,6 +310,7 @@ class Runner:
                 max_parallel=self.options.max_parallel,
                 require_checks=self.options.require_checks,
                 require_red=self.options.require_red or file_flag(self.plan.text, "REQUIRE_RED"),
+                protected=sorted(self._inputs.items()),
             )
         except SealingError:
             diagnostics.append(self._unsealed(started=False))
@@ -676,13 +691,19 @@ class Runner:
     def _check(
         self, task_id: str, attempt: int, check: SealedCheck, phase: str | None = None
     ) -> CheckResult:
-        result = run_check(
-            check, self.workdir, shell=self.shell, timeout=self.options.check_timeout
-        )
+        gone = protect.changed(self.workdir, self._inputs, self._inputs_of.get(task_id, ()))
+        if gone:
+            why = f"protected input changed: {', '.join(gone)}"
+            result = CheckResult("FAIL", "protected_input_changed", why, "", check.sha256,
+                                 sha256_text(""), 0, None)  # fmt: skip
+        else:
+            result = run_check(
+                check, self.workdir, shell=self.shell, timeout=self.options.check_timeout
+            )
         self.seal.check(task_id, attempt, result, phase)
         if phase is not None and self.telemetry is not None:
-            why = f"{result.code}: {result.reason}" if result.code else None
-            self.telemetry.record_check_event(self.run_id, task_id, phase, result.verdict, why)
+            said = f"{result.code}: {result.reason}" if result.code else None
+            self.telemetry.record_check_event(self.run_id, task_id, phase, result.verdict, said)
         return result
 
     def _dock(self, heading: Heading) -> str | None:

@@ -67,6 +67,14 @@ def excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
 
 
+def _protected_inputs(listed: list[dict[str, str | None]]) -> dict[str, Any]:
+    encoded = canonical_json(listed)
+    return {
+        "protected": listed if len(encoded) <= CHECKS_INLINE_BYTES // 2 else None,
+        "protected_sha256": sha256_text(encoded),
+    }
+
+
 class RunSeal:
     """The steps of one run, recorded one at a time from any thread.
 
@@ -107,6 +115,7 @@ class RunSeal:
         max_parallel: int,
         require_checks: bool,
         require_red: bool = False,
+        protected: Iterable[tuple[str, str | None]] = (),
     ) -> None:
         # a list, not a mapping: task ids may be any text, ledger keys are ASCII
         listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
@@ -126,6 +135,8 @@ class RunSeal:
                 "max_parallel": max_parallel,
                 "require_checks": require_checks,
                 "require_red": require_red,
+                # the protected inputs as they were before any work (hash-only past a line)
+                **_protected_inputs([{"path": p, "sha256": h} for p, h in protected]),
                 "versions": {"groundskeeper": __version__, "python": platform.python_version()},
             },
         )

@@ -223,7 +223,11 @@ class Toolbox:
 
     def _guard_writable(self, raw: str, parent: int, name: str) -> None:
         fence = self.fence
-        if fence.read_only and fence.guards(os.fstat(parent), name):
+        why = fence.refusal(os.fstat(parent), name)
+        if why == "protected by the plan":
+            raise ToolRefused(f"`{raw}` is protected by the plan; workers may read it, never"
+                              " change it")  # fmt: skip
+        if why is not None:
             raise ToolRefused(
                 f"`{raw}` is the plan file of the running plan; workers may read it, never"
                 " change it"
@@ -339,7 +343,10 @@ class Toolbox:
             if not stat.S_ISREG(st.st_mode):
                 return ToolOutcome(f"`{raw}` is not a regular file", True, "error")
             if self.fence.is_read_only_file(st):
-                raise ToolRefused(f"`{raw}` is a link to the plan file; workers may not change it")
+                raise ToolRefused(
+                    f"`{raw}` is a link to the plan file or a protected input; workers may not"
+                    " change it"
+                )
             if self.quota is not None and not self.quota.take(len(data)):
                 self._over_quota()
             handle.truncate(0)

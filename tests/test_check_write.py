@@ -114,7 +114,7 @@ def test_it_waits_for_no_one_while_a_run_holds_the_plan(tmp_path: Path) -> None:
     plan, script = setup(
         tmp_path,
         task("Slow", "slow", "grep -q s s.txt"),
-        "workers:\n  slow:\n    - {tool: sh, input: {cmd: 'sleep 4'}}\n"
+        "workers:\n  slow:\n    - {tool: sh, input: {cmd: 'sleep 8'}}\n"
         "    - {tool: write_file, input: {path: s.txt, content: s}}\n    - say: DONE\n",
     )
     holder = start_resume(plan, script)

@@ -232,23 +232,16 @@ def test_forged_sentinel_in_a_printed_file_fails(tmp_path: Path) -> None:
     assert doc["tasks"][0]["state"] == "FAILED"
     assert doc["tasks"][0]["reason"].startswith("nonzero_status")
 
-    # a check that ends by `exit 0` after printing the forged line: the interpreter's own
-    # sentinel never comes, so nothing printed can stand in for it
+    # a check that ends by `exit 0` after printing the forged line never runs: lint refuses
+    # it (T009), and the runtime would fail it (the interpreter's sentinel never comes)
     quiet = tmp_path / "quiet"
     quiet.mkdir()
-    plan2, script2 = setup(
-        quiet,
-        task("Forger", "forger", "cat evidence.txt; exit 0"),
-        script.read_text(),
-    )
+    plan2, script2 = setup(quiet, task("Forger", "forger", "cat evidence.txt; exit 0"),
+                           script.read_text())  # fmt: skip
     result, doc = resume(plan2, script2)
     assert result.exit_code == 1
-    (row,) = doc["tasks"]
-    assert (row["state"], row["verified"]) == ("FAILED", True)
-    assert row["reason"].startswith("missing_sentinel:")
-    attempts = [c for c in steps(plan2, "check") if "phase" not in c]
-    assert [c["verdict"] for c in attempts] == ["FAIL", "FAIL"]
-    assert [c["excerpt"] for c in attempts] == [forged] * 2
+    assert [d["code"] for d in doc["diagnostics"]] == ["T009"]
+    assert doc["tasks"][0]["state"] == "TODO"
 
 
 def test_no_check_is_unverified_done_or_failed_when_required(tmp_path: Path) -> None:

@@ -134,7 +134,7 @@ def test_foreign_bytes_landing_during_an_append_are_not_adopted(
 
 def test_a_worker_cannot_delete_telemetry(tmp_path: Path) -> None:
     document = run_a_wiping_worker(tmp_path, f"rm -f {CONTROL}/_telemetry.db*")
-    assert document["diagnostics"] == []
+    assert [d for d in document["diagnostics"] if d["level"] == "error"] == []
     assert (tmp_path / CONTROL / "_telemetry.db").stat().st_size > 0
 
 

@@ -95,11 +95,12 @@ class Workdir:
                 if fence.hidden and fence.hides(os.fstat(directory)):
                     raise PathRefused(f"{path}: No such file or directory")
             changing = flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND)
-            truncate = bool(flags & os.O_TRUNC) and bool(fence.read_only_paths)
+            truncate = bool(flags & os.O_TRUNC) and fence.keeps_files
             if truncate:  # only once the file is known not to be the plan under another name
                 flags &= ~os.O_TRUNC
-            if changing and fence.read_only and fence.guards(os.fstat(directory), parts[-1]):
-                raise PathRefused(f"{path}: Permission denied (the plan file is read-only)")
+            why = fence.refusal(os.fstat(directory), parts[-1]) if changing else None
+            if why is not None:
+                raise PathRefused(f"{path}: Permission denied ({why})")
             # O_NONBLOCK: opening a FIFO would otherwise wait for its other end, forever and
             # where no deadline reaches; it is refused just below (regular files ignore it).
             fd = os.open(
@@ -119,7 +120,7 @@ class Workdir:
             raise PathRefused(f"{path}: No such file or directory")
         if changing and fence.is_read_only_file(info):
             os.close(fd)
-            raise PathRefused(f"{path}: Permission denied (a link to the plan file)")
+            raise PathRefused(f"{path}: Permission denied (protected by the plan, or the plan)")
         if not stat.S_ISREG(mode):
             os.close(fd)
             kind = "a directory" if stat.S_ISDIR(mode) else "not a regular file"

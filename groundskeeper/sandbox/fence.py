@@ -30,6 +30,13 @@ class Fence:
     pinned: frozenset[Identity] = frozenset()
     read_only: frozenset[tuple[int, int, str]] = frozenset()  # (parent dev, ino, folded name)
     read_only_paths: tuple[str, ...] = ()  # the same files by path, for their hard links
+    protected: frozenset[tuple[int, int, str]] = frozenset()  # a plan's protected inputs
+    protected_ids: frozenset[Identity] = frozenset()  # the same files, under any other name
+
+    @property
+    def keeps_files(self) -> bool:
+        """Whether some file is read-only or protected (a write must be looked at first)."""
+        return bool(self.read_only or self.protected)
 
     @property
     def hidden_inodes(self) -> frozenset[int]:
@@ -55,15 +62,27 @@ class Fence:
         return stat.S_ISDIR(info.st_mode) and (info.st_dev, info.st_ino) in self.pinned
 
     def guards(self, parent: os.stat_result, name: str | bytes) -> bool:
-        """`name` in directory `parent` is a read-only entry (a running plan's file)."""
-        if not self.read_only:
-            return False
+        """`name` in directory `parent` is a read-only entry (a running plan's file, or a
+        protected input)."""
+        return self.refusal(parent, name) is not None
+
+    def refusal(self, parent: os.stat_result, name: str | bytes) -> str | None:
+        """Why `name` in directory `parent` may not be changed, or None."""
+        if not self.read_only and not self.protected:
+            return None
         text = os.fsdecode(name) if isinstance(name, bytes) else name
-        return (parent.st_dev, parent.st_ino, text.casefold()) in self.read_only
+        key = (parent.st_dev, parent.st_ino, text.casefold())
+        if key in self.read_only:
+            return "the plan file of the running plan is read-only"
+        if (parent.st_dev, parent.st_ino, text) in self.protected:
+            return "protected by the plan"
+        return None
 
     def is_read_only_file(self, info: os.stat_result) -> bool:
         """An open file that is a read-only one under another name (a hard link made before
         the run). Plan files are replaced on every write, so they are looked at now."""
+        if (info.st_dev, info.st_ino) in self.protected_ids:
+            return True
         if info.st_nlink < 2 or not self.read_only_paths:
             return False
         return (info.st_dev, info.st_ino) in {_identity(p) for p in self.read_only_paths}
@@ -75,6 +94,8 @@ class Fence:
             self.pinned | other.pinned,
             self.read_only | other.read_only,
             tuple(dict.fromkeys(self.read_only_paths + other.read_only_paths)),
+            self.protected | other.protected,
+            self.protected_ids | other.protected_ids,
         )
 
 
@@ -107,6 +128,27 @@ def for_plan(plan_path: Path, control_root: Path) -> Fence:
     parent = os.stat(plan_real.parent)
     read_only = frozenset({(parent.st_dev, parent.st_ino, plan_real.name.casefold())})
     return hiding(control_root).union(Fence(read_only=read_only, read_only_paths=(str(plan_real),)))
+
+
+def protecting(workdir: Path, files: list[str]) -> Fence:
+    """A fence keeping `files` (relative to `workdir`, regular files) as they are: no write,
+    rename, removal or link over them, nor a move of a directory above them."""
+    root = Path(os.path.realpath(workdir))
+    entries: set[tuple[int, int, str]] = set()
+    ids: set[Identity] = set()
+    pinned: set[Identity] = set()
+    for relative in files:
+        path = root / relative
+        try:
+            parent, own = os.stat(path.parent), os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        entries.add((parent.st_dev, parent.st_ino, path.name))
+        ids.add((own.st_dev, own.st_ino))
+        pinned |= _ancestors(path.parent)
+    return Fence(
+        pinned=frozenset(pinned), protected=frozenset(entries), protected_ids=frozenset(ids)
+    )
 
 
 def groundskeeper_home() -> Path:

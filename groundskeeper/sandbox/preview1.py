@@ -555,12 +555,12 @@ class Process:
         follow = bool(lookup & SYMLINK_FOLLOW)
         changing = write or bool(oflags & O_CREAT) or bool(fdflags & FD_APPEND)
         # Truncate only once the file is known not to be a read-only one under another name.
-        truncate = bool(flags & os.O_TRUNC) and bool(self.fence.read_only_paths)
+        truncate = bool(flags & os.O_TRUNC) and self.fence.keeps_files
         if truncate:
             flags &= ~os.O_TRUNC
         opened = (
             None
-            if changing and self.fence.read_only
+            if changing and self.fence.keeps_files
             else self._open_plain(fd, name_bytes, flags, follow)
         )
         if opened is not None:
@@ -568,8 +568,9 @@ class Process:
         else:
             parent, name, depth = self._walk(fd, name_bytes, follow)
             try:
-                if changing and self.fence.read_only and self.fence.guards(os.fstat(parent), name):
-                    return ACCES  # a running plan's file: read-only to the sandbox
+                fence = self.fence
+                if changing and fence.keeps_files and fence.guards(os.fstat(parent), name):
+                    return ACCES  # the running plan's file, a protected input: read-only
                 host_fd = os.open(name, flags, 0o666, dir_fd=parent)
             except OSError as error:
                 return _wasi_errno(error)
