@@ -31,7 +31,14 @@ def validate(plan: Plan) -> list[Diagnostic]:
     enabled = gc.isenabled()
     gc.disable()  # the rules allocate many short-lived, acyclic objects; collections only cost
     try:
-        found = [*_task_diagnostics(plan), *_workflow_diagnostics(plan)]
+        found = [
+            *_task_diagnostics(plan),
+            *_workflow_diagnostics(plan),
+            *_protection_diagnostics(plan),
+        ]
+        if not plan.tasks() and not any(_COMPONENT in h.tags for h in plan.walk()):
+            message = "the plan has neither tasks nor workflow components: nothing to run"
+            found.append(Diagnostic("warning", "outline", message, None, "T013"))
     finally:
         if enabled:
             gc.enable()
@@ -45,6 +52,7 @@ def validate_outline(plan: Plan) -> list[Diagnostic]:
     if not any(task.keyword in active for task in plan.tasks()):
         states = ", ".join(plan.active_states) or "none declared"
         message = f"outline has no heading in an active task state ({states})"
+        found = [d for d in found if d.code != "T013"]  # the error says it for an outline
         found.insert(0, Diagnostic("error", "outline", message, None, "T001"))
     return found
 
@@ -68,6 +76,10 @@ def _task_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
         if not heading.is_task:
             continue
         task_id = heading.task_id
+        raw = heading.get_property("max-attempts")
+        if raw is not None and not (raw.strip().isdigit() and int(raw) >= 1):
+            message = f":max-attempts: must be a whole number ≥ 1, not `{raw}`"
+            yield Diagnostic("error", heading.title, message, heading.line, "T011")
         seen = first_line.setdefault(task_id, heading.line)
         if seen != heading.line:
             message = f"duplicate task id `{task_id}` (also at line {seen})"
@@ -303,6 +315,65 @@ def _has_substitution(word: Word) -> bool:
     from groundskeeper.sandbox.syntax import CommandSub
 
     return any(isinstance(part, CommandSub) for part in word.parts)
+
+
+# --- protected inputs --------------------------------------------------------------------------
+
+# Commands whose file operands a check compares against (the expected side of a comparison).
+_COMPARERS = {"diff", "cmp"}
+_FILE_AFTER = {"sha256sum": "-c", "grep": "-f"}
+
+
+def _protection_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+    """T014: a check compares against a file that exists and is not protected, so a worker
+    could rewrite the expectation instead of meeting it."""
+    if plan.path is None:
+        return
+    from groundskeeper.protect import covers, patterns_by_task
+    from groundskeeper.sandbox import ShellSyntaxError, parse
+
+    base = plan.path.parent
+    for heading, patterns in patterns_by_task(plan).items():
+        check = heading.check
+        if check is None or check.language != _CHECK_LANGUAGE:
+            continue
+        try:
+            script = parse(check.text)
+        except ShellSyntaxError:
+            continue  # T003 says so
+        for name in dict.fromkeys(_compared_files(script)):
+            if (base / name).is_file() and not covers(patterns, name):
+                message = (
+                    f"check compares against `{name}`, which workers could rewrite; protect it"
+                    f" with `:protect: {name}` on the task (or `#+PROTECT: {name}` for the file)"
+                )
+                yield Diagnostic("warning", heading.title, message, check.line, "T014")
+
+
+def _compared_files(script: Script) -> Iterator[str]:
+    from groundskeeper.sandbox.syntax import CommandSub
+
+    for command in _simple_commands(script):
+        words = [w.literal() for w in command.words]
+        name = words[0] if words else None
+        if name in _COMPARERS:
+            yield from (w for w in words[1:] if w and not w.startswith("-"))
+        flag = _FILE_AFTER.get(name or "")
+        if flag is not None:
+            for index, word in enumerate(words[1:-1], start=1):
+                # `-f FILE`, or the flag last in a cluster (`-qf FILE`)
+                if word and word.startswith("-") and not word.startswith("--"):
+                    after = words[index + 1]
+                    if word.endswith(flag[1]) and after:
+                        yield after
+        if name in ("test", "["):  # test "$(cat expected.txt)" = …
+            for word in command.words[1:]:
+                for part in word.parts:
+                    if isinstance(part, CommandSub):
+                        for inner in _simple_commands(part.script):
+                            got = [w.literal() for w in inner.words]
+                            if got and got[0] == "cat":
+                                yield from (g for g in got[1:] if g and not g.startswith("-"))
 
 
 # --- workflows ---------------------------------------------------------------------------------

@@ -1,0 +1,124 @@
+"""Lint vets checks with the runtime's own model (one script under errexit): vacuous checks
+are errors, weak ones warnings saying what they accept, and each code disappears when the
+check is made strong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groundskeeper.acceptance import SealedCheck, run_check
+from groundskeeper.lint import validate
+from groundskeeper.plan import Check, load_plan, parse_plan
+
+
+def codes(check: str, **props: str) -> list[str]:
+    extra = "".join(f":{k}: {v}\n" for k, v in props.items())
+    text = f"* TODO t\n:PROPERTIES:\n:done-when: {check}\n{extra}:END:\n"
+    return [d.code for d in validate(parse_plan(text))]
+
+
+@pytest.mark.parametrize(
+    ("vacuous", "strong"),
+    [
+        ("true", "grep -q ok out.txt"),
+        (":", "grep -q ok out.txt"),
+        ("echo done", "echo checking; grep -q ok out.txt"),
+        ("grep -q ok out.txt || true", "grep -q ok out.txt"),
+        ("! false", "! grep -q TODO out.txt"),
+    ],
+)
+def test_a_check_that_cannot_fail_is_an_error(vacuous: str, strong: str) -> None:
+    assert codes(vacuous) == ["T005"]
+    assert codes(strong) == []
+
+
+@pytest.mark.parametrize(
+    ("never", "strong"),
+    [
+        ("! true", "grep -q ok out.txt"),
+        ("false", "grep -q ok out.txt"),
+        ("grep -q ok out.txt; exit 0", "grep -q ok out.txt"),
+        ("grep -q ok out.txt || exit 0", "grep -q ok out.txt"),
+    ],
+)
+def test_a_check_that_can_never_pass_or_exits_is_an_error(never: str, strong: str) -> None:
+    assert "T009" in codes(never)
+    assert codes(strong) == []
+
+
+def test_x_then_true_can_fail_and_lint_and_the_runtime_agree(tmp_path: Path) -> None:
+    assert codes("grep -q ok out.txt; true") == []  # not vacuous: the grep must succeed
+    result = run_check(SealedCheck.seal(Check("grep -q ok out.txt; true", "sh", 1, "x")),
+                       tmp_path)  # fmt: skip
+    assert (result.verdict, result.code) == ("FAIL", "nonzero_status")
+
+
+@pytest.mark.parametrize(
+    ("weak", "accepts", "strong"),
+    [
+        ("test -e out.txt", "passes for an empty placeholder file", "grep -q ok out.txt"),
+        ("test -f out.txt", "passes for an empty placeholder file", "grep -q ok out.txt"),
+        ("[ -e out.txt ]", "passes for an empty placeholder file", "grep -q ok out.txt"),
+        (
+            "test -d out",
+            "passes for an empty directory",
+            "test -s out/index.html && grep -q ok out/index.html",
+        ),
+        ("test -s out.txt", "passes for any non-empty file", "grep -qx 3 out.txt"),
+        ("grep -q . out.txt", "passes for any file with one character", "grep -q ok out.txt"),
+    ],
+)
+def test_a_weak_check_is_a_warning_saying_what_it_accepts(
+    weak: str, accepts: str, strong: str
+) -> None:
+    text = f"* TODO t\n:PROPERTIES:\n:done-when: {weak}\n:END:\n"
+    (found,) = validate(parse_plan(text))
+    assert (found.code, found.level) == ("T010", "warning")
+    assert accepts in found.message
+    assert codes(strong) == []
+
+
+@pytest.mark.parametrize(
+    ("check", "option"),
+    [
+        ("grep -P 'a+' f", "-P"),
+        ("grep -qP x f", "-P"),
+        ("sed -i s/a/b/ f", "-i"),
+        ("find . -exec cat {} ;", "-exec"),
+    ],  # fmt: skip
+)
+def test_options_the_sandbox_lacks_are_errors(check: str, option: str) -> None:
+    text = f"* TODO t\n:PROPERTIES:\n:done-when: {check}\n:END:\n"
+    found = [d for d in validate(parse_plan(text)) if d.code == "T012"]
+    assert len(found) == 1 and f" {option}`" in found[0].message
+
+
+@pytest.mark.parametrize("raw", ["0", "two", "-1", "1.5"])
+def test_an_invalid_max_attempts_is_an_error(raw: str) -> None:
+    assert codes("grep -q ok out.txt", **{"max-attempts": raw}) == ["T011"]
+    assert codes("grep -q ok out.txt", **{"max-attempts": "3"}) == []
+
+
+def test_a_plan_with_nothing_to_run_is_a_warning() -> None:
+    (found,) = validate(parse_plan("* Notes\nsome text\n"))
+    assert (found.code, found.level) == ("T013", "warning")
+
+
+def test_comparing_against_an_unprotected_file_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "expected.txt").write_text("42\n")
+    plan = tmp_path / "plan.org"
+    body = "* TODO t\n:PROPERTIES:\n:done-when: diff out.txt expected.txt\n{}:END:\n"
+    plan.write_text(body.format(""))
+    (found,) = validate(load_plan(plan))
+    assert (found.code, found.level) == ("T014", "warning")
+    assert "`:protect: expected.txt`" in found.message
+    plan.write_text(body.format(":protect: expected.txt\n"))
+    assert validate(load_plan(plan)) == []
+    plan.write_text("#+PROTECT: *.txt\n" + body.format(""))
+    assert validate(load_plan(plan)) == []
+    for check in ("cmp out.txt expected.txt", "grep -qf expected.txt out.txt" ,
+                  'test "$(cat expected.txt)" = "$(cat out.txt)"'):  # fmt: skip
+        plan.write_text(body.format("").replace("diff out.txt expected.txt", check))
+        assert [d.code for d in validate(load_plan(plan))] == ["T014"], check
