@@ -87,7 +87,7 @@ def test_a_weak_check_is_a_warning_saying_what_it_accepts(
         ("grep -qP x f", "-P"),
         ("sed -i s/a/b/ f", "-i"),
         ("find . -exec cat {} ;", "-exec"),
-    ],  # fmt: skip
+    ],
 )
 def test_options_the_sandbox_lacks_are_errors(check: str, option: str) -> None:
     text = f"* TODO t\n:PROPERTIES:\n:done-when: {check}\n:END:\n"
