@@ -360,11 +360,11 @@ def _compared_files(script: Script) -> Iterator[str]:
             yield from (w for w in words[1:] if w and not w.startswith("-"))
         flag = _FILE_AFTER.get(name or "")
         if flag is not None:
-            for index, word in enumerate(words[1:-1], start=1):
+            for index, given in enumerate(words[1:-1], start=1):
                 # `-f FILE`, or the flag last in a cluster (`-qf FILE`)
-                if word and word.startswith("-") and not word.startswith("--"):
+                if given and given.startswith("-") and not given.startswith("--"):
                     after = words[index + 1]
-                    if word.endswith(flag[1]) and after:
+                    if given.endswith(flag[1]) and after:
                         yield after
         if name in ("test", "["):  # test "$(cat expected.txt)" = …
             for word in command.words[1:]:

@@ -72,6 +72,7 @@ __all__ = [
 
 DEFAULT_MAX_ATTEMPTS = 2
 DEFAULT_MAX_PARALLEL = 4
+VERIFY_PARALLEL = 4  # the least width of the run's own read-only checks
 VERDICT_STATES = ("DONE", "FAILED", "PARTIAL")
 
 
@@ -254,6 +255,7 @@ class Runner:
         self._event_lock = threading.Lock()
         self._record = Record()  # what the ledger held at run start (`_run_fenced`)
         self._nodes: dict[Heading, Node] = {}
+        self._pool: ThreadPoolExecutor | None = None
         self._inputs: dict[str, str | None] = {}  # protected input → sha256 at run start
         self._inputs_of: dict[str, list[str]] = {}  # task id → the protected inputs it reads
         self._dock_lock = threading.Lock()  # guards the record's docks, which docking updates
@@ -343,6 +345,8 @@ class Runner:
                 self._final_sweep()
         finally:
             self._executor.shutdown(wait=True, cancel_futures=True)
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
             tampers = self._guard.close()
         for tamper in tampers:
             self._tampered(tamper)
@@ -390,7 +394,7 @@ class Runner:
             else:
                 checked.append(task)
         try:
-            results = list(self._executor.map(self._reverify_check, checked))
+            results = list(self._checks_pool().map(self._reverify_check, checked))
         except SealingError:
             return  # latched: the loop starts nothing unsealed
         for task, (result, ms) in zip(checked, results, strict=True):
@@ -419,7 +423,7 @@ class Runner:
             and t.heading.task_id not in self._record.started
         ]
         try:
-            results = list(self._executor.map(self._red_check, pending))
+            results = list(self._checks_pool().map(self._red_check, pending))
         except SealingError:
             return
         for task, result in zip(pending, results, strict=True):
@@ -438,6 +442,15 @@ class Runner:
                     Diagnostic("warning", task.heading.title, message, task.heading.line, "R007")
                 )
 
+    def _checks_pool(self) -> ThreadPoolExecutor:
+        """Where the run's own checks (red first, re-verification, the sweep) run: at least 4
+        wide whatever --max-parallel says (they only read, and their sealed steps then share
+        the ledger's durable commits)."""
+        if self._pool is None:
+            wide = max(VERIFY_PARALLEL, self.options.max_parallel)
+            self._pool = ThreadPoolExecutor(max_workers=wide, thread_name_prefix="gk-verify")
+        return self._pool
+
     def _red_check(self, task: _TaskRun) -> CheckResult:
         assert task.check is not None
         return self._check(task.heading.task_id, 0, task.check, "red-first")
@@ -452,7 +465,7 @@ class Runner:
             if t.state == "DONE" and t.start_state != "DONE" and t.check is not None
         ]
         try:
-            results = list(self._executor.map(self._sweep_check, earned))
+            results = list(self._checks_pool().map(self._sweep_check, earned))
         except SealingError:
             return
         for task, result in zip(earned, results, strict=True):
