@@ -256,6 +256,7 @@ class Runner:
         self._record = Record()  # what the ledger held at run start (`_run_fenced`)
         self._nodes: dict[Heading, Node] = {}
         self._pool: ThreadPoolExecutor | None = None
+        self._check_events: list[tuple[str, str, str, str | None]] = []
         self._inputs: dict[str, str | None] = {}  # protected input → sha256 at run start
         self._inputs_of: dict[str, list[str]] = {}  # task id → the protected inputs it reads
         self._dock_lock = threading.Lock()  # guards the record's docks, which docking updates
@@ -348,6 +349,7 @@ class Runner:
             if self._pool is not None:
                 self._pool.shutdown(wait=True, cancel_futures=True)
             tampers = self._guard.close()
+            self._flush_check_events()  # the roll-ups'
         for tamper in tampers:
             self._tampered(tamper)
         diagnostics.extend(t.diagnostic() for t in self.tampers)
@@ -396,7 +398,9 @@ class Runner:
         try:
             results = list(self._checks_pool().map(self._reverify_check, checked))
         except SealingError:
-            return  # latched: the loop starts nothing unsealed
+            return
+        finally:
+            self._flush_check_events()  # latched: the loop starts nothing unsealed
         for task, (result, ms) in zip(checked, results, strict=True):
             if result.passed:
                 why = "re-verified: the DONE headline had no sealed record; its check passes"
@@ -426,6 +430,8 @@ class Runner:
             results = list(self._checks_pool().map(self._red_check, pending))
         except SealingError:
             return
+        finally:
+            self._flush_check_events()
         for task, result in zip(pending, results, strict=True):
             if not result.passed:
                 continue
@@ -468,6 +474,8 @@ class Runner:
             results = list(self._checks_pool().map(self._sweep_check, earned))
         except SealingError:
             return
+        finally:
+            self._flush_check_events()
         for task, result in zip(earned, results, strict=True):
             if result.passed:
                 continue
@@ -716,8 +724,15 @@ class Runner:
         self.seal.check(task_id, attempt, result, phase)
         if phase is not None and self.telemetry is not None:
             said = f"{result.code}: {result.reason}" if result.code else None
-            self.telemetry.record_check_event(self.run_id, task_id, phase, result.verdict, said)
+            with self._event_lock:  # written in one transaction when the phase ends
+                self._check_events.append((task_id, phase, result.verdict, said))
         return result
+
+    def _flush_check_events(self) -> None:
+        with self._event_lock:
+            events, self._check_events = self._check_events, []
+        if events and self.telemetry is not None:
+            self.telemetry.record_check_events(self.run_id, events)
 
     def _dock(self, heading: Heading) -> str | None:
         """None when the task has no `:dock:` or its artifact docked; else why not."""

@@ -328,6 +328,23 @@ class Telemetry:
             },
         )
 
+    def record_check_events(
+        self, run_id: str, events: Sequence[tuple[str, str, str, str | None]]
+    ) -> None:
+        """Many `record_check_event`s, (task id, phase, verdict, reason) each, in one commit."""
+        ts = iso_utc(self._clock())
+        columns = _TABLES["check_events"]
+        rows = [
+            [{"run_id": run_id, "task_id": t, "ts": ts, "phase": p, "verdict": v,
+              "reason": r}.get(c) for c in columns]
+            for t, p, v, r in events
+        ]  # fmt: skip
+        try:
+            with self._lock, self.conn:
+                self.conn.executemany(self._inserts["check_events"], rows)
+        except sqlite3.Error as exc:
+            self._latch(exc)
+
     def verdicts(self, task_id: str | None = None) -> list[dict[str, Any]]:
         """Verdict rows in insertion order, optionally for one task."""
         with self._lock:
