@@ -174,7 +174,7 @@ def test_t001_outline_without_active_task() -> None:
     assert found.to_json() == {
         "level": "error",
         "scope": "outline",
-        "message": "outline has no heading in an active task state (TODO, NEXT)",
+        "message": "outline has no heading in an active task state (TODO)",
         "line": None,
         "code": "T001",
     }
