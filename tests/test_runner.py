@@ -295,8 +295,10 @@ def test_a_verdict_org_would_not_know_inserts_the_todo_line_once_sealed(tmp_path
     assert path.read_bytes().decode() == expected
     (edit,) = recorder.of("plan-edit")
     assert (edit["line"], edit["text"]) == (1, "#+TODO: TODO NEXT | DONE FAILED PARTIAL")
+    # sealed just before the state step of the verdict that needed it
     names = [name for name, _ in recorder.steps]
-    assert names.index("plan-edit") < names.index("state")
+    after_edit = recorder.steps[names.index("plan-edit") + 1]
+    assert after_edit[0] == "state" and after_edit[1]["to"] in ("FAILED", "PARTIAL")
     assert report.to_json()["plan_edits"] == [
         "inserted line 1: #+TODO: TODO NEXT | DONE FAILED PARTIAL"
     ]
