@@ -1,8 +1,9 @@
 """The plan model: an org-mode plan file read into a typed, frozen tree, and in-place state edits.
 
-It owns reading (`load_plan`, `parse_plan`, on top of orgparse, made block-aware) and the one
-write a run makes to a plan: a headline's keyword (`replace_keyword`, `set_state`). It does not
-judge a plan (that is `groundskeeper.lint`) and never runs anything.
+It owns reading (`load_plan`, `parse_plan`: org 9.5's own definitions, Emacs the reference) and
+the writes a run makes to a plan: a headline's keyword (`replace_keyword`, `set_state`), its
+parent's statistics cookies, and at most once the `#+TODO:` line (`insert_todo_line`). It does
+not judge a plan (that is `groundskeeper.lint`) and never runs anything.
 """
 
 from __future__ import annotations
