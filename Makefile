@@ -8,7 +8,7 @@ BOX_OUT ?= groundskeeper/sandbox/box.wasm
 BOX_SRC := $(sort $(wildcard groundskeeper/sandbox/box/*.c))
 BOX_HDR := $(wildcard groundskeeper/sandbox/box/*.h)
 
-.PHONY: setup test lint demo wasm clean
+.PHONY: setup test lint demo wasm clean org-goldens
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,15 @@ demo: setup
 	$(VENV)/bin/groundskeeper resume $$d/plan.org --model scripted:examples/demo/workers.yaml && \
 	echo && echo "plan after the run ($$d/plan.org):" && cat $$d/plan.org && \
 	echo && $(VENV)/bin/groundskeeper ledger verify $$d
+
+# Emacs's view of the org corpus (tests/org_corpus), kept as goldens that `make test` compares
+# against; Debian's emacs-nox (GNU Emacs 28.2, org 9.5.5) is installed when emacs is missing.
+org-goldens: setup
+	@command -v emacs >/dev/null 2>&1 || { \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends emacs-nox; }
+	$(PY) -m tests.org_corpus.make_goldens
 
 # The sandbox's commands: one multi-call WASI binary built from our own C sources.
 wasm: setup

@@ -22,6 +22,8 @@ from groundskeeper.plan import (
     Heading,
     Plan,
     PlanEditError,
+    insert_todo_line,
+    needs_todo_line,
     replace_keyword,
     write_atomically,
 )
@@ -442,13 +444,16 @@ def write_check_verdicts(
         children = [c for c in heading.child_tasks if c in new_states]
         if new_states[heading] == "DONE" and any(new_states[c] != "DONE" for c in children):
             new_states[heading] = "PARTIAL"
-    text = plan.text
+    text, shift = plan.text, 0
+    if any(new_states[h] != t.state and needs_todo_line(plan, new_states[h])
+           for h, t in zip(headings, checks, strict=True)):  # fmt: skip
+        text, shift = insert_todo_line(text), 1  # org reads PARTIAL only with a #+TODO: line
     updated: list[TaskCheck] = []
     changes: list[tuple[TaskCheck, str]] = []
     for heading, task in zip(headings, checks, strict=True):
         new = new_states[heading]
         if new != task.state:
-            text = replace_keyword(text, heading.line, task.state, new)
+            text = replace_keyword(text, heading.line + shift, task.state, new)
             changes.append((task, new))
         updated.append(TaskCheck(task.id, task.title, task.line, new, task.result))
     if text != plan.text:

@@ -37,6 +37,7 @@ STEP_TYPES = (
     "claim",
     "check",
     "state",
+    "plan-edit",
     "tamper",
     "dock",
     "run-end",

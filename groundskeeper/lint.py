@@ -1,8 +1,9 @@
 """Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
 
-It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees) and T001–T014
-(tasks and their acceptance checks). It runs nothing: checks are judged with the sandbox's
-own parser and command registry, the very ones the runtime uses, imported on first need.
+It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), T001–T014
+(tasks and their acceptance checks) and O001–O008 (where the text and org's reading of it
+part ways, as `groundskeeper.plan` noted while reading). It runs nothing: checks are judged
+with the sandbox's own parser and command registry, the very ones the runtime uses.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic, Level
-from groundskeeper.plan import Check, Heading, Plan
+from groundskeeper.plan import DEFAULT_TODO_LINE, Check, Heading, Plan, ReadingNote
 
 if TYPE_CHECKING:
     from groundskeeper.sandbox.syntax import AndOr, Pipeline, Script, SimpleCommand, Word
@@ -32,6 +33,7 @@ def validate(plan: Plan) -> list[Diagnostic]:
     gc.disable()  # the rules allocate many short-lived, acyclic objects; collections only cost
     try:
         found = [
+            *_reading_diagnostics(plan),
             *_task_diagnostics(plan),
             *_workflow_diagnostics(plan),
             *_protection_diagnostics(plan),
@@ -60,6 +62,106 @@ def validate_outline(plan: Plan) -> list[Diagnostic]:
 def _in_document_order(found: list[Diagnostic]) -> list[Diagnostic]:
     # stable: several findings on one line keep the order the rules were written in
     return sorted(found, key=lambda d: 0 if d.line is None else d.line)
+
+
+# --- org's reading ----------------------------------------------------------------------------
+
+_SHOWN_LINES = 10
+_RUN_STATES = ("NEXT", "FAILED", "PARTIAL")  # ours, unknown to org without a #+TODO: line
+
+
+def _reading_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+    for note in plan.notes:
+        yield _note_diagnostic(note)
+    if not plan.declares_keywords:
+        for heading in plan.walk():
+            word = heading.title.split(None, 1)[:1]
+            if heading.keyword is None and word and word[0] in _RUN_STATES:
+                message = (
+                    f"`{word[0]}` is not a TODO keyword here: the plan has no #+TODO: line, so"
+                    f" org (and groundskeeper) read a plain heading titled `{heading.title}`;"
+                    f" add `#+TODO: {DEFAULT_TODO_LINE}` at the top"
+                )
+                yield Diagnostic("warning", heading.title, message, heading.line, "O006")
+    yield from _commented_subtrees(plan)
+
+
+def _note_diagnostic(note: ReadingNote) -> Diagnostic:
+    line = note.line
+    if note.kind == "mixed-line-endings":
+        crlf = note.text.split(", ")
+        shown = ", ".join(crlf[:_SHOWN_LINES]) + (", …" if len(crlf) > _SHOWN_LINES else "")
+        message = (
+            f"mixed line endings: line(s) {shown} end in CRLF, the others in LF; Emacs reads"
+            " such a file as Unix text, a stray CR ending those lines. Save it with one kind"
+        )
+        return Diagnostic("error", "plan", message, line, "O001")
+    if note.kind == "headline-in-block":
+        message = (
+            f"this `*` line at column 0 is a headline to org and ends the `#+begin_{note.text}`"
+            f" block of line {note.other}, which is then no block at all; inside a block,"
+            " escape it as `,*`"
+        )
+        return Diagnostic("error", "block", message, line, "O002")
+    if note.kind == "unterminated-block":
+        if note.is_check:
+            message = (
+                "check block has no `#+end_src` before the next headline: org reads it as"
+                " text, so the task would have no check; close it with `#+end_src`"
+            )
+            return Diagnostic("error", "block", message, line, "O003")
+        message = (
+            f"`#+begin_{note.text}` has no `#+end_{note.text}` before the next headline: org"
+            " reads it as plain text"
+        )
+        return Diagnostic("warning", "block", message, line, "O004")
+    if note.kind == "unread-property":
+        message = (
+            f"`:{note.text}:` is in drawer-like text (line {note.other}) that is not the"
+            " heading's property drawer, so org and groundskeeper do not read it; a property"
+            " drawer counts only directly after the headline (or its planning line)"
+        )
+        return Diagnostic("warning", "property", message, line, "O005")
+    if note.kind == "keyword-without-title":
+        message = (
+            f"`{note.text}` with no title: org's parser (and groundskeeper) read a plain"
+            f" heading titled `{note.text}`, while org's agenda reads a task; give it a title"
+        )
+    elif note.kind == "priority-without-space":
+        message = (
+            f"`{note.text}` with no space after it: read as a priority cookie (as org's parser"
+            " does; other org commands read it as part of the title); add a space"
+        )
+    else:
+        message = (
+            f"`{note.text}` starts with COMMENT: org's parser comments the heading out (its"
+            " title the rest of the word), other org commands do not; groundskeeper follows"
+            " the parser. Put a space after COMMENT, or reword the title"
+        )
+    return Diagnostic("warning", "headline", message, line, "O007")
+
+
+def _commented_subtrees(plan: Plan) -> Iterator[Diagnostic]:
+    stack = [(root, False) for root in reversed(plan.roots)]
+    while stack:
+        heading, inside = stack.pop()
+        if heading.commented and not inside:
+            skipped = [h for h in _subtree(heading) if h.keyword is not None]
+            if skipped:
+                message = (
+                    f"COMMENT subtree: {len(skipped)} task(s) skipped, as org skips them"
+                    " (not run, not written)"
+                )
+                yield Diagnostic("info", heading.title, message, heading.line, "O008")
+        stack.extend((child, heading.commented) for child in reversed(heading.children))
+
+
+def _subtree(heading: Heading) -> Iterator[Heading]:
+    stack = [heading]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
 
 
 # --- tasks and checks --------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The plan model: an org-mode plan file read into a typed, frozen tree, and in-place state edits.
 
-It owns reading (`load_plan`, `parse_plan`, on top of orgparse, made block-aware) and the one
-write a run makes to a plan: a headline's keyword (`replace_keyword`, `set_state`). It does not
-judge a plan (that is `groundskeeper.lint`) and never runs anything.
+It owns reading (`load_plan`, `parse_plan`: org 9.5's own definitions, Emacs the reference) and
+the writes a run makes to a plan: a headline's keyword (`replace_keyword`, `set_state`), its
+parent's statistics cookies, and at most once the `#+TODO:` line (`insert_todo_line`). It does
+not judge a plan (that is `groundskeeper.lint`) and never runs anything.
 """
 
 from __future__ import annotations
@@ -17,20 +18,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-import orgparse
-from orgparse.date import TIMESTAMP_RE
-from orgparse.node import (
-    OrgEnv,
-    OrgNode,
-    parse_comment,
-    parse_heading_level,
-    parse_heading_priority,
-    parse_heading_tags,
-    parse_heading_todos,
-    parse_property,
-    parse_seq_todo,
-)
-
 from groundskeeper.errors import GroundskeeperError, UsageError
 from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
@@ -41,18 +28,22 @@ __all__ = [
     "Plan",
     "PlanEditError",
     "PlanReadError",
+    "ReadingNote",
     "SourceBlock",
     "TaskNotFound",
+    "insert_todo_line",
     "load_plan",
+    "needs_todo_line",
     "parse_plan",
+    "recount_cookies",
     "replace_keyword",
     "set_state",
+    "statistics_cookies",
     "write_atomically",
 ]
 
+# The keyword line a run inserts when a plan has none and a verdict org would not know
 DEFAULT_TODO_LINE = "TODO NEXT | DONE FAILED PARTIAL"
-_DEFAULT_ACTIVE = ("TODO", "NEXT")
-_DEFAULT_DONE = ("DONE", "FAILED", "PARTIAL")
 
 
 class PlanReadError(UsageError):
@@ -111,6 +102,8 @@ class Heading:
     path: tuple[str, ...]
     # lower-cased property name -> 1-based line of that property inside the drawer
     property_lines: Mapping[str, int] = field(default_factory=dict, repr=False)
+    priority: str | None = None  # the letter of a `[#A]` cookie
+    commented: bool = False  # a `COMMENT` headline or below one: org leaves it out
     # derived once at construction (children exist by then): the tree is read far more than built
     task_id: str = field(init=False)
     check: Check | None = field(init=False)
@@ -131,6 +124,8 @@ class Heading:
         blocks: tuple[SourceBlock, ...],
         path: tuple[str, ...],
         property_lines: Mapping[str, int] | None = None,
+        priority: str | None = None,
+        commented: bool = False,
     ) -> None:
         explicit_id = done_when = ordered = None
         for key, value in properties.items():
@@ -155,7 +150,7 @@ class Heading:
                     break
         nearest: list[Heading] = []
         for child in children:
-            if child.keyword is not None:
+            if child.is_task:
                 nearest.append(child)
             else:
                 nearest.extend(child.child_tasks)  # grouping headings are looked into
@@ -174,6 +169,8 @@ class Heading:
         fields["blocks"] = blocks
         fields["path"] = path
         fields["property_lines"] = property_lines
+        fields["priority"] = priority
+        fields["commented"] = commented
         fields["task_id"] = explicit_id or "/".join(path)
         fields["check"] = check
         fields["child_tasks"] = tuple(nearest)
@@ -193,7 +190,8 @@ class Heading:
 
     @property
     def is_task(self) -> bool:
-        return self.keyword is not None
+        """A heading with a TODO keyword, not commented out."""
+        return self.keyword is not None and not self.commented
 
 
 @dataclass(frozen=True, eq=False)
@@ -206,6 +204,8 @@ class Plan:
     active_states: tuple[str, ...]
     done_states: tuple[str, ...]
     roots: tuple[Heading, ...]
+    declares_keywords: bool = True  # a `#+TODO:`-like line: else org's TODO | DONE
+    notes: tuple[ReadingNote, ...] = ()
 
     def walk(self) -> Iterator[Heading]:
         """Every heading, in document order."""
@@ -244,8 +244,47 @@ class Plan:
 
 # --- reading -----------------------------------------------------------------------------------
 
-_HEADLINE = re.compile(r"\*+ ")  # orgparse's own headline test: stars, then a space
-_PROPERTY_KEY = re.compile(r"\s*:(.*?):")
+# Org's own definitions (org 9.5, org.el and org-element.el), for the pieces read here.
+_HEADLINE = re.compile(r"\*+ ")  # org-outline-regexp, at column 0
+_PLANNING = re.compile(r"[ \t]*(?:CLOSED|DEADLINE|SCHEDULED):")  # org-planning-line-re
+_DRAWER_OPEN = re.compile(r"[ \t]*:PROPERTIES:[ \t]*\Z", re.IGNORECASE)
+_DRAWER_LINE = re.compile(r"[ \t]*:\S+:(?: .*)?[ \t]*\Z", re.IGNORECASE)
+_DRAWER_END = re.compile(r"[ \t]*:END:[ \t]*\Z", re.IGNORECASE)
+# org-re-property with ALLOW-NULL: an empty value is the empty string
+_PROPERTY = re.compile(r"[ \t]*:(\S+):(?:\Z|[ \t]+(.*?))[ \t]*\Z")
+_BEGIN = re.compile(r"#\+begin_(\S+)", re.IGNORECASE)
+_KEYWORD_LINE = re.compile(r"#\+(\S+?):[ \t]*(.*?)[ \t]*\Z")
+_PRIORITY = re.compile(r"\[#.\][ \t]*")
+_TAGS = re.compile(r"[ \t]+(:[\w@#%:]+:)[ \t]*\Z")  # [[:alnum:]_@#%:] in Emacs
+_COOKIE = re.compile(r"\[(\d*)(%|/(\d*))\]")  # a statistics cookie: [1/3], [/], [50%], [%]
+_COOKIE_IN_TITLE = re.compile(r"[ \t]*\[\d*(?:%|/\d*)\][ \t]*")
+_KEYWORD_KEY = re.compile(r"(.*?)(?:\([^!@/]?.*?\))?\Z")  # `WAIT(w@/!)` is WAIT
+_COMMENT = "COMMENT"
+_TODO_KEYS = ("TODO", "SEQ_TODO", "TYP_TODO")
+
+NoteKind = Literal[
+    "mixed-line-endings",
+    "headline-in-block",
+    "unterminated-block",
+    "unread-property",
+    "keyword-without-title",
+    "priority-without-space",
+    "comment-prefix",
+]
+
+
+@dataclass(frozen=True)
+class ReadingNote:
+    """Something org reads differently from what the text seems to say (lint words it).
+
+    `line` is 1-based; `other` is a second line when there is one (the block a headline ends,
+    the property's drawer); `text` is the detail (block name, property name, lines)."""
+
+    kind: NoteKind
+    line: int
+    text: str = ""
+    other: int | None = None
+    is_check: bool = False
 
 
 def load_plan(path: str | Path) -> Plan:
@@ -280,21 +319,30 @@ def load_plan(path: str | Path) -> Plan:
     return parse_plan(text, path)
 
 
-def _split_lines(text: str) -> list[str]:
-    """Lines as an editor numbers them: split on LF only, a CR before it dropped."""
+def _split_lines(text: str) -> tuple[list[str], list[int]]:
+    """Lines as Emacs numbers them, and the 1-based lines ending in CRLF when LF ones exist too.
+
+    A file whose every line ends in CRLF is read as DOS text (the CRs dropped); a file mixing
+    the two is read as Unix text, as Emacs does, the CRs staying part of their lines."""
     lines = text.split("\n")
     if lines and lines[0].startswith("\ufeff"):
         lines[0] = lines[0][1:]
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    crlf = text.count("\r\n")
+    if not crlf:
+        return lines, []
+    if crlf == len(lines) - 1:
+        return [line[:-1] if line.endswith("\r") else line for line in lines], []
+    mixed = [n + 1 for n, line in enumerate(lines[:-1]) if line.endswith("\r")]
+    return lines, mixed
 
 
-def _block_name(stripped: str, prefix: str) -> str | None:
-    """`src` for `#+begin_src …` (prefix `#+begin_`), case-insensitively; None otherwise."""
-    if stripped[: len(prefix)].lower() != prefix:
-        return None
-    rest = stripped[len(prefix) :]
-    name = rest.split(None, 1)[0] if rest.strip() else ""
-    return name.lower() or None
+def _unescape(line: str) -> str:
+    # org escapes `*`, `,*`, `#+` and `,#+` at the start of a block line with a comma
+    stripped = line.lstrip()
+    if stripped.startswith((",*", ",#+", ",,*", ",,#+")):
+        cut = len(line) - len(stripped)
+        return line[:cut] + stripped[1:]
+    return line
 
 
 def _parse_src_header(stripped: str, body: str, line: int) -> SourceBlock:
@@ -320,13 +368,8 @@ def _parse_src_header(stripped: str, body: str, line: int) -> SourceBlock:
     )
 
 
-def _unescape(line: str) -> str:
-    # org escapes `*` and `#+` at the start of a block line with a comma
-    stripped = line.lstrip()
-    if stripped.startswith((",*", ",#+")):
-        cut = len(line) - len(stripped)
-        return line[:cut] + stripped[1:]
-    return line
+def _is_end(line: str, name: str) -> bool:
+    return line.strip(" \t").lower() == "#+end_" + name
 
 
 @dataclass
@@ -334,76 +377,191 @@ class _Section:
     """What the line scan learns about one headline's section (0-based line indexes)."""
 
     start: int
-    fed_at: int  # where its headline is in the lines shown to orgparse
+    end: int
     blocks: list[SourceBlock] = field(default_factory=list)
-    drawer: tuple[int, int] | None = None  # first and last line of the property drawer
+    drawer: tuple[int, int] | None = None  # the `:PROPERTIES:` and `:END:` lines
 
 
-def _scan(lines: list[str]) -> tuple[list[int], dict[int, _Section], list[tuple[int, int]]]:
-    """One pass over the lines: which to show orgparse, each section's blocks and drawer, and
-    the `#+` lines shown (each with its section's start line, -1 before the first headline).
-
-    orgparse sees only what it is used for here (headlines, `#+` keywords, property drawers):
-    lines inside blocks must not reach it (it would read `* x` there as a headline), and body
-    lines it would only scan for timestamps we do not use.
-    """
-    last_end: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        if "#+" in line:
-            name = _block_name(line.lstrip(), "#+end_")
-            if name:
-                last_end[name] = i
-
-    fed: list[int] = []
-    sections: dict[int, _Section] = {}
-    keyword_lines: list[tuple[int, int]] = []
-    section: _Section | None = None
-    drawer_state = 0  # 0 looking for the drawer, 1 inside it, 2 done with it
-    i = 0
-    count = len(lines)
-    while i < count:
+def _scan_section(
+    lines: list[str],
+    section: _Section | None,
+    start: int,
+    end: int,
+    keywords: list[tuple[str, str]],
+    notes: list[ReadingNote],
+) -> None:
+    """Blocks, `#+` keywords and drawer-like text of lines[start:end], as org-element reads
+    them: a block ends only inside its section (a headline always ends it), a property drawer
+    counts only directly after the headline (or its planning line)."""
+    i = start
+    if section is not None:
+        i = start + 1
+        if i < end and _PLANNING.match(lines[i]):
+            i += 1
+        if i < end and _DRAWER_OPEN.match(lines[i]):
+            k = i + 1
+            while k < end and _DRAWER_LINE.match(lines[k]) and not _DRAWER_END.match(lines[k]):
+                k += 1
+            if k < end and _DRAWER_END.match(lines[k]):
+                section.drawer = (i, k)
+                i = k + 1
+    while i < end:
         line = lines[i]
-        if line.startswith("*") and _HEADLINE.match(line):
-            section = _Section(start=i, fed_at=len(fed))
-            sections[i] = section
-            drawer_state = 0
-            fed.append(i)
-        elif "#+" in line and line.lstrip().startswith("#+"):
-            stripped = line.lstrip()
-            name = _block_name(stripped, "#+begin_")
-            if name is not None and last_end.get(name, -1) > i:
-                # a block: skip to its end; org has no block without a matching end line
-                end = i + 1
-                while _block_name(lines[end].lstrip(), "#+end_") != name:
-                    end += 1
-                if name == "src" and section is not None:
-                    body = "\n".join(_unescape(x) for x in lines[i + 1 : end])
-                    section.blocks.append(_parse_src_header(stripped, body, i + 1))
-                i = end + 1
-                continue
-            fed.append(i)
-            keyword_lines.append((i, -1 if section is None else section.start))
-        elif section is not None and drawer_state < 2:
-            if drawer_state == 0 and ":PROPERTIES:" in line:
-                drawer_state = 1
-                section.drawer = (i, i)
-                fed.append(i)
-            elif drawer_state == 1 and section.drawer is not None:
-                fed.append(i)
-                section.drawer = (section.drawer[0], i)
-                if ":END:" in line:
-                    drawer_state = 2
+        stripped = line.lstrip(" \t")
+        first = stripped[:1]
+        if first == "#" and stripped[1:2] == "+":
+            begin = _BEGIN.match(stripped)
+            if begin is not None:
+                name = begin.group(1).lower()
+                k = i + 1
+                while k < end and not _is_end(lines[k], name):
+                    k += 1
+                if k < end:
+                    if name == "src" and section is not None:
+                        body = "\n".join(_unescape(x) for x in lines[i + 1 : k])
+                        section.blocks.append(_parse_src_header(stripped, body, i + 1))
+                    i = k + 1
+                    continue
+                _unterminated(lines, i, end, name, stripped, notes)
+            else:
+                keyword = _KEYWORD_LINE.match(stripped)
+                if keyword is not None:
+                    keywords.append((keyword.group(1).upper(), keyword.group(2)))
+        elif first == ":" and _DRAWER_OPEN.match(line):
+            _unread_drawer(lines, i, end, notes)
         i += 1
-    return fed, sections, keyword_lines
 
 
-def _own_tags(headline: str, tags: set[str]) -> tuple[str, ...]:
-    if not tags:
-        return ()
-    last = headline.rstrip().rsplit(None, 1)[-1]
-    ordered = tuple(t for t in last.split(":") if t)
-    # orgparse read the tags; the headline only gives their order
-    return ordered if set(ordered) == tags else tuple(sorted(tags))
+def _unterminated(
+    lines: list[str], at: int, end: int, name: str, header: str, notes: list[ReadingNote]
+) -> None:
+    """A `#+begin_NAME` with no end in its section: org reads it as text. When its end comes
+    after a headline, that headline (a `*` at column 0) is what ended it."""
+    is_check = name == "src" and ":check" in header.split()[1:]
+    for k in range(end, len(lines)):
+        if _is_end(lines[k], name):
+            notes.append(ReadingNote("headline-in-block", end + 1, name, at + 1, is_check))
+            return
+    notes.append(ReadingNote("unterminated-block", at + 1, name, None, is_check))
+
+
+def _unread_drawer(lines: list[str], at: int, end: int, notes: list[ReadingNote]) -> None:
+    for k in range(at + 1, end):
+        if _DRAWER_END.match(lines[k]):
+            return
+        match = _PROPERTY.match(lines[k])
+        if match and match.group(1).lower().rstrip("+") in ("id", "done-when"):
+            notes.append(ReadingNote("unread-property", k + 1, match.group(1), at + 1))
+
+
+def _todo_keywords(keywords: list[tuple[str, str]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Org's keyword sets: each `#+TODO:`-like line a sequence (`#+TYP_TODO:` ones first);
+    after `|` the done states, or without `|` the last word."""
+    lines = [v for k, v in keywords if k == "TYP_TODO"]
+    lines += [v for k, v in keywords if k in ("TODO", "SEQ_TODO")]
+    every: list[str] = []
+    done: list[str] = []
+    for value in lines:
+        words = value.split()
+        names = [_KEYWORD_KEY.match(w).group(1) for w in words if w != "|"]  # type: ignore[union-attr]
+        if "|" in words:
+            after = words[words.index("|") + 1 :]
+            done += [_KEYWORD_KEY.match(w).group(1) for w in after if w != "|"]  # type: ignore[union-attr]
+        elif names:
+            done.append(names[-1])
+        every += names
+    if every and not done:
+        done = every[-1:]
+    active = tuple(dict.fromkeys(k for k in every if k not in done))
+    return active, tuple(dict.fromkeys(done))
+
+
+# What a headline line holds, as org-element-headline-parser reads it
+_HeadlineParts = tuple[int, str | None, str | None, bool, str, tuple[str, ...]]
+
+
+def _parse_headline(
+    line: str, keywords: frozenset[str], number: int, notes: list[ReadingNote]
+) -> _HeadlineParts:
+    """Level, keyword, priority, commented, title and own tags of one headline line."""
+    stars = len(line) - len(line.lstrip("*"))
+    pos = stars
+    size = len(line)
+    while pos < size and line[pos] in " \t":
+        pos += 1
+    keyword = None
+    space = line.find(" ", pos)
+    if space > pos and line[pos:space] in keywords:
+        keyword = line[pos:space]
+        pos = space + 1
+        while pos < size and line[pos] in " \t":
+            pos += 1
+    elif line[pos:].rstrip(" \t\r") in keywords:
+        notes.append(ReadingNote("keyword-without-title", number, line[pos:].strip()))
+    priority = None
+    match = _PRIORITY.match(line, pos)
+    if match is not None:
+        priority = line[pos + 2]
+        if match.end() == pos + 4 and pos + 4 < size and line[pos + 4] not in "\r":
+            notes.append(ReadingNote("priority-without-space", number, line[pos : pos + 4]))
+        pos = match.end()
+    commented = line.startswith(_COMMENT, pos)
+    if commented:
+        after = line[pos + len(_COMMENT) : pos + len(_COMMENT) + 1]
+        if after not in ("", " ", "\t", "\r"):
+            notes.append(ReadingNote("comment-prefix", number, line[pos:].split()[0]))
+        pos += len(_COMMENT)
+    title_start = pos
+    if keyword is None and priority is None and not commented:
+        while title_start > stars and line[title_start - 1] in " \t":
+            title_start -= 1  # a headline like `* :tag:`
+    tags: tuple[str, ...] = ()
+    title_end = size
+    found = _TAGS.search(line, title_start)
+    if found is not None:
+        # org's search is leftward-first: the blanks before the tags all belong to them
+        title_end = found.start()
+        while title_end > title_start and line[title_end - 1] in " \t":
+            title_end -= 1
+        words = found.group(1).split(":")
+        tags = tuple(words[1:-1])  # org-split-string keeps inner empty strings only
+    title = line[title_start:title_end].strip(" \t\n\r")
+    return stars, keyword, priority, commented, title, tags
+
+
+def _properties(
+    lines: list[str], drawer: tuple[int, int] | None
+) -> tuple[dict[str, str], dict[str, int]]:
+    """The drawer's properties as org-entry-get reads them: the first line of a name (any
+    case) is its value, and `NAME+` lines append to it; with each name's first line."""
+    values: dict[str, str] = {}
+    found: dict[str, int] = {}
+    if drawer is None:
+        return values, found
+    by_lower: dict[str, str] = {}
+    for i in range(drawer[0] + 1, drawer[1]):
+        match = _PROPERTY.match(lines[i])
+        if match is None:
+            continue
+        name, value = match.group(1), match.group(2) or ""
+        lowered = name.lower()
+        if lowered.endswith("+") and len(name) > 1:
+            base = by_lower.get(lowered[:-1])
+            if base is not None:
+                values[base] = f"{values[base]} {value}" if values[base] else value
+                continue
+        if lowered not in by_lower:
+            by_lower[lowered] = name
+            values[name] = value
+            found[lowered] = i + 1
+    return values, found
+
+
+def _id_title(title: str) -> str:
+    """The title as a task path knows it: statistics cookies left out (org rewrites them)."""
+    if "[" not in title:
+        return title
+    return _COOKIE_IN_TITLE.sub(" ", title).strip(" \t")
 
 
 def _body(lines: list[str], start: int, end: int, drawer: tuple[int, int] | None) -> str:
@@ -419,20 +577,9 @@ def _body(lines: list[str], start: int, end: int, drawer: tuple[int, int] | None
     return "\n".join(kept[lo:hi])
 
 
-def _property_lines(lines: list[str], drawer: tuple[int, int] | None) -> dict[str, int]:
-    found: dict[str, int] = {}
-    if drawer is None:
-        return found
-    for i in range(drawer[0] + 1, drawer[1]):
-        match = _PROPERTY_KEY.match(lines[i])
-        if match:
-            found.setdefault(match.group(1).lower(), i + 1)
-    return found
-
-
 # `Heading`'s arguments before `children`, and after it
 _Before = tuple[int, str, str | None, tuple[str, ...], tuple[str, ...], Mapping[str, str], str, int]
-_After = tuple[tuple[SourceBlock, ...], tuple[str, ...], Mapping[str, int]]
+_After = tuple[tuple[SourceBlock, ...], tuple[str, ...], Mapping[str, int], str | None, bool]
 
 
 @dataclass(slots=True)
@@ -442,6 +589,7 @@ class _Open:
     level: int
     all_tags: tuple[str, ...]
     path: tuple[str, ...]
+    commented: bool
     before: _Before
     after: _After
     children: list[Heading]
@@ -451,7 +599,8 @@ class _Open:
 
 
 def parse_plan(text: str, path: Path | None = None) -> Plan:
-    """Parse plan text into a `Plan`. Line numbers are 1-based and count LF-terminated lines."""
+    """Parse plan text into a `Plan`, as org 9.5 reads it. Line numbers are 1-based, as Emacs
+    numbers them (LF-terminated lines)."""
     enabled = gc.isenabled()
     # a parse allocates one object graph that lives on; collecting while it grows only
     # re-traverses it (on 100k tasks that made the parse super-linear)
@@ -463,37 +612,29 @@ def parse_plan(text: str, path: Path | None = None) -> Plan:
             gc.enable()
 
 
-# What orgparse tells about one headline: its line (0-based), level, raw title, keyword, own
-# tags (unordered, as orgparse gives them) and properties.
-_Headline = tuple[int, int, str, str | None, set[str], dict[str, str]]
-
-# Every date orgparse reads (timestamps, SCHEDULED/DEADLINE/CLOSED, CLOCK, repeated tasks)
-# opens with a bracket before a digit; a line without one gives its date parsers nothing.
-_DATE_LIKE = re.compile(r"[<\[]\d")
-
-
-def _parse(text: str, path: Path | None, *, full_loader: bool = False) -> Plan:
-    lines = _split_lines(text)
-    fed, sections, keyword_lines = _scan(lines)
-    filename = str(path) if path is not None else "<string>"
-    env = OrgEnv(todos=list(_DEFAULT_ACTIVE), dones=list(_DEFAULT_DONE), filename=filename)
-    try:
-        read = None
-        if not full_loader and not (_DATE_LIKE.search(text) and _may_hold_dates(lines, fed)):
-            read = _read_directly(lines, fed, sections, keyword_lines, env)
-        if read is None:
-            env = OrgEnv(todos=list(_DEFAULT_ACTIVE), dones=list(_DEFAULT_DONE), filename=filename)
-            read = _read_with_loader(lines, fed, env)
-    except (ValueError, RuntimeError) as exc:
-        # orgparse rejects a few property values outright (e.g. an unreadable :Effort:)
-        raise PlanReadError(f"{filename}: orgparse cannot read this plan: {exc}") from exc
-    headlines, titles = read
-
-    active = tuple(env.todo_keys)
-    done = tuple(env.done_keys)
-    if active and not done:
-        # org: without `|`, the last keyword is the done state
-        active, done = active[:-1], active[-1:]
+def _parse(text: str, path: Path | None) -> Plan:
+    lines, mixed = _split_lines(text)
+    notes: list[ReadingNote] = []
+    if mixed:
+        notes.append(ReadingNote("mixed-line-endings", mixed[0], ", ".join(map(str, mixed))))
+    starts = [i for i, line in enumerate(lines) if line[:1] == "*" and _HEADLINE.match(line)]
+    keyword_lines: list[tuple[str, str]] = []
+    preamble: list[tuple[str, str]] = []
+    _scan_section(lines, None, 0, starts[0] if starts else len(lines), preamble, notes)
+    sections: list[_Section] = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        section = _Section(start, end)
+        _scan_section(lines, section, start, end, keyword_lines, notes)
+        sections.append(section)
+    keyword_lines = preamble + keyword_lines
+    declared = any(key in _TODO_KEYS for key, _ in keyword_lines)
+    if declared:
+        active, done = _todo_keywords(keyword_lines)
+    else:
+        active, done = ("TODO",), ("DONE",)  # org's own default, without a #+TODO: line
+    keywords = frozenset(active + done)
+    titles = [value for key, value in preamble if key == "TITLE"]
     title = " ".join(titles) if titles else None
 
     # headings are frozen, so they are built bottom-up: a heading is closed (constructed) when
@@ -505,16 +646,20 @@ def _parse(text: str, path: Path | None, *, full_loader: bool = False) -> Plan:
         done = stack.pop()
         (stack[-1].children if stack else roots).append(done.build())
 
-    for n, (start, level, title_text, keyword, tags, properties) in enumerate(headlines):
+    for section in sections:
+        start = section.start
+        level, keyword, priority, own_comment, title_text, own = _parse_headline(
+            lines[start], keywords, start + 1, notes
+        )
         while stack and stack[-1].level >= level:
             close()
-        end = headlines[n + 1][0] if n + 1 < len(headlines) else len(lines)
-        section = sections[start]
-        own = _own_tags(lines[start], tags)
         parent = stack[-1] if stack else None
         inherited = parent.all_tags if parent else ()
         all_tags = inherited + tuple(t for t in own if t not in inherited) if own else inherited
-        titles_path = (*parent.path, title_text) if parent else (title_text,)
+        step = _id_title(title_text)
+        titles_path = (*parent.path, step) if parent else (step,)
+        commented = own_comment or (parent is not None and parent.commented)
+        properties, property_lines = _properties(lines, section.drawer)
         before: _Before = (
             level,
             title_text,
@@ -522,17 +667,14 @@ def _parse(text: str, path: Path | None, *, full_loader: bool = False) -> Plan:
             own,
             all_tags,
             properties,
-            _body(lines, start, end, section.drawer),
+            _body(lines, start, section.end, section.drawer),
             start + 1,
         )
-        after: _After = (
-            tuple(section.blocks),
-            titles_path,
-            _property_lines(lines, section.drawer),
-        )
-        stack.append(_Open(level, all_tags, titles_path, before, after, []))
+        after: _After = (tuple(section.blocks), titles_path, property_lines, priority, commented)
+        stack.append(_Open(level, all_tags, titles_path, commented, before, after, []))
     while stack:
         close()
+    notes.sort(key=lambda note: note.line)
     return Plan(
         path=path,
         text=text,
@@ -540,115 +682,9 @@ def _parse(text: str, path: Path | None, *, full_loader: bool = False) -> Plan:
         active_states=active,
         done_states=done,
         roots=tuple(roots),
+        declares_keywords=declared,
+        notes=tuple(notes),
     )
-
-
-def _read_with_loader(
-    lines: list[str], fed: list[int], env: OrgEnv
-) -> tuple[list[_Headline], list[str]]:
-    """The fed lines through orgparse's loader: its node tree, read into plain values."""
-    root = orgparse.loadi((lines[i] for i in fed), filename=env.filename, env=env)
-    headlines: list[_Headline] = [
-        (
-            fed[node.linenumber - 1],
-            node.level,
-            node.get_heading(format="raw"),
-            node.todo,
-            node.shallow_tags,
-            {str(k): str(v) for k, v in node.properties.items()},
-        )
-        for node in root.env.nodes[1:]
-        if isinstance(node, OrgNode)
-    ]
-    titles: list[str] = root.get_file_property_list("TITLE")
-    # orgparse's nodes and their env point at each other: left alone, that whole tree waits
-    # for the cyclic collector (one pass over every node, paid by whoever allocates next).
-    # Cutting the env's list frees it by reference counting as this function returns.
-    env.nodes.clear()
-    return headlines, titles
-
-
-def _may_hold_dates(lines: list[str], fed: list[int]) -> bool:
-    """Whether one of orgparse's date parsers could read something in the lines it is shown."""
-    for i in fed:
-        line = lines[i]
-        if _HEADLINE.match(line):
-            # a headline's title is only searched for timestamps: ask that very pattern
-            if TIMESTAMP_RE.search(line):
-                return True
-        elif _DATE_LIKE.search(line):
-            return True
-    return False
-
-
-def _read_directly(
-    lines: list[str],
-    fed: list[int],
-    sections: Mapping[int, _Section],
-    keyword_lines: list[tuple[int, int]],
-    env: OrgEnv,
-) -> tuple[list[_Headline], list[str]]:
-    """What `_read_with_loader` reads, from orgparse's own line parsers without its node tree.
-
-    The loader builds a node per headline and shows every line to its date parsers (for
-    timestamps, clocks, SCHEDULED…), whose results are not used here: that was most of a
-    lint's time. These are the loader's steps for the rest, in its order, with its functions.
-    The caller takes the loader when a shown line holds a date (`_may_hold_dates`): the loader
-    may then take a line away from a property drawer, or refuse an impossible date.
-    """
-    # first the `#+` lines of every chunk (the lines before the first headline, then one
-    # chunk per headline), as the loader reads them all before any headline
-    by_chunk: dict[int, dict[str, list[str]]] = {}
-    for i, owner in keyword_lines:
-        parsed = parse_comment(lines[i])
-        if parsed:
-            key, values = parsed
-            by_chunk.setdefault(owner, {}).setdefault(key.upper(), []).extend(values)
-    titles: list[str] = []
-    for owner, special in by_chunk.items():
-        if owner == -1:
-            titles = special.get("TITLE", [])
-        for todo_key in ("TODO", "SEQ_TODO", "TYP_TODO"):
-            for value in special.get(todo_key, ()):
-                # orgparse leaves these two unannotated
-                env.add_todo_keys(*parse_seq_todo(value))  # type: ignore[no-untyped-call]
-
-    keywords = env.all_todo_keys
-    headlines: list[_Headline] = []
-    ordered = list(sections.values())
-    for n, section in enumerate(ordered):
-        start = section.start
-        star_split = parse_heading_level(lines[start])
-        assert star_split is not None  # `_scan`'s headline test is orgparse's (stars, a space)
-        heading, level = star_split
-        # orgparse's tag pattern, searched from the start of the heading, tries every
-        # position of a padded headline; only the last word and the blanks before it can
-        # hold tags, so it is shown just those (the same match, the same title)
-        head = heading.rsplit(None, 1)
-        cut = len(head[0]) if len(head) == 2 else 0
-        rest, tags = parse_heading_tags(heading[cut:])
-        heading = heading[:cut] + rest
-        heading, keyword = parse_heading_todos(heading, keywords)
-        heading, _priority = parse_heading_priority(heading)  # type: ignore[no-untyped-call]
-        properties: dict[str, str] = {}
-        if section.drawer is not None:
-            # the loader's drawer: from the first shown line with `:PROPERTIES:` to the next
-            # with `:END:`, whichever kind of line they are. Without a drawer of ours the
-            # loader is shown only `#+` lines here, and those never read as properties.
-            stop = ordered[n + 1].fed_at if n + 1 < len(ordered) else len(fed)
-            inside = False
-            for at in range(section.fed_at + 1, stop):
-                line = lines[fed[at]]
-                if inside:
-                    if ":END:" in line:
-                        break
-                    name, raw = parse_property(line)
-                    if name is not None and raw is not None:
-                        properties[name] = str(raw)
-                elif ":PROPERTIES:" in line:
-                    inside = True
-        headlines.append((start, level, heading, keyword, set(tags), properties))
-    return headlines, titles
 
 
 # --- writing -----------------------------------------------------------------------------------
@@ -716,6 +752,42 @@ def replace_keyword(text: str, line: int, old: str | None, new: str) -> str:
     return text[:start] + bom + stars + new + after + eol + text[end:]
 
 
+TODO_LINE = f"#+TODO: {DEFAULT_TODO_LINE}"
+_ORG_DEFAULT_STATES = ("TODO", "DONE")  # what org knows without a #+TODO: line
+
+
+def needs_todo_line(plan: Plan, state: str) -> bool:
+    """Whether writing `state` needs the `#+TODO:` line first: the plan has none, and org would
+    read the headline as a plain heading titled `STATE …` (anything but TODO and DONE)."""
+    return not plan.declares_keywords and state not in _ORG_DEFAULT_STATES
+
+
+def insert_todo_line(text: str) -> str:
+    """`text` with `#+TODO: TODO NEXT | DONE FAILED PARTIAL` as its new first line (after a
+    BOM, ending as the file's lines end). Every other line moves down by one."""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    eol = "\r\n" if "\r\n" in text and text.count("\r\n") == text.count("\n") else "\n"
+    return bom + TODO_LINE + eol + text[len(bom) :]
+
+
+def statistics_cookies(title_line: str, done: int, total: int) -> str:
+    """A headline with its statistics cookies counted as org counts them: `[done/total]`, or
+    `[percent%]` rounded down (org-update-parent-todo-statistics)."""
+
+    def counted(match: re.Match[str]) -> str:
+        if match.group(2) == "%":
+            return f"[{(100 * done) // max(1, total)}%]"
+        return f"[{done}/{total}]"
+
+    return _COOKIE.sub(counted, title_line)
+
+
+def has_statistics_cookie(heading: Heading) -> bool:
+    """A cookie org keeps counting from the children's keywords (not a checkbox count)."""
+    data = (heading.get_property("COOKIE_DATA") or "").lower()
+    return "checkbox" not in data.split() and _COOKIE.search(heading.title) is not None
+
+
 def write_atomically(path: Path, text: str) -> None:
     """Replace `path` with `text` (UTF-8, no newline translation) or leave it untouched.
 
@@ -751,19 +823,27 @@ def write_atomically(path: Path, text: str) -> None:
 def set_state(path: str | Path, task_id: str, keyword: str) -> Plan:
     """Set one task's keyword in the plan file and return the plan as re-read from disk.
 
-    The edit is confirmed before writing (the new text parses with that task in `keyword`) and
-    after (the file reads back byte for byte). Callers running tasks in parallel must serialise
-    calls on one file.
+    A plan without a `#+TODO:` line gets one first when `keyword` is a state org would not
+    know there. The parent's statistics cookies are counted again. The edit is confirmed
+    before writing (the new text parses with that task in `keyword`) and after (the file
+    reads back byte for byte). Callers running tasks in parallel must serialise calls on one
+    file.
     """
     path = Path(path)
     plan = load_plan(path)
     task = plan.get(task_id)
     states = plan.active_states + plan.done_states
+    if not plan.declares_keywords:
+        states = tuple(DEFAULT_TODO_LINE.replace("|", " ").split())
     if keyword not in states:
         raise PlanEditError(f"`{keyword}` is not a state of {path} (states: {', '.join(states)})")
     if task.keyword == keyword:
         return plan
-    text = replace_keyword(plan.text, task.line, task.keyword, keyword)
+    text, shift = plan.text, 0
+    if needs_todo_line(plan, keyword):
+        text, shift = insert_todo_line(text), 1
+    text = replace_keyword(text, task.line + shift, task.keyword, keyword)
+    text = _recount_parent(plan, text, task, keyword, shift)
     edited = parse_plan(text, path)
     if edited.get(task_id).keyword != keyword:
         raise PlanEditError(f"{path}:{task.line}: the edit would not read back as `{keyword}`")
@@ -772,3 +852,37 @@ def set_state(path: str | Path, task_id: str, keyword: str) -> Plan:
     if reread.text != text:
         raise PlanEditError(f"{path}: the file changed under us while `{task_id}` was written")
     return reread
+
+
+def parent_of(plan: Plan, heading: Heading) -> Heading | None:
+    """The heading directly above `heading`, or None for a top-level one."""
+    for candidate in plan.walk():
+        if any(child is heading for child in candidate.children):
+            return candidate
+    return None
+
+
+def recount_cookies(
+    text: str, parent: Heading, states: Mapping[int, str | None], done: tuple[str, ...], shift: int
+) -> str:
+    """`text` with `parent`'s statistics cookies counted over its direct children, each child
+    in the state `states` gives by its (original) line, else its keyword."""
+    if not has_statistics_cookie(parent):
+        return text
+    total = finished = 0
+    for child in parent.children:
+        keyword = states.get(child.line, child.keyword)
+        if keyword is not None:
+            total += 1
+            finished += keyword in done
+    start, end = _line_span(text, parent.line + shift)
+    line = text[start:end]
+    return text[:start] + statistics_cookies(line, finished, total) + text[end:]
+
+
+def _recount_parent(plan: Plan, text: str, task: Heading, keyword: str, shift: int) -> str:
+    parent = parent_of(plan, task)
+    if parent is None:
+        return text
+    done = plan.done_states if plan.declares_keywords else ("DONE", "FAILED", "PARTIAL")
+    return recount_cookies(text, parent, {task.line: keyword}, done, shift)

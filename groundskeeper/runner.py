@@ -32,7 +32,15 @@ from groundskeeper.control import ControlDir, RunLock
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models import Model
-from groundskeeper.plan import Heading, Plan, PlanReadError
+from groundskeeper.plan import (
+    TODO_LINE,
+    Heading,
+    Plan,
+    PlanReadError,
+    has_statistics_cookie,
+    needs_todo_line,
+    statistics_cookies,
+)
 from groundskeeper.plan import replace_keyword as edit_keyword
 from groundskeeper.plan_guard import PlanGuard, Tamper
 from groundskeeper.plan_keywords import file_flag
@@ -119,6 +127,7 @@ class RunReport:
     diagnostics: tuple[Diagnostic, ...]
     tasks: tuple[TaskReport, ...]
     tampers: tuple[Tamper, ...] = ()
+    plan_edits: tuple[str, ...] = ()  # changes beyond keywords: the inserted #+TODO: line
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -126,10 +135,11 @@ class RunReport:
             "ok": self.ok,
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "tasks": [t.to_json() for t in self.tasks],
+            "plan_edits": list(self.plan_edits),
         }
 
 
-EventKind = Literal["task-start", "attempt-failed", "task-end", "tamper"]
+EventKind = Literal["task-start", "attempt-failed", "task-end", "tamper", "plan-edit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +163,8 @@ def preflight(plan: Plan) -> list[Diagnostic]:
     """What the runner itself needs of a plan beyond rung 1: verdict states, valid numbers."""
     found: list[Diagnostic] = []
     missing = [s for s in VERDICT_STATES if s not in plan.done_states]
-    if missing and plan.tasks():
+    # without any #+TODO: line the run inserts one with every verdict state (`needs_todo_line`)
+    if missing and plan.tasks() and plan.declares_keywords:
         message = (
             f"the #+TODO line has no {', '.join(missing)} after `|`; the runner writes DONE,"
             " FAILED and PARTIAL verdicts (e.g. `#+TODO: TODO NEXT | DONE FAILED PARTIAL`)"
@@ -248,6 +259,10 @@ class Runner:
         self.tasks: dict[Heading, _TaskRun] = {}
         self.tampers: list[Tamper] = []
         self._lines = plan.text.split("\n")  # a verdict edits one line, as the plan numbers them
+        self._shift = 0  # 1 once the run has inserted the #+TODO: line above every headline
+        self._parents = {c: h for h in plan.walk() for c in h.children}
+        # custom done states (after `|`, not a verdict of ours): finished, never run again
+        self._finished_states = frozenset(plan.done_states) - set(VERDICT_STATES)
         self._queue: queue.SimpleQueue[_Outcome] = queue.SimpleQueue()
         self._inflight: dict[Node, None] = {}  # submitted, not yet judged
         self._started: set[Node] = set()  # picked up by a pool thread
@@ -321,7 +336,7 @@ class Runner:
         if self.telemetry is not None:
             self.telemetry.reconcile({t.task_id: t.keyword or "" for t in self.plan.tasks()})
         tree = build_tree(self.plan.roots)
-        self._walk = TaskWalk(tree, self)
+        self._walk = TaskWalk(tree, self, self._finished_states)
         self._nodes = {n.heading: n for n in _nodes(tree) if n.heading is not None}
         self._record = read_record(
             self.seal.recorder.history() if isinstance(self.seal.recorder, HasHistory) else ()
@@ -369,7 +384,10 @@ class Runner:
         if self.seal.failure is not None:
             ok = False
             diagnostics.append(self._unsealed(started=True))
-        return RunReport(self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers))
+        edits = (f"inserted line 1: {TODO_LINE}",) if self._shift else ()
+        return RunReport(
+            self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits
+        )
 
     # -- DONE is backed by the record ------------------------------------------------------------
 
@@ -801,9 +819,9 @@ class Runner:
         self._emit(
             RunEvent("task-end", heading.task_id, heading.title, state, attempts, verified, reason)
         )
+        inserted = False
         if before != state:
-            number = heading.line - 1
-            self._lines[number] = edit_keyword(self._lines[number], 1, before, state)
+            inserted = self._write_keyword(heading, before, state)
         telemetry, seal = self.telemetry, self.seal
         rows: list[int] = []
 
@@ -828,12 +846,48 @@ class Runner:
                 )
 
         def written() -> None:
+            if inserted:
+                seal.plan_edit(1, TODO_LINE, f"`{state}` is a state org knows only from it")
             seal.state(heading.task_id, before, state)  # a failure latches; the loop stops
             if telemetry is not None:
                 telemetry.commit_verdicts(rows)
 
         # the writer thread does the I/O, so the next task starts meanwhile
         self._guard.submit("\n".join(self._lines), written, before=recorded)
+
+    def _write_keyword(self, heading: Heading, before: str, state: str) -> bool:
+        """The verdict into `_lines`: the keyword, then the parent's statistics cookies as
+        org counts them. True when the #+TODO: line had to be inserted first (once a run)."""
+        inserted = False
+        lines = self._lines
+        if not self._shift and needs_todo_line(self.plan, state):
+            first = lines[0]
+            bom = "\ufeff" if first.startswith("\ufeff") else ""
+            crlf = "\r" if first.endswith("\r") else ""
+            lines[0] = first[len(bom) :]
+            lines.insert(0, bom + TODO_LINE + crlf)
+            self._shift, inserted = 1, True
+            self._emit(
+                RunEvent("plan-edit", None, state=state, reason=(
+                    f"inserted `{TODO_LINE}` as line 1: the plan had no #+TODO: line, and org"
+                    f" reads `{state}` only with one (every later line moved down by one)"
+                ))
+            )  # fmt: skip
+        number = heading.line - 1 + self._shift
+        lines[number] = edit_keyword(lines[number], 1, before, state)
+        parent = self._parents.get(heading)
+        if parent is not None and has_statistics_cookie(parent):
+            done = set(self.plan.done_states) | (set(VERDICT_STATES) if self._shift else set())
+            total = finished = 0
+            for child in parent.children:
+                run = self.tasks.get(child)
+                keyword = run.state if run is not None else child.keyword
+                if keyword is not None:
+                    total += 1
+                    finished += keyword in done
+            at = parent.line - 1 + self._shift
+            lines[at] = statistics_cookies(lines[at], finished, total)
+        return inserted
 
     def _blame(self, tamper: Tamper) -> None:
         """Taint the suspects of a tampering; safe from any thread.
@@ -874,7 +928,7 @@ class Runner:
             keyword = heading.keyword or ""  # a task the run never took keeps its state
             task = self.tasks.get(heading) or _TaskRun(heading, idx, None, None, keyword, keyword)
             reports.append(
-                TaskReport(heading.task_id, heading.title, heading.line, idx, task.state,
-                           task.attempts, task.verified, task.reason, task.output)
+                TaskReport(heading.task_id, heading.title, heading.line + self._shift, idx,
+                           task.state, task.attempts, task.verified, task.reason, task.output)
             )  # fmt: skip
         return tuple(reports)

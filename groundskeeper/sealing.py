@@ -208,6 +208,10 @@ class RunSeal:
     def state(self, task_id: str, before: str, after: str) -> None:
         self.record("state", {"task_id": task_id, "from": before, "to": after}, opens_work=False)
 
+    def plan_edit(self, line: int, text: str, reason: str) -> None:
+        """The one change to a plan beyond a keyword: a line the run inserted."""
+        self.record("plan-edit", {"line": line, "text": text, "reason": reason}, opens_work=False)
+
     def tamper(self, task_ids: list[str], rejected_name: str | None, sha256: str) -> None:
         self.record(
             "tamper",

@@ -75,9 +75,10 @@ class TaskWalk:
     """The walk over one tree, driven from one thread: `begin`, then `run_pending` whenever
     `finished` reported something, until nothing is pending and no job is out."""
 
-    def __init__(self, root: Node, host: TreeHost) -> None:
+    def __init__(self, root: Node, host: TreeHost, finished: frozenset[str] = frozenset()) -> None:
         self.root = root
         self.host = host
+        self.finished_states = finished  # done states not ours (CANCELLED…): never run again
         self._actions: deque[Callable[[], None]] = deque()
 
     def begin(self) -> None:
@@ -100,7 +101,9 @@ class TaskWalk:
         self._actions.append(lambda: self._child_finished(node))
 
     def _start(self, node: Node) -> None:
-        if node.kind == "leaf":
+        if node.kind != "group" and self.host.start_state(node) in self.finished_states:
+            self.finished(node, self.host.start_state(node))  # finished; its parent is not DONE
+        elif node.kind == "leaf":
             if self.host.start_state(node) == "DONE":
                 self.finished(node, "DONE")  # skipped: its worker never runs
             else:

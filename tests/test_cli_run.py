@@ -84,7 +84,7 @@ def test_honest_done_and_lying_failed_in_one_plan(tmp_path: Path) -> None:
     )
     result, doc = resume(plan, script)
     assert result.exit_code == 1
-    assert set(doc) == {"run_id", "ok", "diagnostics", "tasks"}
+    assert set(doc) == {"run_id", "ok", "diagnostics", "tasks", "plan_edits"}
     assert doc["ok"] is False and doc["diagnostics"] == []
     honest, liar = doc["tasks"]
     assert honest == {"id": "honest", "title": "Honest", "line": 2, "state": "DONE",

@@ -174,7 +174,7 @@ def test_t001_outline_without_active_task() -> None:
     assert found.to_json() == {
         "level": "error",
         "scope": "outline",
-        "message": "outline has no heading in an active task state (TODO, NEXT)",
+        "message": "outline has no heading in an active task state (TODO)",
         "line": None,
         "code": "T001",
     }
@@ -407,3 +407,49 @@ def test_t004_accepts_every_command_the_registry_lists() -> None:
 
     for name in sorted(COMMANDS):
         assert only(checked(f"{name} x"), "T004") == [], name
+
+
+# --- O: where the text and org's reading of it part ways ----------------------------------------
+
+
+def test_o001_mixed_line_endings_name_the_lines() -> None:
+    (found,) = only("* TODO a\r\n* TODO b\n* TODO c\r\n", "O001")
+    assert (found.level, found.line) == ("error", 1)
+    assert "line(s) 1, 3 end in CRLF" in found.message
+
+
+def test_o002_a_headline_inside_a_block_names_the_escape() -> None:
+    (found,) = only("* TODO a\n#+begin_src sh :check\n* x\n#+end_src\n", "O002")
+    assert (found.level, found.line) == ("error", 3)
+    assert "`,*`" in found.message and "line 2" in found.message
+
+
+def test_o003_an_unterminated_check_block_is_an_error_o004_other_blocks_warn() -> None:
+    text = "* TODO a\n#+begin_src sh :check\ntrue\n* TODO b\n#+begin_quote\n"
+    assert [(d.code, d.level, d.line) for d in lint(text) if d.code.startswith("O")] == [
+        ("O003", "error", 2),
+        ("O004", "warning", 5),
+    ]
+
+
+def test_o005_properties_outside_the_drawer_are_named() -> None:
+    (found,) = only("* TODO a\nSee :PROPERTIES:\n:PROPERTIES:\n:done-when: true\n:END:\n", "O005")
+    assert (found.level, found.line) == ("warning", 4)
+    assert "`:done-when:`" in found.message and "line 3" in found.message
+
+
+def test_o006_run_states_without_a_todo_line() -> None:
+    found = only("* NEXT a\n* FAILED b\n* TODO c\n", "O006")
+    assert [(d.line, d.scope) for d in found] == [(1, "NEXT a"), (2, "FAILED b")]
+    assert only("#+TODO: TODO NEXT | DONE FAILED PARTIAL\n* NEXT a\n", "O006") == []
+
+
+def test_o007_readings_org_itself_is_divided_on() -> None:
+    found = only("* TODO\n* [#A]tight\n* COMMENTARY x\n", "O007")
+    assert [d.line for d in found] == [1, 2, 3]
+
+
+def test_o008_commented_subtrees_note_the_skipped_tasks() -> None:
+    (found,) = only("* COMMENT Later\n** TODO a\n** TODO b\n* TODO c\n", "O008")
+    assert (found.level, found.line) == ("info", 1)
+    assert "2 task(s) skipped" in found.message

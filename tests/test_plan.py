@@ -125,16 +125,20 @@ def test_design_example_parses_into_the_documented_tree() -> None:
     assert root.child_tasks == (gather, summarize)
 
 
-def test_default_todo_line_applies_without_one() -> None:
-    plan = parse_plan("* NEXT a\n* PARTIAL b\n* FAILED c\n* WAIT d\n")
+def test_without_a_todo_line_org_knows_only_todo_and_done() -> None:
+    plan = parse_plan("* NEXT a\n* PARTIAL b\n* FAILED c\n* TODO d\n* DONE e\n")
     assert DEFAULT_TODO_LINE == "TODO NEXT | DONE FAILED PARTIAL"
-    assert plan.active_states == ("TODO", "NEXT")
-    assert plan.done_states == ("DONE", "FAILED", "PARTIAL")
+    assert (plan.active_states, plan.done_states, plan.declares_keywords) == (
+        ("TODO",),
+        ("DONE",),
+        False,
+    )
     assert [(h.keyword, h.title) for h in plan.walk()] == [
-        ("NEXT", "a"),
-        ("PARTIAL", "b"),
-        ("FAILED", "c"),
-        (None, "WAIT d"),
+        (None, "NEXT a"),
+        (None, "PARTIAL b"),
+        (None, "FAILED c"),
+        ("TODO", "d"),
+        ("DONE", "e"),
     ]
 
 
@@ -151,22 +155,26 @@ def test_todo_line_without_bar_makes_the_last_keyword_done() -> None:
     assert plan.done_states == ("FINISH",)
 
 
-def test_star_lines_inside_blocks_are_not_headings() -> None:
+def test_star_lines_at_column_0_end_a_block_as_in_org() -> None:
     text = (
         "* TODO outer\n"
         "  #+begin_src sh :check\n"
-        "* TODO not a heading\n"
-        "** also not\n"
+        "* TODO a heading to org\n"
         "  #+end_src\n"
         "  #+BEGIN_EXAMPLE\n"
-        "* nor this\n"
+        " * indented: block text\n"
         "  #+END_EXAMPLE\n"
         "* TODO next\n"
     )
     plan = parse_plan(text)
-    assert [(h.line, h.title) for h in plan.walk()] == [(1, "outer"), (9, "next")]
-    (block,) = plan.roots[0].blocks
-    assert block.body == "* TODO not a heading\n** also not"
+    assert [(h.line, h.title) for h in plan.walk()] == [
+        (1, "outer"),
+        (3, "a heading to org"),
+        (8, "next"),
+    ]
+    assert plan.roots[0].blocks == ()
+    (note,) = plan.notes
+    assert (note.kind, note.line, note.other, note.is_check) == ("headline-in-block", 3, 2, True)
 
 
 def test_unterminated_block_is_not_a_block() -> None:
@@ -178,7 +186,7 @@ def test_unterminated_block_is_not_a_block() -> None:
 
 def test_todo_keyword_inside_a_block_is_ignored() -> None:
     plan = parse_plan("* TODO a\n#+begin_example\n#+TODO: X | Y\n#+end_example\n")
-    assert plan.active_states == ("TODO", "NEXT")
+    assert (plan.active_states, plan.declares_keywords) == (("TODO",), False)
 
 
 def test_comma_escaped_lines_in_blocks_are_unescaped() -> None:
@@ -400,6 +408,7 @@ def _plans(draw: st.DrawFn) -> tuple[str, int]:
         tags = draw(st.sampled_from(["", "   :x:", "\t:a:b:"]))
         lines.append(f"{'*' * level} {keyword} {title} {i}{tags}")
         lines.append(draw(st.sampled_from(["", "  body text", "\tindented", "  - [ ] item"])))
+    lines.insert(0, "#+TODO: TODO NEXT | DONE FAILED PARTIAL")
     return newline.join(lines) + newline, draw(st.integers(min_value=0, max_value=count - 1))
 
 

@@ -294,3 +294,62 @@ def test_one_disk_quota_bounds_every_task_of_a_run(tmp_path: Path) -> None:
     states, calls = run(1024 * 1024)  # 588,895 bytes by sh, then 500,000 by write_file
     assert states == {"t0": "DONE", "t1": "FAILED"}
     assert calls[:2] == ["exit 0", "refused"]
+
+
+# --- org compatibility of the write-back ------------------------------------------------------
+
+
+def test_a_verdict_org_would_not_know_inserts_the_todo_line_once_sealed(tmp_path: Path) -> None:
+    path = tmp_path / "plan.org"
+    original = (
+        "\ufeff* TODO Release [0/2]\r\n** TODO a\r\n   :PROPERTIES:\r\n"
+        "   :done-when: test -e nothing\r\n   :END:\r\n** TODO b\r\n   :PROPERTIES:\r\n"
+        "   :done-when: test -e plan.org\r\n   :END:\r\n"
+    )
+    path.write_bytes(original.encode())
+    recorder = MemoryRecorder()
+    model = ScriptedModel.from_yaml('workers:\n  "*":\n    - say: DONE\n')
+    report = Runner(load_plan(path), model=model, recorder=recorder).run()
+    expected = "\ufeff#+TODO: TODO NEXT | DONE FAILED PARTIAL\r\n" + original.replace(
+        "\ufeff", ""
+    ).replace("* TODO Release [0/2]", "* PARTIAL Release [2/2]").replace(
+        "** TODO a", "** FAILED a"
+    ).replace("** TODO b", "** DONE b")
+    assert path.read_bytes().decode() == expected
+    (edit,) = recorder.of("plan-edit")
+    assert (edit["line"], edit["text"]) == (1, "#+TODO: TODO NEXT | DONE FAILED PARTIAL")
+    # sealed just before the state step of the verdict that needed it
+    names = [name for name, _ in recorder.steps]
+    after_edit = recorder.steps[names.index("plan-edit") + 1]
+    assert after_edit[0] == "state" and after_edit[1]["to"] in ("FAILED", "PARTIAL")
+    assert report.to_json()["plan_edits"] == [
+        "inserted line 1: #+TODO: TODO NEXT | DONE FAILED PARTIAL"
+    ]
+    assert [t.line for t in report.tasks] == [2, 3, 7]
+    assert load_plan(path).get("Release/a").keyword == "FAILED"
+
+
+def test_done_alone_needs_no_todo_line(tmp_path: Path) -> None:
+    path = tmp_path / "plan.org"
+    path.write_text("* TODO a\n  :PROPERTIES:\n  :done-when: test -e plan.org\n  :END:\n")
+    recorder = MemoryRecorder()
+    model = ScriptedModel.from_yaml('workers:\n  "*":\n    - say: DONE\n')
+    report = Runner(load_plan(path), model=model, recorder=recorder).run()
+    assert report.ok and report.plan_edits == ()
+    assert path.read_text().startswith("* DONE a\n")
+    assert recorder.of("plan-edit") == []
+
+
+def test_a_custom_done_state_is_never_run_and_its_parent_is_not_done(tmp_path: Path) -> None:
+    path = tmp_path / "plan.org"
+    path.write_text(
+        "#+TODO: TODO | DONE FAILED PARTIAL CANCELLED\n* TODO P\n** CANCELLED c\n"
+        "** TODO k\n   :PROPERTIES:\n   :done-when: test -e plan.org\n   :END:\n"
+    )
+    recorder = MemoryRecorder()
+    model = ScriptedModel.from_yaml('workers:\n  "*":\n    - say: DONE\n')
+    report = Runner(load_plan(path), model=model, recorder=recorder).run()
+    assert [(t.id, t.state) for t in report.tasks] == [
+        ("P", "PARTIAL"), ("P/c", "CANCELLED"), ("P/k", "DONE"),
+    ]  # fmt: skip
+    assert [b["task_id"] for b in recorder.of("task-start")] == ["P/k"]

@@ -299,6 +299,8 @@ def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, st
         return f"{verdict}{reason} · output {_short(get('output_sha256'))}", verdict
     if step == "state":
         return f"{get('from')} → {get('to')}", str(get("to"))
+    if step == "plan-edit":
+        return f"inserted line {get('line')}: {get('text')}", None
     if step == "tamper":
         tasks = ", ".join(str(t) for t in get("task_ids") or [])
         return f"rejected {get('rejected_path')} ({tasks or 'no task'})", "tamper"

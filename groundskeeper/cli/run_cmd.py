@@ -149,6 +149,8 @@ def resume(
                     f" — {event.reason}; feeding that back for another attempt")  # fmt: skip
         elif event.kind == "tamper":
             narrate(f"! tampering: {event.reason}")
+        elif event.kind == "plan-edit":
+            narrate(f"✎ {event.reason}")
         else:
             check = _verified(event.verified)
             why = f" — {event.reason}" if event.reason else ""
