@@ -425,13 +425,14 @@ def write_check_verdicts(
     checks: list[TaskCheck],
     *,
     promotable: Callable[[str], bool] | None = None,
-    before_write: Callable[[list[tuple[TaskCheck, str]]], None] | None = None,
+    before_write: Callable[[list[tuple[TaskCheck, str]], bool], None] | None = None,
 ) -> list[TaskCheck]:
     """Write `demoted_state` into each headline with one atomic write; return the new states.
 
     The parent rule holds: a DONE parent over a child that is not DONE becomes PARTIAL.
-    `before_write` gets the changes (task, new state) before the plan is written (the CLI
-    seals them there). Refuses (PlanEditError) if the file changed since it was read.
+    `before_write` gets the changes (task, new state), and whether the `#+TODO:` line is
+    inserted, before the plan is written (the CLI seals them there). Refuses
+    (PlanEditError) if the file changed since it was read.
     """
     if plan.path is None:
         raise PlanEditError("the plan was not read from a file")
@@ -460,6 +461,6 @@ def write_check_verdicts(
         if plan.path.read_text(encoding="utf-8") != plan.text:
             raise PlanEditError(f"{plan.path}: changed while its checks ran; run check again")
         if before_write is not None:
-            before_write(changes)
+            before_write(changes, bool(shift))
         write_atomically(plan.path, text)
     return updated

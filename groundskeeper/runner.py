@@ -593,7 +593,11 @@ class Runner:
         state, reason, verified = outcome.state, outcome.reason, outcome.verified
         if task.tainted is not None:
             state, verified = "FAILED", None
-            reason = f"tampering: {task.tainted.describe()}"
+            reason = (
+                f"tampering: {task.tainted.describe()}; workers cannot write the plan, so the"
+                " change came from outside the sandbox and blame cannot be placed: every task"
+                " running then fails closed"
+            )
         self._settle(
             task, state, outcome.attempts, verified, reason, outcome.output, outcome.duration_ms
         )
@@ -892,8 +896,9 @@ class Runner:
     def _blame(self, tamper: Tamper) -> None:
         """Taint the suspects of a tampering; safe from any thread.
 
-        Which worker did it cannot be known when several run at once: every worker that has
-        started and is not yet judged fails closed (one at a time: exactly the culprit)."""
+        The sandbox and the tools cannot write the plan, so a change to it came from outside,
+        and no worker's record shows it: every worker that has started and is not yet judged
+        fails closed, and its reason says blame could not be placed."""
         with self._started_lock:
             for node in self._started:
                 if node.kind == "leaf":

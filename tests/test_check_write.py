@@ -167,3 +167,17 @@ def snapshot(plan: Path) -> dict[str, bytes]:
             "_steps.checkpoint",
         )
     } | {"steps": b"%d" % len(steps(plan, "run-start"))}
+
+
+def test_a_verdict_org_would_not_read_inserts_the_todo_line_sealed(tmp_path: Path) -> None:
+    """No #+TODO: line: org knows only TODO and DONE, so demoting a DONE to FAILED inserts
+    the default line first, sealed as a plan-edit step before the plan is written."""
+    plan = tmp_path / "plan.org"
+    plan.write_text(task("A", "a", "grep -q a a.txt").replace("TODO", "DONE", 1))
+    code, rows = check_write(plan)
+    assert code == 1 and rows[0]["state"] == "FAILED"
+    text = plan.read_text()
+    assert text.startswith("#+TODO: TODO NEXT | DONE FAILED PARTIAL\n* FAILED A\n")
+    (edit,) = steps(plan, "plan-edit")
+    assert (edit["line"], edit["text"]) == (1, "#+TODO: TODO NEXT | DONE FAILED PARTIAL")
+    verified(plan)

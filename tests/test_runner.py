@@ -62,6 +62,7 @@ def test_checks_are_sealed_at_start(tmp_path: Path) -> None:
     report = Runner(load_plan(path), model=model, recorder=recorder, options=options).run()
     states = {t.id: (t.state, t.reason or "") for t in report.tasks}
     assert states["t0"][0] == "FAILED" and states["t0"][1].startswith("tampering")
+    assert "blame cannot be placed" in states["t0"][1]
     assert states["t1"][0] == "FAILED" and "grep -q never marker" in states["t1"][1]
     sealed = {c["task_id"]: c["check_sha256"] for c in recorder.of("run-start")[0]["checks"]}
     ran = [c for c in recorder.of("check") if c["task_id"] == "t1"]

@@ -359,7 +359,12 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
                 seal.check(result.id, 0, result.result)
         index = {r.id: i for i, r in enumerate(results)}
 
-        def sealed(changes: list[tuple[TaskCheck, str]]) -> None:
+        def sealed(changes: list[tuple[TaskCheck, str]], inserted: bool) -> None:
+            if inserted:  # the one change beyond a keyword, sealed before it is made
+                from groundskeeper.plan import TODO_LINE
+
+                seal.plan_edit(1, TODO_LINE, "a verdict org reads only with a #+TODO: line")
+                narrate(f"inserted `{TODO_LINE}` as line 1 of {path}")
             for task, new in changes:
                 seal.state(task.id, task.state, new)
                 why = f"{task.result.code}: {task.result.reason}" if task.result.code else None
