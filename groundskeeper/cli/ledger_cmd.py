@@ -296,7 +296,8 @@ def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, st
     if step == "check":
         verdict = str(get("verdict"))
         reason = f" {get('reason')}" if get("reason") else ""
-        return f"{verdict}{reason} · output {_short(get('output_sha256'))}", verdict
+        phase = f" ({get('phase')})" if get("phase") else ""  # red-first, rollup, sweep, …
+        return f"{verdict}{reason}{phase} · output {_short(get('output_sha256'))}", verdict
     if step == "state":
         return f"{get('from')} → {get('to')}", str(get("to"))
     if step == "plan-edit":
