@@ -278,6 +278,12 @@ def _expectation(raw: Any, bad: Callable[[str], EvalCaseError], where: str) -> E
 
 # --- classifying ----------------------------------------------------------------------
 
+# verdicts whose reason is a sentence rather than `code: …`
+_PHRASES = (
+    ("a child's work was undone", "rollup: a child no longer passes"),
+    ("not every child task is DONE", "rollup: children not DONE"),
+    ("no acceptance check", "require-checks"),
+)
 _CODE = re.compile(r"^([a-z][a-z_-]*(?: [a-z]+)*):")
 
 
@@ -290,8 +296,9 @@ def caught_by(state: str | None, reason: str | None, lint_errors: Sequence[str])
         match = _CODE.match(reason)
         if match:
             return match.group(1)
-        if reason.startswith("a child's work was undone"):
-            return "rollup"
+        for start, name in _PHRASES:
+            if reason.startswith(start):
+                return name
         return "other"
     if lint_errors:
         return "lint:" + ",".join(sorted(set(lint_errors)))
