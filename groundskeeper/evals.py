@@ -10,6 +10,7 @@ A case is a directory with `plan.org`, `agents.yaml`, an optional `setup/` and
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import logging
 import math
@@ -325,9 +326,33 @@ def _groundskeeper(*args: str) -> list[str]:
     return [sys.executable, "-m", "groundskeeper", *args]
 
 
-def run_case(case: EvalCase, timeout: float = DEFAULT_TIMEOUT) -> CaseResult:
+def warm_cache(directory: Path) -> Path | None:
+    """Compile the sandbox once into `directory`/home/cache, for each case's home to start
+    with its own copy of (as a user's home would after a first run); None if that fails."""
+    home = directory / "home"
+    home.mkdir(mode=0o700, exist_ok=True)
+    try:
+        subprocess.run(
+            _groundskeeper("sh", "--", "true"),
+            env=_env(home),
+            cwd=directory,
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        logger.warning("could not compile the sandbox ahead; each case compiles its own")
+        return None
+    cache = home / "cache"
+    return cache if cache.is_dir() else None
+
+
+def run_case(
+    case: EvalCase, timeout: float = DEFAULT_TIMEOUT, cache: Path | None = None
+) -> CaseResult:
     """Run one case in its own temporary directory and `$GROUNDSKEEPER_HOME`: `runs`
-    resumes in a row, then (if asked) `ledger verify`. A crash or timeout fails it."""
+    resumes in a row, then (if asked) `ledger verify`. A crash or timeout fails it.
+    `cache` (from `warm_cache`) is copied into the case's home, never shared."""
     started = time.monotonic()
     main = case.expectations[0]
     expected = main.describe()
@@ -335,6 +360,8 @@ def run_case(case: EvalCase, timeout: float = DEFAULT_TIMEOUT) -> CaseResult:
         root = Path(tmp)
         run_dir, home = root / "run", root / "home"
         home.mkdir(mode=0o700)
+        if cache is not None:
+            shutil.copytree(cache, home / "cache")
         if (case.path / "setup").is_dir():
             shutil.copytree(case.path / "setup", run_dir, symlinks=True)
         else:
@@ -529,13 +556,19 @@ def run_suite(
     jobs: int = 2,
     timeout: float = DEFAULT_TIMEOUT,
     on_result: Callable[[int, CaseResult], None] | None = None,
-    runner: Callable[[EvalCase, float], CaseResult] = run_case,
+    runner: Callable[[EvalCase, float], CaseResult] | None = None,
 ) -> EvalReport:
     """Run every case, `jobs` at a time; `on_result` hears each as it ends (in order of
     ending, with how many have ended). Results come back in the cases' order."""
     started = time.monotonic()
     results: dict[str, CaseResult] = {}
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="gk-eval-cache-") as tmp,
+        ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
+    ):
+        if runner is None:
+            cache = warm_cache(Path(tmp)) if cases else None
+            runner = functools.partial(run_case, cache=cache)
         futures = {pool.submit(runner, case, timeout): case for case in cases}
         from concurrent.futures import as_completed
 
