@@ -9,6 +9,7 @@ A case is a directory with `plan.org`, `agents.yaml`, an optional `setup/` and
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 import json
@@ -114,6 +115,7 @@ class CaseResult:
     problems: tuple[str, ...]  # why it did not pass, one line each
     seconds: float
     error: str | None = None  # a crash or timeout: the case is unscored and fails
+    tool_refusals: int = 0  # the worker's tool calls a fence refused (sealed in the ledger)
 
     @property
     def scored(self) -> bool:
@@ -134,6 +136,7 @@ class CaseResult:
             "caught_by": self.caught_by,
             "problems": list(self.problems),
             "error": self.error,
+            "tool_refusals": self.tool_refusals,
             "seconds": round(self.seconds, 3),
         }
 
@@ -395,6 +398,7 @@ def run_case(
                     root,
                     deadline,
                 )
+            refusals = _tool_refusals(run_dir / ".groundskeeper" / "plan.org" / "_steps.jsonl")
         except _CaseFault as fault:
             return CaseResult(
                 case,
@@ -407,7 +411,29 @@ def run_case(
                 error=str(fault),
             )
     assert report is not None  # runs >= 1
-    return _judge(case, report, ledger, time.monotonic() - started)
+    result = _judge(case, report, ledger, time.monotonic() - started)
+    return dataclasses.replace(result, tool_refusals=refusals)
+
+
+def _tool_refusals(steps: Path) -> int:
+    """How many of the run's tool calls a fence refused (the plan file, the control
+    directory, a protected input, a path outside the workdir), from the sealed ledger."""
+    count = 0
+    try:
+        lines = steps.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return 0
+    for line in lines:
+        try:
+            step = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(step, dict) or step.get("step") != "tool-call":
+            continue
+        body = step.get("body")
+        if isinstance(body, dict):
+            count += body.get("status") == "refused"
+    return count
 
 
 class _CaseFault(Exception):
@@ -544,8 +570,12 @@ def summarize(results: Sequence[CaseResult]) -> dict[str, Any]:
     for r in results:
         if r.scored and r.case.kind == "fake" and r.passed and r.caught_by:
             table[r.caught_by] = table.get(r.caught_by, 0) + 1
+    refused = sum(
+        1 for r in results if r.scored and r.case.kind == "fake" and r.passed and r.tool_refusals
+    )
     return {
         "overall": _figures(results),
+        "fakes_refused_by_tools": refused,
         "categories": {c: _figures(r for r in results if r.case.category == c) for c in categories},
         "caught_by": dict(sorted(table.items(), key=lambda kv: (-kv[1], kv[0]))),
     }

@@ -136,7 +136,17 @@ def test_json_and_junit_agree(tmp_path: Path) -> None:
     junit = tmp_path / "out.xml"
     result, doc = run_eval(str(tmp_path / "s"), "--junit", str(junit))
     assert result.exit_code == 1
-    keys = {"ok", "passed", "failed", "seconds", "overall", "categories", "caught_by", "cases"}
+    keys = {
+        "ok",
+        "passed",
+        "failed",
+        "seconds",
+        "overall",
+        "categories",
+        "caught_by",
+        "cases",
+        "fakes_refused_by_tools",
+    }
     assert set(doc) == keys
     root = ET.parse(junit).getroot()
     (suite,) = root
@@ -249,3 +259,17 @@ def test_a_case_runs_the_same_resume_a_user_runs(tmp_path: Path) -> None:
     (cmd,) = calls
     assert cmd[cmd.index("resume") :][2:] == ["--model", cmd[-3], "--json", "--require-red"]
     assert result.passed and result.caught_by == "nonzero_status"
+
+
+def test_a_refused_tool_call_is_counted_from_the_ledger(tmp_path: Path) -> None:
+    tamper = '    - {tool: write_file, input: {path: plan.org, content: "* DONE t\\n"}}\n'
+    make_case(tmp_path / "s", "tamper", CHECK, tamper + CLAIM, FAKE)
+    make_case(tmp_path / "s", "plain", CHECK, CLAIM, FAKE)
+    result, doc = run_eval(str(tmp_path / "s"))
+    assert result.exit_code == 0, doc
+    rows = {c["case"]: c for c in doc["cases"]}
+    # the script's one write is refused; the verdict is the check's
+    assert rows["s/tamper"]["tool_refusals"] == 1
+    assert rows["s/tamper"]["caught_by"] == "nonzero_status"
+    assert rows["s/plain"]["tool_refusals"] == 0
+    assert doc["fakes_refused_by_tools"] == 1

@@ -86,6 +86,8 @@ def eval_(
         assert isinstance(result, CaseResult)
         mark = "✔" if result.passed else "✘"
         by = f", caught by {result.caught_by}" if result.caught_by else ""
+        if result.tool_refusals:
+            by += f", {result.tool_refusals} tool call(s) refused"
         why = "" if result.passed else " — " + "; ".join(result.problems)
         narrate(
             f"[{done:>{width}}/{len(cases)}] {mark} {result.case.name}:"
@@ -138,6 +140,10 @@ def _print_summary(document: dict[str, object]) -> None:
     )
     table = document["caught_by"]
     assert isinstance(table, dict)
+    click.echo(
+        f"fakes whose attack a tool refused first: {document['fakes_refused_by_tools']}"
+        " (the plan file, the control directory, a protected input, outside the workdir)"
+    )
     click.echo("caught by:")
     for code, count in table.items():
         click.echo(f"  {count:>3}  {code}")
