@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from groundskeeper.errors import GroundskeeperError
+from groundskeeper.errors import UsageError
 
 __all__ = [
     "CaseResult",
@@ -37,10 +37,13 @@ __all__ = [
     "EvalReport",
     "Expectation",
     "caught_by",
+    "junit_xml",
     "load_suite",
     "rule_of_three",
     "run_case",
     "run_suite",
+    "summarize",
+    "warm_cache",
     "wilson_interval",
 ]
 
@@ -67,7 +70,7 @@ EXPECT_KEYS = frozenset(
 )
 
 
-class EvalCaseError(GroundskeeperError):
+class EvalCaseError(UsageError):
     """A case directory that cannot be run as written (missing file, bad expect.json)."""
 
 
