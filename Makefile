@@ -8,7 +8,7 @@ BOX_OUT ?= groundskeeper/sandbox/box.wasm
 BOX_SRC := $(sort $(wildcard groundskeeper/sandbox/box/*.c))
 BOX_HDR := $(wildcard groundskeeper/sandbox/box/*.h)
 
-.PHONY: setup test lint demo wasm clean org-goldens
+.PHONY: setup test lint demo eval wasm clean org-goldens
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ demo: setup
 	$(VENV)/bin/groundskeeper resume $$d/plan.org --model scripted:examples/demo/workers.yaml && \
 	echo && echo "plan after the run ($$d/plan.org):" && cat $$d/plan.org && \
 	echo && $(VENV)/bin/groundskeeper ledger verify $$d
+
+# The shipped suite of fake-DONE agents and honest controls (make test runs it too).
+eval: setup
+	$(VENV)/bin/groundskeeper eval evals/fake-done --jobs 2
 
 # Emacs's view of the org corpus (tests/org_corpus), kept as goldens that `make test` compares
 # against; Debian's emacs-nox (GNU Emacs 28.2, org 9.5.5) is installed when emacs is missing.

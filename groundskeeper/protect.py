@@ -45,8 +45,9 @@ def covers(patterns: Iterable[str], relative: str) -> bool:
 
 
 def matched_files(workdir: Path, patterns: Iterable[str]) -> list[str]:
-    """The regular files inside `workdir` the patterns match now (relative, sorted). Links
-    and anything behind the fence are not followed."""
+    """The regular files inside `workdir` the patterns match now (relative, sorted), and
+    each matched link to a regular file inside it with its target. Links leading out of the
+    workdir and anything behind the fence are not followed."""
     root = Path(os.path.realpath(workdir))
     found: set[str] = set()
     for pattern in dict.fromkeys(patterns):
@@ -60,10 +61,18 @@ def matched_files(workdir: Path, patterns: Iterable[str]) -> list[str]:
                 info = os.stat(candidate, follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISREG(info.st_mode) and os.path.realpath(candidate).startswith(
-                str(root) + os.sep
-            ):
+            real = os.path.realpath(candidate)
+            if not real.startswith(str(root) + os.sep):
+                continue
+            if stat.S_ISREG(info.st_mode):
                 found.add(relative.as_posix())
+            elif stat.S_ISLNK(info.st_mode) and os.path.isfile(real):
+                # a protected name that is a link protects the link and what it points to:
+                # otherwise the file it reads could be rewritten under another name
+                target = Path(real).relative_to(root)
+                if not any(part.casefold() in HIDDEN_NAMES for part in target.parts):
+                    found.add(relative.as_posix())
+                    found.add(target.as_posix())
             if len(found) > MAX_PROTECTED:
                 raise ValueError(f"the protected patterns match more than {MAX_PROTECTED} files")
     return sorted(found)
@@ -86,6 +95,28 @@ def file_sha256(path: Path) -> str | None:
         os.close(fd)
 
 
+def input_sha256(workdir: Path, relative: str) -> str | None:
+    """What a protected input holds: a regular file's SHA-256; for a link inside the
+    workdir, one over where it points and what its target holds; else None."""
+    path = workdir / relative
+    try:
+        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return None
+    if not is_link:
+        return file_sha256(path)
+    root = os.path.realpath(workdir)
+    real = os.path.realpath(path)
+    if not real.startswith(root + os.sep):
+        return None
+    try:
+        pointed = os.readlink(path)
+    except OSError:
+        return None
+    inner = file_sha256(Path(real))
+    return hashlib.sha256(f"link:{pointed}\n{inner}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def changed(workdir: Path, sealed: Mapping[str, str | None], paths: Iterable[str]) -> list[str]:
     """Which of `paths` no longer hash to what was sealed at run start."""
-    return [p for p in paths if file_sha256(workdir / p) != sealed.get(p)]
+    return [p for p in paths if input_sha256(workdir, p) != sealed.get(p)]

@@ -298,7 +298,7 @@ class Runner:
         except ValueError as exc:
             raise PlanReadError(f"{self.plan_path}: :protect: {exc}; narrow the patterns") from exc
         # sealed at run start: what each protected input holds before any worker runs
-        self._inputs = {f: protect.file_sha256(self.workdir / f) for f in files}
+        self._inputs = {f: protect.input_sha256(self.workdir, f) for f in files}
         self._inputs_of = {
             h.task_id: [f for f in files if protect.covers(ps, f)] for h, ps in patterns.items()
         }

@@ -136,3 +136,32 @@ def test_protection_is_inherited_and_file_wide(tmp_path: Path) -> None:
     result, _ = resume(plan, script_path)
     assert result.exit_code == 0
     assert (tmp_path / "golden.txt").read_text() == "g\n"
+
+
+def test_a_protected_link_protects_its_target_and_itself(tmp_path: Path) -> None:
+    """A protected name that is a link to an unprotected file: the file it reads is protected
+    too (found by the eval suite, `protected-input/via-symlink`), and so is the link."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "expected.txt").write_text("42\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "expected.txt").symlink_to("../data/expected.txt")
+    assert matched_files(tmp_path, ["tests/*.txt"]) == ["data/expected.txt", "tests/expected.txt"]
+    for attack in ("echo 41 > data/expected.txt", "rm tests/expected.txt"):
+        (tmp_path / attack.split()[0]).mkdir()
+        plan, script = setup(
+            tmp_path / attack.split()[0],
+            task("T", "t", CHECK, protect="tests/*.txt"),
+            "workers:\n  t:\n"
+            f"    - {{tool: sh, input: {{cmd: '{attack}'}}}}\n"
+            '    - {tool: write_file, input: {path: out.txt, content: "41\\n"}}\n'
+            "    - say: DONE\n",
+        )
+        work = plan.parent
+        (work / "data").mkdir()
+        (work / "data" / "expected.txt").write_text("42\n")
+        (work / "tests").mkdir()
+        (work / "tests" / "expected.txt").symlink_to("../data/expected.txt")
+        _, doc = resume(plan, script)
+        assert doc["tasks"][0]["state"] == "FAILED", attack
+        assert (work / "data" / "expected.txt").read_text() == "42\n"
+        assert (work / "tests" / "expected.txt").is_symlink()

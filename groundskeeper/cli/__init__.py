@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "check": "groundskeeper.cli.run_cmd:check",
     "ledger": "groundskeeper.cli.ledger_cmd:ledger",
     "keygen": "groundskeeper.cli.ledger_cmd:keygen",
+    "eval": "groundskeeper.cli.eval_cmd:eval_",
 }
 
 
