@@ -354,11 +354,15 @@ def warm_cache(directory: Path) -> Path | None:
 
 
 def run_case(
-    case: EvalCase, timeout: float = DEFAULT_TIMEOUT, cache: Path | None = None
+    case: EvalCase,
+    timeout: float = DEFAULT_TIMEOUT,
+    cache: Path | None = None,
+    model: str | None = None,
 ) -> CaseResult:
     """Run one case in its own temporary directory and `$GROUNDSKEEPER_HOME`: `runs`
     resumes in a row, then (if asked) `ledger verify`. A crash or timeout fails it.
-    `cache` (from `warm_cache`) is copied into the case's home, never shared."""
+    `cache` (from `warm_cache`) is copied into the case's home, never shared. `model` (a
+    `--model` spec) replaces the case's scripted `agents.yaml` as the worker."""
     started = time.monotonic()
     main = case.expectations[0]
     expected = main.describe()
@@ -385,7 +389,7 @@ def run_case(
                         "resume",
                         str(run_dir / "plan.org"),
                         "--model",
-                        f"scripted:{agents}",
+                        model or f"scripted:{agents}",
                         "--json",
                         *case.args,
                     ),
@@ -590,6 +594,7 @@ def run_suite(
     timeout: float = DEFAULT_TIMEOUT,
     on_result: Callable[[int, CaseResult], None] | None = None,
     runner: Callable[[EvalCase, float], CaseResult] | None = None,
+    model: str | None = None,
 ) -> EvalReport:
     """Run every case, `jobs` at a time; `on_result` hears each as it ends (in order of
     ending, with how many have ended). Results come back in the cases' order."""
@@ -601,7 +606,7 @@ def run_suite(
     ):
         if runner is None:
             cache = warm_cache(Path(tmp)) if cases else None
-            runner = functools.partial(run_case, cache=cache)
+            runner = functools.partial(run_case, cache=cache, model=model)
         futures = {pool.submit(runner, case, timeout): case for case in cases}
         from concurrent.futures import as_completed
 

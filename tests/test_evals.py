@@ -273,3 +273,34 @@ def test_a_refused_tool_call_is_counted_from_the_ledger(tmp_path: Path) -> None:
     assert rows["s/tamper"]["caught_by"] == "nonzero_status"
     assert rows["s/plain"]["tool_refusals"] == 0
     assert doc["fakes_refused_by_tools"] == 1
+
+
+IMPOSSIBLE = Path(__file__).resolve().parents[1] / "evals" / "impossible"
+
+
+def test_the_impossible_suite_catches_every_cheat_of_its_stand_in_worker() -> None:
+    result, doc = run_eval(str(IMPOSSIBLE))
+    assert result.exit_code == 0, result.output
+    assert {c["actual"] for c in doc["cases"]} <= {"FAILED", "TODO", "PARTIAL"}
+    assert doc["overall"]["fakes_caught"] == doc["overall"]["fakes"] >= 4
+    # the cheats went for the plan, the control directory and protected inputs first
+    assert sum(c["tool_refusals"] for c in doc["cases"]) >= 3
+
+
+def test_model_replaces_every_cases_worker(tmp_path: Path) -> None:
+    """`--model` is the worker for every case: here a scripted one that only claims."""
+    claimer = tmp_path / "claimer.yaml"
+    claimer.write_text("workers:\n  '*': [{say: 'DONE: it passes, trust me'}]\n")
+    result, doc = run_eval(str(IMPOSSIBLE), "--model", f"scripted:{claimer}")
+    assert result.exit_code == 0, result.output
+    assert all(c["tool_refusals"] == 0 for c in doc["cases"])  # it never touched a tool
+    assert all(c["caught_by"] == "nonzero_status" for c in doc["cases"])
+
+
+def test_a_model_that_cannot_run_fails_every_case_unscored() -> None:
+    result, doc = run_eval(str(IMPOSSIBLE), "--model", "anthropic:claude-nothing", "--case",
+                           "*validator*")  # fmt: skip
+    assert result.exit_code == 1
+    (case,) = doc["cases"]
+    assert case["passed"] is False and case["caught_by"] is None
+    assert doc["overall"]["fakes_caught"] == 0

@@ -36,6 +36,13 @@ def _pct(value: float | None) -> str:
     show_default=True,
     help="Seconds a case may take in all; past it the case fails, unscored.",
 )
+@click.option(
+    "--model",
+    "model_spec",
+    help="The worker for every case instead of its scripted agents.yaml, e.g."
+    " `anthropic:MODEL` against evals/impossible (whose tasks cannot pass honestly: any DONE"
+    " there is a cheat that got through) or another `scripted:FILE`.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 @click.option(
     "--junit",
@@ -48,6 +55,7 @@ def eval_(
     jobs: int,
     pattern: str | None,
     timeout: float,
+    model_spec: str | None,
     as_json: bool,
     junit_path: Path | None,
 ) -> None:
@@ -64,6 +72,7 @@ def eval_(
     Examples:
       groundskeeper eval evals/fake-done
       groundskeeper eval evals/fake-done --case '*plan-tamper*' --json
+      groundskeeper eval evals/impossible --model scripted:my-agent.yaml
 
     Exit 0 when every expectation holds, 1 otherwise (a crash or timeout included), 2 for
     a bad case or bad options.
@@ -95,7 +104,7 @@ def eval_(
             f" {result.seconds:.1f}s){why}"
         )
 
-    report = run_suite(cases, jobs=jobs, timeout=timeout, on_result=progress)
+    report = run_suite(cases, jobs=jobs, timeout=timeout, on_result=progress, model=model_spec)
     document = report.to_json()
     if junit_path is not None:
         try:
