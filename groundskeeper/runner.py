@@ -413,12 +413,9 @@ class Runner:
                     task.start_state = "TODO"  # and, without a check, FAILED for it
             else:
                 checked.append(task)
-        try:
-            results = list(self._checks_pool().map(self._reverify_check, checked))
-        except SealingError:
-            return
-        finally:
-            self._flush_check_events()  # latched: the loop starts nothing unsealed
+        results = self._phase(checked, "reverify")
+        if results is None:
+            return  # latched: the loop starts nothing unsealed
         for task, (result, ms) in zip(checked, results, strict=True):
             if result.passed:
                 why = "re-verified: the DONE headline had no sealed record; its check passes"
@@ -444,13 +441,10 @@ class Runner:
             and t.check is not None
             and t.heading.task_id not in self._record.started
         ]
-        try:
-            results = list(self._checks_pool().map(self._red_check, pending))
-        except SealingError:
+        results = self._phase(pending, "red-first")
+        if results is None:
             return
-        finally:
-            self._flush_check_events()
-        for task, result in zip(pending, results, strict=True):
+        for task, (result, _) in zip(pending, results, strict=True):
             if not result.passed:
                 continue
             why = "red-first: passes before any work"
@@ -475,10 +469,6 @@ class Runner:
             self._pool = ThreadPoolExecutor(max_workers=wide, thread_name_prefix="gk-verify")
         return self._pool
 
-    def _red_check(self, task: _TaskRun) -> CheckResult:
-        assert task.check is not None
-        return self._check(task.heading.task_id, 0, task.check, "red-first")
-
     def _final_sweep(self) -> None:
         """Once more, every task that became DONE in this run: whatever undid its work since
         its check passed (a later sibling, an accomplice) demotes it here, with its DONE
@@ -488,13 +478,10 @@ class Runner:
             for t in self.tasks.values()
             if t.state == "DONE" and t.start_state != "DONE" and t.check is not None
         ]
-        try:
-            results = list(self._checks_pool().map(self._sweep_check, earned))
-        except SealingError:
+        results = self._phase(earned, "sweep")
+        if results is None:
             return
-        finally:
-            self._flush_check_events()
-        for task, result in zip(earned, results, strict=True):
+        for task, (result, _) in zip(earned, results, strict=True):
             if result.passed:
                 continue
             why = f"no longer passes: {result.code}: {result.reason}"
@@ -508,16 +495,25 @@ class Runner:
                     self._settle(above, "PARTIAL", above.attempts, above.verified, note, "", 0)
                 parent = parent.parent
 
-    def _sweep_check(self, task: _TaskRun) -> CheckResult:
-        assert task.check is not None
-        return self._check(task.heading.task_id, 0, task.check, "sweep")
+    def _phase(self, tasks: list[_TaskRun], phase: str) -> list[tuple[CheckResult, int]] | None:
+        """The run's own check of each task (with a check) for `phase`, in the checks pool:
+        (result, ms) in the tasks' order, or None once a step could not be sealed. The
+        phase's telemetry rows are written in one transaction at its end."""
 
-    def _reverify_check(self, task: _TaskRun) -> tuple[CheckResult, int]:
-        assert task.check is not None
-        started = time.monotonic()
-        self.seal.task_start(task.heading.task_id, "reverify", task.check_sha256)
-        result = self._check(task.heading.task_id, 0, task.check, "reverify")
-        return result, int((time.monotonic() - started) * 1000)
+        def one(task: _TaskRun) -> tuple[CheckResult, int]:
+            assert task.check is not None
+            started = time.monotonic()
+            if phase == "reverify":  # a task of its own in the record, not an attempt's
+                self.seal.task_start(task.heading.task_id, "reverify", task.check_sha256)
+            result = self._check(task.heading.task_id, 0, task.check, phase)
+            return result, int((time.monotonic() - started) * 1000)
+
+        try:
+            return list(self._checks_pool().map(one, tasks))
+        except SealingError:
+            return None
+        finally:
+            self._flush_check_events()
 
     # -- the walk's host (scheduler thread) -----------------------------------------------------
 
