@@ -372,11 +372,7 @@ class Toolbox:
                 names = sorted(
                     e.name + ("/" if e.is_dir(follow_symlinks=False) else "")
                     for e in entries
-                    if not fence.hides_name(e.name)
-                    and not (
-                        e.inode() in fence.hidden_inodes
-                        and fence.hides(e.stat(follow_symlinks=False))
-                    )
+                    if not fence.hides_entry(e)
                 )
         finally:
             os.close(fd)

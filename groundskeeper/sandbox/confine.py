@@ -188,16 +188,9 @@ class Workdir:
         return sorted(s for s, v in candidates if _ticked(tick) and self._exists(v))
 
     def _list(self, virtual: str) -> list[str]:
-        fence = self.fence
-        hidden = fence.hidden_inodes
         try:
             with os.scandir(self.host(self.resolve("", virtual))) as entries:
-                return [
-                    e.name
-                    for e in entries
-                    if not fence.hides_name(e.name)
-                    and not (e.inode() in hidden and fence.hides(e.stat(follow_symlinks=False)))
-                ]
+                return [e.name for e in entries if not self.fence.hides_entry(e)]
         except OSError:
             return []
 

@@ -14,7 +14,7 @@ import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Directory names hidden wherever they appear (compared case-insensitively).
@@ -32,19 +32,25 @@ class Fence:
     read_only_paths: tuple[str, ...] = ()  # the same files by path, for their hard links
     protected: frozenset[tuple[int, int, str]] = frozenset()  # a plan's protected inputs
     protected_ids: frozenset[Identity] = frozenset()  # the same files, under any other name
+    hidden_inodes: frozenset[int] = field(init=False)  # for a listing's quick first look
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hidden_inodes", frozenset(ino for _, ino in self.hidden))
 
     @property
     def keeps_files(self) -> bool:
         """Whether some file is read-only or protected (a write must be looked at first)."""
         return bool(self.read_only or self.protected)
 
-    @property
-    def hidden_inodes(self) -> frozenset[int]:
-        return frozenset(ino for _, ino in self.hidden)
-
     def hides_name(self, name: str | bytes) -> bool:
         text = os.fsdecode(name) if isinstance(name, bytes) else name
         return text.casefold() in HIDDEN_NAMES
+
+    def hides_entry(self, entry: os.DirEntry[str]) -> bool:
+        """A directory listing's entry to leave out: a hidden name, or a hidden directory."""
+        return self.hides_name(entry.name) or (
+            entry.inode() in self.hidden_inodes and self.hides(entry.stat(follow_symlinks=False))
+        )
 
     def hides(self, info: os.stat_result) -> bool:
         """A directory (by identity) the sandbox must treat as absent."""

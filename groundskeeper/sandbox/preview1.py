@@ -878,13 +878,9 @@ def _list_directory(fd: int, fence: fences.Fence) -> list[tuple[bytes, int, int]
     fence hides is left out."""
     here = os.fstat(fd)
     entries = [(b".", here.st_ino, DIRECTORY), (b"..", 0, DIRECTORY)]
-    hidden = fence.hidden_inodes
     with os.scandir(fd) as scan:
         for entry in scan:
-            if fence.hides_name(entry.name) or (
-                entry.inode() in hidden
-                and fence.hides(os.stat(entry.name, dir_fd=fd, follow_symlinks=False))
-            ):
+            if fence.hides_entry(entry):
                 continue
             if entry.is_symlink():
                 kind = SYMBOLIC_LINK
