@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from groundskeeper.errors import GroundskeeperError, UsageError
+from groundskeeper.ledger_format import LEDGER_FILE
 
 #: The directory beside a plan that holds every plan's control directory.
 CONTROL_ROOT = ".groundskeeper"
 
-LEDGER_NAME = "_steps.jsonl"
 TELEMETRY_NAME = "_telemetry.db"
 RUN_LOCK_NAME = "run.lock"
 REJECTED_DIR = "rejected"
@@ -65,7 +65,7 @@ class ControlDir:
 
     @property
     def ledger(self) -> Path:
-        return self.path / LEDGER_NAME
+        return self.path / LEDGER_FILE
 
     @property
     def telemetry(self) -> Path:

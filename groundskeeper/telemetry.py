@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TELEMETRY_NAME = "_telemetry.db"
-
 
 class TelemetryUnusable(UsageError):
     """The database cannot be used: not SQLite, corrupt, or another program's tables."""

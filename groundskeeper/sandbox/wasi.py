@@ -24,6 +24,7 @@ import wasmtime
 
 from groundskeeper.sandbox import hostcall, preview1
 from groundskeeper.sandbox.confine import GUEST_ROOT
+from groundskeeper.sandbox.fence import groundskeeper_home
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.result import Fault, SandboxError
 
@@ -68,12 +69,6 @@ def _new_config() -> wasmtime.Config:
     if _POOLING:
         hostcall.use_pooling(config, STAGES_PER_STORE, MEMORY_LIMIT)
     return config
-
-
-def groundskeeper_home() -> Path:
-    """$GROUNDSKEEPER_HOME, else ~/.config/groundskeeper: where all user state lives."""
-    home = os.environ.get("GROUNDSKEEPER_HOME")
-    return Path(home) if home else Path.home() / ".config" / "groundskeeper"
 
 
 @dataclass
