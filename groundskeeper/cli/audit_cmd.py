@@ -65,9 +65,9 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
     Example:
       groundskeeper audit plans/pricing/plan.org
     """
+    from groundskeeper.cli.ledger_cmd import trusted_or_exit
     from groundskeeper.cli.run_cmd import _plan_path
     from groundskeeper.control import ControlDir, RunLock
-    from groundskeeper.keys import trusted_keys
     from groundskeeper.ledger import read_steps, verify_ledger
     from groundskeeper.plan import load_plan
     from groundskeeper.record import read_record
@@ -75,9 +75,9 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
     path = _plan_path(plan)
     try:
         loaded = load_plan(path)
-        keys = trusted_keys(extra=key_files)
     except GroundskeeperError as exc:
         fail_usage(str(exc))
+    keys = trusted_or_exit(key_files)
     control = ControlDir.for_plan(path)
     findings: list[AuditFinding] = []
     ledger_ok = False

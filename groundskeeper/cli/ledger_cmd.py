@@ -53,7 +53,7 @@ def load_run_key() -> SigningKey:
     return loaded.key
 
 
-def _trusted(key_files: tuple[Path, ...]) -> list[PublicKey]:
+def trusted_or_exit(key_files: tuple[Path, ...]) -> list[PublicKey]:
     try:
         keys = trusted_keys(extra=key_files)
     except KeyFileError as exc:
@@ -70,7 +70,7 @@ def _verify(
     path: Path, key_files: tuple[Path, ...], witness_dir: Path | None = None, **expect: Any
 ) -> tuple[Report, WitnessEntry | None]:
     """The report, checked against the witness, and the entry it advanced the witness to."""
-    keys = _trusted(key_files)
+    keys = trusted_or_exit(key_files)
     try:
         report = verify_ledger(path, keys, witness=Witness(witness_dir), **expect)
     except UsageError as exc:
