@@ -333,14 +333,23 @@ class Runner:
         except SealingError:
             diagnostics.append(self._unsealed(started=False))
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
-        if self.telemetry is not None:
-            self.telemetry.reconcile({t.task_id: t.keyword or "" for t in self.plan.tasks()})
-        tree = build_tree(self.plan.roots)
-        self._walk = TaskWalk(tree, self, self._finished_states)
-        self._nodes = {n.heading: n for n in _nodes(tree) if n.heading is not None}
         self._record = read_record(
             self.seal.recorder.history() if isinstance(self.seal.recorder, HasHistory) else ()
         )
+        if self.telemetry is not None:
+            # a row a killed run left pending is kept only for a verdict the plan shows and,
+            # for DONE, the record backs: an unbacked DONE is re-verified, with a row of its own
+            self.telemetry.reconcile(
+                {
+                    t.heading.task_id: t.start_state
+                    for t in self.tasks.values()
+                    if t.start_state != "DONE"
+                    or self._record.backs_done(t.heading.task_id, t.check_sha256)
+                }
+            )
+        tree = build_tree(self.plan.roots)
+        self._walk = TaskWalk(tree, self, self._finished_states)
+        self._nodes = {n.heading: n for n in _nodes(tree) if n.heading is not None}
         # read once per run: every worker shares them (the toolbox keeps no state of its own)
         self._prompt = load_worker_prompt()
         self._toolbox = Toolbox(

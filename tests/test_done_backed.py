@@ -137,3 +137,28 @@ def test_audit_of_a_plan_that_never_ran(tmp_path: Path) -> None:
     plan = tmp_path / "plan.org"
     plan.write_text(HEAD + task("A", "a", "true"))
     assert audit(plan)[1]["ok"] is True
+
+
+def test_a_row_left_pending_for_an_unsealed_done_gives_way_to_the_reverified_one(
+    tmp_path: Path,
+) -> None:
+    """A run killed after writing DONE into the plan but before sealing it leaves a pending
+    telemetry row; the next run re-verifies that DONE and records it once, not twice."""
+    import sqlite3
+
+    from groundskeeper.telemetry import Telemetry
+
+    plan, script = setup(tmp_path, task("A", "a", "grep -q a a.txt"), DONE_WORK)
+    (tmp_path / "a.txt").write_text("a")
+    hand_edit(plan, "* TODO A", "* DONE A")
+    with Telemetry.for_plan(plan) as t:  # what the killed run had recorded, not committed
+        t.record_verdict(run_id="killed", task_id="a", idx=0, title="A", state="DONE",
+                         output="", attempt=1, verified=True, reason=None, duration_ms=1,
+                         committed=False)  # fmt: skip
+    result, _ = resume(plan, script)
+    assert result.exit_code == 0
+    rows = sqlite3.connect(tmp_path / ".groundskeeper" / "plan.org" / "_telemetry.db").execute(
+        "SELECT run_id, task_id, state, attempt FROM task_events"
+    )
+    (row,) = list(rows)
+    assert row[1:] == ("a", "DONE", 0) and row[0] != "killed"
