@@ -14,7 +14,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import yaml
 
@@ -27,6 +27,7 @@ from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 #   {"type": "tool_use", "id": ..., "name": ..., "input": {...}}
 #   {"type": "tool_result", "tool_use_id": ..., "content": ..., "is_error": bool}
 ContentBlock = dict[str, Any]
+Purpose = Literal["worker", "author"]
 Message = dict[str, Any]  # {"role": "user" | "assistant", "content": [ContentBlock, ...]}
 
 #: The tools a worker may call; a script naming any other tool is refused when loaded.
@@ -61,8 +62,9 @@ class ToolSpec:
 class ModelRequest:
     """One call: what the Messages API takes, plus which task is asking.
 
-    `task_id` and `task_title` are not sent to a real API; the scripted model uses them to
-    find the task's script, the way a person reading the conversation would know the task.
+    `task_id`, `task_title` and `purpose` are not sent to a real API; the scripted model uses
+    them to find the script to replay, the way a person reading the conversation would know
+    who is asking: a worker on a task, or the author writing the plan.
     """
 
     system: str
@@ -71,6 +73,7 @@ class ModelRequest:
     task_id: str
     task_title: str
     max_tokens: int = 4096
+    purpose: Purpose = "worker"
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +195,8 @@ class ScriptedModel:
         return None
 
     def respond(self, request: ModelRequest) -> AssistantTurn:
+        if request.purpose == "author":
+            return self._author_turn()
         turns = self.script_for(request.task_id, request.task_title)
         with self._lock:
             cursor = self._cursors.setdefault(request.task_id, _Cursor())
@@ -211,6 +216,21 @@ class ScriptedModel:
             "input": dict(turn.input),
         }
         return AssistantTurn((block,), "tool_use")
+
+    def _author_turn(self) -> AssistantTurn:
+        """The next scripted outline; once they have run out, an empty reply (which the
+        validator rejects, so a script with too few outlines fails rather than loops)."""
+        with self._lock:
+            cursor = self._cursors.setdefault(_AUTHOR_CURSOR, _Cursor())
+            position = cursor.position
+            cursor.position += 1
+        text = self.author[position] if position < len(self.author) else ""
+        return AssistantTurn(({"type": "text", "text": text},), "end_turn")
+
+
+# The author's cursor lives beside the tasks' under a key no task `:ID:` can have (an ID is
+# one word; this has a space).
+_AUTHOR_CURSOR = "author outline"
 
 
 class _StrictLoader(yaml.SafeLoader):
