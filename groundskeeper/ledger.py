@@ -554,7 +554,7 @@ class Ledger:
 
     def history(self) -> list[tuple[str, str, dict[str, Any]]]:
         """(run id, step, body) of every complete line that says what became of a task (not
-        tool calls or claims), in order (`record.HasHistory`).
+        tool calls, model calls or claims), in order (`record.HasHistory`).
 
         Taken as true once this run's `run-start` is appended: that append checked the file
         against its checkpoint, signed by a trusted key, whose Merkle root covers every line.
@@ -568,7 +568,11 @@ class Ledger:
         for raw in data.split(b"\n")[:-1]:
             # canonical JSON escapes every quote inside a string, so these bytes can only be
             # the line's own `step` member: skipped unparsed (most of a ledger's lines)
-            if b'"step":"tool-call"' in raw or b'"step":"claim"' in raw:
+            if (
+                b'"step":"tool-call"' in raw
+                or b'"step":"claim"' in raw
+                or b'"step":"model-call"' in raw
+            ):
                 continue
             try:
                 obj = json.loads(raw)

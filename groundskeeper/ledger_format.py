@@ -34,6 +34,7 @@ STEP_TYPES = (
     "run-start",
     "task-start",
     "tool-call",
+    "model-call",
     "claim",
     "check",
     "state",

@@ -2,15 +2,18 @@
 
 A `Model` takes a system prompt, messages of content blocks and tool definitions, and answers
 with one assistant turn (text and/or `tool_use` blocks plus a `stop_reason`). This module owns
-that interface and `ScriptedModel`, which replays a YAML script offline (tests, evals, demo);
-it does not own the tool loop (`worker.py`) nor the Anthropic backend (a later issue).
+that interface (with `Usage`, what a call cost, and `ModelCallError`, a call that could not be
+made) and `ScriptedModel`, which replays a YAML script offline (tests, evals, demo); it does
+not own the tool loop (`worker.py`) nor the Anthropic backend (`claude.py`, loaded lazily).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import os
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 import yaml
 
-from groundskeeper.errors import UsageError
+from groundskeeper.errors import GroundskeeperError, UsageError
 from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
 # Content blocks and messages are plain dicts shaped exactly like Anthropic's, so the real
@@ -39,7 +42,93 @@ class ScriptError(UsageError):
 
 
 class ModelUnavailableError(UsageError):
-    """A `--model` spec naming a backend that does not exist (or not yet)."""
+    """A `--model` spec that cannot be used: an unknown backend, or one missing its setup
+    (`ANTHROPIC_API_KEY`); raised before anything runs."""
+
+
+class ModelCallError(GroundskeeperError):
+    """A call that failed after the backend's own retries (an API error that persisted, a
+    timeout, a connection that could not be made). Not the model's answer: the attempt it
+    was part of is unfinished, never judged, and the task stays resumable."""
+
+    def __init__(self, message: str, *, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage  # the latency and request id of the failed call, when known
+
+
+class ModelCallRefused(ModelCallError):
+    """A call not made at all: the run already knows the model is unavailable (fail fast)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What one call cost, as the API reported it (tokens) and as measured (latency).
+
+    A backend that does not count tokens (the scripted one) reports zeros, so telemetry and
+    the ledger hold the same rows whichever backend ran."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    latency_ms: int = 0  # the whole call, retries and their waits included
+    request_id: str | None = None
+    model: str = ""
+    retries: int = 0  # how many times the backend retried before this answer
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "latency_ms": self.latency_ms,
+            "request_id": self.request_id,
+            "model": self.model,
+            "retries": self.retries,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One call as a run records it: who asked, how it ended, what it cost."""
+
+    purpose: Purpose
+    stop_reason: str | None  # None when the call failed (`error` says why)
+    usage: Usage
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotals:
+    """The sum of a run's calls (failed calls count as calls, with their measured latency)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    latency_ms: int = 0
+
+    def add(self, usage: Usage) -> UsageTotals:
+        return UsageTotals(
+            self.calls + 1,
+            self.input_tokens + usage.input_tokens,
+            self.output_tokens + usage.output_tokens,
+            self.cache_read_tokens + usage.cache_read_tokens,
+            self.cache_write_tokens + usage.cache_write_tokens,
+            self.latency_ms + usage.latency_ms,
+        )
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "calls": self.calls,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "latency_ms": self.latency_ms,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +170,10 @@ class AssistantTurn:
     """One assistant message: content blocks and why generation stopped."""
 
     content: tuple[ContentBlock, ...]
-    stop_reason: str  # end_turn | tool_use | max_tokens | stop_sequence | pause_turn | refusal
+    # end_turn | tool_use | max_tokens | stop_sequence | pause_turn | refusal
+    # | model_context_window_exceeded (or a reason this version does not know)
+    stop_reason: str
+    usage: Usage | None = None
 
     @property
     def text(self) -> str:
@@ -195,6 +287,12 @@ class ScriptedModel:
         return None
 
     def respond(self, request: ModelRequest) -> AssistantTurn:
+        started = time.perf_counter()
+        turn = self._replay(request)
+        ms = int((time.perf_counter() - started) * 1000)
+        return AssistantTurn(turn.content, turn.stop_reason, Usage(latency_ms=ms, model=self.name))
+
+    def _replay(self, request: ModelRequest) -> AssistantTurn:
         if request.purpose == "author":
             return self._author_turn()
         turns = self.script_for(request.task_id, request.task_title)
@@ -304,8 +402,14 @@ def _parse_turn(raw: object, where: str) -> Turn:
     raise ScriptError(f"{where}: {detail}; a turn is `{{tool, input}}` or `{{say}}`")
 
 
-def load_model(spec: str) -> Model:
-    """Resolve a `--model` spec: `scripted:FILE` or `anthropic:MODEL`."""
+def load_model(
+    spec: str, *, retries: int | None = None, timeout: float | None = None
+) -> Model:
+    """Resolve a `--model` spec: `scripted:FILE` or `anthropic:MODEL`.
+
+    `retries` and `timeout` apply to the Anthropic backend (None: its defaults); the SDK is
+    imported only here, for an `anthropic:` spec. ModelUnavailableError before anything runs
+    when the spec cannot be used (`ANTHROPIC_API_KEY` unset included)."""
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise ModelUnavailableError(
@@ -314,10 +418,14 @@ def load_model(spec: str) -> Model:
     if kind == "scripted":
         return ScriptedModel.from_file(Path(rest))
     if kind == "anthropic":
-        raise ModelUnavailableError(
-            f"--model {spec!r}: the Anthropic backend is not available yet in this version;"
-            " use --model scripted:FILE"
-        )
+        if not os.environ.get("ANTHROPIC_API_KEY"):
+            raise ModelUnavailableError(
+                f"--model {spec!r}: ANTHROPIC_API_KEY is not set; export your API key as"
+                " ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL to reach another endpoint)"
+            )
+        from groundskeeper.claude import ClaudeModel  # the SDK takes ~2 s to import
+
+        return ClaudeModel.from_environment(rest, retries=retries, timeout=timeout)
     raise ModelUnavailableError(
         f"--model {spec!r}: unknown backend {kind!r}; expected `scripted` or `anthropic`"
     )

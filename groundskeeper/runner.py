@@ -31,7 +31,15 @@ from groundskeeper.acceptance import (
 from groundskeeper.control import ControlDir, RunLock
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.models import Model
+from groundskeeper.models import (
+    AssistantTurn,
+    Model,
+    ModelCall,
+    ModelCallError,
+    ModelCallRefused,
+    ModelRequest,
+    UsageTotals,
+)
 from groundskeeper.plan import (
     TODO_LINE,
     Heading,
@@ -64,6 +72,7 @@ from groundskeeper.worker import (
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_MAX_PARALLEL",
+    "FailFastModel",
     "MemoryRecorder",
     "PlanGuard",
     "RunEvent",
@@ -128,6 +137,9 @@ class RunReport:
     tasks: tuple[TaskReport, ...]
     tampers: tuple[Tamper, ...] = ()
     plan_edits: tuple[str, ...] = ()  # changes beyond keywords: the inserted #+TODO: line
+    usage: UsageTotals = UsageTotals()  # every model call of the run, failed ones included
+    # why the run stopped calling the model (`model unavailable: …`): the plan is resumable
+    model_unavailable: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -136,6 +148,8 @@ class RunReport:
             "diagnostics": [d.to_json() for d in self.diagnostics],
             "tasks": [t.to_json() for t in self.tasks],
             "plan_edits": list(self.plan_edits),
+            "usage": self.usage.to_json(),
+            "model_unavailable": self.model_unavailable,
         }
 
 
@@ -153,6 +167,32 @@ class RunEvent:
     attempts: int = 0
     verified: bool | None = None
     reason: str | None = None
+
+
+class FailFastModel:
+    """The run's model behind a latch: after one call fails for good (`ModelCallError`, the
+    API down past its retries), no further call is made in this run — each is refused at
+    once — so the run ends quickly and resumably instead of waiting out every task's retries."""
+
+    def __init__(self, model: Model) -> None:
+        self.inner = model
+        self.failure: str | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def respond(self, request: ModelRequest) -> AssistantTurn:
+        if self.failure is not None:
+            raise ModelCallRefused(f"not called: the model failed earlier in this run ({self.failure})")
+        try:
+            return self.inner.respond(request)
+        except ModelCallError as exc:
+            with self._lock:
+                if self.failure is None:
+                    self.failure = str(exc)
+            raise
 
 
 def new_run_id() -> str:
@@ -249,7 +289,7 @@ class Runner:
         self.control = ControlDir.for_plan(plan.path)
         self.run_lock = run_lock  # held by the caller; else `run` holds its own
         self.workdir = (workdir or plan.path.parent).resolve()
-        self.model = model
+        self.model = FailFastModel(model)
         self.options = options or RunOptions()
         self.run_id = run_id or new_run_id()
         self.seal = RunSeal(recorder if recorder is not None else MemoryRecorder(), self.run_id)
@@ -276,6 +316,8 @@ class Runner:
         self._inputs_of: dict[str, list[str]] = {}  # task id → the protected inputs it reads
         self._dock_lock = threading.Lock()  # guards the record's docks, which docking updates
         self._guard = PlanGuard(self.plan_path, plan.text, self.control.rejected)
+        self._usage = UsageTotals()
+        self._usage_lock = threading.Lock()
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -366,7 +408,7 @@ class Runner:
             self._red_first(diagnostics)
             self._walk.begin()
             self._loop()
-            if self._stopping is None:
+            if self._halted is None:  # a model that went away leaves the earned DONEs to check
                 self._final_sweep()
         finally:
             self._executor.shutdown(wait=True, cancel_futures=True)
@@ -394,9 +436,26 @@ class Runner:
             ok = False
             diagnostics.append(self._unsealed(started=True))
         edits = (f"inserted line 1: {TODO_LINE}",) if self._shift else ()
+        down = self.model.failure
+        if down is not None:
+            ok = False
+            diagnostics.append(self._model_down_diagnostic(down, reports))
+        with self._usage_lock:
+            usage = self._usage
         return RunReport(
-            self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits
+            self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits,
+            usage, None if down is None else f"model unavailable: {down}",
+        )  # fmt: skip
+
+    def _model_down_diagnostic(self, down: str, reports: tuple[TaskReport, ...]) -> Diagnostic:
+        left = sum(r.state not in VERDICT_STATES and r.state not in self._finished_states
+                   for r in reports)  # fmt: skip
+        message = (
+            f"model unavailable: {down}; the run stopped calling it, and {left} task(s) are"
+            " left resumable (never DONE): run the same `groundskeeper resume` again once the"
+            " API answers"
         )
+        return Diagnostic("error", "model", message, None, "R008")
 
     # -- DONE is backed by the record ------------------------------------------------------------
 
@@ -562,9 +621,15 @@ class Runner:
                 self._handle(outcome)
 
     @property
-    def _stopping(self) -> str | None:
-        """Why the run starts nothing more: a step it could not seal, a plan it could not write."""
+    def _halted(self) -> str | None:
+        """Why the run can record nothing more: a step it could not seal, a plan it could not
+        write."""
         return self.seal.failure or self._guard.failure
+
+    @property
+    def _stopping(self) -> str | None:
+        """Why the run starts nothing more: it is halted, or the model is unavailable."""
+        return self._halted or self.model.failure
 
     def _guarded(self, job: Callable[[Node], _Outcome], node: Node) -> None:
         """A job on a pool thread: sealed as started when it really starts, never unsealed."""
@@ -635,17 +700,31 @@ class Runner:
         previous: tuple[str, str, int | None, str] | None = None
         attempt = 0
         found: list[Tamper] = []
+        unavailable = ""
         while attempt < limit:
             attempt += 1
             session.on_tool_call = partial(self.seal.tool_call, heading.task_id, attempt)
-            claim = session.attempt(feedback)
+            session.on_model_call = partial(self._model_called, heading.task_id, attempt)
+            try:
+                claim: AttemptOutcome | None = session.attempt(feedback)
+            except ModelCallError as exc:
+                claim, unavailable = None, f"model unavailable: {exc}"
             # look at the plan before anything else can run: the culprit is among the started
             for tamper in self._guard.verify():
                 self._blame(tamper)
                 found.append(tamper)
             if task.tainted is not None:
                 break
+            if claim is None:
+                # not the worker's failure: the attempt is unfinished and does not count; the
+                # task keeps the state it started in, for the next resume (never DONE)
+                ms = int((time.monotonic() - started) * 1000)
+                return _Outcome(node, task.start_state, attempt - 1, None, unavailable, output,
+                                ms, None, tuple(found))  # fmt: skip
             self.seal.claim(heading.task_id, attempt, claim)
+            if claim.ends_task:  # refusal, context window exceeded: no attempt can help
+                state, verified, reason, output = "FAILED", None, claim.no_claim, claim.claim
+                break
             if task.check is None:
                 state, verified, reason = self._unchecked(claim)
                 output = claim.claim
@@ -667,6 +746,8 @@ class Runner:
             else:
                 failure_sig = result.signature
                 state, verified, reason = "FAILED", True, f"{result.code}: {result.reason}"
+                if claim.no_claim is not None:  # e.g. cut off at max_tokens: say so
+                    reason = f"{reason} (and the worker made no claim: {claim.no_claim})"
                 detail = f"{result.reason}\n{result.output}".rstrip()
             if failure_sig == previous:
                 if attempt < limit:
@@ -684,12 +765,23 @@ class Runner:
         ms = int((time.monotonic() - started) * 1000)
         return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found))
 
+    def _model_called(self, task_id: str, attempt: int, call: ModelCall) -> None:
+        """Every model call, answered or failed: sealed (before its reply is acted on), a row
+        in telemetry, and added to the run's totals."""
+        self.seal.model_call(task_id, attempt, call)
+        with self._usage_lock:
+            self._usage = self._usage.add(call.usage)
+        if self.telemetry is not None:
+            self.telemetry.record_model_call(self.run_id, task_id, attempt, call)
+
     def _unchecked(self, claim: AttemptOutcome) -> tuple[str, bool, str | None]:
         """The verdict on a task without a check: the worker's word, unless checks are required."""
         if self.options.require_checks:
             return "FAILED", False, "no acceptance check (--require-checks)"
         if claim.claims_done:
             return "DONE", False, None
+        if claim.no_claim is not None:
+            return "FAILED", False, claim.no_claim
         return (
             "FAILED",
             False,
@@ -813,7 +905,7 @@ class Runner:
 
         After a sealing failure nothing is taken: the plan shows only verdicts whose steps
         were sealed (a verdict already on its way to disk may lose its `state` step)."""
-        if self._stopping is not None:
+        if self._halted is not None:
             task.attempts = attempts
             task.reason = (
                 "no verdict: the run could not seal its steps and stopped (R004)"

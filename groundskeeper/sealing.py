@@ -18,6 +18,7 @@ from groundskeeper import __version__
 from groundskeeper.acceptance import CheckResult, sha256_text
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.ledger import canonical_json
+from groundskeeper.models import ModelCall
 from groundskeeper.worker import AttemptOutcome, ToolCallRecord
 
 if TYPE_CHECKING:
@@ -65,6 +66,26 @@ class SealingError(GroundskeeperError):
 
 def excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
+
+
+def model_call_body(task_id: str | None, attempt: int, call: ModelCall) -> dict[str, Any]:
+    """The body of a `model-call` step (ledger/SPEC.md §7); JSON-native, no floats."""
+    usage = call.usage
+    return {
+        "task_id": task_id,
+        "attempt": attempt,
+        "purpose": call.purpose,
+        "model": usage.model,
+        "stop_reason": call.stop_reason,
+        "error": None if call.error is None else excerpt(call.error),
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "latency_ms": usage.latency_ms,
+        "request_id": usage.request_id,
+        "retries": usage.retries,
+    }
 
 
 def _protected_inputs(listed: list[dict[str, str | None]]) -> dict[str, Any]:
@@ -156,6 +177,11 @@ class RunSeal:
                 "is_error": call.is_error,
             },
         )
+
+    def model_call(self, task_id: str | None, attempt: int, call: ModelCall) -> None:
+        """One model call, answered (`stop_reason`) or failed (`error`), with what it cost.
+        `task_id` is None for a call made for no task (the author's)."""
+        self.record("model-call", model_call_body(task_id, attempt, call))
 
     def claim(self, task_id: str, attempt: int, claim: AttemptOutcome) -> None:
         self.record(

@@ -1,7 +1,8 @@
 """`_telemetry.db`: the queryable history of verdicts, tampering and docks of a plan.
 
 One SQLite file (sqlite-utils, WAL) with tables `task_events` (one row per verdict),
-`tamper_events` and `dock_events`. It records; it decides nothing (the runner does).
+`tamper_events`, `dock_events`, `check_events` and `model_calls` (one row per model call,
+with its tokens and latency). It records; it decides nothing (the runner does).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from groundskeeper.errors import UsageError
 
 if TYPE_CHECKING:
     import sqlite_utils
+
+    from groundskeeper.models import ModelCall
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +87,31 @@ _CHECK_EVENTS: dict[str, type] = {
     "verdict": str,
     "reason": str,
 }
+# Every model call, answered or failed (`error`), the same columns for every backend: the
+# scripted model's tokens are zeros, its latency measured. Cache tokens the API left out are 0.
+_MODEL_CALLS: dict[str, type] = {
+    "run_id": str,
+    "task_id": str,
+    "ts": str,
+    "purpose": str,
+    "attempt": int,
+    "model": str,
+    "stop_reason": str,
+    "error": str,
+    "input_tokens": int,
+    "output_tokens": int,
+    "cache_read_tokens": int,
+    "cache_write_tokens": int,
+    "latency_ms": int,
+    "request_id": str,
+    "retries": int,
+}
 _TABLES = {
     "task_events": _TASK_EVENTS,
     "tamper_events": _TAMPER_EVENTS,
     "dock_events": _DOCK_EVENTS,
     "check_events": _CHECK_EVENTS,
+    "model_calls": _MODEL_CALLS,
 }
 
 
@@ -342,6 +365,40 @@ class Telemetry:
                 self.conn.executemany(self._inserts["check_events"], rows)
         except sqlite3.Error as exc:
             self._latch(exc)
+
+    def record_model_call(
+        self, run_id: str, task_id: str | None, attempt: int, call: ModelCall
+    ) -> None:
+        """One model call; `task_id` None for a call made for no task (the author's)."""
+        usage = call.usage
+        self._insert(
+            "model_calls",
+            {
+                "run_id": run_id,
+                "task_id": task_id,
+                "ts": iso_utc(self._clock()),
+                "purpose": call.purpose,
+                "attempt": attempt,
+                "model": usage.model,
+                "stop_reason": call.stop_reason,
+                "error": call.error,
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+                "latency_ms": usage.latency_ms,
+                "request_id": usage.request_id,
+                "retries": usage.retries,
+            },
+        )
+
+    def model_calls(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        """Model-call rows in insertion order, optionally of one run."""
+        with self._lock:
+            table = self.db.table("model_calls")
+            if run_id is None:
+                return list(table.rows_where(order_by="rowid"))
+            return list(table.rows_where("run_id = ?", [run_id], order_by="rowid"))
 
     def verdicts(self, task_id: str | None = None) -> list[dict[str, Any]]:
         """Verdict rows in insertion order, optionally for one task."""

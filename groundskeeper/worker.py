@@ -22,7 +22,18 @@ from typing import Any, NoReturn
 
 from groundskeeper.acceptance import SealedCheck, Shell, sandbox_shell
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.models import ContentBlock, Message, Model, ModelRequest, ToolSpec
+from groundskeeper.models import (
+    AssistantTurn,
+    ContentBlock,
+    Message,
+    Model,
+    ModelCall,
+    ModelCallError,
+    ModelCallRefused,
+    ModelRequest,
+    ToolSpec,
+    Usage,
+)
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sandbox.quota import DiskQuota
 
@@ -34,6 +45,31 @@ RESULT_LIMIT = 20_000
 
 #: The stop reasons of a turn the model ended itself; only these can carry a claim.
 FINISHED_STOPS: frozenset[str] = frozenset({"end_turn", "stop_sequence"})
+#: Stop reasons after which no further attempt can help: the task is FAILED, by name, and
+#: its check does not run for that attempt.
+TERMINAL_STOPS: dict[str, str] = {
+    "refusal": "model refused: the model stopped with stop_reason `refusal`",
+    "model_context_window_exceeded": (
+        "model_context_window_exceeded: the conversation no longer fits the model's context"
+        " window"
+    ),
+}
+
+
+def stop_failure(stop: str) -> str | None:
+    """Why an attempt that ended with `stop` carries no claim, by name; None for a turn the
+    model finished itself (`end_turn`, `stop_sequence`)."""
+    if stop in FINISHED_STOPS:
+        return None
+    if stop in TERMINAL_STOPS:
+        return TERMINAL_STOPS[stop]
+    if stop == "max_tokens":
+        return "max_tokens: the model's reply was cut off at its output limit; no claim"
+    if stop == "max_turns":
+        return "max_turns: the attempt used every turn it had without finishing; no claim"
+    if stop == "tool_use":
+        return "tool_use: the model asked for tools but named none; no claim"
+    return f"unknown stop_reason `{stop}`: not a finished turn; no claim"
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -403,6 +439,16 @@ class AttemptOutcome:
         turn limit make no claim, whatever the text says."""
         return self.stop in FINISHED_STOPS and claims_done(self.claim)
 
+    @property
+    def no_claim(self) -> str | None:
+        """Why this attempt made no claim at all, by its stop reason (None: it finished)."""
+        return stop_failure(self.stop)
+
+    @property
+    def ends_task(self) -> bool:
+        """A stop no further attempt can help (`TERMINAL_STOPS`): the task is FAILED."""
+        return self.stop in TERMINAL_STOPS
+
 
 @dataclass
 class WorkerSession:
@@ -413,6 +459,8 @@ class WorkerSession:
     toolbox: Toolbox
     max_turns: int = DEFAULT_MAX_TURNS
     on_tool_call: Callable[[ToolCallRecord], None] | None = None
+    # every model call, answered or failed, before its reply is acted on (the runner seals it)
+    on_model_call: Callable[[ModelCall], None] | None = None
     system: str = ""
     messages: list[Message] = field(default_factory=list)
 
@@ -437,22 +485,16 @@ class WorkerSession:
         calls: list[ToolCallRecord] = []
         last_text = ""
         for turn in range(1, self.max_turns + 1):
-            reply = self.model.respond(
-                ModelRequest(
-                    system=self.system,
-                    messages=list(self.messages),
-                    tools=TOOL_SPECS,
-                    task_id=self.task.task_id,
-                    task_title=self.task.title,
-                )
-            )
+            reply = self._call()
             self.messages.append(reply.to_message())
             if reply.text:
                 last_text = reply.text
             uses = reply.tool_uses
-            if not uses:
-                if reply.stop_reason == "pause_turn":
-                    continue  # the server paused a long turn; sending it back resumes it
+            if reply.stop_reason == "pause_turn" and not uses:
+                continue  # the server paused a long turn; sending it back as is resumes it
+            if reply.stop_reason != "tool_use" or not uses:
+                # any other stop ends the attempt; tool calls in a refused or cut-off turn
+                # (their input may be incomplete) are never run
                 return AttemptOutcome(reply.text, reply.stop_reason, turn, tuple(calls))
             results: list[ContentBlock] = []
             for use in uses:
@@ -477,6 +519,29 @@ class WorkerSession:
                 )
             self.messages.append({"role": "user", "content": results})
         return AttemptOutcome(last_text, "max_turns", self.max_turns, tuple(calls))
+
+    def _call(self) -> AssistantTurn:
+        """One model call, reported to `on_model_call` whether it answered or failed; a
+        `ModelCallError` goes on to the caller (the attempt is unfinished, not judged)."""
+        request = ModelRequest(
+            system=self.system,
+            messages=list(self.messages),
+            tools=TOOL_SPECS,
+            task_id=self.task.task_id,
+            task_title=self.task.title,
+        )
+        try:
+            reply = self.model.respond(request)
+        except ModelCallRefused:
+            raise  # no call was made: nothing to record
+        except ModelCallError as exc:
+            if self.on_model_call is not None:
+                self.on_model_call(ModelCall("worker", None, exc.usage or Usage(), str(exc)))
+            raise
+        if self.on_model_call is not None:
+            usage = reply.usage if reply.usage is not None else Usage(model=self.model.name)
+            self.on_model_call(ModelCall("worker", reply.stop_reason, usage))
+        return reply
 
 
 def _absent(raw: str) -> FileNotFoundError:

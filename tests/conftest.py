@@ -16,10 +16,25 @@ settings.register_profile(
 settings.load_profile("groundskeeper")
 
 
+ANTHROPIC_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_PROFILE",
+    "GROUNDSKEEPER_MODEL",
+    "GROUNDSKEEPER_MODEL_RETRIES",
+    "GROUNDSKEEPER_MODEL_TIMEOUT",
+)
+
+
 @pytest.fixture(autouse=True)
 def groundskeeper_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("gk-home")
     monkeypatch.setenv("GROUNDSKEEPER_HOME", str(home))
+    # no test may reach the real Anthropic API, whatever the developer's shell exports;
+    # tests that want Claude point ANTHROPIC_BASE_URL at tests/messages_stub.py
+    for name in ANTHROPIC_ENV:
+        monkeypatch.delenv(name, raising=False)
     yield home

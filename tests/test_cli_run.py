@@ -84,7 +84,10 @@ def test_honest_done_and_lying_failed_in_one_plan(tmp_path: Path) -> None:
     )
     result, doc = resume(plan, script)
     assert result.exit_code == 1
-    assert set(doc) == {"run_id", "ok", "diagnostics", "tasks", "plan_edits"}
+    assert set(doc) == {"run_id", "ok", "diagnostics", "tasks", "plan_edits", "usage",
+                        "model_unavailable", "continue_with"}  # fmt: skip
+    assert doc["usage"]["calls"] == 4 and doc["usage"]["input_tokens"] == 0  # scripted: zeros
+    assert (doc["model_unavailable"], doc["continue_with"]) == (None, None)
     assert doc["ok"] is False and doc["diagnostics"] == []
     honest, liar = doc["tasks"]
     assert honest == {"id": "honest", "title": "Honest", "line": 2, "state": "DONE",
@@ -400,7 +403,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     cases = [
         (["resume", str(tmp_path / "nope.org"), "--model", f"scripted:{script}"], "no such file"),
         (["resume", str(plan), "--model", f"scripted:{script}"], "unknown tool 'rm'"),
-        (["resume", str(plan), "--model", "anthropic:claude"], "not available yet"),
+        (["resume", str(plan), "--model", "anthropic:claude"], "ANTHROPIC_API_KEY is not set"),
         (["resume", str(plan)], "no worker model"),
         (["resume", str(plan), "--model", "x:y", "--max-parallel", "0"], "0 is not in the range"),
         (["resume", str(plan), "--model", "x:y", "--workdir", str(tmp_path / "no")], "not a dir"),

@@ -81,8 +81,9 @@ def test_every_step_is_recorded_without_floats(tmp_path: Path) -> None:
     names = [name for name, _ in recorder.steps]
     # the state step is sealed by the plan's writer thread, so the sweep's check may precede it
     # run-start, then the red-first check (before any worker), then the work
-    assert names[:6] == ["run-start", "check", "task-start", "tool-call", "claim", "check"]
-    assert sorted(names[6:-1]) == ["check", "state"] and names[-1] == "run-end"
+    assert names[:8] == ["run-start", "check", "task-start", "model-call", "tool-call",
+                         "model-call", "claim", "check"]  # fmt: skip
+    assert sorted(names[8:-1]) == ["check", "state"] and names[-1] == "run-end"
 
     def no_floats(value: object) -> bool:
         if isinstance(value, dict):
@@ -227,7 +228,7 @@ def test_an_unsealed_check_verdict_is_never_written(tmp_path: Path) -> None:
     assert "* DONE" not in path.read_text()
     assert recorder.refused == ["check"]  # later steps never reached the recorder
     assert [name for name, _ in recorder.steps] == [
-        "run-start", "check", "check", "check", "task-start", "claim",
+        "run-start", "check", "check", "check", "task-start", "model-call", "claim",
     ]  # fmt: skip
 
 

@@ -6,6 +6,7 @@ options, wires the model, ledger and telemetry, narrates progress and prints the
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,12 +23,23 @@ from groundskeeper.record import HasHistory
 if TYPE_CHECKING:
     from groundskeeper.acceptance import TaskCheck
     from groundskeeper.control import ControlDir, RunLock
+    from groundskeeper.models import UsageTotals
     from groundskeeper.runner import StepRecorder
     from groundskeeper.telemetry import Telemetry
 
 MODEL_HELP = (
-    "The worker model: `scripted:FILE` replays a YAML script offline; `anthropic:MODEL` is the"
-    " Anthropic API (not available in this version). Default: $GROUNDSKEEPER_MODEL."
+    "The worker model: `scripted:FILE` replays a YAML script offline; `anthropic:MODEL` is"
+    " Claude through the Anthropic API (needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is"
+    " honoured). Default: $GROUNDSKEEPER_MODEL."
+)
+RETRIES_HELP = (
+    "How many times the Anthropic client retries a call that failed with 408, 409, 429, 5xx"
+    " or 529 (overloaded), with backoff, honouring `retry-after`. [env:"
+    " GROUNDSKEEPER_MODEL_RETRIES; default: 2]"
+)
+TIMEOUT_HELP = (
+    "Seconds one request to the Anthropic API may take (each retry gets as long). [env:"
+    " GROUNDSKEEPER_MODEL_TIMEOUT; default: 300]"
 )
 
 
@@ -47,6 +59,18 @@ def _workdir(workdir: Path | None) -> Path | None:
 @click.command("resume")
 @click.argument("plan", required=False, type=click.Path(path_type=Path))
 @click.option("--model", "model_spec", envvar="GROUNDSKEEPER_MODEL", help=MODEL_HELP)
+@click.option(
+    "--model-retries",
+    type=click.IntRange(min=0),
+    envvar="GROUNDSKEEPER_MODEL_RETRIES",
+    help=RETRIES_HELP,
+)
+@click.option(
+    "--model-timeout",
+    type=click.FloatRange(min=0, min_open=True, max=86400),
+    envvar="GROUNDSKEEPER_MODEL_TIMEOUT",
+    help=TIMEOUT_HELP,
+)
 @click.option(
     "--workdir",
     type=click.Path(path_type=Path),
@@ -90,6 +114,8 @@ def _workdir(workdir: Path | None) -> Path | None:
 def resume(
     plan: Path | None,
     model_spec: str | None,
+    model_retries: int | None,
+    model_timeout: float | None,
     workdir: Path | None,
     max_parallel: int,
     require_checks: bool,
@@ -107,13 +133,20 @@ def resume(
     cannot be written (damaged, or its checkpoint signed by a key you do not trust), the run
     does not start, or stops, with a diagnostic [R004]: it never goes on unsealed.
 
+    If the model stays unavailable after its retries (the API down, overloaded, a timeout),
+    the run stops calling it: the unfinished tasks keep their state, never DONE, and the same
+    command continues them later [R008]. Every model call's tokens and latency are sealed in
+    the ledger and kept in _telemetry.db (table model_calls); the totals end the report.
+
     \b
     Examples:
       groundskeeper resume plan.org --model scripted:workers.yaml
       GROUNDSKEEPER_MODEL=scripted:w.yaml groundskeeper resume --json
+      ANTHROPIC_API_KEY=… groundskeeper resume plan.org --model anthropic:claude-sonnet-4-5
 
     Exit 0 when every task is DONE, 1 otherwise (or when the plan does not pass
-    `groundskeeper lint`), 2 for an unreadable plan, a bad script or bad options.
+    `groundskeeper lint`), 2 for an unreadable plan, a bad script or bad options (an
+    `anthropic:` model without ANTHROPIC_API_KEY included).
     """
     from groundskeeper.lint import validate
     from groundskeeper.models import load_model
@@ -129,7 +162,7 @@ def resume(
         )
     try:
         loaded = load_plan(path)
-        model = load_model(model_spec)
+        model = load_model(model_spec, retries=model_retries, timeout=model_timeout)
     except GroundskeeperError as exc:
         fail_usage(str(exc))
     options = RunOptions(
@@ -178,8 +211,11 @@ def resume(
             fail_usage(str(exc))
         finally:
             telemetry.close()
+    resumable = report.model_unavailable is not None
     if as_json:
-        emit_json(report.to_json())
+        document = report.to_json()
+        document["continue_with"] = _continue_command(path, model_spec) if resumable else None
+        emit_json(document)
     else:
         # refused: the diagnostics are the answer; during a run they are commentary
         for diagnostic in report.diagnostics:
@@ -201,7 +237,23 @@ def resume(
             states = [t.state for t in report.tasks]
             counts = ", ".join(f"{states.count(s)} {s}" for s in sorted(set(states)))
             narrate(f"run {report.run_id}: {len(states)} tasks — {counts}")
+            narrate(_usage_line(report.usage))
+    if resumable:
+        narrate(f"{report.model_unavailable}\ncontinue with: {_continue_command(path, model_spec)}")
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
+def _usage_line(usage: UsageTotals) -> str:
+    return (
+        f"model: {usage.calls} calls, {usage.input_tokens} input tokens ({usage.cache_read_tokens}"
+        f" read from the cache, {usage.cache_write_tokens} written to it), {usage.output_tokens}"
+        f" output tokens, {usage.latency_ms / 1000:.1f} s waiting"
+    )
+
+
+def _continue_command(plan: Path, model_spec: str) -> str:
+    """The command that continues this run, as a person can paste it."""
+    return f"groundskeeper resume {shlex.quote(str(plan))} --model {shlex.quote(model_spec)}"
 
 
 @contextmanager
