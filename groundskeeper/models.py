@@ -402,9 +402,7 @@ def _parse_turn(raw: object, where: str) -> Turn:
     raise ScriptError(f"{where}: {detail}; a turn is `{{tool, input}}` or `{{say}}`")
 
 
-def load_model(
-    spec: str, *, retries: int | None = None, timeout: float | None = None
-) -> Model:
+def load_model(spec: str, *, retries: int | None = None, timeout: float | None = None) -> Model:
     """Resolve a `--model` spec: `scripted:FILE` or `anthropic:MODEL`.
 
     `retries` and `timeout` apply to the Anthropic backend (None: its defaults); the SDK is

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -137,7 +137,9 @@ class RunReport:
     tasks: tuple[TaskReport, ...]
     tampers: tuple[Tamper, ...] = ()
     plan_edits: tuple[str, ...] = ()  # changes beyond keywords: the inserted #+TODO: line
-    usage: UsageTotals = UsageTotals()  # every model call of the run, failed ones included
+    usage: UsageTotals = field(
+        default_factory=UsageTotals
+    )  # every model call of the run, failed ones included
     # why the run stopped calling the model (`model unavailable: …`): the plan is resumable
     model_unavailable: str | None = None
 
@@ -185,7 +187,9 @@ class FailFastModel:
 
     def respond(self, request: ModelRequest) -> AssistantTurn:
         if self.failure is not None:
-            raise ModelCallRefused(f"not called: the model failed earlier in this run ({self.failure})")
+            raise ModelCallRefused(
+                f"not called: the model failed earlier in this run ({self.failure})"
+            )
         try:
             return self.inner.respond(request)
         except ModelCallError as exc:

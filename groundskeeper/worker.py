@@ -50,8 +50,7 @@ FINISHED_STOPS: frozenset[str] = frozenset({"end_turn", "stop_sequence"})
 TERMINAL_STOPS: dict[str, str] = {
     "refusal": "model refused: the model stopped with stop_reason `refusal`",
     "model_context_window_exceeded": (
-        "model_context_window_exceeded: the conversation no longer fits the model's context"
-        " window"
+        "model_context_window_exceeded: the conversation no longer fits the model's context window"
     ),
 }
 
@@ -70,6 +69,7 @@ def stop_failure(stop: str) -> str | None:
     if stop == "tool_use":
         return "tool_use: the model asked for tools but named none; no claim"
     return f"unknown stop_reason `{stop}`: not a finished turn; no claim"
+
 
 TOOL_SPECS: tuple[ToolSpec, ...] = (
     ToolSpec(

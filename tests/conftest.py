@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.messages_stub import MessagesStub
+
 # Wall-clock limits (per-example deadlines, the too-slow health check) would make property
 # tests flaky on a loaded 2-core CI machine; the properties themselves are what must hold.
 settings.register_profile(
@@ -38,3 +40,14 @@ def groundskeeper_home(
     for name in ANTHROPIC_ENV:
         monkeypatch.delenv(name, raising=False)
     yield home
+
+
+@pytest.fixture
+def messages_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[MessagesStub]:
+    """A local Messages API (tests/messages_stub.py) that `anthropic:` models reach through
+    ANTHROPIC_BASE_URL, with a dummy key. The SDK's backoff is real: a scripted error that
+    should be retried quickly carries `retry-after-ms`."""
+    with MessagesStub() as stub:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", stub.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-stub")
+        yield stub
