@@ -311,6 +311,8 @@ def test_a_run_records_usage_caches_and_answers_tools(
         (r[4], r[6], r[8]) for r in rows
     ]
     ledger_verifies(plan)
+    shown = CliRunner().invoke(main, ["ledger", "show", str(tmp_path)])
+    assert "worker → tool_use · 1600 in, 1400 cached, 30 out ·" in shown.stdout
 
 
 def test_human_output_ends_with_the_usage_totals(

@@ -290,6 +290,14 @@ def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, st
     if step == "tool-call":
         error = " (error)" if get("is_error") else ""
         return f"{get('tool')} → status {get('status')}{error}", None
+    if step == "model-call":
+        if get("error"):
+            return f"{get('purpose')} call failed: {str(get('error'))[:60]}", "failed"
+        cached = f", {get('cache_read_tokens')} cached" if get("cache_read_tokens") else ""
+        return (
+            f"{get('purpose')} → {get('stop_reason')} · {get('input_tokens')} in{cached},"
+            f" {get('output_tokens')} out · {get('latency_ms')} ms"
+        ), None
     if step == "claim":
         attempt = f"attempt {get('attempt')}: " if get("attempt") is not None else ""
         return f"{attempt}{str(get('excerpt') or '')[:60]!r}", None
