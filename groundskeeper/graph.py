@@ -28,6 +28,7 @@ from groundskeeper.errors import GroundskeeperError, UsageError
 from groundskeeper.models import Model
 
 if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
     from langgraph.graph.state import CompiledStateGraph
 
     from groundskeeper.control import RunLock
@@ -48,6 +49,7 @@ __all__ = [
     "checkpointer",
     "config_for",
     "pending_approval",
+    "write_atomic",
 ]
 
 GRAPH_DB = "_graph.db"
@@ -127,7 +129,7 @@ class MissionFile:
             raise UsageError(f"{path}: unreadable mission file ({exc}); start a new run") from exc
 
     def write(self, control: ControlDir) -> None:
-        _write_atomic(control.path / MISSION_FILE, json.dumps(self.__dict__, indent=2) + "\n")
+        write_atomic(control.path / MISSION_FILE, json.dumps(self.__dict__, indent=2) + "\n")
 
 
 @dataclass
@@ -365,8 +367,11 @@ def checkpointer(control: ControlDir) -> Iterator[Any]:
         conn.close()
 
 
-def config_for(thread_id: str) -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
+def config_for(thread_id: str) -> RunnableConfig:
+    """The graph's config for one thread: the thread id and an explicit recursion limit."""
+    from langchain_core.runnables import RunnableConfig
+
+    return RunnableConfig(configurable={"thread_id": thread_id}, recursion_limit=RECURSION_LIMIT)
 
 
 def pending_approval(graph: Any, thread_id: str) -> tuple[str, dict[str, Any]] | None:
@@ -436,7 +441,7 @@ def _keep_rejected_outlines(plan_path: Path, attempts: list[Attempt]) -> None:
     """Both invalid outlines beside the plan, for the person to read (never run)."""
     for attempt in attempts:
         target = plan_path.with_name(f"{plan_path.stem}.outline-{attempt['n']}.org")
-        _write_atomic(target, attempt["outline"])
+        write_atomic(target, attempt["outline"])
 
 
 def _write_plan(path: Path, outline: str) -> None:
@@ -452,10 +457,10 @@ def _write_plan(path: Path, outline: str) -> None:
             f" it with `groundskeeper resume {path}`"
         )
     if existing is None:
-        _write_atomic(path, outline)
+        write_atomic(path, outline)
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
