@@ -26,15 +26,16 @@ lint: setup
 test: lint
 	$(PY) -m pytest
 
-# The main job, offline: one honest worker, one that claims DONE without doing the work.
-# The run happens in a scratch copy so the example stays as committed.
+# The main job, offline: a goal → an outline the validator rejects → the one retry carrying its
+# diagnostic → a valid plan → an honest worker and a lying one → the lie caught and fed back →
+# the signed ledger verified. The scripted model plays author and workers; nothing leaves the
+# machine. The run happens in a scratch directory.
 demo: setup
-	@d=$$(mktemp -d) && cp examples/demo/plan.org $$d/ && \
-	export GROUNDSKEEPER_HOME=$$d/.home && \
-	$(VENV)/bin/groundskeeper lint $$d/plan.org && \
-	$(VENV)/bin/groundskeeper resume $$d/plan.org --model scripted:examples/demo/workers.yaml && \
-	echo && echo "plan after the run ($$d/plan.org):" && cat $$d/plan.org && \
-	echo && $(VENV)/bin/groundskeeper ledger verify $$d
+	@d=$$(mktemp -d) && export GROUNDSKEEPER_HOME=$$d/.home && \
+	$(VENV)/bin/groundskeeper run "Write the release notes for 0.1.0 and count the changes" \
+	  --model scripted:examples/demo/mission.yaml --dir $$d/work --require-checks && \
+	echo && echo "plan after the run ($$d/work/plan.org):" && cat $$d/work/plan.org && \
+	echo && $(VENV)/bin/groundskeeper ledger verify $$d/work
 
 # The shipped suite of fake-DONE agents and honest controls (make test runs it too).
 eval: setup

@@ -41,6 +41,12 @@ STEP_TYPES = (
     "plan-edit",
     "tamper",
     "dock",
+    # a goal-driven run's graph steps (`groundskeeper run "GOAL"`)
+    "author-call",
+    "outline-check",
+    "outline-retry",
+    "approval",
+    "plan-sealed",
     "run-end",
 )
 FIELDS = frozenset({"v", "run", "seq", "step", "ts", "prev", "key", "body", "sig"})

@@ -105,14 +105,18 @@ class ToolRefused(GroundskeeperError):
     """A tool call the worker may not make; its message goes back to the model as is."""
 
 
-def load_worker_prompt() -> str:
-    """`prompts/worker.md`, from the installed package or (editable install) the repo."""
+def load_prompt(name: str) -> str:
+    """`prompts/NAME`, from the installed package or (editable install) the repo."""
     try:
-        resource = importlib.resources.files("groundskeeper") / "prompts" / "worker.md"
+        resource = importlib.resources.files("groundskeeper") / "prompts" / name
         return resource.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
-        repo_copy = Path(__file__).resolve().parent.parent / "prompts" / "worker.md"
+        repo_copy = Path(__file__).resolve().parent.parent / "prompts" / name
         return repo_copy.read_text(encoding="utf-8")
+
+
+def load_worker_prompt() -> str:
+    return load_prompt("worker.md")
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,8 @@ COMMANDS: dict[str, str] = {
     "ledger": "groundskeeper.cli.ledger_cmd:ledger",
     "keygen": "groundskeeper.cli.ledger_cmd:keygen",
     "eval": "groundskeeper.cli.eval_cmd:eval_",
+    "run": "groundskeeper.cli.goal_cmd:run",
+    "approve": "groundskeeper.cli.goal_cmd:approve",
 }
 
 
@@ -54,6 +56,8 @@ def main() -> None:
 
     \b
     A tour, in the order a plan lives:
+      groundskeeper run "GOAL" --model anthropic:MODEL
+                                                   a goal in, a plan authored, checked, run
       groundskeeper lint plan.org                  rung 1: is the plan coherent?
       groundskeeper resume plan.org --model scripted:workers.yaml
                                                    run it: DONE only on a passing check

@@ -280,6 +280,10 @@ def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, st
     get = body.get
     if step == "run-start" and dock_run:
         return f"dock {get('component')} into {get('into')}", None
+    if step == "run-start" and get("kind") == "goal":
+        return f"goal {str(get('goal') or '')[:60]!r} · author {get('author_model')}", None
+    if step in _GOAL_STEPS:
+        return _summarize_goal_step(step, body)
     if step == "run-start":
         checks = get("checks")
         count = len(checks) if isinstance(checks, list | dict) else 0
@@ -319,6 +323,9 @@ def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, st
     if step == "run-end" and dock_run:
         verdict = "ok" if get("ok") else "refused"
         return f"{verdict} · dock", verdict
+    if step == "run-end" and get("outcome"):
+        verdict = "ok" if get("ok") else "failed"
+        return f"{verdict} · {get('outcome')}", verdict
     if step == "run-end":
         verdict = "ok" if get("ok") else "failed"
         states = get("states") or []
@@ -330,6 +337,33 @@ def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, st
         tally = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
         return f"{verdict} · {tally or 'no tasks'}", verdict
     return "", None
+
+
+_GOAL_STEPS = frozenset(
+    {"author-call", "outline-check", "outline-retry", "approval", "plan-sealed"}
+)
+
+
+def _summarize_goal_step(step: str, body: dict[str, Any]) -> tuple[str, str | None]:
+    """The steps of a goal-driven run's graph (`groundskeeper run "GOAL"`)."""
+    get = body.get
+    if step == "author-call":
+        return (
+            f"outline {get('attempt')} · {get('stop_reason')} · {_short(get('outline_sha256'))}",
+            None,
+        )
+    if step == "outline-check":
+        codes = sorted(
+            {str(d.get("code")) for d in get("diagnostics") or [] if isinstance(d, dict)}
+        )
+        verdict = "valid" if get("ok") else "invalid"
+        detail = f" ({', '.join(codes)})" if codes else ""
+        return f"outline {get('attempt')} {verdict}{detail}", verdict
+    if step == "outline-retry":
+        return f"the one retry, for outline {get('attempt')}", None
+    if step == "approval":
+        return f"{get('decision')} · plan {_short(get('plan_sha256'))}", str(get("decision"))
+    return f"plan {_short(get('plan_sha256'))} · {get('plan')}", None
 
 
 def _timeline(steps: list[tuple[int, dict[str, Any] | None]]) -> list[dict[str, Any]]:
@@ -429,7 +463,7 @@ def show(path: Path, key_files: tuple[Path, ...], as_json: bool) -> None:
                 summary += rest
             seq = entry["seq"] if entry["seq"] is not None else "?"
             click.echo(
-                f"{seq:>5}  {when:19}  {entry['step'] or '?':<10}  "
+                f"{seq:>5}  {when:19}  {entry['step'] or '?':<13}  "
                 f"{entry['task'] or '':<16}  {summary}"
             )
     if not report.ok:

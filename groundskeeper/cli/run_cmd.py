@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from groundskeeper.acceptance import TaskCheck
     from groundskeeper.control import ControlDir, RunLock
     from groundskeeper.models import UsageTotals
-    from groundskeeper.runner import StepRecorder
+    from groundskeeper.runner import RunEvent, StepRecorder
     from groundskeeper.telemetry import Telemetry
 
 MODEL_HELP = (
@@ -172,28 +172,15 @@ def resume(
         max_turns=max_turns,
         disk_quota=disk_quota,
     )
-    from groundskeeper.runner import RunEvent, new_run_id
+    from groundskeeper.runner import new_run_id
 
     def narrate_event(event: RunEvent) -> None:
-        if event.kind == "task-start":
-            narrate(f"▶ {event.task_id}")
-        elif event.kind == "attempt-failed":
-            narrate(f"✘ {event.task_id}: attempt {event.attempts} did not pass its check"
-                    f" — {event.reason}; feeding that back for another attempt")  # fmt: skip
-        elif event.kind == "tamper":
-            narrate(f"! tampering: {event.reason}")
-        elif event.kind == "plan-edit":
-            narrate(f"✎ {event.reason}")
-        else:
-            check = _verified(event.verified)
-            why = f" — {event.reason}" if event.reason else ""
-            narrate(f"{'✔' if event.state == 'DONE' else '✘'} {event.state} {event.task_id}"
-                    f" ({check}, attempts {event.attempts}){why}")  # fmt: skip
+        narrate(event_line(event))
 
     run_id = new_run_id()
-    with _plan_lock(path) as lock:
-        recorder = _open_ledger(lock.control, run_id)
-        telemetry = _open_telemetry(lock.control)
+    with plan_lock(path) as lock:
+        recorder = open_ledger(lock.control, run_id)
+        telemetry = open_telemetry(lock.control)
         try:
             runner = Runner(
                 loaded,
@@ -221,7 +208,7 @@ def resume(
         for diagnostic in report.diagnostics:
             click.echo(diagnostic.format(str(path)), err=report.started)
         if report.started:
-            _print_table(
+            print_table(
                 ("STATE", "TRIES", "CHECK", "TASK", "REASON"),
                 [
                     (
@@ -256,8 +243,25 @@ def _continue_command(plan: Path, model_spec: str) -> str:
     return f"groundskeeper resume {shlex.quote(str(plan))} --model {shlex.quote(model_spec)}"
 
 
+def event_line(event: RunEvent) -> str:
+    """One run event as a line of narration."""
+    if event.kind == "task-start":
+        return f"▶ {event.task_id}"
+    if event.kind == "attempt-failed":
+        return (f"✘ {event.task_id}: attempt {event.attempts} did not pass its check"
+                f" — {event.reason}; feeding that back for another attempt")  # fmt: skip
+    if event.kind == "tamper":
+        return f"! tampering: {event.reason}"
+    if event.kind == "plan-edit":
+        return f"✎ {event.reason}"
+    check = _verified(event.verified)
+    why = f" — {event.reason}" if event.reason else ""
+    return (f"{'✔' if event.state == 'DONE' else '✘'} {event.state} {event.task_id}"
+            f" ({check}, attempts {event.attempts}){why}")  # fmt: skip
+
+
 @contextmanager
-def _plan_lock(plan_path: Path) -> Iterator[RunLock]:
+def plan_lock(plan_path: Path) -> Iterator[RunLock]:
     """Hold the plan for this command (exit 2 naming the holder if another run has it),
     with an earlier version's control files moved into the control directory first."""
     from groundskeeper.control import ControlDir, RunLock
@@ -279,7 +283,7 @@ def _plan_lock(plan_path: Path) -> Iterator[RunLock]:
         lock.release()
 
 
-def _open_ledger(control: ControlDir, run_id: str) -> StepRecorder:
+def open_ledger(control: ControlDir, run_id: str) -> StepRecorder:
     from groundskeeper.keys import ensure_signing_key
     from groundskeeper.ledger import Ledger
 
@@ -292,7 +296,7 @@ def _open_ledger(control: ControlDir, run_id: str) -> StepRecorder:
     return Ledger(control.path, loaded.key, run_id)
 
 
-def _open_telemetry(control: ControlDir) -> Telemetry:
+def open_telemetry(control: ControlDir) -> Telemetry:
     """The plan's telemetry database; one that cannot be opened (corrupt, foreign, read-only)
     is a usage error before anything runs, never a traceback."""
     from groundskeeper.telemetry import Telemetry
@@ -315,7 +319,7 @@ def _verified(value: bool | None) -> str:
     return {True: "verified", False: "unverified", None: "-"}[value]
 
 
-def _print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
     """Columns padded to fit; the last one (the reason) runs free."""
     last = len(header) - 1
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(last)]
@@ -362,7 +366,7 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
     workdir = _workdir(workdir)
     root = (workdir or path.parent).resolve()
     if write:
-        with _plan_lock(path) as lock:
+        with plan_lock(path) as lock:
             results = _check_and_write(path, root, lock.control)
     else:
         try:
@@ -372,7 +376,7 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
     if as_json:
         emit_json({"tasks": [r.to_json() for r in results]})
     else:
-        _print_table(
+        print_table(
             ("STATE", "VERDICT", "TASK", "REASON"),
             [(r.state, r.result.verdict, _name(r.title, r.id), r.result.reason) for r in results],
         )
@@ -390,8 +394,8 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
     from groundskeeper.sealing import RunSeal, SealingError
 
     run_id = new_run_id()
-    ledger = _open_ledger(control, run_id)
-    telemetry = _open_telemetry(control)
+    ledger = open_ledger(control, run_id)
+    telemetry = open_telemetry(control)
     try:
         loaded = load_plan(path)
         results = check_plan(loaded, root)

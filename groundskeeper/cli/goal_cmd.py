@@ -1,0 +1,545 @@
+"""`groundskeeper run "GOAL"` and `groundskeeper approve DIR`: the goal-driven front door.
+
+The work happens in `groundskeeper.graph` (author → validate → one retry → approve → seal →
+execute → report); this module picks the directory, wires the models, ledger, telemetry and
+checkpointer, answers the approval gate at a terminal, and prints the report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage
+from groundskeeper.cli.progress import Progress
+from groundskeeper.cli.run_cmd import (
+    event_line,
+    open_ledger,
+    open_telemetry,
+    plan_lock,
+    print_table,
+)
+from groundskeeper.errors import GroundskeeperError, UsageError
+
+if TYPE_CHECKING:
+    from groundskeeper.control import ControlDir
+    from groundskeeper.graph import MissionEvent
+    from groundskeeper.runner import RunEvent
+
+EXIT_WAITING = 3
+PLAN_NAME = "plan.org"
+APPROVAL_FILE = "approval.json"
+ANSWER_POLL = 0.25  # seconds between looks for an answer from `groundskeeper approve`
+
+MODEL_HELP = (
+    "The workers' model: `anthropic:MODEL` (the Anthropic API; needs ANTHROPIC_API_KEY) or"
+    " `scripted:FILE` (a YAML script, offline). Default: $GROUNDSKEEPER_MODEL."
+)
+
+
+@click.command("run")
+@click.argument("goal", required=False)
+@click.option(
+    "--resume",
+    "resume_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Continue the goal-driven run in DIR where it stopped; the author is never asked"
+    " again once an outline was sealed.",
+)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Where the plan and the work go (created; must be new or empty). Default: a new"
+    " folder named after the goal.",
+)
+@click.option("--model", "model_spec", envvar="GROUNDSKEEPER_MODEL", help=MODEL_HELP)
+@click.option(
+    "--author-model",
+    "author_spec",
+    envvar="GROUNDSKEEPER_AUTHOR_MODEL",
+    help="The model that writes the plan (default: the workers' model);"
+    " $GROUNDSKEEPER_AUTHOR_MODEL.",
+)
+@click.option(
+    "--approve",
+    is_flag=True,
+    help="Show the validated plan and wait for a yes or no before anything runs: at the"
+    " terminal, or from `groundskeeper approve DIR`. Without a terminal the run stops with"
+    " exit 3 and prints the command that answers it.",
+)
+@click.option(
+    "--max-parallel",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="How many tasks run at once.",
+)
+@click.option(
+    "--require-checks",
+    is_flag=True,
+    help="Every leaf task needs an acceptance check: the outline is invalid without one, and"
+    " a task without one is FAILED.",
+)
+@click.option(
+    "--max-turns",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Model turns a worker gets per attempt.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def run(
+    goal: str | None,
+    resume_dir: Path | None,
+    directory: Path | None,
+    model_spec: str | None,
+    author_spec: str | None,
+    approve: bool,
+    max_parallel: int,
+    require_checks: bool,
+    max_turns: int,
+    as_json: bool,
+) -> None:
+    """Give it a goal: an author model writes the plan, workers do it, checks decide.
+
+    The author's outline is validated before anything runs (rung 1, at least one task, and
+    under --require-checks a check on every leaf); an invalid outline goes back to the author
+    once, with the validator's own diagnostics. A second invalid outline ends the run (exit
+    1) with both kept beside the plan. The valid plan is written to DIR/plan.org and run as
+    `groundskeeper resume` would: a task is DONE only when its check passes in the sandbox.
+    Every step is sealed in the plan's signed ledger; the graph is checkpointed in the plan's
+    control directory, so a killed run continues with `run --resume DIR`.
+
+    \b
+    Examples:
+      groundskeeper run "write a haiku into haiku.txt" --model anthropic:claude-sonnet-4-5
+      groundskeeper run "GOAL" --model scripted:mission.yaml --dir work --approve
+      groundskeeper run --resume work
+
+    Exit 0 when every task is DONE, 1 when a task is not, the outline stayed invalid, the
+    plan was not approved or the model stayed unavailable (the run is resumable), 2 for bad
+    input, 3 when the run waits for an approval.
+    """
+    from groundskeeper.control import ControlDir
+    from groundskeeper.graph import MissionFile
+    from groundskeeper.runner import new_run_id
+
+    if (goal is None) == (resume_dir is None):
+        fail_usage('give a goal (`groundskeeper run "GOAL"`) or --resume DIR, not both or neither')
+    if resume_dir is not None:
+        if directory is not None:
+            fail_usage("--dir and --resume both name the directory; pass only --resume DIR")
+        where = resume_dir
+        control = ControlDir.for_plan(where / PLAN_NAME)
+        try:
+            mission_file = MissionFile.read(control)
+        except GroundskeeperError as exc:
+            fail_usage(str(exc))
+        if model_spec:
+            mission_file.model = model_spec
+        if author_spec:
+            mission_file.author_model = author_spec
+    else:
+        assert goal is not None
+        if not goal.strip():
+            fail_usage('the goal is empty; say what you want done: groundskeeper run "GOAL"')
+        if not model_spec:
+            fail_usage(
+                "no model: pass --model anthropic:MODEL or --model scripted:FILE (or set"
+                " GROUNDSKEEPER_MODEL)"
+            )
+        where = directory if directory is not None else _directory_for(goal)
+        _claim_directory(where)
+        control = ControlDir.for_plan(where / PLAN_NAME)
+        mission_file = MissionFile(
+            thread_id=new_run_id(),
+            goal=goal,
+            model=model_spec,
+            author_model=author_spec or model_spec,
+            require_checks=require_checks,
+            approve=approve,
+            max_parallel=max_parallel,
+        )
+    outcome = _drive(where, control, mission_file, max_turns, fresh=resume_dir is None)
+    if as_json:
+        emit_json(outcome.to_json())
+    else:
+        outcome.print()
+    sys.exit(outcome.exit_code)
+
+
+@dataclass
+class _Outcome:
+    where: Path
+    thread_id: str
+    state: dict[str, Any]
+    waiting: dict[str, Any] | None
+
+    @property
+    def outcome(self) -> str:
+        if self.waiting is not None:
+            return "waiting"
+        return str(self.state.get("outcome") or "stopped")
+
+    @property
+    def ok(self) -> bool:
+        report = self.state.get("report")
+        return self.outcome == "ran" and isinstance(report, dict) and bool(report.get("ok"))
+
+    @property
+    def exit_code(self) -> int:
+        if self.waiting is not None:
+            return EXIT_WAITING
+        return EXIT_OK if self.ok else EXIT_FINDINGS
+
+    def outlines(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "attempt": a["n"],
+                "ok": a["diagnostics"] == [],
+                "outline_sha256": a["outline_sha256"],
+                "stop_reason": a["stop_reason"],
+                "diagnostics": a["diagnostics"] or [],
+                "usage": a["usage"],
+            }
+            for a in self.state.get("attempts", [])
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        report = self.state.get("report") or {}
+        return {
+            "ok": self.ok,
+            "outcome": self.outcome,
+            "dir": str(self.where),
+            "plan": str(self.where / PLAN_NAME),
+            "thread_id": self.thread_id,
+            "outlines": self.outlines(),
+            "approval": self.state.get("approval"),
+            "waiting": self.waiting,
+            "run_id": report.get("run_id"),
+            "tasks": report.get("tasks", []),
+            "usage": _usage_totals(self.state),
+        }
+
+    def print(self) -> None:
+        report = self.state.get("report")
+        if isinstance(report, dict) and report.get("tasks"):
+            print_table(
+                ("STATE", "TRIES", "CHECK", "TASK", "REASON"),
+                [
+                    (
+                        t["state"],
+                        str(t["attempts"]),
+                        {True: "verified", False: "unverified", None: "-"}[t["verified"]],
+                        t["title"] if t["id"] == t["title"] else f"{t['title']} [{t['id']}]",
+                        t["reason"] or "",
+                    )
+                    for t in report["tasks"]
+                ],
+            )
+        click.echo(f"{self.outcome}: {self.where / PLAN_NAME}", err=True)
+
+
+def _drive(
+    where: Path, control: ControlDir, mission_file: Any, max_turns: int, *, fresh: bool
+) -> _Outcome:
+    """Run (or continue) the graph under the plan's lock; answer an approval if one waits."""
+    from langgraph.types import Command
+
+    from groundskeeper.graph import (
+        Mission,
+        build_graph,
+        checkpointer,
+        config_for,
+        pending_approval,
+    )
+    from groundskeeper.models import load_model
+    from groundskeeper.runner import RunOptions
+
+    try:
+        worker_model = load_model(mission_file.model)
+        author_model = (
+            worker_model
+            if mission_file.author_model == mission_file.model
+            else load_model(mission_file.author_model)
+        )
+    except GroundskeeperError as exc:
+        fail_usage(str(exc))
+    options = RunOptions(
+        max_parallel=mission_file.max_parallel,
+        require_checks=mission_file.require_checks,
+        max_turns=max_turns,
+    )
+    plan_path = where / PLAN_NAME
+    with plan_lock(plan_path) as lock, Progress() as progress:
+        try:
+            control.ensure()
+        except GroundskeeperError as exc:
+            fail_usage(str(exc))
+        if fresh:
+            mission_file.write(control)
+        telemetry = open_telemetry(control)
+        mission = Mission(
+            plan_path=plan_path,
+            control=control,
+            author_model=author_model,
+            worker_model=worker_model,
+            options=options,
+            approve=mission_file.approve,
+            open_recorder=lambda run_id: open_ledger(control, run_id),
+            telemetry=telemetry,
+            run_lock=lock,
+            on_event=lambda event: _narrate_mission(progress, event),
+            on_run_event=lambda event: _narrate_run(progress, event),
+        )
+        config = config_for(mission_file.thread_id)
+        try:
+            with checkpointer(control) as saver:
+                graph = build_graph(mission, saver)
+                snapshot = graph.get_state(config)
+                pending = pending_approval(graph, mission_file.thread_id)
+                if pending is None and (fresh or not snapshot.values):
+                    goal_input: Any = {"goal": mission_file.goal, "attempts": []}
+                    graph.invoke(goal_input, config, durability="sync")
+                elif pending is None and snapshot.next:
+                    progress.say(f"continuing at {', '.join(snapshot.next)}")
+                    graph.invoke(None, config, durability="sync")
+                while (pending := pending_approval(graph, mission_file.thread_id)) is not None:
+                    interrupt_id, value = pending
+                    answer = _await_answer(control, interrupt_id, value, progress)
+                    if answer is None:
+                        mission.end_goal_run(False, "waiting for approval")
+                        command = f"groundskeeper approve {where} --yes|--no"
+                        progress.say(
+                            f"waiting for approval: answer with `{command}`, then continue"
+                            f" with `groundskeeper run --resume {where}`"
+                        )
+                        return _Outcome(
+                            where,
+                            mission_file.thread_id,
+                            dict(graph.get_state(config).values),
+                            {
+                                "interrupt_id": interrupt_id,
+                                "plan_sha256": value.get("plan_sha256"),
+                                "command": command,
+                            },
+                        )
+                    graph.invoke(Command(resume={interrupt_id: answer}), config, durability="sync")
+                state = dict(graph.get_state(config).values)
+        except UsageError as exc:
+            mission.end_goal_run(False, f"stopped: {exc}")
+            fail_usage(str(exc))
+        except GroundskeeperError as exc:
+            mission.end_goal_run(False, f"stopped: {exc}")
+            progress.say(f"groundskeeper: {exc}")
+            progress.say(f"the run is resumable: groundskeeper run --resume {where}")
+            sys.exit(EXIT_FINDINGS)
+        finally:
+            telemetry.close()
+    _narrate_end(progress, state, where)
+    return _Outcome(where, mission_file.thread_id, state, None)
+
+
+def _await_answer(
+    control: ControlDir, interrupt_id: str, value: dict[str, Any], progress: Progress
+) -> dict[str, Any] | None:
+    """The approval for the waiting interrupt: from `groundskeeper approve` (a file in the
+    control directory) or, on a terminal, typed y/n; None when there is no one to ask."""
+    path = control.path / APPROVAL_FILE
+    answer = _read_answer(path, interrupt_id, value)
+    if answer is not None:
+        return answer
+    interactive = sys.stdin.isatty() and sys.stderr.isatty()
+    if not interactive:
+        return None
+    progress.say("the plan, for approval:\n")
+    progress.say(str(value.get("outline", "")))
+    progress.say(
+        f"approve it? [y/n] (or from elsewhere: groundskeeper approve {control.root.parent}"
+        " --yes|--no)"
+    )
+    while True:
+        readable, _, _ = select.select([sys.stdin], [], [], ANSWER_POLL)
+        if readable:
+            typed = sys.stdin.readline().strip().lower()
+            if typed in ("y", "yes", "n", "no"):
+                return {
+                    "interrupt_id": interrupt_id,
+                    "plan_sha256": value.get("plan_sha256"),
+                    "decision": "yes" if typed.startswith("y") else "no",
+                    "by": "terminal",
+                }
+            if typed == "" and sys.stdin.closed:
+                return None
+            progress.say("answer y or n")
+        answer = _read_answer(path, interrupt_id, value)
+        if answer is not None:
+            return answer
+
+
+def _read_answer(path: Path, interrupt_id: str, value: dict[str, Any]) -> dict[str, Any] | None:
+    """A `groundskeeper approve` answer, consumed only if it is bound to this interrupt and
+    this plan; any other answer is refused (exit 2), never applied."""
+    try:
+        answer = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: unreadable approval ({exc}); answer again") from exc
+    if not isinstance(answer, dict):
+        raise UsageError(f"{path}: unreadable approval; answer again")
+    if answer.get("interrupt_id") != interrupt_id or answer.get("plan_sha256") != value.get(
+        "plan_sha256"
+    ):
+        raise UsageError(
+            "stale approval refused: it answers interrupt"
+            f" {answer.get('interrupt_id')} (plan {str(answer.get('plan_sha256'))[:12]}), but"
+            f" the run waits at interrupt {interrupt_id} (plan"
+            f" {str(value.get('plan_sha256'))[:12]}); answer again with `groundskeeper approve"
+            " DIR --yes|--no`"
+        )
+    path.unlink()
+    return answer
+
+
+@click.command("approve")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--yes", "decision", flag_value="yes", help="Approve the plan: it runs.")
+@click.option("--no", "decision", flag_value="no", help="Reject it: nothing runs.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def approve(directory: Path, decision: str | None, as_json: bool) -> None:
+    """Answer the approval a `groundskeeper run --approve` waits for in DIR.
+
+    The answer is bound to the waiting interrupt and to the hash of the plan it shows; the
+    run checks both before it applies the answer and seals it in the ledger before anything
+    runs. An answer when nothing waits is refused (exit 2).
+
+    \b
+    Example:
+      groundskeeper approve work --yes && groundskeeper run --resume work
+    """
+    from groundskeeper.control import ControlDir
+    from groundskeeper.graph import MissionFile, build_graph, checkpointer, pending_approval
+
+    if decision is None:
+        fail_usage("say --yes or --no")
+    control = ControlDir.for_plan(directory / PLAN_NAME)
+    try:
+        mission_file = MissionFile.read(control)
+    except GroundskeeperError as exc:
+        fail_usage(str(exc))
+    with checkpointer(control) as saver:
+        pending = pending_approval(build_graph(None, saver), mission_file.thread_id)
+    if pending is None:
+        fail_usage(f"no approval is waiting in {directory}; nothing was answered")
+    interrupt_id, value = pending
+    answer = {
+        "interrupt_id": interrupt_id,
+        "plan_sha256": value.get("plan_sha256"),
+        "decision": decision,
+        "by": f"groundskeeper approve (pid {os.getpid()})",
+        "answered_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    from groundskeeper.graph import write_atomic
+
+    write_atomic(control.path / APPROVAL_FILE, json.dumps(answer, indent=2) + "\n")
+    nxt = f"groundskeeper run --resume {directory}"
+    if as_json:
+        emit_json({**answer, "next": nxt})
+    else:
+        click.echo(
+            f"answered {decision} for plan {str(value.get('plan_sha256'))[:12]}; a waiting run"
+            f" goes on, or continue it with `{nxt}`"
+        )
+
+
+def _directory_for(goal: str) -> Path:
+    """A new folder in the current one, named from the goal's first words."""
+    words = re.findall(r"[a-z0-9]+", goal.lower())[:6]
+    slug = "-".join(words)[:40].strip("-") or "goal"
+    candidate = Path(slug)
+    n = 2
+    while candidate.exists():
+        candidate = Path(f"{slug}-{n}")
+        n += 1
+    return candidate
+
+
+def _claim_directory(where: Path) -> None:
+    if where.exists() and not where.is_dir():
+        fail_usage(f"--dir {where}: exists and is not a folder; pass a new folder")
+    if where.is_dir() and any(where.iterdir()):
+        fail_usage(
+            f"{where} is not empty; pass --dir with a new folder, or continue a run there with"
+            f" `groundskeeper run --resume {where}`"
+        )
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail_usage(f"cannot create {where}: {exc}")
+
+
+def _narrate_mission(progress: Progress, event: MissionEvent) -> None:
+    if event.kind == "author":
+        progress.say(f"✎ outline {event.attempt} written by the author ({event.detail})")
+    elif event.kind == "outline":
+        if event.ok:
+            progress.say(f"✔ outline {event.attempt} is valid")
+        else:
+            progress.say(f"✘ outline {event.attempt} is invalid:")
+            for diagnostic in event.diagnostics:
+                progress.say(f"    {diagnostic.format(PLAN_NAME)}")
+    elif event.kind == "retry":
+        progress.say("↻ the diagnostics go back to the author (its one retry)")
+    elif event.kind == "approval":
+        progress.say("✔ approved" if event.ok else "✘ not approved: nothing runs")
+    elif event.kind == "sealed":
+        progress.say(f"sealed the plan: {event.detail}")
+    elif event.kind == "execute":
+        from groundskeeper.plan import load_plan
+
+        progress.set_total(len(load_plan(Path(event.detail)).tasks()))
+
+
+def _narrate_run(progress: Progress, event: RunEvent) -> None:
+    if event.kind == "task-start" and event.task_id is not None:
+        progress.task_started(event.task_id)
+    elif event.kind == "task-end" and event.task_id is not None:
+        progress.task_ended(event.task_id)
+    progress.say(event_line(event))
+
+
+def _narrate_end(progress: Progress, state: dict[str, Any], where: Path) -> None:
+    if state.get("outcome") == "invalid":
+        kept = ", ".join(
+            str(where / f"plan.outline-{a['n']}.org") for a in state.get("attempts", [])
+        )
+        progress.say(f"the outline stayed invalid after the one retry; nothing ran ({kept})")
+
+
+def _usage_totals(state: dict[str, Any]) -> dict[str, int]:
+    totals = {
+        "calls": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+    }
+    for attempt in state.get("attempts", []):
+        usage = attempt.get("usage") or {}
+        totals["calls"] += 1
+        for key in list(totals)[1:]:
+            value = usage.get(key)
+            if isinstance(value, int):
+                totals[key] += value
+    return totals
