@@ -365,3 +365,37 @@ def test_a_subprocess_reaches_the_stub_through_the_environment(
     assert json.loads(done.stdout)["usage"]["calls"] == 2
     assert len(messages_stub.requests) == 2 and keywords(plan) == {"a": "DONE"}
     ledger_verifies(plan)
+
+
+GOOD_OUTLINE = (
+    "#+TITLE: greet\n* TODO Greet\n  :PROPERTIES:\n  :ID: greet\n"
+    "  :done-when: grep -qx hi out.txt\n  :END:\n  Write out.txt holding hi.\n"
+)
+
+
+def test_a_goal_run_with_claude_as_author_and_worker(
+    tmp_path: Path, messages_stub: MessagesStub
+) -> None:
+    """`groundskeeper run "GOAL"` on Claude: the author request has no tools, every request
+    caches its system prompt, and the usage totals count the author's call and the workers'."""
+    messages_stub.author.reply_text(
+        "Here is the plan:\n```org\n" + GOOD_OUTLINE + "```\n",
+        usage=usage_json(900, 120, cache_read=0, cache_write=0),
+    )
+    messages_stub.worker.reply_tool_use(
+        "write_file", {"path": "out.txt", "content": "hi\n"}, usage=usage_json(1000, 20)
+    )
+    messages_stub.worker.reply_text("DONE", usage=usage_json(1100, 3, cache_read=1000))
+    work = tmp_path / "work"
+    result = CliRunner().invoke(main, ["run", "say hi", "--dir", str(work), "--model", MODEL,
+                                       "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert [t["state"] for t in doc["tasks"]] == ["DONE"]
+    assert [r.is_author for r in messages_stub.requests] == [True, False, False]
+    author = messages_stub.requests[0].body
+    assert "tools" not in author
+    assert author["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert doc["usage"] == {"calls": 3, "input_tokens": 3000, "output_tokens": 143,
+                            "cache_read_tokens": 1000, "cache_write_tokens": 0}  # fmt: skip
+    ledger_verifies(work / "plan.org")

@@ -542,4 +542,10 @@ def _usage_totals(state: dict[str, Any]) -> dict[str, int]:
             value = usage.get(key)
             if isinstance(value, int):
                 totals[key] += value
+    # the workers' calls, as the execute step's runner totalled them
+    workers = (state.get("report") or {}).get("usage") or {}
+    for key in totals:
+        value = workers.get(key)
+        if isinstance(value, int):
+            totals[key] += value
     return totals
