@@ -154,3 +154,37 @@ def test_a_resume_writes_rows_without_importing_sqlite_utils(tmp_path: Path) -> 
     with Telemetry(tmp_path / "_telemetry.db") as t:
         rows = [(r["run_id"], r["task_id"], r["state"], r["reason"]) for r in t.verdicts()]
     assert rows == [("r1", "a", "DONE", None), ("r2", "b", "FAILED", "x")]
+
+
+def test_model_call_rows_and_a_database_from_before_the_table(tmp_path: Path) -> None:
+    """A database an earlier version made (no model_calls table) gains it when opened; a
+    failed call is a row too, with its error and no stop reason."""
+    from groundskeeper.models import ModelCall, Usage
+
+    path = tmp_path / "_telemetry.db"
+    with Telemetry(path) as t:
+        verdict(t, "a", "DONE")
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE model_calls")
+    conn.commit()
+    conn.close()
+    answered = ModelCall("worker", "tool_use", Usage(120, 30, 2048, 512, 840, "req_1", "m", 2))
+    failed = ModelCall("worker", None, Usage(latency_ms=31, model="m"), "529 overloaded_error")
+    with Telemetry(path, clock=fixed_clock) as t:
+        t.record_model_call("r1", "a", 1, answered)
+        t.record_model_call("r1", None, 0, failed)
+        rows = t.model_calls("r1")
+        assert len(t.verdicts()) == 1  # the earlier rows are kept
+    assert [{k: r[k] for k in ("task_id", "purpose", "attempt", "stop_reason", "error",
+                               "input_tokens", "output_tokens", "cache_read_tokens",
+                               "cache_write_tokens", "latency_ms", "request_id", "retries")}
+            for r in rows] == [
+        {"task_id": "a", "purpose": "worker", "attempt": 1, "stop_reason": "tool_use",
+         "error": None, "input_tokens": 120, "output_tokens": 30, "cache_read_tokens": 2048,
+         "cache_write_tokens": 512, "latency_ms": 840, "request_id": "req_1", "retries": 2},
+        {"task_id": None, "purpose": "worker", "attempt": 0, "stop_reason": None,
+         "error": "529 overloaded_error", "input_tokens": 0, "output_tokens": 0,
+         "cache_read_tokens": 0, "cache_write_tokens": 0, "latency_ms": 31,
+         "request_id": None, "retries": 0},
+    ]  # fmt: skip
+    assert rows[0]["ts"] == iso_utc(fixed_clock())
