@@ -639,6 +639,12 @@ class Runner:
         """A job on a pool thread: sealed as started when it really starts, never unsealed."""
         task = self._task(node)
         started = time.monotonic()
+        down = self.model.failure
+        if node.kind == "leaf" and down is not None:
+            # queued before the model went away: not started at all (nothing sealed for it)
+            why = f"not started: the model is unavailable ({down})"
+            self._queue.put(_Outcome(node, task.start_state, 0, None, why, "", 0))
+            return
         try:
             self.seal.task_start(task.heading.task_id, node.kind, task.check_sha256)
             with self._started_lock:

@@ -110,6 +110,8 @@ def test_a_persistent_529_leaves_the_plan_resumable_and_names_the_command(
         ("b", "TODO", 0),
     ]
     assert doc["tasks"][0]["reason"].startswith("model unavailable: 529 overloaded_error:")
+    assert doc["tasks"][1]["reason"].startswith("not started: the model is unavailable (529")
+    assert [s["task_id"] for s in steps(plan, "task-start")] == ["a"]
     assert doc["model_unavailable"].startswith("model unavailable: 529 overloaded_error")
     assert doc["continue_with"] == f"groundskeeper resume {plan} --model {MODEL}"
     assert f"continue with: groundskeeper resume {plan} --model {MODEL}" in result.stderr
@@ -147,6 +149,25 @@ def test_a_model_that_goes_down_mid_run_stops_new_calls(
         ("c", "TODO"),
     ]
     assert "500 api_error: internal boom" in doc["model_unavailable"]
+    ledger_verifies(plan)
+
+
+def test_a_parent_is_not_rolled_up_when_the_model_goes_away(
+    tmp_path: Path, messages_stub: MessagesStub
+) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO Parent\n  :PROPERTIES:\n  :ID: parent\n  :ORDERED: t\n  :END:\n"
+        "** TODO One\n   :PROPERTIES:\n   :ID: one\n   :done-when: test -s one.txt\n   :END:\n"
+        "** TODO Two\n   :PROPERTIES:\n   :ID: two\n   :done-when: test -s two.txt\n   :END:\n"
+    )
+    messages_stub.reply_status(503)
+    result, doc = resume(plan, "--model-retries", "0")
+    assert result.exit_code == 1
+    # neither PARTIAL nor FAILED: nothing was judged, everything is left for the next resume
+    assert keywords(plan) == {"parent": "TODO", "one": "TODO", "two": "TODO"}
+    assert [t["state"] for t in doc["tasks"]] == ["TODO", "TODO", "TODO"]
+    assert [s["task_id"] for s in steps(plan, "task-start")] == ["one"]
     ledger_verifies(plan)
 
 
