@@ -174,8 +174,15 @@ def test_a_parent_is_not_rolled_up_when_the_model_goes_away(
 def test_a_timeout_is_model_unavailable(tmp_path: Path, messages_stub: MessagesStub) -> None:
     plan = plan_of(tmp_path, ("a", "test -s a.txt"))
     messages_stub.reply_text("DONE", delay=5)
-    result, doc = resume(plan, "--model-timeout", "0.3", "--model-retries", "0")
+    work = tmp_path / "work dir"
+    work.mkdir()
+    result, doc = resume(plan, "--model-timeout", "0.3", "--model-retries", "0",
+                         "--workdir", str(work), "--require-checks")  # fmt: skip
     assert result.exit_code == 1
+    # the command that continues it keeps what decides where the work is and what counts
+    assert doc["continue_with"] == (
+        f"groundskeeper resume {plan} --model {MODEL} --workdir '{work}' --require-checks"
+    )
     assert doc["tasks"][0]["state"] == "TODO"
     assert doc["model_unavailable"] == "model unavailable: APITimeoutError: no answer within 0.3 s"
     ledger_verifies(plan)

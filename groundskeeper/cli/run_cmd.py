@@ -199,9 +199,12 @@ def resume(
         finally:
             telemetry.close()
     resumable = report.model_unavailable is not None
+    same = [("--workdir", workdir), ("--require-checks", require_checks),
+            ("--require-red", require_red)]  # fmt: skip
+    again = _continue_command(path, model_spec, same)
     if as_json:
         document = report.to_json()
-        document["continue_with"] = _continue_command(path, model_spec) if resumable else None
+        document["continue_with"] = again if resumable else None
         emit_json(document)
     else:
         # refused: the diagnostics are the answer; during a run they are commentary
@@ -226,7 +229,7 @@ def resume(
             narrate(f"run {report.run_id}: {len(states)} tasks — {counts}")
             narrate(_usage_line(report.usage))
     if resumable:
-        narrate(f"{report.model_unavailable}\ncontinue with: {_continue_command(path, model_spec)}")
+        narrate(f"{report.model_unavailable}\ncontinue with: {again}")
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 
@@ -238,9 +241,18 @@ def _usage_line(usage: UsageTotals) -> str:
     )
 
 
-def _continue_command(plan: Path, model_spec: str) -> str:
-    """The command that continues this run, as a person can paste it."""
-    return f"groundskeeper resume {shlex.quote(str(plan))} --model {shlex.quote(model_spec)}"
+def _continue_command(
+    plan: Path, model_spec: str, options: list[tuple[str, Path | bool | None]]
+) -> str:
+    """The command that continues this run, as a person can paste it: the same plan, model
+    and the options that change what a verdict means or where the work is."""
+    words = ["groundskeeper", "resume", str(plan), "--model", model_spec]
+    for name, value in options:
+        if isinstance(value, Path):
+            words += [name, str(value)]
+        elif value is True:
+            words.append(name)
+    return shlex.join(words)
 
 
 def event_line(event: RunEvent) -> str:
