@@ -197,11 +197,7 @@ def _failure(stop_reason: str) -> str | None:
 
 
 def _usage(reply: AssistantTurn) -> dict[str, Any] | None:
-    usage = getattr(reply, "usage", None)  # the backend's usage record, when it keeps one
-    if usage is None:
-        return None
-    to_json = getattr(usage, "to_json", None)
-    return dict(to_json()) if callable(to_json) else None
+    return reply.usage.to_json() if reply.usage is not None else None
 
 
 def _user(text: str) -> Message:

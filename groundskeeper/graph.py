@@ -25,7 +25,7 @@ from groundskeeper.author import AuthorReply, ask_author, retry_message, validat
 from groundskeeper.control import ControlDir
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError, UsageError
-from groundskeeper.models import Model
+from groundskeeper.models import Model, ModelCallError
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -45,6 +45,7 @@ __all__ = [
     "MissionEvent",
     "MissionFile",
     "MissionState",
+    "ModelWentAway",
     "build_graph",
     "checkpointer",
     "config_for",
@@ -58,6 +59,16 @@ MISSION_FILE = "mission.json"
 #: the limit leaves room and still stops a routing bug at once.
 RECURSION_LIMIT = 24
 MAX_OUTLINES = 2  # the first outline and exactly one retry
+
+
+class ModelWentAway(GroundskeeperError):
+    """The workers' model stayed unavailable during execute: the plan run stopped with tasks
+    left resumable. Raised so the graph does not record execute as done, and a resumed run
+    executes again."""
+
+    def __init__(self, report: RunReport) -> None:
+        super().__init__(report.model_unavailable or "model unavailable")
+        self.report = report
 
 
 class ApprovalRefused(UsageError):
@@ -239,7 +250,17 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
                 goal,
             )
             mission.emit(MissionEvent("retry", n, detail=retry))
-        reply = ask_author(mission.author_model, goal, history)
+        try:
+            reply = ask_author(mission.author_model, goal, history)
+        except ModelCallError as exc:
+            failed = exc.usage.to_json() if exc.usage is not None else None
+            mission.seal(
+                "author-call",
+                {"attempt": n, "model": mission.author_model.name, "stop_reason": None,
+                 "error": f"model unavailable: {exc}", "usage": failed},
+                goal,
+            )  # fmt: skip
+            raise
         mission.seal("author-call", _author_step(n, mission.author_model.name, reply), goal)
         mission.emit(MissionEvent("author", n, detail=reply.stop_reason))
         attempts.append(_attempt(n, reply, retry))
@@ -331,6 +352,8 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
         mission = need()
         mission.end_goal_run(True, "sealed")
         report = _execute(mission)
+        if report.model_unavailable is not None:
+            raise ModelWentAway(report)
         return {"report": report.to_json(), "outcome": "ran"}
 
     def report(state: MissionState) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from groundskeeper.errors import GroundskeeperError, UsageError
 
 if TYPE_CHECKING:
     from groundskeeper.control import ControlDir
-    from groundskeeper.graph import MissionEvent
+    from groundskeeper.graph import Mission, MissionEvent, MissionFile
     from groundskeeper.runner import RunEvent
 
 EXIT_WAITING = 3
@@ -197,6 +197,12 @@ class _Outcome:
         return self.outcome == "ran" and isinstance(report, dict) and bool(report.get("ok"))
 
     @property
+    def model_unavailable(self) -> str | None:
+        report = self.state.get("report") or {}
+        value = report.get("model_unavailable")
+        return str(value) if value else None
+
+    @property
     def exit_code(self) -> int:
         if self.waiting is not None:
             return EXIT_WAITING
@@ -229,6 +235,7 @@ class _Outcome:
             "run_id": report.get("run_id"),
             "tasks": report.get("tasks", []),
             "usage": _usage_totals(self.state),
+            "model_unavailable": self.model_unavailable,
         }
 
     def print(self) -> None:
@@ -247,21 +254,31 @@ class _Outcome:
                     for t in report["tasks"]
                 ],
             )
+        usage = _usage_totals(self.state)
+        click.echo(
+            f"model: {usage['calls']} calls, {usage['input_tokens']} input tokens"
+            f" ({usage['cache_read_tokens']} read from the cache), {usage['output_tokens']}"
+            " output tokens",
+            err=True,
+        )
+        if self.model_unavailable:
+            click.echo(
+                f"{self.model_unavailable}\ncontinue with: groundskeeper run --resume {self.where}",
+                err=True,
+            )
         click.echo(f"{self.outcome}: {self.where / PLAN_NAME}", err=True)
 
 
 def _drive(
-    where: Path, control: ControlDir, mission_file: Any, max_turns: int, *, fresh: bool
+    where: Path, control: ControlDir, mission_file: MissionFile, max_turns: int, *, fresh: bool
 ) -> _Outcome:
     """Run (or continue) the graph under the plan's lock; answer an approval if one waits."""
-    from langgraph.types import Command
-
     from groundskeeper.graph import (
         Mission,
+        ModelWentAway,
         build_graph,
         checkpointer,
         config_for,
-        pending_approval,
     )
     from groundskeeper.models import load_model
     from groundskeeper.runner import RunOptions
@@ -306,36 +323,11 @@ def _drive(
         try:
             with checkpointer(control) as saver:
                 graph = build_graph(mission, saver)
-                snapshot = graph.get_state(config)
-                pending = pending_approval(graph, mission_file.thread_id)
-                if pending is None and (fresh or not snapshot.values):
-                    goal_input: Any = {"goal": mission_file.goal, "attempts": []}
-                    graph.invoke(goal_input, config, durability="sync")
-                elif pending is None and snapshot.next:
-                    progress.say(f"continuing at {', '.join(snapshot.next)}")
-                    graph.invoke(None, config, durability="sync")
-                while (pending := pending_approval(graph, mission_file.thread_id)) is not None:
-                    interrupt_id, value = pending
-                    answer = _await_answer(control, interrupt_id, value, progress)
-                    if answer is None:
-                        mission.end_goal_run(False, "waiting for approval")
-                        command = f"groundskeeper approve {where} --yes|--no"
-                        progress.say(
-                            f"waiting for approval: answer with `{command}`, then continue"
-                            f" with `groundskeeper run --resume {where}`"
-                        )
-                        return _Outcome(
-                            where,
-                            mission_file.thread_id,
-                            dict(graph.get_state(config).values),
-                            {
-                                "interrupt_id": interrupt_id,
-                                "plan_sha256": value.get("plan_sha256"),
-                                "command": command,
-                            },
-                        )
-                    graph.invoke(Command(resume={interrupt_id: answer}), config, durability="sync")
-                state = dict(graph.get_state(config).values)
+                try:
+                    outcome = _advance(graph, config, mission, mission_file, fresh, progress)
+                except ModelWentAway as exc:
+                    state = {**graph.get_state(config).values, "report": exc.report.to_json()}
+                    outcome = _Outcome(where, mission_file.thread_id, state, None)
         except UsageError as exc:
             mission.end_goal_run(False, f"stopped: {exc}")
             fail_usage(str(exc))
@@ -346,8 +338,56 @@ def _drive(
             sys.exit(EXIT_FINDINGS)
         finally:
             telemetry.close()
-    _narrate_end(progress, state, where)
-    return _Outcome(where, mission_file.thread_id, state, None)
+        if outcome.waiting is None:
+            _narrate_end(progress, outcome.state, where)
+    return outcome
+
+
+def _advance(
+    graph: Any,
+    config: Any,
+    mission: Mission,
+    mission_file: MissionFile,
+    fresh: bool,
+    progress: Progress,
+) -> _Outcome:
+    """Start the graph, or continue it where it stopped; answer approvals while they wait."""
+    from langgraph.types import Command
+
+    from groundskeeper.graph import pending_approval
+
+    where = mission.plan_path.parent
+    snapshot = graph.get_state(config)
+    pending = pending_approval(graph, mission_file.thread_id)
+    if pending is None and (fresh or not snapshot.values):
+        graph.invoke({"goal": mission_file.goal, "attempts": []}, config, durability="sync")
+    elif pending is None and snapshot.next:
+        progress.say(f"continuing at {', '.join(snapshot.next)}")
+        graph.invoke(None, config, durability="sync")
+    elif pending is None and snapshot.values.get("outcome") == "ran":
+        # the plan ran before: run it again from execute (its DONE tasks are skipped)
+        progress.say(f"continuing the plan {mission.plan_path} (its DONE tasks are skipped)")
+        graph.update_state(config, {}, as_node="seal")
+        graph.invoke(None, config, durability="sync")
+    while (pending := pending_approval(graph, mission_file.thread_id)) is not None:
+        interrupt_id, value = pending
+        answer = _await_answer(mission.control, interrupt_id, value, progress)
+        if answer is None:
+            mission.end_goal_run(False, "waiting for approval")
+            command = f"groundskeeper approve {where} --yes|--no"
+            progress.say(
+                f"waiting for approval: answer with `{command}`, then continue with"
+                f" `groundskeeper run --resume {where}`"
+            )
+            waiting = {
+                "interrupt_id": interrupt_id,
+                "plan_sha256": value.get("plan_sha256"),
+                "command": command,
+            }
+            state = dict(graph.get_state(config).values)
+            return _Outcome(where, mission_file.thread_id, state, waiting)
+        graph.invoke(Command(resume={interrupt_id: answer}), config, durability="sync")
+    return _Outcome(where, mission_file.thread_id, dict(graph.get_state(config).values), None)
 
 
 def _await_answer(
@@ -528,24 +568,18 @@ def _narrate_end(progress: Progress, state: dict[str, Any], where: Path) -> None
 
 
 def _usage_totals(state: dict[str, Any]) -> dict[str, int]:
-    totals = {
-        "calls": 0,
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cache_read_tokens": 0,
-        "cache_write_tokens": 0,
-    }
-    for attempt in state.get("attempts", []):
-        usage = attempt.get("usage") or {}
-        totals["calls"] += 1
-        for key in list(totals)[1:]:
+    """The author's calls and the workers' (the plan run's report), added up."""
+    keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    totals = {"calls": 0, **dict.fromkeys(keys, 0), "latency_ms": 0}
+    usages: list[dict[str, Any]] = [a.get("usage") or {} for a in state.get("attempts", [])]
+    totals["calls"] += len(usages)
+    report = state.get("report") or {}
+    run_usage = report.get("usage") or {}
+    totals["calls"] += int(run_usage.get("calls") or 0)
+    usages.append(run_usage)
+    for usage in usages:
+        for key in (*keys, "latency_ms"):
             value = usage.get(key)
             if isinstance(value, int):
                 totals[key] += value
-    # the workers' calls, as the execute step's runner totalled them
-    workers = (state.get("report") or {}).get("usage") or {}
-    for key in totals:
-        value = workers.get(key)
-        if isinstance(value, int):
-            totals[key] += value
     return totals
