@@ -280,7 +280,7 @@ def _drive(
         checkpointer,
         config_for,
     )
-    from groundskeeper.models import load_model
+    from groundskeeper.models import ModelCallError, load_model
     from groundskeeper.runner import RunOptions
 
     try:
@@ -331,6 +331,11 @@ def _drive(
         except UsageError as exc:
             mission.end_goal_run(False, f"stopped: {exc}")
             fail_usage(str(exc))
+        except ModelCallError as exc:
+            mission.end_goal_run(False, f"stopped: model unavailable: {exc}")
+            progress.say(f"groundskeeper: the author's model unavailable: {exc}")
+            progress.say(f"the run is resumable: groundskeeper run --resume {where}")
+            sys.exit(EXIT_FINDINGS)
         except GroundskeeperError as exc:
             mission.end_goal_run(False, f"stopped: {exc}")
             progress.say(f"groundskeeper: {exc}")
