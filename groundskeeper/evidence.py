@@ -171,9 +171,12 @@ def _quoted(declared: EvidenceField, quote: str, record: AttemptRecord) -> Evide
     if not quote.strip():
         return EvidenceVerdict(declared, "E002", "must quote some output, not an empty string")
     seen: list[str] = []
+    ran: list[str] = []
     for call in record.sh_calls():
         if call.cmd is None:
             continue
+        status = "was stopped" if call.exit_status is None else f"exited {call.exit_status}"
+        ran.append(f"`{call.cmd}` ({status})")
         commands = chain_commands(call.cmd)
         if commands is None or len(commands) != 1 or not matches(pattern, commands[0]):
             continue
@@ -182,14 +185,12 @@ def _quoted(declared: EvidenceField, quote: str, record: AttemptRecord) -> Evide
             seen.append(f"`{call.cmd}` (its output is not in the record)")
             continue
         if not any(p is not None and quote in p for p in printed):
-            status = "was stopped" if call.exit_status is None else f"exited {call.exit_status}"
             seen.append(f"`{call.cmd}` ({status}) did not print it")
             continue
         if quote in call.cmd:
             seen.append(f"`{call.cmd}` has the quote in its own text: that is not evidence")
             continue
         if call.exit_status != 0:
-            status = "was stopped" if call.exit_status is None else f"exited {call.exit_status}"
             seen.append(f"`{call.cmd}` printed it but {status}")
             continue
         return EvidenceVerdict(declared, None, f"printed by `{call.cmd}` (tool call {call.index})")
@@ -197,8 +198,9 @@ def _quoted(declared: EvidenceField, quote: str, record: AttemptRecord) -> Evide
         found = "; ".join(seen)
         message = f"the record contradicts {shown!r}: {found}"
     else:
+        shows = "; ".join(ran[-3:]) if ran else "no command at all"
         message = (
-            f"no command matching `{pattern}` printed {shown!r} in this attempt (the record"
-            " shows no such command run on its own line)"
+            f"no command matching `{pattern}`, run on its own line, printed {shown!r} in this"
+            f" attempt; the record shows {shows}"
         )
     return EvidenceVerdict(declared, "E003", message)
