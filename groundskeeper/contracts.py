@@ -58,7 +58,7 @@ CODES: dict[str, str] = {
     "C006": "the JSON schema itself is missing or not a valid schema",
     "C007": "the Markdown file lacks a required section heading",
     "C008": "the record does not show this attempt's tool calls changing the path",
-    "C009": "what a tool call changed is unknown (too many files), so `changed` cannot be shown",
+    "C009": "what a tool call changed is unknown (not in the record), so `changed` cannot hold",
     "C010": "the record shows no matching command that ran and exited 0 in this attempt",
     "C011": "the contract line itself is malformed (lint reports it before a run)",
 }
@@ -468,8 +468,9 @@ def _plain_paths(args: tuple[str, ...]) -> str | None:
 
 
 def _changed(contract: Contract, context: ContractContext) -> str:
-    """Each path: a tool call of this attempt changed it (write_file's path, or an `sh`
-    snapshot), and its content now differs from when the attempt started. Both, so that
+    """Each path: a tool call of this attempt changed it (write_file's path, or an `sh` call
+    whose watched paths' content differed after it), and its content now differs from when the
+    attempt started. Both, so that
     neither a `touch`, nor a file moved away and back, nor another task's write counts."""
     found, unknown = context.record.changed()
     missing: list[str] = []
@@ -486,7 +487,7 @@ def _changed(contract: Contract, context: ContractContext) -> str:
         raise ContractFailure(
             "C009",
             f"the record does not show {', '.join(missing)} changed, and what tool call(s)"
-            f" {calls} changed is unknown (too many files to snapshot)",
+            f" {calls} changed is unknown (the record holds no list of its changes)",
         )
     if missing:
         raise ContractFailure(

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -643,10 +643,12 @@ class Runner:
         about = WorkerTask(
             heading.task_id, heading.title, heading.body, task.check, self.plan_path.name
         )
+        # the paths a `changed` contract names are looked at around each of its `sh` calls
+        watching = watched_paths(task.contracts)
         session = WorkerSession(
             self.model,
             about,
-            self._toolbox,
+            replace(self._toolbox, watch=watching) if watching else self._toolbox,
             max_turns=self.options.max_turns,
             system=render_worker_prompt(about, self._prompt),
         )
@@ -662,7 +664,13 @@ class Runner:
         while attempt < limit:
             attempt += 1
             sealed: list[dict[str, Any]] = []  # this attempt's tool calls, as sealed
-            session.on_tool_call = partial(self._tool_call, heading.task_id, attempt, sealed)
+            session.on_tool_call = partial(
+                self._tool_call,
+                heading.task_id,
+                attempt,
+                sealed,
+                bool(task.contracts or task.evidence),
+            )
             watched = self._watch(task)
             claim = session.attempt(feedback)
             # look at the plan before anything else can run: the culprit is among the started
@@ -728,11 +736,17 @@ class Runner:
         return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found))
 
     def _tool_call(
-        self, task_id: str, attempt: int, sealed: list[dict[str, Any]], call: ToolCallRecord
+        self,
+        task_id: str,
+        attempt: int,
+        sealed: list[dict[str, Any]],
+        keep: bool,
+        call: ToolCallRecord,
     ) -> None:
-        """Keep what the call printed by hash (before sealing, so a sealed hash names a stored
-        text), then seal the call; its body joins the attempt's record."""
-        for text in call.texts:
+        """Seal the call; its body joins the attempt's record. For a task with evidence or
+        contracts (`keep`), first keep what the call printed by hash, so that a sealed hash
+        names a stored text; other tasks' outputs are sealed as hashes only."""
+        for text in call.texts if keep else ():
             try:
                 self._outputs.put(text)
             except OSError as exc:  # the record then lacks it: evidence quoting it fails

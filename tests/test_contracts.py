@@ -313,12 +313,14 @@ def test_changed_fails_when_the_record_shows_no_change(tmp_path: Path) -> None:
 
 
 def test_changed_fails_for_a_touch_without_new_content(tmp_path: Path) -> None:
+    """The record watches content, not timestamps: a `touch` changes nothing."""
     turns = "    - {tool: sh, input: {cmd: 'touch r.txt'}}\n" + SAY_DONE
     task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, {"r.txt": "old\n"})
     assert task.state == "FAILED"
+    assert recorder.of("tool-call")[0]["changed"] == []
     first = recorder.of("contract")[0]["verdicts"][0]
     assert first["code"] == "C008"
-    assert "touched, but the content is the same" in first["message"]
+    assert first["message"] == "the record shows no tool call of this attempt changing r.txt"
 
 
 def test_changed_fails_for_a_file_moved_away_and_back(tmp_path: Path) -> None:
@@ -339,7 +341,7 @@ def test_changed_by_renaming_a_stale_file_into_place_is_a_change(tmp_path: Path)
     task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, {"stale.txt": "s\n"})
     assert task.state == "DONE", task.reason
     sh = recorder.of("tool-call")[0]
-    assert sh["changed"] == ["r.txt", "stale.txt"]
+    assert sh["changed"] == ["r.txt"]
 
 
 def test_changed_by_an_earlier_attempt_does_not_count(tmp_path: Path) -> None:
@@ -357,20 +359,26 @@ def test_changed_by_an_earlier_attempt_does_not_count(tmp_path: Path) -> None:
     assert (task.reason or "").startswith("C008: changed r.txt: the record shows no tool call")
 
 
-def test_changed_is_unknown_past_the_snapshot_limit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import groundskeeper.attempt_record as attempt_record
+def test_changed_fails_closed_when_a_call_has_no_change_list(tmp_path: Path) -> None:
+    """A record whose `sh` call carries no list (too long to seal, or not watched): unknown."""
+    bodies = ({"tool": "sh", "cmd": "x", "exit_status": 0, "changed": None},)
+    (tmp_path / "r.txt").write_text("new")
+    verdict = judge(tmp_path, "changed r.txt", AttemptRecord(bodies))
+    assert verdict.code == "C009"
+    assert "what tool call(s) 1 changed is unknown" in verdict.message
 
-    monkeypatch.setattr(attempt_record, "SNAPSHOT_LIMIT", 3)
-    monkeypatch.setattr(attempt_record.snapshot, "__defaults__", (3,))
-    files = {f"f{i}.txt": "x" for i in range(5)}
-    turns = "    - {tool: sh, input: {cmd: 'echo new > r.txt'}}\n" + SAY_DONE
-    task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, files)
-    assert task.state == "FAILED"
-    first = recorder.of("contract")[0]["verdicts"][0]
-    assert first["code"] == "C009"
-    assert "what tool call(s) 1 changed is unknown" in first["message"]
+
+def test_only_the_watched_paths_are_looked_at(tmp_path: Path) -> None:
+    turns = "    - {tool: sh, input: {cmd: 'echo a > other.txt; echo b > r.txt'}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, ["changed r.txt"], turns)
+    assert task.state == "DONE", task.reason
+    assert recorder.of("tool-call")[0]["changed"] == ["r.txt"]
+
+
+def test_a_task_without_changed_contracts_seals_no_change_list(tmp_path: Path) -> None:
+    turns = "    - {tool: sh, input: {cmd: 'echo b > r.txt'}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, ["non-empty r.txt"], turns)
+    assert task.state == "DONE", task.reason
     assert recorder.of("tool-call")[0]["changed"] is None
 
 
