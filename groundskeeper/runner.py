@@ -641,7 +641,13 @@ class Runner:
         if task.red is not None:
             return _Outcome(node, "FAILED", 0, True, task.red, "", 0)
         about = WorkerTask(
-            heading.task_id, heading.title, heading.body, task.check, self.plan_path.name
+            heading.task_id,
+            heading.title,
+            heading.body,
+            task.check,
+            self.plan_path.name,
+            tuple(c.text for c in task.contracts),
+            tuple(f.spec for f in task.evidence),
         )
         # the paths a `changed` contract names are looked at around each of its `sh` calls
         watching = watched_paths(task.contracts)

@@ -116,6 +116,8 @@ class WorkerTask:
     body: str
     check: SealedCheck | None
     plan_name: str = "plan.org"
+    contracts: tuple[str, ...] = ()  # the task's contract lines, as written
+    evidence: tuple[str, ...] = ()  # its evidence fields, `name:type[:pattern]`
 
 
 def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
@@ -125,6 +127,7 @@ def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
         check = f"```{task.check.language}\n{task.check.text.rstrip()}\n```"
     slug = re.sub(r"[^A-Za-z0-9]+", "-", task.task_id).strip("-").lower() or "task"
     values = {
+        "requirements": _requirements(task),
         "title": task.title,
         "task_id": task.task_id,
         "body": task.body.strip() or "(no description beyond the title)",
@@ -135,6 +138,24 @@ def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
     text = template if template is not None else load_worker_prompt()
     # one pass, so a value that happens to contain `{{…}}` is never expanded itself
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values.get(m[1], m[0]), text)
+
+
+def _requirements(task: WorkerTask) -> str:
+    lines: list[str] = []
+    if task.contracts:
+        lines.append("Contracts your work must meet (checked after you claim, from the files and")
+        lines.append("the record of your tool calls in this attempt):")
+        lines.extend(f"- `{c}`" for c in task.contracts)
+    if task.evidence:
+        lines.append("Evidence your `claim_done` must carry, as fields of `evidence`:")
+        lines.extend(f"- `{e}`" for e in task.evidence)
+        lines.append(
+            "An `output-of:PATTERN` field quotes what a command matching PATTERN printed when"
+            " you ran it on its own line with `sh` in this attempt, and it must have exited 0."
+        )
+    if not lines:
+        return "Nothing beyond the acceptance check."
+    return "\n".join(lines)
 
 
 def claims_done(text: str) -> bool:

@@ -301,3 +301,15 @@ def test_a_malformed_claim_is_an_error_the_worker_can_correct(tmp_path: Path) ->
     worker._say("feedback")
     assert worker.messages[-1]["content"][0]["type"] == "tool_result"
     assert worker.messages[-1]["content"][-1] == {"type": "text", "text": "feedback"}
+
+
+def test_the_worker_is_told_its_contracts_and_evidence() -> None:
+    from groundskeeper.worker import render_worker_prompt
+
+    task = WorkerTask("t", "t", "", None, "plan.org", ("changed out.json",), ("ok:bool",))
+    prompt = render_worker_prompt(task)
+    assert "- `changed out.json`" in prompt
+    assert "- `ok:bool`" in prompt
+    assert "{{requirements}}" not in prompt
+    plain = render_worker_prompt(WorkerTask("t", "t", "", None))
+    assert "Nothing beyond the acceptance check." in plain
