@@ -440,6 +440,15 @@ class Runner:
         for task in unbacked:
             if task.heading.child_tasks:
                 task.start_state = "TODO"  # the walk rolls it up again from its children
+            elif task.contracts or task.evidence:
+                # judged only on a worker's claim (the record of its attempt): no check alone
+                # can stand in for that, so the task is worked on again
+                task.start_state = "TODO"
+                why = (
+                    "re-verified: the DONE headline had no sealed record, and its contracts or"
+                    " evidence are judged only on a worker's claim; back to TODO"
+                )
+                self._settle(task, "TODO", 0, None, why, "", 0)
             elif task.check is None:
                 task.verified, task.reason = False, "unverified (no record)"
                 if self.options.require_checks:

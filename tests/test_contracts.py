@@ -466,3 +466,62 @@ def test_the_schema_is_a_protected_input(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "schema.json").read_text()) == SCHEMA
     assert task.state == "FAILED"
     assert (task.reason or "").startswith("C005: json-schema schema.json out.json:")
+
+
+FILE_CONTRACTS = [
+    "non-empty {f}",
+    "format json {f}",
+    "format csv {f}",
+    "json-schema schema.json {f}",
+    "markdown-sections {f} Usage",
+]
+
+
+@pytest.mark.parametrize("line", FILE_CONTRACTS)
+def test_every_file_contract_fails_closed(tmp_path: Path, line: str) -> None:
+    """Missing, huge, a symlink out, a folder: each fails with its code, whatever the type."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "schema.json").write_text(json.dumps(SCHEMA))
+    (tmp_path / "outside.json").write_text('{"ok": true}')
+    os.symlink(tmp_path / "outside.json", work / "link.json")
+    (work / "folder").mkdir()
+    with open(work / "huge", "wb") as handle:
+        handle.truncate(READ_LIMIT + 1)
+    codes = {name: judge(work, line.format(f=name)).code for name in
+             ("absent", "huge", "link.json", "folder")}  # fmt: skip
+    assert codes == {"absent": "C001", "huge": "C002", "link.json": "C001", "folder": "C001"}
+
+
+def test_a_failed_contract_is_not_promoted_by_its_check_alone(tmp_path: Path) -> None:
+    """The record names a claim's failure `claim:C…`: `check --write` cannot promote it."""
+    from groundskeeper.record import read_record
+
+    turns = "    - {tool: write_file, input: {path: a.txt, content: x}}\n" + SAY_DONE
+    plan = tmp_path / "plan.org"
+    (tmp_path / "a.txt").write_text("")
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :ID: t\n  :max-attempts: 1\n"
+        "  :contract: changed b.txt\n  :done-when: grep -q x a.txt\n  :END:\n"
+    )
+    recorder = MemoryRecorder()
+    model = ScriptedModel.from_yaml("workers:\n  t:\n" + turns)
+    (task,) = Runner(load_plan(plan), model=model, recorder=recorder).run().tasks
+    assert task.state == "FAILED"
+    record = read_record(recorder.history())
+    assert record.tasks["t"].failure == "claim:C008"
+    assert not record.promotable("t")
+
+
+def test_an_unbacked_done_with_contracts_is_worked_on_again(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    (tmp_path / "a.txt").write_text("x\n")
+    plan.write_text(
+        HEAD + "* DONE t\n  :PROPERTIES:\n  :ID: t\n  :contract: changed a.txt\n"
+        "  :done-when: grep -q x a.txt\n  :END:\n"
+    )
+    model = ScriptedModel.from_yaml("workers:\n  t:\n    - say: DONE\n")
+    recorder = MemoryRecorder()
+    (task,) = Runner(load_plan(plan), model=model, recorder=recorder).run().tasks
+    assert task.state == "FAILED"  # the check passes, but no attempt changed a.txt
+    assert recorder.of("contract")[0]["verdicts"][0]["code"] == "C008"
