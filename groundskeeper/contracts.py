@@ -33,6 +33,7 @@ __all__ = [
     "REGISTRY",
     "Contract",
     "ContractContext",
+    "ContractFailure",
     "ContractProblem",
     "ContractType",
     "ContractVerdict",
@@ -42,6 +43,8 @@ __all__ = [
     "protected_files",
     "register",
     "task_contracts",
+    "watched_paths",
+    "workdir_paths",
 ]
 
 #: The most of a file a contract reads; a larger file fails its contract (C002).
@@ -61,7 +64,7 @@ CODES: dict[str, str] = {
     "C009": "what a tool call changed is unknown (not in the record), so `changed` cannot hold",
     "C010": "the record shows no matching command that ran and exited 0 in this attempt",
     "C011": "the contract line itself is malformed (lint reports it before a run)",
-}
+}  # a new type adds its own codes here (`CODES["C012"] = …`) beside its `register` call
 
 
 class WorkFiles(Protocol):
@@ -460,7 +463,9 @@ def _markdown_sections(contract: Contract, context: ContractContext) -> str:
 # -- the record contracts -----------------------------------------------------------------------
 
 
-def _plain_paths(args: tuple[str, ...]) -> str | None:
+def workdir_paths(args: tuple[str, ...]) -> str | None:
+    """An argument rule for lint (`ContractType.check_args`): every argument is a path inside
+    the workdir."""
     for arg in args:
         if arg.startswith(("/", "~")) or ".." in arg.split("/"):
             return f"`{arg}` must be a path inside the workdir (no leading /, no ..)"
@@ -532,17 +537,17 @@ def _ran(contract: Contract, context: ContractContext) -> str:
     )
 
 
-register(ContractType("non-empty", "non-empty FILE", 1, 1, _non_empty, _plain_paths))
+register(ContractType("non-empty", "non-empty FILE", 1, 1, _non_empty, workdir_paths))
 register(ContractType("format", "format json|yaml|toml|csv FILE", 2, 2, _format,
-                      lambda a: _format_rules(a) or _plain_paths(a[1:])))  # fmt: skip
+                      lambda a: _format_rules(a) or workdir_paths(a[1:])))  # fmt: skip
 register(
     ContractType(
-        "json-schema", "json-schema SCHEMA FILE", 2, 2, _json_schema, _plain_paths,
+        "json-schema", "json-schema SCHEMA FILE", 2, 2, _json_schema, workdir_paths,
         protects=lambda a: (a[0],), schemas=lambda a: (a[0],),
     )
 )  # fmt: skip
 register(ContractType("markdown-sections", 'markdown-sections FILE "Heading"…', 2, None,
-                      _markdown_sections, lambda a: _plain_paths(a[:1])))  # fmt: skip
-register(ContractType("changed", "changed PATH…", 1, None, _changed, _plain_paths,
+                      _markdown_sections, lambda a: workdir_paths(a[:1])))  # fmt: skip
+register(ContractType("changed", "changed PATH…", 1, None, _changed, workdir_paths,
                       watches=lambda a: tuple(_normal(p) for p in a)))  # fmt: skip
 register(ContractType("ran", "ran PATTERN", 1, 1, _ran))
