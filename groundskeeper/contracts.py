@@ -20,7 +20,7 @@ import re
 import shlex
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from groundskeeper.attempt_record import AttemptRecord
@@ -49,6 +49,10 @@ __all__ = [
 
 #: The most of a file a contract reads; a larger file fails its contract (C002).
 READ_LIMIT = 4 * 1024 * 1024
+#: A verdict's message is cut to this many characters (a schema error quotes the value).
+MESSAGE_LIMIT = 1000
+#: A verdict's detail longer than this (as JSON) is sealed by its hash only.
+DETAIL_INLINE = 8 * 1024
 SOFT = "soft"
 
 #: Every reason code a contract verdict may carry, and what it means.
@@ -114,6 +118,9 @@ class ContractVerdict:
         return f"{self.code}: {self.contract.text}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
+        """As sealed: the detail as JSON text (it may hold floats and non-ASCII names, which a
+        ledger body may not), message and detail bounded so a step always fits its line."""
+        detail = json.dumps(dict(self.detail), sort_keys=True, ensure_ascii=True, default=repr)
         return {
             "contract": self.contract.text,
             "type": self.contract.kind,
@@ -121,7 +128,8 @@ class ContractVerdict:
             "ok": self.ok,
             "code": self.code,
             "message": self.message,
-            "detail": dict(self.detail),
+            "detail_json": detail if len(detail) <= DETAIL_INLINE else None,
+            "detail_sha256": hashlib.sha256(detail.encode("ascii")).hexdigest(),
         }
 
 
@@ -291,11 +299,19 @@ def judge_contracts(
         try:
             said = kind.judge(contract, context)
         except ContractFailure as exc:
-            verdicts.append(ContractVerdict(contract, exc.code, exc.message, exc.detail))
+            message = _bounded(exc.message)
+            verdicts.append(ContractVerdict(contract, exc.code, message, exc.detail))
             continue
-        verdicts.append(said if isinstance(said, ContractVerdict) else
-                        ContractVerdict(contract, None, said))  # fmt: skip
+        if not isinstance(said, ContractVerdict):
+            said = ContractVerdict(contract, None, said)
+        verdicts.append(replace(said, message=_bounded(said.message)))
     return verdicts
+
+
+def _bounded(message: str) -> str:
+    if len(message) <= MESSAGE_LIMIT:
+        return message
+    return message[:MESSAGE_LIMIT] + f"… ({len(message) - MESSAGE_LIMIT} more characters)"
 
 
 # -- the file contracts ---------------------------------------------------------------------------

@@ -525,3 +525,19 @@ def test_an_unbacked_done_with_contracts_is_worked_on_again(tmp_path: Path) -> N
     (task,) = Runner(load_plan(plan), model=model, recorder=recorder).run().tasks
     assert task.state == "FAILED"  # the check passes, but no attempt changed a.txt
     assert recorder.of("contract")[0]["verdicts"][0]["code"] == "C008"
+
+
+def test_a_verdict_always_fits_a_ledger_line(tmp_path: Path) -> None:
+    """A schema error quotes the offending value, and a judge's detail may hold floats and
+    non-ASCII names: the sealed verdict is bounded and canonical-JSON safe."""
+    from groundskeeper.ledger import canonical_json
+
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    (tmp_path / "big.json").write_text(json.dumps({"ok": "y" * 200_000}))
+    verdict = judge(tmp_path, "json-schema schema.json big.json")
+    assert verdict.code == "C005"
+    assert len(verdict.message) < 1100 and verdict.message.endswith("more characters)")
+    odd = ContractVerdict(contract("non-empty a"), None, "ok", {"intervalle": 0.5, "thème": [1]})
+    sealed = odd.to_json()
+    assert json.loads(sealed["detail_json"]) == {"intervalle": 0.5, "thème": [1]}
+    assert len(canonical_json(sealed)) < 2000
