@@ -16,7 +16,6 @@ import fnmatch
 import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +50,8 @@ class OutputStore:
         digest = sha256_text(text)
         path = self.root / digest
         if not path.exists():
+            import tempfile
+
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, temp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
             try:

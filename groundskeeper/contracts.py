@@ -12,13 +12,9 @@ a heading with spaces). A leading `soft` makes a failure a warning instead of a 
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import re
-import shlex
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -228,6 +224,8 @@ def register(kind: ContractType) -> ContractType:
 
 
 def parse_contract(text: str, line: int | None = None) -> Contract | ContractProblem:
+    import shlex  # imported when a plan has contracts, not by every run
+
     try:
         words = shlex.split(text, comments=False, posix=True)
     except ValueError as exc:
@@ -347,6 +345,8 @@ def parse_format(name: str, text: str) -> object:
         except yaml.YAMLError as exc:
             raise ValueError(str(exc).replace("\n", " ")) from None
     if name == "toml":
+        import tomllib
+
         try:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -361,6 +361,9 @@ def _no_constant(name: str) -> object:
 
 
 def _csv_rows(text: str) -> list[list[str]]:
+    import csv
+    import io
+
     try:
         rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
     except csv.Error as exc:
@@ -375,7 +378,7 @@ def _csv_rows(text: str) -> list[list[str]]:
     return rows
 
 
-def _csv_line(text: str, exc: csv.Error) -> str:
+def _csv_line(text: str, exc: Exception) -> str:
     match = re.search(r"line (\d+)", str(exc))
     return match.group(1) if match else "?"
 

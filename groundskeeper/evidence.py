@@ -12,7 +12,6 @@ by some other command all fail with `false evidence: …`. It does not judge con
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +71,8 @@ class EvidenceVerdict:
 
 def parse_evidence(text: str) -> tuple[list[EvidenceField], list[str]]:
     """The fields of an `:evidence:` value, and what is wrong with it (lint's T017)."""
+    import shlex
+
     fields: list[EvidenceField] = []
     problems: list[str] = []
     try:
