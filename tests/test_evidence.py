@@ -329,3 +329,48 @@ def test_outputs_are_kept_only_for_tasks_that_are_judged_on_them(tmp_path: Path)
     assert sh["cmd"] == "echo hi" and sh["exit_status"] == 0 and sh["changed"] is None
     assert sh["stdout_sha256"] == "98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4"
     assert not (tmp_path / ".groundskeeper" / "plan.org" / "outputs").exists()
+
+
+def test_evidence_is_judged_again_offline_from_the_signed_ledger(tmp_path: Path) -> None:
+    """A real run into the signed ledger: the ledger verifies, and the seed case's verdict is
+    reached again from its lines and the stored outputs alone, with no runner."""
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+    from groundskeeper.ledger import read_steps
+
+    (tmp_path / "defs").mkdir()
+    (tmp_path / "defs" / "order.json").write_text('{"title": "order"}\n')
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :ID: t\n  :max-attempts: 1\n"
+        '  :evidence: "out:output-of:grep *"\n  :END:\n'
+    )
+    script = tmp_path / "agents.yaml"
+    script.write_text(
+        "workers:\n  t:\n    - {tool: sh, input: {cmd: 'grep -c title defs/order.json'}}\n"
+        + "    - {tool: sh, input: {cmd: 'echo 2'}}\n"
+        + claim({"out": "2"})
+    )
+    result = CliRunner().invoke(main, ["resume", str(plan), "--model", f"scripted:{script}",
+                                       "--json"])  # fmt: skip
+    assert json.loads(result.stdout)["tasks"][0]["state"] == "FAILED"
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(plan), "--json"])
+    assert json.loads(verified.stdout)["ok"] is True
+    control = tmp_path / ".groundskeeper" / "plan.org"
+    lines = [obj for _, obj in read_steps(control) if obj is not None]
+    (sealed,) = [o for o in lines if o["step"] == "evidence"]
+    record = AttemptRecord.from_steps(
+        lines, sealed["run"], "t", 1, OutputStore(control / "outputs")
+    )
+    assert [c["cmd"] for c in record.calls if c["tool"] == "sh"] == [
+        "grep -c title defs/order.json", "echo 2"
+    ]  # fmt: skip
+    (again,) = judge_evidence([EvidenceField("out", "output-of", "grep *")], {"out": "2"}, record)
+    assert [again.to_json()] == sealed["body"]["verdicts"]
+    assert (
+        again.code == "E003"
+        and "`grep -c title defs/order.json` (exited 0) did not print it" in again.message
+    )
+    (honest,) = judge_evidence([EvidenceField("out", "output-of", "grep *")], {"out": "1"}, record)
+    assert honest.ok
