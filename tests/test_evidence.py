@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from groundskeeper.attempt_record import AttemptRecord, OutputStore, chain_commands
 from groundskeeper.evidence import EvidenceField, judge_evidence, parse_evidence
@@ -374,3 +376,40 @@ def test_evidence_is_judged_again_offline_from_the_signed_ledger(tmp_path: Path)
     )
     (honest,) = judge_evidence([EvidenceField("out", "output-of", "grep *")], {"out": "1"}, record)
     assert honest.ok
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_bodies = st.fixed_dictionaries(
+    {"tool": st.sampled_from(["sh", "write_file", "claim_done", 3])},
+    optional={
+        "cmd": st.one_of(
+            st.text(max_size=20), st.sampled_from(["lint a", "lint a; echo ok"]), _values
+        ),
+        "exit_status": st.one_of(st.integers(-2, 2), _values),
+        "fault": st.one_of(st.none(), st.text(max_size=5)),
+        "stdout_sha256": _values,
+        "changed": _values,
+        "status": _values,
+    },
+)
+
+
+@given(bodies=st.lists(_bodies, max_size=4), evidence=st.none() | st.dictionaries(
+    st.sampled_from(["ok", "out", "n"]), _values, max_size=3))  # fmt: skip
+def test_judging_evidence_never_raises_and_never_passes_a_quote_without_a_clean_run(
+    bodies: list[dict[str, Any]], evidence: dict[str, Any] | None
+) -> None:
+    fields = [EvidenceField("ok", "bool"), EvidenceField("n", "int"),
+              EvidenceField("out", "output-of", "lint *")]  # fmt: skip
+    verdicts = judge_evidence(fields, evidence, AttemptRecord(tuple(bodies)))
+    assert [v.field.name for v in verdicts] == ["ok", "n", "out"]
+    # no store: no output can be read back, so no quote is ever evidence
+    assert verdicts[2].ok is False
+    for verdict in verdicts:
+        json.dumps(verdict.to_json())  # always sealable
