@@ -37,6 +37,8 @@ STEP_TYPES = (
     "model-call",
     "claim",
     "check",
+    "contract",
+    "evidence",
     "state",
     "plan-edit",
     "tamper",

@@ -7,13 +7,14 @@ tree walk is `task_tree`'s; narration is the CLI's, from the `RunEvent`s emitted
 
 from __future__ import annotations
 
+import logging
 import queue
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -28,9 +29,18 @@ from groundskeeper.acceptance import (
     run_check,
     sha256_text,
 )
+from groundskeeper.attempt_record import OUTPUTS_DIR, AttemptRecord, OutputStore
+from groundskeeper.contracts import (
+    Contract,
+    ContractContext,
+    judge_contracts,
+    task_contracts,
+    watched_paths,
+)
 from groundskeeper.control import ControlDir, RunLock
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.evidence import EvidenceField, judge_evidence, task_evidence
 from groundskeeper.models import (
     AssistantTurn,
     Model,
@@ -63,6 +73,7 @@ from groundskeeper.worker import (
     DEFAULT_SH_TIMEOUT,
     AttemptOutcome,
     Toolbox,
+    ToolCallRecord,
     WorkerSession,
     WorkerTask,
     load_worker_prompt,
@@ -86,6 +97,8 @@ __all__ = [
     "new_run_id",
     "preflight",
 ]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_ATTEMPTS = 2
 DEFAULT_MAX_PARALLEL = 4
@@ -241,6 +254,8 @@ class _TaskRun:
     output: str = ""
     tainted: Tamper | None = None
     red: str | None = None  # under --require-red: why this task fails before any work
+    contracts: tuple[Contract, ...] = ()
+    evidence: tuple[EvidenceField, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +337,8 @@ class Runner:
         self._guard = PlanGuard(self.plan_path, plan.text, self.control.rejected)
         self._usage = UsageTotals()
         self._usage_lock = threading.Lock()
+        self._outputs = OutputStore(self.control.path / OUTPUTS_DIR)
+        self._soft: list[Diagnostic] = []  # soft contract failures: warnings in the report
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -363,7 +380,12 @@ class Runner:
             check = SealedCheck.seal(heading.check) if heading.check else None
             keyword = heading.keyword or ""
             sha256 = check.sha256 if check else None
-            self.tasks[heading] = _TaskRun(heading, idx, check, sha256, keyword, keyword)
+            run = self.tasks[heading] = _TaskRun(heading, idx, check, sha256, keyword, keyword)
+            # lint refused a plan whose contract or evidence lines cannot be read
+            if heading.get_property("contract") is not None:
+                run.contracts = tuple(task_contracts(self.plan, heading)[0])
+            if heading.get_property("evidence") is not None:
+                run.evidence = tuple(task_evidence(self.plan, heading)[0])
         try:
             self.seal.run_start(
                 plan=str(self.plan_path),
@@ -423,6 +445,8 @@ class Runner:
         for tamper in tampers:
             self._tampered(tamper)
         diagnostics.extend(t.diagnostic() for t in self.tampers)
+        with self._event_lock:
+            diagnostics.extend(self._soft)
         lost = self.telemetry.displaced() if self.telemetry is not None else None
         if lost is not None:
             diagnostics.append(Diagnostic("error", "telemetry", lost, None, "R005"))
@@ -479,6 +503,15 @@ class Runner:
         for task in unbacked:
             if task.heading.child_tasks:
                 task.start_state = "TODO"  # the walk rolls it up again from its children
+            elif task.contracts or task.evidence:
+                # judged only on a worker's claim (the record of its attempt): no check alone
+                # can stand in for that, so the task is worked on again
+                task.start_state = "TODO"
+                why = (
+                    "re-verified: the DONE headline had no sealed record, and its contracts or"
+                    " evidence are judged only on a worker's claim; back to TODO"
+                )
+                self._settle(task, "TODO", 0, None, why, "", 0)
             elif task.check is None:
                 task.verified, task.reason = False, "unverified (no record)"
                 if self.options.require_checks:
@@ -692,12 +725,20 @@ class Runner:
         if task.red is not None:
             return _Outcome(node, "FAILED", 0, True, task.red, "", 0)
         about = WorkerTask(
-            heading.task_id, heading.title, heading.body, task.check, self.plan_path.name
+            heading.task_id,
+            heading.title,
+            heading.body,
+            task.check,
+            self.plan_path.name,
+            tuple(c.text for c in task.contracts),
+            tuple(f.spec for f in task.evidence),
         )
+        # the paths a `changed` contract names are looked at around each of its `sh` calls
+        watching = watched_paths(task.contracts)
         session = WorkerSession(
             self.model,
             about,
-            self._toolbox,
+            replace(self._toolbox, watch=watching) if watching else self._toolbox,
             max_turns=self.options.max_turns,
             system=render_worker_prompt(about, self._prompt),
         )
@@ -713,8 +754,16 @@ class Runner:
         unavailable = ""
         while attempt < limit:
             attempt += 1
-            session.on_tool_call = partial(self.seal.tool_call, heading.task_id, attempt)
+            sealed: list[dict[str, Any]] = []  # this attempt's tool calls, as sealed
+            session.on_tool_call = partial(
+                self._tool_call,
+                heading.task_id,
+                attempt,
+                sealed,
+                bool(task.contracts or task.evidence),
+            )
             session.on_model_call = partial(self._model_called, heading.task_id, attempt)
+            watched = self._watch(task)
             try:
                 claim: AttemptOutcome | None = session.attempt(feedback)
             except ModelCallError as exc:
@@ -735,6 +784,23 @@ class Runner:
             if claim.ends_task:  # refusal, context window exceeded: no attempt can help
                 state, verified, reason, output = "FAILED", None, claim.no_claim, claim.claim
                 break
+            unmet = self._judge_claim(task, attempt, claim, sealed, watched)
+            if unmet is not None:
+                state, verified, reason = "FAILED", True, unmet[0]
+                claim_sig: tuple[str, str, int | None, str] = ("claim", unmet[0], None, "")
+                output = ""
+                if claim_sig == previous:
+                    if attempt < limit:
+                        reason = f"{reason} (the same failure twice in a row; stopped early)"
+                    break
+                previous = claim_sig
+                if attempt < limit:
+                    self._emit(
+                        RunEvent("attempt-failed", heading.task_id, heading.title, "FAILED",
+                                 attempt, True, f"claimed {excerpt(claim.claim)!r}, but {reason}")
+                    )  # fmt: skip
+                feedback = unmet[1]
+                continue
             if task.check is None:
                 state, verified, reason = self._unchecked(claim)
                 output = claim.claim
@@ -783,6 +849,81 @@ class Runner:
             self._usage = self._usage.add(call.usage)
         if self.telemetry is not None:
             self.telemetry.record_model_call(self.run_id, task_id, attempt, call)
+
+    def _tool_call(
+        self,
+        task_id: str,
+        attempt: int,
+        sealed: list[dict[str, Any]],
+        keep: bool,
+        call: ToolCallRecord,
+    ) -> None:
+        """Seal the call; its body joins the attempt's record. For a task with evidence or
+        contracts (`keep`), first keep what the call printed by hash, so that a sealed hash
+        names a stored text; other tasks' outputs are sealed as hashes only."""
+        for text in call.texts if keep else ():
+            try:
+                self._outputs.put(text)
+            except OSError as exc:  # the record then lacks it: evidence quoting it fails
+                log.warning("could not keep a tool call's output: %s", exc)
+        sealed.append(self.seal.tool_call(task_id, attempt, call))
+
+    def _watch(self, task: _TaskRun) -> dict[str, str | None]:
+        """The content hash, as the attempt starts, of every path a `changed` contract names."""
+        paths = watched_paths(task.contracts)
+        if not paths:
+            return {}
+        context = ContractContext(self._toolbox, AttemptRecord(()))
+        return {p: context.sha256_now(p) for p in paths}
+
+    def _judge_claim(
+        self,
+        task: _TaskRun,
+        attempt: int,
+        claim: AttemptOutcome,
+        sealed: list[dict[str, Any]],
+        watched: dict[str, str | None],
+    ) -> tuple[str, str] | None:
+        """Evidence, then contracts, judged against this attempt's sealed record: None when
+        every hard one holds, else (reason, feedback for the worker). Each verdict is sealed
+        and written to telemetry; a soft failure becomes a warning in the report."""
+        if not task.contracts and not task.evidence:
+            return None
+        task_id, title = task.heading.task_id, task.heading.title
+        record = AttemptRecord(tuple(sealed), self._outputs)
+        hard: list[str] = []
+        rows: list[dict[str, Any]] = []
+        if task.evidence:
+            verdicts = judge_evidence(task.evidence, claim.evidence, record)
+            self.seal.evidence(task_id, attempt, [v.to_json() for v in verdicts])
+            hard.extend(v.reason for v in verdicts if not v.ok)
+            rows.extend({"kind": "evidence", "spec": v.field.spec, "soft": False, "ok": v.ok,
+                         "code": v.code, "message": v.message} for v in verdicts)  # fmt: skip
+        if task.contracts:
+            context = ContractContext(self._toolbox, record, watched)
+            judged = judge_contracts(task.contracts, context)
+            self.seal.contracts(task_id, attempt, [v.to_json() for v in judged])
+            for v in judged:
+                rows.append({"kind": "contract", "spec": v.contract.text, "soft": v.contract.soft,
+                             "ok": v.ok, "code": v.code, "message": v.message,
+                             "detail": dict(v.detail)})  # fmt: skip
+                if v.hard_failure:
+                    hard.append(v.reason)
+                elif not v.ok:
+                    warning = Diagnostic("warning", title, f"soft contract failed: {v.reason}",
+                                         v.contract.line, v.code or "")  # fmt: skip
+                    with self._event_lock:
+                        if warning not in self._soft:  # the same on every attempt: said once
+                            self._soft.append(warning)
+        if self.telemetry is not None:
+            self.telemetry.record_contract_events(self.run_id, task_id, attempt, rows)
+        if not hard:
+            return None
+        more = f" (and {len(hard) - 1} more)" if len(hard) > 1 else ""
+        feedback = "your claim did not hold against the record of this attempt:\n" + "\n".join(
+            f"- {h}" for h in hard
+        )
+        return hard[0] + more, feedback
 
     def _unchecked(self, claim: AttemptOutcome) -> tuple[str, bool, str | None]:
         """The verdict on a task without a check: the worker's word, unless checks are required."""

@@ -325,6 +325,7 @@ def test_every_request_caches_system_tools_and_the_conversation(box: Toolbox) ->
         "read_file",
         "write_file",
         "list_files",
+        "claim_done",
     ]
 
 

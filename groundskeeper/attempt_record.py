@@ -1,0 +1,281 @@
+"""What the sealed record shows of one attempt: its tool calls' bodies as sealed, the outputs
+`sh` printed (kept by content hash in the plan's control directory), which watched paths each
+call changed, and which commands ran and how they exited.
+
+It owns the output store, the state of the watched paths (a `changed` contract's) taken around
+each `sh` call, and the rule
+for when a command line counts as "this command ran" (a single command, or a chain of them
+joined by `&&`). It does not judge contracts or evidence (`contracts`, `evidence`) and does not
+seal anything (`sealing`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import hashlib
+import os
+import stat
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+#: A command text longer than this is sealed by hash only (its text is in the output store).
+CMD_INLINE = 2000
+#: A changed-path list longer than this (as JSON) is not sealed: "unknown", which fails closed.
+CHANGED_INLINE_BYTES = 16 * 1024
+#: The most of one stored output read back (a sandbox run's output is capped below this).
+OUTPUT_READ_LIMIT = 8 * 1024 * 1024
+OUTPUTS_DIR = "outputs"
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+# -- the output store ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutputStore:
+    """Texts by their SHA-256, one file each, in the control directory (hidden from workers).
+
+    The ledger seals only the hash; reading back re-hashes, so a store file changed by anyone
+    reads as absent rather than as what it now says."""
+
+    root: Path
+
+    def put(self, text: str) -> str:
+        digest = sha256_text(text)
+        path = self.root / digest
+        if not path.exists():
+            import tempfile
+
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(text.encode("utf-8", errors="surrogatepass"))
+                os.replace(temp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+        return digest
+
+    def get(self, digest: str) -> str | None:
+        """The text with this hash, or None when it is not stored (or no longer matches)."""
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            return None
+        try:
+            fd = os.open(self.root / digest, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            data = read_at_most(handle, OUTPUT_READ_LIMIT)
+        if len(data) > OUTPUT_READ_LIMIT or hashlib.sha256(data).hexdigest() != digest:
+            return None
+        return data.decode("utf-8", errors="surrogatepass")
+
+
+# -- the watched paths around an `sh` call ---------------------------------------------------
+
+
+def watch_state(root: Path, paths: Sequence[str]) -> dict[str, str | None]:
+    """What each watched path (relative to `root`) holds: a regular file's SHA-256, `link:` and
+    its target for a symlink, `other` for anything else, None when absent. Links are never
+    followed, and anything past `WATCH_READ_LIMIT` bytes is `large:` with its size and mtime."""
+    return {p: _content(root, p) for p in paths}
+
+
+#: The most of a watched file hashed around each call; a larger one is judged by size and mtime.
+WATCH_READ_LIMIT = 4 * 1024 * 1024
+
+
+def _content(root: Path, relative: str) -> str | None:
+    path = root / relative
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return "link:" + os.readlink(path)
+        except OSError:
+            return "link:?"
+    if not stat.S_ISREG(info.st_mode):
+        return "other"
+    if info.st_size > WATCH_READ_LIMIT:
+        return f"large:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return "other"
+    with os.fdopen(fd, "rb") as handle:
+        return hashlib.sha256(read_at_most(handle, WATCH_READ_LIMIT)).hexdigest()
+
+
+def read_at_most(handle: BinaryIO, limit: int) -> bytes:
+    """Up to `limit + 1` bytes, in chunks: one `read(limit + 1)` would allocate the whole
+    limit up front (4 MiB for a 10-byte file), which made each small read cost ~0.3 ms."""
+    chunks: list[bytes] = []
+    left = limit + 1
+    while left > 0:
+        chunk = handle.read(min(left, 1 << 16))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def changed_between(
+    before: Mapping[str, str | None] | None, after: Mapping[str, str | None] | None
+) -> tuple[str, ...] | None:
+    """The watched paths whose content differs between two states, sorted; None (unknown)
+    when either state was not taken."""
+    if before is None or after is None:
+        return None
+    keys = set(before) | set(after)
+    return tuple(sorted(k for k in keys if before.get(k, "?") != after.get(k, "?")))
+
+
+def sealable_changed(changed: tuple[str, ...] | None) -> list[str] | None:
+    """The list as the ledger seals it; None (unknown) when too long for a ledger line."""
+    if changed is None:
+        return None
+    if sum(len(p.encode("utf-8", "surrogatepass")) + 3 for p in changed) > CHANGED_INLINE_BYTES:
+        return None
+    return list(changed)
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+def chain_commands(cmd: str) -> list[str] | None:
+    """The commands of a line that is one command or a chain joined only by `&&`, each as its
+    words joined by single spaces (quotes removed); None for anything else.
+
+    Only such a line says, by its exit status 0, that every one of its commands ran and
+    exited 0: `;`, `||`, `!` and pipes hide a command's own status, and a variable or `$(…)`
+    in a word hides what ran. Redirections are allowed (they change where output goes, not
+    what ran)."""
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(cmd)
+    except ShellSyntaxError:
+        return None
+    if len(script.items) != 1:
+        return None
+    item = script.items[0]
+    if any(op != "&&" for op, _ in item.rest):
+        return None
+    texts: list[str] = []
+    for pipeline in (item.first, *(p for _, p in item.rest)):
+        if pipeline.negated or len(pipeline.commands) != 1:
+            return None
+        command = pipeline.commands[0]
+        if command.assignments or not command.words:
+            return None
+        words = [w.literal() for w in command.words]
+        if any(w is None for w in words):
+            return None
+        texts.append(" ".join(w for w in words if w is not None))
+    return texts
+
+
+def matches(pattern: str, command: str) -> bool:
+    """Glob match of a whole command text (`*` matches any characters, spaces and `/` too)."""
+    return fnmatch.fnmatchcase(command, pattern)
+
+
+# -- one attempt's record -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ShCall:
+    """One sealed `sh` call, as the record shows it."""
+
+    index: int  # its position among the attempt's tool calls, from 1
+    cmd: str | None  # None when neither the step nor the store holds the text
+    exit_status: int | None  # None when the sandbox stopped it (a fault) or could not run it
+    stdout_sha256: str | None
+    stderr_sha256: str | None
+    changed: tuple[str, ...] | None  # None: unknown
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    """The sealed tool-call bodies of one attempt, and the store their outputs are in."""
+
+    calls: Sequence[Mapping[str, Any]]
+    store: OutputStore | None = None
+
+    @classmethod
+    def from_steps(
+        cls,
+        steps: Iterable[Mapping[str, Any]],
+        run_id: str,
+        task_id: str,
+        attempt: int,
+        store: OutputStore | None = None,
+    ) -> AttemptRecord:
+        """One attempt's record read back from ledger lines (`{run, step, body}` objects, as
+        `ledger.read_steps` gives them; verify the ledger first): its `tool-call` bodies in
+        order, so a verdict can be judged again offline."""
+        calls = [
+            line["body"]
+            for line in steps
+            if line.get("run") == run_id
+            and line.get("step") == "tool-call"
+            and isinstance(line.get("body"), Mapping)
+            and line["body"].get("task_id") == task_id
+            and line["body"].get("attempt") == attempt
+        ]
+        return cls(tuple(calls), store)
+
+    def sh_calls(self) -> Iterator[ShCall]:
+        for index, body in enumerate(self.calls, start=1):
+            if body.get("tool") != "sh":
+                continue
+            cmd = body.get("cmd")
+            if not isinstance(cmd, str):
+                sha = body.get("cmd_sha256")
+                cmd = self.text(sha) if isinstance(sha, str) else None
+            status = body.get("exit_status")
+            changed = body.get("changed")
+            yield ShCall(
+                index,
+                cmd,
+                status if isinstance(status, int) and body.get("fault") is None else None,
+                _hex(body.get("stdout_sha256")),
+                _hex(body.get("stderr_sha256")),
+                tuple(str(p) for p in changed) if isinstance(changed, list) else None,
+            )
+
+    def text(self, digest: str | None) -> str | None:
+        if digest is None or self.store is None:
+            return None
+        return self.store.get(digest)
+
+    def changed(self) -> tuple[set[str], list[int]]:
+        """Every path the attempt's tool calls changed, and the calls (by index) whose
+        changes are unknown. `write_file` changes its path; `sh` what its snapshots show."""
+        found: set[str] = set()
+        unknown: list[int] = []
+        for index, body in enumerate(self.calls, start=1):
+            tool = body.get("tool")
+            if tool not in ("sh", "write_file"):
+                continue
+            changed = body.get("changed")
+            if isinstance(changed, list):
+                found.update(str(p) for p in changed)
+            elif tool == "sh" or body.get("status") == "ok":
+                unknown.append(index)  # a write that happened, or a command, with no list
+        return found, unknown
+
+
+def _hex(value: object) -> str | None:
+    return value if isinstance(value, str) and len(value) == 64 else None
