@@ -13,6 +13,8 @@ BOX_COMMANDS: frozenset[str] = frozenset(
         "grep", "sed", "ls", "sort", "uniq", "cut", "tr", "cmp", "diff", "sha256sum",
         "mkdir", "cp", "mv", "rm", "touch", "seq", "sleep", "basename", "dirname",
         "pwd", "env", "expr", "find",
+        "tee", "stat", "date", "paste", "comm", "nl", "rev", "base64", "md5sum", "sha1sum",
+        "sha512sum", "realpath", "readlink", "du",
     }
 )  # fmt: skip
 
