@@ -214,6 +214,7 @@ def _judge_check(check: Check) -> list[_Finding]:
         return [("error", "T003", "check does not parse: the check is empty", None)]
 
     from groundskeeper.sandbox import COMMANDS, ShellSyntaxError, command_names, parse
+    from groundskeeper.sandbox.registry import closest_command
 
     try:
         script = parse(check.text)
@@ -226,6 +227,9 @@ def _judge_check(check: Check) -> list[_Finding]:
     for name in dict.fromkeys(command_names(script)):
         if name not in COMMANDS:
             message = f"check uses `{name}`, which the sandbox does not have"
+            closest = closest_command(name)
+            if closest is not None:
+                message += f"; did you mean `{closest}`?"
             findings.append(("error", "T004", message, None))
     for name, option, advice in _unsupported_options(script):
         message = f"check uses `{name} {option}`, which the sandbox does not support; {advice}"
@@ -331,7 +335,10 @@ def _command_outcomes(command: SimpleCommand) -> frozenset[str]:
 # Options a check may write that the sandbox's commands do not have, with what to write.
 _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
     "grep": {"-P": "use -E (POSIX extended regular expressions)"},
-    "sed": {"-i": "a check only reads; compare `sed … FILE` with what you expect"},
+    "sed": {
+        "-i": "a check runs read-only, so `sed -i` fails there; compare `sed … FILE` with"
+        " what you expect"
+    },
     "find": {
         "-exec": "list with `find` and pipe the names on",
         "-execdir": "list with `find` and pipe the names on",
