@@ -56,7 +56,7 @@ static int decode(FILE *in, bool ignore_garbage) {
             break;
         }
         /* padding only in the last two places, and a third-place '=' needs a fourth */
-        if (v == 64 && (n < 2 || (n == 3 && quad[2] != 64))) break;
+        if (v == 64 && n < 2) break;
         if (v != 64 && n == 3 && quad[2] == 64) break;
         quad[n++] = v;
         if (n < 4) continue;

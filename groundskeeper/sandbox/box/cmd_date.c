@@ -1,6 +1,6 @@
 /* date: print a time, never set one. The time is now, -r FILE's modification time, or -d
  * @SECONDS[.FRACTION]; the sandbox's clock is UTC, so -u changes nothing and %Z is "UTC".
- * +FORMAT takes strftime's directives plus GNU's %N %:z %::z %P %k %l %s, its flags - _ 0 ^
+ * +FORMAT takes strftime's directives plus GNU's %N %:z %::z %P %k %l %q %s, its flags - _ 0 ^
  * and a field width; an unknown directive prints as written, as GNU does. -I[TIMESPEC] and
  * -R give GNU's ISO 8601 and RFC 5322 forms. Any other -d string is refused (status 2).
  */
@@ -24,7 +24,7 @@ struct when {
 /* Directives whose value is a number, with the pad GNU gives them by default. */
 static char default_pad(char conv) {
     if (strchr("ekl", conv) != NULL) return ' ';
-    if (strchr("CdgGHIjmMNsSuUVwWyY", conv) != NULL) return '0';
+    if (strchr("CdgGHIjmMNqsSuUVwWyY", conv) != NULL) return '0';
     return 0;
 }
 
@@ -45,6 +45,7 @@ static bool directive(char conv, int colons, const struct when *w, const struct 
         snprintf(out, size, "%s", colons == 0 ? "+0000" : colons == 1 ? "+00:00" : "+00:00:00");
         return colons <= 2;
     case 'Z': snprintf(out, size, "UTC"); return true;
+    case 'q': snprintf(out, size, "%d", tm->tm_mon / 3 + 1); return true;
     case 'P': snprintf(out, size, "%s", tm->tm_hour < 12 ? "am" : "pm"); return true;
     case 'k': snprintf(out, size, "%2d", tm->tm_hour); return true;
     case 'l': snprintf(out, size, "%2d", tm->tm_hour % 12 == 0 ? 12 : tm->tm_hour % 12); return true;

@@ -28,7 +28,8 @@ int cmd_tee(int argc, char **argv) {
     FILE **outs = box_need("tee", calloc((size_t)n + 1, sizeof *outs), 1);
     for (int i = 0; i < n; i++) {
         const char *path = argv[optind + i];
-        outs[i] = strcmp(path, "-") == 0 ? stdout : fopen(path, append ? "a" : "w");
+        /* "-" is a file named "-", as in GNU's tee since coreutils 8.x */
+        outs[i] = fopen(path, append ? "a" : "w");
         if (outs[i] == NULL) {
             box_perror("tee", path);
             status = 1;
@@ -39,7 +40,7 @@ int cmd_tee(int argc, char **argv) {
     while ((got = fread(buf, 1, sizeof buf, stdin)) > 0) {
         fwrite(buf, 1, got, stdout);
         for (int i = 0; i < n; i++) {
-            if (outs[i] != NULL && outs[i] != stdout && fwrite(buf, 1, got, outs[i]) != got) {
+            if (outs[i] != NULL && fwrite(buf, 1, got, outs[i]) != got) {
                 box_perror("tee", argv[optind + i]);
                 fclose(outs[i]);
                 outs[i] = NULL;
@@ -52,7 +53,7 @@ int cmd_tee(int argc, char **argv) {
         status = 1;
     }
     for (int i = 0; i < n; i++) {
-        if (outs[i] != NULL && outs[i] != stdout && fclose(outs[i]) != 0) {
+        if (outs[i] != NULL && fclose(outs[i]) != 0) {
             box_perror("tee", argv[optind + i]);
             status = 1;
         }
