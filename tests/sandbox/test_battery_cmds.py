@@ -106,20 +106,20 @@ BATTERY = [
     # readlink and realpath
     "readlink link; readlink sub/up; readlink dang",
     "readlink a.txt; echo $?; readlink nope; echo $?",
-    "readlink -f link | sed \"s|^$(pwd)/||\"",
-    "readlink -f dang | sed \"s|^$(pwd)/||\"; readlink -e dang; echo $?",
-    "readlink -m nope/../x | sed \"s|^$(pwd)/||\"",
+    'readlink -f link | sed "s|^$(pwd)/||"',
+    'readlink -f dang | sed "s|^$(pwd)/||"; readlink -e dang; echo $?',
+    'readlink -m nope/../x | sed "s|^$(pwd)/||"',
     "readlink -n link; echo",
-    "realpath a.txt sub/../b.txt | sed \"s|^$(pwd)||\"",
-    "realpath link sub/up | sed \"s|^$(pwd)||\"",
-    "realpath -s link | sed \"s|^$(pwd)||\"",
+    'realpath a.txt sub/../b.txt | sed "s|^$(pwd)||"',
+    'realpath link sub/up | sed "s|^$(pwd)||"',
+    'realpath -s link | sed "s|^$(pwd)||"',
     "realpath --relative-to=sub a.txt sub/c.txt sub/inner/e.txt",
     "realpath --relative-to=sub/inner sub b.txt",
     "realpath --relative-to=. sub/inner/../c.txt .",
     "realpath nope/x; echo $?",
-    "realpath -m nope/../x | sed \"s|^$(pwd)||\"",
+    'realpath -m nope/../x | sed "s|^$(pwd)||"',
     "realpath -e nope; echo $?; realpath -q nope/x; echo $?",
-    "cd sub && realpath ../a.txt inner | sed \"s|^$(cd .. && pwd)||\"",
+    'cd sub && realpath ../a.txt inner | sed "s|^$(cd .. && pwd)||"',
     # stat
     "stat -c '%s %n %F' a.txt sub empty.txt link",
     "stat -c '%s|%5s|%-5s|%05s|' a.txt",
@@ -216,7 +216,9 @@ def test_the_battery_is_large_enough() -> None:
 DIGESTS = {"md5sum": "md5", "sha1sum": "sha1", "sha256sum": "sha256", "sha512sum": "sha512"}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.binary(max_size=300) | st.binary(min_size=100, max_size=3000))
 def test_digests_and_base64_match_pythons(data: bytes, tmp_path: Path) -> None:
     # lengths around the 55/56/64 and 111/112/128 byte padding edges are in the first range
