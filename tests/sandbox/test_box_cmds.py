@@ -170,6 +170,25 @@ def test_tee_cannot_write_into_the_control_plane_or_kept_files(
     assert not (work / ".groundskeeper" / "new").exists()
 
 
+def test_tee_through_a_link_to_a_kept_file_is_refused(work: Path) -> None:
+    (work / "to-expected").symlink_to("tests/expected.txt")  # links made before the run
+    (work / "to-plan").symlink_to("plan.org")
+    for link in ("to-expected", "to-plan"):
+        for append in ("", "-a "):
+            result = sh(work, f"echo forged | tee {append}{link}")
+            assert (result.status, result.stderr) == (1, f"tee: {link}: Permission denied\n")
+    intact(work)
+
+
+def test_sed_i_on_a_link_replaces_the_link_never_its_kept_target(work: Path) -> None:
+    # GNU's sed -i (without --follow-symlinks) writes a new file in the link's place
+    (work / "to-expected").symlink_to("tests/expected.txt")
+    result = sh(work, "sed -i s/42/43/ to-expected && cat to-expected")
+    assert (result.status, result.stdout) == (0, "43\n")
+    assert not (work / "to-expected").is_symlink()
+    intact(work)
+
+
 def test_tee_in_a_read_only_run(work: Path) -> None:
     result = sh(work, "echo x | tee out.txt", read_only=True)
     assert (result.status, result.stdout) == (1, "x\n")
