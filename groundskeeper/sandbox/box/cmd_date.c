@@ -42,8 +42,9 @@ static bool directive(char conv, int colons, const struct when *w, const struct 
         return true;
     }
     case 'z':
-        snprintf(out, size, "%s", colons == 0 ? "+0000" : colons == 1 ? "+00:00" : "+00:00:00");
-        return colons <= 2;
+        /* %:::z is the shortest form, which for UTC is the hours alone */
+        snprintf(out, size, "%s", (const char *[]){"+0000", "+00:00", "+00:00:00", "+00"}[colons < 4 ? colons : 0]);
+        return colons <= 3;
     case 'Z': snprintf(out, size, "UTC"); return true;
     case 'q': snprintf(out, size, "%d", tm->tm_mon / 3 + 1); return true;
     case 'P': snprintf(out, size, "%s", tm->tm_hour < 12 ? "am" : "pm"); return true;
@@ -72,12 +73,12 @@ static int format_time(const char *format, const struct when *w) {
         }
         const char *start = p++;
         char flag = 0;
-        while (*p != '\0' && strchr("-_0^#", *p) != NULL) {
+        while (*p != '\0' && strchr("-_0^#+", *p) != NULL) {
             if (*p == '#') {
                 box_err("date", "the %%# flag is not supported in the sandbox");
                 return 2;
             }
-            if (*p != '^') flag = *p;
+            if (*p != '^') flag = *p == '+' ? '0' : *p; /* '+': zeros (a sign only past 4 digits) */
             p++;
         }
         bool upper = memchr(start, '^', (size_t)(p - start)) != NULL;
@@ -125,6 +126,7 @@ static int format_time(const char *format, const struct when *w) {
 static bool parse_epoch(const char *arg, struct when *w) {
     if (arg[0] != '@') return false;
     const char *p = arg + 1;
+    while (*p == ' ') p++;
     bool negative = *p == '-';
     if (*p == '-' || *p == '+') p++;
     if (!isdigit((unsigned char)*p)) return false;

@@ -19,6 +19,7 @@ struct du {
     bool all, summarize;
     long max_depth; /* -1: no limit */
     unsigned long long block;
+    bool every_file; /* several operands: a file named twice counts once (GNU) */
     struct {
         dev_t dev;
         ino_t ino;
@@ -33,7 +34,7 @@ static void print_size(const struct du *d, unsigned long long bytes, const char 
 
 /* Whether a file with several links was counted already (and remember it if not). */
 static bool counted(struct du *d, const struct stat *sb) {
-    if (S_ISDIR(sb->st_mode) || sb->st_nlink < 2) return false;
+    if (!d->every_file && (S_ISDIR(sb->st_mode) || sb->st_nlink < 2)) return false;
     for (size_t i = 0; i < d->nseen; i++)
         if (d->seen[i].dev == sb->st_dev && d->seen[i].ino == sb->st_ino) return true;
     if (d->nseen == d->seen_cap) {
@@ -85,7 +86,7 @@ int cmd_du(int argc, char **argv) {
                                              {"max-depth", required_argument, 0, 'd'},
                                              {"summarize", no_argument, 0, 's'},
                                              {0, 0, 0, 0}};
-    struct du d = {false, false, -1, 1024, NULL, 0, 0, 0};
+    struct du d = {false, false, -1, 1024, false, NULL, 0, 0, 0};
     bool apparent = false, total = false;
     int c;
     opterr = 0;
@@ -122,6 +123,7 @@ int cmd_du(int argc, char **argv) {
     }
     int nops;
     char **ops = box_operands(argc, argv, ".", &nops);
+    d.every_file = nops > 1;
     unsigned long long sum = 0;
     for (int i = 0; i < nops; i++) sum += walk(&d, ops[i], 0);
     if (total) print_size(&d, sum, "total");

@@ -89,7 +89,9 @@ static char *canonical(const char *path, enum mode mode, bool no_links) {
             if (rest.s[k] != '/') last = false;
         struct stat sb;
         if (lstat(out.s, &sb) != 0) {
-            if (errno == ENOENT && (mode == MISSING || (mode == ALL_BUT_LAST && last))) continue;
+            if (errno == ENOENT && mode == ALL_BUT_LAST && last) continue;
+            /* -m: whatever is missing (or is not a directory) is taken as written */
+            if ((errno == ENOENT || errno == ENOTDIR) && mode == MISSING) continue;
             goto fail;
         }
         if (S_ISLNK(sb.st_mode) && !no_links) {
