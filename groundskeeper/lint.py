@@ -429,8 +429,14 @@ def _has_substitution(word: Word) -> bool:
 # --- protected inputs --------------------------------------------------------------------------
 
 # Commands whose file operands a check compares against (the expected side of a comparison).
-_COMPARERS = {"diff", "cmp"}
-_FILE_AFTER = {"sha256sum": "-c", "grep": "-f"}
+_COMPARERS = {"diff", "cmp", "comm"}
+_FILE_AFTER = {
+    "sha256sum": "-c",
+    "sha512sum": "-c",
+    "sha1sum": "-c",
+    "md5sum": "-c",
+    "grep": "-f",
+}
 
 
 def _protection_diagnostics(plan: Plan) -> Iterator[Diagnostic]:

@@ -124,11 +124,13 @@ COMMAND_SYNOPSES: Mapping[str, Synopsis] = MappingProxyType(
         "rm": _s("remove files", "-r", "-f", "-d", "-v"),
         "tee": _s("copy stdin to stdout and files", "-a"),
         # being merged from their own branches (not in COMMANDS yet; shown once they are)
-        "awk": _s("POSIX awk", "-F FS", "-v NAME=VALUE", "BEGIN/END", "printf",
-                  "length substr index split sub gsub match sprintf tolower toupper",
-                  "getline"),
+        "awk": _s("POSIX awk", "-F FS", "-v NAME=VALUE", "BEGIN/END", "NR NF FS OFS $N",
+                  "arrays and in", "printf", "length substr index split sub gsub match sprintf"
+                  " tolower toupper", "~ !~ regex matching", "getline"),
         "jq": _s("JSON processor (the core language)", "-r", "-c", "-s", "-n", "-e",
-                 "--arg NAME VALUE"),
+                 "--arg NAME VALUE", ".a.b .[n] .[] ? | , {} [] \\(…)",
+                 "select map length keys has type add any all min max sort sort_by unique"
+                 " group_by to_entries from_entries test", "and or not"),
         "xargs": _s("run a command per batch of input words", "-n N", "-I {}", "-0"),
         "python3": _s("MicroPython (no pathlib, no third-party packages)", "-c CODE",
                       "SCRIPT"),
