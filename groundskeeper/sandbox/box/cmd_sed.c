@@ -380,6 +380,8 @@ static int run_each(struct sed *s, char **files, int nfiles, bool in_place, cons
     int status = 0;
     for (int i = 0; i < nfiles && !s->quit; i++) {
         struct input in = {files + i, 1, 0, NULL, 0};
+        for (size_t k = 0; k < s->ncmds; k++) /* a range open at one file's end ends there */
+            s->cmds[k].active = 0;
         if (!in_place) {
             int st = run(s, &in);
             if (st != 0) status = st;
