@@ -153,6 +153,9 @@ def command_reference() -> str:
     return "\n".join(lines) + "\n"
 
 
+_LONGEST_NAME = max(map(len, COMMANDS))
+
+
 def closest_command(name: str) -> str | None:
     """The command the sandbox has that `name` most likely meant, or None.
 
@@ -162,6 +165,10 @@ def closest_command(name: str) -> str | None:
     base = name.rsplit("/", 1)[-1]
     if base in COMMANDS:
         return base if base != name else None
+    if len(base) > _LONGEST_NAME + 2:
+        # nothing this long is a slip of the fingers, and trying every swap of a huge word
+        # (a command name can come from `$(…)`) would cost the host quadratic time
+        return None
     for i in range(len(base) - 1):
         swapped = base[:i] + base[i + 1] + base[i] + base[i + 2 :]
         if swapped in COMMANDS:

@@ -177,7 +177,7 @@ BATTERY = [
     "ls | grep -c '^sed'",
     "printf '1\\n' > f1; printf 'a\\n' > f2; sed -i x f1 f2; cat f1 f2",
     "printf '1\\n2\\n' > f1; printf 'a\\nb\\n' > f2; sed -i '/2/,/a/d' f1 f2; cat f1 f2",
-    "printf '1\\n2\\n' > f1; printf 'a\\nb\\n' > f2; sed -s '2,+3d' f1 f2; sed -s -n '1,/a/p' f1 f2",
+    "printf '1\\n2\\n' > f1; printf 'a\\nb\\n' > f2; sed -s '2,+3d' f1 f2; sed -s -n 1,/a/p f1 f2",
     "sed -n '$=' a.txt b.txt; sed -s -n '$=' a.txt b.txt",
     # edges, command by command
     "printf 'a\\n\\\\:\\\\:\\\\:\\nh\\n\\\\:\\\\:\\nb\\n\\\\:\\nf\\nx\\n' | nl",

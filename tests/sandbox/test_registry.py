@@ -71,3 +71,11 @@ def test_command_reference_is_a_markdown_line_per_command() -> None:
 def test_closest_command(name: str, closest: str | None) -> None:
     assert closest_command(name) == closest
     assert did_you_mean(name) == (f"; did you mean {closest}?" if closest else "")
+
+
+def test_a_huge_unknown_name_is_answered_at_once() -> None:
+    import time
+
+    started = time.perf_counter()
+    assert closest_command("grpe" + "x" * 1_000_000) is None
+    assert time.perf_counter() - started < 0.5
