@@ -283,12 +283,12 @@ def test_realpath_names_only_the_sandbox_view(work: Path, tmp_path: Path) -> Non
         (
             "stat a.txt",
             "stat: the default format is not supported in the sandbox; use stat -c FORMAT "
-            "with %s Y y n F i h\n",
+            "with %s %Y %y %n %F %i %h\n",
         ),
         (
             "stat -c '%a %U' notes.txt",
             "stat: %a is not supported in the sandbox (WASI has no owners, modes or blocks); "
-            "use one of %s Y y n F i h\n",
+            "use one of %s %Y %y %n %F %i %h\n",
         ),
         (
             "du -s .",

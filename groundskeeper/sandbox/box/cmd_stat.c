@@ -15,7 +15,8 @@
 
 #include "box.h"
 
-#define DIRECTIVES "s Y y n F i h"
+/* as a printf format shows them */
+#define DIRECTIVES "%%s %%Y %%y %%n %%F %%i %%h"
 
 static const char *file_type(const struct stat *sb) {
     if (S_ISREG(sb->st_mode)) return sb->st_size == 0 ? "regular empty file" : "regular file";
@@ -37,7 +38,7 @@ static bool check_format(const char *format) {
         if (*p == '\0') return true; /* a lone % at the end prints itself */
         if (*p == '%' || strchr("sYynFih", *p) != NULL) continue;
         box_err("stat", "%%%c is not supported in the sandbox (WASI has no owners, modes or "
-                        "blocks); use one of %%" DIRECTIVES, *p);
+                        "blocks); use one of " DIRECTIVES, *p);
         return false;
     }
     return true;
@@ -144,7 +145,7 @@ int cmd_stat(int argc, char **argv) {
     }
     if (format == NULL) {
         box_err("stat", "the default format is not supported in the sandbox; use stat -c FORMAT "
-                        "with %%" DIRECTIVES);
+                        "with " DIRECTIVES);
         return 2;
     }
     if (!check_format(format)) return 2;
