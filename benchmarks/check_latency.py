@@ -86,7 +86,7 @@ def measure(cmdline: str, workdir: Path, rounds: int, block: int) -> dict[str, A
         missing = [
             line.split(":")[0]
             for line in ours.stderr.splitlines()
-            if line.endswith("command not found (not in the sandbox)")
+            if "command not found (not in the sandbox)" in line  # "; did you mean …?" may follow
         ]
         entry["problem"] = (
             f"not in box.wasm yet: {', '.join(missing)}"

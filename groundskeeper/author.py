@@ -61,10 +61,10 @@ class AuthorReply:
 
 
 def command_list() -> str:
-    """The sandbox's commands as the author prompt lists them, from the registry itself."""
-    from groundskeeper.sandbox.registry import COMMANDS
+    """The sandbox's commands with their synopses and options, from the registry itself."""
+    from groundskeeper.sandbox.registry import command_reference
 
-    return ", ".join(f"`{name}`" for name in sorted(COMMANDS))
+    return command_reference()
 
 
 def render_author_prompt() -> str:

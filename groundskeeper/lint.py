@@ -216,6 +216,7 @@ def _judge_check(check: Check) -> list[_Finding]:
         return [("error", "T003", "check does not parse: the check is empty", None)]
 
     from groundskeeper.sandbox import COMMANDS, ShellSyntaxError, command_names, parse
+    from groundskeeper.sandbox.registry import closest_command
 
     try:
         script = parse(check.text)
@@ -228,6 +229,9 @@ def _judge_check(check: Check) -> list[_Finding]:
     for name in dict.fromkeys(command_names(script)):
         if name not in COMMANDS:
             message = f"check uses `{name}`, which the sandbox does not have"
+            closest = closest_command(name)
+            if closest is not None:
+                message += f"; did you mean `{closest}`?"
             findings.append(("error", "T004", message, None))
     for name, option, advice in _unsupported_options(script):
         message = f"check uses `{name} {option}`, which the sandbox does not support; {advice}"
@@ -333,7 +337,10 @@ def _command_outcomes(command: SimpleCommand) -> frozenset[str]:
 # Options a check may write that the sandbox's commands do not have, with what to write.
 _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
     "grep": {"-P": "use -E (POSIX extended regular expressions)"},
-    "sed": {"-i": "a check only reads; compare `sed … FILE` with what you expect"},
+    "sed": {
+        "-i": "a check runs read-only, so `sed -i` fails there; compare `sed … FILE` with"
+        " what you expect"
+    },
     "find": {
         "-exec": "list with `find` and pipe the names on",
         "-execdir": "list with `find` and pipe the names on",
@@ -424,8 +431,14 @@ def _has_substitution(word: Word) -> bool:
 # --- protected inputs --------------------------------------------------------------------------
 
 # Commands whose file operands a check compares against (the expected side of a comparison).
-_COMPARERS = {"diff", "cmp"}
-_FILE_AFTER = {"sha256sum": "-c", "grep": "-f"}
+_COMPARERS = {"diff", "cmp", "comm"}
+_FILE_AFTER = {
+    "sha256sum": "-c",
+    "sha512sum": "-c",
+    "sha1sum": "-c",
+    "md5sum": "-c",
+    "grep": "-f",
+}
 
 
 def _protection_diagnostics(plan: Plan) -> Iterator[Diagnostic]:

@@ -251,6 +251,22 @@ def test_t004_unknown_command_also_inside_substitution() -> None:
     assert {d.line for d in found} == {3}
 
 
+@pytest.mark.parametrize(
+    ("name", "closest"),
+    [("grpe", "grep"), ("gerp", "grep"), ("sha265sum", "sha256sum"), ("/usr/bin/sort", "sort")],
+)
+def test_t004_names_the_closest_command_the_sandbox_has(name: str, closest: str) -> None:
+    (found,) = only(checked(f"{name} x out.txt"), "T004")
+    assert found.message == (
+        f"check uses `{name}`, which the sandbox does not have; did you mean `{closest}`?"
+    )
+
+
+def test_t004_without_a_close_command_suggests_nothing() -> None:
+    (found,) = only(checked("bash -c x"), "T004")
+    assert found.message == "check uses `bash`, which the sandbox does not have"
+
+
 def test_t004_reported_once_per_command() -> None:
     found = only(checked("curl a && curl b"), "T004")
     assert len(found) == 1

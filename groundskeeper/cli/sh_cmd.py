@@ -23,8 +23,28 @@ def _not_utf8(text: str) -> bool:
     return False
 
 
+def _list_commands(as_json: bool) -> None:
+    from groundskeeper.sandbox.registry import available_synopses
+
+    synopses = available_synopses()
+    if as_json:
+        emit_json(
+            {
+                "commands": [
+                    {"name": name, "summary": s.summary, "options": list(s.options)}
+                    for name, s in synopses.items()
+                ]
+            }
+        )
+        return
+    width = max(map(len, synopses))
+    for name, synopsis in synopses.items():
+        options = f"; options: {', '.join(synopsis.options)}" if synopsis.options else ""
+        click.echo(f"{name:<{width}}  {synopsis.summary}{options}")
+
+
 @click.command(name="sh")
-@click.argument("cmd", metavar="-- 'CMD'", nargs=-1, required=True)
+@click.argument("cmd", metavar="-- 'CMD'", nargs=-1)
 @click.option(
     "--workdir",
     type=click.Path(path_type=Path),
@@ -46,9 +66,23 @@ def _not_utf8(text: str) -> bool:
     "--json",
     "as_json",
     is_flag=True,
-    help="Print one JSON object {status, stdout, stderr, duration_ms, fault} instead.",
+    help="Print one JSON object {status, stdout, stderr, duration_ms, fault} instead "
+    "(with --commands: {commands: [{name, summary, options}]}).",
 )
-def sh(cmd: tuple[str, ...], workdir: Path, read_only: bool, timeout: float, as_json: bool) -> None:
+@click.option(
+    "--commands",
+    "list_commands",
+    is_flag=True,
+    help="List the commands the sandbox has, each with a synopsis and its options; run nothing.",
+)
+def sh(
+    cmd: tuple[str, ...],
+    workdir: Path,
+    read_only: bool,
+    timeout: float,
+    as_json: bool,
+    list_commands: bool,
+) -> None:
     """Run CMD in the sandbox shell, where every command is a WebAssembly program.
 
     \b
@@ -57,8 +91,9 @@ def sh(cmd: tuple[str, ...], workdir: Path, read_only: bool, timeout: float, as_
     > >> < 2> 2>&1 (to files inside the workdir, or /dev/null). if/loops/
     functions/&/here-docs/$((…))/backticks are refused with a message.
     Builtins: cd (inside the workdir), :, exit, export. Other commands come
-    from box.wasm; anything else answers 127 "command not found (not in the
-    sandbox)". Several CMD words are joined with spaces.
+    from box.wasm (`--commands` lists them all with their options); anything
+    else answers 127 "command not found (not in the sandbox)", naming the
+    closest command there is. Several CMD words are joined with spaces.
 
     \b
     Limits: the deadline, fuel, 256 MiB memory a command, 8 MiB of stdout
@@ -73,8 +108,17 @@ def sh(cmd: tuple[str, ...], workdir: Path, read_only: bool, timeout: float, as_
     Examples:
       groundskeeper sh -- 'grep -c Hobby notes.md'
       groundskeeper sh --workdir run1 --read-only --json -- 'test -s out.txt && echo ok'
+      groundskeeper sh --commands
     """
     from groundskeeper.sandbox import SandboxError, run
+
+    if list_commands:
+        if cmd:
+            fail_usage("--commands lists the commands and runs nothing; drop CMD or --commands")
+        _list_commands(as_json)
+        return
+    if not cmd:
+        fail_usage("missing CMD; write: groundskeeper sh -- 'CMD' (or --commands to list them)")
 
     if not workdir.is_dir():
         fail_usage(f"--workdir {workdir} is not a directory; pass an existing directory")

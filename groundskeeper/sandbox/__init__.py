@@ -1,7 +1,8 @@
 """The WASM shell: the only shell groundskeeper has.
 
-`parse`/`command_names`/`COMMANDS` need no wasmtime (lint uses them); `run` interprets a
-command line on the host and runs every command as a WASI program in its own instance.
+`parse`/`command_names`/`COMMANDS`/`command_reference` need no wasmtime (lint and the author
+prompt use them); `run` interprets a command line on the host and runs every command as a
+WASI program in its own instance.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from groundskeeper.sandbox.quota import DiskQuota
-from groundskeeper.sandbox.registry import BUILTINS, COMMANDS
+from groundskeeper.sandbox.registry import BUILTINS, COMMANDS, closest_command, command_reference
 from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
 from groundskeeper.sandbox.syntax import Script, ShellSyntaxError, command_names, parse
 
@@ -23,7 +24,9 @@ __all__ = [
     "Script",
     "ShellResult",
     "ShellSyntaxError",
+    "closest_command",
     "command_names",
+    "command_reference",
     "parse",
     "run",
 ]

@@ -20,7 +20,7 @@ from pathlib import Path
 from groundskeeper.sandbox import wasi
 from groundskeeper.sandbox.confine import DEV_NULL, GUEST_ROOT, PathRefused, Workdir
 from groundskeeper.sandbox.quota import DiskQuota
-from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS
+from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, did_you_mean
 from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
 from groundskeeper.sandbox.syntax import (
     MAX_NESTING,
@@ -467,7 +467,9 @@ class _Run:
             return self.builtin(name, args, state, out, err)
         if name not in BOX_COMMANDS:
             self.missing.append(name)
-            err.write(f"{name}: command not found (not in the sandbox)\n".encode())
+            err.write(
+                f"{name}: command not found (not in the sandbox){did_you_mean(name)}\n".encode()
+            )
             return 127
         return self.stage(name, args, assignments, state, stdin, out, err)
 

@@ -59,4 +59,48 @@ def test_usage_errors_exit_2_without_traceback(tmp_path: Path) -> None:
     code, _, err = invoke("--timeout", "0", "--", "true")
     assert code == 2 and "--timeout" in err
     code, _, err = invoke()
-    assert code == 2 and "Missing argument" in err
+    assert code == 2 and "missing CMD" in err and "--commands" in err
+
+
+# ---- sh --commands -------------------------------------------------------------------------
+
+
+def test_commands_json_lists_every_command_with_its_options() -> None:
+    from groundskeeper.sandbox import COMMANDS
+
+    code, out, err = invoke("--commands", "--json")
+    document = json.loads(out)
+    assert (code, err, set(document)) == (0, "", {"commands"})
+    entries = document["commands"]
+    assert all(set(e) == {"name", "summary", "options"} for e in entries)
+    assert [e["name"] for e in entries] == sorted(COMMANDS)
+    by_name = {e["name"]: e for e in entries}
+    assert by_name["sed"]["options"][:5] == ["-n", "-E/-r", "-e SCRIPT", "-s", "-i[SUFFIX]"]
+    assert by_name["grep"]["summary"] == "print lines matching patterns (no -P: use -E)"
+    assert by_name["rev"]["options"] == []
+
+
+def test_commands_text_is_one_aligned_line_a_command() -> None:
+    from groundskeeper.sandbox import COMMANDS
+
+    code, out, _ = invoke("--commands")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == len(COMMANDS)
+    tee = next(line for line in lines if line.startswith("tee "))
+    assert tee == "tee        copy stdin to stdout and files; options: -a"
+    assert "rev        reverse each line's characters" in lines
+
+
+def test_commands_with_a_command_line_is_a_usage_error() -> None:
+    code, out, err = invoke("--commands", "--", "ls")
+    assert (code, out) == (2, "")
+    assert "--commands lists the commands and runs nothing" in err
+
+
+def test_an_unknown_command_names_the_closest_one(tmp_path: Path) -> None:
+    code, out, err = invoke("--workdir", str(tmp_path), "--", "grpe x f; sha265sum f")
+    assert (code, out) == (127, "")
+    assert err == (
+        "grpe: command not found (not in the sandbox); did you mean grep?\n"
+        "sha265sum: command not found (not in the sandbox); did you mean sha256sum?\n"
+    )

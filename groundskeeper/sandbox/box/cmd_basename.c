@@ -1,4 +1,5 @@
-/* basename and dirname: pure string operations on paths, GNU style (-a, -s for basename). */
+/* basename and dirname: pure string operations on paths, GNU style (-a, -s for basename, -z
+ * for dirname). */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -56,22 +57,26 @@ int cmd_basename(int argc, char **argv) {
 }
 
 int cmd_dirname(int argc, char **argv) {
-    static const struct option longopts[] = {{0, 0, 0, 0}};
+    static const struct option longopts[] = {{"zero", no_argument, 0, 'z'}, {0, 0, 0, 0}};
+    char end = '\n';
+    int c;
     opterr = 0;
-    /* dirname takes no options: anything getopt finds is refused */
-    if (getopt_long(argc, argv, ":", longopts, NULL) != -1) return box_bad_option("dirname", argv);
+    while ((c = getopt_long(argc, argv, "z", longopts, NULL)) != -1) {
+        if (c != 'z') return box_bad_option("dirname", argv);
+        end = '\0';
+    }
     if (optind >= argc) {
         box_err("dirname", "missing operand");
         return 1;
     }
     for (int i = optind; i < argc; i++) {
         const char *path = argv[i];
-        size_t end = strlen(path);
-        while (end > 0 && path[end - 1] == '/') end--; /* trailing slashes */
-        while (end > 0 && path[end - 1] != '/') end--; /* last component */
-        while (end > 0 && path[end - 1] == '/') end--; /* slashes before it */
-        if (end == 0) puts(path[0] == '/' ? "/" : ".");
-        else printf("%.*s\n", (int)end, path);
+        size_t stop = strlen(path);
+        while (stop > 0 && path[stop - 1] == '/') stop--; /* trailing slashes */
+        while (stop > 0 && path[stop - 1] != '/') stop--; /* last component */
+        while (stop > 0 && path[stop - 1] == '/') stop--; /* slashes before it */
+        if (stop == 0) printf("%s%c", path[0] == '/' ? "/" : ".", end);
+        else printf("%.*s%c", (int)stop, path, end);
     }
     return 0;
 }

@@ -499,11 +499,12 @@ static int compile_patterns(struct grep *g) {
 int cmd_grep(int argc, char **argv) {
     static const struct option longopts[] = {{"color", optional_argument, 0, 1},
                                              {"colour", optional_argument, 0, 1},
+                                             {"perl-regexp", no_argument, 0, 'P'},
                                              {0, 0, 0, 0}};
     struct grep g = {.max_count = -1};
     int with_name = -1, have_e = 0, opt;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":qcivnlLoshHEFGxwrRm:e:A:B:C:", longopts, NULL)) !=
+    while ((opt = getopt_long(argc, argv, ":qcivnlLoshHEFGPxwrRm:e:A:B:C:", longopts, NULL)) !=
            -1) {
         switch (opt) {
         case 1:
@@ -537,6 +538,11 @@ int cmd_grep(int argc, char **argv) {
         case 'E': g.extended = 1; g.fixed = 0; break;
         case 'F': g.fixed = 1; g.extended = 0; break;
         case 'G': g.fixed = 0; g.extended = 0; break;
+        case 'P':
+            /* the usual reach for -P is \d, lookarounds or lazy quantifiers: say what works */
+            box_err("grep", "-P (Perl regex) is not supported in the sandbox; use -E (POSIX "
+                            "extended regex)");
+            return 2;
         case 'x': g.whole_line = 1; break;
         case 'w': g.word = 1; break;
         case 'r': case 'R': g.recursive = 1; break;

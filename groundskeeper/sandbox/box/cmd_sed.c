@@ -2,16 +2,24 @@
  * Commands: s/re/repl/[g p N I], y/abc/xyz/, p P d D n N h H g G x q/Q [code] = and
  * { ... }, each with optional addresses (N, $, /re/[I], first~step) and ranges (a1,a2 /
  * a1,+N / 0,/re/), `!` negation, `;`/newline separated, `#` comments.
- * Options: -n, -E/-r, -e (repeatable). Anything else GNU sed has (-i, -f, -z, -s, the
- * a/i/c/b/t/l/w/r commands, ...) is refused with status 2.
+ * Options: -n, -E/-r, -e (repeatable), -s, -i[SUFFIX] (in place: each file's output goes to a
+ * new file beside it, renamed over it at the end, through the sandbox's WASI layer like any
+ * write, so the fence and the read-only mount refuse it; a backup SUFFIX may hold `*` for
+ * the file's name, not `/`). Anything else GNU sed has (-f, -z, the a/i/c/b/t/l/w/r
+ * commands, ...) is refused with status 2.
  * This file runs the commands over the input; sed_script.c parses the script into them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "box.h"
 #include "sed.h"
@@ -83,10 +91,10 @@ static int selected(struct sed *s, struct cmd *c, const struct buf *ps, unsigned
 
 static void emit(struct sed *s, const struct buf *ps, int newline) {
     if (s->pending_newline)
-        putchar('\n');
-    fwrite(ps->data, 1, ps->len, stdout);
+        putc('\n', s->out);
+    fwrite(ps->data, 1, ps->len, s->out);
     if (newline)
-        putchar('\n');
+        putc('\n', s->out);
     s->pending_newline = !newline;
 }
 
@@ -249,9 +257,9 @@ static int run(struct sed *s, struct input *in) {
                 break;
             } else if (c->name == '=') {
                 if (s->pending_newline)
-                    putchar('\n');
+                    putc('\n', s->out);
                 s->pending_newline = 0;
-                printf("%lu\n", lineno);
+                fprintf(s->out, "%lu\n", lineno);
             } else if (c->name == 'q' || c->name == 'Q') {
                 if (c->name == 'Q')
                     autoprint = 0;
@@ -312,19 +320,142 @@ static int run(struct sed *s, struct input *in) {
     free(ps.data);
     free(spare.data);
     free(hold.data);
+    s->quit = quit;
     if (quit || err)
         return status;
     return in->status;
 }
 
+/* The directory part of PATH with its slash ("./" when it has none), in new memory. */
+static char *dir_of(const char *path) {
+    size_t len;
+    const char *base = box_last_component(path, &len);
+    size_t dlen = (size_t)(base - path);
+    char *dir = box_need("sed", malloc(dlen + 3), 4);
+    if (dlen == 0) strcpy(dir, "./");
+    else memcpy(dir, path, dlen), dir[dlen] = '\0';
+    return dir;
+}
+
+/* A new file beside PATH for its edited text: *NAME is its name (the caller frees it). */
+static FILE *open_temp(const char *path, char **name) {
+    char *dir = dir_of(path);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    unsigned long seed = (unsigned long)now.tv_nsec ^ (unsigned long)now.tv_sec;
+    size_t cap = strlen(dir) + 16;
+    *name = box_need("sed", malloc(cap), 4);
+    int fd = -1;
+    for (unsigned long attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        snprintf(*name, cap, "%ssed%06lx", dir, (seed + attempt * 7919) & 0xffffff);
+        fd = open(*name, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    free(dir);
+    return fd >= 0 ? fdopen(fd, "w") : NULL;
+}
+
+/* The backup name for PATH: SUFFIX appended, or each `*` in it replaced by PATH's name. */
+static char *backup_name(const char *path, const char *suffix) {
+    if (strchr(suffix, '*') == NULL) {
+        char *out = box_need("sed", malloc(strlen(path) + strlen(suffix) + 1), 4);
+        return strcat(strcpy(out, path), suffix);
+    }
+    size_t len;
+    const char *base = box_last_component(path, &len);
+    size_t cap = (size_t)(base - path) + strlen(suffix) * (len + 1) + 1, n = (size_t)(base - path);
+    char *out = box_need("sed", malloc(cap), 4);
+    memcpy(out, path, n);
+    for (const char *p = suffix; *p; p++) {
+        if (*p == '*') memcpy(out + n, base, len), n += len;
+        else out[n++] = *p;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* Run the script over each file on its own (-s, -i): line numbers and `$` are per file. With
+ * IN_PLACE the output replaces the file (keeping the old one as its backup with SUFFIX). */
+static int run_each(struct sed *s, char **files, int nfiles, bool in_place, const char *suffix) {
+    int status = 0;
+    for (int i = 0; i < nfiles && !s->quit; i++) {
+        struct input in = {files + i, 1, 0, NULL, 0};
+        for (size_t k = 0; k < s->ncmds; k++) /* a range open at one file's end ends there */
+            s->cmds[k].active = 0;
+        if (!in_place) {
+            int st = run(s, &in);
+            if (st != 0) status = st;
+            continue;
+        }
+        struct stat sb;
+        if (stat(files[i], &sb) != 0) {
+            fprintf(stderr, "sed: can't read %s: %s\n", files[i], strerror(errno));
+            status = 2;
+            continue;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            box_err("sed", "couldn't edit %s: not a regular file", files[i]);
+            status = 4;
+            continue;
+        }
+        char *temp;
+        s->out = open_temp(files[i], &temp);
+        if (s->out == NULL) {
+            box_err("sed", "couldn't open temporary file %s: %s", temp, strerror(errno));
+            free(temp);
+            status = 4;
+            break;
+        }
+        s->pending_newline = 0;
+        int st = run(s, &in);
+        int closed = fclose(s->out);
+        s->out = stdout;
+        if (st != 0 && !s->quit) { /* the script failed part way: the file stays as it was */
+            unlink(temp);
+            free(temp);
+            status = st;
+            continue;
+        }
+        const char *failed = NULL;
+        if (closed != 0) failed = temp;
+        char *backup = suffix != NULL && *suffix ? backup_name(files[i], suffix) : NULL;
+        if (failed == NULL && backup != NULL && rename(files[i], backup) != 0) failed = files[i];
+        if (failed == NULL && rename(temp, files[i]) != 0) failed = temp;
+        if (failed != NULL) {
+            box_err("sed", "cannot rename %s: %s", failed, strerror(errno));
+            unlink(temp); /* the edit did not happen: leave nothing behind */
+            st = 4;
+        }
+        free(backup);
+        free(temp);
+        if (st != 0) status = st;
+    }
+    return status;
+}
+
 int cmd_sed(int argc, char **argv) {
-    static const struct option longopts[] = {{0, 0, 0, 0}};
+    static const struct option longopts[] = {{"in-place", optional_argument, 0, 'i'},
+                                             {"separate", no_argument, 0, 's'},
+                                             {0, 0, 0, 0}};
     struct sed s = {0};
+    s.out = stdout;
     struct buf script = {0};
     int have_e = 0, opt;
+    bool in_place = false, separate = false;
+    const char *suffix = NULL;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":nEre:", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":nEre:i::s", longopts, NULL)) != -1) {
         switch (opt) {
+        case 'i':
+            in_place = separate = true;
+            suffix = optarg;
+            if (suffix != NULL && strchr(suffix, '/') != NULL) {
+                box_err("sed", "a backup suffix with '/' (another directory) is not supported "
+                               "in the sandbox: -i%s", suffix);
+                return 2;
+            }
+            break;
+        case 's': separate = true; break;
         case 'n': s.quiet = 1; break;
         case 'E': case 'r': s.extended = 1; break;
         case 'e':
@@ -350,6 +481,12 @@ int cmd_sed(int argc, char **argv) {
     if (status != 0)
         return status;
     struct input in = {NULL, 0, 0, NULL, 0};
+    if (in_place && optind >= argc) {
+        box_err("sed", "no input files");
+        return 4; /* GNU's status for it */
+    }
     in.files = box_operands(argc, argv, "-", &in.nfiles);
+    if (separate)
+        return run_each(&s, in.files, in.nfiles, in_place, suffix);
     return run(&s, &in);
 }

@@ -6,6 +6,7 @@
 
 #include <regex.h>
 #include <stddef.h>
+#include <stdio.h>
 
 enum addr_kind { ADDR_NONE, ADDR_LINE, ADDR_LAST, ADDR_RE, ADDR_STEP, ADDR_PLUS };
 
@@ -49,6 +50,8 @@ struct sed {
     const char *script;   /* for error positions */
     const regex_t *last_re;
     int pending_newline;  /* the last output lacked its newline (input ended without one) */
+    FILE *out;            /* stdout, or with -i the file's replacement */
+    int quit;             /* a q or Q ended the run: no further input is read */
 };
 
 /* Append n bytes to b, keeping it NUL-terminated; 0 when out of memory. */
