@@ -11,6 +11,7 @@ import json
 import os
 import re
 import select
+import shlex
 import sys
 import time
 from dataclasses import dataclass
@@ -346,7 +347,7 @@ def _drive(
             sys.exit(EXIT_FINDINGS)
         finally:
             telemetry.close()
-    _narrate_end(progress, state, where)
+    _narrate_end(progress, state, where, mission_file)
     return _Outcome(where, mission_file.thread_id, state, None)
 
 
@@ -519,7 +520,14 @@ def _narrate_run(progress: Progress, event: RunEvent) -> None:
     progress.say(event_line(event))
 
 
-def _narrate_end(progress: Progress, state: dict[str, Any], where: Path) -> None:
+def _narrate_end(progress: Progress, state: dict[str, Any], where: Path, mission_file: Any) -> None:
+    report = state.get("report") or {}
+    if report.get("model_unavailable"):
+        # the plan is sealed and written: what is left is the plan's own resume
+        again = ["groundskeeper", "resume", str(where / PLAN_NAME), "--model", mission_file.model]
+        if mission_file.require_checks:
+            again.append("--require-checks")
+        progress.say(f"{report['model_unavailable']}\ncontinue with: {shlex.join(again)}")
     if state.get("outcome") == "invalid":
         kept = ", ".join(
             str(where / f"plan.outline-{a['n']}.org") for a in state.get("attempts", [])
