@@ -23,6 +23,7 @@ from groundskeeper.models import (
     Message,
     ModelCallError,
     ModelRequest,
+    ModelUnavailableError,
     Usage,
 )
 
@@ -95,15 +96,17 @@ def _with_breakpoint(messages: Sequence[Message]) -> list[Message]:
                 continue
         copied.append({**message, "content": blocks})
     last = copied[-1].get("content") if copied else None
-    if isinstance(last, list) and last:
-        block = last[-1]
-        # the API refuses a breakpoint on an empty text block and on thinking blocks; such a
-        # turn is simply not cached
-        if not (block.get("type") == "text" and not block.get("text")) and block.get(
-            "type"
-        ) not in ("thinking", "redacted_thinking"):
-            block["cache_control"] = dict(_EPHEMERAL)
+    if isinstance(last, list) and last and _cacheable(last[-1]):
+        last[-1]["cache_control"] = dict(_EPHEMERAL)
     return copied
+
+
+def _cacheable(block: ContentBlock) -> bool:
+    """The API refuses a breakpoint on an empty text block and on thinking blocks; a turn
+    ending in one is simply not cached."""
+    if block.get("type") == "text":
+        return bool(block.get("text"))
+    return block.get("type") not in ("thinking", "redacted_thinking")
 
 
 def _block(raw: Any) -> ContentBlock:
@@ -177,8 +180,6 @@ class ClaudeModel:
         `ANTHROPIC_BASE_URL` (read by the SDK itself; nothing here overrides them); retries
         and timeout from the arguments, else `GROUNDSKEEPER_MODEL_RETRIES` /
         `GROUNDSKEEPER_MODEL_TIMEOUT`, else the defaults above."""
-        from groundskeeper.models import ModelUnavailableError
-
         try:
             max_retries = retries if retries is not None else _env_int(ENV_RETRIES, DEFAULT_RETRIES)
             seconds = timeout if timeout is not None else _env_float(ENV_TIMEOUT, DEFAULT_TIMEOUT)

@@ -413,3 +413,20 @@ def test_an_empty_reply_then_feedback_reaches_the_api_as_one_user_turn(box: Tool
     assert (first.claim, first.claims_done) == ("", False)
     session_.attempt("your work did not pass its acceptance check")
     assert [m["role"] for m in api.bodies[1]["messages"]] == ["user"]
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"type": "text", "text": ""},
+        {"type": "thinking", "thinking": "hm", "signature": "s"},
+        {"type": "redacted_thinking", "data": "x"},
+    ],
+)
+def test_no_breakpoint_where_the_api_refuses_one(block: dict[str, Any]) -> None:
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [block]},
+    ]
+    sent = build_params("m", ModelRequest("s", messages, TOOL_SPECS, "t", "T"))["messages"]
+    assert sent[-1]["content"] == [block]  # sent back as it came, unmarked
