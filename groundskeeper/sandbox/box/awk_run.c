@@ -16,8 +16,10 @@
 #include "awk.h"
 #include "box.h"
 
-/* Function calls deeper than this are an error: WebAssembly's stack has no guard page. */
-#define MAX_CALL_DEPTH 100
+/* Recursion deeper than this is an error, not a crash: wasmtime traps ("call stack
+ * exhausted") at a few thousand nested wasm calls. Every eval and exec counts one. */
+#define MAX_CALL_DEPTH 200
+#define MAX_EVAL_DEPTH 1200
 
 enum var_kind { K_UNKNOWN, K_SCALAR, K_ARRAY };
 
@@ -846,7 +848,7 @@ static struct awk_cell assign(struct awk_node *n) {
     return result;
 }
 
-static struct awk_cell builtin(struct awk_node *n);
+static __attribute__((noinline)) struct awk_cell builtin(struct awk_node *n);
 
 /* getline / getline VAR: the next record of the input. 1, 0 at the end, like awk. */
 static struct awk_cell getline_input(struct awk_node *n) {
@@ -864,7 +866,19 @@ static struct awk_cell getline_input(struct awk_node *n) {
     return awk_num_cell(got);
 }
 
+static struct awk_cell eval_node(struct awk_node *n);
+static int eval_depth;
+
 static struct awk_cell eval(struct awk_node *n) {
+    if (++eval_depth > MAX_EVAL_DEPTH)
+        awk_fatal("program recursion deeper than %d levels at source line %d", MAX_EVAL_DEPTH,
+                  n->line);
+    struct awk_cell c = eval_node(n);
+    eval_depth--;
+    return c;
+}
+
+static struct awk_cell eval_node(struct awk_node *n) {
     char ba[64], bb[64];
     switch (n->kind) {
     case N_NUM:
@@ -998,6 +1012,19 @@ static const regex_t *regex_arg(struct awk_node *a) {
     return re;
 }
 
+/* printf's and sprintf's work: the format and its arguments evaluated, then formatted. The
+ * cells live on the heap: this runs inside eval's recursion, where stack is precious. */
+static void format_args(struct awk_buf *out, struct awk_node *args, int nargs) {
+    struct awk_cell *cells = awk_alloc((size_t)nargs * sizeof *cells);
+    int count = 0;
+    for (struct awk_node *a = args; a != NULL; a = a->next) cells[count++] = eval(a);
+    char *fmt = str_of(&cells[0]);
+    awk_sprintf(out, fmt, cells + 1, count - 1);
+    free(fmt);
+    for (int i = 0; i < count; i++) awk_cell_free(&cells[i]);
+    free(cells);
+}
+
 static void add_element(void *ctx, const char *s, size_t len) {
     struct awk_array *a = ctx;
     char key[32];
@@ -1005,7 +1032,7 @@ static void add_element(void *ctx, const char *s, size_t len) {
     *array_get(a, key) = awk_strnum_cell(awk_strndup(s, len));
 }
 
-static struct awk_cell builtin(struct awk_node *n) {
+static __attribute__((noinline)) struct awk_cell builtin(struct awk_node *n) {
     struct awk_node *a1 = n->args, *a2 = a1 ? a1->next : NULL, *a3 = a2 ? a2->next : NULL;
     char buf[64];
     switch (n->index) {
@@ -1107,13 +1134,9 @@ static struct awk_cell builtin(struct awk_node *n) {
         return awk_num_cell(start);
     }
     case B_SPRINTF: {
-        struct awk_cell args[255];
-        int count = 0;
-        for (struct awk_node *a = a1; a != NULL; a = a->next) args[count++] = eval(a);
         struct awk_buf out = {0};
         awk_buf_add(&out, "", 0);
-        awk_sprintf(&out, awk_to_str(&args[0], buf), args + 1, count - 1);
-        for (int i = 0; i < count; i++) awk_cell_free(&args[i]);
+        format_args(&out, n->args, n->nargs);
         return awk_str_cell(out.data);
     }
     case B_TOLOWER:
@@ -1190,20 +1213,15 @@ unsigned long long awk_rand_seed_state;
 
 /* ---- statements ---- */
 
-static void print_items(struct awk_node *s) {
+static __attribute__((noinline)) void print_items(struct awk_node *s) {
     FILE *out = s->index == 2 ? stderr : stdout;
     char buf[64];
     if (s->kind == S_PRINTF) {
-        struct awk_cell args[255];
-        int count = 0;
-        for (struct awk_node *a = s->args; a != NULL && count < 255; a = a->next)
-            args[count++] = eval(a);
         struct awk_buf text = {0};
         awk_buf_add(&text, "", 0);
-        awk_sprintf(&text, awk_to_str(&args[0], buf), args + 1, count - 1);
+        format_args(&text, s->args, s->nargs);
         fwrite(text.data, 1, text.len, out);
         free(text.data);
-        for (int i = 0; i < count; i++) awk_cell_free(&args[i]);
         return;
     }
     if (s->args == NULL) {
@@ -1234,10 +1252,21 @@ static enum flow loop_body(struct awk_node *body, int *stop) {
     return f == F_BREAK || f == F_CONTINUE ? F_NORMAL : f;
 }
 
+static enum flow exec_node(struct awk_node *s);
+
 static enum flow exec(struct awk_node *s) {
+    if (s == NULL) return F_NORMAL;
+    if (++eval_depth > MAX_EVAL_DEPTH)
+        awk_fatal("program recursion deeper than %d levels at source line %d", MAX_EVAL_DEPTH,
+                  s->line);
+    enum flow f = exec_node(s);
+    eval_depth--;
+    return f;
+}
+
+static enum flow exec_node(struct awk_node *s) {
     enum flow f;
     int stop;
-    if (s == NULL) return F_NORMAL;
     if (pending) return pending;
     switch (s->kind) {
     case S_BLOCK:
