@@ -1039,6 +1039,9 @@ static __attribute__((noinline)) struct awk_cell builtin(struct awk_node *n) {
     case B_LENGTH: {
         if (a1 != NULL && is_bare_name(a1) && var_of(a1)->kind == K_ARRAY)
             return awk_num_cell((double)var_of(a1)->arr->count);
+        /* never used yet: 0 either way, and it may still become an array */
+        if (a1 != NULL && is_bare_name(a1) && var_of(a1)->kind == K_UNKNOWN)
+            return awk_num_cell(0);
         struct awk_cell c = a1 ? eval(a1) : get_field(0);
         double len = (double)strlen(awk_to_str(&c, buf));
         awk_cell_free(&c);
