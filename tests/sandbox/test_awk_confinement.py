@@ -185,6 +185,15 @@ def test_huge_input_is_read_within_the_limits(work: Path) -> None:
         ),
         (
             "BEGIN { x = " + " ".join(['"a"'] * 1500) + " }",
+            "awk: program nested too deeply at source line 1\n",
+        ),
+        (
+            # each level is shallow, together they are not: ended by the evaluation depth
+            "function f(n) { return n <= 0 ? 0 : 1 + "
+            + "(" * 140
+            + "f(n - 1)"
+            + ")" * 140
+            + " } BEGIN { print f(199) }",
             "awk: program recursion deeper than 1200 levels at source line 1\n",
         ),
     ],

@@ -202,6 +202,9 @@ BATTERY = [
     "awk 'function f(x) { x = 5 } BEGIN{y = 1; f(y); print y}'",
     'awk \'function g(a) { a["k"] = 1 } BEGIN{g(arr); print ("k" in arr)}\'',
     'awk \'function noret() { } BEGIN{x = noret(); print "[" x "]"}\'',
+    "awk 'function f(a) { g(a) } function g(b) { b[1] = 5 } BEGIN { f(x); print x[1] }'",
+    'awk \'function f() { exit 3 } BEGIN { f(); print "no" } END { print "end" }\'; echo $?',
+    "echo 72 105 | awk '{printf \"%c%c\\n\", $1, $2}'",
     # pipelines with other commands
     "awk -F, 'NR>1{print $3}' csv.txt | sort | uniq -c",
     "seq 1 10 | awk '{s += $1} END{print s}'",

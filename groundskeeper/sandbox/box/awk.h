@@ -66,6 +66,7 @@ struct awk_node {
     int is_local;
     int nargs;
     int line;
+    int height;                /* of the operator chain below (binary operators only) */
     double num;                /* N_NUM */
     char *str;                 /* N_STR: the string; N_ERE: the regex source */
     regex_t *re;               /* N_ERE: compiled */

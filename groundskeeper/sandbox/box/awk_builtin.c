@@ -312,14 +312,14 @@ void awk_sprintf(struct awk_buf *out, const char *fmt, struct awk_cell *args, in
         }
         case 'c': {
             char one[2] = {0, 0};
-            if (arg->type == C_NUM) {
+            if (arg->type == C_NUM || arg->type == C_STRNUM) { /* 65 read as input is A too */
                 one[0] = (char)(to_integer(awk_to_num(arg)) & 0xff);
             } else {
                 one[0] = awk_to_str(arg, buf)[0];
             }
             spec[k++] = 's';
             spec[k] = '\0';
-            if (one[0] == '\0' && arg->type == C_NUM) {
+            if (one[0] == '\0' && arg->type != C_STR) {
                 /* a NUL character: %s would stop before it */
                 int width = atoi(spec + 1 + strspn(spec + 1, "-+ #0"));
                 int left = strchr(spec, '-') != NULL && strchr(spec, '-') < spec + k;

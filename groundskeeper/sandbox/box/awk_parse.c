@@ -15,6 +15,7 @@
 /* Nesting deeper than this is refused: the interpreter recurses once per level and
  * WebAssembly's stack has no guard page to stop an overflow. */
 #define MAX_DEPTH 200
+#define MAX_HEIGHT 1000
 
 struct parser {
     struct awk_token *toks;
@@ -370,6 +371,9 @@ static struct awk_node *binary(struct parser *p, enum awk_node_kind kind, int op
     n->op = op;
     n->a = a;
     n->b = b;
+    /* a chain such as "a" "b" "c" ... grows without nesting: bound it the same way */
+    n->height = 1 + (a->height > b->height ? a->height : b->height);
+    if (n->height > MAX_HEIGHT) fail(p, "program nested too deeply");
     return n;
 }
 
@@ -789,6 +793,28 @@ static struct awk_item *new_item(enum awk_item_kind kind) {
     return it;
 }
 
+/* Mark in FN the parameters passed on as another function's array parameter; 1 if any new. */
+static int mark_passed_arrays(struct awk_program *prog, struct awk_func *fn, struct awk_node *n) {
+    int changed = 0;
+    for (; n != NULL; n = n->next) {
+        if (n->kind == N_CALL) {
+            struct awk_func *callee = &prog->funcs[n->index];
+            int i = 0;
+            for (struct awk_node *a = n->args; a != NULL && i < callee->nparams; a = a->next, i++) {
+                if (a->kind == N_LOCAL && callee->param_is_array[i] &&
+                    !fn->param_is_array[a->index]) {
+                    fn->param_is_array[a->index] = 1;
+                    changed = 1;
+                }
+            }
+        }
+        changed |= mark_passed_arrays(prog, fn, n->a) | mark_passed_arrays(prog, fn, n->b) |
+                   mark_passed_arrays(prog, fn, n->c) | mark_passed_arrays(prog, fn, n->d) |
+                   mark_passed_arrays(prog, fn, n->args);
+    }
+    return changed;
+}
+
 int awk_parse(const char *src, struct awk_program *prog) {
     static const char *const special[V_SPECIAL_COUNT] = {
         [V_NF] = "NF",         [V_NR] = "NR",         [V_FNR] = "FNR",
@@ -840,6 +866,13 @@ int awk_parse(const char *src, struct awk_program *prog) {
         /* after an action's } the next item may follow on the same line */
         enum awk_tok t = peek(&p);
         if (t != T_NEWLINE && t != T_SEMI && t != T_EOF && it->action == NULL) unexpected(&p);
+    }
+    /* f(a) { g(a) } with g using its parameter as an array makes a an array in f too */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < prog->nfuncs; i++)
+            if (prog->funcs[i].defined)
+                changed |= mark_passed_arrays(prog, &prog->funcs[i], prog->funcs[i].body);
     }
     for (int i = 0; i < prog->nfuncs; i++) {
         if (!prog->funcs[i].defined) {
