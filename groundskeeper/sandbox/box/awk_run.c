@@ -1102,6 +1102,14 @@ static __attribute__((noinline)) struct awk_cell builtin(struct awk_node *n) {
     }
     case B_SUB:
     case B_GSUB: {
+        /* every argument is evaluated before the target is located, and the regex compiled
+         * after: nothing between locating and writing can move or free the target */
+        char *re_text = NULL;
+        if (a1->kind != N_ERE) {
+            struct awk_cell c = eval(a1);
+            re_text = str_of(&c);
+            awk_cell_free(&c);
+        }
         struct awk_cell r = eval(a2);
         char *repl = str_of(&r);
         awk_cell_free(&r);
@@ -1110,14 +1118,13 @@ static __attribute__((noinline)) struct awk_cell builtin(struct awk_node *n) {
         struct awk_cell target = read_place(&pl);
         char *text = str_of(&target);
         awk_cell_free(&target);
-        const regex_t *re = regex_arg(a1);
-        /* the regex argument may have been a function call that moved things: locate again */
-        if (a3 != NULL && a1->kind != N_ERE) pl = locate(a3);
+        const regex_t *re = re_text != NULL ? awk_regex(re_text) : a1->re;
         char *out = NULL;
         int count = awk_substitute(re, repl, text, n->index == B_GSUB, &out);
         if (count > 0) write_place(&pl, awk_str_cell(out));
         free(text);
         free(repl);
+        free(re_text);
         return awk_num_cell(count);
     }
     case B_MATCH: {
