@@ -24,7 +24,6 @@ struct parser {
     int func;     /* the function being parsed, or -1 */
     int depth;
     int no_gt;    /* inside print's items: `>` is redirection, not comparison */
-    int no_in;    /* in a for (...;...;...) initialiser: `in` belongs to for-in */
     int loops;    /* enclosing loops, for break/continue */
 };
 
@@ -37,6 +36,7 @@ static const char *tok_text(const struct awk_token *t) {
         "BEGIN", "END", "function", "if", "else", "while", "for", "do", "break", "continue",
         "next", "nextfile", "exit", "return", "delete", "print", "printf", "getline", "in",
     };
+    _Static_assert(sizeof names / sizeof names[0] == T_IN + 1, "a name for every token");
     if (t->kind == T_NAME || t->kind == T_FUNC_NAME) return t->text;
     return names[t->kind];
 }
@@ -65,9 +65,11 @@ static void __attribute__((noreturn)) refuse(struct parser *p, const char *what,
 }
 
 static enum awk_tok peek(struct parser *p) { return p->toks[p->pos].kind; }
+/* The kind AHEAD tokens on, never past the final T_EOF. */
 static enum awk_tok peek_at(struct parser *p, size_t ahead) {
-    size_t i = p->pos + ahead;
-    return p->toks[i].kind == T_EOF ? T_EOF : p->toks[i].kind;
+    size_t i = p->pos;
+    while (ahead-- > 0 && p->toks[i].kind != T_EOF) i++;
+    return p->toks[i].kind;
 }
 static struct awk_token *advance(struct parser *p) {
     struct awk_token *t = &p->toks[p->pos];
@@ -178,11 +180,10 @@ static struct awk_node *subscript(struct parser *p, const char *name) {
     resolve(p, name, &n->index, &n->is_local);
     mark_array(p, n->index, n->is_local);
     expect(p, T_LBRACKET);
-    int saved_gt = p->no_gt, saved_in = p->no_in;
-    p->no_gt = p->no_in = 0;
+    int saved_gt = p->no_gt;
+    p->no_gt = 0;
     n->args = expr_list(p, T_RBRACKET, &n->nargs);
     p->no_gt = saved_gt;
-    p->no_in = saved_in;
     if (n->nargs == 0) unexpected(p);
     expect(p, T_RBRACKET);
     return n;
@@ -203,12 +204,11 @@ static struct awk_node *builtin_call(struct parser *p, int which) {
         refuse(p, "system()", "awk cannot run commands; run them in the check's command line");
     if (which == B_LENGTH && peek(p) != T_LPAREN) return n; /* length alone: length($0) */
     expect(p, T_LPAREN);
-    int saved_gt = p->no_gt, saved_in = p->no_in;
-    p->no_gt = p->no_in = 0;
+    int saved_gt = p->no_gt;
+    p->no_gt = 0;
     skip_newlines(p);
     n->args = expr_list(p, T_RPAREN, &n->nargs);
     p->no_gt = saved_gt;
-    p->no_in = saved_in;
     expect(p, T_RPAREN);
     static const struct {
         int min, max;
@@ -274,13 +274,12 @@ static struct awk_node *primary(struct parser *p) {
         if (n->re == NULL) exit(2);
         return n;
     case T_LPAREN: {
-        int saved_gt = p->no_gt, saved_in = p->no_in;
-        p->no_gt = p->no_in = 0;
+        int saved_gt = p->no_gt;
+        p->no_gt = 0;
         int count;
         struct awk_node *list = expr_list(p, T_RPAREN, &count);
         p->no_gt = saved_gt;
-        p->no_in = saved_in;
-        if (count == 0) unexpected(p);
+            if (count == 0) unexpected(p);
         expect(p, T_RPAREN);
         if (count > 1) {
             if (peek(p) == T_IN) {
@@ -331,13 +330,12 @@ static struct awk_node *primary(struct parser *p) {
         n->index = find_func(p->prog, t->text);
         if (p->prog->funcs[n->index].line == 0) p->prog->funcs[n->index].line = t->line;
         expect(p, T_LPAREN);
-        int saved_gt = p->no_gt, saved_in = p->no_in;
-        p->no_gt = p->no_in = 0;
+        int saved_gt = p->no_gt;
+        p->no_gt = 0;
         skip_newlines(p);
         n->args = expr_list(p, T_RPAREN, &n->nargs);
         p->no_gt = saved_gt;
-        p->no_in = saved_in;
-        expect(p, T_RPAREN);
+            expect(p, T_RPAREN);
         return n;
     }
     case T_BUILTIN:
@@ -465,7 +463,7 @@ static struct awk_node *matching(struct parser *p) {
 
 static struct awk_node *membership(struct parser *p) {
     struct awk_node *n = matching(p);
-    while (peek(p) == T_IN && !p->no_in) {
+    while (peek(p) == T_IN) {
         advance(p);
         struct awk_node *in = node(p, N_IN);
         resolve(p, expect(p, T_NAME)->text, &in->index, &in->is_local);
@@ -829,7 +827,7 @@ int awk_parse(const char *src, struct awk_program *prog) {
     size_t ntoks;
     struct awk_token *toks = awk_lex(src, &ntoks);
     if (toks == NULL) return 2;
-    struct parser p = {toks, 0, prog, -1, 0, 0, 0, 0};
+    struct parser p = {toks, 0, prog, -1, 0, 0, 0};
     struct awk_item **tail = &prog->items;
     for (;;) {
         while (peek(&p) == T_NEWLINE || peek(&p) == T_SEMI) advance(&p);

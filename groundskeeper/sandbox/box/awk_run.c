@@ -42,6 +42,7 @@ struct reader {
 
 static struct awk_program *prog;
 static struct var *globals;
+static int globals_room;
 static struct var *frame;       /* the running function's parameters and locals */
 static int call_depth;
 static struct awk_cell retval;  /* what `return` gave */
@@ -582,7 +583,12 @@ static void assign_operand(const char *arg) {
     char *name = awk_strndup(arg, (size_t)(eq - arg));
     int slot = awk_global(prog, name);
     free(name);
-    if (slot >= prog->nglobals) awk_fatal("internal: variable table");
+    if (slot >= globals_room) { /* a name only an operand or ARGV mentions */
+        globals = realloc(globals, (size_t)(slot + 1) * sizeof *globals);
+        if (globals == NULL) awk_fatal("out of memory");
+        memset(globals + globals_room, 0, (size_t)(slot + 1 - globals_room) * sizeof *globals);
+        globals_room = slot + 1;
+    }
     struct var *v = &globals[slot];
     if (v->kind == K_ARRAY) awk_fatal("can't assign to array %s", prog->globals[slot]);
     for (int i = 0; i < prog->nfuncs; i++)
@@ -1423,10 +1429,10 @@ static void set_environ(void) {
 
 int awk_run(struct awk_program *program, char **assigns, int nassigns, char **args, int nargs) {
     prog = program;
-    /* -v and operand assignments may name variables the program never mentions: room for
-     * them, entered into prog->globals as they come */
-    int room = prog->nglobals + nassigns + nargs + 1;
-    globals = calloc((size_t)room, sizeof *globals);
+    /* -v and operand assignments may name variables the program never mentions: they are
+     * entered into prog->globals as they come, and globals grows to match */
+    globals_room = prog->nglobals;
+    globals = calloc((size_t)globals_room, sizeof *globals);
     if (globals == NULL) awk_fatal("out of memory");
     set_var_str(V_FS, " ");
     set_var_str(V_OFS, " ");
