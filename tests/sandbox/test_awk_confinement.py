@@ -221,6 +221,8 @@ def test_unsupported_option_is_status_2_naming_it(cmdline: str, option: str, wor
 @pytest.mark.parametrize(
     ("cmdline", "status", "stdout", "stderr"),
     [
+        # POSIX: a field past NF is the uninitialized value, equal to 0 and to "" (mawk: "")
+        ("echo | awk '{print ($1 == 0), ($1 == \"\"), ($3 < 1)}'", 0, "1 1 1\n", ""),
         # POSIX substr: characters at positions [m, m+n) that exist (mawk differs here)
         ("awk 'BEGIN{print substr(\"hello\", 0, 2) \"|\" substr(\"hello\", -1, 3) \"|\"}'",
          0, "h|h|\n", ""),

@@ -4,7 +4,8 @@ Programs come from a small grammar (field references, arithmetic, comparisons, s
 functions, printf formats, arrays, sub/gsub); inputs are a few lines of numbers and words.
 Both run on the same file; status and stdout must be equal. The grammar keeps to what POSIX
 and mawk agree on: integer results stay far below 2^31 (mawk prints larger ones with %.6g),
-no division by a value that can be zero, no regex intervals, no hex numbers in the input.
+no division by a value that can be zero, no regex intervals, no hex numbers in the input,
+no field past the last, no substr from position 0 or less (mawk counts those differently).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def stringy() -> st.SearchStrategy[str]:
         leaf,
         lambda inner: st.one_of(
             st.tuples(inner, inner).map(lambda t: f"({t[0]} {t[1]})"),
-            st.tuples(inner, st.integers(0, 4), st.integers(0, 4)).map(
+            st.tuples(inner, st.integers(1, 4), st.integers(0, 4)).map(
                 lambda t: f"substr({t[0]}, {t[1]}, {t[2]})"
             ),
             inner.map(lambda e: f"toupper({e})"),
@@ -97,8 +98,11 @@ PROGRAM = st.one_of(
     ),
 )
 
-WORD = st.sampled_from(["a", "bb", "Ab", "10", "9", "-3", "1.5", "x", "0", "007", "1e2", ""])
-LINE = st.lists(WORD, max_size=4).map(" ".join)
+# Every line has three fields or more: mawk compares a field past NF as the string "", where
+# POSIX (and this awk) give it the uninitialized value, equal to 0 as well (pinned in
+# test_awk_confinement.py).
+WORD = st.sampled_from(["a", "bb", "Ab", "10", "9", "-3", "1.5", "x", "0", "007", "1e2"])
+LINE = st.lists(WORD, min_size=3, max_size=4).map(" ".join)
 INPUT = st.lists(LINE, max_size=5).map(lambda lines: "".join(line + "\n" for line in lines))
 
 
