@@ -223,6 +223,12 @@ def test_unsupported_option_is_status_2_naming_it(cmdline: str, option: str, wor
     [
         # POSIX: a field past NF is the uninitialized value, equal to 0 and to "" (mawk: "")
         ("echo | awk '{print ($1 == 0), ($1 == \"\"), ($3 < 1)}'", 0, "1 1 1\n", ""),
+        # rand() starts from the seed 0 every run; srand() returns the seed it replaces
+        (
+            "awk 'BEGIN{a = rand(); srand(0); b = rand(); print (a == b), (a >= 0 && a < 1),"
+            " srand(5), srand(); srand(5); c = rand(); srand(5); print (c == rand())}'",
+            0, "1 1 0 5\n1\n", "",
+        ),
         # POSIX substr: characters at positions [m, m+n) that exist (mawk differs here)
         ("awk 'BEGIN{print substr(\"hello\", 0, 2) \"|\" substr(\"hello\", -1, 3) \"|\"}'",
          0, "h|h|\n", ""),

@@ -48,6 +48,8 @@ static int call_depth;
 static struct awk_cell retval;  /* what `return` gave */
 static enum flow pending;       /* next/exit inside a function, carried out to the action */
 static int exit_status;
+static double rand_seed;                        /* what srand() returns next */
+static unsigned long long rand_state = 0x330E;  /* the seed 0, as srand(0) sets it */
 
 /* The record: $0's text, and its fields once split. */
 static struct awk_buf record;
@@ -1166,29 +1168,20 @@ static __attribute__((noinline)) struct awk_cell builtin(struct awk_node *n) {
         }
         return awk_str_cell(out);
     }
-    case B_RAND: {
+    case B_RAND:
         /* a 48-bit linear congruential generator: the same sequence for the same seed */
-        static unsigned long long state = 0x1234ABCD330EULL;
-        extern unsigned long long awk_rand_seed_state;
-        if (awk_rand_seed_state != 0) {
-            state = awk_rand_seed_state;
-            awk_rand_seed_state = 0;
-        }
-        state = (state * 0x5DEECE66DULL + 0xB) & ((1ULL << 48) - 1);
-        return awk_num_cell((double)state / (double)(1ULL << 48));
-    }
+        rand_state = (rand_state * 0x5DEECE66DULL + 0xB) & ((1ULL << 48) - 1);
+        return awk_num_cell((double)rand_state / (double)(1ULL << 48));
     case B_SRAND: {
-        static double seed = 0;
-        extern unsigned long long awk_rand_seed_state;
-        double previous = seed;
+        double previous = rand_seed;
         if (a1 != NULL) {
             struct awk_cell c = eval(a1);
-            seed = awk_to_num(&c);
+            rand_seed = awk_to_num(&c);
             awk_cell_free(&c);
         } else {
-            seed = (double)time(NULL);
+            rand_seed = (double)time(NULL);
         }
-        awk_rand_seed_state = (((unsigned long long)(long long)seed) << 16 | 0x330E) + 1;
+        rand_state = ((unsigned long long)(long long)rand_seed << 16 | 0x330E) & ((1ULL << 48) - 1);
         return awk_num_cell(previous);
     }
     case B_CLOSE: {
@@ -1224,8 +1217,6 @@ static __attribute__((noinline)) struct awk_cell builtin(struct awk_node *n) {
     }
     }
 }
-
-unsigned long long awk_rand_seed_state;
 
 /* ---- statements ---- */
 
