@@ -205,6 +205,8 @@ BATTERY = [
     "awk 'function f(a) { g(a) } function g(b) { b[1] = 5 } BEGIN { f(x); print x[1] }'",
     'awk \'function f() { exit 3 } BEGIN { f(); print "no" } END { print "end" }\'; echo $?',
     "echo 72 105 | awk '{printf \"%c%c\\n\", $1, $2}'",
+    "awk 'function f() { exit 4 } NR == 2 && f() { print \"no\" } { print } END { print NR }' "
+    "a.txt; echo $?",
     # pipelines with other commands
     "awk -F, 'NR>1{print $3}' csv.txt | sort | uniq -c",
     "seq 1 10 | awk '{s += $1} END{print s}'",

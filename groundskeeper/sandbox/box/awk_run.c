@@ -1462,8 +1462,15 @@ int awk_run(struct awk_program *program, char **assigns, int nassigns, char **ar
         while (f != F_EXIT && next_record(&line)) {
             set_record(line.data, line.len);
             for (struct awk_item *it = prog->items; it != NULL; it = it->next) {
-                if (it->kind != ITEM_MAIN || !pattern_selects(it)) continue;
-                if (pending) break;
+                if (it->kind != ITEM_MAIN) continue;
+                int selected = pattern_selects(it);
+                if (pending) { /* exit or next in a function the pattern called */
+                    f = pending;
+                    pending = F_NORMAL;
+                    if (f == F_NEXTFILE) close_input();
+                    break;
+                }
+                if (!selected) continue;
                 f = run_action(it->action);
                 if (f == F_NEXTFILE) close_input();
                 if (f != F_NORMAL) break;
