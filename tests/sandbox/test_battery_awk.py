@@ -140,6 +140,7 @@ BATTERY = [
     'awk \'BEGIN{printf "%x %X %o %c%c%c %%\\n", 255, 255, 8, 72, "i!", 33}\'',
     'awk \'BEGIN{printf "%*d|%-*s|%.*f\\n", 5, 42, 4, "ab", 2, 3.14159}\'',
     "awk 'BEGIN{printf \"no newline\"}'; echo",
+    'awk \'BEGIN{printf "[%.*f][%*d][%-*s]\\n", -2, 3.14159, -4, 7, 3, "ab"}\'',
     "awk '{printf \"%-6s%4d\\n\", $1, $2}' awk/scores.txt",
     'awk \'BEGIN{s = sprintf("%03d-%s", 7, "x"); print s, length(s)}\'',
     'awk \'BEGIN{printf("%s and %s\\n", "paren", "list")}\'',

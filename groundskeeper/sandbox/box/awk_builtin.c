@@ -267,7 +267,8 @@ void awk_sprintf(struct awk_buf *out, const char *fmt, struct awk_cell *args, in
                 if (next >= nargs) awk_fatal("not enough arguments passed to printf(\"%s\")", fmt);
                 double w = awk_to_num(&args[next++]);
                 if (fabs(w) > 1000000) awk_fatal("printf: width or precision %g too large", w);
-                k += (size_t)snprintf(spec + k, sizeof spec - k, "%d", (int)w);
+                if (part == 1 && w < 0) k--; /* a negative precision is none, as in C */
+                else k += (size_t)snprintf(spec + k, sizeof spec - k, "%d", (int)w);
                 q++;
             } else {
                 size_t digits = 0;
