@@ -123,3 +123,27 @@ def test_generated_programs_match_the_system_awk(program: str, text: str) -> Non
             env={"LC_ALL": "C"},
         )
     assert (ours.status, ours.stdout) == (ref.returncode, ref.stdout), (program, text, ours.stderr)
+
+
+PIECES = st.sampled_from(
+    ["BEGIN", "END", "{", "}", "(", ")", "[", "]", ";", "\n", ",", "$", "$1", "NF", "x", "a[1]",
+     "1", "-", "*", "/", "%", "^", "!", ">", "<", "==", "=", "+=", "++", "?", ":", "~", "&&",
+     "||", "in", "/re/", "/[a-/", '"s"', '"%d%s%c"', "print", "printf", "getline", "if", "else",
+     "while", "for", "do", "break", "next", "exit", "return", "function f(p)", "f(1)", "delete",
+     "length", "substr(", "split(", "sub(", "gsub(", "match(", "sprintf(", "\\", "#", "1e",
+     "$(", "(1,2) in a", "for(k in a)", " "]
+)  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(PIECES, min_size=1, max_size=14))
+def test_any_program_text_runs_or_is_refused_never_crashes(pieces: list[str]) -> None:
+    """Fail-closed for garbage: awk's own status (`exit 11` may give any) or a named limit;
+    never a crash (fault "trap", status 134)."""
+    program = " ".join(pieces)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "in.txt").write_text("a b c\n1 2 3\n\nx\n")
+        result = sandbox.run(f"awk {shlex.quote(program)} in.txt", workdir=work, timeout=2.0)
+    assert result.fault in (None, "deadline", "fuel", "output"), (program, result.stderr)
+    assert result.fault is not None or result.status < 126, (program, result.stderr)
