@@ -135,8 +135,8 @@ PIECES = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(pieces=st.lists(PIECES, min_size=1, max_size=14))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(PIECES, min_size=1, max_size=8))
 def test_any_program_text_runs_or_is_refused_never_crashes(pieces: list[str]) -> None:
     """Fail-closed for garbage: awk's own status (`exit 11` may give any) or a named limit;
     never a crash (fault "trap", status 134)."""
