@@ -842,7 +842,6 @@ static struct awk_cell incr(struct awk_node *n, double by, int post) {
 
 static struct awk_cell assign(struct awk_node *n) {
     struct awk_cell v = eval(n->b);
-    if (v.type == C_UNSET) v.type = C_UNSET; /* an unset value stays unset (strnum "") */
     struct place pl = locate(n->a);
     if (n->op != T_ASSIGN) {
         struct awk_cell old = read_place(&pl);
