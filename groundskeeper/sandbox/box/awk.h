@@ -109,8 +109,9 @@ struct awk_program {
     int has_main, has_end; /* whether input must be read */
 };
 
-/* Parse the program text. Returns 0, or 2 after "awk: ..." naming the line (a syntax error
- * or a feature refused in the sandbox). */
+/* Parse the program text. Returns 0, or 2 after "awk: ..." naming the line; a syntax error
+ * or a feature refused in the sandbox exits with status 2 from inside the parser (nothing
+ * has run or been written by then). */
 int awk_parse(const char *src, struct awk_program *prog);
 /* The slot of global NAME in PROG, entered if new (also used for -v and operands). */
 int awk_global(struct awk_program *prog, const char *name);
