@@ -27,6 +27,7 @@ AWK_FILES: dict[str, str] = {
     'END { print n["oslo"], n["rome"], length(n) }\n',
     "awk/sum.awk": '{ total += $2 }\nEND { printf "%d rows, total %d\\n", NR, total }\n',
     "awk/dup.txt": "b\na\nb\nc\na\nb\n",
+    "awk/rx.txt": "a/b\n]x\nfoo.bar\nTAB\there\n",
 }
 
 BATTERY = [
@@ -174,6 +175,10 @@ BATTERY = [
     "awk '/a\\/b|^#/' notes.md",
     'awk \'BEGIN{s = "a.b.c"; gsub(".", "-", s); print s; t = "a.b.c"; gsub(/\\./, '
     '"-", t); print t}\'',
+    'awk \'/[/]/; /[]a]/{print "]a:", $0}; /^[^]a]/{print "not ]a:", $0}\' awk/rx.txt',
+    "awk '/[\\t]/; /[[:alpha:]]+\\.[[:alpha:]]+/' awk/rx.txt",
+    "awk 'BEGIN{FS=\"\\\\.\"} {print NF, $1}' awk/rx.txt",
+    'awk \'//{n++} END{s = "abc"; gsub(//, "-", s); print n, s}\' awk/rx.txt',
     # getline, -v, -f, operands, stdin
     "awk '{getline; print}' a.txt",
     "awk '{getline line; print $0 \" / \" line}' b.txt",
