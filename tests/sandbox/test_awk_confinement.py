@@ -247,6 +247,11 @@ def test_unsupported_option_is_status_2_naming_it(cmdline: str, option: str, wor
         ("awk 'BEGIN{a[1] = 1; a = 2}'", 2, "",
          "awk: can't use array a in a scalar context\n"),
         ("awk 'BEGIN{f()}'", 2, "", "awk: calling undefined function f at source line 1\n"),
+        (
+            "awk '{print gensub(/a/, \"b\", \"g\")}'", 2, "",
+            "awk: gensub() is a gawk extension, not in POSIX awk (use sub() or gsub() on a copy,"
+            " or match() with substr()) at source line 1\n",
+        ),
         ("awk 'BEGIN{print length(12345), 2^31, 100000 * 100000}'", 0,
          "5 2147483648 10000000000\n", ""),
         ("awk", 2, "",

@@ -813,6 +813,32 @@ static int mark_passed_arrays(struct awk_program *prog, struct awk_func *fn, str
     return changed;
 }
 
+/* What to write instead of a gawk-only function a check author may reach for. */
+static const char *gawk_instead(const char *name) {
+    static const struct {
+        const char *name, *instead;
+    } extensions[] = {
+        {"gensub", "use sub() or gsub() on a copy, or match() with substr()"},
+        {"strftime", "run date outside awk"},
+        {"systime", "run date +%s outside awk"},
+        {"mktime", "run date outside awk"},
+        {"asort", "pipe awk's output through sort"},
+        {"asorti", "pipe awk's output through sort"},
+        {"patsplit", "use match() in a loop"},
+        {"and", "use arithmetic"},
+        {"or", "use arithmetic"},
+        {"xor", "use arithmetic"},
+        {"lshift", "multiply by a power of 2"},
+        {"rshift", "divide by a power of 2 and use int()"},
+        {"compl", "use arithmetic"},
+        {"isarray", "keep track of which names are arrays"},
+        {"typeof", "keep track of which names are arrays"},
+    };
+    for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++)
+        if (strcmp(extensions[i].name, name) == 0) return extensions[i].instead;
+    return NULL;
+}
+
 int awk_parse(const char *src, struct awk_program *prog) {
     static const char *const special[V_SPECIAL_COUNT] = {
         [V_NF] = "NF",         [V_NR] = "NR",         [V_FNR] = "FNR",
@@ -873,11 +899,15 @@ int awk_parse(const char *src, struct awk_program *prog) {
                 changed |= mark_passed_arrays(prog, &prog->funcs[i], prog->funcs[i].body);
     }
     for (int i = 0; i < prog->nfuncs; i++) {
-        if (!prog->funcs[i].defined) {
+        if (prog->funcs[i].defined) continue;
+        const char *instead = gawk_instead(prog->funcs[i].name);
+        if (instead != NULL)
+            box_err("awk", "%s() is a gawk extension, not in POSIX awk (%s) at source line %d",
+                    prog->funcs[i].name, instead, prog->funcs[i].line);
+        else
             box_err("awk", "calling undefined function %s at source line %d",
                     prog->funcs[i].name, prog->funcs[i].line);
-            return 2;
-        }
+        return 2;
     }
     return 0;
 }
