@@ -23,6 +23,7 @@ BOX_COMMANDS: frozenset[str] = frozenset(
         "pwd", "env", "expr", "find",
         "tee", "stat", "date", "paste", "comm", "nl", "rev", "base64", "md5sum", "sha1sum",
         "sha512sum", "realpath", "readlink", "du",
+        "awk",
     }
 )  # fmt: skip
 
