@@ -1,4 +1,5 @@
-"""Which command names the sandbox can run: the box.wasm commands plus the host builtins.
+"""Which command names the sandbox can run: the box.wasm commands, the host builtins, and
+the commands another WASI module runs (`python3`/`python`: MicroPython, see `python`).
 
 The box list mirrors BOX_COMMANDS in box/box.h (a test keeps the two equal); a name in the
 list may still answer 127 while its C source is unwritten, which is fail-closed.
@@ -19,4 +20,7 @@ BOX_COMMANDS: frozenset[str] = frozenset(
 # Run by the interpreter itself, because they change the shell's own state.
 BUILTINS: frozenset[str] = frozenset({"cd", ":", "exit", "export"})
 
-COMMANDS: frozenset[str] = BOX_COMMANDS | BUILTINS
+# Run by MicroPython's own WASI module (groundskeeper/sandbox/python.py), not by box.wasm.
+PYTHON_COMMANDS: frozenset[str] = frozenset({"python3", "python"})
+
+COMMANDS: frozenset[str] = BOX_COMMANDS | BUILTINS | PYTHON_COMMANDS

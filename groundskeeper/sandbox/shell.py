@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from groundskeeper.sandbox import wasi
+from groundskeeper.sandbox import python, wasi
 from groundskeeper.sandbox.confine import DEV_NULL, GUEST_ROOT, PathRefused, Workdir
 from groundskeeper.sandbox.quota import DiskQuota
-from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS
+from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, PYTHON_COMMANDS
 from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
 from groundskeeper.sandbox.syntax import (
     MAX_NESTING,
@@ -465,7 +465,7 @@ class _Run:
         stdin, out, err = streams
         if name in BUILTINS:
             return self.builtin(name, args, state, out, err)
-        if name not in BOX_COMMANDS:
+        if name not in BOX_COMMANDS and name not in PYTHON_COMMANDS:
             self.missing.append(name)
             err.write(f"{name}: command not found (not in the sandbox)\n".encode())
             return 127
@@ -498,7 +498,10 @@ class _Run:
             read_only=self.read_only,
             quota=self.quota,
         )
-        outcome = wasi.run_stage(spec, self.watch, self.fuel_left, self.limits)
+        if name in PYTHON_COMMANDS:
+            outcome = python.run_python(spec, self.watch, self.fuel_left, self.limits)
+        else:
+            outcome = wasi.run_stage(spec, self.watch, self.fuel_left, self.limits)
         self.fuel_left -= outcome.fuel_used
         if outcome.fault is not None:
             fault = outcome.fault
