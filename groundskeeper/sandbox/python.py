@@ -20,26 +20,28 @@ from groundskeeper.sandbox.hostcall import HostFunction
 from groundskeeper.sandbox.preview1 import Sink
 from groundskeeper.sandbox.result import SandboxError
 
-SYNOPSIS = "python3 [-uBEsSI] (-c CODE | FILE | -) [ARG…]"
+SYNOPSIS = "python3 [-uBEsI] (-c CODE | FILE | -) [ARG…]"
 _KIND = "micropython"  # its entries in the compiled-module cache are named after this
 _MiB = 1024 * 1024
 
 # Flags whose meaning already holds for MicroPython in the sandbox, so accepting them
 # ignores nothing: unbuffered (-u: output is collected whole), no .pyc (-B), no PYTHON*
-# variables, user site or `site` module (-E -s -S, and -I which is the three together).
-_ALREADY_TRUE = frozenset("uBEsSI")
+# variables or user site directory (-E -s, and -I which is both). Not -S: `exit` and
+# `quit` are there, as CPython's `site` would make them.
+_ALREADY_TRUE = frozenset("uBEsI")
 
-_SUPPORTED = "-c CODE, FILE, - (the script on stdin), -u -B -E -s -S -I, -V, -h"
+_SUPPORTED = "-c CODE, FILE, - (the script on stdin), -u -B -E -s -I, -V, -h"
 
 HELP = f"""\
 usage: {SYNOPSIS}
 This is MicroPython (a small Python 3) in the sandbox, not CPython: the standard library
 is MicroPython's own (json, re, os, sys, math, collections, hashlib, binascii, random,
-struct, time, io, …); there is no pathlib, subprocess or third-party package.
+struct, time, io, …) and smaller: no pathlib, subprocess, os.path (use os.stat), re has
+match, search and sub (no findall); no third-party package.
   -c CODE  run CODE; sys.argv is ['-c', ARG…]
   FILE     run FILE (a path in the workdir); sys.argv is [FILE, ARG…]
   -        run the script read from stdin; so does no argument at all
-  -u -B -E -s -S -I  accepted: already true here
+  -u -B -E -s -I     accepted: already true here
   -V, --version      MicroPython's version
 Files open inside the workdir only (read-only in checks); the sandbox's limits apply.
 """
@@ -59,6 +61,8 @@ def _gk():
     command, mode, cwd, source = sys.argv[1:5]
     args = sys.argv[5:]
     os.chdir(cwd)
+    import builtins
+    builtins.exit = builtins.quit = sys.exit
     name = '<string>'
     if mode == 'V':
         v = sys.version.split('; ')
@@ -94,6 +98,7 @@ _BOOT_FRAME = f'  File "<stdin>", line {_BOOT_LINE}, in <module>\n'.encode()
 
 _NO_MODULE = re.compile(rb"ImportError: no module named '([^']*)'\n?\Z")
 _NO_NAME = re.compile(rb"ImportError: can't import name (\S+)\n?\Z")
+_NO_ATTRIBUTE = re.compile(rb"AttributeError: module '(\w+)' has no attribute '(\w+)'\n?\Z")
 _HEAP_FULL = re.compile(rb"MemoryError: (memory allocation failed|FATAL: uncaught NLR)[^\n]*\n?\Z")
 _TAIL = 512  # bytes of stderr kept to read the last line
 
@@ -269,6 +274,14 @@ def run_python(
         _say(spec.stderr, f"{name}: MicroPython's heap of {heap // _MiB} MiB is full\n")
         return wasi.StageOutcome(125, "memory", outcome.fuel_used)
     missing = _NO_MODULE.search(stderr.last) or _NO_NAME.search(stderr.last)
+    attribute = _NO_ATTRIBUTE.search(stderr.last)
+    if attribute is not None:
+        module, member = (part.decode() for part in attribute.groups())
+        _say(
+            spec.stderr,
+            f"{name}: this is MicroPython in the sandbox: its {module} has no {member}; "
+            "see groundskeeper sh --commands\n",
+        )
     if missing is not None:
         what = missing.group(1).decode("utf-8", "replace")
         _say(
