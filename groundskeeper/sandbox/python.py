@@ -37,7 +37,8 @@ usage: {SYNOPSIS}
 This is MicroPython (a small Python 3) in the sandbox, not CPython: the standard library
 is MicroPython's own (json, re, os, sys, math, collections, hashlib, binascii, random,
 struct, time, io, …) and smaller: no pathlib, subprocess, os.path (use os.stat), re has
-match, search and sub (no findall); no third-party package.
+match, search and sub (no findall); no third-party package. OSError numbers are WASI's
+(ENOENT is 44, not 2): compare e.errno with errno.ENOENT, not with a number.
   -c CODE  run CODE; sys.argv is ['-c', ARG…]
   FILE     run FILE (a path in the workdir); sys.argv is [FILE, ARG…]
   -        run the script read from stdin; so does no argument at all
@@ -78,7 +79,11 @@ def _gk():
                 text = f.read()
         except OSError as e:
             import errno
-            why = '[Errno 2] No such file or directory' if e.errno == errno.ENOENT else str(e)
+            why = str(e)
+            if e.errno == errno.ENOENT:
+                why = '[Errno 2] No such file or directory'
+            elif e.errno == 76:
+                why = '[Errno 76] the path leads out of the workdir (the sandbox refuses it)'
             sys.stderr.write("%s: can't open file %r: %s\\n" % (command, source, why))
             sys.exit(2)
         g['__file__'] = source
@@ -98,6 +103,12 @@ _BOOT_FRAME = f'  File "<stdin>", line {_BOOT_LINE}, in <module>\n'.encode()
 
 _NO_MODULE = re.compile(rb"ImportError: no module named '([^']*)'\n?\Z")
 _NO_NAME = re.compile(rb"ImportError: can't import name (\S+)\n?\Z")
+_OS_ERROR = re.compile(rb"OSError: (?:\[Errno )?(76|69)\b[^\n]*\n?\Z")
+_OS_ERRORS = {
+    b"76": "OSError 76 is WASI's ENOTCAPABLE: that path leads out of the workdir, which the "
+    "sandbox refuses",
+    b"69": "OSError 69 is WASI's EROFS: the workdir is read-only here (a check only reads)",
+}
 _NO_ATTRIBUTE = re.compile(rb"AttributeError: module '(\w+)' has no attribute '(\w+)'\n?\Z")
 _HEAP_FULL = re.compile(rb"MemoryError: (memory allocation failed|FATAL: uncaught NLR)[^\n]*\n?\Z")
 _TAIL = 512  # bytes of stderr kept to read the last line
@@ -273,6 +284,9 @@ def run_python(
     if _HEAP_FULL.search(stderr.last):
         _say(spec.stderr, f"{name}: MicroPython's heap of {heap // _MiB} MiB is full\n")
         return wasi.StageOutcome(125, "memory", outcome.fuel_used)
+    refused = _OS_ERROR.search(stderr.last)
+    if refused is not None:
+        _say(spec.stderr, f"{name}: {_OS_ERRORS[refused.group(1)]}\n")
     missing = _NO_MODULE.search(stderr.last) or _NO_NAME.search(stderr.last)
     attribute = _NO_ATTRIBUTE.search(stderr.last)
     if attribute is not None:
