@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from groundskeeper.sandbox import python, wasi
+from groundskeeper.sandbox import wasi
 from groundskeeper.sandbox.confine import DEV_NULL, GUEST_ROOT, PathRefused, Workdir
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, PYTHON_COMMANDS
@@ -499,6 +499,9 @@ class _Run:
             quota=self.quota,
         )
         if name in PYTHON_COMMANDS:
+            # imported here: a line without python3 should not pay for its import
+            from groundskeeper.sandbox import python
+
             outcome = python.run_python(spec, self.watch, self.fuel_left, self.limits)
         else:
             outcome = wasi.run_stage(spec, self.watch, self.fuel_left, self.limits)
