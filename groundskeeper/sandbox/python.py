@@ -281,29 +281,35 @@ def run_python(
         stderr.flush()
     if outcome.fault is not None or outcome.status != 1:
         return outcome
+    # The one verdict read from what the guest wrote (MicroPython's heap is its own, out of
+    # the host's sight): a script can print this line itself, but all it gains is its own
+    # failure; the sandbox never reads a success from guest text.
     if _HEAP_FULL.search(stderr.last):
         _say(spec.stderr, f"{name}: MicroPython's heap of {heap // _MiB} MiB is full\n")
         return wasi.StageOutcome(125, "memory", outcome.fuel_used)
-    refused = _OS_ERROR.search(stderr.last)
+    advice = _advice(stderr.last)
+    if advice is not None:
+        _say(spec.stderr, f"{name}: {advice}\n")
+    return outcome
+
+
+_SEE = "see groundskeeper sh --commands"
+
+
+def _advice(last: bytes) -> str | None:
+    """What to say after a traceback whose last line shows MicroPython is not CPython."""
+    refused = _OS_ERROR.search(last)
     if refused is not None:
-        _say(spec.stderr, f"{name}: {_OS_ERRORS[refused.group(1)]}\n")
-    missing = _NO_MODULE.search(stderr.last) or _NO_NAME.search(stderr.last)
-    attribute = _NO_ATTRIBUTE.search(stderr.last)
+        return _OS_ERRORS[refused.group(1)]
+    attribute = _NO_ATTRIBUTE.search(last)
     if attribute is not None:
         module, member = (part.decode() for part in attribute.groups())
-        _say(
-            spec.stderr,
-            f"{name}: this is MicroPython in the sandbox: its {module} has no {member}; "
-            "see groundskeeper sh --commands\n",
-        )
+        return f"this is MicroPython in the sandbox: its {module} has no {member}; {_SEE}"
+    missing = _NO_MODULE.search(last) or _NO_NAME.search(last)
     if missing is not None:
         what = missing.group(1).decode("utf-8", "replace")
-        _say(
-            spec.stderr,
-            f"{name}: this is MicroPython in the sandbox: no {what}, no third-party packages; "
-            "see groundskeeper sh --commands\n",
-        )
-    return outcome
+        return f"this is MicroPython in the sandbox: no {what}, no third-party packages; {_SEE}"
+    return None
 
 
 def _say(sink: Sink, text: str) -> None:

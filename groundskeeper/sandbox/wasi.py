@@ -1,6 +1,7 @@
-"""Runs one box.wasm command in its own wasmtime instance, under the sandbox's limits.
+"""Runs one box.wasm command (or another module's, `prepare_other`: MicroPython) in its own
+wasmtime instance, under the sandbox's limits.
 
-It owns the engine configuration, the on-disk cache of the compiled module (each entry
+It owns the engine configuration, the on-disk cache of the compiled modules (each entry
 authenticated with the user's own key, in a directory no one else can change), the pool of
 engines (each with its linker of host WASI calls, `preview1`), the watchdog that enforces
 the deadline, and the mapping of traps to named faults. It knows nothing of shell syntax.

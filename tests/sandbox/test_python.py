@@ -487,3 +487,23 @@ def test_the_compiled_module_is_cached_and_authenticated(
         entry.write_bytes(forged)
         with pytest.raises(_Compiled):
             wasi._load_serialized(engine, wasm, "micropython")
+
+
+def test_it_is_micropython_not_the_hosts_python(layout: Path) -> None:
+    code = "import sys; print(sys.implementation.name, sys.platform)"
+    assert sh(layout, f"python3 -c {py(code)}").stdout == "micropython linux\n"
+
+
+def test_runs_in_parallel_threads_keep_to_their_own_workdirs(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    works = []
+    for index in range(6):
+        work = tmp_path / f"w{index}"
+        work.mkdir()
+        (work / "n.txt").write_text(f"{index}\n")
+        works.append(work)
+    code = "import os; print(open('n.txt').read().strip(), sorted(os.listdir('.')))"
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(lambda work: sh(work, f"python3 -c {py(code)}"), works))
+    assert [r.stdout for r in results] == [f"{i} ['n.txt']\n" for i in range(6)]
