@@ -268,7 +268,11 @@ def run_python(
         _say(spec.stdout, parsed.stdout)
         _say(spec.stderr, parsed.stderr)
         return wasi.StageOutcome(parsed.status, None, 0)
-    program = wasi.prepare_other(watch.runtime, _KIND, wasm_path(), REFUSED_HOST_FUNCTIONS)
+    wasm = wasm_path()
+    program = watch.runtime.others.get(_KIND)
+    if program is None:  # the first python3 on this engine: compiled or loaded from cache
+        with wasi.excused(watch):
+            program = wasi.prepare_other(watch.runtime, _KIND, wasm, REFUSED_HOST_FUNCTIONS)
     env = [(key, value) for key, value in spec.env if key != "GK_CWD"]
     cwd = dict(spec.env).get("GK_CWD", GUEST_ROOT)
     heap = heap_size(limits)

