@@ -54,7 +54,7 @@ Files open inside the workdir only (read-only in checks); the sandbox's limits a
 # this build a MemoryError from a full heap must not be caught (its message lives on the C
 # stack, so reading it later crashed the guest). The one frame the bootstrap adds to every
 # traceback, the line marked BOOT, is taken out on the host (`_Stderr`).
-_BOOT_TEMPLATE = """\
+_BOOT = """\
 def _gk():
     import sys, os
     g = globals()
@@ -96,7 +96,6 @@ def _gk():
     return text, name, 'exec'
 exec(compile(*_gk()))  # BOOT
 """
-_BOOT = _BOOT_TEMPLATE
 _BOOT_LINE = next(i for i, line in enumerate(_BOOT.splitlines(), 1) if line.endswith("# BOOT"))
 _TRACEBACK = b"Traceback (most recent call last):\n"
 _BOOT_FRAME = f'  File "<stdin>", line {_BOOT_LINE}, in <module>\n'.encode()
