@@ -98,7 +98,7 @@ def test_sentinel_must_be_the_last_line_of_stdout() -> None:
         "nosuchcmd || true",
         "echo $(nosuchcmd)",
         "! nosuchcmd",
-        "test -s report.md || python3 -c 'print(1)'",
+        "test -s report.md || perl -e 'print(1)'",
         "X=curl; $X http://example.com || true",
     ],
 )

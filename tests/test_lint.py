@@ -242,11 +242,11 @@ def test_t003_near_miss_pipes_and_lists_parse() -> None:
 
 
 def test_t004_unknown_command_also_inside_substitution() -> None:
-    found = lint(checked("test $(curl -s x | jq .n) -gt 0 && python3 -c 1"))
+    found = lint(checked("test $(curl -s x | jq .n) -gt 0 && node -e 1"))
     assert [(d.code, d.message) for d in found] == [
         ("T004", "check uses `curl`, which the sandbox does not have"),
         ("T004", "check uses `jq`, which the sandbox does not have"),
-        ("T004", "check uses `python3`, which the sandbox does not have"),
+        ("T004", "check uses `node`, which the sandbox does not have"),
     ]
     assert {d.line for d in found} == {3}
 
@@ -277,6 +277,11 @@ def test_t004_near_miss_commands_the_sandbox_has() -> None:
 
     assert {"grep", "test", "wc", "cd"} <= COMMANDS
     assert only(checked("cd out && grep -q x y.txt && test $(wc -l < y.txt) -ge 1"), "T004") == []
+
+
+def test_t004_accepts_python_which_the_sandbox_runs_as_micropython() -> None:
+    check = "python3 -c 'import json; json.load(open(\"a.json\"))' && python t.py"
+    assert only(checked(check), "T004") == []
 
 
 # --- T005 -------------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""Which command names the sandbox can run, and what each one takes.
+"""Which command names the sandbox can run, and what each one takes: the box.wasm commands,
+the host builtins, and the commands another WASI module runs (`python3`/`python`: MicroPython,
+see `python`).
 
 It owns the names (the box.wasm commands plus the host builtins) and one synopsis per command
 (`COMMAND_SYNOPSES`), from which `sh --commands`, the author prompt's command list and the
@@ -30,7 +32,10 @@ BOX_COMMANDS: frozenset[str] = frozenset(
 # Run by the interpreter itself, because they change the shell's own state.
 BUILTINS: frozenset[str] = frozenset({"cd", ":", "exit", "export"})
 
-COMMANDS: frozenset[str] = BOX_COMMANDS | BUILTINS
+# Run by MicroPython's own WASI module (groundskeeper/sandbox/python.py), not by box.wasm.
+PYTHON_COMMANDS: frozenset[str] = frozenset({"python3", "python"})
+
+COMMANDS: frozenset[str] = BOX_COMMANDS | BUILTINS | PYTHON_COMMANDS
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from groundskeeper.sandbox import wasi
 from groundskeeper.sandbox.confine import DEV_NULL, GUEST_ROOT, PathRefused, Workdir
 from groundskeeper.sandbox.quota import DiskQuota
-from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, did_you_mean
+from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, PYTHON_COMMANDS, did_you_mean
 from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
 from groundskeeper.sandbox.syntax import (
     MAX_NESTING,
@@ -465,7 +465,7 @@ class _Run:
         stdin, out, err = streams
         if name in BUILTINS:
             return self.builtin(name, args, state, out, err)
-        if name not in BOX_COMMANDS:
+        if name not in BOX_COMMANDS and name not in PYTHON_COMMANDS:
             self.missing.append(name)
             err.write(
                 f"{name}: command not found (not in the sandbox){did_you_mean(name)}\n".encode()
@@ -500,7 +500,13 @@ class _Run:
             read_only=self.read_only,
             quota=self.quota,
         )
-        outcome = wasi.run_stage(spec, self.watch, self.fuel_left, self.limits)
+        if name in PYTHON_COMMANDS:
+            # imported here: a line without python3 should not pay for its import
+            from groundskeeper.sandbox import python
+
+            outcome = python.run_python(spec, self.watch, self.fuel_left, self.limits)
+        else:
+            outcome = wasi.run_stage(spec, self.watch, self.fuel_left, self.limits)
         self.fuel_left -= outcome.fuel_used
         if outcome.fault is not None:
             fault = outcome.fault

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import groundskeeper.sandbox as sandbox
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.sandbox import COMMANDS, ShellSyntaxError, command_names, parse
-from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS
+from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, PYTHON_COMMANDS
 from groundskeeper.sandbox.syntax import CommandSub, Lit, Param, Script
 from tests.sandbox import syntax_oracle
 
@@ -140,8 +140,12 @@ def test_registry_matches_box_h() -> None:
     assert block is not None
     in_header = set(re.findall(r"X\((\w+)\)", block.group(1)))
     assert in_header | {"["} == set(BOX_COMMANDS)
-    assert COMMANDS == BOX_COMMANDS | BUILTINS
-    assert {"cd", "curl", "bash", "python3"} & COMMANDS == {"cd"}
+    assert COMMANDS == BOX_COMMANDS | BUILTINS | PYTHON_COMMANDS
+    assert {"cd", "curl", "bash", "python3", "python", "pip"} & COMMANDS == {
+        "cd",
+        "python3",
+        "python",
+    }
 
 
 _SAFE = st.text(alphabet=st.characters(blacklist_characters="'\0"), min_size=1, max_size=20)
