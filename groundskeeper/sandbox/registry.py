@@ -13,6 +13,7 @@ BOX_COMMANDS: frozenset[str] = frozenset(
         "grep", "sed", "ls", "sort", "uniq", "cut", "tr", "cmp", "diff", "sha256sum",
         "mkdir", "cp", "mv", "rm", "touch", "seq", "sleep", "basename", "dirname",
         "pwd", "env", "expr", "find",
+        "jq",
     }
 )  # fmt: skip
 

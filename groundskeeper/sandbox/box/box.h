@@ -21,7 +21,8 @@
     X(test) X(true) X(false) X(echo) X(printf) X(cat) X(head) X(tail) X(wc) \
     X(grep) X(sed) X(ls) X(sort) X(uniq) X(cut) X(tr) X(cmp) X(diff) X(sha256sum) \
     X(mkdir) X(cp) X(mv) X(rm) X(touch) X(seq) X(sleep) X(basename) X(dirname) \
-    X(pwd) X(env) X(expr) X(find)
+    X(pwd) X(env) X(expr) X(find) \
+    X(jq)
 
 #define BOX_DECLARE(name) int cmd_##name(int argc, char **argv) __attribute__((weak));
 BOX_COMMANDS(BOX_DECLARE)
