@@ -3086,7 +3086,7 @@ static int loop_truth(void *ctx, jv t) {
 
 static int loop_value(void *ctx, jv v) {
     struct loop_ctx *c = ctx;
-    if (c->id == B_REPEAT) { /* repeat(f): f | (., repeat(f)) */
+    if (c->id == B_REPEAT) { /* jq 1.7's repeat(f): ., (f | repeat(f)) */
         int r = emit(c->k, jv_copy(v));
         if (r) {
             jv_free(v);
@@ -3427,7 +3427,6 @@ static int eval_call(struct jq_node *n, jv in, struct env *env, struct emit *k) 
     case B_WHILE:
     case B_REPEAT: {
         struct loop_ctx c = {id == B_REPEAT ? NULL : a[0], id == B_REPEAT ? a[0] : a[1], env, k, id, 0};
-        if (id == B_REPEAT) return loop_step(&c, jv_copy(in));
         return loop_value(&c, jv_copy(in));
     }
     case B_INPUT:
@@ -3498,7 +3497,7 @@ static int eval_call(struct jq_node *n, jv in, struct env *env, struct emit *k) 
     case B_ISEMPTY: {
         struct anyall_k probe = {{anyall_fn}, 0, 0, NULL};
         probe.token = &probe;
-        struct limit_k l = {{limit_fn}, NULL, 1, &probe, 2, jv_null(), 0};
+        struct limit_k l = {{limit_fn}, NULL, 0, &probe, 2, jv_null(), 0};
         l.token = &probe;
         r = eval(a[0], in, env, &l.base);
         if (l.have) jv_free(l.last);
