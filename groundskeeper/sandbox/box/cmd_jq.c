@@ -61,14 +61,18 @@ static int write_output(void *ctx, jv v) {
     return ferror(stdout) ? 1 : 0;
 }
 
-/* The inputs: every operand file (or stdin) read whole, then split into JSON texts. */
+/* The inputs: the operand files (or stdin) one after another, read in chunks and split into
+ * JSON texts (or lines, with -R) as they come, so a long stream of small values needs memory
+ * for one value at a time. A value cut by the end of a chunk is parsed again once more has been
+ * read; each refill at least doubles what is unread, so that costs linear time. */
 struct inputs {
     char **files;
     int nfiles, next_file;
-    char *data;
-    size_t len, cap;
-    struct jq_reader r;
-    int have_reader;
+    FILE *f; /* the open input, NULL between files */
+    char *buf;
+    size_t start, len, cap; /* unread bytes are buf[start..len) */
+    int eof;
+    size_t line; /* newlines before buf+start */
     int raw;
     const char *name;
     char where[300];
@@ -79,63 +83,108 @@ static int open_next(struct inputs *in) {
     while (in->next_file < in->nfiles) {
         const char *path = in->files[in->next_file++];
         FILE *f = box_open_input(path ? path : "-");
-        in->len = 0;
         if (f == NULL || box_input_is_dir(f)) {
             fprintf(stderr, "jq: error: Could not open %s: %s\n", path, strerror(errno));
             if (f) box_close_input(f);
             in->failed = 1;
             continue;
         }
-        if (!box_read_all(f, &in->data, &in->len, &in->cap)) {
-            int err = errno;
-            box_close_input(f);
-            if (err == ENOMEM) jq_oom();
-            fprintf(stderr, "jq: error: Could not read %s: %s\n", path ? path : "<stdin>", strerror(err));
-            in->failed = 1;
-            continue;
-        }
-        box_close_input(f);
+        in->f = f;
+        in->start = in->len = 0;
+        in->eof = 0;
+        in->line = 0;
         in->name = path && strcmp(path, "-") != 0 ? path : "<stdin>";
-        in->r = (struct jq_reader){in->data, in->data + in->len, in->data, 0, in->name};
-        in->have_reader = 1;
         return 1;
     }
     return 0;
+}
+
+static void close_current(struct inputs *in) {
+    box_close_input(in->f);
+    in->f = NULL;
+}
+
+/* Read more of the current input: 0 at its end (or on a read error, reported). */
+static int fill(struct inputs *in) {
+    if (in->eof) return 0;
+    if (in->start > 0) {
+        memmove(in->buf, in->buf + in->start, in->len - in->start);
+        in->len -= in->start;
+        in->start = 0;
+    }
+    size_t want = in->len < ((size_t)1 << 20) ? (size_t)1 << 20 : in->len;
+    if (in->cap - in->len < want + 1) {
+        size_t ncap = in->len + want + 1;
+        char *grown = realloc(in->buf, ncap);
+        if (grown == NULL) jq_oom();
+        in->buf = grown;
+        in->cap = ncap;
+    }
+    size_t got = fread(in->buf + in->len, 1, in->cap - in->len - 1, in->f);
+    in->len += got;
+    in->buf[in->len] = '\0';
+    if (got == 0) {
+        if (ferror(in->f)) {
+            fprintf(stderr, "jq: error: Could not read %s: %s\n", in->name, strerror(errno));
+            in->failed = 1;
+        }
+        in->eof = 1;
+        return 0;
+    }
+    return 1;
 }
 
 /* 1 and *out, 0 at the end, -1 after a parse error (reported). */
 static int next_input(void *ctx, jv *out) {
     struct inputs *in = ctx;
     for (;;) {
-        if (!in->have_reader && !open_next(in)) return 0;
+        if (in->f == NULL && !open_next(in)) return 0;
+        char *p = in->buf ? in->buf + in->start : NULL, *end = in->buf ? in->buf + in->len : NULL;
         if (in->raw) {
-            struct jq_reader *r = &in->r;
-            if (r->p >= r->end) {
-                in->have_reader = 0;
+            char *nl = p ? memchr(p, '\n', (size_t)(end - p)) : NULL;
+            if (nl == NULL && !in->eof) {
+                fill(in);
                 continue;
             }
-            const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
-            const char *stop = nl ? nl : r->end;
-            *out = jv_string_sanitized(r->p, (size_t)(stop - r->p));
-            r->p = nl ? nl + 1 : r->end;
-            r->line++;
-            snprintf(in->where, sizeof in->where, "%s:%zu", in->name, r->line);
+            if (p == end) {
+                close_current(in);
+                continue;
+            }
+            char *stop = nl ? nl : end;
+            *out = jv_string_sanitized(p, (size_t)(stop - p));
+            in->start = (size_t)((nl ? nl + 1 : end) - in->buf);
+            in->line++;
             return 1;
         }
+        struct jq_reader r = {p, end, p, in->line, in->name};
         char msg[200];
-        int got = jv_read(&in->r, out, msg, sizeof msg);
+        int got = p ? jv_read(&r, out, msg, sizeof msg) : 0;
+        /* a value that reaches the end of what was read may go on past it */
+        if (!in->eof && (got <= 0 || r.p == r.end)) {
+            if (got > 0) jv_free(*out);
+            fill(in);
+            continue;
+        }
         if (got > 0) {
-            snprintf(in->where, sizeof in->where, "%s:%zu", in->name, in->r.line);
+            in->start = (size_t)(r.p - in->buf);
+            in->line = r.line;
             return 1;
         }
-        in->have_reader = 0;
+        close_current(in);
         if (got < 0) {
-            fprintf(stderr, "jq: error (at %s:%zu): Cannot parse input: %s\n", in->name, in->r.line, msg);
+            fprintf(stderr, "jq: error (at %s:%zu): Cannot parse input: %s\n", in->name, r.line, msg);
             in->failed = 1;
             in->next_file = in->nfiles; /* jq stops at a parse error */
             return -1;
         }
     }
+}
+
+static const char *input_where(void *ctx) {
+    struct inputs *in = ctx;
+    if (in->name == NULL) return "<unknown>";
+    snprintf(in->where, sizeof in->where, "%s:%zu", in->name, in->line);
+    return in->where;
 }
 
 static int read_file_text(const char *path, jv *out) {
@@ -161,6 +210,8 @@ static int need_args(int i, int argc, int n, const char *opt) {
 }
 
 int cmd_jq(int argc, char **argv) {
+    /* one host write per 64 KiB, not per line: each write is a call out of the sandbox */
+    setvbuf(stdout, NULL, _IOFBF, 65536);
     struct options o;
     memset(&o, 0, sizeof o);
     o.indent = 2;
@@ -302,13 +353,12 @@ int cmd_jq(int argc, char **argv) {
         files[0] = NULL; /* stdin */
         in.nfiles = 1;
     }
-    strcpy(in.where, "<unknown>");
-    struct jq_run_config cfg = {named, env, next_input, &in};
+    struct jq_run_config cfg = {named, env, next_input, &in, input_where};
     struct out_state out = {&o, 0, 0, jv_null()};
     int status = 0, halted = -1;
 
     if (o.null_input) {
-        int r = jq_execute(&prog, jv_null(), &cfg, write_output, &out, in.where);
+        int r = jq_execute(&prog, jv_null(), &cfg, write_output, &out);
         if (r >= 100) halted = r - 100;
         else if (r) status = r;
     } else if (o.slurp) {
@@ -316,10 +366,11 @@ int cmd_jq(int argc, char **argv) {
         if (o.raw_input) {
             all = jv_string_n(NULL, 0);
             while (open_next(&in)) {
-                jv part = jv_string_sanitized(in.data, in.len);
+                while (fill(&in)) continue;
+                jv part = jv_string_sanitized(in.buf ? in.buf : "", in.len);
                 all = jv_string_append(all, jv_str(part), jv_strlen(part));
                 jv_free(part);
-                in.have_reader = 0;
+                close_current(&in);
             }
         } else {
             all = jv_array();
@@ -331,7 +382,7 @@ int cmd_jq(int argc, char **argv) {
             jv_free(all);
             status = 2;
         } else {
-            int r = jq_execute(&prog, all, &cfg, write_output, &out, in.where);
+            int r = jq_execute(&prog, all, &cfg, write_output, &out);
             if (r >= 100) halted = r - 100;
             else if (r) status = r;
         }
@@ -339,7 +390,7 @@ int cmd_jq(int argc, char **argv) {
         jv v;
         int got;
         while (halted < 0 && (got = next_input(&in, &v)) > 0) {
-            int r = jq_execute(&prog, v, &cfg, write_output, &out, in.where);
+            int r = jq_execute(&prog, v, &cfg, write_output, &out);
             if (r >= 100) halted = r - 100;
             else if (r) status = r;
         }

@@ -131,11 +131,13 @@ struct jq_run_config {
      * reported by the callback (it ends the run with status 2) */
     int (*next_input)(void *ctx, jv *out);
     void *input_ctx;
+    /* "FILE:LINE" of the current input, for error messages */
+    const char *(*where)(void *ctx);
 };
 /* Run PROG on IN (consumed), each output to EMIT. 0 when it ended normally; 5 after an
- * uncaught error (message written to stderr with WHERE); another exit status from
+ * uncaught error (message written to stderr with cfg->where); another exit status from
  * halt/halt_error, as 100+status. */
 int jq_execute(struct jq_program *prog, jv in, const struct jq_run_config *cfg,
-               jq_output_fn emit, void *ctx, const char *where);
+               jq_output_fn emit, void *ctx);
 
 #endif

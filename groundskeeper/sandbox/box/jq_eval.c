@@ -29,17 +29,27 @@ struct env {
     struct env *up;
 };
 
+/* Recursion is bounded by the C stack actually used, measured from jq_execute's frame: box.wasm
+ * has a 16 MiB stack (zig's default, placed first in memory, so running past it traps). A
+ * program that recurses without end (repeat, recurse on values it builds) gets an error at
+ * half of it; what runs after the check (printing, sorting) has the rest. */
+#define MAX_STACK_BYTES (8u * 1024 * 1024)
+#define MAX_EVAL_DEPTH 512
+
 static struct {
     jv err;
     const void *brk;
     int halt_status;
     int depth;
+    const char *stack_base;
     const struct jq_run_config *cfg;
 } R;
 
-/* Deeper than this the C stack is at risk: a program that recurses without end (repeat,
- * recurse on built values) gets an error instead. */
-#define MAX_EVAL_DEPTH 3000
+static int stack_exhausted(void) {
+    char here;
+    return R.stack_base != NULL && (size_t)(R.stack_base - &here) > MAX_STACK_BYTES;
+}
+
 
 enum {
     B_EMPTY, B_NOT, B_LENGTH, B_UTF8LEN, B_KEYS, B_KEYS_UNSORTED, B_VALUES, B_HAS, B_IN,
@@ -1123,7 +1133,7 @@ static int path_iterate(jv path, jv value, struct path_emit *pk) {
 }
 
 static int path_recurse(jv path, jv value, struct path_emit *pk, int depth) {
-    if (depth > JQ_MAX_DEPTH) return raise("recursion too deep (sandbox limit)");
+    if (depth > JQ_MAX_DEPTH) return raise("recursion too deep (the sandbox's stack limit)");
     int r = pk->fn(pk, jv_copy(path), jv_copy(value));
     if (r) return r;
     if (value.kind == JV_ARRAY) {
@@ -1304,7 +1314,7 @@ static int path_rec_fn(struct path_emit *self, jv path, jv value) {
     struct path_rec *p = (struct path_rec *)self;
     int r = p->pk->fn(p->pk, jv_copy(path), jv_copy(value));
     if (!r) {
-        if (++p->depth > MAX_EVAL_DEPTH) r = raise("recursion too deep (sandbox limit)");
+        if (++p->depth > MAX_EVAL_DEPTH) r = raise("recursion too deep (the sandbox's stack limit)");
         else r = eval_path(p->f, path, value, p->root, p->env, self);
         p->depth--;
     }
@@ -1364,9 +1374,9 @@ static int path_call(struct jq_node *n, jv path, jv value, jv root, struct env *
 static int eval_path(struct jq_node *n, jv path, jv value, jv root, struct env *env,
                      struct path_emit *pk) {
     int r;
-    if (++R.depth > MAX_EVAL_DEPTH) {
+    if (++R.depth > MAX_EVAL_DEPTH || stack_exhausted()) {
         R.depth--;
-        return raise("recursion too deep (sandbox limit)");
+        return raise("recursion too deep (the sandbox's stack limit)");
     }
     switch (n->op) {
     case N_IDENTITY: r = pk->fn(pk, jv_copy(path), jv_copy(value)); break;
@@ -1896,11 +1906,6 @@ static int with_args(struct jq_node *n, jv in, struct env *env, struct emit *k,
     return args_from(&c, 0);
 }
 
-static int need_string(jv v, const char *what) {
-    if (v.kind == JV_STRING) return R_OK;
-    char d[80];
-    return raise("%s %s", describe(v, d, sizeof d), what);
-}
 
 /* -- regular expressions: POSIX ERE, with jq's PCRE-style escapes translated where POSIX has
  * an equivalent and everything else refused by name. */
@@ -2421,7 +2426,7 @@ static int by_call(int id, jv in, struct jq_node *f, struct env *env, jv *out) {
 }
 
 static int flatten(jv in, double depth, jv *out, int level) {
-    if (level > JQ_MAX_DEPTH) return raise("recursion too deep (sandbox limit)");
+    if (level > JQ_MAX_DEPTH) return raise("recursion too deep (the sandbox's stack limit)");
     jv res = jv_array();
     for (size_t i = 0; i < jv_array_len(in); i++) {
         jv x = jv_array_get(in, i);
@@ -3002,7 +3007,7 @@ static int recurse_emit(struct recurse_ctx *c, jv v) {
     }
     if (++c->depth > MAX_EVAL_DEPTH) {
         jv_free(v);
-        return raise("recursion too deep (sandbox limit)");
+        return raise("recursion too deep (the sandbox's stack limit)");
     }
     if (c->f == NULL) {
         struct fn_k fk = {{fn_fn}, recurse_value, c};
@@ -3055,7 +3060,7 @@ static int loop_step(struct loop_ctx *c, jv v) {
     if (++c->depth > MAX_EVAL_DEPTH) {
         c->depth--;
         jv_free(v);
-        return raise("recursion too deep (sandbox limit)");
+        return raise("recursion too deep (the sandbox's stack limit)");
     }
     int r = eval_each(c->update, v, c->env, loop_value, c);
     c->depth--;
@@ -3120,7 +3125,7 @@ static int walk_collect_fn(struct emit *self, jv v) {
 }
 
 static int walk(jv v, struct jq_node *f, struct env *env, struct emit *k, int depth) {
-    if (depth > JQ_MAX_DEPTH) return raise("recursion too deep (sandbox limit)");
+    if (depth > JQ_MAX_DEPTH) return raise("recursion too deep (the sandbox's stack limit)");
     jv rebuilt;
     if (v.kind == JV_ARRAY) {
         rebuilt = jv_array();
@@ -3667,7 +3672,7 @@ static int neg_fn(struct emit *self, jv v) {
 }
 
 static int recurse_all(jv v, struct emit *k, int depth) {
-    if (depth > JQ_MAX_DEPTH) return raise("recursion too deep (sandbox limit)");
+    if (depth > JQ_MAX_DEPTH) return raise("recursion too deep (the sandbox's stack limit)");
     int r = emit(k, jv_copy(v));
     if (r) return r;
     if (v.kind == JV_ARRAY) {
@@ -3684,9 +3689,9 @@ static int recurse_all(jv v, struct emit *k, int depth) {
 
 static int eval(struct jq_node *n, jv in, struct env *env, struct emit *k) {
     int r = R_OK;
-    if (++R.depth > MAX_EVAL_DEPTH) {
+    if (++R.depth > MAX_EVAL_DEPTH || stack_exhausted()) {
         R.depth--;
-        return raise("recursion too deep (sandbox limit)");
+        return raise("recursion too deep (the sandbox's stack limit)");
     }
     switch (n->op) {
     case N_IDENTITY: r = emit(k, jv_copy(in)); break;
@@ -3849,16 +3854,19 @@ static int top_fn(struct emit *self, jv v) {
 }
 
 int jq_execute(struct jq_program *prog, jv in, const struct jq_run_config *cfg,
-               jq_output_fn out, void *ctx, const char *where) {
+               jq_output_fn out, void *ctx) {
     R.cfg = cfg;
     R.err = jv_null();
     R.depth = 0;
+    char base;
+    R.stack_base = &base;
     R.halt_status = -1;
     struct top_k t = {{top_fn}, out, ctx};
     int r = eval(prog->root, in, NULL, &t.base);
     jv_free(in);
     if (r == R_OK) return 0;
     if (r == R_HALT) return R.halt_status < 0 ? 0 : 100 + R.halt_status;
+    const char *where = cfg->where ? cfg->where(cfg->input_ctx) : "<unknown>";
     if (r == R_BREAK) {
         fprintf(stderr, "jq: error (at %s): break\n", where);
         return 5;

@@ -239,6 +239,13 @@ static size_t utf8_valid(const unsigned char *p, const unsigned char *end) {
 jv jv_string_sanitized(const char *s, size_t len) {
     const unsigned char *p = (const unsigned char *)s, *end = p + len;
     /* valid runs are copied, each invalid byte becomes U+FFFD */
+    const unsigned char *scan = p;
+    while (scan < end) {
+        size_t n = *scan < 0x80 ? 1 : utf8_valid(scan, end);
+        if (n == 0) break;
+        scan += n;
+    }
+    if (scan == end) return jv_string_n(s, len); /* all valid: one allocation */
     jv out = jv_string_n(NULL, 0);
     const unsigned char *run = p;
     while (p < end) {
@@ -491,6 +498,20 @@ void jv_number_text(double d, char out[32]) {
     if (isinf(d)) d = d > 0 ? 1.7976931348623157e308 : -1.7976931348623157e308;
     if (d == 0) {
         strcpy(out, signbit(d) ? "-0" : "0");
+        return;
+    }
+    if (d == floor(d) && fabs(d) < 1e17) { /* integers: their digits, no search */
+        unsigned long long u = (unsigned long long)fabs(d);
+        char tmp[24];
+        int n = 0;
+        do {
+            tmp[n++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        char *o = out;
+        if (d < 0) *o++ = '-';
+        while (n) *o++ = tmp[--n];
+        *o = '\0';
         return;
     }
     char e[40];
@@ -795,8 +816,16 @@ static int read_scalar(struct jq_reader *r, jv *out, char *msg, size_t msgsz) {
         r->p = q;
         return fail(r, msg, msgsz, "Invalid numeric literal");
     }
-    char small[64];
     size_t n = (size_t)(q - p);
+    if (n <= 15 && q == digits + n - (p[0] == '-')) {
+        /* an integer of at most 15 digits is exact in a double: no strtod needed */
+        double v = 0;
+        for (const char *d = digits; d < q; d++) v = v * 10 + (*d - '0');
+        *out = jv_number(p[0] == '-' ? -v : v);
+        r->p = q;
+        return 1;
+    }
+    char small[64];
     char *text = n < sizeof small ? small : jq_alloc(n + 1);
     memcpy(text, p, n);
     text[n] = '\0';
