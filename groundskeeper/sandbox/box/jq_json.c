@@ -797,6 +797,7 @@ static int read_scalar(struct jq_reader *r, jv *out, char *msg, size_t msgsz) {
     if (q < r->end && *q == '-') q++;
     const char *digits = q;
     while (q < r->end && *q >= '0' && *q <= '9') q++;
+    const char *int_end = q;
     int ok = q > digits;
     if (q < r->end && *q == '.') {
         q++;
@@ -817,7 +818,7 @@ static int read_scalar(struct jq_reader *r, jv *out, char *msg, size_t msgsz) {
         return fail(r, msg, msgsz, "Invalid numeric literal");
     }
     size_t n = (size_t)(q - p);
-    if (n <= 15 && q == digits + n - (p[0] == '-')) {
+    if (q == int_end && q - digits <= 15) {
         /* an integer of at most 15 digits is exact in a double: no strtod needed */
         double v = 0;
         for (const char *d = digits; d < q; d++) v = v * 10 + (*d - '0');
