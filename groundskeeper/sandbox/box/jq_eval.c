@@ -159,9 +159,6 @@ static int index_value(jv in, jv key, jv *out) {
         jv *s = jv_object_get(key, "start", 5), *e = jv_object_get(key, "end", 3);
         return jq_slice(in, s ? *s : jv_null(), e ? *e : jv_null(), out);
     }
-    if (key.kind == JV_STRING)
-        return raise("Cannot index %s with string (%s)", jv_kind_name(in.kind),
-                     describe(key, d, sizeof d) + 7);
     return raise("Cannot index %s with %s", jv_kind_name(in.kind), describe(key, d, sizeof d));
 }
 
