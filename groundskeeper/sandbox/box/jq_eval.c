@@ -1422,13 +1422,7 @@ static int eval_path(struct jq_node *n, jv path, jv value, jv root, struct env *
     case N_ALT: {
         struct path_guard g = {{path_guard_fn}, pk, 0, 0, n->op == N_ALT};
         r = eval_path(n->a, path, value, root, env, &g.base);
-        if (r == R_ERR && !g.downstream) {
-            if (n->op == N_TRY) {
-                r = R_OK; /* paths under try: the error ends them quietly */
-            } else {
-                r = R_OK;
-            }
-        }
+        if (r == R_ERR && !g.downstream && n->op == N_TRY) r = R_OK; /* ends them quietly */
         if (!r && n->op == N_ALT && !g.emitted) r = eval_path(n->b, path, value, root, env, pk);
         break;
     }
@@ -1496,7 +1490,8 @@ static int setpath_from(jv v, jv path, size_t i, jv nv, jv *out) {
             jv_free(nv);
             return r;
         }
-        if (v.kind == JV_NULL) v = jv_object();
+        /* unshared first: the slot is emptied below and another holder must not see it */
+        v = v.kind == JV_NULL ? jv_object() : jv_unshare_object(v);
         jv *old = jv_object_get(v, jv_str(key), jv_strlen(key));
         jv sub = old ? jv_copy(*old) : jv_null();
         /* drop our reference in v first so sub is not shared needlessly */
@@ -2520,6 +2515,8 @@ static int value_call(struct args_ctx *c) {
             return emit(k, jv_bool(jv_object_get(in, jv_str(a), jv_strlen(a)) != NULL));
         if (in.kind == JV_ARRAY && a.kind == JV_NUMBER)
             return emit(k, jv_bool(a.u.num >= 0 && a.u.num < (double)jv_array_len(in)));
+        if (in.kind == JV_NULL && (a.kind == JV_STRING || a.kind == JV_NUMBER))
+            return emit(k, jv_bool(0)); /* as libjq 1.8: null has no keys */
         return raise("Cannot check whether %s has a %s key", jv_kind_name(in.kind), jv_kind_name(a.kind));
     case B_IN: {
         struct args_ctx swapped = *c;
@@ -2853,6 +2850,13 @@ static int value_call(struct args_ctx *c) {
         double depth = id == B_FLATTEN0 ? 1e9 : a.kind == JV_NUMBER ? a.u.num : -1;
         if (id == B_FLATTEN1 && a.kind != JV_NUMBER) return raise("flatten depth must not be negative");
         if (depth < 0) return raise("flatten depth must not be negative");
+        if (in.kind == JV_OBJECT) { /* jq's flatten reduces over .[]: an object's values */
+            jv vals = jv_array();
+            for (size_t i = 0; i < in.u.o->len; i++) vals = jv_array_append(vals, jv_copy(in.u.o->vals[i]));
+            r = flatten(vals, depth, &out, 0);
+            jv_free(vals);
+            return r ? r : emit(k, out);
+        }
         if (in.kind != JV_ARRAY) return raise("Cannot iterate over %s", describe(in, d, sizeof d));
         r = flatten(in, depth, &out, 0);
         return r ? r : emit(k, out);
@@ -3757,8 +3761,8 @@ static int eval(struct jq_node *n, jv in, struct env *env, struct emit *k) {
     case N_ALT: {
         struct guard_k g = {{guard_fn}, k, 0, 0};
         struct alt_k a = {{alt_fn}, &g};
+        /* an error on the left propagates, as in jq (it is not a false value) */
         r = eval(n->a, in, env, &a.base);
-        if (r == R_ERR && !g.downstream) r = R_OK; /* errors on the left count as no value */
         if (!r && !g.emitted) r = eval(n->b, in, env, k);
         break;
     }
