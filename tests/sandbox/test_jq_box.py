@@ -109,6 +109,45 @@ def test_missing_input_file_is_status_2_after_the_others(tree: Path) -> None:
     assert "Could not open missing.json" in result.stderr
 
 
+# ---- confinement -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cmdline",
+    [
+        "jq -R . /etc/passwd",
+        "jq -R . ../../../../etc/passwd",
+        "jq -R . outside",  # a symlink to /etc/passwd
+        "jq -n --rawfile x /etc/passwd '$x'",
+        "jq -n --slurpfile x ../config.json '$x'",
+        "jq -f /etc/passwd config.json",
+    ],
+)
+def test_jq_reads_nothing_outside_the_workdir(tree: Path, cmdline: str) -> None:
+    outside = tree / "outside"
+    if not outside.is_symlink():
+        outside.symlink_to("/etc/passwd")
+    result = run(cmdline, tree)
+    assert (result.status, result.stdout) == (2, "")
+    assert "jq: error: Could not open" in result.stderr
+    assert "root:" not in result.stderr
+
+
+def test_a_program_nested_too_deeply_is_a_compile_error(tree: Path) -> None:
+    deep = "(" * 300 + "1" + ")" * 300
+    result = run(f"jq -n '{deep}'", tree)
+    assert (result.status, result.stdout) == (3, "")
+    assert "program nested too deeply (the sandbox's limit is 200 levels)" in result.stderr
+    ok = run("jq -n '" + "(" * 150 + "1" + ")" * 150 + "'", tree)
+    assert (ok.status, ok.stdout) == (0, "1\n")
+
+
+def test_a_string_repeated_past_64_mib_is_an_error(tree: Path) -> None:
+    result = run("jq -n '\"x\" * 1e9'", tree)
+    assert (result.status, result.stdout) == (5, "")
+    assert "Repeat string result too long" in result.stderr
+
+
 # ---- statuses ---------------------------------------------------------------------------------
 
 

@@ -348,7 +348,8 @@ static int arith(int op, jv a, jv b, jv *out) {
                 return R_OK;
             }
             double times = d < 1 ? 0 : floor(d);
-            if (times * (double)jv_strlen(s) > 256.0 * 1024 * 1024) jq_oom();
+            if (times * (double)jv_strlen(s) > 64.0 * 1024 * 1024)
+                return raise("Repeat string result too long");
             jv res = jv_string_n(NULL, 0);
             for (double i = 0; i < times; i++) res = jv_string_append(res, jv_str(s), jv_strlen(s));
             *out = res;

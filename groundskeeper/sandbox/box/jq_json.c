@@ -427,7 +427,11 @@ static jv **sorted_keys(struct jv_obj *o) {
 
 static int cmp_depth(jv a, jv b, int depth) {
     if (a.kind != b.kind) return a.kind < b.kind ? -1 : 1;
-    if (depth > JQ_MAX_DEPTH) return 0;
+    if (depth > JQ_MAX_DEPTH) {
+        /* only a program builds values this deep; an answer here would be a guess */
+        fputs("jq: error: value nested too deeply to compare (sandbox limit)\n", stderr);
+        exit(5);
+    }
     switch (a.kind) {
     case JV_NUMBER:
         /* nan sorts below every number, as in jq */

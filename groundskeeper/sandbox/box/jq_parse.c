@@ -11,6 +11,10 @@
 
 #include "jq_ast.h"
 
+/* Deeper nesting than this (brackets, pipes, unary minus) is refused rather than risk the
+ * parser's and the evaluator's C stack. */
+#define JQ_MAX_PROGRAM_DEPTH 200
+
 enum tok {
     T_END, T_NUM, T_STR, T_IDENT, T_FIELD, T_VAR, T_FORMAT, T_DOT, T_DOTDOT,
     T_PUNCT, /* one of the operators and brackets, its text in tok_text */
@@ -30,6 +34,7 @@ struct parser {
     char *ident; /* T_IDENT, T_FIELD, T_VAR, T_FORMAT, T_KEYWORD: the name */
     double num;
     int failed; /* after the first error every token reads as the end */
+    int depth;  /* nesting of the expression being read, bounded: the parser recurses */
     char *msg;
     size_t msgsz;
     jv globals;
@@ -711,7 +716,14 @@ static struct jq_node *parse_postfix(struct parser *ps, int allow_as) {
 static struct jq_node *parse_unary(struct parser *ps) {
     if (is_punct(ps, "-")) {
         next(ps);
-        return node(N_NEG, parse_unary(ps), NULL);
+        if (++ps->depth > JQ_MAX_PROGRAM_DEPTH) {
+            syntax_error(ps, "program nested too deeply (the sandbox's limit is %d levels)",
+                         JQ_MAX_PROGRAM_DEPTH);
+            return node(N_IDENTITY, NULL, NULL);
+        }
+        struct jq_node *n = node(N_NEG, parse_unary(ps), NULL);
+        ps->depth--;
+        return n;
     }
     return parse_postfix(ps, 1);
 }
@@ -814,11 +826,17 @@ static struct jq_node *parse_comma(struct parser *ps) {
 static struct jq_node *parse_pipe(struct parser *ps) {
     if (is_keyword(ps, "def"))
         syntax_error(ps, "def is not supported in the sandbox (write the filter inline)");
+    if (++ps->depth > JQ_MAX_PROGRAM_DEPTH) {
+        syntax_error(ps, "program nested too deeply (the sandbox's limit is %d levels)",
+                     JQ_MAX_PROGRAM_DEPTH);
+        return node(N_IDENTITY, NULL, NULL);
+    }
     struct jq_node *l = parse_comma(ps);
     if (is_punct(ps, "|")) {
         next(ps);
-        return node(N_PIPE, l, parse_pipe(ps));
+        l = node(N_PIPE, l, parse_pipe(ps));
     }
+    ps->depth--;
     return l;
 }
 
