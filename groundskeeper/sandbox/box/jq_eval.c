@@ -67,7 +67,7 @@ enum {
     B_WITH_ENTRIES, B_WALK, B_ISEMPTY, B_ERROR0, B_ERROR1, B_NULL, B_TRUE, B_FALSE, B_ARRAYS,
     B_OBJECTS, B_ITERABLES, B_BOOLEANS, B_NUMBERS, B_STRINGS, B_NULLS, B_SCALARS, B_FLATTEN0,
     B_FLATTEN1, B_HALT, B_HALT_ERROR0, B_HALT_ERROR1, B_DEBUG, B_DEBUG1, B_STDERR,
-    B_INPUT_FILENAME, B_IN1, B_IN2, B_PICK, B_TOARRAY, B_SPLITS1, B_ASCII, B_GETPATH_DUMMY,
+    B_INPUT_FILENAME, B_IN1, B_IN2, B_PICK, B_TOARRAY, B_COMBINATIONS, B_COMBINATIONS_N,
 };
 
 static int eval(struct jq_node *n, jv in, struct env *env, struct emit *k);
@@ -1848,6 +1848,7 @@ static const struct builtin {
     {"halt_error", 0, B_HALT_ERROR0}, {"halt_error", 1, B_HALT_ERROR1}, {"debug", 0, B_DEBUG},
     {"debug", 1, B_DEBUG1}, {"stderr", 0, B_STDERR}, {"input_filename", 0, B_INPUT_FILENAME},
     {"IN", 1, B_IN1}, {"IN", 2, B_IN2}, {"pick", 1, B_PICK}, {"toarray", 0, B_TOARRAY},
+    {"combinations", 0, B_COMBINATIONS}, {"combinations", 1, B_COMBINATIONS_N},
     {NULL, 0, 0},
 };
 
@@ -2442,6 +2443,28 @@ static int flatten(jv in, double depth, jv *out, int level) {
 
 static int value_call(struct args_ctx *c);
 
+/* combinations: one element from each of lists[i..], after those chosen (consumed). */
+static int combinations(jv lists, size_t i, jv chosen, struct emit *k) {
+    if (i == jv_array_len(lists)) return emit(k, chosen);
+    jv list = jv_array_get(lists, i);
+    if (list.kind != JV_ARRAY && list.kind != JV_OBJECT) {
+        char d[80];
+        jv_free(chosen);
+        return raise("Cannot iterate over %s", describe(list, d, sizeof d));
+    }
+    size_t n = list.kind == JV_ARRAY ? jv_array_len(list) : list.u.o->len;
+    for (size_t j = 0; j < n; j++) {
+        jv x = list.kind == JV_ARRAY ? jv_array_get(list, j) : list.u.o->vals[j];
+        int r = combinations(lists, i + 1, jv_array_append(jv_copy(chosen), jv_copy(x)), k);
+        if (r) {
+            jv_free(chosen);
+            return r;
+        }
+    }
+    jv_free(chosen);
+    return R_OK;
+}
+
 /* Math of one number. */
 static int math1(int id, jv in, jv *out) {
     if (in.kind != JV_NUMBER) return type_error(in, "number required");
@@ -2891,6 +2914,27 @@ static int value_call(struct args_ctx *c) {
         return emit(k, jv_copy(in));
     }
     case B_INPUT_FILENAME: return emit(k, jv_null());
+    case B_COMBINATIONS:
+    case B_COMBINATIONS_N: {
+        jv lists = jv_copy(in);
+        if (id == B_COMBINATIONS_N) { /* combinations(n): n copies of the input */
+            if (a.kind != JV_NUMBER) {
+                jv_free(lists);
+                return raise("Range bounds must be numeric");
+            }
+            jv_free(lists);
+            lists = jv_array();
+            for (double i = 0; i < a.u.num; i++) lists = jv_array_append(lists, jv_copy(in));
+        }
+        if (lists.kind != JV_ARRAY) {
+            r = raise("Cannot index %s with number", jv_kind_name(lists.kind));
+            jv_free(lists);
+            return r;
+        }
+        r = combinations(lists, 0, jv_array(), k);
+        jv_free(lists);
+        return r;
+    }
     case B_TOARRAY: return emit(k, in.kind == JV_ARRAY ? jv_copy(in) : jv_array_append(jv_array(), jv_copy(in)));
     case B_SPLIT2: {
         int sid = B_SPLITS;

@@ -434,8 +434,9 @@ static int cmp_depth(jv a, jv b, int depth) {
     }
     switch (a.kind) {
     case JV_NUMBER:
-        /* nan sorts below every number, as in jq */
-        if (isnan(a.u.num)) return isnan(b.u.num) ? 0 : -1;
+        /* nan sorts below every number, itself included (so nan < nan and nan != nan), as
+         * in jq */
+        if (isnan(a.u.num)) return -1;
         if (isnan(b.u.num)) return 1;
         return a.u.num < b.u.num ? -1 : a.u.num > b.u.num;
     case JV_STRING: return cmp_strings(a, b);

@@ -209,6 +209,7 @@ static void expect_keyword(struct parser *ps, const char *kw) {
 
 static struct jq_node *parse_pipe(struct parser *ps);
 static struct jq_node *parse_postfix(struct parser *ps, int allow_as);
+static struct jq_node *parse_primary(struct parser *ps);
 
 static void check_var(struct parser *ps, const char *name) {
     for (struct scope *s = ps->vars; s; s = s->up)
@@ -430,8 +431,12 @@ static struct jq_node *parse_object(struct parser *ps) {
             if (n->args == NULL) jq_oom();
         }
         struct jq_node *key = NULL, *value = NULL;
-        if (ps->tok == T_VAR) {
-            if (strcmp(ps->ident, "__loc__") != 0) check_var(ps, ps->ident);
+        if (ps->tok == T_VAR && strcmp(ps->ident, "__loc__") == 0) {
+            key = node(N_LITERAL, NULL, NULL);
+            key->val = jv_string("__loc__");
+            value = parse_primary(ps); /* $__loc__'s own literal */
+        } else if (ps->tok == T_VAR) {
+            check_var(ps, ps->ident);
             key = node(N_LITERAL, NULL, NULL);
             key->val = jv_string(ps->ident);
             value = node(N_VAR, NULL, NULL);
