@@ -480,15 +480,6 @@ static int eval_each(struct jq_node *n, jv in, struct env *env, int (*call)(void
 
 /* ---- patterns ------------------------------------------------------------------------------ */
 
-struct bind_state {
-    struct jq_pattern *pat;
-    jv whole;
-    struct env *env;
-    struct env *frames; /* bound so far (heap, freed by the caller) */
-    int (*done)(void *ctx, struct env *env);
-    void *ctx;
-};
-
 static int bind_pattern(struct jq_pattern *pt, jv v, struct env *env,
                         int (*done)(void *, struct env *), void *ctx);
 
@@ -2781,11 +2772,7 @@ static int value_call(struct args_ctx *c) {
         r = index_value(in, key, &out);
         return r ? r : emit(k, out);
     }
-    case B_NTH1:
-        if (a.kind == JV_NUMBER && a.u.num < 0 && in.kind == JV_ARRAY) {
-            r = index_value(in, a, &out);
-            return r ? r : emit(k, out);
-        }
+    case B_NTH1: /* nth(n) is .[n] */
         r = index_value(in, a, &out);
         return r ? r : emit(k, out);
     case B_TOJSON: return emit(k, jv_tojson(in));
