@@ -156,7 +156,7 @@ def test_runtime_error_is_status_5_and_the_next_input_still_runs(tree: Path) -> 
     assert result.status == 5
     # 1, 2 and 3 cannot be indexed; the object gives 2, "x" fails, null gives 1, [..] fails
     assert result.stdout == "2\n1\n"
-    assert "jq: error (at stream.json:" in result.stderr
+    assert result.stderr.startswith("jq: error (at stream.json:1): Cannot index number")
     assert 'Cannot index number with string ("a")' in result.stderr
 
 

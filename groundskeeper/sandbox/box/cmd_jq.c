@@ -75,7 +75,8 @@ struct inputs {
     char *buf;
     size_t start, len, cap; /* unread bytes are buf[start..len) */
     int eof;
-    size_t line; /* newlines before buf+start */
+    size_t line;  /* newlines before buf+start */
+    int mid_line; /* the last value ended before its line did */
     int raw;
     const char *name;
     char where[300];
@@ -96,6 +97,7 @@ static int open_next(struct inputs *in) {
         in->start = in->len = 0;
         in->eof = 0;
         in->line = 0;
+        in->mid_line = 0;
         in->name = path && strcmp(path, "-") != 0 ? path : "<stdin>";
         return 1;
     }
@@ -169,6 +171,13 @@ static int next_input(void *ctx, jv *out) {
             continue;
         }
         if (got > 0) {
+            /* the rest of the value's line too, so errors name the line it ended on */
+            while (r.p < r.end && (*r.p == ' ' || *r.p == '\t' || *r.p == '\r')) r.p++;
+            if (r.p < r.end && *r.p == '\n') {
+                r.p++;
+                r.line++;
+            }
+            in->mid_line = r.p[-1] != '\n';
             in->start = (size_t)(r.p - in->buf);
             in->line = r.line;
             return 1;
@@ -186,7 +195,7 @@ static int next_input(void *ctx, jv *out) {
 static const char *input_where(void *ctx) {
     struct inputs *in = ctx;
     if (in->name == NULL) return "<unknown>";
-    snprintf(in->where, sizeof in->where, "%s:%zu", in->name, in->line);
+    snprintf(in->where, sizeof in->where, "%s:%zu", in->name, in->line + (size_t)in->mid_line);
     return in->where;
 }
 
