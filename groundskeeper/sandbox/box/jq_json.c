@@ -117,20 +117,21 @@ void jv_free(jv v) {
                 pending = jq_grow(pending, cap * sizeof *pending);
             }
             if (v.kind == JV_ARRAY) {
-                memcpy(pending + n, v.u.a->items, v.u.a->len * sizeof(jv));
-                n += v.u.a->len;
+                if (add) memcpy(pending + n, v.u.a->items, add * sizeof(jv));
                 free(v.u.a->items);
                 free(v.u.a);
             } else {
                 struct jv_obj *o = v.u.o;
-                memcpy(pending + n, o->keys, o->len * sizeof(jv));
-                memcpy(pending + n + o->len, o->vals, o->len * sizeof(jv));
-                n += 2 * o->len;
+                if (add) {
+                    memcpy(pending + n, o->keys, o->len * sizeof(jv));
+                    memcpy(pending + n + o->len, o->vals, o->len * sizeof(jv));
+                }
                 free(o->keys);
                 free(o->vals);
                 free(o->index);
                 free(o);
             }
+            n += add;
         }
         if (n == 0) break;
         v = pending[--n];
