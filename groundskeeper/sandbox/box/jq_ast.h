@@ -17,7 +17,7 @@ enum jq_op {
     N_PIPE,      /* a | b */
     N_COMMA,     /* a , b */
     N_NEG,       /* -a */
-    N_ARITH,     /* a OP b, OP in name[0]: + - * / % */
+    N_ARITH,     /* a OP b, OP (a character) in ival: + - * / % */
     N_CMP,       /* a OP b, OP in ival: 0 == 1 != 2 < 3 <= 4 > 5 >= */
     N_AND,
     N_OR,
