@@ -205,6 +205,13 @@ def test_inputs_with_null_input(tree: Path) -> None:
     assert (first.status, first.stdout) == (0, "1\n2\n")
 
 
+def test_input_filename(tree: Path) -> None:
+    result = run(
+        "jq -c 'input_filename' config.json lines.txt -R | uniq; jq -n input_filename", tree
+    )
+    assert (result.status, result.stdout) == (0, '"config.json"\n"lines.txt"\nnull\n')
+
+
 def test_repeat_is_jq_1_7s(tree: Path) -> None:
     # the manual's example: repeat(f) emits its input, then f of it, and so on
     result = run("jq -n -c '1 | [limit(5; repeat(. * 2))]'", tree)

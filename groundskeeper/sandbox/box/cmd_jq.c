@@ -199,6 +199,11 @@ static const char *input_where(void *ctx) {
     return in->where;
 }
 
+static const char *input_filename(void *ctx) {
+    struct inputs *in = ctx;
+    return in->name && strcmp(in->name, "<stdin>") != 0 ? in->name : NULL;
+}
+
 static int read_file_text(const char *path, jv *out) {
     FILE *f = box_open_readable(path);
     char *data = NULL;
@@ -365,7 +370,7 @@ int cmd_jq(int argc, char **argv) {
         files[0] = NULL; /* stdin */
         in.nfiles = 1;
     }
-    struct jq_run_config cfg = {named, env, next_input, &in, input_where};
+    struct jq_run_config cfg = {named, env, next_input, &in, input_where, input_filename};
     struct out_state out = {&o, 0, 0, jv_null()};
     int status = 0, halted = -1;
 

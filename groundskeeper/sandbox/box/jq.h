@@ -133,6 +133,8 @@ struct jq_run_config {
     void *input_ctx;
     /* "FILE:LINE" of the current input, for error messages */
     const char *(*where)(void *ctx);
+    /* the current input's file name, NULL for stdin (input_filename) */
+    const char *(*filename)(void *ctx);
 };
 /* Run PROG on IN (consumed), each output to EMIT. 0 when it ended normally; 5 after an
  * uncaught error (message written to stderr with cfg->where); another exit status from

@@ -2900,7 +2900,10 @@ static int value_call(struct args_ctx *c) {
         jv_free(t);
         return emit(k, jv_copy(in));
     }
-    case B_INPUT_FILENAME: return emit(k, jv_null());
+    case B_INPUT_FILENAME: {
+        const char *name = R.cfg->filename ? R.cfg->filename(R.cfg->input_ctx) : NULL;
+        return emit(k, name ? jv_string(name) : jv_null());
+    }
     case B_COMBINATIONS:
     case B_COMBINATIONS_N: {
         jv lists = jv_copy(in);
