@@ -26,6 +26,7 @@ BOX_COMMANDS: frozenset[str] = frozenset(
         "tee", "stat", "date", "paste", "comm", "nl", "rev", "base64", "md5sum", "sha1sum",
         "sha512sum", "realpath", "readlink", "du",
         "awk",
+        "jq",
     }
 )  # fmt: skip
 

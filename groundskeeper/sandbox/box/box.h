@@ -24,7 +24,8 @@
     X(pwd) X(env) X(expr) X(find) \
     X(tee) X(stat) X(date) X(paste) X(comm) X(nl) X(rev) X(base64) X(md5sum) X(sha1sum) \
     X(sha512sum) X(realpath) X(readlink) X(du) \
-    X(awk)
+    X(awk) \
+    X(jq)
 
 #define BOX_DECLARE(name) int cmd_##name(int argc, char **argv) __attribute__((weak));
 BOX_COMMANDS(BOX_DECLARE)
