@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from groundskeeper.diagnostics import Diagnostic, Level
 from groundskeeper.plan import DEFAULT_TODO_LINE, Check, Heading, Plan, ReadingNote
@@ -302,9 +302,14 @@ def _and_or_ends(item: AndOr) -> frozenset[str]:
 def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
     # a pipeline's status is its last command's (no pipefail); `exit` ends the script only
     # when it is the whole pipeline (in a pipeline it ends its own stage)
-    if len(pipeline.commands) == 1 and _is_exit(pipeline.commands[0]):
+    from groundskeeper.sandbox.syntax import SimpleCommand
+
+    only = pipeline.commands[0] if len(pipeline.commands) == 1 else None
+    if isinstance(only, SimpleCommand) and _is_exit(only):
         return _EXIT
-    outcomes = _command_outcomes(pipeline.commands[-1]) if pipeline.commands else _EITHER
+    last = pipeline.commands[-1] if pipeline.commands else None
+    # a compound command (if, loops, groups, [[ ]]) may end either way
+    outcomes = _command_outcomes(last) if isinstance(last, SimpleCommand) else _EITHER
     if not pipeline.negated:
         return outcomes
     return frozenset({"F" if o == "T" else "T" for o in outcomes})
@@ -358,16 +363,9 @@ def _unsupported_options(script: Script) -> Iterator[tuple[str, str, str]]:
 
 
 def _simple_commands(script: Script) -> Iterator[SimpleCommand]:
-    from groundskeeper.sandbox.syntax import CommandSub
+    from groundskeeper.sandbox.syntax import simple_commands
 
-    for item in script.items:
-        for pipeline in (item.first, *(p for _, p in item.rest)):
-            for command in pipeline.commands:
-                yield command
-                for word in (*command.words, *(a.value for a in command.assignments)):
-                    for part in word.parts:
-                        if isinstance(part, CommandSub):
-                            yield from _simple_commands(part.script)
+    return simple_commands(script)
 
 
 def _weakness(script: Script) -> str | None:
@@ -376,7 +374,8 @@ def _weakness(script: Script) -> str | None:
     for item in script.items:
         if item.rest or item.first.negated or len(item.first.commands) != 1:
             return None
-        found = _weak_command(item.first.commands[0])
+        command = item.first.commands[0]
+        found = _weak_command(command) if _is_simple(command) else None
         if found is None:
             return None
         accepts.append(found)
@@ -411,6 +410,12 @@ def _weak_command(command: SimpleCommand) -> str | None:
         if len([a for a in args[pattern_at + 1 :] if not a.startswith("-")]) <= 1:
             return "passes for any file with one character in it"
     return None
+
+
+def _is_simple(command: object) -> TypeGuard[SimpleCommand]:
+    from groundskeeper.sandbox.syntax import SimpleCommand
+
+    return isinstance(command, SimpleCommand)
 
 
 def _has_substitution(word: Word) -> bool:

@@ -17,6 +17,9 @@ BOX_COMMANDS: frozenset[str] = frozenset(
 )  # fmt: skip
 
 # Run by the interpreter itself, because they change the shell's own state.
-BUILTINS: frozenset[str] = frozenset({"cd", ":", "exit", "export"})
+BUILTINS: frozenset[str] = frozenset(
+    {"cd", ":", "exit", "export"}
+    | {"break", "continue", "read", "xargs"}  # xargs: its commands run as stages of their own
+)
 
 COMMANDS: frozenset[str] = BOX_COMMANDS | BUILTINS

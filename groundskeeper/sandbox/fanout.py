@@ -1,0 +1,242 @@
+"""What `xargs` and `find … -exec` would start: the command lines, planned on the host.
+
+It owns reading their options and input into lists of argv; the interpreter runs each argv as
+a box.wasm stage of its own (the same limits, and a bound on how many) and merges the
+statuses. It runs nothing itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from groundskeeper.errors import GroundskeeperError
+
+# Bytes of arguments one command started by `xargs` (or `find -exec … +`) is given at most;
+# more input makes more commands, as GNU xargs does at its own (larger) bound.
+ARG_BYTES = 128 * 1024
+EXEC_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_OTHER_ACTIONS = frozenset({"-print", "-print0", "-delete", "-printf", "-fprint", "-ls"})
+_DELIMITERS = {"\\n": "\n", "\\t": "\t", "\\0": "\0", "\\\\": "\\"}
+
+
+class FanoutError(GroundskeeperError):
+    """Options or input the command refuses: `message` for stderr, `status` to return."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+@dataclass(frozen=True)
+class XargsPlan:
+    """The command lines `xargs` runs, in order (without -r or -I, one run without
+    arguments when the input has none, as GNU xargs does)."""
+
+    argvs: list[list[str]]
+
+
+def _usage(message: str) -> FanoutError:
+    return FanoutError(
+        f"xargs: {message}\nusage: xargs [-0] [-r] [-n N] [-I R] [-d C] [CMD [ARG…]]", 2
+    )
+
+
+def plan_xargs(args: list[str], data: bytes) -> XargsPlan:
+    """The command lines of `xargs ARGS` given `data` on stdin."""
+    nul = no_empty_run = False
+    per_run: int | None = None
+    replace: str | None = None
+    delimiter: str | None = None
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            index += 1
+            break
+        if not arg.startswith("-") or arg == "-":
+            break
+        flag, attached = arg[:2], arg[2:]
+        if flag in ("-n", "-I", "-d") or arg in ("--max-args", "--replace", "--delimiter"):
+            if attached:
+                value = attached
+                index += 1
+            elif index + 1 < len(args):
+                value = args[index + 1]
+                index += 2
+            else:
+                raise _usage(f"option requires an argument -- '{arg.lstrip('-')}'")
+            if flag == "-n":
+                if not value.isdigit() or int(value) < 1:
+                    raise FanoutError(f"xargs: value {value} for -n option should be >= 1", 1)
+                per_run = int(value)
+            elif flag == "-I":
+                replace = value
+            else:
+                delimiter = _DELIMITERS.get(value, value)
+                if len(delimiter) != 1:
+                    raise _usage(f"-d takes one character (or \\n, \\t, \\0), not {value!r}")
+            continue
+        if arg in ("-0", "--null"):
+            nul = True
+        elif arg in ("-r", "--no-run-if-empty"):
+            no_empty_run = True
+        else:
+            cluster = arg[1:]
+            if cluster and all(c in "0r" for c in cluster):
+                nul = nul or "0" in cluster
+                no_empty_run = no_empty_run or "r" in cluster
+            else:
+                raise _usage(f"unsupported option {arg} (the sandbox has -0 -r -n -I -d)")
+        index += 1
+    command = args[index:] or ["echo"]
+    text = data.decode("utf-8", "replace")
+    if nul or delimiter is not None:
+        items = text.split("\0" if nul else delimiter or "\n")
+        if items and items[-1] == "":
+            items.pop()
+    elif replace is not None:
+        items = [line.lstrip(" \t") for line in text.split("\n")]
+        items = [item for item in items if item]
+    else:
+        items = _blank_separated(text)
+    if replace is not None:
+        return XargsPlan([[a.replace(replace, item) for a in command] for item in items])
+    argvs: list[list[str]] = []
+    batch: list[str] = []
+    size = 0
+    for item in items:
+        if batch and (
+            (per_run is not None and len(batch) >= per_run) or size + len(item) + 1 > ARG_BYTES
+        ):
+            argvs.append(command + batch)
+            batch, size = [], 0
+        batch.append(item)
+        size += len(item.encode()) + 1
+    if batch or (not argvs and not no_empty_run):
+        argvs.append(command + batch)
+    return XargsPlan(argvs)
+
+
+def _blank_separated(text: str) -> list[str]:
+    """xargs' default input: items cut at blanks and newlines, with '…', "…" and \\x."""
+    items: list[str] = []
+    current: list[str] = []
+    started = False
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char in " \t\n":
+            if started:
+                items.append("".join(current))
+                current, started = [], False
+        elif char in "'\"":
+            end = text.find(char, index + 1)
+            newline = text.find("\n", index + 1)
+            if end < 0 or (0 <= newline < end):
+                kind = "single" if char == "'" else "double"
+                raise FanoutError(
+                    f"xargs: unmatched {kind} quote; by default quotes are special to xargs "
+                    "unless you use the -0 option",
+                    1,
+                )
+            current.append(text[index + 1 : end])
+            started = True
+            index = end
+        elif char == "\\" and index + 1 < len(text):
+            current.append(text[index + 1])
+            started = True
+            index += 1
+        else:
+            current.append(char)
+            started = True
+        index += 1
+    if started:
+        items.append("".join(current))
+    return items
+
+
+@dataclass(frozen=True)
+class FindExec:
+    """`find` split for the host: `find_args` end in `-print0` where `-exec` stood; each
+    found name goes into `template` at `{}` (`batched`: `{} +`, many names a command)."""
+
+    find_args: list[str]
+    template: list[str]
+    batched: bool
+
+
+def split_find(args: list[str]) -> FindExec | None:
+    """The `-exec … ;` / `-exec … {} +` of `find ARGS`, or None when it has none."""
+    if not any(arg in EXEC_ACTIONS for arg in args):
+        return None
+    found: FindExec | None = None
+    before: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in ("-execdir", "-ok", "-okdir"):
+            raise FanoutError(
+                f"find: {arg} is not supported in the sandbox; use -exec CMD {{}} \\; "
+                "(names are given relative to the starting point)",
+                2,
+            )
+        if arg != "-exec":
+            if arg in _OTHER_ACTIONS and found is None and any(a == "-exec" for a in args):
+                raise _find_mixed(arg)
+            if found is not None:
+                raise FanoutError(
+                    f"find: '{arg}' after -exec is not supported in the sandbox; put the "
+                    "tests before -exec, and -exec last",
+                    2,
+                )
+            before.append(arg)
+            index += 1
+            continue
+        if found is not None:
+            raise FanoutError(
+                "find: one -exec per find in the sandbox; run a second find for the other",
+                2,
+            )
+        end = index + 1
+        batched = False
+        while end < len(args):
+            if args[end] == ";":
+                break
+            if args[end] == "+" and args[end - 1] == "{}" and end - 1 > index + 1:
+                batched = True
+                break
+            end += 1
+        else:
+            raise FanoutError("find: missing argument to `-exec'", 1)
+        template = args[index + 1 : end - 1 if batched else end]
+        if not template:
+            raise FanoutError("find: missing argument to `-exec'", 1)
+        found = FindExec([], template, batched)
+        index = end + 1
+    assert found is not None
+    return FindExec([*before, "-print0"], found.template, found.batched)
+
+
+def _find_mixed(action: str) -> FanoutError:
+    return FanoutError(
+        f"find: {action} together with -exec is not supported in the sandbox; use -exec "
+        "alone, or run two commands",
+        2,
+    )
+
+
+def batches(names: list[str]) -> list[list[str]]:
+    """Names for `-exec … {} +`, cut where a command's arguments would pass ARG_BYTES."""
+    out: list[list[str]] = []
+    batch: list[str] = []
+    size = 0
+    for name in names:
+        if batch and size + len(name) + 1 > ARG_BYTES:
+            out.append(batch)
+            batch, size = [], 0
+        batch.append(name)
+        size += len(name.encode()) + 1
+    if batch:
+        out.append(batch)
+    return out
