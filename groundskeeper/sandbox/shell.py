@@ -966,15 +966,15 @@ class _Run:
         if self.watch.fault is not None:
             raise self.stop(self.watch.fault, name)
         shared = stdin if isinstance(stdin, _Input) else None
-        if shared is not None:
-            stdin = shared.data[shared.pos :]
+        given = shared.data[shared.pos :] if shared is not None else stdin
+        assert not isinstance(given, _Input)
         env = {k: v for k, v in state.variables.items() if k in state.exported}
         env.update(assignments)
         env["GK_CWD"] = GUEST_ROOT + ("/" + state.cwd if state.cwd else "")
         spec = wasi.StageSpec(
             argv=[name, *args],
             env=sorted(env.items()),
-            stdin=stdin,
+            stdin=given,
             stdout=out,
             stderr=err,
             root_fd=self.root_fd,

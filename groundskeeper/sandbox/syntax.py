@@ -597,7 +597,7 @@ class _Parser:
         while self.pos < end and text[self.pos] != closing:
             if stops and text[self.pos] in "tedf}]" and self.keyword() in stops:
                 return Script(tuple(items))
-            if case_arm and text.startswith(";;", self.pos):
+            if case_arm and text.startswith((";;", ";&"), self.pos):
                 return Script(tuple(items))
             items.append(self.and_or())
             if self.pos >= end:
@@ -606,7 +606,7 @@ class _Parser:
             if char == closing:
                 break
             if char == ";":
-                if text.startswith(";;", self.pos):
+                if text.startswith((";;", ";&"), self.pos):
                     if case_arm:
                         return Script(tuple(items))
                     raise self.error(
@@ -738,10 +738,10 @@ class _Parser:
         otherwise: Script | None = None
         opener = start
         while True:
-            condition = self.script(None, stops=_THEN)
+            condition = self.script(None, stops=_CLOSERS)
             self.nonempty(condition, "'if'", opener)
             self.expect("then", "'if' without 'then': write 'if A; then B; fi'", opener)
-            body = self.script(None, stops=_IF_ENDS)
+            body = self.script(None, stops=_CLOSERS)
             self.nonempty(body, "'then'", opener)
             clauses.append((condition, body))
             word = self.keyword()
@@ -753,7 +753,7 @@ class _Parser:
             if word == "else":
                 opener = self.pos
                 self.pos += 4
-                otherwise = self.script(None, stops=_FI)
+                otherwise = self.script(None, stops=_CLOSERS)
                 self.nonempty(otherwise, "'else'", opener)
             self.expect("fi", "'if' without 'fi': end it with '; fi'", start)
             return If(tuple(clauses), otherwise, self.trailing_redirects(), start)
@@ -793,7 +793,7 @@ class _Parser:
                 self.skip_blanks()
             self.skip_linebreaks()
         self.expect("do", "'for' without 'do': write 'for NAME in WORDS; do …; done'", start)
-        body = self.script(None, stops=_DONE)
+        body = self.script(None, stops=_CLOSERS)
         self.nonempty(body, "'do'", start)
         self.expect("done", "'for' without 'done': end the loop with '; done'", start)
         return For(name, tuple(words), body, self.trailing_redirects(), start)
@@ -801,10 +801,10 @@ class _Parser:
     def while_clause(self, start: int) -> Loop:
         until = self.text.startswith("until", start)
         shown = "until" if until else "while"
-        condition = self.script(None, stops=_DO)
+        condition = self.script(None, stops=_CLOSERS)
         self.nonempty(condition, f"'{shown}'", start)
         self.expect("do", f"'{shown}' without 'do': write '{shown} A; do B; done'", start)
-        body = self.script(None, stops=_DONE)
+        body = self.script(None, stops=_CLOSERS)
         self.nonempty(body, "'do'", start)
         self.expect("done", f"'{shown}' without 'done': end the loop with '; done'", start)
         return Loop(condition, body, until, self.trailing_redirects(), start)
@@ -841,7 +841,7 @@ class _Parser:
                     self.pos += 1
                     break
                 raise self.error("a case pattern ends with ')': write 'PATTERN) COMMANDS ;;'")
-            body = self.script(None, stops=_ESAC, case_arm=True)
+            body = self.script(None, stops=_CLOSERS, case_arm=True)
             arms.append(CaseArm(tuple(patterns), body))
             if text.startswith(";;&", self.pos) or text.startswith(";&", self.pos):
                 raise self.error("';&' and ';;&' are not supported; end each arm with ';;'")
@@ -855,7 +855,7 @@ class _Parser:
         return Case(subject, tuple(arms), self.trailing_redirects(), start)
 
     def brace_group(self, start: int) -> Group:
-        body = self.script(None, stops=_BRACE_END)
+        body = self.script(None, stops=_CLOSERS)
         self.nonempty(body, "'{ }'", start)
         self.expect("}", "'{' has no matching '}': end the group with '; }'", start)
         return Group(body, False, self.trailing_redirects(), start)
@@ -918,7 +918,6 @@ class _Parser:
             return inner
         if char == "" or char in _METACHARS or text.startswith("]]", self.pos):
             raise self.error(self.cond_unexpected(start))
-        first_at = self.pos
         first = self.word(allow_empty=False)
         self.cond_skip()
         literal = first.literal() if len(first.parts) == 1 else None
@@ -939,8 +938,12 @@ class _Parser:
         else:
             match = _COND_BINARY.match(text, self.pos)
             if match is None:
-                if literal in ("-nt", "-ot", "-ef"):
-                    raise self.error(f"'{literal}' is not supported in '[[ … ]]'", first_at)
+                following = re.match(r"-(nt|ot|ef)(?=[ \t\n]|\Z)", text[self.pos :])
+                if following is not None:
+                    raise self.error(
+                        f"'{following.group()}' is not supported in '[[ … ]]'; compare "
+                        "'stat -c %Y' times or 'realpath' names instead"
+                    )
                 return CondWord("-n", first)
             op = match.group()
             self.pos = match.end()
@@ -1527,13 +1530,8 @@ def _expands(text: str, pos: int) -> bool:
 
 
 _ENDS_NAME = frozenset(("", " ", "\t", "\n", ";"))
-_THEN = frozenset({"then"})
-_IF_ENDS = frozenset({"elif", "else", "fi"})
-_FI = frozenset({"fi"})
-_DO = frozenset({"do"})
-_DONE = frozenset({"done"})
-_ESAC = frozenset({"esac"})
-_BRACE_END = frozenset({"}"})
+# A compound command's list ends at any closing word; the command then checks it is its own.
+_CLOSERS = frozenset({"then", "elif", "else", "fi", "do", "done", "esac", "}"})
 _OPENERS: dict[str, Callable[[_Parser, int], Compound]] = {
     "if": _Parser.if_clause,
     "for": _Parser.for_clause,
