@@ -30,7 +30,9 @@ _BINARY = [  # lowest to highest precedence, after `,`, assignment and `?:`
     ("*", "/", "%"),
 ]
 _ASSIGN = frozenset({"=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=", "^=", "|="})
-MAX_DEPTH = 64  # a variable's value is itself an expression: bash's recursion bound is alike
+# Parentheses, unary operators and variables whose values are expressions, inside one
+# another: each level costs the evaluator a few Python frames.
+MAX_NESTING = 40
 
 
 class ArithError(GroundskeeperError):
@@ -53,7 +55,7 @@ def evaluate(
     depth: int = 0,
 ) -> int:
     """The value of `text`; `get` reads a variable, `put` assigns one (as decimal text)."""
-    if depth > MAX_DEPTH:
+    if depth > MAX_NESTING:
         raise ArithError(f"{text}: expression recursion level exceeded")
     return _Evaluator(text, get, put, depth).run()
 
@@ -82,6 +84,7 @@ class _Evaluator:
             pos = match.end()
         self.index = 0
         self.skip = 0  # > 0 while evaluating a branch whose value is not used
+        self.nesting = depth  # levels open, this expression's and its callers' together
 
     # -- tokens
 
@@ -182,11 +185,18 @@ class _Evaluator:
             return self.apply("**", base, exponent)
         return base
 
+    def deeper(self) -> None:
+        self.nesting += 1
+        if self.nesting > MAX_NESTING:
+            raise self.error(f"expression nested too deeply (limit {MAX_NESTING})")
+
     def unary(self) -> int:
         op = self.peek()
         if op in ("-", "+", "!", "~"):
             self.index += 1
+            self.deeper()
             value = self.unary()
+            self.nesting -= 1
             return {"-": _wrap(-value), "+": value, "!": int(value == 0), "~": ~value}[op]
         if op in ("++", "--"):
             self.index += 1
@@ -206,7 +216,9 @@ class _Evaluator:
         kind, token, _ = self.tokens[self.index]
         if kind == "op" and token == "(":
             self.index += 1
+            self.deeper()
             value = self.comma()
+            self.nesting -= 1
             if self.peek() != ")":
                 raise self.error("syntax error: `)' expected")
             self.index += 1
@@ -233,7 +245,7 @@ class _Evaluator:
             return 0
         if re.fullmatch(r"-?[0-9]+", text):
             return _wrap(int(text))
-        return evaluate(text, self.get, self.put, self.depth + 1)
+        return evaluate(text, self.get, self.put, self.nesting + 1)
 
     def number(self, token: str) -> int:
         base = 10

@@ -1279,7 +1279,8 @@ class _Run:
     @contextmanager
     def nested(self) -> Iterator[None]:
         depth = len(self.last_sub_status)
-        if depth > MAX_NESTING:  # the parser refuses deeper text: a backstop
+        # one entry per simple or compound command open: the parser bounds their nesting
+        if depth > 2 * MAX_NESTING + 1:  # the parser refuses deeper text: a backstop
             raise _CommandFailed("$(…) nested too deeply")
         yield
 

@@ -605,6 +605,8 @@ class _Parser:
             char = text[self.pos]
             if char == closing:
                 break
+            if stops and char in "tedf}]" and self.keyword() in stops:
+                return Script(tuple(items))  # after a compound command: `{ if a; then b; fi }`
             if char == ";":
                 if text.startswith((";;", ";&"), self.pos):
                     if case_arm:
@@ -666,6 +668,9 @@ class _Parser:
             return self.error("unexpected end of input: a command is missing")
         char = text[pos]
         pair = text[pos : pos + 2]
+        word = self.keyword()
+        if word in _RESERVED:
+            return self.error(_RESERVED[word])
         if pair == "&&" or pair == "||" or char in ";|":
             token = pair if pair[1:] == char else char
             return self.error(f"unexpected '{token}': a command is missing before it")
@@ -688,7 +693,30 @@ class _Parser:
         text = self.text
         start = self.pos
         char = text[start : start + 1]
-        if char == "(":
+        opener = None
+        if char in _KEYWORD_START:
+            opener = self.keyword()
+        if char == "(" or (opener is not None and opener in _OPENERS):
+            self.deeper()
+            try:
+                return self.compound(start, opener)
+            finally:
+                self.depth -= 1
+        return self.simple_command()
+
+    def deeper(self) -> None:
+        """One level more of nesting (`$(…)`, compound commands, `[[ ( … ) ]]`): the parser,
+        the interpreter and lint each recurse once per level."""
+        if self.depth == MAX_NESTING:
+            raise self.error(
+                f"commands nested too deeply (limit {MAX_NESTING} levels of $(…), groups, "
+                "loops and ifs); split the line"
+            )
+        self.depth += 1
+
+    def compound(self, start: int, opener: str | None) -> Compound:
+        text = self.text
+        if opener is None:
             if text.startswith("((", start):
                 self.pos += 2
                 expr = self.arith_text(start)
@@ -702,13 +730,9 @@ class _Parser:
             self.skip_blanks()
             self.nonempty(body, "'( )'", start)
             return Group(body, True, self.trailing_redirects(), start)
-        if char in _KEYWORD_START:
-            word = self.keyword()
-            if word is not None and word in _OPENERS:
-                self.pos += len(word)
-                self.skip_blanks()
-                return _OPENERS[word](self, start)
-        return self.simple_command()
+        self.pos += len(opener)
+        self.skip_blanks()
+        return _OPENERS[opener](self, start)
 
     def nonempty(self, body: Script, where: str, offset: int) -> None:
         if not body.items:
@@ -726,7 +750,8 @@ class _Parser:
                     redirects.append(redirect)
                     self.skip_blanks()
                     continue
-            if char not in _ENDS_COMMAND and char != "&":
+            # a closing word may follow a compound command at once: `{ { a; } }`
+            if char not in _ENDS_COMMAND and char != "&" and self.keyword() not in _CLOSERS:
                 raise self.error(
                     f"unexpected {char!r} after a compound command: end it with ';' or a "
                     "newline first"
@@ -901,7 +926,10 @@ class _Parser:
         text = self.text
         if text.startswith("!", self.pos) and text[self.pos + 1 : self.pos + 2] in _ENDS_BANG:
             self.pos += 1
-            return CondNot(self.cond_not(start))
+            self.deeper()
+            inner = self.cond_not(start)
+            self.depth -= 1
+            return CondNot(inner)
         return self.cond_primary(start)
 
     def cond_primary(self, start: int) -> CondExpr:
@@ -909,7 +937,9 @@ class _Parser:
         char = text[self.pos : self.pos + 1]
         if char == "(":
             self.pos += 1
+            self.deeper()
             inner = self.cond_or(start)
+            self.depth -= 1
             self.cond_skip()
             if not text.startswith(")", self.pos):
                 raise self.error(self.cond_unexpected(start))
