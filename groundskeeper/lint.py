@@ -338,9 +338,9 @@ _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
     "grep": {"-P": "use -E (POSIX extended regular expressions)"},
     "sed": {"-i": "a check only reads; compare `sed … FILE` with what you expect"},
     "find": {
-        "-exec": "list with `find` and pipe the names on",
-        "-execdir": "list with `find` and pipe the names on",
-        "-ok": "list with `find` and pipe the names on",
+        "-execdir": "use `-exec CMD {} \\;` (names are relative to the starting point)",
+        "-ok": "use `-exec CMD {} \\;` (nobody is there to answer)",
+        "-okdir": "use `-exec CMD {} \\;` (nobody is there to answer)",
         "-delete": "a check only reads",
     },
 }

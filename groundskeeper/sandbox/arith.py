@@ -263,7 +263,7 @@ class _Evaluator:
         if base <= 36:
             digits = digits.lower()
         value = 0
-        if not digits:
+        if not digits and base != 16:  # bash reads a bare `0x` as 0
             raise self.error("invalid number")
         for char in digits:
             digit = alphabet.find(char)
