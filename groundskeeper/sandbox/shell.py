@@ -690,12 +690,15 @@ class _Run:
             if op in ("-L", "-h"):
                 parent, _, name = path.rstrip("/").rpartition("/")
                 where = self.workdir.resolve(state.cwd, parent or ".")
-                if name in ("", ".", ".."):
+                if name in ("", ".", "..") or self.workdir.fence.hides_name(name):
                     return False
                 info = os.lstat(self.workdir.host(posixpath.join(where, name)))
                 return stat.S_ISLNK(info.st_mode)
-            real = self.workdir.host(self.workdir.resolve(state.cwd, path))
+            relative = self.workdir.resolve(state.cwd, path)
+            real = self.workdir.host(relative)
             info = os.stat(real)
+            if op == "-w" and self.unwritable(relative, info):
+                return False
         except (PathRefused, OSError):
             return False
         if op in ("-e", "-a"):
@@ -706,10 +709,17 @@ class _Run:
             return stat.S_ISDIR(info.st_mode)
         if op == "-s":
             return info.st_size > 0
-        if op == "-w" and self.read_only:
-            return False
         mode = {"-r": os.R_OK, "-w": os.W_OK, "-x": os.X_OK}[op]
         return os.access(real, mode)
+
+    def unwritable(self, relative: str, info: os.stat_result) -> bool:
+        """A file the sandbox would refuse to write: a read-only run, the running plan, a
+        protected input (by any name)."""
+        fence = self.workdir.fence
+        if self.read_only or fence.is_read_only_file(info):
+            return True
+        parent, _, name = relative.rpartition(os.sep)
+        return bool(name) and fence.refusal(os.stat(self.workdir.host(parent)), name) is not None
 
     def pattern(self, word: Word, state: _State, err: _Sink) -> str:
         """A glob pattern (case, `[[ == ]]`, `${X#p}`) as a regex: quoted text matches itself."""
@@ -939,15 +949,13 @@ class _Run:
             data = stdin
         else:
             chunks: list[bytes] = []
-            size = 0
-            while size <= self.limits.pipe:
+            while True:  # bounded by the line's host memory, which each chunk is charged to
                 self.tick()
                 chunk = os.read(stdin, 1 << 16)
                 if not chunk:
                     break
+                self.memory.take(2 * len(chunk))  # the chunk, and its copy once joined
                 chunks.append(chunk)
-                size += len(chunk)
-                self.memory.take(len(chunk))
             data = b"".join(chunks)
         return data
 

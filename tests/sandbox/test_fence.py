@@ -172,6 +172,12 @@ def test_moving_a_directory_above_the_plan_is_refused(tmp_path: Path) -> None:
         "cat other.org > PLAN.ORG",
         "cd sub && cp ../other.org ../plan.org",
         "sed -n p other.org > ./plan.org",
+        "{ echo '* DONE x'; } > plan.org",
+        "cat > plan.org <<EOF\n* DONE x\nEOF",
+        "echo plan.org | xargs -I F cp other.org F",
+        "find . -name other.org -exec cp {} plan.org \\; && cmp other.org plan.org",
+        "[[ -w plan.org ]]",
+        "[[ -L .groundskeeper || -e .groundskeeper ]]",
     ],
 )
 def test_the_running_plan_is_read_only(work: Path, cmdline: str) -> None:
