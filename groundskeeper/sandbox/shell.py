@@ -834,6 +834,9 @@ class _Run:
         stdin, out, err = streams
         if name == "xargs":
             return self.xargs(args, assignments, state, stdin, out, err)
+        if name == "read":  # the one builtin a prefix assignment (IFS=,) reaches
+            ifs = dict(assignments).get("IFS", state.variables.get("IFS", " \t\n"))
+            return self.read(args, state, stdin, err, ifs)
         if name in BUILTINS:
             return self.builtin(name, args, state, stdin, out, err)
         if name not in BOX_COMMANDS:
@@ -1035,8 +1038,7 @@ class _Run:
                 )
                 return 0
             raise _LoopJump(name == "break", min(int(args[0]) if args else 1, self.loops))
-        if name == "read":
-            return self.read(args, state, stdin, err)
+
         if name == "exit":
             if not args:
                 raise _Exit(state.status)
@@ -1079,8 +1081,9 @@ class _Run:
             return status
         raise SandboxError(f"builtin {name} has no implementation")
 
-    def read(self, args: list[str], state: _State, stdin: _Stdin, err: _Sink) -> int:
-        """`read [-r] [NAME…]`: one line of stdin into the names (REPLY when none)."""
+    def read(self, args: list[str], state: _State, stdin: _Stdin, err: _Sink, ifs: str) -> int:
+        """`read [-r] [NAME…]`: one line of stdin into the names (REPLY when none), cut at
+        the characters of `ifs` as bash cuts it."""
         raw = bool(args) and args[0] == "-r"
         names = args[1:] if raw else args
         for name in names:
@@ -1105,12 +1108,22 @@ class _Run:
         if not names:
             self.assign(state, "REPLY", text)
             return 0 if complete else 1
-        fields = text.strip(" \t\n").split(None, len(names) - 1) if text.strip() else []
+        blanks = "".join(c for c in ifs if c in " \t\n")
+        others = "".join(c for c in ifs if c not in " \t\n")
+        text = text.strip(blanks) if blanks else text
+        if not ifs or len(names) == 1:  # (re.split's maxsplit=0 would mean no bound)
+            fields = [text]
+        elif others:
+            white = f"[{re.escape(blanks)}]*" if blanks else ""
+            cut = f"{white}[{re.escape(others)}]{white}" + (
+                f"|[{re.escape(blanks)}]+" if blanks else ""
+            )
+            fields = re.split(cut, text, maxsplit=len(names) - 1)
+        else:
+            fields = re.split(f"[{re.escape(blanks)}]+", text, maxsplit=len(names) - 1)
+        fields = [] if fields == [""] else fields
         for index, name in enumerate(names):
-            value = fields[index] if index < len(fields) else ""
-            if index == len(names) - 1:
-                value = value.rstrip(" \t\n")
-            self.assign(state, name, value)
+            self.assign(state, name, fields[index] if index < len(fields) else "")
         return 0 if complete else 1
 
     def read_line(self, stdin: _Stdin) -> bytes | None:

@@ -899,6 +899,17 @@ class _Parser:
         if self.pos >= self.end:
             return "'[[' has no matching ']]': end the test with ' ]]'"
         token = self.text[self.pos : self.pos + 2].strip() or self.text[self.pos]
+        if token.startswith("(") and self.text[self.pos - 1 : self.pos] in (
+            "@",
+            "!",
+            "+",
+            "*",
+            "?",
+        ):
+            return (
+                "extended globs like @(a|b) are not supported; write `case WORD in a|b) …;; "
+                "esac` or use =~"
+            )
         return (
             f"unexpected {token!r} in '[[ … ]]': it takes -n -z = == != < > =~ -eq -ne -lt "
             "-le -gt -ge, file tests -e -f -d -s -r -w -x -L, !, &&, || and ( )"
@@ -1393,6 +1404,8 @@ class _Parser:
         if text.startswith("$((", start):
             self.pos += 3
             return Arith(self.arith_text(start), quoted)
+        if after == "[":
+            raise self.error("'$[…]' is not supported; write $((…))")
         if after == "(":
             if self.depth == MAX_NESTING:
                 raise self.error(f"'$(…)' nested too deeply (limit {MAX_NESTING})")

@@ -55,6 +55,13 @@ BATTERY = [
     "cat csv.txt | while read row; do echo ${row%%,*}; done",
     "printf 'x y z\\n' | { read a rest; echo \"$a|$rest\"; }",
     "count=0; while read l; do count=$((count+1)); done < a.txt; echo $count",
+    "IFS=, read a b <<< 'x, y ,z'; echo \"[$a][$b]\"",
+    "IFS=: read -r a b c <<< '1:2'; echo \"[$a][$b][$c]\"",
+    "read a b <<< '  one   two  three '; echo \"[$a][$b]\"",
+    "IFS= read -r l <<< '  keep  '; echo \"[$l]\"",
+    'while IFS=, read -r name age city; do echo "$city:$name"; done < csv.txt',
+    "printf 'no newline' | { read x; echo \"$? $x\"; }",
+    "read a <<< ''; echo \"$? [$a]\"",
     # case
     "case alpha in a*) echo starts-a;; *) echo other;; esac",
     "x=foo.txt; case $x in *.md|*.txt) echo text;; *) echo bin;; esac",

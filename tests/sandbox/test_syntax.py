@@ -77,6 +77,8 @@ BOX_H = Path(sandbox.__file__).parent / "box" / "box.h"
         ("a ;; b", "';;' ends a case arm", 1, 3),
         ("X=(1 2)", "keep the items in a string", 1, 3),
         ("echo a && sleep 1 &", "run the command in the foreground", 1, 19),
+        ("echo $[1 + 1]", "write $((…))", 1, 6),
+        ("[[ $f == *.@(md|txt) ]]", "extended globs like @(a|b) are not supported", 1, 13),
         ("echo $1", "special parameter '$1'", 1, 6),
         ("echo $$", "special parameter '$$'", 1, 6),
         ("echo {a,b}", "write the words out", 1, 6),
