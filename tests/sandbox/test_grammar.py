@@ -376,3 +376,51 @@ def test_fan_out_refusals_name_the_fix(cmdline: str, status: int, message: str, 
 def test_unknown_commands_under_xargs_and_exec_are_recorded_as_missing(work: Path) -> None:
     result = sh("echo a | xargs $X nosuch; find . -exec ghost {} +", work, env={"X": "-r"})
     assert result.missing == ("nosuch", "ghost")
+
+
+# ---- nothing but a tree or a positioned error ------------------------------------------------
+
+_SOUP = [
+    "if", "then", "elif", "else", "fi", "for", "x", "in", "do", "done", "while", "until",
+    "case", "esac", "a)", "*)", ";;", ";&", "{", "}", "(", ")", "((", "))", "[[", "]]", "!",
+    "-f", "==", "=~", "^(a|b)$", "<", ">", "&&", "||", "|", ";", "\n", "&", "<<EOF", "<<-E",
+    "<<'Q'", "EOF", "\tE", "Q", "<<<", "`", "`echo a`", "${X:-a b}", "${#X}", "${X%%.*}",
+    "${X", "$((", "$((1+2))", "$(( x += 1 ))", "$(", "echo", "break", "read", "xargs",
+    "-exec", "{}", "\\;", "+", "'q'", '"d $X"', "\\", "$X", "2>&1",
+]  # fmt: skip
+
+
+@settings(max_examples=600)
+@given(st.lists(st.sampled_from(_SOUP), max_size=16), st.lists(st.sampled_from([" ", "\n", ""])))
+def test_any_token_soup_parses_or_fails_with_a_position(tokens: list[str], glue: list[str]) -> None:
+    text = "".join(t + (glue[i] if i < len(glue) else " ") for i, t in enumerate(tokens))
+    try:
+        script = parse(text)
+    except sandbox.ShellSyntaxError as error:
+        assert 1 <= error.line <= text.count("\n") + 1
+        assert error.column >= 1 and error.message
+        return
+    names = command_names(script)
+    assert all(isinstance(name, str) for name in names)
+
+
+@pytest.fixture(scope="module")
+def soup_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_tree(tmp_path_factory.mktemp("soup"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_SOUP), max_size=12), st.lists(st.sampled_from([" ", "\n", ""])))
+def test_any_token_soup_runs_to_a_result(
+    soup_work: Path, tokens: list[str], glue: list[str]
+) -> None:
+    """Whatever parses runs to a ShellResult (a status, maybe a named fault), never a raise;
+    read-only, so the tree stays the same for every example."""
+    text = "".join(t + (glue[i] if i < len(glue) else " ") for i, t in enumerate(tokens))
+    root = soup_work
+    result = shell.run_cmdline(
+        text, workdir=root, read_only=True, timeout=0.5, env={"X": "a.b c"},
+        limits=wasi.Limits(loop_steps=50, fan_out=20),
+    )  # fmt: skip
+    assert 0 <= result.status <= 255
+    assert result.fault in (None, "syntax", "deadline", "loop-steps", "fan-out", "output")
