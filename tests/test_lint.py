@@ -407,6 +407,14 @@ def test_diagnostics_come_in_document_order_across_rules() -> None:
 # --- one parser, one registry -----------------------------------------------------------------
 
 
+def test_compound_checks_lint_clean() -> None:
+    text = (
+        "* TODO t\n#+begin_src sh :check\nfor f in a.txt b.txt; do\n  [[ -s $f ]]\ndone\n"
+        "case $(wc -l < a.txt) in 0) false;; esac\ngrep -c x <<EOF\nx\nEOF\n#+end_src\n"
+    )
+    assert lint(text) == []
+
+
 def test_t003_reports_exactly_what_the_sandbox_parser_says() -> None:
     from groundskeeper.sandbox import ShellSyntaxError, parse
 
