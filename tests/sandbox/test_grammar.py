@@ -390,7 +390,7 @@ _SOUP = [
 ]  # fmt: skip
 
 
-@settings(max_examples=600)
+@settings(max_examples=300)
 @given(st.lists(st.sampled_from(_SOUP), max_size=16), st.lists(st.sampled_from([" ", "\n", ""])))
 def test_any_token_soup_parses_or_fails_with_a_position(tokens: list[str], glue: list[str]) -> None:
     text = "".join(t + (glue[i] if i < len(glue) else " ") for i, t in enumerate(tokens))
