@@ -123,6 +123,9 @@ BATTERY = [
     'X=a.b.c; echo ${X%."b"*}',
     "echo ${NOPE:-$(echo from-sub)}",
     "for f in sub/*.txt; do echo ${f##*/}; done",
+    "X=aXbXc; echo ${X%X*} ${X%%X*} ${X#*X} ${X##*X}",
+    "x=3; case $((x % 2)) in 0) echo even;; 1) echo odd;; esac",
+    '{ echo a; echo b; } | { read x; read y; echo "$y$x"; }',
     # [[ … ]]
     "[[ -f a.txt ]] && echo file",
     "[[ -d sub && ! -f sub ]] && echo dir",
@@ -163,6 +166,11 @@ BATTERY = [
     "while read n; do echo $((n * 2)); done <<EOF\n1\n2\n3\nEOF",
     "cat <<EOF > h.txt\nsaved\nEOF\ncat h.txt",
     "wc -l <<EOF\n\n\nEOF",
+    'X="$(cat <<EOF\na\nb\nEOF\n)"; echo "$X"',
+    "cat <<EOF\n${NOPE:-dflt} `echo bt` \"quoted\" 'single'\nEOF",
+    "cat <<EOF\nline with \\\\ backslash and \\$ dollar\nEOF",
+    "cat <<EOF\n  EOF\nEOF",
+    "for i in 1 2; do cat <<EOF\nnum $i\nEOF\ndone",
     # backticks
     'echo `echo back` "`echo tick`"',
     "X=`cat b.txt | wc -l`; echo $X",
