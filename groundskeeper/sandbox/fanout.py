@@ -7,6 +7,7 @@ statuses. It runs nothing itself.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from groundskeeper.errors import GroundskeeperError
@@ -29,11 +30,13 @@ class FanoutError(GroundskeeperError):
 
 
 @dataclass(frozen=True)
-class XargsPlan:
-    """The command lines `xargs` runs, in order (without -r or -I, one run without
-    arguments when the input has none, as GNU xargs does)."""
-
-    argvs: list[list[str]]
+class XargsOptions:
+    command: list[str]  # the command and its initial arguments
+    nul: bool  # -0
+    no_empty_run: bool  # -r
+    per_run: int | None  # -n
+    replace: str | None  # -I
+    delimiter: str | None  # -d
 
 
 def _usage(message: str) -> FanoutError:
@@ -42,8 +45,8 @@ def _usage(message: str) -> FanoutError:
     )
 
 
-def plan_xargs(args: list[str], data: bytes) -> XargsPlan:
-    """The command lines of `xargs ARGS` given `data` on stdin."""
+def xargs_options(args: list[str]) -> XargsOptions:
+    """The options of `xargs ARGS`; FanoutError for one the sandbox does not have."""
     nul = no_empty_run = False
     per_run: int | None = None
     replace: str | None = None
@@ -90,37 +93,65 @@ def plan_xargs(args: list[str], data: bytes) -> XargsPlan:
                 raise _usage(f"unsupported option {arg} (the sandbox has -0 -r -n -I -d)")
         index += 1
     command = args[index:] or ["echo"]
-    text = data.decode("utf-8", "replace")
-    if nul or delimiter is not None:
-        items = text.split("\0" if nul else delimiter or "\n")
-        if items and items[-1] == "":
-            items.pop()
-    elif replace is not None:
-        items = [line.lstrip(" \t") for line in text.split("\n")]
-        items = [item for item in items if item]
-    else:
-        items = _blank_separated(text)
-    if replace is not None:
-        return XargsPlan([[a.replace(replace, item) for a in command] for item in items])
-    argvs: list[list[str]] = []
+    return XargsOptions(command, nul, no_empty_run, per_run, replace, delimiter)
+
+
+def xargs_runs(options: XargsOptions, text: str) -> Iterator[list[str]]:
+    """The command lines xargs runs for `text` on stdin, one at a time (the input may hold
+    millions of items: none is built before its turn). FanoutError from the iteration for
+    input xargs refuses. Without -r or -I, one run without arguments when there are none."""
+    command = options.command
+    items = _items(options, text)
+    if options.replace is not None:
+        for item in items:
+            argv = [a.replace(options.replace, item) for a in command]
+            if sum(len(a.encode()) + 1 for a in argv) > ARG_BYTES:
+                raise FanoutError("xargs: argument line too long", 1)
+            yield argv
+        return
     batch: list[str] = []
     size = 0
+    ran = False
     for item in items:
         if batch and (
-            (per_run is not None and len(batch) >= per_run) or size + len(item) + 1 > ARG_BYTES
+            (options.per_run is not None and len(batch) >= options.per_run)
+            or size + len(item) + 1 > ARG_BYTES
         ):
-            argvs.append(command + batch)
+            yield command + batch
+            ran = True
             batch, size = [], 0
         batch.append(item)
         size += len(item.encode()) + 1
-    if batch or (not argvs and not no_empty_run):
-        argvs.append(command + batch)
-    return XargsPlan(argvs)
+    if batch or (not ran and not options.no_empty_run):
+        yield command + batch
 
 
-def _blank_separated(text: str) -> list[str]:
+def _items(options: XargsOptions, text: str) -> Iterator[str]:
+    if options.nul or options.delimiter is not None:
+        yield from _delimited(text, "\0" if options.nul else options.delimiter or "\n")
+    elif options.replace is not None:
+        for line in _delimited(text, "\n"):
+            line = line.lstrip(" \t")
+            if line:
+                yield line
+    else:
+        yield from _blank_separated(text)
+
+
+def _delimited(text: str, separator: str) -> Iterator[str]:
+    """Items ended by `separator` (the last one may lack it)."""
+    start = 0
+    while start < len(text):
+        end = text.find(separator, start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
+
+
+def _blank_separated(text: str) -> Iterator[str]:
     """xargs' default input: items cut at blanks and newlines, with '…', "…" and \\x."""
-    items: list[str] = []
     current: list[str] = []
     started = False
     index = 0
@@ -128,7 +159,7 @@ def _blank_separated(text: str) -> list[str]:
         char = text[index]
         if char in " \t\n":
             if started:
-                items.append("".join(current))
+                yield "".join(current)
                 current, started = [], False
         elif char in "'\"":
             end = text.find(char, index + 1)
@@ -152,8 +183,7 @@ def _blank_separated(text: str) -> list[str]:
             started = True
         index += 1
     if started:
-        items.append("".join(current))
-    return items
+        yield "".join(current)
 
 
 @dataclass(frozen=True)
@@ -226,17 +256,26 @@ def _find_mixed(action: str) -> FanoutError:
     )
 
 
-def batches(names: list[str]) -> list[list[str]]:
+def found_names(data: bytes | bytearray) -> Iterator[str]:
+    """The names in `find -print0`'s output, one at a time."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\0", start)
+        end = len(data) if end < 0 else end
+        if end > start:
+            yield data[start:end].decode("utf-8", "replace")
+        start = end + 1
+
+
+def batches(names: Iterator[str]) -> Iterator[list[str]]:
     """Names for `-exec … {} +`, cut where a command's arguments would pass ARG_BYTES."""
-    out: list[list[str]] = []
     batch: list[str] = []
     size = 0
     for name in names:
         if batch and size + len(name) + 1 > ARG_BYTES:
-            out.append(batch)
+            yield batch
             batch, size = [], 0
         batch.append(name)
         size += len(name.encode()) + 1
     if batch:
-        out.append(batch)
-    return out
+        yield batch

@@ -675,6 +675,7 @@ class _Run:
             raise _CommandFailed(f"[[: invalid regular expression: {error}", 2) from error
         for key in [k for k in state.variables if k.startswith("BASH_REMATCH")]:
             del state.variables[key]
+            self.memory.hold(-state.charged.pop(key, 0))
         match = regex.search(text)
         if match is None:
             return False
@@ -884,26 +885,46 @@ class _Run:
     ) -> int:
         data = self.read_all(stdin)
         try:
-            plan = fanout.plan_xargs(args, data)
+            options = fanout.xargs_options(args)
         except fanout.FanoutError as refused:
             err.write(f"{refused.message}\n".encode())
             return refused.status
-        self.memory.take(sum(len(a) + _FIELD_COST for argv in plan.argvs for a in argv))
+        self.memory.take(len(data) * (1 if data.isascii() else 4) + _FIELD_COST)
         status = 0
-        for argv in plan.argvs:
-            refused_status = self.fanned_out("xargs", argv, err)
-            if refused_status is not None:
-                return refused_status
-            self.count_fanned()
-            ran = self.stage(argv[0], argv[1:], assignments, state, b"", out, err)
-            if ran == 255:
-                err.write(f"xargs: {argv[0]}: exited with status 255; aborting\n".encode())
-                return 124
-            if ran in (126, 127):
-                return ran
-            if ran:
-                status = 123
+        try:
+            for argv in fanout.xargs_runs(options, data.decode("utf-8", "replace")):
+                refused_status = self.fanned_out("xargs", argv, err)
+                if refused_status is not None:
+                    return refused_status
+                ran = self.fanned_stage(argv, assignments, state, out, err)
+                if ran == 255:
+                    err.write(f"xargs: {argv[0]}: exited with status 255; aborting\n".encode())
+                    return 124
+                if ran in (126, 127):
+                    return ran
+                if ran:
+                    status = 123
+        except fanout.FanoutError as refused:
+            err.write(f"{refused.message}\n".encode())
+            return refused.status
         return status
+
+    def fanned_stage(
+        self,
+        argv: list[str],
+        assignments: list[tuple[str, str]],
+        state: _State,
+        out: _Sink,
+        err: _Sink,
+    ) -> int:
+        """One command xargs or find -exec starts: counted, its words held while it runs."""
+        self.count_fanned()
+        size = sum(len(a) + _FIELD_COST for a in argv)
+        self.memory.hold(size)
+        try:
+            return self.stage(argv[0], argv[1:], assignments, state, b"", out, err)
+        finally:
+            self.memory.hold(-size)
 
     def find_exec(
         self,
@@ -926,22 +947,18 @@ class _Run:
         found = _Capture(self.limits.pipe, self.memory)
         try:
             status = self.stage("find", split.find_args, assignments, state, stdin, found, err)
-            names = [n for n in found.data.decode("utf-8", "replace").split("\0") if n]
+            names = fanout.found_names(found.data)  # held and charged by the capture
+            failed = False
+            if split.batched:
+                for batch in fanout.batches(names):
+                    argv = [*split.template, *batch]
+                    failed |= self.fanned_stage(argv, assignments, state, out, err) != 0
+            else:
+                for name in names:
+                    argv = [a.replace("{}", name) for a in split.template]
+                    self.fanned_stage(argv, assignments, state, out, err)
         finally:
             self.memory.hold(-len(found.data))
-        self.memory.take(sum(len(n) + _FIELD_COST for n in names))
-        failed = False
-        template = split.template
-        if split.batched:
-            for batch in fanout.batches(names):
-                self.count_fanned()
-                argv = [*template, *batch]
-                failed |= self.stage(argv[0], argv[1:], assignments, state, b"", out, err) != 0
-        else:
-            for name in names:
-                self.count_fanned()
-                argv = [a.replace("{}", name) for a in template]
-                self.stage(argv[0], argv[1:], assignments, state, b"", out, err)
         return status or int(failed)
 
     def read_all(self, stdin: _Stdin) -> bytes:

@@ -5,6 +5,7 @@ fan-out limits, and xargs / find -exec refusals."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -342,6 +343,20 @@ def test_find_exec_fan_out_is_bounded_and_counts_with_xargs(work: Path) -> None:
     batched = limited("find . -type f -exec cat {} +", work, fan_out=1)
     assert (batched.status, batched.fault) == (0, None)
     assert wasi.Limits().fan_out == 10_000
+
+
+def test_xargs_plans_lazily_so_a_huge_input_stops_at_the_bound_at_once(work: Path) -> None:
+    started = time.monotonic()
+    result = limited("seq 1 500000 | xargs -n 1 echo > /dev/null", work, fan_out=5)
+    assert (result.status, result.fault) == (124, "fan-out")
+    assert time.monotonic() - started < 20  # not millions of planned command lines first
+    squeezed = limited("seq 1 500000 | xargs echo > /dev/null", work, host_memory=2**20)
+    assert (squeezed.status, squeezed.fault) == (125, "host-memory")
+
+
+def test_xargs_refuses_a_replaced_line_past_the_argument_bound(work: Path) -> None:
+    result = sh("head -c 70000 text/long.txt | xargs -I X echo X X", work)
+    assert result.status == 1 and "xargs: argument line too long" in result.stderr
 
 
 # ---- xargs and find -exec refusals ----------------------------------------------------------
