@@ -21,7 +21,7 @@ from pathlib import Path
 
 from groundskeeper.sandbox import arith, fanout, wasi
 from groundskeeper.sandbox.confine import DEV_NULL, GUEST_ROOT, PathRefused, Workdir
-from groundskeeper.sandbox.patterns import pattern_regex, posix_ere
+from groundskeeper.sandbox.patterns import Glob
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS
 from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
@@ -579,7 +579,7 @@ class _Run:
                 subject = self.expand_one(command.word, state, err)
                 for arm in command.arms:
                     for pattern in arm.patterns:
-                        if re.fullmatch(self.pattern(pattern, state, err), subject, re.DOTALL):
+                        if self.pattern(pattern, state, err).matches(subject, self.tick):
                             if not arm.body.items:
                                 state.status = 0
                                 return 0
@@ -643,8 +643,8 @@ class _Run:
         left = self.expand_one(expr.left, state, err)
         op = expr.op
         if op in ("==", "!="):
-            matched = re.fullmatch(self.pattern(expr.right, state, err), left, re.DOTALL)
-            return (matched is not None) == (op == "==")
+            matched = self.pattern(expr.right, state, err).matches(left, self.tick)
+            return matched == (op == "==")
         if op == "=~":
             return self.regex_match(left, expr.right, state, err)
         right = self.expand_one(expr.right, state, err)
@@ -665,23 +665,33 @@ class _Run:
         }[op]
 
     def regex_match(self, text: str, word: Word, state: _State, err: _Sink) -> bool:
-        pieces = [
-            value if not quoted else re.escape(value)
+        """`[[ text =~ word ]]`, matched by box.wasm's "[[=~" (POSIX ERE, as bash's), so a
+        pattern that takes long meets the run's fuel and deadline; quoted parts of the word
+        match themselves."""
+        ere = "".join(
+            _ere_escape(value) if quoted else value
             for value, quoted, _ in self.segments(word, state, err)
-        ]
+        )
+        found = _Capture(self.limits.pipe, self.memory)
+        complaint = _Capture(self.limits.stream)
+        subject = text.encode()
         try:
-            regex = re.compile(posix_ere("".join(pieces)))
-        except re.error as error:
-            raise _CommandFailed(f"[[: invalid regular expression: {error}", 2) from error
+            status = self.stage("[[=~", [ere], [], state, subject, found, complaint)
+            offsets = found.data.decode("ascii", "replace").split()
+        finally:
+            self.memory.hold(-len(found.data))
+        if status not in (0, 1):
+            why = complaint.data.decode("utf-8", "replace").strip() or f"status {status}"
+            raise _CommandFailed(why, 2)
         for key in [k for k in state.variables if k.startswith("BASH_REMATCH")]:
             del state.variables[key]
             self.memory.hold(-state.charged.pop(key, 0))
-        match = regex.search(text)
-        if match is None:
+        if status == 1:
             return False
-        self.assign(state, "BASH_REMATCH", match.group(0))
-        for index, group in enumerate(match.groups(), start=1):
-            self.assign(state, f"BASH_REMATCH[{index}]", group or "")
+        spans = [(int(a), int(b)) for a, b in zip(offsets[::2], offsets[1::2], strict=True)]
+        for index, (begin, end) in enumerate(spans):
+            group = subject[begin:end].decode("utf-8", "replace") if begin >= 0 else ""
+            self.assign(state, "BASH_REMATCH" if index == 0 else f"BASH_REMATCH[{index}]", group)
         return True
 
     def file_test(self, op: str, path: str, state: _State) -> bool:
@@ -722,15 +732,15 @@ class _Run:
         parent, _, name = relative.rpartition(os.sep)
         return bool(name) and fence.refusal(os.stat(self.workdir.host(parent)), name) is not None
 
-    def pattern(self, word: Word, state: _State, err: _Sink) -> str:
-        """A glob pattern (case, `[[ == ]]`, `${X#p}`) as a regex: quoted text matches itself."""
+    def pattern(self, word: Word, state: _State, err: _Sink) -> Glob:
+        """A glob pattern (case, `[[ == ]]`, `${X#p}`): quoted text matches itself."""
         chars = [
             (char, not quoted)
             for text, quoted, _ in self.segments(word, state, err)
             for char in text
         ]
         self.memory.take(len(chars) * _PATTERN_CHAR_COST)
-        return pattern_regex(chars)
+        return Glob(chars)
 
     # -- arithmetic
 
@@ -1275,16 +1285,16 @@ class _Run:
             yield value or "", part.quoted, splits
             return
         text = value or ""
-        regex = re.compile(self.pattern(part.arg, state, err), re.DOTALL)
+        glob = self.pattern(part.arg, state, err)
         lengths = range(len(text) + 1)
         if op in ("##", "%%"):
             lengths = range(len(text), -1, -1)
         for size in lengths:
             self.tick()
-            if op[0] == "#" and regex.fullmatch(text, 0, size):
+            if op[0] == "#" and glob.matches(text[:size], self.tick):
                 text = text[size:]
                 break
-            if op[0] == "%" and regex.fullmatch(text, len(text) - size):
+            if op[0] == "%" and glob.matches(text[len(text) - size :], self.tick):
                 text = text[: len(text) - size]
                 break
         yield text, part.quoted, splits
@@ -1321,6 +1331,14 @@ class _Run:
         if depth > 2 * MAX_NESTING + 1:  # the parser refuses deeper text: a backstop
             raise _CommandFailed("$(…) nested too deeply")
         yield
+
+
+def _ere_escape(text: str) -> str:
+    """Text an ERE matches literally (a quoted part of `=~`'s right side)."""
+    return "".join("\\" + char if char in _ERE_SPECIAL else char for char in text)
+
+
+_ERE_SPECIAL = frozenset(".[]()*+?{}|^$\\")
 
 
 def _width(texts: list[str]) -> int:

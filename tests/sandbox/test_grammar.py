@@ -359,6 +359,33 @@ def test_xargs_refuses_a_replaced_line_past_the_argument_bound(work: Path) -> No
     assert result.status == 1 and "xargs: argument line too long" in result.stderr
 
 
+def test_a_regex_that_backtracks_is_matched_in_the_sandbox_within_the_deadline(
+    work: Path,
+) -> None:
+    started = time.monotonic()
+    result = sh("x=$(printf 'a%.0s' $(seq 1 40)); [[ ${x}c =~ ^(a|aa)*(a*)*b$ ]]", work,
+                timeout=3)  # fmt: skip
+    assert time.monotonic() - started < 10
+    assert result.status in (1, 124)
+    assert result.fault in (None, "deadline")
+
+
+def test_a_glob_with_many_stars_matches_in_linear_time(work: Path) -> None:
+    started = time.monotonic()
+    cmdline = (
+        "x=$(seq 1 3000 | tr -d '\\n'); case $x in *1*2*3*4*5*6*7*8*9*0*x) echo y;; "
+        "*) echo n;; esac; [[ $x == *9*9*9*9*9*9*9*9*q ]]; echo $?"
+    )
+    result = sh(cmdline, work, timeout=10)
+    assert (result.status, result.stdout) == (0, "n\n1\n")
+    assert time.monotonic() - started < 10
+
+
+def test_the_regex_stage_cannot_be_named_on_a_command_line(work: Path) -> None:
+    result = sh("'[[=~' a < a.txt", work)
+    assert result.status == 127 and "command not found (not in the sandbox)" in result.stderr
+
+
 # ---- xargs and find -exec refusals ----------------------------------------------------------
 
 
