@@ -52,22 +52,29 @@ def evaluate(
     text: str,
     get: Callable[[str], str],
     put: Callable[[str, str], None],
+    tick: Callable[[], None] = lambda: None,
     depth: int = 0,
 ) -> int:
-    """The value of `text`; `get` reads a variable, `put` assigns one (as decimal text)."""
+    """The value of `text`; `get` reads a variable, `put` assigns one (as decimal text);
+    `tick` is called now and then while a long expression is read (a deadline)."""
     if depth > MAX_NESTING:
         raise ArithError(f"{text}: expression recursion level exceeded")
-    return _Evaluator(text, get, put, depth).run()
+    return _Evaluator(text, get, put, tick, depth).run()
 
 
 class _Evaluator:
     def __init__(
-        self, text: str, get: Callable[[str], str], put: Callable[[str, str], None], depth: int
+        self,
+        text: str,
+        get: Callable[[str], str],
+        put: Callable[[str, str], None],
+        tick: Callable[[], None],
+        depth: int,
     ) -> None:
         self.text = text
         self.get = get
         self.put = put
-        self.depth = depth
+        self.tick = tick
         self.tokens: list[tuple[str, str, int]] = []  # (kind, text, offset)
         pos = 0
         stripped = text.rstrip()
@@ -79,6 +86,8 @@ class _Evaluator:
                     f"{text.strip()}: syntax error: invalid arithmetic operator "
                     f'(error token is "{rest}")'
                 )
+            if not len(self.tokens) & 0xFFF:
+                tick()
             kind = match.lastgroup or "op"
             self.tokens.append((kind, match.group(kind), match.start(kind)))
             pos = match.end()
@@ -245,7 +254,7 @@ class _Evaluator:
             return 0
         if re.fullmatch(r"-?[0-9]+", text):
             return _wrap(int(text))
-        return evaluate(text, self.get, self.put, self.nesting + 1)
+        return evaluate(text, self.get, self.put, self.tick, self.nesting + 1)
 
     def number(self, token: str) -> int:
         base = 10

@@ -7,6 +7,7 @@ statuses. It runs nothing itself.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -150,38 +151,38 @@ def _delimited(text: str, separator: str) -> Iterator[str]:
         start = end + 1
 
 
+# xargs' default input, a run at a time (a huge item is one regex step, not a Python loop):
+# plain characters, a quoted string (never across a newline), an escaped character, blanks,
+# or a quote that is not closed on its line.
+_XARGS_TOKEN = re.compile(
+    r"""([^ \t\n'"\\]+)|'([^'\n]*)'|"([^"\n]*)"|\\(.)|([ \t\n]+)|(['"\\])""", re.S
+)
+
+
 def _blank_separated(text: str) -> Iterator[str]:
     """xargs' default input: items cut at blanks and newlines, with '…', "…" and \\x."""
     current: list[str] = []
     started = False
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char in " \t\n":
+    for match in _XARGS_TOKEN.finditer(text):
+        plain, single, double, escaped, blanks, stray = match.groups()
+        if blanks is not None:
             if started:
                 yield "".join(current)
                 current, started = [], False
-        elif char in "'\"":
-            end = text.find(char, index + 1)
-            newline = text.find("\n", index + 1)
-            if end < 0 or (0 <= newline < end):
-                kind = "single" if char == "'" else "double"
-                raise FanoutError(
-                    f"xargs: unmatched {kind} quote; by default quotes are special to xargs "
-                    "unless you use the -0 option",
-                    1,
-                )
-            current.append(text[index + 1 : end])
-            started = True
-            index = end
-        elif char == "\\" and index + 1 < len(text):
-            current.append(text[index + 1])
-            started = True
-            index += 1
-        else:
-            current.append(char)
-            started = True
-        index += 1
+            continue
+        if stray is not None:
+            if stray == "\\":  # a backslash at the very end stands for itself
+                current.append(stray)
+                started = True
+                continue
+            kind = "single" if stray == "'" else "double"
+            raise FanoutError(
+                f"xargs: unmatched {kind} quote; by default quotes are special to xargs "
+                "unless you use the -0 option",
+                1,
+            )
+        current.append(next(part for part in (plain, single, double, escaped) if part is not None))
+        started = True
     if started:
         yield "".join(current)
 

@@ -751,7 +751,7 @@ class _Run:
         def put(name: str, value: str) -> None:
             self.assign(state, name, value)
 
-        return arith.evaluate(text, lambda name: state.variables.get(name, ""), put)
+        return arith.evaluate(text, lambda name: state.variables.get(name, ""), put, self.tick)
 
     # -- one simple command
 
@@ -1159,14 +1159,21 @@ class _Run:
         if isinstance(stdin, bytes):
             end = stdin.find(b"\n")
             return (stdin if end < 0 else stdin[: end + 1]) or None
+        # A `<` file is a regular one (confine refuses others): read a block, and seek back
+        # to just past the line, so the next command reads on from there.
         line = bytearray()
-        while len(line) < self.limits.pipe:  # one byte at a time: the rest stays in the file
-            byte = os.read(stdin, 1)
-            if not byte:
+        while True:
+            self.tick()
+            block = os.read(stdin, 1 << 16)
+            if not block:
                 break
-            line += byte
-            if byte == b"\n":
+            end = block.find(b"\n")
+            if end >= 0:
+                line += block[: end + 1]
+                os.lseek(stdin, end + 1 - len(block), os.SEEK_CUR)
                 break
+            self.memory.take(len(block))
+            line += block
         return bytes(line) or None
 
     # -- expansion

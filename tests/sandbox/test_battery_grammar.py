@@ -62,6 +62,8 @@ BATTERY = [
     'while IFS=, read -r name age city; do echo "$city:$name"; done < csv.txt',
     "printf 'no newline' | { read x; echo \"$? $x\"; }",
     "read a <<< ''; echo \"$? [$a]\"",
+    "{ read a; read b; cat; } < b.txt",
+    '{ read a; head -n 1; read c; echo "$a|$c"; } < a.txt',
     # case
     "case alpha in a*) echo starts-a;; *) echo other;; esac",
     "x=foo.txt; case $x in *.md|*.txt) echo text;; *) echo bin;; esac",

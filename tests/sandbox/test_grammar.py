@@ -354,6 +354,15 @@ def test_xargs_plans_lazily_so_a_huge_input_stops_at_the_bound_at_once(work: Pat
     assert (squeezed.status, squeezed.fault) == (125, "host-memory")
 
 
+def test_long_inputs_to_the_host_s_own_loops_stop_at_the_deadline(work: Path) -> None:
+    started = time.monotonic()
+    expression = sh("x=$(seq 1 400000 | tr '\\n' +)0; echo $((x))", work, timeout=1)
+    assert (expression.status, expression.fault) == (124, "deadline")
+    item = sh("head -c 70000 text/long.txt | tr -d '\\n ' | xargs -n 1 | wc -c", work)
+    assert (item.status, item.stdout.strip()) == (0, "70001")
+    assert time.monotonic() - started < 15
+
+
 def test_xargs_refuses_a_replaced_line_past_the_argument_bound(work: Path) -> None:
     result = sh("head -c 70000 text/long.txt | xargs -I X echo X X", work)
     assert result.status == 1 and "xargs: argument line too long" in result.stderr
