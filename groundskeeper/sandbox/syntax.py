@@ -149,6 +149,7 @@ _KEYWORD = re.compile(
     r"(?=[ \t\n;&|<>()]|\Z)"
 )
 _KEYWORD_START = frozenset("ifwuc{[")  # first characters of the words that open a compound
+_COMPOUND_START = _KEYWORD_START | {"("}
 _PARAM_OP = re.compile(r":-|:=|:\+|:\?|##|%%|[-=+?#%/^,@]")
 _REMATCH = re.compile(r"BASH_REMATCH\[([0-9]+)\]")
 _COND_BINARY = re.compile(r"(==|=~|!=|=|-eq|-ne|-lt|-le|-gt|-ge)(?=[ \t\n]|\Z)")
@@ -306,7 +307,10 @@ class _Parser:
             pos = self.pos
             if text[pos : pos + 1] == "!" and text[pos + 1 : pos + 2] in _ENDS_BANG:
                 raise self.error("'! !' (double negation) is not supported; drop both '!'")
-        commands = [self.command()]
+        # most commands are simple ones that no compound's first character starts
+        starts = _COMPOUND_START
+        char = text[self.pos : self.pos + 1]
+        commands = [self.command() if char in starts else self.simple_command()]
         while True:
             pair = text[self.pos : self.pos + 2]
             if pair == "|&":
@@ -314,7 +318,8 @@ class _Parser:
             if pair[:1] == "|" and pair != "||":
                 self.pos += 1
                 self.skip_linebreaks()
-                commands.append(self.command())
+                char = text[self.pos : self.pos + 1]
+                commands.append(self.command() if char in starts else self.simple_command())
             else:
                 return Pipeline(tuple(commands), negated)
 

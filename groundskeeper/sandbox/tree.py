@@ -345,7 +345,7 @@ def _collect_names(script: Script, names: list[str]) -> None:
                         _collect_names(inner, names)
                     continue
                 if command.redirects and any(
-                    type(part) is not Lit
+                    type(part) is not Lit and type(part) is not Param
                     for redirect in command.redirects
                     if redirect.target is not None
                     for part in redirect.target.parts
@@ -373,7 +373,9 @@ def _collect_names(script: Script, names: list[str]) -> None:
                     else:
                         _collect_word(word, is_name, names)
                     is_name = False
-                _collect_fanout(command, names)
+                first = command.words[0].parts if command.words else ()
+                if len(first) == 1 and type(first[0]) is Lit and first[0].text in _FANOUT:
+                    _collect_fanout(command, names)
 
 
 def _collect_word(word: Word, is_name: bool, names: list[str]) -> None:
@@ -383,6 +385,9 @@ def _collect_word(word: Word, is_name: bool, names: list[str]) -> None:
             names.append(literal)
     for script in _word_scripts(word):
         _collect_names(script, names)
+
+
+_FANOUT = frozenset({"xargs", "find"})  # commands whose words name another command
 
 
 def _collect_fanout(command: SimpleCommand, names: list[str]) -> None:
