@@ -302,14 +302,14 @@ def _and_or_ends(item: AndOr) -> frozenset[str]:
 def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
     # a pipeline's status is its last command's (no pipefail); `exit` ends the script only
     # when it is the whole pipeline (in a pipeline it ends its own stage)
-    from groundskeeper.sandbox.syntax import SimpleCommand
-
-    only = pipeline.commands[0] if len(pipeline.commands) == 1 else None
-    if isinstance(only, SimpleCommand) and _is_exit(only):
+    commands = pipeline.commands
+    last = commands[-1] if commands else None
+    if not _is_simple(last):
+        outcomes = _EITHER  # a compound command (if, loops, groups, [[ ]]) may end either way
+    elif len(commands) == 1 and _is_exit(last):
         return _EXIT
-    last = pipeline.commands[-1] if pipeline.commands else None
-    # a compound command (if, loops, groups, [[ ]]) may end either way
-    outcomes = _command_outcomes(last) if isinstance(last, SimpleCommand) else _EITHER
+    else:
+        outcomes = _command_outcomes(last)
     if not pipeline.negated:
         return outcomes
     return frozenset({"F" if o == "T" else "T" for o in outcomes})
@@ -413,9 +413,9 @@ def _weak_command(command: SimpleCommand) -> str | None:
 
 
 def _is_simple(command: object) -> TypeGuard[SimpleCommand]:
-    from groundskeeper.sandbox.syntax import SimpleCommand
-
-    return isinstance(command, SimpleCommand)
+    # every simple command has `assignments` and no compound does (the sandbox's tree is
+    # imported only when a check is judged, and this runs once a pipeline)
+    return hasattr(command, "assignments")
 
 
 def _has_substitution(word: Word) -> bool:

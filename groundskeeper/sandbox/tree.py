@@ -267,6 +267,9 @@ def simple_commands(script: Script) -> Iterator[SimpleCommand]:
                 if isinstance(command, SimpleCommand):
                     yield command
                     for word in _command_words(command):
+                        parts = word.parts
+                        if len(parts) == 1 and type(parts[0]) is Lit:
+                            continue  # the usual plain word: nothing inside
                         for inner in _word_scripts(word):
                             yield from simple_commands(inner)
                 else:
