@@ -1,9 +1,13 @@
 """The interpreter: runs a parsed command line on the host, each command a box.wasm stage.
 
-It owns expansion (variables, `$?`, `$(…)`, field splitting, globs), redirections, the
-builtins (`cd`, `:`, `exit`, `export`), pipelines and `&&`/`||`/`!`. Stages run one after
-another; a stage's stdout is a buffer in memory that the next stage reads as its stdin.
-File access the host does itself goes through `confine.Workdir`; the commands' is `preview1`'s.
+It owns expansion (variables and the `${…}` forms, `$?`, `$(…)`, `$((…))`, field splitting,
+globs), redirections and here-documents, the builtins (`cd`, `:`, `exit`, `export`, `read`,
+`break`, `continue`), pipelines, `&&`/`||`/`!`, compound commands (if, loops under the line's
+step limit, case, groups, `[[ … ]]`), and the stages `xargs` and `find -exec` start (under the
+fan-out limit). Stages run one after another; a stage's stdout is a buffer in memory that the
+next stage reads as its stdin. File access the host does itself goes through
+`confine.Workdir`; the commands' is `preview1`'s. The expression language of `$((…))` is
+`arith`'s, glob matching `patterns`', xargs' and find's planning `fanout`'s.
 """
 
 from __future__ import annotations
