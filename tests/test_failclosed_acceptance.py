@@ -151,7 +151,7 @@ def test_unclosed_quote_cannot_swallow_the_sentinel(work: Path) -> None:
 
 
 def test_unsupported_syntax_fails(work: Path) -> None:
-    assert verdict(work, "if true; then true; fi") == ("FAIL", "parse_error")
+    assert verdict(work, "true && f() { true; }") == ("FAIL", "parse_error")
     assert verdict(work, "true &") == ("FAIL", "parse_error")
 
 

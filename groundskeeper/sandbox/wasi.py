@@ -19,7 +19,7 @@ import stat
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import wasmtime
@@ -38,6 +38,10 @@ PIPE_LIMIT = 64 * 1024 * 1024  # bytes one stage may write into a pipe, $(…) o
 # bytes the interpreter itself may hold for one command line: variables, $(…) output,
 # word lists and glob results (the shell's own work, not the stages')
 HOST_MEMORY_LIMIT = 64 * 1024 * 1024
+# loop iterations (for, while, until) one command line may run in all, whatever the deadline
+LOOP_STEP_LIMIT = 100_000
+# commands `xargs` and `find -exec` may start for one command line in all
+FAN_OUT_LIMIT = 10_000
 FUEL_PER_SECOND = 10_000_000_000  # per second of deadline: above any real rate, a backstop
 # A run's stages share a store (making one and freeing it cost more than a short command);
 # an instance's memory is only freed with its store, so a store is freed after this many
@@ -82,6 +86,8 @@ class Limits:
     pipe: int = PIPE_LIMIT
     fuel_per_second: int = FUEL_PER_SECOND
     host_memory: int = HOST_MEMORY_LIMIT
+    loop_steps: int = LOOP_STEP_LIMIT
+    fan_out: int = FAN_OUT_LIMIT
 
 
 # ---- compiling once ------------------------------------------------------------------------
@@ -582,6 +588,7 @@ class StageOutcome:
     fault: Fault | None
     fuel_used: int
     message: str = ""
+    stdin_read: int = 0  # bytes of an in-memory stdin the stage read
 
 
 def run_stage(
@@ -604,6 +611,7 @@ def run_stage(
         stopped=lambda: watch.fault is not None,
         quota=spec.quota,
     )
+    stdin = process.fds[0]  # the handle itself: the guest may renumber or close fd 0
     store = watch.take_store(limits)
     runtime.process = process
     memory_size = 0
@@ -624,8 +632,8 @@ def run_stage(
     if process.host_error is not None:
         raise SandboxError(f"a sandbox host call failed: {process.host_error!r}") from failure
     if failure is None:
-        return StageOutcome(0, None, used)
-    return _stopped(failure, process, watch, used, exhausted)
+        return StageOutcome(0, None, used, stdin_read=stdin.offset)
+    return replace(_stopped(failure, process, watch, used, exhausted), stdin_read=stdin.offset)
 
 
 def _stopped(

@@ -31,6 +31,9 @@
 BOX_COMMANDS(BOX_DECLARE)
 #undef BOX_DECLARE
 
+/* host_rematch.c: `[[ … =~ … ]]` for the host shell, under the name "[[=~". */
+int host_rematch(int argc, char **argv);
+
 /* main.c: messages and option errors. */
 
 /* Print "NAME: unsupported option OPT (not in the sandbox)" and return 2. */
