@@ -496,3 +496,47 @@ def test_artifacts_are_size_capped_and_binary_files_not_shown(tmp_path: Path) ->
     assert (big.note, big.size, len(big.text or "")) == ("truncated", FILE_LIMIT, FILE_LIMIT)
     assert (binary.text, binary.note) == (None, "binary; not shown")
     assert (gone.text, gone.note) == (None, "absent")
+
+
+# --- the goal-driven front door ------------------------------------------------------------------
+
+JUDGED_OUTLINE = (
+    "* TODO Greet\n  :PROPERTIES:\n  :ID: greet\n  :done-when: grep -q hi out.txt\n"
+    "  :judge: out.txt greets the reader politely.\n  :END:\n  Write out.txt holding a greeting.\n"
+)
+
+
+def test_run_goal_judges_with_the_judge_model_and_keeps_the_profile_on_resume(
+    tmp_path: Path,
+) -> None:
+    mission = tmp_path / "mission.yaml"
+    mission.write_text(
+        yaml.safe_dump(
+            {
+                "author": [JUDGED_OUTLINE],
+                "workers": {"greet": writes("hi\n", path="out.txt")},
+            }
+        )
+    )
+    judge = tmp_path / "judge.yaml"
+    judge.write_text(yaml.safe_dump({"judges": {"greet": [{"error": "500 api_error: down"}]}}))
+    work = tmp_path / "work"
+    args = ["run", "say hi", "--model", f"scripted:{mission}", "--dir", str(work), "--json"]
+    result = CliRunner().invoke(
+        main, [*args, "--judge-model", f"scripted:{judge}", "--judge-profile", "safe"]
+    )
+    assert result.exit_code == 1, result.output
+    doc = json.loads(result.stdout)
+    assert [(t["id"], t["state"]) for t in doc["tasks"]] == [("greet", "TODO")]
+    assert (
+        doc["tasks"][0]["reason"] == "J015: the judge's model is unavailable: 500 api_error: down"
+    )
+    saved = json.loads((work / ".groundskeeper" / "plan.org" / "mission.json").read_text())
+    assert (saved["judge_model"], saved["judge_profile"]) == (f"scripted:{judge}", "safe")
+    # the judge is back: `run --resume` runs the plan again with the saved judge and profile
+    judge.write_text(yaml.safe_dump({"judges": {"greet": [{"verdict": "pass", "reasons": []}]}}))
+    again = CliRunner().invoke(main, ["run", "--resume", str(work), "--json"])
+    assert again.exit_code == 0, again.output
+    assert [t["state"] for t in json.loads(again.stdout)["tasks"]] == ["DONE"]
+    judged = steps(work / "plan.org", "judge")
+    assert [(j["code"], j["profile"]) for j in judged] == [("J015", "safe"), (None, "safe")]
