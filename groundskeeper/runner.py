@@ -542,6 +542,14 @@ class Runner:
                     " evidence are judged only on a worker's claim; back to TODO"
                 )
                 self._settle(task, "TODO", 0, None, why, "", 0)
+            elif judge_criteria(task.heading, self.options.judge_profile) is not None:
+                # a judged task is DONE only with the judge's pass: its check alone is not that
+                task.start_state = "TODO"
+                why = (
+                    "re-verified: the DONE headline had no sealed record, and the task is"
+                    " judged only after a worker's attempt; back to TODO"
+                )
+                self._settle(task, "TODO", 0, None, why, "", 0)
             elif task.check is None:
                 task.verified, task.reason = False, "unverified (no record)"
                 if self.options.require_checks:

@@ -540,3 +540,22 @@ def test_run_goal_judges_with_the_judge_model_and_keeps_the_profile_on_resume(
     assert [t["state"] for t in json.loads(again.stdout)["tasks"]] == ["DONE"]
     judged = steps(work / "plan.org", "judge")
     assert [(j["code"], j["profile"]) for j in judged] == [("J015", "safe"), (None, "safe")]
+
+
+def test_an_unbacked_done_headline_of_a_judged_task_is_worked_on_again(tmp_path: Path) -> None:
+    """A hand-written DONE whose check passes is not DONE for a judged task: only a judge's
+    pass after a worker's attempt is."""
+    plan, agents = setup(
+        tmp_path,
+        {
+            "workers": {"r": writes("red green blue\n")},
+            "judges": {"r": [{"verdict": "fail", "reasons": ["not three"]}]},
+        },
+        task("r", extra="  :max-attempts: 1\n").replace("* TODO", "* DONE"),
+    )
+    (tmp_path / "report.md").write_text("red\n")  # the check passes on it
+    _, doc = resume(plan, agents)
+    state, attempts, _ = state_of(doc)
+    assert (state, attempts) == ("FAILED", 1)
+    (judged,) = steps(plan, "judge")
+    assert judged["code"] == "J010"

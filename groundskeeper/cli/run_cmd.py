@@ -515,7 +515,9 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
         claimed = {
             h.task_id
             for h in loaded.tasks()
-            if h.get_property("contract") is not None or h.get_property("evidence") is not None
+            if h.get_property("contract") is not None
+            or h.get_property("evidence") is not None
+            or h.get_property("judge") is not None  # DONE only with a judge's pass
         }
 
         def promotable(task_id: str) -> bool:
