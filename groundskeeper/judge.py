@@ -175,7 +175,7 @@ def collect_artifacts(
         artifact = _read_artifact(toolbox, path, min(FILE_LIMIT, max(0, TOTAL_LIMIT - total)))
         if artifact.text is None and path in named:
             unreadable.append(f"`{path}`: {artifact.note}")
-        total += len(artifact.text or "")
+        total += artifact.size if artifact.text is not None else 0
         artifacts.append(artifact)
     return artifacts, unreadable
 

@@ -915,8 +915,6 @@ class Runner:
         it the run does not start, rather than let such a task pass unjudged."""
         if self.judge_model is not None:
             return []
-        from groundskeeper.judge import judge_criteria
-
         profile = self.options.judge_profile
         for heading in self.plan.tasks():
             if judge_criteria(heading, profile) is not None:
