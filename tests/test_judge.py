@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groundskeeper.cli import main
 from groundskeeper.ledger import read_steps
@@ -559,3 +561,31 @@ def test_an_unbacked_done_headline_of_a_judged_task_is_worked_on_again(tmp_path:
     assert (state, attempts) == ("FAILED", 1)
     (judged,) = steps(plan, "judge")
     assert judged["code"] == "J010"
+
+
+@settings(max_examples=200)
+@given(content=st.text(), title=st.text(min_size=1))
+def test_any_artifact_text_stays_inside_its_own_block(content: str, title: str) -> None:
+    from groundskeeper.judge import Artifact, JudgeTask, build_request
+
+    about = JudgeTask("r", title, "body", "criteria")
+    request = build_request(about, [Artifact("report.md", content, 1, None)], "prompt")
+    text = request.messages[0]["content"][0]["text"]
+    mark = text.split("Data markers for this request: ")[1][:32]
+    assert mark.startswith("GK-DATA-") and mark not in content and mark not in title
+    after = text.split(f'BEGIN {mark} artifact "report.md"\n', 1)[1]
+    assert after.split(f"\nEND {mark}\n", 1)[0] == content
+
+
+def test_check_write_never_promotes_a_judged_task_on_its_check_alone(tmp_path: Path) -> None:
+    plan, agents = setup(
+        tmp_path,
+        {"workers": {"r": [{"say": "DONE"}]}},
+        task("r", extra="  :max-attempts: 1\n"),
+    )
+    _, doc = resume(plan, agents)
+    assert state_of(doc)[0] == "FAILED"  # failed on its own check: nothing was written
+    (tmp_path / "report.md").write_text("red\n")  # now the check passes, unjudged
+    result = CliRunner().invoke(main, ["check", str(plan), "--write", "--json"])
+    assert result.exit_code == 0, result.output
+    assert keywords(plan) == {"r": "FAILED"}
