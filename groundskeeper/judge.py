@@ -97,6 +97,8 @@ def judge_criteria(heading: Heading, profile: str) -> str | None:
     """What the judge checks the task's work against: its `:judge:` words; under `strict`,
     a task with a check and no `:judge:` is judged too, against its title and description.
     None: the task has no judge."""
+    if heading.child_tasks:
+        return None  # a parent has no worker to judge (lint: J005)
     raw = heading.get_property("judge")
     if raw is not None and raw.strip():
         return raw.strip()

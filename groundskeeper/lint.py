@@ -1,7 +1,7 @@
 """Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), T001–T014
-(tasks and their acceptance checks), T015–T017 (contracts and evidence), J001–J004 (the
+(tasks and their acceptance checks), T015–T017 (contracts and evidence), J001–J005 (the
 `:judge:` and `:judge-files:` properties) and O001–O008
 (where the text and org's reading of it part ways, as `groundskeeper.plan` noted while
 reading). It runs nothing: checks are judged
@@ -500,7 +500,8 @@ def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
 
 def _judge_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
     """J001: a `:judge:` on a task without an acceptance check (a judge only adds a failure
-    to a passing check, never stands in for one); J002: an empty `:judge:`; J003: a
+    to a passing check, never stands in for one); J002: an empty `:judge:`; J005: a `:judge:`
+    on a parent task (only leaves have a worker to judge); J003: a
     `:judge-files:` path that is absolute or uses `..`; J004: `:judge-files:` without a
     `:judge:` (nothing would read them)."""
     for heading in plan.tasks():
@@ -509,6 +510,12 @@ def _judge_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
         if criteria is not None and not criteria.strip():
             message = ":judge: is empty; state the criteria in plain words (`:judge: …`)"
             yield Diagnostic("error", heading.title, message, line, "J002")
+        elif criteria is not None and heading.child_tasks:
+            message = (
+                ":judge: on a parent task: the judge reviews one worker's work after its check;"
+                " put :judge: on the child tasks that do the work"
+            )
+            yield Diagnostic("error", heading.title, message, line, "J005")
         elif criteria is not None and heading.check is None:
             message = (
                 ":judge: on a task without an acceptance check: the judge runs only after a"

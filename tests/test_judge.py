@@ -423,6 +423,8 @@ def test_lint_refuses_a_judge_without_a_check_and_bad_judge_files(tmp_path: Path
         + task("b", judge="")
         + task("c", extra="  :judge-files: /etc/passwd ../x ok.md\n")
         + task("d", judge=None, extra="  :judge-files: ok.md\n")
+        + task("e").replace("  Write report.md naming three colours.\n", "")
+        + "** TODO Child\n"
     )
     result = CliRunner().invoke(main, ["lint", str(plan), "--json"])
     assert result.exit_code == 1
@@ -434,13 +436,14 @@ def test_lint_refuses_a_judge_without_a_check_and_bad_judge_files(tmp_path: Path
         ("J003", "Task c", "error", 20),
         ("J003", "Task c", "error", 20),
         ("J004", "Task d", "warning", 27),
+        ("J005", "Task e", "error", 34),
     ]
     # and the run does not start
     agents = tmp_path / "agents.yaml"
     agents.write_text("workers: {}\n")
     _, doc = resume(plan, agents)
     assert doc["ok"] is False and "J001" in [d["code"] for d in doc["diagnostics"]]
-    assert [(t["state"], t["attempts"]) for t in doc["tasks"]] == [("TODO", 0)] * 4
+    assert [(t["state"], t["attempts"]) for t in doc["tasks"]] == [("TODO", 0)] * 6
     assert not (tmp_path / ".groundskeeper" / "plan.org" / "_steps.jsonl").exists()
 
 
