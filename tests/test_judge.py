@@ -374,6 +374,9 @@ def test_a_judge_pass_makes_the_task_done_and_is_sealed(tmp_path: Path) -> None:
     assert names[at - 2 : at + 1] == ["check", "model-call", "judge"]
     verified = CliRunner().invoke(main, ["ledger", "verify", str(tmp_path), "--json"])
     assert verified.exit_code == 0 and json.loads(verified.stdout)["ok"] is True
+    shown = CliRunner().invoke(main, ["ledger", "show", str(tmp_path)])
+    (line,) = [ln for ln in shown.stdout.splitlines() if "  judge  " in ln]
+    assert "PASS · attempt 1 · 1 artifact(s) · profile auto · prompt " in line
 
 
 def _step_names(plan: Path) -> list[tuple[str, dict[str, Any]]]:
