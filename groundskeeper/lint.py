@@ -1,7 +1,7 @@
 """Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), T001–T014
-(tasks and their acceptance checks), T015–T017 (contracts and evidence), J001–J005 (the
+(tasks and their acceptance checks), T015–T018 (contracts and evidence), J001–J005 (the
 `:judge:` and `:judge-files:` properties) and O001–O008
 (where the text and org's reading of it part ways, as `groundskeeper.plan` noted while
 reading). It runs nothing: checks are judged
@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from groundskeeper.diagnostics import Diagnostic, Level
 from groundskeeper.plan import DEFAULT_TODO_LINE, Check, Heading, Plan, ReadingNote
@@ -310,9 +310,14 @@ def _and_or_ends(item: AndOr) -> frozenset[str]:
 def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
     # a pipeline's status is its last command's (no pipefail); `exit` ends the script only
     # when it is the whole pipeline (in a pipeline it ends its own stage)
-    if len(pipeline.commands) == 1 and _is_exit(pipeline.commands[0]):
+    commands = pipeline.commands
+    last = commands[-1] if commands else None
+    if not _is_simple(last):
+        outcomes = _EITHER  # a compound command (if, loops, groups, [[ ]]) may end either way
+    elif len(commands) == 1 and _is_exit(last):
         return _EXIT
-    outcomes = _command_outcomes(pipeline.commands[-1]) if pipeline.commands else _EITHER
+    else:
+        outcomes = _command_outcomes(last)
     if not pipeline.negated:
         return outcomes
     return frozenset({"F" if o == "T" else "T" for o in outcomes})
@@ -344,9 +349,9 @@ _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
         " what you expect"
     },
     "find": {
-        "-exec": "list with `find` and pipe the names on",
-        "-execdir": "list with `find` and pipe the names on",
-        "-ok": "list with `find` and pipe the names on",
+        "-execdir": "use `-exec CMD {} \\;` (names are relative to the starting point)",
+        "-ok": "use `-exec CMD {} \\;` (nobody is there to answer)",
+        "-okdir": "use `-exec CMD {} \\;` (nobody is there to answer)",
         "-delete": "a check only reads",
     },
 }
@@ -369,16 +374,9 @@ def _unsupported_options(script: Script) -> Iterator[tuple[str, str, str]]:
 
 
 def _simple_commands(script: Script) -> Iterator[SimpleCommand]:
-    from groundskeeper.sandbox.syntax import CommandSub
+    from groundskeeper.sandbox.syntax import simple_commands
 
-    for item in script.items:
-        for pipeline in (item.first, *(p for _, p in item.rest)):
-            for command in pipeline.commands:
-                yield command
-                for word in (*command.words, *(a.value for a in command.assignments)):
-                    for part in word.parts:
-                        if isinstance(part, CommandSub):
-                            yield from _simple_commands(part.script)
+    return simple_commands(script)
 
 
 def _weakness(script: Script) -> str | None:
@@ -387,7 +385,8 @@ def _weakness(script: Script) -> str | None:
     for item in script.items:
         if item.rest or item.first.negated or len(item.first.commands) != 1:
             return None
-        found = _weak_command(item.first.commands[0])
+        command = item.first.commands[0]
+        found = _weak_command(command) if _is_simple(command) else None
         if found is None:
             return None
         accepts.append(found)
@@ -422,6 +421,12 @@ def _weak_command(command: SimpleCommand) -> str | None:
         if len([a for a in args[pattern_at + 1 :] if not a.startswith("-")]) <= 1:
             return "passes for any file with one character in it"
     return None
+
+
+def _is_simple(command: object) -> TypeGuard[SimpleCommand]:
+    # every simple command has `assignments` and no compound does (the sandbox's tree is
+    # imported only when a check is judged, and this runs once a pipeline)
+    return hasattr(command, "assignments")
 
 
 def _has_substitution(word: Word) -> bool:
@@ -469,10 +474,22 @@ def _protection_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                 yield Diagnostic("warning", heading.title, message, check.line, "T014")
 
 
+# Commands that print what they are given: a pattern that lets one of them through lets a
+# worker make its own evidence (`echo`, or `cat` of a file it wrote).
+_SELF_MADE = ("echo x", "printf x", "cat x", "head x", "tail x", "sed p x", "true", ":")
+
+
+def _self_made(pattern: str) -> str | None:
+    from groundskeeper.attempt_record import matches
+
+    return next((c.split()[0] for c in _SELF_MADE if matches(pattern, c)), None)
+
+
 def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
     """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
     name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
-    cannot be read. Only tasks that have such a property pay for reading them."""
+    cannot be read; T018: a `ran` or `output-of` pattern that a command printing its own
+    arguments matches. Only tasks that have such a property pay for reading them."""
     from groundskeeper.contracts import REGISTRY, task_contracts
     from groundskeeper.evidence import task_evidence
 
@@ -484,6 +501,13 @@ def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                 line = problem.line or heading.line
                 yield Diagnostic("error", heading.title, problem.message, line, "T015")
             for contract in contracts:
+                loose = _self_made(contract.args[0]) if contract.kind == "ran" else None
+                if loose is not None:
+                    message = (
+                        f"contract `{contract.text}`: the pattern lets `{loose}` count; name"
+                        " the command that must have run (e.g. `ran 'pytest *'`)"
+                    )
+                    yield Diagnostic("warning", heading.title, message, contract.line, "T018")
                 for schema in REGISTRY[contract.kind].schemas(contract.args):
                     if base is not None and not (base / schema).is_file():
                         message = (
@@ -492,10 +516,19 @@ def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                         )
                         yield Diagnostic("error", heading.title, message, contract.line, "T016")
         if heading.get_property("evidence") is not None:
-            _fields, wrong = task_evidence(plan, heading)
+            fields, wrong = task_evidence(plan, heading)
             line = heading.property_lines.get("evidence", heading.line)
             for message in wrong:
                 yield Diagnostic("error", heading.title, f":evidence: {message}", line, "T017")
+            for field in fields:
+                loose = _self_made(field.pattern) if field.pattern else None
+                if loose is not None:
+                    message = (
+                        f":evidence: `{field.spec}`: the pattern lets `{loose}` print the quote,"
+                        " so the worker could make its own evidence; name the command that"
+                        " reads the work"
+                    )
+                    yield Diagnostic("warning", heading.title, message, line, "T018")
 
 
 def _judge_diagnostics(plan: Plan) -> Iterator[Diagnostic]:

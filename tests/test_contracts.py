@@ -566,3 +566,19 @@ def test_a_judge_that_breaks_fails_closed(tmp_path: Path) -> None:
         )  # fmt: skip
     finally:
         del REGISTRY["breaks"]
+
+
+def test_lint_warns_of_patterns_that_let_evidence_be_self_made(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :done-when: grep -q x a.txt\n"
+        "  :contract: ran '*'\n  :contract+: ran 'grep -q *'\n"
+        "  :evidence: 'q:output-of:c*' 'r:output-of:yamllint *'\n  :END:\n"
+    )
+    found = [(d.code, d.line, d.level, d.message) for d in validate(load_plan(plan))
+             if d.code == "T018"]  # fmt: skip
+    assert [(code, line, level) for code, line, level, _ in found] == [
+        ("T018", 5, "warning"), ("T018", 7, "warning")
+    ]  # fmt: skip
+    assert "lets `echo` count" in found[0][3]
+    assert "`q:output-of:c*`: the pattern lets `cat` print the quote" in found[1][3]

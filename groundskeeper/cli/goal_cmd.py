@@ -35,6 +35,7 @@ from groundskeeper.errors import GroundskeeperError, UsageError
 if TYPE_CHECKING:
     from groundskeeper.control import ControlDir
     from groundskeeper.graph import Mission, MissionEvent, MissionFile
+    from groundskeeper.models import AssistantTurn, Model, ModelRequest
     from groundskeeper.runner import RunEvent
 
 EXIT_WAITING = 3
@@ -321,8 +322,8 @@ def _drive(
         mission = Mission(
             plan_path=plan_path,
             control=control,
-            author_model=author_model,
-            worker_model=worker_model,
+            author_model=_Counted(author_model, progress),
+            worker_model=_Counted(worker_model, progress),
             options=options,
             approve=mission_file.approve,
             open_recorder=lambda run_id: open_ledger(control, run_id),
@@ -408,6 +409,24 @@ def _advance(
             return _Outcome(where, mission_file.thread_id, state, waiting)
         graph.invoke(Command(resume={interrupt_id: answer}), config, durability="sync")
     return _Outcome(where, mission_file.thread_id, dict(graph.get_state(config).values), None)
+
+
+@dataclass
+class _Counted:
+    """A model whose calls' tokens count on the live progress line; otherwise the model."""
+
+    model: Model
+    progress: Progress
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    def respond(self, request: ModelRequest) -> AssistantTurn:
+        reply = self.model.respond(request)
+        if reply.usage is not None:
+            self.progress.add_tokens(reply.usage.input_tokens + reply.usage.output_tokens)
+        return reply
 
 
 def _await_answer(
