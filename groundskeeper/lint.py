@@ -1,7 +1,7 @@
 """Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), T001–T014
-(tasks and their acceptance checks), T015–T018 (contracts and evidence), J001–J005 (the
+(tasks and their acceptance checks), T015–T018 (contracts and evidence), J001–J006 (the
 `:judge:` and `:judge-files:` properties) and O001–O008
 (where the text and org's reading of it part ways, as `groundskeeper.plan` noted while
 reading). It runs nothing: checks are judged
@@ -536,7 +536,8 @@ def _judge_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
     to a passing check, never stands in for one); J002: an empty `:judge:`; J005: a `:judge:`
     on a parent task (only leaves have a worker to judge); J003: a
     `:judge-files:` path that is absolute or uses `..`; J004: `:judge-files:` without a
-    `:judge:` (nothing would read them)."""
+    `:judge:` (nothing would read them); J006: a `:judge:` without `:judge-files:` (the judge
+    then sees only what the worker chose to write with `write_file`)."""
     for heading in plan.tasks():
         criteria = heading.get_property("judge")
         line = heading.property_lines.get("judge", heading.line)
@@ -556,6 +557,14 @@ def _judge_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
             )
             yield Diagnostic("error", heading.title, message, line, "J001")
         if heading.get_property("judge-files") is None:
+            if criteria is not None and criteria.strip() and heading.check is not None:
+                message = (
+                    ":judge: without :judge-files:: the judge sees only the files the worker"
+                    " wrote with write_file, which the worker chooses; name the deliverables"
+                    " (`:judge-files: PATH …`)"
+                )
+                if not heading.child_tasks:
+                    yield Diagnostic("warning", heading.title, message, line, "J006")
             continue
         from groundskeeper.judge import judge_files  # only for a plan that names some
 

@@ -418,7 +418,9 @@ def test_a_bad_judges_section_is_a_usage_error_naming_the_entry(tmp_path: Path) 
 # --- lint ----------------------------------------------------------------------------------------
 
 
-def test_lint_refuses_a_judge_without_a_check_and_bad_judge_files(tmp_path: Path) -> None:
+def test_lint_refuses_a_judge_without_a_check_and_bad_judge_files_and_warns_on_none(
+    tmp_path: Path,
+) -> None:
     plan = tmp_path / "plan.org"
     plan.write_text(
         HEAD
@@ -428,6 +430,7 @@ def test_lint_refuses_a_judge_without_a_check_and_bad_judge_files(tmp_path: Path
         + task("d", judge=None, extra="  :judge-files: ok.md\n")
         + task("e").replace("  Write report.md naming three colours.\n", "")
         + "** TODO Child\n"
+        + task("f")
     )
     result = CliRunner().invoke(main, ["lint", str(plan), "--json"])
     assert result.exit_code == 1
@@ -440,13 +443,14 @@ def test_lint_refuses_a_judge_without_a_check_and_bad_judge_files(tmp_path: Path
         ("J003", "Task c", "error", 20),
         ("J004", "Task d", "warning", 27),
         ("J005", "Task e", "error", 34),
+        ("J006", "Task f", "warning", 41),
     ]
     # and the run does not start
     agents = tmp_path / "agents.yaml"
     agents.write_text("workers: {}\n")
     _, doc = resume(plan, agents)
     assert doc["ok"] is False and "J001" in [d["code"] for d in doc["diagnostics"]]
-    assert [(t["state"], t["attempts"]) for t in doc["tasks"]] == [("TODO", 0)] * 6
+    assert [(t["state"], t["attempts"]) for t in doc["tasks"]] == [("TODO", 0)] * 7
     assert not (tmp_path / ".groundskeeper" / "plan.org" / "_steps.jsonl").exists()
 
 
