@@ -49,6 +49,8 @@ __all__ = [
     "judge_criteria",
     "judge_files",
     "judge_model_spec",
+    "load_judge_prompt",
+    "prompt_sha256",
     "read_verdict",
 ]
 
