@@ -41,6 +41,17 @@ from groundskeeper.control import ControlDir, RunLock
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.evidence import EvidenceField, judge_evidence, task_evidence
+from groundskeeper.judge import (
+    J_UNAVAILABLE,
+    J_UNREADABLE,
+    Judgement,
+    JudgeTask,
+    ask_judge,
+    collect_artifacts,
+    judge_criteria,
+    judge_files,
+    load_judge_prompt,
+)
 from groundskeeper.models import (
     AssistantTurn,
     Model,
@@ -48,6 +59,7 @@ from groundskeeper.models import (
     ModelCallError,
     ModelCallRefused,
     ModelRequest,
+    Usage,
     UsageTotals,
 )
 from groundskeeper.plan import (
@@ -115,6 +127,9 @@ class RunOptions:
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     sh_timeout: float = DEFAULT_SH_TIMEOUT
     disk_quota: int = DEFAULT_DISK_QUOTA  # bytes all of a run's commands and tools may write
+    # what a judge's API error means (`groundskeeper.judge.PROFILES`; docs/plans.md): `fast`
+    # lets the check's pass stand, the others keep the task from DONE, resumable
+    judge_profile: str = "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +170,8 @@ class RunReport:
     )  # every model call of the run, failed ones included
     # why the run stopped calling the model (`model unavailable: …`): the plan is resumable
     model_unavailable: str | None = None
+    # why judged tasks were left resumable (`judge unavailable: …`), under every profile but fast
+    judge_unavailable: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -165,6 +182,7 @@ class RunReport:
             "plan_edits": list(self.plan_edits),
             "usage": self.usage.to_json(),
             "model_unavailable": self.model_unavailable,
+            "judge_unavailable": self.judge_unavailable,
         }
 
 
@@ -300,6 +318,7 @@ class Runner:
         on_event: Callable[[RunEvent], None] | None = None,
         run_id: str | None = None,
         run_lock: RunLock | None = None,
+        judge_model: Model | None = None,
     ) -> None:
         if plan.path is None:
             raise PlanReadError("the runner needs a plan read from a file")
@@ -309,6 +328,9 @@ class Runner:
         self.run_lock = run_lock  # held by the caller; else `run` holds its own
         self.workdir = (workdir or plan.path.parent).resolve()
         self.model = FailFastModel(model)
+        # the judge's own latch: one API error past its retries and no judge is called again
+        self.judge_model = FailFastModel(judge_model) if judge_model is not None else None
+        self._judge_warnings: list[Diagnostic] = []
         self.options = options or RunOptions()
         self.run_id = run_id or new_run_id()
         self.seal = RunSeal(recorder if recorder is not None else MemoryRecorder(), self.run_id)
@@ -373,7 +395,7 @@ class Runner:
             from groundskeeper.lint import validate
 
             lint = validate
-        diagnostics = [*lint(self.plan), *preflight(self.plan)]
+        diagnostics = [*lint(self.plan), *preflight(self.plan), *self._judge_preflight()]
         if has_errors(diagnostics):
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
         for idx, heading in enumerate(self.plan.tasks()):
@@ -420,6 +442,7 @@ class Runner:
         self._nodes = {n.heading: n for n in _nodes(tree) if n.heading is not None}
         # read once per run: every worker shares them (the toolbox keeps no state of its own)
         self._prompt = load_worker_prompt()
+        self._judge_prompt = load_judge_prompt()
         self._toolbox = Toolbox(
             self.workdir,
             self.plan_path,
@@ -468,11 +491,18 @@ class Runner:
         if down is not None:
             ok = False
             diagnostics.append(self._model_down_diagnostic(down, reports))
+        judge_down = self._judge_down()
+        if judge_down is not None:
+            ok = False
+            diagnostics.append(self._judge_down_diagnostic(judge_down, reports))
+        with self._event_lock:
+            diagnostics.extend(self._judge_warnings)
         with self._usage_lock:
             usage = self._usage
         return RunReport(
             self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits,
             usage, None if down is None else f"model unavailable: {down}",
+            None if judge_down is None else f"judge unavailable: {judge_down}",
         )  # fmt: skip
 
     def _model_down_diagnostic(self, down: str, reports: tuple[TaskReport, ...]) -> Diagnostic:
@@ -510,6 +540,14 @@ class Runner:
                 why = (
                     "re-verified: the DONE headline had no sealed record, and its contracts or"
                     " evidence are judged only on a worker's claim; back to TODO"
+                )
+                self._settle(task, "TODO", 0, None, why, "", 0)
+            elif judge_criteria(task.heading, self.options.judge_profile) is not None:
+                # a judged task is DONE only with the judge's pass: its check alone is not that
+                task.start_state = "TODO"
+                why = (
+                    "re-verified: the DONE headline had no sealed record, and the task is"
+                    " judged only after a worker's attempt; back to TODO"
                 )
                 self._settle(task, "TODO", 0, None, why, "", 0)
             elif task.check is None:
@@ -665,17 +703,28 @@ class Runner:
 
     @property
     def _stopping(self) -> str | None:
-        """Why the run starts nothing more: it is halted, or the model is unavailable."""
-        return self._halted or self.model.failure
+        """Why the run starts nothing more: it is halted, or the model is unavailable (under
+        `--judge-profile safe|strict`, the judge's model too)."""
+        return self._halted or self.model.failure or self._judge_stops_run
+
+    @property
+    def _judge_stops_run(self) -> str | None:
+        """Under `--judge-profile safe|strict`, why a failed judge stops the run starting tasks."""
+        judge = self.judge_model
+        if judge is None or self.options.judge_profile not in ("safe", "strict"):
+            return None
+        return judge.failure
 
     def _guarded(self, job: Callable[[Node], _Outcome], node: Node) -> None:
         """A job on a pool thread: sealed as started when it really starts, never unsealed."""
         task = self._task(node)
         started = time.monotonic()
         down = self.model.failure
-        if node.kind == "leaf" and down is not None:
+        judge_down = self._judge_stops_run
+        if node.kind == "leaf" and (down is not None or judge_down is not None):
             # queued before the model went away: not started at all (nothing sealed for it)
-            why = f"not started: the model is unavailable ({down})"
+            which = "the model" if down is not None else "the judge's model"
+            why = f"not started: {which} is unavailable ({down or judge_down})"
             self._queue.put(_Outcome(node, task.start_state, 0, None, why, "", 0))
             return
         try:
@@ -752,6 +801,7 @@ class Runner:
         attempt = 0
         found: list[Tamper] = []
         unavailable = ""
+        wrote: list[str] = []  # paths the record shows the worker wrote, over its attempts
         while attempt < limit:
             attempt += 1
             sealed: list[dict[str, Any]] = []  # this attempt's tool calls, as sealed
@@ -811,15 +861,32 @@ class Runner:
                 break
             result = self._check(heading.task_id, attempt, task.check)
             output = result.output
-            if result.passed:
+            for body in sealed:  # what the worker wrote, for the judge (every attempt's)
+                if isinstance(body.get("changed"), list):
+                    wrote.extend(p for p in body["changed"] if p not in wrote)
+            judged = self._judged(task, attempt, wrote) if result.passed else None
+            if judged is not None and judged.unavailable:
+                # not the worker's failure: like a model outage, the task keeps its state
+                ms = int((time.monotonic() - started) * 1000)
+                return _Outcome(node, task.start_state, attempt, None, judged.reason, output,
+                                ms, None, tuple(found))  # fmt: skip
+            failure_sig: tuple[str, str, int | None, str]
+            if judged is not None:
+                failure_sig = ("judge", judged.reason, None, "")
+                state, verified, reason = "FAILED", True, judged.reason
+                detail = judged.reason
+                judge_feedback: str | None = judged.feedback()
+            elif result.passed:
+                judge_feedback = None
                 dock_failure = self._dock(heading)
                 if dock_failure is None:
                     state, verified, reason = "DONE", True, None
                     break
-                failure_sig: tuple[str, str, int | None, str] = ("dock", dock_failure, None, "")
+                failure_sig = ("dock", dock_failure, None, "")
                 state, verified, reason = "FAILED", True, dock_failure
                 detail = dock_failure
             else:
+                judge_feedback = None
                 failure_sig = result.signature
                 state, verified, reason = "FAILED", True, f"{result.code}: {result.reason}"
                 if claim.no_claim is not None:  # e.g. cut off at max_tokens: say so
@@ -835,11 +902,80 @@ class Runner:
                     RunEvent("attempt-failed", heading.task_id, heading.title, "FAILED",
                              attempt, True, f"claimed {excerpt(claim.claim)!r}, but {reason}")
                 )  # fmt: skip
-            feedback = (
+            feedback = judge_feedback or (
                 f"your work did not pass its acceptance check: {task.check.text.strip()} → {detail}"
             )
         ms = int((time.monotonic() - started) * 1000)
         return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found))
+
+    # -- the judge (pool threads; groundskeeper.judge) -------------------------------------------
+
+    def _judge_preflight(self) -> list[Diagnostic]:
+        """A plan with a judged task needs a judge model (the CLI always passes one): without
+        it the run does not start, rather than let such a task pass unjudged."""
+        if self.judge_model is not None:
+            return []
+        profile = self.options.judge_profile
+        for heading in self.plan.tasks():
+            if judge_criteria(heading, profile) is not None:
+                message = "the plan has a judged task, but the run was given no judge model"
+                return [Diagnostic("error", heading.title, message, heading.line, "J015")]
+        return []
+
+    def _judged(self, task: _TaskRun, attempt: int, wrote: list[str]) -> Judgement | None:
+        """After a passing check, the judge (if the task has one): None when it passes, else
+        its judgement — a failure for the worker to hear, or `unavailable` (an API error past
+        its retries) for the task to wait on. Under `--judge-profile fast` an unavailable
+        judge is a recorded warning and None: the check's pass stands. Sealed either way."""
+        heading = task.heading
+        profile = self.options.judge_profile
+        criteria = judge_criteria(heading, profile)
+        if criteria is None:
+            return None
+        named, _ = judge_files(heading)  # lint refused a plan whose paths cannot be read
+        artifacts, unreadable = collect_artifacts(self._toolbox, named, wrote)
+        judge = self.judge_model
+        if unreadable:
+            why = f"the judge was not asked: :judge-files: unreadable: {'; '.join(unreadable)}"
+            judgement = Judgement(None, J_UNREADABLE, (), why, "", None, Usage(),
+                                  tuple(artifacts), None, False)  # fmt: skip
+        elif judge is None:
+            why = "the judge's model is unavailable: the run was given none"
+            judgement = Judgement(None, J_UNAVAILABLE, (), why, "", None, Usage(),
+                                  tuple(artifacts), "no judge model", False)  # fmt: skip
+        else:
+            about = JudgeTask(heading.task_id, heading.title, heading.body, criteria)
+            judgement = ask_judge(judge, about, artifacts, self._judge_prompt)[0]
+        if judgement.called:
+            call = ModelCall("judge", judgement.stop_reason, judgement.usage, judgement.error)
+            self._model_called(heading.task_id, attempt, call)
+        name = judge.name if judge is not None else None
+        self.seal.judge(heading.task_id, attempt, profile, name, judgement)
+        if judgement.passed:
+            return None
+        if judgement.unavailable and profile == "fast":
+            message = f"{judgement.reason}; --judge-profile fast: the check's pass stands, unjudged"
+            warning = Diagnostic("warning", heading.title, message, heading.line, J_UNAVAILABLE)
+            with self._event_lock:
+                self._judge_warnings.append(warning)
+            return None
+        return judgement
+
+    def _judge_down(self) -> str | None:
+        """Why judged tasks were left waiting (never under `fast`, where the pass stands)."""
+        judge = self.judge_model
+        if judge is None or judge.failure is None or self.options.judge_profile == "fast":
+            return None
+        return judge.failure
+
+    def _judge_down_diagnostic(self, down: str, reports: tuple[TaskReport, ...]) -> Diagnostic:
+        waiting = sum((r.reason or "").startswith(J_UNAVAILABLE) for r in reports)
+        message = (
+            f"judge unavailable: {down}; {waiting} judged task(s) are left resumable (never"
+            " DONE without the judge's pass): run the same command again once the judge's API"
+            " answers, or choose --judge-profile fast to let a passing check stand"
+        )
+        return Diagnostic("error", "judge", message, None, J_UNAVAILABLE)
 
     def _model_called(self, task_id: str, attempt: int, call: ModelCall) -> None:
         """Every model call, answered or failed: sealed (before its reply is acted on), a row

@@ -23,6 +23,7 @@ from groundskeeper.worker import AttemptOutcome, ToolCallRecord
 
 if TYPE_CHECKING:
     from groundskeeper.conformance import DockResult
+    from groundskeeper.judge import Judgement
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +222,39 @@ class RunSeal:
     def evidence(self, task_id: str, attempt: int, verdicts: list[dict[str, Any]]) -> None:
         """The verdicts on a claim's evidence fields (`EvidenceVerdict.to_json`)."""
         self.record("evidence", {"task_id": task_id, "attempt": attempt, "verdicts": verdicts})
+
+    def judge(
+        self, task_id: str, attempt: int, profile: str, model: str | None, judgement: Judgement
+    ) -> None:
+        """The judge's answer on one attempt whose check passed: what it was asked (the
+        prompt's hash and the artifacts' hashes), its verdict and reasons, what it cost."""
+        usage = judgement.usage
+        self.record(
+            "judge",
+            {
+                "task_id": task_id,
+                "attempt": attempt,
+                "profile": profile,
+                "model": model,
+                "called": judgement.called,
+                "prompt_sha256": judgement.prompt_sha256 or None,
+                "verdict": judgement.verdict,
+                "code": judgement.code,
+                "reasons": [excerpt(r) for r in judgement.reasons],
+                "message": excerpt(judgement.message),
+                "stop_reason": judgement.stop_reason,
+                "error": None if judgement.error is None else excerpt(judgement.error),
+                "artifacts": [
+                    {**a.to_json(), "path": excerpt(a.path)} for a in judgement.artifacts
+                ],
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+                "latency_ms": usage.latency_ms,
+                "request_id": usage.request_id,
+            },
+        )
 
     def check(
         self, task_id: str, attempt: int, result: CheckResult, phase: str | None = None

@@ -492,6 +492,18 @@ class Toolbox:
             raise FileTooLarge(f"`{raw}` is larger than {limit} bytes")
         return data
 
+    def read_head(self, raw: str, limit: int) -> tuple[bytes, bool]:
+        """The first `limit` bytes of a regular file under the same path rules as
+        `read_limited`, and whether the file holds more (the judge is shown a file's head)."""
+        target = self.resolve(raw)
+        fd = self._open_target(raw, target, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            st = self._guard_identity(raw, handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ToolRefused(f"`{raw}` is not a regular file")
+            data = read_at_most(handle, limit)
+        return data[:limit], len(data) > limit
+
     def _over_quota(self) -> NoReturn:
         assert self.quota is not None
         raise ToolRefused(f"{self.quota.message()} (this run's writes, in total)")

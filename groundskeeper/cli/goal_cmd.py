@@ -23,6 +23,8 @@ from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usa
 from groundskeeper.cli.progress import Progress
 from groundskeeper.cli.run_cmd import (
     event_line,
+    judge_options,
+    load_judge,
     open_ledger,
     open_telemetry,
     plan_lock,
@@ -98,6 +100,7 @@ MODEL_HELP = (
     show_default=True,
     help="Model turns a worker gets per attempt.",
 )
+@judge_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def run(
     goal: str | None,
@@ -109,6 +112,8 @@ def run(
     max_parallel: int,
     require_checks: bool,
     max_turns: int,
+    judge_spec: str | None,
+    judge_profile: str,
     as_json: bool,
 ) -> None:
     """Give it a goal: an author model writes the plan, workers do it, checks decide.
@@ -150,6 +155,10 @@ def run(
             mission_file.model = model_spec
         if author_spec:
             mission_file.author_model = author_spec
+        if judge_spec:
+            mission_file.judge_model = judge_spec
+        if judge_profile != "auto":  # the default does not undo a profile chosen at start
+            mission_file.judge_profile = judge_profile
     else:
         assert goal is not None
         if not goal.strip():
@@ -170,6 +179,8 @@ def run(
             require_checks=require_checks,
             approve=approve,
             max_parallel=max_parallel,
+            judge_model=judge_spec,
+            judge_profile=judge_profile,
         )
     outcome = _drive(where, control, mission_file, max_turns, fresh=resume_dir is None)
     if as_json:
@@ -297,6 +308,7 @@ def _drive(
         max_parallel=mission_file.max_parallel,
         require_checks=mission_file.require_checks,
         max_turns=max_turns,
+        judge_profile=mission_file.judge_profile,
     )
     plan_path = where / PLAN_NAME
     with plan_lock(plan_path) as lock, Progress() as progress:
@@ -319,6 +331,9 @@ def _drive(
             run_lock=lock,
             on_event=lambda event: _narrate_mission(progress, event),
             on_run_event=lambda event: _narrate_run(progress, event),
+            load_judge=lambda plan: load_judge(
+                plan, mission_file.judge_model, mission_file.model, mission_file.judge_profile
+            ),
         )
         config = config_for(mission_file.thread_id)
         try:
