@@ -1,7 +1,8 @@
 """Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), T001–T014
-(tasks and their acceptance checks), T015–T017 (contracts and evidence) and O001–O008
+(tasks and their acceptance checks), T015–T017 (contracts and evidence), I001–I003
+(invariants and `:contexts:`, from `groundskeeper.invariants`) and O001–O008
 (where the text and org's reading of it part ways, as `groundskeeper.plan` noted while
 reading). It runs nothing: checks are judged
 with the sandbox's own parser and command registry, the very ones the runtime uses.
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic, Level
+from groundskeeper.invariants import invariant_diagnostics
 from groundskeeper.plan import DEFAULT_TODO_LINE, Check, Heading, Plan, ReadingNote
 
 if TYPE_CHECKING:
@@ -39,6 +41,7 @@ def validate(plan: Plan) -> list[Diagnostic]:
             *_workflow_diagnostics(plan),
             *_protection_diagnostics(plan),
             *_contract_diagnostics(plan),
+            *invariant_diagnostics(plan),
         ]
         if not plan.tasks() and not any(_COMPONENT in h.tags for h in plan.walk()):
             message = "the plan has neither tasks nor workflow components: nothing to run"

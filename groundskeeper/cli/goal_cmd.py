@@ -22,6 +22,8 @@ import click
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage
 from groundskeeper.cli.progress import Progress
 from groundskeeper.cli.run_cmd import (
+    BREAKER_HELP,
+    MAX_TOTAL_ATTEMPTS_HELP,
     event_line,
     open_ledger,
     open_telemetry,
@@ -97,6 +99,10 @@ MODEL_HELP = (
     show_default=True,
     help="Model turns a worker gets per attempt.",
 )
+@click.option(
+    "--breaker", type=click.IntRange(min=2), default=3, show_default=True, help=BREAKER_HELP
+)
+@click.option("--max-total-attempts", type=click.IntRange(min=1), help=MAX_TOTAL_ATTEMPTS_HELP)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def run(
     goal: str | None,
@@ -108,6 +114,8 @@ def run(
     max_parallel: int,
     require_checks: bool,
     max_turns: int,
+    breaker: int,
+    max_total_attempts: int | None,
     as_json: bool,
 ) -> None:
     """Give it a goal: an author model writes the plan, workers do it, checks decide.
@@ -170,7 +178,15 @@ def run(
             approve=approve,
             max_parallel=max_parallel,
         )
-    outcome = _drive(where, control, mission_file, max_turns, fresh=resume_dir is None)
+    outcome = _drive(
+        where,
+        control,
+        mission_file,
+        max_turns,
+        fresh=resume_dir is None,
+        breaker=breaker,
+        max_total_attempts=max_total_attempts,
+    )
     if as_json:
         emit_json(outcome.to_json())
     else:
@@ -201,6 +217,13 @@ class _Outcome:
         report = self.state.get("report") or {}
         value = report.get("model_unavailable")
         return str(value) if value else None
+
+    @property
+    def resumable(self) -> str | None:
+        """Why the run stopped with tasks left to continue: the model went away, or the
+        run's attempt cap was reached (`attempt-cap: …`)."""
+        report = self.state.get("report") or {}
+        return self.model_unavailable or (str(report.get("attempt_cap") or "") or None)
 
     @property
     def exit_code(self) -> int:
@@ -261,16 +284,23 @@ class _Outcome:
             " output tokens",
             err=True,
         )
-        if self.model_unavailable:
+        if self.resumable:
             click.echo(
-                f"{self.model_unavailable}\ncontinue with: groundskeeper run --resume {self.where}",
+                f"{self.resumable}\ncontinue with: groundskeeper run --resume {self.where}",
                 err=True,
             )
         click.echo(f"{self.outcome}: {self.where / PLAN_NAME}", err=True)
 
 
 def _drive(
-    where: Path, control: ControlDir, mission_file: MissionFile, max_turns: int, *, fresh: bool
+    where: Path,
+    control: ControlDir,
+    mission_file: MissionFile,
+    max_turns: int,
+    *,
+    fresh: bool,
+    breaker: int = 3,
+    max_total_attempts: int | None = None,
 ) -> _Outcome:
     """Run (or continue) the graph under the plan's lock; answer an approval if one waits."""
     from groundskeeper.graph import (
@@ -296,6 +326,8 @@ def _drive(
         max_parallel=mission_file.max_parallel,
         require_checks=mission_file.require_checks,
         max_turns=max_turns,
+        breaker=breaker,
+        max_total_attempts=max_total_attempts,
     )
     plan_path = where / PLAN_NAME
     with plan_lock(plan_path) as lock, Progress() as progress:

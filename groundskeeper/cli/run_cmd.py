@@ -37,6 +37,16 @@ RETRIES_HELP = (
     " or 529 (overloaded), with backoff, honouring `retry-after`. [env:"
     " GROUNDSKEEPER_MODEL_RETRIES; default: 2]"
 )
+BREAKER_HELP = (
+    "End a task's fix loop when the same failure comes back N times in a row, its volatile"
+    " parts (timings, temp names, hashes, line numbers, pids) aside: the task is FAILED with"
+    " reason `breaker: …`. It matters when `:max-attempts:` is larger than N."
+)
+MAX_TOTAL_ATTEMPTS_HELP = (
+    "Start at most N worker attempts in this run, over all tasks; past it nothing more starts"
+    " and the tasks left keep their state, resumable (reason `attempt-cap: …`) [I010]."
+    "  [default: no cap]"
+)
 TIMEOUT_HELP = (
     "Seconds one request to the Anthropic API may take (each retry gets as long). [env:"
     " GROUNDSKEEPER_MODEL_TIMEOUT; default: 300]"
@@ -103,6 +113,10 @@ def _workdir(workdir: Path | None) -> Path | None:
     help="Model turns a worker gets per attempt.",
 )
 @click.option(
+    "--breaker", type=click.IntRange(min=2), default=3, show_default=True, help=BREAKER_HELP
+)
+@click.option("--max-total-attempts", type=click.IntRange(min=1), help=MAX_TOTAL_ATTEMPTS_HELP)
+@click.option(
     "--disk-quota",
     type=ByteSize(),
     default="1G",
@@ -121,6 +135,8 @@ def resume(
     require_checks: bool,
     require_red: bool,
     max_turns: int,
+    breaker: int,
+    max_total_attempts: int | None,
     disk_quota: int,
     as_json: bool,
 ) -> None:
@@ -137,6 +153,11 @@ def resume(
     the run stops calling it: the unfinished tasks keep their state, never DONE, and the same
     command continues them later [R008]. Every model call's tokens and latency are sealed in
     the ledger and kept in _telemetry.db (table model_calls); the totals end the report.
+
+    A fix loop ends at `:max-attempts:`, or earlier when the same failure comes back
+    --breaker times in a row (`breaker: …`); --max-total-attempts caps the attempts of the
+    whole run, leaving the tasks it did not reach resumable [I010]. The JSON report's `stop`
+    names which ended each task: max-attempts, breaker or attempt-cap.
 
     \b
     Examples:
@@ -171,6 +192,8 @@ def resume(
         require_red=require_red,
         max_turns=max_turns,
         disk_quota=disk_quota,
+        breaker=breaker,
+        max_total_attempts=max_total_attempts,
     )
     from groundskeeper.runner import new_run_id
 
@@ -198,7 +221,7 @@ def resume(
             fail_usage(str(exc))
         finally:
             telemetry.close()
-    resumable = report.model_unavailable is not None
+    resumable = report.model_unavailable is not None or report.attempt_cap is not None
     same = [("--workdir", workdir), ("--require-checks", require_checks),
             ("--require-red", require_red)]  # fmt: skip
     again = _continue_command(path, model_spec, same)
@@ -229,7 +252,7 @@ def resume(
             narrate(f"run {report.run_id}: {len(states)} tasks — {counts}")
             narrate(_usage_line(report.usage))
     if resumable:
-        narrate(f"{report.model_unavailable}\ncontinue with: {again}")
+        narrate(f"{report.model_unavailable or report.attempt_cap}\ncontinue with: {again}")
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 
