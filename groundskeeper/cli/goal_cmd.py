@@ -100,9 +100,19 @@ MODEL_HELP = (
     help="Model turns a worker gets per attempt.",
 )
 @click.option(
-    "--breaker", type=click.IntRange(min=2), default=3, show_default=True, help=BREAKER_HELP
+    "--breaker",
+    type=click.IntRange(min=2),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help=BREAKER_HELP,
 )
-@click.option("--max-total-attempts", type=click.IntRange(min=1), help=MAX_TOTAL_ATTEMPTS_HELP)
+@click.option(
+    "--max-total-attempts",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help=MAX_TOTAL_ATTEMPTS_HELP,
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def run(
     goal: str | None,

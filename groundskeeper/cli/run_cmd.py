@@ -113,9 +113,19 @@ def _workdir(workdir: Path | None) -> Path | None:
     help="Model turns a worker gets per attempt.",
 )
 @click.option(
-    "--breaker", type=click.IntRange(min=2), default=3, show_default=True, help=BREAKER_HELP
+    "--breaker",
+    type=click.IntRange(min=2),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help=BREAKER_HELP,
 )
-@click.option("--max-total-attempts", type=click.IntRange(min=1), help=MAX_TOTAL_ATTEMPTS_HELP)
+@click.option(
+    "--max-total-attempts",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help=MAX_TOTAL_ATTEMPTS_HELP,
+)
 @click.option(
     "--disk-quota",
     type=ByteSize(),
