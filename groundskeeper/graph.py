@@ -67,7 +67,7 @@ class ModelWentAway(GroundskeeperError):
     executes again."""
 
     def __init__(self, report: RunReport) -> None:
-        super().__init__(report.model_unavailable or report.attempt_cap or "model unavailable")
+        super().__init__(report.model_unavailable or "model unavailable")
         self.report = report
 
 
@@ -352,8 +352,8 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
         mission = need()
         mission.end_goal_run(True, "sealed")
         report = _execute(mission)
-        if report.model_unavailable is not None or report.attempt_cap is not None:
-            raise ModelWentAway(report)  # not done: `run --resume` executes again
+        if report.model_unavailable is not None:
+            raise ModelWentAway(report)
         return {"report": report.to_json(), "outcome": "ran"}
 
     def report(state: MissionState) -> dict[str, Any]:

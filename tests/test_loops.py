@@ -315,3 +315,35 @@ def test_an_older_telemetry_database_gains_the_stop_column(tmp_path: Path) -> No
     result, doc = resume(plan, script)
     assert doc["tasks"][0]["stop"] == "max-attempts", result.stderr
     assert stop_rows(plan)[-1] == ("w", "FAILED", 2, "max-attempts")
+
+
+def test_a_goal_run_stopped_by_the_cap_executes_again_on_resume(tmp_path: Path) -> None:
+    """`run --max-total-attempts`: `run --resume DIR` runs the plan again from execute, so
+    the tasks the cap left get their attempts (the author is not asked again)."""
+    outline = (
+        "* TODO One\n  :PROPERTIES:\n  :ID: one\n  :done-when: grep -qx hi one.txt\n  :END:\n"
+        "* TODO Two\n  :PROPERTIES:\n  :ID: two\n  :done-when: grep -qx hi two.txt\n  :END:\n"
+    )
+    honest = [{"tool": "write_file", "input": {"path": "{}.txt", "content": "hi\n"}},
+              {"say": "DONE"}]  # fmt: skip
+    workers = {
+        name: [{**honest[0], "input": {"path": f"{name}.txt", "content": "hi\n"}}, honest[1]]
+        for name in ("one", "two")
+    }
+    mission = tmp_path / "mission.yaml"
+    mission.write_text(json.dumps({"author": [outline], "workers": workers}))
+    work = tmp_path / "work"
+    first = CliRunner().invoke(main, ["run", "two greetings", "--model", f"scripted:{mission}",
+                                      "--dir", str(work), "--max-total-attempts", "1",
+                                      "--max-parallel", "1", "--json"])  # fmt: skip
+    assert first.exit_code == 1, first.output
+    doc = json.loads(first.stdout)
+    assert [(t["id"], t["state"], t["stop"]) for t in doc["tasks"]] == [
+        ("one", "DONE", None),
+        ("two", "TODO", "attempt-cap"),
+    ]
+    again = CliRunner().invoke(main, ["run", "--resume", str(work), "--json"])
+    assert again.exit_code == 0, again.output
+    resumed = json.loads(again.stdout)
+    assert [(t["id"], t["state"]) for t in resumed["tasks"]] == [("one", "DONE"), ("two", "DONE")]
+    assert [o["attempt"] for o in resumed["outlines"]] == [1]  # the author was asked once
