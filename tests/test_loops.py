@@ -201,6 +201,8 @@ def test_the_breaker_stops_a_worker_failing_the_same_way_with_varying_volatile_p
     assert [(s["to"], s.get("stop")) for s in steps(plan, "state")] == [("FAILED", "breaker")]
     assert stop_rows(plan) == [("w", "FAILED", 3, "breaker")]
     assert keywords(plan) == {"w": "FAILED"}
+    shown = CliRunner().invoke(main, ["ledger", "show", str(tmp_path)])
+    assert "TODO → FAILED (stop: breaker)" in shown.stdout
 
 
 def test_failures_that_differ_in_substance_are_not_a_loop(tmp_path: Path) -> None:
