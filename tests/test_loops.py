@@ -349,3 +349,16 @@ def test_a_goal_run_stopped_by_the_cap_executes_again_on_resume(tmp_path: Path) 
     resumed = json.loads(again.stdout)
     assert [(t["id"], t["state"]) for t in resumed["tasks"]] == [("one", "DONE"), ("two", "DONE")]
     assert [o["attempt"] for o in resumed["outlines"]] == [1]  # the author was asked once
+
+
+def test_parallel_tasks_never_start_more_attempts_than_the_cap(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        "".join(task(f"T{i}", f"t{i}", f"test -s {i}.txt", max_attempts="3") for i in range(6)),
+        "workers:\n  '*': [{say: DONE}]\n",
+    )
+    _, doc = resume(plan, script, "--max-total-attempts", "4", "--max-parallel", "4")
+    assert sum(t["attempts"] for t in doc["tasks"]) == 4
+    assert len(steps(plan, "claim")) == 4
+    assert all(t["stop"] == "attempt-cap" for t in doc["tasks"] if t["state"] == "TODO")
+    assert {t["state"] for t in doc["tasks"]} <= {"TODO", "FAILED"}
