@@ -85,6 +85,13 @@ def test_failures_differing_in_substance_do_not(
     assert normalize_failure(fill(substance, first)) != normalize_failure(fill(changed, second))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_normalizing_twice_changes_nothing(text: str) -> None:
+    once = normalize_failure(text)
+    assert normalize_failure(once) == once
+
+
 @pytest.mark.parametrize(
     ("one", "other"),
     [
@@ -362,3 +369,16 @@ def test_parallel_tasks_never_start_more_attempts_than_the_cap(tmp_path: Path) -
     assert len(steps(plan, "claim")) == 4
     assert all(t["stop"] == "attempt-cap" for t in doc["tasks"] if t["state"] == "TODO")
     assert {t["state"] for t in doc["tasks"]} <= {"TODO", "FAILED"}
+
+
+def test_the_breaker_counts_a_claim_that_fails_its_evidence_the_same_way(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        task("Evidence", "w", "test -s a.txt", max_attempts="5", evidence="count:int"),
+        "workers:\n  w:\n"
+        + "    - {tool: claim_done, input: {summary: done, evidence: {count: three}}}\n" * 4,
+    )
+    _, doc = resume(plan, script, "--breaker", "2")
+    (report,) = doc["tasks"]
+    assert (report["state"], report["attempts"], report["stop"]) == ("FAILED", 2, "breaker")
+    assert "the failure: wrong evidence: count: must be int, not str" in report["reason"]
