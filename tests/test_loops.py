@@ -344,8 +344,14 @@ def test_a_goal_run_stopped_by_the_cap_executes_again_on_resume(tmp_path: Path) 
     work = tmp_path / "work"
     first = CliRunner().invoke(main, ["run", "two greetings", "--model", f"scripted:{mission}",
                                       "--dir", str(work), "--max-total-attempts", "1",
-                                      "--max-parallel", "1", "--json"])  # fmt: skip
+                                      "--max-parallel", "1", "--breaker", "4",
+                                      "--json"])  # fmt: skip
     assert first.exit_code == 1, first.output
+    ledger = control(work / "plan.org") / "_steps.jsonl"
+    starts = [json.loads(line)["body"] for line in ledger.read_text().splitlines()
+              if json.loads(line)["step"] == "run-start"]  # fmt: skip
+    plan_run = [s for s in starts if s.get("kind") != "goal"]
+    assert [(s["breaker"], s["max_total_attempts"]) for s in plan_run] == [(4, 1)]
     doc = json.loads(first.stdout)
     assert [(t["id"], t["state"], t["stop"]) for t in doc["tasks"]] == [
         ("one", "DONE", None),
