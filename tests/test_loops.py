@@ -64,7 +64,7 @@ def fill(substance: list[str], volatile: list[str]) -> str:
     return " ".join(parts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(failure_pair())
 def test_failures_differing_only_in_volatile_parts_normalize_equal(
     pair: tuple[list[str], list[str], list[str]],
@@ -73,7 +73,7 @@ def test_failures_differing_only_in_volatile_parts_normalize_equal(
     assert normalize_failure(fill(substance, first)) == normalize_failure(fill(substance, second))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(failure_pair(), st.data())
 def test_failures_differing_in_substance_do_not(
     pair: tuple[list[str], list[str], list[str]], data: st.DataObject
@@ -85,7 +85,7 @@ def test_failures_differing_in_substance_do_not(
     assert normalize_failure(fill(substance, first)) != normalize_failure(fill(changed, second))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.text())
 def test_normalizing_twice_changes_nothing(text: str) -> None:
     once = normalize_failure(text)
