@@ -2,7 +2,8 @@
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), T001–T014
 (tasks and their acceptance checks), T015–T018 (contracts and evidence), J001–J006 (the
-`:judge:` and `:judge-files:` properties) and O001–O008
+`:judge:` and `:judge-files:` properties), I001–I003 (invariants and `:contexts:`, from
+`groundskeeper.invariants`) and O001–O008
 (where the text and org's reading of it part ways, as `groundskeeper.plan` noted while
 reading). It runs nothing: checks are judged
 with the sandbox's own parser and command registry, the very ones the runtime uses.
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard
 
 from groundskeeper.diagnostics import Diagnostic, Level
+from groundskeeper.invariants import invariant_diagnostics
 from groundskeeper.plan import DEFAULT_TODO_LINE, Check, Heading, Plan, ReadingNote
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ def validate(plan: Plan) -> list[Diagnostic]:
             *_protection_diagnostics(plan),
             *_contract_diagnostics(plan),
             *_judge_diagnostics(plan),
+            *invariant_diagnostics(plan),
         ]
         if not plan.tasks() and not any(_COMPONENT in h.tags for h in plan.walk()):
             message = "the plan has neither tasks nor workflow components: nothing to run"

@@ -41,6 +41,7 @@ from groundskeeper.control import ControlDir, RunLock
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.evidence import EvidenceField, judge_evidence, task_evidence
+from groundskeeper.invariants import Invariant, read_invariants
 from groundskeeper.judge import (
     J_UNAVAILABLE,
     J_UNREADABLE,
@@ -51,6 +52,14 @@ from groundskeeper.judge import (
     judge_criteria,
     judge_files,
     load_judge_prompt,
+)
+from groundskeeper.loops import (
+    DEFAULT_BREAKER,
+    STOP_ATTEMPT_CAP,
+    STOP_BREAKER,
+    STOP_MAX_ATTEMPTS,
+    AttemptBudget,
+    Breaker,
 )
 from groundskeeper.models import (
     AssistantTurn,
@@ -130,6 +139,8 @@ class RunOptions:
     # what a judge's API error means (`groundskeeper.judge.PROFILES`; docs/plans.md): `fast`
     # lets the check's pass stand, the others keep the task from DONE, resumable
     judge_profile: str = "auto"
+    breaker: int = DEFAULT_BREAKER  # the same normalized failure this many times ends a task
+    max_total_attempts: int | None = None  # the run starts no attempt past this many
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +154,7 @@ class TaskReport:
     verified: bool | None
     reason: str | None
     output: str = ""
+    stop: str | None = None  # why the fix loop ended without DONE (`groundskeeper.loops`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -153,6 +165,7 @@ class TaskReport:
             "attempts": self.attempts,
             "verified": self.verified,
             "reason": self.reason,
+            "stop": self.stop,
         }
 
 
@@ -172,6 +185,8 @@ class RunReport:
     model_unavailable: str | None = None
     # why judged tasks were left resumable (`judge unavailable: …`), under every profile but fast
     judge_unavailable: str | None = None
+    # why the run started no more attempts (`attempt-cap: …`): the tasks left are resumable
+    attempt_cap: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -183,6 +198,7 @@ class RunReport:
             "usage": self.usage.to_json(),
             "model_unavailable": self.model_unavailable,
             "judge_unavailable": self.judge_unavailable,
+            "attempt_cap": self.attempt_cap,
         }
 
 
@@ -274,6 +290,8 @@ class _TaskRun:
     red: str | None = None  # under --require-red: why this task fails before any work
     contracts: tuple[Contract, ...] = ()
     evidence: tuple[EvidenceField, ...] = ()
+    invariants: tuple[Invariant, ...] = ()  # what its worker is told must hold
+    stop: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,6 +308,7 @@ class _Outcome:
     error: BaseException | None = None
     tampers: tuple[Tamper, ...] = ()  # found (and blamed) by the job itself
     demote: tuple[tuple[Node, str, str], ...] = ()  # children whose DONE no longer holds
+    stop: str | None = None  # the loop's stop code (`groundskeeper.loops`)
 
 
 def _nodes(node: Node) -> Iterator[Node]:
@@ -361,6 +380,7 @@ class Runner:
         self._usage_lock = threading.Lock()
         self._outputs = OutputStore(self.control.path / OUTPUTS_DIR)
         self._soft: list[Diagnostic] = []  # soft contract failures: warnings in the report
+        self._budget = AttemptBudget(self.options.max_total_attempts)
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -408,6 +428,8 @@ class Runner:
                 run.contracts = tuple(task_contracts(self.plan, heading)[0])
             if heading.get_property("evidence") is not None:
                 run.evidence = tuple(task_evidence(self.plan, heading)[0])
+        for heading, seen in read_invariants(self.plan).for_tasks(self.plan).items():
+            self.tasks[heading].invariants = seen
         try:
             self.seal.run_start(
                 plan=str(self.plan_path),
@@ -419,6 +441,8 @@ class Runner:
                 require_checks=self.options.require_checks,
                 require_red=self.options.require_red or file_flag(self.plan.text, "REQUIRE_RED"),
                 protected=sorted(self._inputs.items()),
+                breaker=self.options.breaker,
+                max_total_attempts=self.options.max_total_attempts,
             )
         except SealingError:
             diagnostics.append(self._unsealed(started=False))
@@ -497,12 +521,18 @@ class Runner:
             diagnostics.append(self._judge_down_diagnostic(judge_down, reports))
         with self._event_lock:
             diagnostics.extend(self._judge_warnings)
+        capped = None
+        if self._budget.refused:
+            ok = False
+            diagnostics.append(self._cap_diagnostic(reports))
+            capped = f"attempt-cap: {self._budget.taken} attempt(s) started"
         with self._usage_lock:
             usage = self._usage
         return RunReport(
             self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits,
             usage, None if down is None else f"model unavailable: {down}",
             None if judge_down is None else f"judge unavailable: {judge_down}",
+            capped,
         )  # fmt: skip
 
     def _model_down_diagnostic(self, down: str, reports: tuple[TaskReport, ...]) -> Diagnostic:
@@ -514,6 +544,16 @@ class Runner:
             " API answers"
         )
         return Diagnostic("error", "model", message, None, "R008")
+
+    def _cap_diagnostic(self, reports: tuple[TaskReport, ...]) -> Diagnostic:
+        left = sum(r.stop == STOP_ATTEMPT_CAP for r in reports)
+        message = (
+            f"attempt cap reached: the run started its {self._budget.taken} attempt(s)"
+            f" (--max-total-attempts {self._budget.limit}) and started nothing more; {left}"
+            " task(s) are left resumable (never DONE): run `groundskeeper resume` again,"
+            " with a larger cap if need be"
+        )
+        return Diagnostic("error", "run", message, None, "I010")
 
     # -- DONE is backed by the record ------------------------------------------------------------
 
@@ -703,8 +743,11 @@ class Runner:
 
     @property
     def _stopping(self) -> str | None:
-        """Why the run starts nothing more: it is halted, or the model is unavailable (under
-        `--judge-profile safe|strict`, the judge's model too)."""
+        """Why the run starts nothing more: it is halted, the model is unavailable (under
+        `--judge-profile safe|strict`, the judge's model too), or an attempt was refused by
+        the run's cap."""
+        if self._budget.refused:
+            return self._halted or self.model.failure or "attempt cap reached"
         return self._halted or self.model.failure or self._judge_stops_run
 
     @property
@@ -727,8 +770,16 @@ class Runner:
             why = f"not started: {which} is unavailable ({down or judge_down})"
             self._queue.put(_Outcome(node, task.start_state, 0, None, why, "", 0))
             return
+        if node.kind == "leaf" and task.red is None and self._budget.spent:
+            self._budget.take()  # refused: latches, so the walk starts nothing more
+            self._queue.put(_Outcome(node, task.start_state, 0, None, self._capped(0, None), "", 0,
+                                     stop=STOP_ATTEMPT_CAP))  # fmt: skip
+            return
         try:
-            self.seal.task_start(task.heading.task_id, node.kind, task.check_sha256)
+            invariants = [i.to_json() for i in task.invariants] if node.kind == "leaf" else None
+            self.seal.task_start(
+                task.heading.task_id, node.kind, task.check_sha256, invariants=invariants
+            )
             with self._started_lock:
                 self._started.add(node)
             self._emit(RunEvent("task-start", task.heading.task_id, task.heading.title))
@@ -761,8 +812,9 @@ class Runner:
                 " running then fails closed"
             )
         self._settle(
-            task, state, outcome.attempts, verified, reason, outcome.output, outcome.duration_ms
-        )
+            task, state, outcome.attempts, verified, reason, outcome.output, outcome.duration_ms,
+            stop=outcome.stop if task.tainted is None else None,
+        )  # fmt: skip
         self._walk.finished(outcome.node, task.state)
 
     # -- jobs (pool threads) --------------------------------------------------------------------
@@ -781,6 +833,7 @@ class Runner:
             self.plan_path.name,
             tuple(c.text for c in task.contracts),
             tuple(f.spec for f in task.evidence),
+            task.invariants,
         )
         # the paths a `changed` contract names are looked at around each of its `sh` calls
         watching = watched_paths(task.contracts)
@@ -797,12 +850,20 @@ class Runner:
         verified: bool | None = None
         reason: str | None = "no attempt was made"
         output = ""
-        previous: tuple[str, str, int | None, str] | None = None
+        # one rule ends a loop early: the same normalized failure `--breaker` times in a row
+        breaker = Breaker(self.options.breaker)
+        stop: str | None = None
         attempt = 0
         found: list[Tamper] = []
         unavailable = ""
         wrote: list[str] = []  # paths the record shows the worker wrote, over its attempts
         while attempt < limit:
+            if not self._budget.take():
+                # the run's cap, not this task's failure: it keeps its state, resumable
+                ms = int((time.monotonic() - started) * 1000)
+                last = reason if attempt else None
+                return _Outcome(node, task.start_state, attempt, None, self._capped(attempt, last),
+                                output, ms, None, tuple(found), stop=STOP_ATTEMPT_CAP)  # fmt: skip
             attempt += 1
             sealed: list[dict[str, Any]] = []  # this attempt's tool calls, as sealed
             session.on_tool_call = partial(
@@ -837,13 +898,10 @@ class Runner:
             unmet = self._judge_claim(task, attempt, claim, sealed, watched)
             if unmet is not None:
                 state, verified, reason = "FAILED", True, unmet[0]
-                claim_sig: tuple[str, str, int | None, str] = ("claim", unmet[0], None, "")
                 output = ""
-                if claim_sig == previous:
-                    if attempt < limit:
-                        reason = f"{reason} (the same failure twice in a row; stopped early)"
+                if breaker.failed(f"claim\n{unmet[1]}") and attempt < limit:
+                    reason, stop = self._broken(reason, attempt, limit), STOP_BREAKER
                     break
-                previous = claim_sig
                 if attempt < limit:
                     self._emit(
                         RunEvent("attempt-failed", heading.task_id, heading.title, "FAILED",
@@ -870,9 +928,9 @@ class Runner:
                 ms = int((time.monotonic() - started) * 1000)
                 return _Outcome(node, task.start_state, attempt, None, judged.reason, output,
                                 ms, None, tuple(found))  # fmt: skip
-            failure_sig: tuple[str, str, int | None, str]
+            failure: str  # what the breaker compares, its volatile parts aside
             if judged is not None:
-                failure_sig = ("judge", judged.reason, None, "")
+                failure = f"judge\n{judged.reason}"
                 state, verified, reason = "FAILED", True, judged.reason
                 detail = judged.reason
                 judge_feedback: str | None = judged.feedback()
@@ -882,21 +940,19 @@ class Runner:
                 if dock_failure is None:
                     state, verified, reason = "DONE", True, None
                     break
-                failure_sig = ("dock", dock_failure, None, "")
+                failure = f"dock\n{dock_failure}"
                 state, verified, reason = "FAILED", True, dock_failure
                 detail = dock_failure
             else:
                 judge_feedback = None
-                failure_sig = result.signature
+                failure = f"{result.code}\n{result.reason}\n{result.output}"
                 state, verified, reason = "FAILED", True, f"{result.code}: {result.reason}"
                 if claim.no_claim is not None:  # e.g. cut off at max_tokens: say so
                     reason = f"{reason} (and the worker made no claim: {claim.no_claim})"
                 detail = f"{result.reason}\n{result.output}".rstrip()
-            if failure_sig == previous:
-                if attempt < limit:
-                    reason = f"{reason} (the same failure twice in a row; stopped early)"
+            if breaker.failed(failure) and attempt < limit:
+                reason, stop = self._broken(reason, attempt, limit), STOP_BREAKER
                 break
-            previous = failure_sig
             if attempt < limit:
                 self._emit(
                     RunEvent("attempt-failed", heading.task_id, heading.title, "FAILED",
@@ -905,8 +961,31 @@ class Runner:
             feedback = judge_feedback or (
                 f"your work did not pass its acceptance check: {task.check.text.strip()} → {detail}"
             )
+        else:  # the loop ran out: every attempt `:max-attempts:` allows was used, and failed
+            stop = STOP_MAX_ATTEMPTS if state != "DONE" else None
         ms = int((time.monotonic() - started) * 1000)
-        return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found))
+        return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found),
+                        stop=stop)  # fmt: skip
+
+    def _broken(self, reason: str | None, attempt: int, limit: int) -> str:
+        """The reason a breaker gives: it names itself first (its code), then the failure."""
+        n = self.options.breaker
+        return (
+            f"breaker: the same failure {n} times in a row (volatile parts such as timings,"
+            f" temp names and line numbers aside), so attempt {attempt + 1} of {limit} was not"
+            f" started; the failure: {reason}"
+        )
+
+    def _capped(self, attempts: int, last: str | None) -> str:
+        """The reason a task the run's attempt cap stopped is left as it was."""
+        cap = self._budget.limit
+        said = f"attempt-cap: the run had started its {cap} attempt(s) (--max-total-attempts {cap})"
+        if not attempts:
+            return f"{said}; this task was not started and is left resumable"
+        return (
+            f"{said}; after {attempts} failed attempt(s) this task is left resumable, never"
+            f" DONE; its last failure: {last}"
+        )
 
     # -- the judge (pool threads; groundskeeper.judge) -------------------------------------------
 
@@ -1187,6 +1266,7 @@ class Runner:
         reason: str | None,
         output: str,
         duration_ms: int,
+        stop: str | None = None,
     ) -> None:
         """Take a verdict: into the headline now; the row and the step once it is on disk.
 
@@ -1202,7 +1282,7 @@ class Runner:
             return
         before = task.state
         task.state, task.attempts, task.verified = state, attempts, verified
-        task.reason, task.output = reason, output
+        task.reason, task.output, task.stop = reason, output, stop
         heading = task.heading
         self._emit(
             RunEvent("task-end", heading.task_id, heading.title, state, attempts, verified, reason)
@@ -1230,13 +1310,14 @@ class Runner:
                         reason=reason,
                         duration_ms=duration_ms,
                         committed=False,
+                        stop=stop,
                     )
                 )
 
         def written() -> None:
             if inserted:
                 seal.plan_edit(1, TODO_LINE, f"`{state}` is a state org knows only from it")
-            seal.state(heading.task_id, before, state)  # a failure latches; the loop stops
+            seal.state(heading.task_id, before, state, stop)  # a failure latches; the loop stops
             if telemetry is not None:
                 telemetry.commit_verdicts(rows)
 
@@ -1318,6 +1399,7 @@ class Runner:
             task = self.tasks.get(heading) or _TaskRun(heading, idx, None, None, keyword, keyword)
             reports.append(
                 TaskReport(heading.task_id, heading.title, heading.line + self._shift, idx,
-                           task.state, task.attempts, task.verified, task.reason, task.output)
+                           task.state, task.attempts, task.verified, task.reason, task.output,
+                           task.stop)
             )  # fmt: skip
         return tuple(reports)

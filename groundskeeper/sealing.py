@@ -152,6 +152,8 @@ class RunSeal:
         require_checks: bool,
         require_red: bool = False,
         protected: Iterable[tuple[str, str | None]] = (),
+        breaker: int | None = None,
+        max_total_attempts: int | None = None,
     ) -> None:
         # a list, not a mapping: task ids may be any text, ledger keys are ASCII
         listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
@@ -171,14 +173,29 @@ class RunSeal:
                 "max_parallel": max_parallel,
                 "require_checks": require_checks,
                 "require_red": require_red,
+                # what ends a fix loop early (`groundskeeper.loops`): null when not given
+                "breaker": breaker,
+                "max_total_attempts": max_total_attempts,
                 # the protected inputs as they were before any work (hash-only past a line)
                 **_protected_inputs([{"path": p, "sha256": h} for p, h in protected]),
                 "versions": {"groundskeeper": __version__, "python": platform.python_version()},
             },
         )
 
-    def task_start(self, task_id: str, kind: str, check_sha256: str | None) -> None:
-        self.record("task-start", {"task_id": task_id, "kind": kind, "check_sha256": check_sha256})
+    def task_start(
+        self,
+        task_id: str,
+        kind: str,
+        check_sha256: str | None,
+        *,
+        invariants: list[dict[str, object]] | None = None,
+    ) -> None:
+        """`invariants` (a leaf's): each `{context, line, sha256}` its worker's system prompt
+        states, for every attempt of this task-start (the texts are in the sealed plan)."""
+        body: dict[str, Any] = {"task_id": task_id, "kind": kind, "check_sha256": check_sha256}
+        if invariants is not None:
+            body["invariants"] = invariants
+        self.record("task-start", body)
 
     def tool_call(self, task_id: str, attempt: int, call: ToolCallRecord) -> dict[str, Any]:
         """Seal one tool call with what it did (`call.facts`: for `sh` the command, its exit
@@ -290,8 +307,13 @@ class RunSeal:
             },
         )
 
-    def state(self, task_id: str, before: str, after: str) -> None:
-        self.record("state", {"task_id": task_id, "from": before, "to": after}, opens_work=False)
+    def state(self, task_id: str, before: str, after: str, stop: str | None = None) -> None:
+        """A verdict; `stop` names why a task's fix loop ended without DONE
+        (`groundskeeper.loops`: `max-attempts`, `breaker`, `attempt-cap`)."""
+        body = {"task_id": task_id, "from": before, "to": after}
+        if stop is not None:
+            body["stop"] = stop
+        self.record("state", body, opens_work=False)
 
     def plan_edit(self, line: int, text: str, reason: str) -> None:
         """The one change to a plan beyond a keyword: a line the run inserted."""

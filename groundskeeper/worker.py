@@ -32,6 +32,7 @@ from groundskeeper.attempt_record import (
     watch_state,
 )
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.invariants import Invariant, render_invariants
 from groundskeeper.models import (
     AssistantTurn,
     ContentBlock,
@@ -158,6 +159,7 @@ class WorkerTask:
     plan_name: str = "plan.org"
     contracts: tuple[str, ...] = ()  # the task's contract lines, as written
     evidence: tuple[str, ...] = ()  # its evidence fields, `name:type[:pattern]`
+    invariants: tuple[Invariant, ...] = ()  # the plan's and its contexts' (`:contexts:`)
 
 
 def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
@@ -168,6 +170,7 @@ def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
     slug = re.sub(r"[^A-Za-z0-9]+", "-", task.task_id).strip("-").lower() or "task"
     values = {
         "requirements": _requirements(task),
+        "invariants": render_invariants(task.invariants),
         "title": task.title,
         "task_id": task.task_id,
         "body": task.body.strip() or "(no description beyond the title)",

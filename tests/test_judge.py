@@ -228,25 +228,21 @@ def test_a_judge_never_turns_a_failing_check_into_a_pass(tmp_path: Path) -> None
     assert steps(plan, "judge") == []  # never asked: the check failed
 
 
-def test_the_same_judge_failure_twice_stops_early(tmp_path: Path) -> None:
+def test_the_same_judge_failure_again_and_again_is_ended_by_the_breaker(tmp_path: Path) -> None:
     plan, agents = setup(
         tmp_path,
         {
-            "workers": {"r": [*writes("red\n"), *writes("red\n")]},
-            "judges": {"r": [{"verdict": "fail", "reasons": ["one colour"]}] * 3},
+            "workers": {"r": [*writes("red\n"), *writes("red\n"), *writes("red\n")]},
+            "judges": {"r": [{"verdict": "fail", "reasons": ["one colour"]}] * 5},
         },
-        task("r", extra="  :max-attempts: 3\n"),
+        task("r", extra="  :max-attempts: 5\n"),
     )
     _, doc = resume(plan, agents)
     state, attempts, reason = state_of(doc)
-    assert (state, attempts) == ("FAILED", 2)
-    assert reason == (
-        "J010: the judge found the criteria unmet: one colour (the same failure twice in a row;"
-        " stopped early)"
-    )
-
-
-# --- an API error, under each profile ------------------------------------------------------------
+    assert (state, attempts) == ("FAILED", 3)  # the breaker's default: 3 in a row
+    assert reason is not None and reason.startswith("breaker: the same failure 3 times in a row")
+    assert reason.endswith("the failure: J010: the judge found the criteria unmet: one colour")
+    assert len(steps(plan, "judge")) == 3
 
 
 def test_a_judge_api_error_under_auto_leaves_the_task_resumable(tmp_path: Path) -> None:

@@ -329,7 +329,8 @@ def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, st
         phase = f" ({get('phase')})" if get("phase") else ""  # red-first, rollup, sweep, …
         return f"{verdict}{reason}{phase} · output {_short(get('output_sha256'))}", verdict
     if step == "state":
-        return f"{get('from')} → {get('to')}", str(get("to"))
+        stop = f" (stop: {get('stop')})" if get("stop") else ""  # max-attempts, breaker, …
+        return f"{get('from')} → {get('to')}{stop}", str(get("to"))
     if step == "plan-edit":
         return f"inserted line {get('line')}: {get('text')}", None
     if step == "tamper":

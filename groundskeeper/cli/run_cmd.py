@@ -84,6 +84,16 @@ def load_judge(
     return load_model(spec, retries=retries, timeout=timeout)
 
 
+BREAKER_HELP = (
+    "End a task's fix loop when the same failure comes back N times in a row, its volatile"
+    " parts (timings, temp names, hashes, line numbers, pids) aside: the task is FAILED with"
+    " reason `breaker: …`. It matters when `:max-attempts:` is larger than N."
+)
+MAX_TOTAL_ATTEMPTS_HELP = (
+    "Start at most N worker attempts in this run, over all tasks; past it nothing more starts"
+    " and the tasks left keep their state, resumable (reason `attempt-cap: …`) [I010]."
+    "  [default: no cap]"
+)
 TIMEOUT_HELP = (
     "Seconds one request to the Anthropic API may take (each retry gets as long). [env:"
     " GROUNDSKEEPER_MODEL_TIMEOUT; default: 300]"
@@ -150,6 +160,20 @@ def _workdir(workdir: Path | None) -> Path | None:
     help="Model turns a worker gets per attempt.",
 )
 @click.option(
+    "--breaker",
+    type=click.IntRange(min=2),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help=BREAKER_HELP,
+)
+@click.option(
+    "--max-total-attempts",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help=MAX_TOTAL_ATTEMPTS_HELP,
+)
+@click.option(
     "--disk-quota",
     type=ByteSize(),
     default="1G",
@@ -169,6 +193,8 @@ def resume(
     require_checks: bool,
     require_red: bool,
     max_turns: int,
+    breaker: int,
+    max_total_attempts: int | None,
     disk_quota: int,
     judge_spec: str | None,
     judge_profile: str,
@@ -191,6 +217,11 @@ def resume(
     A task with `:judge:` is judged after its check passes, by a separate model with fresh
     context (--judge-model): a `fail` goes back to the worker like a failed check; a judge
     that cannot be reached keeps the task from DONE, resumable, unless --judge-profile fast.
+
+    A fix loop ends at `:max-attempts:`, or earlier when the same failure comes back
+    --breaker times in a row (`breaker: …`); --max-total-attempts caps the attempts of the
+    whole run, leaving the tasks it did not reach resumable [I010]. The JSON report's `stop`
+    names which ended each task: max-attempts, breaker or attempt-cap.
 
     \b
     Examples:
@@ -228,6 +259,8 @@ def resume(
         max_turns=max_turns,
         disk_quota=disk_quota,
         judge_profile=judge_profile,
+        breaker=breaker,
+        max_total_attempts=max_total_attempts,
     )
     from groundskeeper.runner import new_run_id
 
@@ -256,7 +289,11 @@ def resume(
             fail_usage(str(exc))
         finally:
             telemetry.close()
-    resumable = report.model_unavailable is not None or report.judge_unavailable is not None
+    resumable = (
+        report.model_unavailable is not None
+        or report.judge_unavailable is not None
+        or report.attempt_cap is not None
+    )
     same: list[tuple[str, Path | bool | str | None]] = [
         ("--workdir", workdir), ("--require-checks", require_checks),
         ("--require-red", require_red), ("--judge-model", judge_spec),
@@ -290,7 +327,7 @@ def resume(
             narrate(f"run {report.run_id}: {len(states)} tasks — {counts}")
             narrate(_usage_line(report.usage))
     if resumable:
-        why = report.model_unavailable or report.judge_unavailable
+        why = report.model_unavailable or report.judge_unavailable or report.attempt_cap
         narrate(f"{why}\ncontinue with: {again}")
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
