@@ -114,12 +114,12 @@ def _cache_dir() -> Path:
     return groundskeeper_home() / "cache"
 
 
-def _entry_name(identity: bytes) -> str:
-    return f"box-{identity.hex()[:32]}.cwasm"
+def _entry_name(identity: bytes, stem: str = "box") -> str:
+    return f"{stem}-{identity.hex()[:32]}.cwasm"
 
 
-def _cache_path(module_bytes: bytes) -> Path:
-    return _cache_dir() / _entry_name(_cache_identity(module_bytes))
+def _cache_path(module_bytes: bytes, stem: str = "box") -> Path:
+    return _cache_dir() / _entry_name(_cache_identity(module_bytes), stem)
 
 
 def _mac(key: bytes, identity: bytes, payload: bytes) -> bytes:
@@ -142,8 +142,16 @@ def _load_module(engine: wasmtime.Engine) -> wasmtime.Module:
     return _load_serialized(engine)[0]
 
 
-def _load_serialized(engine: wasmtime.Engine) -> tuple[wasmtime.Module, bytes]:
-    """box.wasm for this engine, with its serialized form (what later engines deserialize).
+def load_compiled(engine: wasmtime.Engine, wasm: Path, stem: str) -> wasmtime.Module:
+    """Another WASI module than box.wasm (QuickJS, …) for `engine`, through the same cache."""
+    return _load_serialized(engine, wasm, stem)[0]
+
+
+def _load_serialized(
+    engine: wasmtime.Engine, wasm: Path = BOX_WASM, stem: str = "box"
+) -> tuple[wasmtime.Module, bytes]:
+    """box.wasm (or another `wasm` module, its entries named `stem-…`) for this engine, with
+    its serialized form (what later engines deserialize).
 
     wasmtime runs a deserialized module's native code blindly, so an entry is
     `HMAC(key, identity + payload) + payload`, keyed by a secret only this user can read:
@@ -151,9 +159,10 @@ def _load_serialized(engine: wasmtime.Engine) -> tuple[wasmtime.Module, bytes]:
     work) is recompiled and rewritten, never loaded.
     """
     try:
-        module_bytes = BOX_WASM.read_bytes()
+        module_bytes = wasm.read_bytes()
     except OSError as error:
-        raise SandboxError(f"cannot read {BOX_WASM}: {error}; run `make wasm`") from error
+        fix = "run `make wasm`" if wasm == BOX_WASM else "reinstall groundskeeper"
+        raise SandboxError(f"cannot read {wasm}: {error}; {fix}") from error
     # Keyed by the module's own hash: 0.2 ms for box.wasm, and the one key a rebuilt
     # box.wasm can never share with a stale artefact (a size or mtime key could).
     identity = _cache_identity(module_bytes)
@@ -162,7 +171,7 @@ def _load_serialized(engine: wasmtime.Engine) -> tuple[wasmtime.Module, bytes]:
         module = wasmtime.Module(engine, module_bytes)
         return module, bytes(module.serialize())
     try:
-        name = _entry_name(identity)
+        name = _entry_name(identity, stem)
         blob = _read_entry(cache, name)
         payload = blob[32:] if blob is not None else b""
         if blob and hmac.compare_digest(blob[:32], _mac(cache.key, identity, payload)):

@@ -1,0 +1,610 @@
+"""Validates a generated workflow script in a zero-tool sandbox, before it is saved or run.
+
+It owns the rules a workflow script must meet (a `workflow` object; producers with a
+`schedule` and a `handler`; consumers with `subscribe` and `prepare`), the messages that
+tell a model how to fix a script, and the config extracted from a valid one. The script is
+evaluated by QuickJS in WebAssembly (`groundskeeper.sandbox.quickjs`: no files, no
+environment, deadline, fuel and memory limits); every global it reaches for that JavaScript
+itself does not define is a tool namespace whose calls throw `Tool calls not allowed during
+validation`. It does not own where scripts come from (the CLI, lint and contracts call it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from groundskeeper.sandbox.quickjs import ScriptRun
+
+__all__ = [
+    "MAX_SCRIPT_BYTES",
+    "TOOL_CALL_MESSAGE",
+    "ScriptIssue",
+    "ScriptValidation",
+    "validate_script",
+]
+
+MAX_SCRIPT_BYTES = 256 * 1024  # a workflow script is code a model wrote, not data
+TOOL_CALL_MESSAGE = "Tool calls not allowed during validation"
+# Globals a script may not have: seen as undefined, so `require('fs')` fails plainly.
+ABSENT_GLOBALS = (
+    "require", "module", "exports", "process", "fs", "std", "os", "bjson", "print", "Deno", "Bun",
+)  # fmt: skip
+# completes "NAME" in the ReferenceError a script gets for one of ABSENT_GLOBALS
+ABSENT_MESSAGE = (
+    " is not defined: workflow scripts run without modules, files or a system API"
+    " (no require, fs, std, os or process); use the tool namespaces inside handlers"
+)
+_SHOWN_ERROR = 300  # characters of an exception's message quoted back
+
+# The program QuickJS runs. It first takes private copies of every built-in it uses (the
+# script runs next and may replace any global or prototype method), then hides the printer
+# and locks Error.prepareStackTrace (whose call sites would hand out these functions), then
+# puts a proxy under the global object: a name the script uses and nothing defines is a tool
+# namespace. The script runs by indirect eval, as a classic script of its own (its line
+# numbers are its own); a final expression appended to it yields its `workflow`. What is
+# read back is described field by field, each read guarded, and printed as one JSON line
+# after a per-run nonce: the only line the program can print, since the script has no
+# printer. The rules themselves are applied in Python to that description.
+_HARNESS = r"""(function (source, nonce, absentNames, absentMessage, toolMessage) {
+"use strict";
+const G = globalThis, print = G.print, keys = Object.keys, create = Object.create;
+const isArray = Array.isArray, quote = JSON.stringify, define = Object.defineProperty;
+const setProto = Object.setPrototypeOf, hasOwn = Object.hasOwn, ProxyOf = Proxy;
+const ErrorOf = Error, run = G.eval, ObjectProto = Object.prototype, get = Reflect.get;
+define(ErrorOf, "prepareStackTrace", {value: undefined, writable: false, configurable: false});
+const hidden = ["print", "console", "scriptArgs", "execArgv", "argv0", "gc", "navigator"];
+for (let i = 0; i < hidden.length; i++) delete G[hidden[i]];
+const quiet = function () {};
+G.console = {log: quiet, info: quiet, warn: quiet, error: quiet, debug: quiet, trace: quiet};
+const absent = create(null);
+for (let i = 0; i < absentNames.length; i++) absent[absentNames[i]] = true;
+const ReferenceErrorOf = ReferenceError;
+const calls = create(null);
+let callCount = 0;
+const refuse = function (path) {
+  calls[callCount++] = path;
+  throw new ErrorOf(toolMessage + " (" + path + ")");
+};
+const tool = function (path) {
+  return new ProxyOf(function () {}, {
+    get: function (target, key) {
+      if (typeof key === "symbol" || key === "then") return undefined;
+      return tool(path + "." + key);
+    },
+    apply: function () { return refuse(path); },
+    construct: function () { return refuse(path); },
+  });
+};
+const namespaces = create(null);
+setProto(G, new ProxyOf(create(null), {
+  get: function (target, key, receiver) {
+    if (typeof key === "symbol" || key in ObjectProto) return get(ObjectProto, key, receiver);
+    if (key === "workflow") return undefined;
+    if (absent[key] === true) throw new ReferenceErrorOf(key + absentMessage);
+    if (namespaces[key] === undefined) namespaces[key] = tool(key);
+    return namespaces[key];
+  },
+  has: function (target, key) {
+    return typeof key === "string" && key !== "workflow" && absent[key] !== true;
+  },
+}));
+const str = function (value) { return typeof value === "string" ? quote(value) : "null"; };
+const kind = function (value) {
+  if (value === null) return "null";
+  if (typeof value === "object") {
+    try { if (isArray(value)) return "array"; } catch (error) { return "object"; }
+  }
+  return typeof value;
+};
+let threw = "";
+const read = function (object, key) {
+  try { return {ok: true, value: object[key]}; } catch (error) {
+    threw = describeError(error);
+    return {ok: false, value: undefined};
+  }
+};
+const describeError = function (error) {
+  let name = "", message = "", stack = "";
+  if (error !== null && (typeof error === "object" || typeof error === "function")) {
+    try { const n = error.name; if (typeof n === "string") name = n; } catch (e) {}
+    try { const m = error.message; if (typeof m === "string") message = m; } catch (e) {}
+    try { const s = error.stack; if (typeof s === "string") stack = s; } catch (e) {}
+  } else if (typeof error !== "symbol") {
+    message = "" + error;
+  }
+  return '{"name":' + quote(name) + ',"message":' + quote(message) +
+    ',"stack":' + quote(stack) + "}";
+};
+const field = function (object, key) {
+  const got = read(object, key);
+  if (!got.ok) return '{"type":"threw","error":' + threw + "}";
+  const value = got.value, type = kind(value);
+  return '{"type":' + quote(type) + ',"value":' + str(value) + "}";
+};
+const names = function (object) {
+  try { return keys(object); } catch (error) { threw = describeError(error); return null; }
+};
+const section = function (object, key, describe) {
+  const got = read(object, key);
+  if (!got.ok) return '{"type":"threw","error":' + threw + "}";
+  const value = got.value, type = kind(value);
+  let text = '{"type":' + quote(type);
+  if (type === "object" || type === "function") {
+    const list = names(value);
+    if (list === null) return '{"type":"threw","error":' + threw + "}";
+    text += ',"entries":{';
+    for (let i = 0; i < list.length; i++) {
+      const name = list[i];
+      text += (i ? "," : "") + quote(name) + ":" + describe(value, name);
+    }
+    text += "}";
+  }
+  return text + "}";
+};
+const topic = function () { return "{}"; };
+const producer = function (producers, name) {
+  const got = read(producers, name);
+  if (!got.ok) return '{"type":"threw","error":' + threw + "}";
+  const value = got.value, type = kind(value);
+  if (type !== "object" && type !== "function") return '{"type":' + quote(type) + "}";
+  const schedule = read(value, "schedule");
+  let text = '{"type":' + quote(type) + ',"handler":' + field(value, "handler");
+  if (!schedule.ok) return text + ',"schedule":{"type":"threw","error":' + threw + "}}";
+  const scheduleType = kind(schedule.value);
+  text += ',"schedule":{"type":' + quote(scheduleType);
+  if (scheduleType === "object") {
+    text += ',"interval":' + field(schedule.value, "interval") +
+      ',"cron":' + field(schedule.value, "cron");
+  }
+  return text + "}}";
+};
+const consumer = function (consumers, name) {
+  const got = read(consumers, name);
+  if (!got.ok) return '{"type":"threw","error":' + threw + "}";
+  const value = got.value, type = kind(value);
+  if (type !== "object" && type !== "function") return '{"type":' + quote(type) + "}";
+  let text = '{"type":' + quote(type) + ',"prepare":' + field(value, "prepare") +
+    ',"mutate":' + field(value, "mutate") + ',"next":' + field(value, "next");
+  const subscribe = read(value, "subscribe");
+  if (!subscribe.ok) return text + ',"subscribe":{"type":"threw","error":' + threw + "}}";
+  const list = subscribe.value, listType = kind(list);
+  text += ',"subscribe":{"type":' + quote(listType);
+  if (listType === "array") {
+    const length = read(list, "length");
+    const count = length.ok && typeof length.value === "number" ? length.value : 0;
+    text += ',"items":[';
+    for (let i = 0; i < count; i++) text += (i ? "," : "") + field(list, i);
+    text += "]";
+  }
+  return text + "}}";
+};
+let value, error = "null";
+try {
+  value = run(source + "\n;typeof workflow === 'undefined' ? undefined : workflow");
+} catch (caught) {
+  error = describeError(caught);
+}
+let text = '{"error":' + error + ',"workflow":{"type":' + quote(kind(value));
+if (error === "null" && (kind(value) === "object" || kind(value) === "function")) {
+  text += ',"topics":' + section(value, "topics", topic) +
+    ',"producers":' + section(value, "producers", producer) +
+    ',"consumers":' + section(value, "consumers", consumer);
+}
+text += '},"tool_calls":[';
+for (let i = 0; i < callCount; i++) text += (i ? "," : "") + quote(calls[i]);
+print(nonce + text + "]}");
+})"""
+
+
+@dataclass(frozen=True)
+class ScriptIssue:
+    """One finding: `code` is a stable reason, `message` is written for the model fixing the
+    script, `line` (1-based, in the script) where the script itself says where."""
+
+    code: str
+    message: str
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "line": self.line}
+
+
+@dataclass(frozen=True)
+class ScriptValidation:
+    """The verdict on one script. `ok` means no errors (warnings may remain); `config` is the
+    extracted workflow config, present only when `ok`."""
+
+    ok: bool
+    errors: tuple[ScriptIssue, ...]
+    warnings: tuple[ScriptIssue, ...] = ()
+    config: dict[str, Any] | None = None
+    duration_ms: float = 0.0
+
+    @property
+    def message(self) -> str:
+        """Every error's message, one after another (what goes back to a model)."""
+        return "; ".join(issue.message for issue in self.errors)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "errors": [issue.to_json() for issue in self.errors],
+            "warnings": [issue.to_json() for issue in self.warnings],
+            "config": self.config,
+            "duration_ms": round(self.duration_ms, 3),
+        }
+
+
+def validate_script(source: str, *, timeout: float | None = None) -> ScriptValidation:
+    """Evaluate `source` in the zero-tool sandbox and judge its `workflow` (see module doc).
+
+    Never raises for anything in `source`; raises `SandboxError` only when QuickJS is not
+    installed or the sandbox itself is broken."""
+    size = len(source.encode("utf-8", "surrogatepass"))
+    if size > MAX_SCRIPT_BYTES:
+        message = (
+            f"the script is {size} bytes; the limit is {MAX_SCRIPT_BYTES} bytes (size limit):"
+            " a workflow script should hold code, not data; fetch large data inside a handler"
+        )
+        return ScriptValidation(False, (ScriptIssue("script-too-large", message),))
+    from groundskeeper.sandbox import quickjs  # wasmtime is imported only when needed
+
+    nonce = f"__GK_SCRIPT_{secrets.token_hex(16)}__"
+    program = "%s(%s, %s, %s, %s, %s);" % (  # noqa: UP031 (literals JSON-quoted: no escaping)
+        _HARNESS,
+        json.dumps(source),
+        json.dumps(nonce),
+        json.dumps(list(ABSENT_GLOBALS)),
+        json.dumps(ABSENT_MESSAGE),
+        json.dumps(TOOL_CALL_MESSAGE),
+    )
+    if timeout is None:
+        run = quickjs.run_program(program)
+    else:
+        run = quickjs.run_program(program, timeout=timeout)
+    report = _report(run.stdout, nonce) if run.completed else None
+    if report is None:
+        issue = _failed_run(run, timeout or quickjs.TIMEOUT)
+        return ScriptValidation(False, (issue,), duration_ms=run.duration_ms)
+    errors, warnings, config = _judge(report, source.count("\n") + 1)
+    return ScriptValidation(
+        not errors, tuple(errors), tuple(warnings), None if errors else config, run.duration_ms
+    )
+
+
+def _report(stdout: str, nonce: str) -> dict[str, Any] | None:
+    """The harness's one record, or None when stdout is anything else (fail closed)."""
+    lines = stdout.split("\n")
+    if len(lines) != 2 or lines[1] != "" or not lines[0].startswith(nonce):
+        return None
+    try:
+        report = json.loads(lines[0][len(nonce) :])
+    except ValueError:
+        return None
+    return report if isinstance(report, dict) else None
+
+
+def _failed_run(run: ScriptRun, timeout: float) -> ScriptIssue:
+    fault, stderr = run.fault, run.stderr
+    if fault == "deadline":
+        message = (
+            f"the script did not finish loading within {timeout:g} s (deadline): code at the"
+            " top level must not loop or wait; put work inside handlers"
+        )
+        return ScriptIssue("deadline", message)
+    if fault == "memory" or "out of memory" in stderr:
+        return ScriptIssue("memory", _memory_message())
+    if fault == "fuel":
+        message = (
+            "the script ran out of fuel while loading (fuel limit): top-level code must be short"
+        )
+        return ScriptIssue("fuel", message)
+    if fault == "output":
+        message = "the script's workflow is too large to describe (output limit)"
+        return ScriptIssue("output", message)
+    if run.trap == "stack overflow":
+        message = (
+            "the script recursed too deeply while loading (stack limit): a function called at"
+            " the top level must not call itself without end"
+        )
+        return ScriptIssue("stack", message)
+    detail = run.trap or _first_line(stderr) or "no message"
+    message = (
+        f"the sandbox stopped the script before it finished loading ({fault or 'error'}): {detail}"
+    )
+    return ScriptIssue("sandbox-fault", message)
+
+
+def _memory_message() -> str:
+    from groundskeeper.sandbox import quickjs
+
+    limit = quickjs.HEAP_LIMIT // (1024 * 1024)
+    return (
+        f"the script used more than {limit} MiB of memory while loading (memory limit):"
+        " code at the top level must not build large data; put work inside handlers"
+    )
+
+
+# ---- the rules ----------------------------------------------------------------------------
+
+_LINE = re.compile(r"<input>:(\d+)(?::(\d+))?")
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
+
+
+@dataclass
+class _Findings:
+    errors: list[ScriptIssue] = field(default_factory=list)
+    warnings: list[ScriptIssue] = field(default_factory=list)
+
+    def error(self, code: str, message: str) -> None:
+        self.errors.append(ScriptIssue(code, message))
+
+
+def _judge(
+    report: dict[str, Any], lines: int
+) -> tuple[list[ScriptIssue], list[ScriptIssue], dict[str, Any]]:
+    found = _Findings()
+    calls = [c for c in report.get("tool_calls", []) if isinstance(c, str)]
+    error = report.get("error")
+    if calls:
+        found.errors.append(_tool_call_issue(calls, error))
+    elif isinstance(error, dict):
+        found.errors.append(_thrown_issue(error, lines))
+    if found.errors:
+        return found.errors, found.warnings, {}
+    workflow = report.get("workflow")
+    if not isinstance(workflow, dict) or workflow.get("type") not in ("object", "function"):
+        found.error("workflow-missing", _missing_workflow(workflow))
+        return found.errors, found.warnings, {}
+    if workflow.get("type") == "function":
+        found.error("workflow-missing", _missing_workflow(workflow))
+        return found.errors, found.warnings, {}
+    topics = _entries(found, workflow.get("topics"), "topics", optional=True)
+    producers = _entries(found, workflow.get("producers"), "producers", optional=True)
+    consumers = _entries(found, workflow.get("consumers"), "consumers", optional=True)
+    if not producers and not consumers and not found.errors:
+        message = (
+            "workflow has no producers and no consumers: add at least one, either under"
+            ' `workflow.producers` (e.g. `poll: { schedule: { interval: "5m" }, handler:'
+            " async (state) => { … } }`) or under `workflow.consumers` (e.g. `handle: {"
+            ' subscribe: ["topic.name"], prepare: async (state) => { … } }`)'
+        )
+        found.error("workflow-empty", message)
+    config_producers = {
+        name: _producer(found, name, entry) for name, entry in (producers or {}).items()
+    }
+    config_consumers = {
+        name: _consumer(found, name, entry) for name, entry in (consumers or {}).items()
+    }
+    declared = list(topics or {})
+    for name, consumer in config_consumers.items():
+        for topic in consumer["subscribe"]:
+            if topic not in declared:
+                message = (
+                    f"{_path('consumers', name)} subscribes to {json.dumps(topic)}, which"
+                    f" `workflow.topics` does not declare: add `{json.dumps(topic)}: {{}}` to"
+                    " topics (or fix the topic name)"
+                )
+                found.warnings.append(ScriptIssue("topic-undeclared", message))
+    config = {"topics": declared, "producers": config_producers, "consumers": config_consumers}
+    return found.errors, found.warnings, config
+
+
+def _tool_call_issue(calls: list[str], error: Any) -> ScriptIssue:
+    line = _line(error) if isinstance(error, dict) else None
+    where = f" (line {line})" if line is not None else ""
+    shown = ", ".join(dict.fromkeys(calls))
+    message = (
+        f"{TOOL_CALL_MESSAGE}: the script calls {shown} at the top level{where}; call tools"
+        " only inside producer handlers and consumer prepare/mutate/next functions"
+    )
+    return ScriptIssue("tool-call", message, line)
+
+
+def _thrown_issue(error: dict[str, Any], lines: int) -> ScriptIssue:
+    name, text = _text(error, "name"), _text(error, "message")
+    text = text[:_SHOWN_ERROR] + ("…" if len(text) > _SHOWN_ERROR else "")
+    line = _line(error)
+    label = f"{name}: {text}" if name else text or "an exception"
+    if name == "SyntaxError":
+        where = f" at line {line}" if line is not None else ""
+        if line is not None and line > lines:  # found in the harness's line after the script
+            line = lines
+            where = f" at its end (line {line}): something opened is never closed"
+        return ScriptIssue("syntax-error", f"the script does not parse{where}: {label}", line)
+    if name == "InternalError" and text == "out of memory":
+        return ScriptIssue("memory", _memory_message(), line)
+    where = f" at line {line}" if line is not None else ""
+    if name == "ReferenceError" and text.endswith(ABSENT_MESSAGE):
+        name_used = text[: -len(ABSENT_MESSAGE)]
+        message = f"`{name_used}`{where}{ABSENT_MESSAGE}"
+        return ScriptIssue("no-system-access", message, line)
+    message = (
+        f"the script throws while loading{where}: {label}; code at the top level runs when"
+        " the script is loaded, so it must not fail"
+    )
+    return ScriptIssue("script-error", message, line)
+
+
+def _text(error: dict[str, Any], key: str) -> str:
+    value = error.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _line(error: dict[str, Any]) -> int | None:
+    stack = error.get("stack")
+    match = _LINE.search(stack) if isinstance(stack, str) else None
+    return int(match.group(1)) if match else None
+
+
+def _missing_workflow(workflow: Any) -> str:
+    kind = workflow.get("type") if isinstance(workflow, dict) else None
+    if kind in (None, "undefined"):
+        return (
+            "the script defines no `workflow` object: declare it at the top level, e.g."
+            " `const workflow = { topics: { … }, producers: { … }, consumers: { … } };`"
+        )
+    return (
+        f"`workflow` is {_article(str(kind))}, not an object: make it an object literal,"
+        " `const workflow = { topics: { … }, producers: { … }, consumers: { … } };`"
+    )
+
+
+def _entries(found: _Findings, section: Any, key: str, *, optional: bool) -> dict[str, Any] | None:
+    """A section's entries by name; None when the section is absent (an error otherwise)."""
+    kind = section.get("type") if isinstance(section, dict) else None
+    if kind in (None, "undefined") and optional:
+        return None
+    if kind == "object" and isinstance(section.get("entries"), dict):
+        return dict(section["entries"])
+    if kind == "threw":
+        found.error("script-error", f"reading `workflow.{key}` throws: {_threw(section)}")
+        return None
+    message = (
+        f"`workflow.{key}` must be an object keyed by name (it is {_article(str(kind))}),"
+        f" e.g. `{key}: {{ name: {{ … }} }}`"
+    )
+    found.error("section-not-object", message)
+    return None
+
+
+def _producer(found: _Findings, name: str, entry: Any) -> dict[str, Any]:
+    path = _path("producers", name)
+    kind = entry.get("type") if isinstance(entry, dict) else None
+    if kind != "object":
+        found.error(
+            "producer-not-object", f"{path} must be an object (it is {_article(str(kind))})"
+        )
+        return {"schedule": {}}
+    handler = _kind(entry.get("handler"))
+    if handler != "function":
+        message = (
+            f"{path}.handler must be a function (it is {_shown_kind(handler)}): add"
+            " `handler: async (state) => { … }`"
+        )
+        found.error("producer-handler", message)
+    schedule = entry.get("schedule")
+    interval, cron = _string_field(schedule, "interval"), _string_field(schedule, "cron")
+    extracted: dict[str, str] = {}
+    if interval:
+        extracted["interval"] = interval
+    if cron:
+        extracted["cron"] = cron
+    if not extracted:
+        given = _kind(schedule)
+        detail = (
+            f"its schedule is {_shown_kind(given)}"
+            if given != "object"
+            else "neither is a non-empty string"
+        )
+        message = (
+            f"{path}.schedule needs interval or cron ({detail}): e.g."
+            ' `schedule: { interval: "5m" }` or `schedule: { cron: "*/5 * * * *" }`'
+        )
+        found.error("producer-schedule", message)
+    return {"schedule": extracted}
+
+
+def _consumer(found: _Findings, name: str, entry: Any) -> dict[str, Any]:
+    path = _path("consumers", name)
+    kind = entry.get("type") if isinstance(entry, dict) else None
+    if kind != "object":
+        found.error(
+            "consumer-not-object", f"{path} must be an object (it is {_article(str(kind))})"
+        )
+        return {"subscribe": [], "hasMutate": False, "hasNext": False}
+    subscribe = entry.get("subscribe")
+    topics: list[str] = []
+    items = subscribe.get("items") if isinstance(subscribe, dict) else None
+    if _kind(subscribe) != "array" or not isinstance(items, list) or not items:
+        shown = "an empty array" if _kind(subscribe) == "array" else _shown_kind(_kind(subscribe))
+        message = (
+            f"{path}.subscribe must be a non-empty array of topic names (it is {shown}):"
+            ' e.g. `subscribe: ["email.received"]`'
+        )
+        found.error("consumer-subscribe", message)
+    else:
+        for index, item in enumerate(items):
+            if _kind(item) == "string" and isinstance(item.get("value"), str) and item["value"]:
+                topics.append(item["value"])
+            else:
+                message = (
+                    f"{path}.subscribe[{index}] must be a topic name, a non-empty string"
+                    f" (it is {_shown_kind(_kind(item))})"
+                )
+                found.error("consumer-subscribe", message)
+    prepare = _kind(entry.get("prepare"))
+    if prepare != "function":
+        message = (
+            f"{path}.prepare must be a function (it is {_shown_kind(prepare)}): add"
+            " `prepare: async (state) => { … }`"
+        )
+        found.error("consumer-prepare", message)
+    for optional in ("mutate", "next"):
+        given = _kind(entry.get(optional))
+        if given not in ("undefined", "function"):
+            message = (
+                f"{path}.{optional} is optional, but when present it must be a function (it"
+                f" is {_shown_kind(given)}): remove it or make it `async (…) => {{ … }}`"
+            )
+            found.error(f"consumer-{optional}", message)
+    return {
+        "subscribe": topics,
+        "hasMutate": _kind(entry.get("mutate")) == "function",
+        "hasNext": _kind(entry.get("next")) == "function",
+    }
+
+
+def _kind(described: Any) -> str:
+    kind = described.get("type") if isinstance(described, dict) else None
+    return kind if isinstance(kind, str) else "undefined"
+
+
+def _string_field(schedule: Any, key: str) -> str:
+    if _kind(schedule) != "object" or not isinstance(schedule, dict):
+        return ""
+    value = schedule.get(key)
+    text = value.get("value") if isinstance(value, dict) else None
+    return text if _kind(value) == "string" and isinstance(text, str) and text.strip() else ""
+
+
+def _threw(section: dict[str, Any]) -> str:
+    error = section.get("error")
+    if not isinstance(error, dict):
+        return "an exception"
+    name, text = error.get("name") or "", error.get("message") or ""
+    return f"{name}: {text}" if name else str(text) or "an exception"
+
+
+def _shown_kind(kind: str) -> str:
+    if kind == "undefined":
+        return "missing"
+    if kind == "threw":
+        return "a getter that throws"
+    return _article(kind)
+
+
+def _article(kind: str) -> str:
+    if kind in ("undefined", "None"):
+        return "undefined"
+    if kind == "null":
+        return "null"
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a {kind}"
+
+
+def _path(section: str, name: str) -> str:
+    if _IDENTIFIER.match(name):
+        return f"workflow.{section}.{name}"
+    return f"workflow.{section}[{json.dumps(name)}]"
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:_SHOWN_ERROR]
+    return ""
