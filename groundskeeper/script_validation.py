@@ -12,10 +12,15 @@ validation`. It does not own where scripts come from (the CLI, lint and contract
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
+import stat
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from groundskeeper.errors import UsageError
 
 if TYPE_CHECKING:
     from groundskeeper.sandbox.quickjs import ScriptRun
@@ -23,9 +28,12 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_SCRIPT_BYTES",
     "TOOL_CALL_MESSAGE",
+    "ScriptFileError",
     "ScriptIssue",
     "ScriptValidation",
+    "read_script",
     "validate_script",
+    "validate_script_file",
 ]
 
 MAX_SCRIPT_BYTES = 256 * 1024  # a workflow script is code a model wrote, not data
@@ -201,6 +209,10 @@ print(nonce + text + "]}");
 })"""
 
 
+class ScriptFileError(UsageError):
+    """A script file that cannot be read as text at all (the message names it and the fix)."""
+
+
 @dataclass(frozen=True)
 class ScriptIssue:
     """One finding: `code` is a stable reason, `message` is written for the model fixing the
@@ -247,11 +259,7 @@ def validate_script(source: str, *, timeout: float | None = None) -> ScriptValid
     installed or the sandbox itself is broken."""
     size = len(source.encode("utf-8", "surrogatepass"))
     if size > MAX_SCRIPT_BYTES:
-        message = (
-            f"the script is {size} bytes; the limit is {MAX_SCRIPT_BYTES} bytes (size limit):"
-            " a workflow script should hold code, not data; fetch large data inside a handler"
-        )
-        return ScriptValidation(False, (ScriptIssue("script-too-large", message),))
+        return _too_large(str(size))
     from groundskeeper.sandbox import quickjs  # wasmtime is imported only when needed
 
     nonce = f"__GK_SCRIPT_{secrets.token_hex(16)}__"
@@ -275,6 +283,53 @@ def validate_script(source: str, *, timeout: float | None = None) -> ScriptValid
     return ScriptValidation(
         not errors, tuple(errors), tuple(warnings), None if errors else config, run.duration_ms
     )
+
+
+def read_script(path: Path) -> str | ScriptValidation:
+    """The text of the script at `path`, or the verdict when it is over the size limit (read
+    no further than the limit). Raises ScriptFileError for a missing file, a directory, a
+    FIFO or device, or bytes that are not UTF-8 text."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError as error:
+        raise ScriptFileError(f"{path}: no such file; pass the path of a .js file") from error
+    except OSError as error:
+        raise ScriptFileError(f"{path}: cannot open: {error.strerror}") from error
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):  # a FIFO or a device would block or never end
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise ScriptFileError(f"{path}: is a directory; pass the path of a .js file")
+        raise ScriptFileError(f"{path}: not a regular file (a FIFO, socket or device)")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(MAX_SCRIPT_BYTES + 1)
+        except OSError as error:
+            raise ScriptFileError(f"{path}: cannot read: {error.strerror}") from error
+    if len(data) > MAX_SCRIPT_BYTES:
+        return _too_large(f"over {MAX_SCRIPT_BYTES}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        message = f"{path}:{line}: not valid UTF-8; save the script as UTF-8"
+        raise ScriptFileError(message) from error
+
+
+def validate_script_file(path: Path, *, timeout: float | None = None) -> ScriptValidation:
+    """`validate_script` on the file at `path` (see `read_script` for what raises)."""
+    text = read_script(path)
+    if isinstance(text, ScriptValidation):
+        return text
+    return validate_script(text, timeout=timeout)
+
+
+def _too_large(size: str) -> ScriptValidation:
+    message = (
+        f"the script is {size} bytes; the limit is {MAX_SCRIPT_BYTES} bytes (size limit):"
+        " a workflow script should hold code, not data; fetch large data inside a handler"
+    )
+    return ScriptValidation(False, (ScriptIssue("script-too-large", message),))
 
 
 def _report(stdout: str, nonce: str) -> dict[str, Any] | None:
@@ -422,7 +477,8 @@ def _thrown_issue(error: dict[str, Any], lines: int) -> ScriptIssue:
     where = f" at line {line}" if line is not None else ""
     if name == "ReferenceError" and text.endswith(ABSENT_MESSAGE):
         name_used = text[: -len(ABSENT_MESSAGE)]
-        message = f"`{name_used}`{where}{ABSENT_MESSAGE}"
+        at = f" (line {line})" if line is not None else ""
+        message = f"`{name_used}`{at}{ABSENT_MESSAGE}"
         return ScriptIssue("no-system-access", message, line)
     message = (
         f"the script throws while loading{where}: {label}; code at the top level runs when"

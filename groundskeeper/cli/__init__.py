@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "ledger": "groundskeeper.cli.ledger_cmd:ledger",
     "keygen": "groundskeeper.cli.ledger_cmd:keygen",
     "eval": "groundskeeper.cli.eval_cmd:eval_",
+    "validate-script": "groundskeeper.cli.validate_script_cmd:validate_script",
 }
 
 

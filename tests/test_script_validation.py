@@ -1,0 +1,466 @@
+"""Script validation in the zero-tool sandbox: the rules, the extracted config, the limits,
+and a script that tries to pass while invalid (by forging the harness's record, replacing
+the built-ins it reads with, or reaching for files and modules)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from groundskeeper import script_validation as sv
+from groundskeeper.sandbox import preview1, quickjs
+from groundskeeper.script_validation import (
+    MAX_SCRIPT_BYTES,
+    TOOL_CALL_MESSAGE,
+    ScriptFileError,
+    ScriptValidation,
+    validate_script,
+    validate_script_file,
+)
+
+VALID = """\
+const workflow = {
+  topics: {
+    "email.received": {},
+    "row.created": {},
+  },
+  producers: {
+    pollEmail: {
+      schedule: { interval: "5m" },
+      handler: async (state) => {
+        const emails = await Gmail.api({ method: "users.messages.list" });
+        for (const email of emails.messages || []) await Topics.publish("email.received", email);
+      },
+    },
+    nightly: {
+      schedule: { cron: "0 3 * * *" },
+      handler: async () => Sheets.clear("Scratch"),
+    },
+  },
+  consumers: {
+    processEmail: {
+      subscribe: ["email.received"],
+      prepare: async (state) => ({ rows: [] }),
+      mutate: async (prepared) => Sheets.append(prepared.rows),
+    },
+    audit: {
+      subscribe: ["email.received", "row.created"],
+      prepare: async () => ({}),
+      next: async (prepared, result) => Topics.publish("row.created", result),
+    },
+  },
+};
+"""
+
+
+def codes(verdict: ScriptValidation) -> list[str]:
+    return [issue.code for issue in verdict.errors]
+
+
+def only_error(source: str) -> sv.ScriptIssue:
+    verdict = validate_script(source)
+    assert not verdict.ok
+    assert verdict.config is None
+    assert len(verdict.errors) == 1, verdict.errors
+    return verdict.errors[0]
+
+
+# --- the six rules, each from a script that breaks exactly it --------------------------------
+
+
+def test_no_workflow_object() -> None:
+    issue = only_error("const flow = { producers: {} };\n")
+    assert issue.code == "workflow-missing"
+    assert issue.message == (
+        "the script defines no `workflow` object: declare it at the top level, e.g."
+        " `const workflow = { topics: { … }, producers: { … }, consumers: { … } };`"
+    )
+
+
+def test_workflow_that_is_not_an_object() -> None:
+    issue = only_error('const workflow = "producers";\n')
+    assert issue.code == "workflow-missing"
+    assert issue.message.startswith("`workflow` is a string, not an object:")
+
+
+def test_no_producer_and_no_consumer() -> None:
+    issue = only_error('const workflow = { topics: { "a": {} } };\n')
+    assert issue.code == "workflow-empty"
+    assert issue.message.startswith(
+        "workflow has no producers and no consumers: add at least one, either under"
+        " `workflow.producers`"
+    )
+
+
+def test_producer_without_handler() -> None:
+    issue = only_error(
+        'const workflow = { producers: { poll: { schedule: { interval: "5m" } } } };\n'
+    )
+    assert issue.code == "producer-handler"
+    assert issue.message == (
+        "workflow.producers.poll.handler must be a function (it is missing): add"
+        " `handler: async (state) => { … }`"
+    )
+
+
+def test_producer_without_interval_or_cron() -> None:
+    issue = only_error(
+        "const workflow = { producers: { poll: { schedule: { every: 5 }, handler() {} } } };\n"
+    )
+    assert issue.code == "producer-schedule"
+    assert issue.message == (
+        "workflow.producers.poll.schedule needs interval or cron (neither is a non-empty"
+        ' string): e.g. `schedule: { interval: "5m" }` or `schedule: { cron: "*/5 * * * *" }`'
+    )
+
+
+def test_producer_without_schedule_says_it_is_missing() -> None:
+    issue = only_error("const workflow = { producers: { poll: { handler() {} } } };\n")
+    assert issue.code == "producer-schedule"
+    assert "(its schedule is missing)" in issue.message
+
+
+def test_consumer_with_empty_subscribe() -> None:
+    issue = only_error(
+        "const workflow = { consumers: { sync: { subscribe: [], prepare: async () => 1 } } };\n"
+    )
+    assert issue.code == "consumer-subscribe"
+    assert issue.message == (
+        "workflow.consumers.sync.subscribe must be a non-empty array of topic names (it is"
+        ' an empty array): e.g. `subscribe: ["email.received"]`'
+    )
+
+
+def test_consumer_without_prepare() -> None:
+    issue = only_error(
+        'const workflow = { topics: { a: {} }, consumers: { sync: { subscribe: ["a"] } } };\n'
+    )
+    assert issue.code == "consumer-prepare"
+    assert issue.message == (
+        "workflow.consumers.sync.prepare must be a function (it is missing): add"
+        " `prepare: async (state) => { … }`"
+    )
+
+
+@pytest.mark.parametrize("name", ["mutate", "next"])
+def test_optional_handlers_must_be_functions_when_present(name: str) -> None:
+    source = (
+        "const workflow = { topics: { a: {} }, consumers: { sync: {"
+        f' subscribe: ["a"], prepare() {{}}, {name}: "later" }} }} }};\n'
+    )
+    issue = only_error(source)
+    assert issue.code == f"consumer-{name}"
+    assert issue.message.startswith(
+        f"workflow.consumers.sync.{name} is optional, but when present it must be a function"
+        " (it is a string)"
+    )
+
+
+def test_every_broken_rule_is_reported_at_once() -> None:
+    source = (
+        "const workflow = {\n"
+        "  producers: { p: { schedule: {} } },\n"
+        '  consumers: { "odd name": { subscribe: "a" } },\n'
+        "};\n"
+    )
+    verdict = validate_script(source)
+    assert codes(verdict) == [
+        "producer-handler",
+        "producer-schedule",
+        "consumer-subscribe",
+        "consumer-prepare",
+    ]
+    assert verdict.errors[2].message.startswith(
+        'workflow.consumers["odd name"].subscribe must be a non-empty array of topic names'
+        " (it is a string)"
+    )
+
+
+# --- a valid script and its config ---------------------------------------------------------
+
+
+def test_valid_script_config_field_by_field() -> None:
+    verdict = validate_script(VALID)
+    assert verdict.ok
+    assert verdict.errors == ()
+    assert verdict.warnings == ()
+    config = verdict.config
+    assert config is not None
+    assert config["topics"] == ["email.received", "row.created"]
+    assert list(config["producers"]) == ["pollEmail", "nightly"]
+    assert config["producers"]["pollEmail"] == {"schedule": {"interval": "5m"}}
+    assert config["producers"]["nightly"] == {"schedule": {"cron": "0 3 * * *"}}
+    assert list(config["consumers"]) == ["processEmail", "audit"]
+    assert config["consumers"]["processEmail"] == {
+        "subscribe": ["email.received"],
+        "hasMutate": True,
+        "hasNext": False,
+    }
+    assert config["consumers"]["audit"] == {
+        "subscribe": ["email.received", "row.created"],
+        "hasMutate": False,
+        "hasNext": True,
+    }
+
+
+def test_workflow_may_be_a_var_or_a_global_property() -> None:
+    for declaration in ("var workflow = ", "globalThis.workflow = ", "let workflow = "):
+        source = declaration + VALID.split("=", 1)[1]
+        assert validate_script(source).ok, declaration
+
+
+def test_undeclared_topic_is_a_warning_not_an_error() -> None:
+    source = 'const workflow = { consumers: { c: { subscribe: ["new.topic"], prepare() {} } } };'
+    verdict = validate_script(source)
+    assert verdict.ok
+    assert verdict.config == {
+        "topics": [],
+        "producers": {},
+        "consumers": {"c": {"subscribe": ["new.topic"], "hasMutate": False, "hasNext": False}},
+    }
+    assert [w.code for w in verdict.warnings] == ["topic-undeclared"]
+    assert verdict.warnings[0].message.startswith(
+        'workflow.consumers.c subscribes to "new.topic", which `workflow.topics` does not declare'
+    )
+
+
+# --- tools, modules and files: absent ----------------------------------------------------------
+
+
+def test_tool_call_at_top_level_fails_naming_the_call_and_line() -> None:
+    source = '// set up\nconst seed = Sheets.read("Config!A1");\n' + VALID
+    issue = only_error(source)
+    assert issue.code == "tool-call"
+    assert issue.line == 2
+    assert issue.message.startswith(
+        f"{TOOL_CALL_MESSAGE}: the script calls Sheets.read at the top level (line 2)"
+    )
+
+
+def test_tool_call_swallowed_by_a_catch_still_fails() -> None:
+    source = "try { Topics.publish('x', {}); } catch (e) {}\n" + VALID
+    issue = only_error(source)
+    assert issue.code == "tool-call"
+    assert "Topics.publish" in issue.message
+
+
+def test_any_unknown_global_is_a_tool_namespace_that_throws() -> None:
+    issue = only_error("SomeCrm.contacts.list.all();\n" + VALID)
+    assert issue.code == "tool-call"
+    assert "SomeCrm.contacts.list.all" in issue.message
+
+
+def test_a_getter_calling_a_tool_while_read_is_caught() -> None:
+    source = VALID.replace("topics: {", "get topics() { return Gmail.labels(); },\n  x: {", 1)
+    verdict = validate_script(source)
+    assert codes(verdict) == ["tool-call"]
+    assert "Gmail.labels" in verdict.errors[0].message
+
+
+@pytest.mark.parametrize(
+    "use",
+    ['const fs = require("fs");', 'std.open("/etc/passwd", "r");', "os.exec(['ls']);",
+     'fs.readFileSync("x");', "process.env.HOME;", "typeof std;"],
+)  # fmt: skip
+def test_require_fs_std_os_are_not_defined(use: str) -> None:
+    issue = only_error(use + "\n" + VALID)
+    name = use.split("(")[0].split(".")[0].split()[-1].rstrip(";")
+    assert issue.code == "no-system-access"
+    assert issue.line == 1
+    assert issue.message.startswith(f"`{name}` (line 1) is not defined: workflow scripts run")
+
+
+def test_console_is_silent_and_not_a_tool() -> None:
+    assert validate_script('console.log("loading");\n' + VALID).ok
+
+
+def test_the_sandbox_has_no_directory_at_all() -> None:
+    class Sink:
+        def room(self) -> int:
+            return 0
+
+        def write(self, data: bytes) -> None:
+            raise AssertionError("nothing is written")
+
+    process = preview1.Process(
+        argv=["qjs"], env=[], stdin=b"", stdout=Sink(), stderr=Sink(),
+        root_fd=preview1.NO_FILES, guest_root="", read_only=True, deadline=time.monotonic() + 1,
+    )  # fmt: skip
+    memory = memoryview(bytearray(64))
+    assert sorted(process.fds) == [0, 1, 2]
+    assert process.fd_prestat_get(memory, 3, 0) == preview1.BADF
+    with pytest.raises(preview1.WasiError) as refused:
+        process.path_open(memory, 3, 0, 0, 1, 0, 0, 0, 0, 8)
+    assert refused.value.code == preview1.BADF
+
+
+# --- a script that wants to pass while invalid -------------------------------------------------
+
+INVALID_TAIL = '\nconst workflow = { topics: { a: {} }, consumers: { c: { subscribe: ["a"] } } };\n'
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        # replace the built-ins a harness would describe the workflow with
+        "Object.keys = () => []; JSON.stringify = () => '{}'; Array.isArray = () => false;",
+        "Object.prototype.toJSON = function () { return {ok: true}; };",
+        "Object.defineProperty(Array.prototype, '0', { set() {}, get() { return 'x'; } });",
+        "Object.defineProperty(Object.prototype, 'ok', { get() { return true; }, set() {} });",
+        # print a record of its own
+        'console.log(\'{"error":null,"workflow":{"type":"undefined"},"tool_calls":[]}\');',
+        "import('qjs:std').then((std) => std.out.puts('forged\\n'));",
+        # reach the harness's functions through call sites
+        "Error.prepareStackTrace = (e, sites) => { globalThis.sites = sites; return ''; };"
+        " try { Gmail.x(); } catch (e) { e.stack; }",
+    ],
+)
+def test_tampering_cannot_make_an_invalid_script_pass(attack: str) -> None:
+    verdict = validate_script(attack + INVALID_TAIL)
+    assert not verdict.ok
+    assert verdict.config is None
+    assert codes(verdict) in (["consumer-prepare"], ["tool-call"])
+
+
+def test_prepare_stack_trace_is_locked() -> None:
+    source = '"use strict";\nError.prepareStackTrace = () => "mine";\n' + VALID.replace(
+        "const", "var"
+    )
+    issue = only_error(source)
+    assert issue.code == "script-error"
+    assert issue.line == 2
+    assert "TypeError" in issue.message
+
+
+def test_a_record_on_stdout_is_accepted_only_whole_and_alone() -> None:
+    nonce = "__N__"
+    record = '{"error":null,"workflow":{"type":"undefined"},"tool_calls":[]}'
+    assert sv._report(f"{nonce}{record}\n", nonce) is not None
+    assert sv._report(f"{nonce}{record}\n{nonce}{record}\n", nonce) is None
+    assert sv._report(f"junk\n{nonce}{record}\n", nonce) is None
+    assert sv._report(f"{record}\n", nonce) is None
+    assert sv._report(f"{nonce}{record}", nonce) is None
+    assert sv._report(f"{nonce}[1]\n", nonce) is None
+
+
+def test_a_getter_that_throws_is_a_script_error() -> None:
+    source = "const workflow = { get producers() { throw new Error('nope'); } };"
+    issue = only_error(source)
+    assert issue.code == "script-error"
+    assert issue.message == "reading `workflow.producers` throws: Error: nope"
+
+
+def test_uncaught_exception_names_its_line() -> None:
+    issue = only_error("const a = 1;\nconst b = a.missing.deeper;\n" + VALID)
+    assert issue.code == "script-error"
+    assert issue.line == 2
+    assert issue.message.startswith("the script throws while loading at line 2: TypeError:")
+
+
+def test_syntax_error_names_its_line() -> None:
+    issue = only_error("const workflow = {\n  producers: {\n    p: { schedule { } },\n  },\n};\n")
+    assert issue.code == "syntax-error"
+    assert issue.line == 3
+    assert issue.message.startswith("the script does not parse at line 3: SyntaxError:")
+
+
+def test_syntax_error_at_the_end_names_the_last_line() -> None:
+    issue = only_error("const workflow = {\n  producers: {\n")
+    assert issue.code == "syntax-error"
+    assert issue.line == 3
+    assert "at its end (line 3): something opened is never closed" in issue.message
+
+
+# --- limits --------------------------------------------------------------------------------------
+
+
+def test_endless_loop_is_ended_by_the_deadline() -> None:
+    started = time.monotonic()
+    verdict = validate_script("while (true) {}\n" + VALID, timeout=0.3)
+    assert time.monotonic() - started < 3
+    assert codes(verdict) == ["deadline"]
+    assert verdict.errors[0].message.startswith(
+        "the script did not finish loading within 0.3 s (deadline)"
+    )
+
+
+def test_endless_allocation_is_ended_by_the_memory_limit() -> None:
+    source = "const hoard = [];\nwhile (true) hoard.push(new Array(4096).fill(hoard.length));\n"
+    verdict = validate_script(source + VALID)
+    assert codes(verdict) == ["memory"]
+    assert verdict.errors[0].message.startswith(
+        "the script used more than 32 MiB of memory while loading (memory limit)"
+    )
+
+
+def test_a_wasm_memory_limit_below_the_heap_limit_still_names_memory() -> None:
+    program = "const b = []; while (true) b.push(new ArrayBuffer(1 << 20));"
+    run = quickjs.run_program(program, memory=8 * 1024 * 1024, heap=256 * 1024 * 1024)
+    assert not run.completed
+    assert "out of memory" in run.stderr or run.fault == "memory"
+
+
+def test_endless_recursion_is_ended_by_the_stack_limit() -> None:
+    issue = only_error("function down(n) { return down(n + 1) + 1; }\ndown(0);\n" + VALID)
+    assert issue.code == "stack"
+
+
+def test_huge_script_is_refused_before_running() -> None:
+    source = VALID + "//" + "x" * MAX_SCRIPT_BYTES
+    verdict = validate_script(source)
+    assert codes(verdict) == ["script-too-large"]
+    assert verdict.duration_ms == 0.0
+    assert verdict.errors[0].message.startswith(
+        f"the script is {len(source.encode())} bytes; the limit is {MAX_SCRIPT_BYTES} bytes"
+    )
+
+
+def test_huge_file_is_read_no_further_than_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "big.js"
+    path.write_text(VALID + "//" + "x" * (4 * MAX_SCRIPT_BYTES))
+    verdict = validate_script_file(path)
+    assert codes(verdict) == ["script-too-large"]
+
+
+def test_unreadable_files_raise_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(ScriptFileError, match="no such file"):
+        validate_script_file(tmp_path / "absent.js")
+    with pytest.raises(ScriptFileError, match="is a directory"):
+        validate_script_file(tmp_path)
+    (tmp_path / "bad.js").write_bytes(b"const a = 1;\nconst b = '\xff';\n")
+    with pytest.raises(ScriptFileError, match=r"bad\.js:2: not valid UTF-8"):
+        validate_script_file(tmp_path / "bad.js")
+    fifo = tmp_path / "pipe.js"
+    os.mkfifo(fifo)
+    with pytest.raises(ScriptFileError, match="not a regular file"):
+        validate_script_file(fifo)
+
+
+# --- the compiled module is cached like box.wasm's ---------------------------------------------
+
+
+def test_compiled_module_is_cached_and_a_tampered_entry_is_not_loaded(
+    groundskeeper_home: Path,
+) -> None:
+    quickjs._pool.clear()  # engines made by earlier tests would not touch this home's cache
+    assert validate_script(VALID).ok
+    entries = sorted((groundskeeper_home / "cache").glob("qjs-*.cwasm"))
+    assert len(entries) == 1
+    first = entries[0].read_bytes()
+
+    quickjs._pool.clear()
+    started = time.perf_counter()
+    assert validate_script(VALID).ok
+    warm_from_disk = time.perf_counter() - started
+    assert entries[0].read_bytes() == first  # loaded, not rewritten
+
+    entries[0].write_bytes(first[:32] + b"\0" * 64 + first[96:])
+    quickjs._pool.clear()
+    started = time.perf_counter()
+    assert validate_script(VALID).ok  # recompiled, never the altered native code
+    recompiled = time.perf_counter() - started
+    assert entries[0].read_bytes() == first
+    assert warm_from_disk < recompiled
