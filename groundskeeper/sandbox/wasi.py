@@ -148,7 +148,7 @@ def load_compiled(engine: wasmtime.Engine, wasm: Path, stem: str) -> wasmtime.Mo
 
 
 def _load_serialized(
-    engine: wasmtime.Engine, wasm: Path = BOX_WASM, stem: str = "box"
+    engine: wasmtime.Engine, wasm: Path | None = None, stem: str = "box"
 ) -> tuple[wasmtime.Module, bytes]:
     """box.wasm (or another `wasm` module, its entries named `stem-…`) for this engine, with
     its serialized form (what later engines deserialize).
@@ -158,6 +158,8 @@ def _load_serialized(
     whatever else sits at its path (torn, altered, another box.wasm's, or someone else's
     work) is recompiled and rewritten, never loaded.
     """
+    if wasm is None:  # looked up at each call: tests point BOX_WASM elsewhere
+        wasm = BOX_WASM
     try:
         module_bytes = wasm.read_bytes()
     except OSError as error:
