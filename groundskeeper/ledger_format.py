@@ -36,6 +36,8 @@ STEP_TYPES = (
     "tool-call",
     "claim",
     "check",
+    "contract",
+    "evidence",
     "state",
     "plan-edit",
     "tamper",

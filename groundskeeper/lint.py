@@ -1,10 +1,10 @@
 """Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), W005–W007 (a
-`js` block marked `:validate workflow` is judged by `groundskeeper.script_validation`, which
-runs it in the zero-tool QuickJS sandbox), T001–T014
-(tasks and their acceptance checks) and O001–O008 (where the text and org's reading of it
-part ways, as `groundskeeper.plan` noted while reading). It runs nothing: checks are judged
+`js` block marked `:validate workflow`, judged by `groundskeeper.script_validation` in the
+zero-tool QuickJS sandbox), T001–T014 (tasks and their acceptance checks), T015–T017
+(contracts and evidence) and O001–O008 (where the text and org's reading of it part ways, as
+`groundskeeper.plan` noted while reading). It runs nothing natively: checks are judged
 with the sandbox's own parser and command registry, the very ones the runtime uses.
 """
 
@@ -41,6 +41,7 @@ def validate(plan: Plan) -> list[Diagnostic]:
             *_workflow_diagnostics(plan),
             *_script_diagnostics(plan),
             *_protection_diagnostics(plan),
+            *_contract_diagnostics(plan),
         ]
         if not plan.tasks() and not any(_COMPONENT in h.tags for h in plan.walk()):
             message = "the plan has neither tasks nor workflow components: nothing to run"
@@ -454,6 +455,35 @@ def _protection_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                     f" with `:protect: {name}` on the task (or `#+PROTECT: {name}` for the file)"
                 )
                 yield Diagnostic("warning", heading.title, message, check.line, "T014")
+
+
+def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+    """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
+    name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
+    cannot be read. Only tasks that have such a property pay for reading them."""
+    from groundskeeper.contracts import REGISTRY, task_contracts
+    from groundskeeper.evidence import task_evidence
+
+    base = plan.path.parent if plan.path is not None else None
+    for heading in plan.tasks():
+        if heading.get_property("contract") is not None:
+            contracts, problems = task_contracts(plan, heading)
+            for problem in problems:
+                line = problem.line or heading.line
+                yield Diagnostic("error", heading.title, problem.message, line, "T015")
+            for contract in contracts:
+                for schema in REGISTRY[contract.kind].schemas(contract.args):
+                    if base is not None and not (base / schema).is_file():
+                        message = (
+                            f"contract `{contract.text}`: its schema `{schema}` does not exist"
+                            " (paths are relative to the plan's folder)"
+                        )
+                        yield Diagnostic("error", heading.title, message, contract.line, "T016")
+        if heading.get_property("evidence") is not None:
+            _fields, wrong = task_evidence(plan, heading)
+            line = heading.property_lines.get("evidence", heading.line)
+            for message in wrong:
+                yield Diagnostic("error", heading.title, f":evidence: {message}", line, "T017")
 
 
 def _compared_files(script: Script) -> Iterator[str]:

@@ -30,7 +30,9 @@ ContentBlock = dict[str, Any]
 Message = dict[str, Any]  # {"role": "user" | "assistant", "content": [ContentBlock, ...]}
 
 #: The tools a worker may call; a script naming any other tool is refused when loaded.
-WORKER_TOOLS: frozenset[str] = frozenset({"sh", "read_file", "write_file", "list_files"})
+WORKER_TOOLS: frozenset[str] = frozenset(
+    {"sh", "read_file", "write_file", "list_files", "claim_done"}
+)
 
 
 class ScriptError(UsageError):

@@ -230,6 +230,30 @@ class Plan:
             index.setdefault(task.task_id, []).append(task)
         return index
 
+    @cached_property
+    def lines(self) -> tuple[str, ...]:
+        """The text's lines as org numbers them (`lines[n - 1]` is line n)."""
+        return tuple(_split_lines(self.text)[0])
+
+    def property_parts(self, heading: Heading, name: str) -> list[tuple[int, str]]:
+        """Each line of a property kept apart, as (1-based line, value): the `:NAME:` line org
+        reads first, then every `:NAME+:` line after it. Org joins them with a space, which
+        would run two `:contract:` lines into one; this keeps them separate."""
+        lowered = name.lower()
+        first = heading.property_lines.get(lowered)
+        if first is None:
+            return []
+        lines = self.lines
+        own = _PROPERTY.match(lines[first - 1])
+        parts = [(first, (own.group(2) if own is not None else None) or "")]
+        for i in range(first, len(lines)):
+            if _DRAWER_END.match(lines[i]):
+                break
+            match = _PROPERTY.match(lines[i])
+            if match is not None and match.group(1).lower() == lowered + "+":
+                parts.append((i + 1, match.group(2) or ""))
+        return parts
+
     def get(self, task_id: str) -> Heading:
         """The one task with this id; `TaskNotFound` (a KeyError) when none or several have it."""
         found = self._tasks_by_id.get(task_id)

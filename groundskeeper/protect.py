@@ -1,7 +1,8 @@
 """Protected inputs: the files a plan says workers may not change (`:protect:` on a task,
-inherited by its subtree; `#+PROTECT:` for the whole file), as patterns, as the files they
-match in a workdir, and as the hashes a run seals. The sandbox's fence enforces them; the
-runner re-hashes them before each check; lint asks whether a compared file is covered.
+inherited by its subtree; `#+PROTECT:` for the whole file; the JSON schemas of a task's
+contracts), as patterns, as the files they match in a workdir, and as the hashes a run seals.
+The sandbox's fence enforces them; the runner re-hashes them before each check; lint asks
+whether a compared file is covered.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
+from groundskeeper.contracts import protected_files as contract_files
 from groundskeeper.plan import Heading, Plan
 from groundskeeper.plan_keywords import file_keywords
 from groundskeeper.sandbox.fence import HIDDEN_NAMES
@@ -31,7 +33,8 @@ def patterns_by_task(plan: Plan) -> dict[Heading, tuple[str, ...]]:
             own = heading.get_property("protect")
             mine = inherited + tuple(own.split() if own else ())
             if heading.is_task:
-                found[heading] = mine
+                # the schemas its contracts judge with are protected like the checks' inputs
+                found[heading] = mine + contract_files(plan, heading)
             visit(heading.children, mine)
 
     visit(plan.roots, base)

@@ -7,6 +7,7 @@ tree walk is `task_tree`'s; narration is the CLI's, from the `RunEvent`s emitted
 
 from __future__ import annotations
 
+import logging
 import queue
 import secrets
 import threading
@@ -28,9 +29,18 @@ from groundskeeper.acceptance import (
     run_check,
     sha256_text,
 )
+from groundskeeper.attempt_record import OUTPUTS_DIR, AttemptRecord, OutputStore
+from groundskeeper.contracts import (
+    Contract,
+    ContractContext,
+    judge_contracts,
+    task_contracts,
+    watched_paths,
+)
 from groundskeeper.control import ControlDir, RunLock
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.evidence import EvidenceField, judge_evidence, task_evidence
 from groundskeeper.models import Model
 from groundskeeper.plan import (
     TODO_LINE,
@@ -55,6 +65,7 @@ from groundskeeper.worker import (
     DEFAULT_SH_TIMEOUT,
     AttemptOutcome,
     Toolbox,
+    ToolCallRecord,
     WorkerSession,
     WorkerTask,
     load_worker_prompt,
@@ -77,6 +88,8 @@ __all__ = [
     "new_run_id",
     "preflight",
 ]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MAX_ATTEMPTS = 2
 DEFAULT_MAX_PARALLEL = 4
@@ -197,6 +210,8 @@ class _TaskRun:
     output: str = ""
     tainted: Tamper | None = None
     red: str | None = None  # under --require-red: why this task fails before any work
+    contracts: tuple[Contract, ...] = ()
+    evidence: tuple[EvidenceField, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +291,8 @@ class Runner:
         self._inputs_of: dict[str, list[str]] = {}  # task id → the protected inputs it reads
         self._dock_lock = threading.Lock()  # guards the record's docks, which docking updates
         self._guard = PlanGuard(self.plan_path, plan.text, self.control.rejected)
+        self._outputs = OutputStore(self.control.path / OUTPUTS_DIR)
+        self._soft: list[Diagnostic] = []  # soft contract failures: warnings in the report
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -317,7 +334,12 @@ class Runner:
             check = SealedCheck.seal(heading.check) if heading.check else None
             keyword = heading.keyword or ""
             sha256 = check.sha256 if check else None
-            self.tasks[heading] = _TaskRun(heading, idx, check, sha256, keyword, keyword)
+            run = self.tasks[heading] = _TaskRun(heading, idx, check, sha256, keyword, keyword)
+            # lint refused a plan whose contract or evidence lines cannot be read
+            if heading.get_property("contract") is not None:
+                run.contracts = tuple(task_contracts(self.plan, heading)[0])
+            if heading.get_property("evidence") is not None:
+                run.evidence = tuple(task_evidence(self.plan, heading)[0])
         try:
             self.seal.run_start(
                 plan=str(self.plan_path),
@@ -377,6 +399,8 @@ class Runner:
         for tamper in tampers:
             self._tampered(tamper)
         diagnostics.extend(t.diagnostic() for t in self.tampers)
+        with self._event_lock:
+            diagnostics.extend(self._soft)
         lost = self.telemetry.displaced() if self.telemetry is not None else None
         if lost is not None:
             diagnostics.append(Diagnostic("error", "telemetry", lost, None, "R005"))
@@ -637,7 +661,9 @@ class Runner:
         found: list[Tamper] = []
         while attempt < limit:
             attempt += 1
-            session.on_tool_call = partial(self.seal.tool_call, heading.task_id, attempt)
+            sealed: list[dict[str, Any]] = []  # this attempt's tool calls, as sealed
+            session.on_tool_call = partial(self._tool_call, heading.task_id, attempt, sealed)
+            watched = self._watch(task)
             claim = session.attempt(feedback)
             # look at the plan before anything else can run: the culprit is among the started
             for tamper in self._guard.verify():
@@ -646,6 +672,23 @@ class Runner:
             if task.tainted is not None:
                 break
             self.seal.claim(heading.task_id, attempt, claim)
+            unmet = self._judge_claim(task, attempt, claim, sealed, watched)
+            if unmet is not None:
+                state, verified, reason = "FAILED", True, unmet[0]
+                claim_sig: tuple[str, str, int | None, str] = ("claim", unmet[0], None, "")
+                output = ""
+                if claim_sig == previous:
+                    if attempt < limit:
+                        reason = f"{reason} (the same failure twice in a row; stopped early)"
+                    break
+                previous = claim_sig
+                if attempt < limit:
+                    self._emit(
+                        RunEvent("attempt-failed", heading.task_id, heading.title, "FAILED",
+                                 attempt, True, f"claimed {excerpt(claim.claim)!r}, but {reason}")
+                    )  # fmt: skip
+                feedback = unmet[1]
+                continue
             if task.check is None:
                 state, verified, reason = self._unchecked(claim)
                 output = claim.claim
@@ -683,6 +726,75 @@ class Runner:
             )
         ms = int((time.monotonic() - started) * 1000)
         return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found))
+
+    def _tool_call(
+        self, task_id: str, attempt: int, sealed: list[dict[str, Any]], call: ToolCallRecord
+    ) -> None:
+        """Keep what the call printed by hash (before sealing, so a sealed hash names a stored
+        text), then seal the call; its body joins the attempt's record."""
+        for text in call.texts:
+            try:
+                self._outputs.put(text)
+            except OSError as exc:  # the record then lacks it: evidence quoting it fails
+                log.warning("could not keep a tool call's output: %s", exc)
+        sealed.append(self.seal.tool_call(task_id, attempt, call))
+
+    def _watch(self, task: _TaskRun) -> dict[str, str | None]:
+        """The content hash, as the attempt starts, of every path a `changed` contract names."""
+        paths = watched_paths(task.contracts)
+        if not paths:
+            return {}
+        context = ContractContext(self._toolbox, AttemptRecord(()))
+        return {p: context.sha256_now(p) for p in paths}
+
+    def _judge_claim(
+        self,
+        task: _TaskRun,
+        attempt: int,
+        claim: AttemptOutcome,
+        sealed: list[dict[str, Any]],
+        watched: dict[str, str | None],
+    ) -> tuple[str, str] | None:
+        """Evidence, then contracts, judged against this attempt's sealed record: None when
+        every hard one holds, else (reason, feedback for the worker). Each verdict is sealed
+        and written to telemetry; a soft failure becomes a warning in the report."""
+        if not task.contracts and not task.evidence:
+            return None
+        task_id, title = task.heading.task_id, task.heading.title
+        record = AttemptRecord(tuple(sealed), self._outputs)
+        hard: list[str] = []
+        rows: list[dict[str, Any]] = []
+        if task.evidence:
+            verdicts = judge_evidence(task.evidence, claim.evidence, record)
+            self.seal.evidence(task_id, attempt, [v.to_json() for v in verdicts])
+            hard.extend(v.reason for v in verdicts if not v.ok)
+            rows.extend({"kind": "evidence", "spec": v.field.spec, "soft": False, "ok": v.ok,
+                         "code": v.code, "message": v.message} for v in verdicts)  # fmt: skip
+        if task.contracts:
+            context = ContractContext(self._toolbox, record, watched)
+            judged = judge_contracts(task.contracts, context)
+            self.seal.contracts(task_id, attempt, [v.to_json() for v in judged])
+            for v in judged:
+                rows.append({"kind": "contract", "spec": v.contract.text, "soft": v.contract.soft,
+                             "ok": v.ok, "code": v.code, "message": v.message,
+                             "detail": dict(v.detail)})  # fmt: skip
+                if v.hard_failure:
+                    hard.append(v.reason)
+                elif not v.ok:
+                    warning = Diagnostic("warning", title, f"soft contract failed: {v.reason}",
+                                         v.contract.line, v.code or "")  # fmt: skip
+                    with self._event_lock:
+                        if warning not in self._soft:  # the same on every attempt: said once
+                            self._soft.append(warning)
+        if self.telemetry is not None:
+            self.telemetry.record_contract_events(self.run_id, task_id, attempt, rows)
+        if not hard:
+            return None
+        more = f" (and {len(hard) - 1} more)" if len(hard) > 1 else ""
+        feedback = "your claim did not hold against the record of this attempt:\n" + "\n".join(
+            f"- {h}" for h in hard
+        )
+        return hard[0] + more, feedback
 
     def _unchecked(self, claim: AttemptOutcome) -> tuple[str, bool, str | None]:
         """The verdict on a task without a check: the worker's word, unless checks are required."""

@@ -67,6 +67,20 @@ def excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
 
 
+def _evidence(claim: AttemptOutcome) -> dict[str, Any]:
+    """The claim's evidence as sealed: JSON text (it may hold floats and non-ASCII names, which
+    a ledger body may not) and its hash; text past a line's room is sealed by hash only."""
+    if claim.evidence is None:
+        return {"evidence_json": None, "evidence_sha256": None}
+    import json
+
+    text = json.dumps(claim.evidence, sort_keys=True, ensure_ascii=True, default=repr)
+    return {
+        "evidence_json": text if len(text) <= CHECKS_INLINE_BYTES // 2 else None,
+        "evidence_sha256": sha256_text(text),
+    }
+
+
 def _protected_inputs(listed: list[dict[str, str | None]]) -> dict[str, Any]:
     encoded = canonical_json(listed)
     return {
@@ -144,18 +158,20 @@ class RunSeal:
     def task_start(self, task_id: str, kind: str, check_sha256: str | None) -> None:
         self.record("task-start", {"task_id": task_id, "kind": kind, "check_sha256": check_sha256})
 
-    def tool_call(self, task_id: str, attempt: int, call: ToolCallRecord) -> None:
-        self.record(
-            "tool-call",
-            {
-                "task_id": task_id,
-                "attempt": attempt,
-                "tool": call.tool,
-                "input_sha256": call.input_sha256,
-                "status": call.status,
-                "is_error": call.is_error,
-            },
-        )
+    def tool_call(self, task_id: str, attempt: int, call: ToolCallRecord) -> dict[str, Any]:
+        """Seal one tool call with what it did (`call.facts`: for `sh` the command, its exit
+        status, output hashes and changed paths; for `write_file` the path); the body back."""
+        body = {
+            **call.facts,
+            "task_id": task_id,
+            "attempt": attempt,
+            "tool": call.tool,
+            "input_sha256": call.input_sha256,
+            "status": call.status,
+            "is_error": call.is_error,
+        }
+        self.record("tool-call", body)
+        return body
 
     def claim(self, task_id: str, attempt: int, claim: AttemptOutcome) -> None:
         self.record(
@@ -168,8 +184,17 @@ class RunSeal:
                 "turns": claim.turns,
                 "claim_sha256": sha256_text(claim.claim),
                 "excerpt": excerpt(claim.claim),
+                **_evidence(claim),
             },
         )
+
+    def contracts(self, task_id: str, attempt: int, verdicts: list[dict[str, Any]]) -> None:
+        """The verdicts of a task's contracts on one claim (`ContractVerdict.to_json`)."""
+        self.record("contract", {"task_id": task_id, "attempt": attempt, "verdicts": verdicts})
+
+    def evidence(self, task_id: str, attempt: int, verdicts: list[dict[str, Any]]) -> None:
+        """The verdicts on a claim's evidence fields (`EvidenceVerdict.to_json`)."""
+        self.record("evidence", {"task_id": task_id, "attempt": attempt, "verdicts": verdicts})
 
     def check(
         self, task_id: str, attempt: int, result: CheckResult, phase: str | None = None

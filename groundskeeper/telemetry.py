@@ -84,8 +84,23 @@ _CHECK_EVENTS: dict[str, type] = {
     "verdict": str,
     "reason": str,
 }
+# One row per contract or evidence field judged on a claim: hard or soft, held or failed.
+_CONTRACT_EVENTS: dict[str, type] = {
+    "run_id": str,
+    "task_id": str,
+    "ts": str,
+    "attempt": int,
+    "kind": str,  # "contract" or "evidence"
+    "spec": str,  # the contract line, or the field's `name:type`
+    "soft": int,
+    "ok": int,
+    "code": str,
+    "message": str,
+    "detail": str,  # JSON: what the judge extracted (a script's config, missing sections)
+}
 _TABLES = {
     "task_events": _TASK_EVENTS,
+    "contract_events": _CONTRACT_EVENTS,
     "tamper_events": _TAMPER_EVENTS,
     "dock_events": _DOCK_EVENTS,
     "check_events": _CHECK_EVENTS,
@@ -325,6 +340,25 @@ class Telemetry:
                 "reason": reason,
             },
         )
+
+    def record_contract_events(
+        self, run_id: str, task_id: str, attempt: int, rows: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """The verdicts of one claim's contracts and evidence, in one commit; each row has
+        `kind`, `spec`, `soft`, `ok`, `code`, `message` and `detail` (a JSON-native value)."""
+        ts = iso_utc(self._clock())
+        columns = _TABLES["contract_events"]
+        values = []
+        for row in rows:
+            full = {**row, "run_id": run_id, "task_id": task_id, "ts": ts, "attempt": attempt,
+                    "soft": int(bool(row.get("soft"))), "ok": int(bool(row.get("ok"))),
+                    "detail": json.dumps(row.get("detail") or {}, sort_keys=True)}  # fmt: skip
+            values.append([full.get(c) for c in columns])
+        try:
+            with self._lock, self.conn:
+                self.conn.executemany(self._inserts["contract_events"], values)
+        except sqlite3.Error as exc:
+            self._latch(exc)
 
     def record_check_events(
         self, run_id: str, events: Sequence[tuple[str, str, str, str | None]]

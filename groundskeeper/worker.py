@@ -1,8 +1,10 @@
 """The worker: one task's agent loop — model turn, tool calls, results back — until it claims.
 
 It owns the worker prompt, the four tools (`sh`, `read_file`, `write_file`, `list_files`) and
-their confinement to the workdir, and the per-attempt turn limit. It does not judge the claim:
-the runner runs the acceptance check (`acceptance.py`) afterwards.
+their confinement to the workdir, what each call tells the record (the facts `sh` and
+`write_file` seal), the `claim_done` tool that ends an attempt with a claim, and the
+per-attempt turn limit. It does not judge the claim: the runner checks evidence, contracts
+(`evidence`, `contracts`) and the acceptance check (`acceptance.py`) afterwards.
 """
 
 from __future__ import annotations
@@ -21,6 +23,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any, NoReturn
 
 from groundskeeper.acceptance import SealedCheck, Shell, sandbox_shell
+from groundskeeper.attempt_record import (
+    CMD_INLINE,
+    changed_between,
+    sealable_changed,
+    sha256_text,
+    snapshot,
+)
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models import ContentBlock, Message, Model, ModelRequest, ToolSpec
 from groundskeeper.sandbox import fence as fences
@@ -62,11 +71,29 @@ TOOL_SPECS: tuple[ToolSpec, ...] = (
         "List a folder (default: the working directory); folders end with `/`.",
         {"type": "object", "properties": {"path": {"type": "string"}}},
     ),
+    ToolSpec(
+        "claim_done",
+        "Claim the task is finished; this ends your turn. `summary`: what you did."
+        " `evidence`: the fields the task asks for, each checked against the record of"
+        " what your tool calls really did.",
+        {
+            "type": "object",
+            "properties": {"summary": {"type": "string"}, "evidence": {"type": "object"}},
+            "required": ["summary"],
+        },
+    ),
 )
+
+#: The tool that ends an attempt with a claim (the supervisor answers it, not the toolbox).
+CLAIM_TOOL = "claim_done"
 
 
 class ToolRefused(GroundskeeperError):
     """A tool call the worker may not make; its message goes back to the model as is."""
+
+
+class FileTooLarge(GroundskeeperError):
+    """A file read with a size limit is larger than the limit."""
 
 
 def load_worker_prompt() -> str:
@@ -132,6 +159,11 @@ class ToolOutcome:
     text: str
     is_error: bool
     status: str  # "ok", "error", "refused", or "exit N" for sh
+    # what the record seals beyond the status (JSON-native): for `sh` the command, exit
+    # status, output hashes and the paths it changed; for `write_file` the path written
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    # texts the record keeps by hash in the control directory (the command, what it printed)
+    texts: tuple[str, ...] = ()
 
 
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
@@ -184,7 +216,8 @@ class Toolbox:
         except (OSError, UnicodeError, ValueError) as exc:  # ValueError: a NUL in a path
             return ToolOutcome(f"{name} failed: {exc}", True, "error")
         return ToolOutcome(
-            f"unknown tool `{name}`; the tools are sh, read_file, write_file, list_files",
+            f"unknown tool `{name}`; the tools are sh, read_file, write_file, list_files,"
+            " claim_done",
             True,
             "error",
         )
@@ -293,18 +326,40 @@ class Toolbox:
     def _sh(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         cmd = self._arg(tool_input, "cmd")
         run = self.shell if self.shell is not None else sandbox_shell(self.quota)
+        # what the command changed, for the record: a stat snapshot before and after
+        before = snapshot(self._root)
+        facts: dict[str, Any] = {
+            "cmd": cmd if len(cmd) <= CMD_INLINE else None,
+            "cmd_sha256": sha256_text(cmd),
+        }
         try:
             result = run(cmd, workdir=self._root, read_only=False, timeout=self.sh_timeout)
         except Exception as exc:  # the worker hears of it; the run goes on
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             text = f"the sandbox could not run the command: {type(exc).__name__}: {first}"
-            return ToolOutcome(text, True, "error")
+            after = snapshot(self._root)
+            facts |= {
+                "exit_status": None,
+                "fault": "not-run",
+                "stdout_sha256": None,
+                "stderr_sha256": None,
+                "changed": sealable_changed(changed_between(before, after)),
+            }
+            return ToolOutcome(text, True, "error", facts, (cmd,))
+        facts |= {
+            "exit_status": result.status,
+            "fault": result.fault,
+            "stdout_sha256": sha256_text(result.stdout),
+            "stderr_sha256": sha256_text(result.stderr),
+            "changed": sealable_changed(changed_between(before, snapshot(self._root))),
+        }
         text = f"exit status {result.status}\n"
         if result.fault:
             text += f"stopped by the sandbox: {result.fault}\n"
         text += f"--- stdout ---\n{result.stdout}--- stderr ---\n{result.stderr}"
         failed = result.status != 0 or result.fault is not None
-        return ToolOutcome(_clip(text), failed, f"exit {result.status}")
+        texts = (cmd, result.stdout, result.stderr)
+        return ToolOutcome(_clip(text), failed, f"exit {result.status}", facts, texts)
 
     def _read(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         raw = self._arg(tool_input, "path")
@@ -351,7 +406,24 @@ class Toolbox:
                 self._over_quota()
             handle.truncate(0)
             handle.write(data)
-        return ToolOutcome(f"wrote {len(data)} bytes to {raw}", False, "ok")
+        written = target.relative_to(self._root).as_posix()
+        facts = {"path": written, "changed": [written]}
+        return ToolOutcome(f"wrote {len(data)} bytes to {raw}", False, "ok", facts)
+
+    def read_limited(self, raw: str, limit: int) -> bytes:
+        """A regular file's bytes under the tools' path rules (no absolute path, no `..`, no
+        symlink leading out, nothing behind the fence), at most `limit` of them: `FileTooLarge`
+        past that. Contracts read the worker's files through this, never natively run them."""
+        target = self.resolve(raw)
+        fd = self._open_target(raw, target, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            st = self._guard_identity(raw, handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ToolRefused(f"`{raw}` is not a regular file")
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise FileTooLarge(f"`{raw}` is larger than {limit} bytes")
+        return data
 
     def _over_quota(self) -> NoReturn:
         assert self.quota is not None
@@ -385,6 +457,8 @@ class ToolCallRecord:
     input_sha256: str
     status: str
     is_error: bool
+    facts: Mapping[str, Any] = field(default_factory=dict)  # sealed with the call
+    texts: tuple[str, ...] = ()  # kept by hash in the control directory, never sealed inline
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,15 +466,19 @@ class AttemptOutcome:
     """How one attempt ended: the worker's final text (its claim) and why it stopped."""
 
     claim: str
-    stop: str  # the model's stop_reason, or "max_turns"
+    stop: str  # the model's stop_reason, "max_turns", or "claim_done" (the claim tool)
     turns: int
     tool_calls: tuple[ToolCallRecord, ...]
+    # the `evidence` object of a `claim_done` call; None for a bare final text
+    evidence: Mapping[str, Any] | None = None
 
     @property
     def claims_done(self) -> bool:
         """DONE only from a turn the model finished on purpose: text cut off (`max_tokens`),
         a `refusal`, a `tool_use` turn without tool calls, an unknown stop reason or the
-        turn limit make no claim, whatever the text says."""
+        turn limit make no claim, whatever the text says. A `claim_done` call is a claim."""
+        if self.stop == CLAIM_TOOL:
+            return True
         return self.stop in FINISHED_STOPS and claims_done(self.claim)
 
 
@@ -455,14 +533,23 @@ class WorkerSession:
                     continue  # the server paused a long turn; sending it back resumes it
                 return AttemptOutcome(reply.text, reply.stop_reason, turn, tuple(calls))
             results: list[ContentBlock] = []
+            claimed: AttemptOutcome | None = None
             for use in uses:
-                outcome = self.toolbox.call(str(use.get("name")), use.get("input"))
+                if claimed is not None:  # the claim ended the attempt: later calls do not run
+                    outcome = ToolOutcome("not run: the attempt ended with claim_done", True,
+                                          "skipped")  # fmt: skip
+                elif use.get("name") == CLAIM_TOOL:
+                    outcome, claimed = _claim(use.get("input"), turn)
+                else:
+                    outcome = self.toolbox.call(str(use.get("name")), use.get("input"))
                 raw_input = use.get("input")
                 record = ToolCallRecord(
                     tool=str(use.get("name")),
                     input_sha256=input_sha256(raw_input if isinstance(raw_input, dict) else {}),
                     status=outcome.status,
                     is_error=outcome.is_error,
+                    facts=outcome.facts,
+                    texts=outcome.texts,
                 )
                 calls.append(record)
                 if self.on_tool_call is not None:
@@ -476,7 +563,25 @@ class WorkerSession:
                     }
                 )
             self.messages.append({"role": "user", "content": results})
+            if claimed is not None:
+                return AttemptOutcome(claimed.claim, claimed.stop, claimed.turns, tuple(calls),
+                                      claimed.evidence)  # fmt: skip
         return AttemptOutcome(last_text, "max_turns", self.max_turns, tuple(calls))
+
+
+def _claim(tool_input: object, turn: int) -> tuple[ToolOutcome, AttemptOutcome | None]:
+    """A `claim_done` call: the attempt's claim, or an error the worker can correct."""
+    if not isinstance(tool_input, dict):
+        return ToolOutcome("claim_done input must be a JSON object", True, "error"), None
+    summary = tool_input.get("summary", "")
+    evidence = tool_input.get("evidence", {})
+    if not isinstance(summary, str):
+        return ToolOutcome("claim_done: `summary` must be a string", True, "error"), None
+    if not isinstance(evidence, dict):
+        return ToolOutcome("claim_done: `evidence` must be an object", True, "error"), None
+    text = "claim received; the supervisor now checks it against the record"
+    claim = AttemptOutcome(summary, CLAIM_TOOL, turn, (), evidence)
+    return ToolOutcome(text, False, "ok"), claim
 
 
 def _absent(raw: str) -> FileNotFoundError:

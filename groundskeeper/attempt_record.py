@@ -1,0 +1,243 @@
+"""What the sealed record shows of one attempt: its tool calls' bodies as sealed, the outputs
+`sh` printed (kept by content hash in the plan's control directory), which paths each call
+changed, and which commands ran and how they exited.
+
+It owns the output store, the workdir stat snapshot taken around each `sh` call, and the rule
+for when a command line counts as "this command ran" (a single command, or a chain of them
+joined by `&&`). It does not judge contracts or evidence (`contracts`, `evidence`) and does not
+seal anything (`sealing`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from groundskeeper.sandbox import fence as fences
+
+#: How many entries a workdir snapshot may hold; past it, what a command changed is unknown.
+SNAPSHOT_LIMIT = 20_000
+#: A command text longer than this is sealed by hash only (its text is in the output store).
+CMD_INLINE = 2000
+#: A changed-path list longer than this (as JSON) is not sealed: "unknown", which fails closed.
+CHANGED_INLINE_BYTES = 16 * 1024
+#: The most of one stored output read back (a sandbox run's output is capped below this).
+OUTPUT_READ_LIMIT = 8 * 1024 * 1024
+OUTPUTS_DIR = "outputs"
+
+Stat = tuple[int, int, int, int]  # (mode, size, mtime_ns, inode)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+# -- the output store ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutputStore:
+    """Texts by their SHA-256, one file each, in the control directory (hidden from workers).
+
+    The ledger seals only the hash; reading back re-hashes, so a store file changed by anyone
+    reads as absent rather than as what it now says."""
+
+    root: Path
+
+    def put(self, text: str) -> str:
+        digest = sha256_text(text)
+        path = self.root / digest
+        if not path.exists():
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(text.encode("utf-8", errors="surrogatepass"))
+                os.replace(temp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+        return digest
+
+    def get(self, digest: str) -> str | None:
+        """The text with this hash, or None when it is not stored (or no longer matches)."""
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            return None
+        try:
+            fd = os.open(self.root / digest, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(OUTPUT_READ_LIMIT + 1)
+        if len(data) > OUTPUT_READ_LIMIT or hashlib.sha256(data).hexdigest() != digest:
+            return None
+        return data.decode("utf-8", errors="surrogatepass")
+
+
+# -- the workdir snapshot around an `sh` call -----------------------------------------------------
+
+
+def snapshot(root: Path, limit: int = SNAPSHOT_LIMIT) -> dict[str, Stat] | None:
+    """path → (mode, size, mtime_ns, inode) of every entry below `root`, links not followed,
+    the fence's hidden entries left out; None when there are more than `limit` entries or a
+    folder cannot be read (what a command changed there would be unknown)."""
+    fence = fences.active()
+    found: dict[str, Stat] = {}
+    stack: list[tuple[str, str]] = [("", str(root))]
+    while stack:
+        prefix, folder = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            return None
+        with entries:
+            for entry in entries:
+                if fence.hides_entry(entry):
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue  # gone between the listing and the stat
+                name = prefix + entry.name
+                found[name] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
+                if len(found) > limit:
+                    return None
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((name + "/", entry.path))
+    return found
+
+
+def changed_between(
+    before: Mapping[str, Stat] | None, after: Mapping[str, Stat] | None
+) -> tuple[str, ...] | None:
+    """The paths created, removed or changed (size, mtime, inode or type) between two
+    snapshots, sorted; None when either is unknown."""
+    if before is None or after is None:
+        return None
+    keys = set(before) | set(after)
+    return tuple(sorted(k for k in keys if before.get(k) != after.get(k)))
+
+
+def sealable_changed(changed: tuple[str, ...] | None) -> list[str] | None:
+    """The list as the ledger seals it; None (unknown) when too long for a ledger line."""
+    if changed is None:
+        return None
+    if sum(len(p.encode("utf-8", "surrogatepass")) + 3 for p in changed) > CHANGED_INLINE_BYTES:
+        return None
+    return list(changed)
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+def chain_commands(cmd: str) -> list[str] | None:
+    """The commands of a line that is one command or a chain joined only by `&&`, each as its
+    words joined by single spaces (quotes removed); None for anything else.
+
+    Only such a line says, by its exit status 0, that every one of its commands ran and
+    exited 0: `;`, `||`, `!` and pipes hide a command's own status, and a variable or `$(…)`
+    in a word hides what ran. Redirections are allowed (they change where output goes, not
+    what ran)."""
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, parse
+
+    try:
+        script = parse(cmd)
+    except ShellSyntaxError:
+        return None
+    if len(script.items) != 1:
+        return None
+    item = script.items[0]
+    if any(op != "&&" for op, _ in item.rest):
+        return None
+    texts: list[str] = []
+    for pipeline in (item.first, *(p for _, p in item.rest)):
+        if pipeline.negated or len(pipeline.commands) != 1:
+            return None
+        command = pipeline.commands[0]
+        if command.assignments or not command.words:
+            return None
+        words = [w.literal() for w in command.words]
+        if any(w is None for w in words):
+            return None
+        texts.append(" ".join(w for w in words if w is not None))
+    return texts
+
+
+def matches(pattern: str, command: str) -> bool:
+    """Glob match of a whole command text (`*` matches any characters, spaces and `/` too)."""
+    return fnmatch.fnmatchcase(command, pattern)
+
+
+# -- one attempt's record -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ShCall:
+    """One sealed `sh` call, as the record shows it."""
+
+    index: int  # its position among the attempt's tool calls, from 1
+    cmd: str | None  # None when neither the step nor the store holds the text
+    exit_status: int | None  # None when the sandbox stopped it (a fault) or could not run it
+    stdout_sha256: str | None
+    stderr_sha256: str | None
+    changed: tuple[str, ...] | None  # None: unknown
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    """The sealed tool-call bodies of one attempt, and the store their outputs are in."""
+
+    calls: Sequence[Mapping[str, Any]]
+    store: OutputStore | None = None
+
+    def sh_calls(self) -> Iterator[ShCall]:
+        for index, body in enumerate(self.calls, start=1):
+            if body.get("tool") != "sh":
+                continue
+            cmd = body.get("cmd")
+            if not isinstance(cmd, str):
+                sha = body.get("cmd_sha256")
+                cmd = self.text(sha) if isinstance(sha, str) else None
+            status = body.get("exit_status")
+            changed = body.get("changed")
+            yield ShCall(
+                index,
+                cmd,
+                status if isinstance(status, int) and body.get("fault") is None else None,
+                _hex(body.get("stdout_sha256")),
+                _hex(body.get("stderr_sha256")),
+                tuple(str(p) for p in changed) if isinstance(changed, list) else None,
+            )
+
+    def text(self, digest: str | None) -> str | None:
+        if digest is None or self.store is None:
+            return None
+        return self.store.get(digest)
+
+    def changed(self) -> tuple[set[str], list[int]]:
+        """Every path the attempt's tool calls changed, and the calls (by index) whose
+        changes are unknown. `write_file` changes its path; `sh` what its snapshots show."""
+        found: set[str] = set()
+        unknown: list[int] = []
+        for index, body in enumerate(self.calls, start=1):
+            tool = body.get("tool")
+            if tool not in ("sh", "write_file"):
+                continue
+            changed = body.get("changed")
+            if isinstance(changed, list):
+                found.update(str(p) for p in changed)
+            elif tool == "sh" or body.get("status") == "ok":
+                unknown.append(index)  # a write that happened, or a command, with no list
+        return found, unknown
+
+
+def _hex(value: object) -> str | None:
+    return value if isinstance(value, str) and len(value) == 64 else None

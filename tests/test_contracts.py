@@ -1,0 +1,460 @@
+"""Contracts: each type's pass, failure, malformed input, huge input, missing file and a symlink
+out of the workdir; the registry; and the runner sealing every verdict."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groundskeeper.attempt_record import AttemptRecord
+from groundskeeper.contracts import (
+    READ_LIMIT,
+    REGISTRY,
+    Contract,
+    ContractContext,
+    ContractProblem,
+    ContractType,
+    ContractVerdict,
+    judge_contracts,
+    markdown_headings,
+    parse_contract,
+    register,
+    task_contracts,
+)
+from groundskeeper.lint import validate
+from groundskeeper.models import ScriptedModel
+from groundskeeper.plan import load_plan, parse_plan
+from groundskeeper.runner import MemoryRecorder, Runner, RunOptions
+from groundskeeper.telemetry import Telemetry
+from groundskeeper.worker import Toolbox
+
+HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
+
+
+def contract(text: str) -> Contract:
+    parsed = parse_contract(text)
+    assert isinstance(parsed, Contract), parsed
+    return parsed
+
+
+def judge(tmp_path: Path, text: str, record: AttemptRecord | None = None) -> ContractVerdict:
+    plan = tmp_path / "plan.org"
+    if not plan.exists():
+        plan.write_text(HEAD)
+    context = ContractContext(Toolbox(tmp_path, plan), record or AttemptRecord(()))
+    (verdict,) = judge_contracts([contract(text)], context)
+    return verdict
+
+
+# -- reading contract lines ---------------------------------------------------------------------
+
+
+def test_contract_lines_are_kept_apart_and_soft_is_a_leading_word() -> None:
+    text = (
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :contract: non-empty a.txt\n"
+        '  :contract+: soft markdown-sections notes.md "Known issues" Usage\n'
+        "  :contract+: ran 'grep -q *'\n  :END:\n"
+    )
+    plan = parse_plan(text)
+    contracts, problems = task_contracts(plan, plan.tasks()[0])
+    assert problems == []
+    assert [(c.kind, c.args, c.soft, c.line) for c in contracts] == [
+        ("non-empty", ("a.txt",), False, 4),
+        ("markdown-sections", ("notes.md", "Known issues", "Usage"), True, 5),
+        ("ran", ("grep -q *",), False, 6),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("nonempty a", "unknown contract type `nonempty`"),
+        ("non-empty", "`non-empty` takes 1 argument, not 0"),
+        ("non-empty a b", "`non-empty` takes 1 argument, not 2"),
+        ("format xml a.xml", "unknown format `xml`; the formats are json, yaml, toml, csv"),
+        ("json-schema s.json", "`json-schema` takes 2 arguments, not 1"),
+        ("markdown-sections notes.md", "`markdown-sections` takes at least 2 arguments, not 1"),
+        ("non-empty ../out.txt", "must be a path inside the workdir"),
+        ("soft", "empty contract"),
+        ("ran 'grep", "cannot be split"),
+    ],
+)
+def test_malformed_contract_lines_are_named(text: str, said: str) -> None:
+    parsed = parse_contract(text, 7)
+    assert isinstance(parsed, ContractProblem)
+    assert said in parsed.message
+    assert parsed.line == 7
+
+
+def test_lint_reports_contract_syntax_and_missing_schemas(tmp_path: Path) -> None:
+    (tmp_path / "present.json").write_text("{}")
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :done-when: grep -q x a.txt\n"
+        "  :contract: format xml a.xml\n  :contract+: json-schema absent.json out.json\n"
+        "  :contract+: json-schema present.json out.json\n"
+        "  :evidence: ok:bool quote:output-of n:float\n  :END:\n"
+    )
+    found = {(d.code, d.line, d.level) for d in validate(load_plan(plan))}
+    assert ("T015", 5, "error") in found
+    assert ("T016", 6, "error") in found
+    assert not any(code == "T016" and line == 7 for code, line, _ in found)
+    messages = [d.message for d in validate(load_plan(plan)) if d.code == "T017"]
+    assert len(messages) == 2
+    assert any("output-of needs the command it quotes" in m for m in messages)
+    assert any("unknown evidence type `float`" in m for m in messages)
+
+
+def test_a_new_type_is_one_register_call(tmp_path: Path) -> None:
+    def judge_hello(c: Contract, ctx: ContractContext) -> str:
+        if ctx.read_text(c.args[0]).strip() != "hello":
+            from groundskeeper.contracts import ContractFailure
+
+            raise ContractFailure("C099", "not hello", {"seen": 1})
+        return "hello"
+
+    register(ContractType("says-hello", "says-hello FILE", 1, 1, judge_hello))
+    try:
+        (tmp_path / "h.txt").write_text("bye\n")
+        verdict = judge(tmp_path, "says-hello h.txt")
+        assert (verdict.code, verdict.message, dict(verdict.detail)) == (
+            "C099",
+            "not hello",
+            {"seen": 1},
+        )
+        assert verdict.reason == "C099: says-hello h.txt: not hello"
+    finally:
+        del REGISTRY["says-hello"]
+
+
+# -- the file contracts -------------------------------------------------------------------------
+
+
+def test_non_empty(tmp_path: Path) -> None:
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "blank.txt").write_text("  \n\n")
+    (tmp_path / "full.txt").write_text("x\n")
+    assert judge(tmp_path, "non-empty empty.txt").code == "C003"
+    assert judge(tmp_path, "non-empty blank.txt").code == "C003"
+    assert judge(tmp_path, "non-empty missing.txt").code == "C001"
+    assert judge(tmp_path, "non-empty full.txt").ok
+
+
+def test_a_huge_file_fails_its_contract(tmp_path: Path) -> None:
+    with open(tmp_path / "big.json", "wb") as handle:
+        handle.truncate(READ_LIMIT + 1)
+    verdict = judge(tmp_path, "format json big.json")
+    assert verdict.code == "C002"
+    assert f"larger than {READ_LIMIT} bytes" in verdict.message
+
+
+def test_a_symlink_out_of_the_workdir_is_not_followed(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "secret.json").write_text('{"ok": true}')
+    os.symlink(tmp_path / "secret.json", work / "out.json")
+    os.symlink("../secret.json", work / "rel.json")
+    for name in ("out.json", "rel.json"):
+        verdict = judge(work, f"format json {name}")
+        assert verdict.code == "C001"
+        assert "outside the working directory" in verdict.message
+
+
+def test_a_fifo_is_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.json")
+    verdict = judge(tmp_path, "non-empty pipe.json")
+    assert verdict.code == "C001"
+    assert "not a regular file" in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("kind", "good", "bad"),
+    [
+        ("json", '{"a": [1, 2]}', '{"a": [1, 2}'),
+        ("yaml", "a:\n  - 1\n", "a: [1\n"),
+        ("toml", 'a = "x"\n', "a = \n"),
+        ("csv", "name,n\nx,1\ny,2\n", "name,n\nx,1,3\n"),
+    ],
+)
+def test_format(tmp_path: Path, kind: str, good: str, bad: str) -> None:
+    (tmp_path / "good").write_text(good)
+    (tmp_path / "bad").write_text(bad)
+    assert judge(tmp_path, f"format {kind} good").ok
+    verdict = judge(tmp_path, f"format {kind} bad")
+    assert verdict.code == "C004"
+    assert f"`bad` is not valid {kind}" in verdict.message
+
+
+def test_format_refuses_json_constants_and_non_utf8(tmp_path: Path) -> None:
+    (tmp_path / "nan.json").write_text('{"a": NaN}')
+    (tmp_path / "latin.json").write_bytes(b'{"a": "\xe9"}')
+    assert judge(tmp_path, "format json nan.json").code == "C004"
+    latin = judge(tmp_path, "format json latin.json")
+    assert latin.code == "C004" and "not UTF-8" in latin.message
+
+
+SCHEMA = {"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}}
+
+
+def test_json_schema(tmp_path: Path) -> None:
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    (tmp_path / "good.json").write_text('{"ok": true}')
+    (tmp_path / "bad.json").write_text('{"ok": "yes"}')
+    (tmp_path / "broken.json").write_text('{"ok": ')
+    assert judge(tmp_path, "json-schema schema.json good.json").ok
+    bad = judge(tmp_path, "json-schema schema.json bad.json")
+    assert bad.code == "C005"
+    assert (
+        bad.message
+        == "`bad.json` does not match `schema.json` at ok: 'yes' is not of type 'boolean'"
+    )
+    assert judge(tmp_path, "json-schema schema.json broken.json").code == "C004"
+    assert judge(tmp_path, "json-schema schema.json missing.json").code == "C001"
+
+
+def test_json_schema_that_is_missing_or_invalid_fails_closed(tmp_path: Path) -> None:
+    (tmp_path / "good.json").write_text('{"ok": true}')
+    (tmp_path / "invalid.json").write_text('{"type": 12}')
+    (tmp_path / "remote.json").write_text('{"$ref": "https://example.com/s.json"}')
+    (tmp_path / "nowhere.json").write_text('{"$ref": "#/definitions/none"}')
+    assert judge(tmp_path, "json-schema absent.json good.json").code == "C006"
+    invalid = judge(tmp_path, "json-schema invalid.json good.json")
+    assert invalid.code == "C006" and "not a valid schema" in invalid.message
+    for name in ("remote.json", "nowhere.json"):  # no schema is fetched from the network
+        verdict = judge(tmp_path, f"json-schema {name} good.json")
+        assert verdict.code == "C006" and "cannot be resolved" in verdict.message
+
+
+def test_markdown_sections(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text(
+        "# Title\n\nUsage\n-----\n\n```\n## Hidden in code\n```\n\n## Known issues ##\n"
+    )
+    assert markdown_headings((tmp_path / "notes.md").read_text()) == [
+        "Title", "Usage", "Known issues"
+    ]  # fmt: skip
+    assert judge(tmp_path, 'markdown-sections notes.md Usage "known issues"').ok
+    missing = judge(tmp_path, 'markdown-sections notes.md Usage "Hidden in code" Install')
+    assert missing.code == "C007"
+    assert missing.message == '`notes.md` has no section "Hidden in code", "Install"'
+    assert dict(missing.detail) == {"missing": ["Hidden in code", "Install"]}
+    (tmp_path / "bin.md").write_bytes(b"# \xff\n")
+    assert judge(tmp_path, "markdown-sections bin.md X").code == "C004"
+
+
+def test_a_judge_never_reads_the_control_directory(tmp_path: Path) -> None:
+    from groundskeeper.control import ControlDir
+    from groundskeeper.sandbox import fence as fences
+
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD)
+    control = ControlDir.for_plan(plan).ensure()
+    (control.path / "x.json").write_text("{}")
+    with fences.enforced(fences.for_plan(plan, control.root)):
+        verdict = judge(tmp_path, "non-empty .groundskeeper/plan.org/x.json")
+    assert verdict.code == "C001"
+
+
+# -- the record contracts, from a run ------------------------------------------------------------
+
+
+def run(
+    tmp_path: Path, contracts: list[str], turns: str, files: dict[str, str] | None = None
+) -> tuple[Any, MemoryRecorder, Path]:
+    for name, text in (files or {}).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+        os.utime(tmp_path / name, (1_700_000_000, 1_700_000_000))  # made well before the run
+    lines = "".join(f"  :contract{'+' if i else ''}: {c}\n" for i, c in enumerate(contracts))
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + f"* TODO t\n  :PROPERTIES:\n  :ID: t\n{lines}  :END:\n")
+    model = ScriptedModel.from_yaml("workers:\n  t:\n" + turns)
+    recorder = MemoryRecorder()
+    options = RunOptions(max_parallel=1)
+    with Telemetry.for_plan(plan) as telemetry:
+        report = Runner(
+            load_plan(plan), model=model, recorder=recorder, options=options, telemetry=telemetry
+        ).run()
+    (task,) = report.tasks
+    return task, recorder, plan
+
+
+SAY_DONE = "    - say: DONE\n"
+
+
+def test_changed_by_write_file_passes(tmp_path: Path) -> None:
+    turns = "    - {tool: write_file, input: {path: out/r.txt, content: new}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, ["changed out/r.txt"], turns)
+    assert task.state == "DONE", task.reason
+    (sealed,) = recorder.of("contract")
+    assert sealed["verdicts"][0]["ok"] is True
+    write = next(c for c in recorder.of("tool-call") if c["tool"] == "write_file")
+    assert write["path"] == "out/r.txt" and write["changed"] == ["out/r.txt"]
+
+
+def test_changed_by_sh_is_seen_in_the_snapshot(tmp_path: Path) -> None:
+    turns = "    - {tool: sh, input: {cmd: 'echo hi > r.txt'}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, ["changed r.txt"], turns)
+    assert task.state == "DONE", task.reason
+    sh = next(c for c in recorder.of("tool-call") if c["tool"] == "sh")
+    assert sh["changed"] == ["r.txt"]
+    assert sh["cmd"] == "echo hi > r.txt" and sh["exit_status"] == 0
+
+
+def test_changed_fails_when_the_record_shows_no_change(tmp_path: Path) -> None:
+    """The file is there and differs from nothing the record knows: a stale artifact."""
+    turns = "    - {tool: sh, input: {cmd: 'cat r.txt'}}\n" + SAY_DONE
+    task, _recorder, _ = run(tmp_path, ["changed r.txt"], turns, {"r.txt": "old\n"})
+    assert task.state == "FAILED"
+    assert (task.reason or "").startswith("C008: changed r.txt: the record shows no tool call")
+
+
+def test_changed_fails_for_a_touch_without_new_content(tmp_path: Path) -> None:
+    turns = "    - {tool: sh, input: {cmd: 'touch r.txt'}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, {"r.txt": "old\n"})
+    assert task.state == "FAILED"
+    first = recorder.of("contract")[0]["verdicts"][0]
+    assert first["code"] == "C008"
+    assert "touched, but the content is the same" in first["message"]
+
+
+def test_changed_fails_for_a_file_moved_away_and_back(tmp_path: Path) -> None:
+    turns = (
+        "    - {tool: sh, input: {cmd: 'mv r.txt t.txt'}}\n"
+        "    - {tool: sh, input: {cmd: 'mv t.txt r.txt'}}\n" + SAY_DONE
+    )
+    task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, {"r.txt": "old\n"})
+    assert task.state == "FAILED"
+    first = recorder.of("contract")[0]["verdicts"][0]
+    assert first["code"] == "C008" and "content is the same" in first["message"]
+
+
+def test_changed_by_renaming_a_stale_file_into_place_is_a_change(tmp_path: Path) -> None:
+    """A rename into the path is a change this attempt made (the record shows it) — and a
+    different content than before; `changed` asks exactly that, nothing about quality."""
+    turns = "    - {tool: sh, input: {cmd: 'mv stale.txt r.txt'}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, {"stale.txt": "s\n"})
+    assert task.state == "DONE", task.reason
+    sh = recorder.of("tool-call")[0]
+    assert sh["changed"] == ["r.txt", "stale.txt"]
+
+
+def test_changed_by_an_earlier_attempt_does_not_count(tmp_path: Path) -> None:
+    turns = (
+        "    - {tool: write_file, input: {path: r.txt, content: a}}\n"
+        + SAY_DONE
+        + "    - {tool: write_file, input: {path: other.txt, content: b}}\n"
+        + SAY_DONE
+    )
+    task, recorder, _ = run(tmp_path, ["changed r.txt", "non-empty other.txt"], turns)
+    first, second = recorder.of("contract")
+    assert [v["ok"] for v in first["verdicts"]] == [True, False]
+    assert [v["ok"] for v in second["verdicts"]] == [False, True]
+    assert (task.state, task.attempts) == ("FAILED", 2)
+    assert (task.reason or "").startswith("C008: changed r.txt: the record shows no tool call")
+
+
+def test_changed_is_unknown_past_the_snapshot_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import groundskeeper.attempt_record as attempt_record
+
+    monkeypatch.setattr(attempt_record, "SNAPSHOT_LIMIT", 3)
+    monkeypatch.setattr(attempt_record.snapshot, "__defaults__", (3,))
+    files = {f"f{i}.txt": "x" for i in range(5)}
+    turns = "    - {tool: sh, input: {cmd: 'echo new > r.txt'}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, files)
+    assert task.state == "FAILED"
+    first = recorder.of("contract")[0]["verdicts"][0]
+    assert first["code"] == "C009"
+    assert "what tool call(s) 1 changed is unknown" in first["message"]
+    assert recorder.of("tool-call")[0]["changed"] is None
+
+
+def test_ran_needs_a_matching_command_that_exited_zero(tmp_path: Path) -> None:
+    files = {"a.txt": "ok\n"}
+    honest = "    - {tool: sh, input: {cmd: 'grep -q ok a.txt && echo fine'}}\n" + SAY_DONE
+    task, _, _ = run(tmp_path, ["ran 'grep -q ok *'"], honest, files)
+    assert task.state == "DONE", task.reason
+
+
+@pytest.mark.parametrize(
+    ("cmd", "why"),
+    [
+        ("grep -q nope a.txt", "exited 1"),
+        ("grep -q nope a.txt || true", "no command matching"),  # `||` hides the status
+        ("grep -q nope a.txt; true", "no command matching"),
+        ("! grep -q nope a.txt", "no command matching"),
+        ("echo grep -q ok a.txt", "no command matching"),
+        ("X=ok; grep -q $X a.txt", "no command matching"),
+    ],
+)
+def test_ran_is_not_fooled(tmp_path: Path, cmd: str, why: str) -> None:
+    turns = f"    - {{tool: sh, input: {{cmd: {json.dumps(cmd)}}}}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, ["ran 'grep -q *'"], turns, {"a.txt": "ok\n"})
+    assert task.state == "FAILED"
+    first = recorder.of("contract")[0]["verdicts"][0]
+    assert first["code"] == "C010"
+    assert first["message"].startswith("no command matching `grep -q *` ran and exited 0")
+    assert why in first["message"]
+
+
+def test_soft_failure_is_a_warning_sealed_and_in_telemetry(tmp_path: Path) -> None:
+    turns = "    - {tool: write_file, input: {path: a.txt, content: x}}\n" + SAY_DONE
+    task, recorder, plan = run(tmp_path, ["non-empty a.txt", "soft non-empty notes.md"], turns)
+    assert task.state == "DONE", task.reason
+    (sealed,) = recorder.of("contract")
+    assert [(v["contract"], v["ok"], v["code"], v["soft"]) for v in sealed["verdicts"]] == [
+        ("non-empty a.txt", True, None, False),
+        ("soft non-empty notes.md", False, "C001", True),
+    ]
+    with Telemetry.for_plan(plan) as telemetry:
+        rows = [(r["kind"], r["spec"], r["soft"], r["ok"], r["code"])
+                for r in telemetry.db["contract_events"].rows]  # fmt: skip
+    assert rows == [
+        ("contract", "non-empty a.txt", 0, 1, None),
+        ("contract", "soft non-empty notes.md", 1, 0, "C001"),
+    ]
+
+
+def test_soft_failure_appears_in_the_report_diagnostics(tmp_path: Path) -> None:
+    (tmp_path / "plan.org").write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :ID: t\n  :contract: soft non-empty notes.md\n  :END:\n"
+    )
+    model = ScriptedModel.from_yaml("workers:\n  t:\n    - say: DONE\n")
+    report = Runner(load_plan(tmp_path / "plan.org"), model=model).run()
+    warnings = [d for d in report.diagnostics if d.code == "C001"]
+    assert len(warnings) == 1 and warnings[0].level == "warning"
+    assert (
+        warnings[0].message
+        == "soft contract failed: C001: soft non-empty notes.md: `notes.md` does not exist"
+    )
+    assert report.tasks[0].state == "DONE"
+
+
+def test_hard_failure_is_fed_back_and_a_second_attempt_can_meet_it(tmp_path: Path) -> None:
+    turns = (
+        "    - say: DONE\n    - {tool: write_file, input: {path: a.txt, content: x}}\n" + SAY_DONE
+    )
+    task, recorder, _ = run(tmp_path, ["non-empty a.txt"], turns)
+    assert (task.state, task.attempts) == ("DONE", 2)
+    assert [s["verdicts"][0]["ok"] for s in recorder.of("contract")] == [False, True]
+
+
+def test_the_schema_is_a_protected_input(tmp_path: Path) -> None:
+    files = {"schema.json": json.dumps(SCHEMA)}
+    turns = (
+        "    - {tool: write_file, input: {path: schema.json, content: '{}'}}\n"
+        "    - {tool: sh, input: {cmd: 'echo {} > schema.json'}}\n"
+        "    - {tool: write_file, input: {path: out.json, content: '{\"ok\": 1}'}}\n" + SAY_DONE
+    )
+    task, recorder, _ = run(tmp_path, ["json-schema schema.json out.json"], turns, files)
+    calls = recorder.of("tool-call")
+    assert calls[0]["status"] == "refused"
+    assert calls[1]["exit_status"] != 0
+    assert json.loads((tmp_path / "schema.json").read_text()) == SCHEMA
+    assert task.state == "FAILED"
+    assert (task.reason or "").startswith("C005: json-schema schema.json out.json:")

@@ -1,0 +1,303 @@
+"""Evidence checked against the record: declared fields, the claim_done tool, and `output-of`
+quotes that must be what a matching command of this attempt printed and exited 0 with."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groundskeeper.attempt_record import AttemptRecord, OutputStore, chain_commands
+from groundskeeper.evidence import EvidenceField, judge_evidence, parse_evidence
+from groundskeeper.models import AssistantTurn, ModelRequest, ScriptedModel
+from groundskeeper.plan import load_plan
+from groundskeeper.runner import MemoryRecorder, Runner, RunOptions
+from groundskeeper.sandbox.result import ShellResult
+from groundskeeper.worker import TOOL_SPECS, AttemptOutcome, Toolbox, WorkerSession, WorkerTask
+
+HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
+SEED_EVIDENCE = 'definition_valid:bool "validation_output:output-of:python3 validate.py *"'
+
+
+def test_parse_evidence() -> None:
+    fields, problems = parse_evidence("ok:bool n:int s:str xs:list o:object 'q:output-of:grep *'")
+    assert problems == []
+    assert [f.spec for f in fields] == [
+        "ok:bool", "n:int", "s:str", "xs:list", "o:object", "q:output-of:grep *"
+    ]  # fmt: skip
+    _, problems = parse_evidence("ok:bool ok:int bare q:output-of n:float s:str:x")
+    assert problems == [
+        "`ok` is declared twice",
+        "`bare`: expected NAME:TYPE (a name of letters, digits, _ and -)",
+        "`q:output-of`: output-of needs the command it quotes, as a glob:"
+        " `q:output-of:'yamllint *'`, so that the quote cannot be self-made",
+        "`n:float`: unknown evidence type `float`; the types are bool, int, str, list, object,"
+        " output-of",
+        "`s:str:x`: only output-of takes a pattern",
+    ]
+
+
+def test_types_missing_and_wrong() -> None:
+    fields, _ = parse_evidence("ok:bool n:int s:str xs:list o:object")
+    good = {"ok": False, "n": 3, "s": "", "xs": [], "o": {}}
+    assert all(v.ok for v in judge_evidence(fields, good, AttemptRecord(())))
+    bad = {"ok": "true", "n": True, "s": 1, "xs": {}, "o": []}
+    said = [(v.code, v.reason) for v in judge_evidence(fields, bad, AttemptRecord(()))]
+    assert said == [
+        ("E002", "wrong evidence: ok: must be bool, not str"),
+        ("E002", "wrong evidence: n: must be int, not bool"),
+        ("E002", "wrong evidence: s: must be str, not int"),
+        ("E002", "wrong evidence: xs: must be list, not object"),
+        ("E002", "wrong evidence: o: must be object, not list"),
+    ]
+    missing = judge_evidence(fields[:1], {}, AttemptRecord(()))
+    assert missing[0].reason == "missing evidence: ok: the claim's evidence has no such field"
+    bare = judge_evidence(fields[:1], None, AttemptRecord(()))
+    assert bare[0].code == "E001" and "bare final message" in bare[0].message
+
+
+def test_chain_commands() -> None:
+    assert chain_commands("grep -q 'a b' f.txt") == ["grep -q a b f.txt"]
+    assert chain_commands("cd x && make test > log") == ["cd x", "make test"]
+    for line in ("a || b", "a; b", "a | b", "! a", "X=1 a", "a $(b)", "a $X", "if"):
+        assert chain_commands(line) is None, line
+
+
+def test_a_stored_output_that_was_changed_reads_as_absent(tmp_path: Path) -> None:
+    store = OutputStore(tmp_path / "outputs")
+    digest = store.put("Syntax: OK\n")
+    assert store.get(digest) == "Syntax: OK\n"
+    (tmp_path / "outputs" / digest).write_text("Syntax: OK, forged\n")
+    assert store.get(digest) is None
+    assert store.get("../" + digest) is None
+    field = EvidenceField("out", "output-of", "lint *")
+    body = {"tool": "sh", "cmd": "lint a", "exit_status": 0, "fault": None,
+            "stdout_sha256": digest, "stderr_sha256": None}  # fmt: skip
+    (verdict,) = judge_evidence([field], {"out": "Syntax: OK"}, AttemptRecord((body,), store))
+    assert verdict.code == "E003" and "its output is not in the record" in verdict.message
+
+
+# -- through the runner -----------------------------------------------------------------------
+
+
+class ValidatorShell:
+    """A sandbox stand-in with one validator: `python3 validate.py FILE` crashes the way the
+    seed incident's did (or, with `works`, prints `Syntax: OK`). Everything else goes to the
+    real sandbox."""
+
+    def __init__(self, output: str = "", status: int = 1, stderr: str = "") -> None:
+        self.output, self.status, self.stderr = output, status, stderr
+
+    def __call__(self, cmdline: str, **kwargs: Any) -> ShellResult:
+        if cmdline == "python3 validate.py defs/order.yaml":
+            return ShellResult(self.status, self.output, self.stderr, 1.0)
+        from groundskeeper.sandbox import run
+
+        return run(cmdline, **kwargs)
+
+
+CRASH = (
+    'Traceback (most recent call last):\n  File "validate.py", line 1, in <module>\n'
+    "    import yaml\nModuleNotFoundError: No module named 'yaml'\n"
+)
+
+
+def run(
+    tmp_path: Path, turns: str, evidence: str = SEED_EVIDENCE, shell: Any = None
+) -> tuple[Any, MemoryRecorder]:
+    (tmp_path / "defs").mkdir(exist_ok=True)
+    (tmp_path / "defs" / "order.yaml").write_text("name: order\n")
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + f"* TODO t\n  :PROPERTIES:\n  :ID: t\n  :max-attempts: 1\n"
+        f"  :evidence: {evidence}\n  :END:\n"
+    )
+    model = ScriptedModel.from_yaml("workers:\n  t:\n" + turns)
+    recorder = MemoryRecorder()
+    runner = Runner(load_plan(plan), model=model, recorder=recorder,
+                    options=RunOptions(max_parallel=1), shell=shell)  # fmt: skip
+    (task,) = runner.run().tasks
+    return task, recorder
+
+
+def claim(evidence: dict[str, Any]) -> str:
+    return (
+        f"    - {{tool: claim_done, input: {{summary: done, evidence: {json.dumps(evidence)}}}}}\n"
+    )
+
+
+VALIDATE = "    - {tool: sh, input: {cmd: 'python3 validate.py defs/order.yaml'}}\n"
+SEED_CLAIM = {"definition_valid": True, "validation_output": "Syntax: OK"}
+
+
+def test_seed_incident_fails_on_the_field_the_record_contradicts(tmp_path: Path) -> None:
+    task, recorder = run(tmp_path, VALIDATE + claim(SEED_CLAIM), shell=ValidatorShell(stderr=CRASH))
+    assert task.state == "FAILED"
+    assert task.reason == (
+        "false evidence: validation_output: the record contradicts 'Syntax: OK':"
+        " `python3 validate.py defs/order.yaml` (exited 1) did not print it"
+    )
+    (sealed,) = recorder.of("evidence")
+    assert [(v["field"], v["ok"], v["code"]) for v in sealed["verdicts"]] == [
+        ("definition_valid", True, None),
+        ("validation_output", False, "E003"),
+    ]
+    (said,) = recorder.of("claim")
+    assert json.loads(said["evidence_json"]) == SEED_CLAIM
+    sh = recorder.of("tool-call")[0]
+    assert sh["exit_status"] == 1 and sh["cmd"] == "python3 validate.py defs/order.yaml"
+    stored = tmp_path / ".groundskeeper" / "plan.org" / "outputs" / sh["stderr_sha256"]
+    assert "ModuleNotFoundError" in stored.read_text()
+
+
+def test_honest_evidence_passes(tmp_path: Path) -> None:
+    shell = ValidatorShell(output="Syntax: OK\n", status=0)
+    task, recorder = run(tmp_path, VALIDATE + claim(SEED_CLAIM), shell=shell)
+    assert task.state == "DONE", task.reason
+    (sealed,) = recorder.of("evidence")
+    assert sealed["verdicts"][1]["message"] == (
+        "printed by `python3 validate.py defs/order.yaml` (tool call 1)"
+    )
+
+
+def test_quoting_the_output_of_a_command_that_failed(tmp_path: Path) -> None:
+    shell = ValidatorShell(output="Syntax: OK\n", status=1, stderr=CRASH)
+    task, _ = run(tmp_path, VALIDATE + claim(SEED_CLAIM), shell=shell)
+    assert task.state == "FAILED"
+    assert task.reason == (
+        "false evidence: validation_output: the record contradicts 'Syntax: OK':"
+        " `python3 validate.py defs/order.yaml` printed it but exited 1"
+    )
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "echo 'Syntax: OK'",  # self-made, not the validator
+        "printf 'Syntax: OK\\n'; false",
+        "echo 'Syntax: OK' && python3 validate.py defs/order.yaml",  # a chain mixes outputs
+        "python3 validate.py defs/order.yaml; echo 'Syntax: OK'",
+    ],
+)
+def test_evidence_cannot_be_self_made(tmp_path: Path, cmd: str) -> None:
+    shell = ValidatorShell(stderr=CRASH)
+    turns = f"    - {{tool: sh, input: {{cmd: {json.dumps(cmd)}}}}}\n" + claim(SEED_CLAIM)
+    task, _ = run(tmp_path, turns, shell=shell)
+    assert task.state == "FAILED"
+    assert (task.reason or "").startswith("false evidence: validation_output: no command")
+
+
+def test_a_quote_inside_the_command_text_is_not_evidence(tmp_path: Path) -> None:
+    evidence = '"found:output-of:grep *"'
+    turns = (
+        "    - {tool: write_file, input: {path: notes.txt, content: 'Syntax: OK\n'}}\n"
+        "    - {tool: sh, input: {cmd: \"grep 'Syntax: OK' notes.txt\"}}\n"
+        + claim({"found": "Syntax: OK"})
+    )
+    task, _ = run(tmp_path, turns, evidence=evidence)
+    assert task.state == "FAILED"
+    assert "has the quote in its own text: that is not evidence" in (task.reason or "")
+
+
+def test_a_chain_cannot_lend_its_output_to_the_matching_command(tmp_path: Path) -> None:
+    """`grep` matches and exits 0, but what the line printed came from `cat` of a file the
+    worker wrote: only a line that is the one matching command counts."""
+    evidence = '"found:output-of:grep -c *"'
+    turns = (
+        "    - {tool: write_file, input: {path: notes.txt, content: 'Syntax: OK'}}\n"
+        "    - {tool: sh, input: {cmd: 'grep -c name defs/order.yaml && cat notes.txt'}}\n"
+        + claim({"found": "Syntax: OK"})
+    )
+    task, _ = run(tmp_path, turns, evidence=evidence)
+    assert task.state == "FAILED"
+    assert (task.reason or "").startswith("false evidence: found: no command matching")
+
+
+def test_a_quote_from_the_real_sandbox_passes(tmp_path: Path) -> None:
+    evidence = '"names:output-of:grep -c *"'
+    turns = "    - {tool: sh, input: {cmd: 'grep -c name defs/order.yaml'}}\n" + claim(
+        {"names": "1"}
+    )
+    task, _ = run(tmp_path, turns, evidence=evidence)
+    assert task.state == "DONE", task.reason
+
+
+def test_a_bare_final_text_is_a_claim_without_evidence(tmp_path: Path) -> None:
+    task, _ = run(tmp_path, VALIDATE + "    - say: DONE\n", shell=ValidatorShell(status=0))
+    assert task.state == "FAILED"
+    assert task.reason == (
+        "missing evidence: definition_valid: the claim was a bare final message; claim with"
+        " claim_done {summary, evidence} (and 1 more)"
+    )
+
+
+def test_wrong_type_names_the_field(tmp_path: Path) -> None:
+    evidence = {"definition_valid": "yes", "validation_output": "Syntax: OK"}
+    shell = ValidatorShell(output="Syntax: OK\n", status=0)
+    task, _ = run(tmp_path, VALIDATE + claim(evidence), shell=shell)
+    assert task.reason == "wrong evidence: definition_valid: must be bool, not str"
+
+
+# -- the claim_done tool in the worker loop ---------------------------------------------------
+
+
+class Turns:
+    name = "turns"
+
+    def __init__(self, *turns: AssistantTurn) -> None:
+        self.turns = list(turns)
+        self.requests: list[ModelRequest] = []
+
+    def respond(self, request: ModelRequest) -> AssistantTurn:
+        self.requests.append(request)
+        return self.turns.pop(0)
+
+
+def use(name: str, tool_input: object, n: int) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"u{n}", "name": name, "input": tool_input}
+
+
+def session(tmp_path: Path, model: Turns) -> WorkerSession:
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD)
+    task = WorkerTask("t", "t", "", None)
+    return WorkerSession(model, task, Toolbox(tmp_path, plan), system="s")  # type: ignore[arg-type]
+
+
+def test_claim_done_is_offered_and_ends_the_attempt(tmp_path: Path) -> None:
+    assert "claim_done" in [t.name for t in TOOL_SPECS]
+    model = Turns(
+        AssistantTurn((use("claim_done", {"summary": "did it", "evidence": {"a": 1}}, 1),
+                       use("write_file", {"path": "late.txt", "content": "x"}, 2)), "tool_use"),
+    )  # fmt: skip
+    outcome = session(tmp_path, model).attempt()
+    assert isinstance(outcome, AttemptOutcome)
+    assert (outcome.claim, outcome.stop, dict(outcome.evidence or {})) == (
+        "did it",
+        "claim_done",
+        {"a": 1},
+    )
+    assert outcome.claims_done
+    assert [(c.tool, c.status) for c in outcome.tool_calls] == [
+        ("claim_done", "ok"), ("write_file", "skipped")
+    ]  # fmt: skip
+    assert not (tmp_path / "late.txt").exists()
+
+
+def test_a_malformed_claim_is_an_error_the_worker_can_correct(tmp_path: Path) -> None:
+    model = Turns(
+        AssistantTurn((use("claim_done", {"summary": "x", "evidence": [1]}, 1),), "tool_use"),
+        AssistantTurn((use("claim_done", {"summary": "x", "evidence": {}}, 2),), "tool_use"),
+    )
+    worker = session(tmp_path, model)
+    outcome = worker.attempt()
+    assert outcome.turns == 2 and outcome.evidence == {}
+    result = model.requests[1].messages[-1]["content"][0]
+    assert result["is_error"] is True
+    assert result["content"][0]["text"] == "claim_done: `evidence` must be an object"
+    # the claim's own tool result is in the conversation, so feedback can follow it
+    worker._say("feedback")
+    assert worker.messages[-1]["content"][0]["type"] == "tool_result"
+    assert worker.messages[-1]["content"][-1] == {"type": "text", "text": "feedback"}
