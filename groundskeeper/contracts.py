@@ -61,6 +61,7 @@ CODES: dict[str, str] = {
     "C009": "what a tool call changed is unknown (too many files), so `changed` cannot be shown",
     "C010": "the record shows no matching command that ran and exited 0 in this attempt",
     "C011": "the contract line itself is malformed (lint reports it before a run)",
+    "C012": "the workflow script fails script validation in the zero-tool sandbox",
 }
 
 
@@ -545,3 +546,33 @@ register(ContractType("markdown-sections", 'markdown-sections FILE "Heading"…'
 register(ContractType("changed", "changed PATH…", 1, None, _changed, _plain_paths,
                       watches=lambda a: tuple(_normal(p) for p in a)))  # fmt: skip
 register(ContractType("ran", "ran PATTERN", 1, 1, _ran))
+
+
+# -- the script contract --------------------------------------------------------------------------
+
+
+def _workflow_script(contract: Contract, context: ContractContext) -> ContractVerdict:
+    """The file, read like any other, judged by `script_validation` (QuickJS in the sandbox,
+    never natively): a failure is the model's fix prompt, a pass carries the extracted config
+    (sealed with the verdict and kept in telemetry's `detail`)."""
+    from groundskeeper.sandbox import SandboxError
+    from groundskeeper.script_validation import validate_script
+
+    (path,) = contract.args
+    text = context.read_text(path)
+    try:
+        verdict = validate_script(text)
+    except SandboxError as exc:  # nobody could judge it: not valid
+        raise ContractFailure("C012", f"Script validation failed: cannot run it: {exc}") from None
+    errors = [issue.to_json() for issue in verdict.errors]
+    warnings = [issue.to_json() for issue in verdict.warnings]
+    if not verdict.ok:
+        failed = {"errors": errors, "warnings": warnings}
+        raise ContractFailure("C012", f"Script validation failed: {verdict.message}", failed)
+    noted = f" ({len(warnings)} warning{'s' if len(warnings) != 1 else ''})" if warnings else ""
+    held = {"config": verdict.config, "warnings": warnings}
+    return ContractVerdict(contract, None, f"`{path}` is a valid workflow script{noted}", held)
+
+
+register(ContractType("workflow-script", "workflow-script FILE", 1, 1, _workflow_script,
+                      _plain_paths))  # fmt: skip
