@@ -291,7 +291,8 @@ _PHRASES = (
     ("not every child task is DONE", "rollup: children not DONE"),
     ("no acceptance check", "require-checks"),
 )
-_CODE = re.compile(r"^([a-z][a-z_-]*(?: [a-z]+)*):")
+# a verdict's own code (`missing_sentinel: …`), or a contract's (`C012: workflow-script …`)
+_CODE = re.compile(r"^([a-z][a-z_-]*(?: [a-z]+)*|C\d{3}):")
 
 
 def caught_by(state: str | None, reason: str | None, lint_errors: Sequence[str]) -> str | None:
