@@ -279,7 +279,7 @@ def validate_script(source: str, *, timeout: float | None = None) -> ScriptValid
     if report is None:
         issue = _failed_run(run, timeout or quickjs.TIMEOUT)
         return ScriptValidation(False, (issue,), duration_ms=run.duration_ms)
-    errors, warnings, config = _judge(report, source.count("\n") + 1)
+    errors, warnings, config = _judge(report, source)
     return ScriptValidation(
         not errors, tuple(errors), tuple(warnings), None if errors else config, run.duration_ms
     )
@@ -393,17 +393,32 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 
 @dataclass
 class _Findings:
+    source: str = ""
     errors: list[ScriptIssue] = field(default_factory=list)
     warnings: list[ScriptIssue] = field(default_factory=list)
+    line: int | None = None  # the line of the entry being judged, when the text shows it
 
     def error(self, code: str, message: str) -> None:
-        self.errors.append(ScriptIssue(code, message))
+        self.errors.append(ScriptIssue(code, message, self.line))
+
+    def locate(self, name: str) -> None:
+        """Point findings at the one line where `name` is written as a key (`name:`,
+        `"name":`); none when the text has it as a key on no line or on several: a guess
+        the text does not settle is no line at all."""
+        if not name:
+            self.line = None
+            return
+        escaped = re.escape(name)
+        key = re.compile(rf"(?<![\w$])(?:{escaped}|\"{escaped}\"|'{escaped}')\s*:")
+        lines = [n for n, text in enumerate(self.source.split("\n"), 1) if key.search(text)]
+        self.line = lines[0] if len(lines) == 1 else None
 
 
 def _judge(
-    report: dict[str, Any], lines: int
+    report: dict[str, Any], source: str
 ) -> tuple[list[ScriptIssue], list[ScriptIssue], dict[str, Any]]:
-    found = _Findings()
+    found = _Findings(source)
+    lines = source.count("\n") + 1
     calls = [c for c in report.get("tool_calls", []) if isinstance(c, str)]
     error = report.get("error")
     if calls:
@@ -436,8 +451,10 @@ def _judge(
     config_consumers = {
         name: _consumer(found, name, entry) for name, entry in (consumers or {}).items()
     }
+    found.locate("")
     declared = list(topics or {})
     for name, consumer in config_consumers.items():
+        found.locate(name)
         for topic in consumer["subscribe"]:
             if topic not in declared:
                 message = (
@@ -445,7 +462,7 @@ def _judge(
                     f" `workflow.topics` does not declare: add `{json.dumps(topic)}: {{}}` to"
                     " topics (or fix the topic name)"
                 )
-                found.warnings.append(ScriptIssue("topic-undeclared", message))
+                found.warnings.append(ScriptIssue("topic-undeclared", message, found.line))
     config = {"topics": declared, "producers": config_producers, "consumers": config_consumers}
     return found.errors, found.warnings, config
 
@@ -530,6 +547,7 @@ def _entries(found: _Findings, section: Any, key: str, *, optional: bool) -> dic
 
 
 def _producer(found: _Findings, name: str, entry: Any) -> dict[str, Any]:
+    found.locate(name)
     path = _path("producers", name)
     kind = entry.get("type") if isinstance(entry, dict) else None
     if kind != "object":
@@ -567,6 +585,7 @@ def _producer(found: _Findings, name: str, entry: Any) -> dict[str, Any]:
 
 
 def _consumer(found: _Findings, name: str, entry: Any) -> dict[str, Any]:
+    found.locate(name)
     path = _path("consumers", name)
     kind = entry.get("type") if isinstance(entry, dict) else None
     if kind != "object":

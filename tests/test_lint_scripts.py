@@ -41,14 +41,14 @@ def test_an_invalid_script_is_an_error_on_the_line_the_sandbox_names() -> None:
     assert diagnostics[0].message.endswith("(tool-call)")
 
 
-def test_a_broken_rule_points_at_the_block() -> None:
+def test_a_broken_rule_points_at_the_line_of_its_entry() -> None:
     body = (
         "   #+begin_src js :validate workflow\n"
         "   const workflow = { consumers: { c: { subscribe: [] } } };\n"
         "   #+end_src\n"
     )
     found = validate(parse_plan(HEAD + body))
-    assert [(d.code, d.line) for d in found] == [("W005", 4), ("W005", 4)]
+    assert [(d.code, d.line) for d in found] == [("W005", 5), ("W005", 5)]
     assert [d.message.rsplit("(", 1)[1] for d in found] == [
         "consumer-subscribe)",
         "consumer-prepare)",
@@ -61,7 +61,12 @@ def test_an_undeclared_topic_is_a_warning() -> None:
         '   const workflow = { consumers: { c: { subscribe: ["b"], prepare() {} } } };\n'
         "   #+end_src\n"
     )
-    assert lint(body) == [("warning", "W006", 4)]
+    assert lint(body) == [("warning", "W006", 5)]
+
+
+def test_a_finding_without_a_line_points_at_the_block() -> None:
+    body = "   #+begin_src js :validate workflow\n   const flow = {};\n   #+end_src\n"
+    assert lint(body) == [("error", "W005", 4)]
 
 
 def test_a_validator_lint_does_not_know_or_a_block_that_is_not_js_is_an_error() -> None:

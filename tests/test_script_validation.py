@@ -177,6 +177,14 @@ def test_every_broken_rule_is_reported_at_once() -> None:
         'workflow.consumers["odd name"].subscribe must be a non-empty array of topic names'
         " (it is a string)"
     )
+    assert [issue.line for issue in verdict.errors] == [2, 2, 3, 3]  # where each is written
+
+
+def test_an_entry_written_as_a_key_on_several_lines_gets_no_line() -> None:
+    source = "const p = { p: 1 };\nconst workflow = { producers: { p: { handler() {} } } };\n"
+    issue = only_error(source)
+    assert issue.code == "producer-schedule"
+    assert issue.line is None
 
 
 # --- a valid script and its config ---------------------------------------------------------
