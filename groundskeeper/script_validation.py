@@ -47,19 +47,23 @@ ABSENT_MESSAGE = (
     " is not defined: workflow scripts run without modules, files or a system API"
     " (no require, fs, std, os or process); use the tool namespaces inside handlers"
 )
+# Generations of promise jobs the script's top level may leave that still run in validation
+PROMISE_ROUNDS = 1000
 _SHOWN_ERROR = 300  # characters of an exception's message quoted back
 
-# The program QuickJS runs. It first takes private copies of every built-in it uses (the
-# script runs next and may replace any global or prototype method), then hides the printer
-# and locks Error.prepareStackTrace (whose call sites would hand out these functions), then
-# puts a proxy under the global object: a name the script uses and nothing defines is a tool
-# namespace. The script runs by indirect eval, as a classic script of its own (its line
-# numbers are its own); a final expression appended to it yields its `workflow`. What is
-# read back is described field by field, each read guarded, and printed as one JSON line
-# after a per-run nonce: the only line the program can print, since the script has no
-# printer. The rules themselves are applied in Python to that description.
-_HARNESS = r"""(function (source, nonce, absentNames, absentMessage, toolMessage) {
-"use strict";
+# The program QuickJS runs, as a module: its bindings are invisible to the script, and its
+# top-level await lets QuickJS run promise jobs. It first takes private copies of every
+# built-in it uses (the script runs next and may replace any global or prototype method),
+# then hides the printer and locks Error.prepareStackTrace (whose call sites would hand out
+# these functions), then puts a proxy under the global object: a name the script uses and
+# nothing defines is a tool namespace. The script runs by indirect eval, as a classic script
+# of its own (its line numbers are its own); a final expression appended to it yields its
+# `workflow`. Then the jobs its top level left run (PROMISE_ROUNDS). What is read back is
+# described field by field, each read guarded, and printed as one JSON line after a per-run
+# nonce: the only line that can be printed, as the script has no printer (a runtime
+# `import('qjs:std')` could print, but never the nonce, and never instead of this line).
+# The rules themselves are applied in Python to that description.
+_HARNESS = r"""
 const G = globalThis, print = G.print, keys = Object.keys, create = Object.create;
 const isArray = Array.isArray, quote = JSON.stringify, define = Object.defineProperty;
 const setProto = Object.setPrototypeOf, hasOwn = Object.hasOwn, ProxyOf = Proxy;
@@ -75,8 +79,11 @@ const ReferenceErrorOf = ReferenceError;
 const calls = create(null);
 let callCount = 0;
 const refuse = function (path) {
-  calls[callCount++] = path;
-  throw new ErrorOf(toolMessage + " (" + path + ")");
+  const refused = new ErrorOf(toolMessage + " (" + path + ")");
+  let stack = "";
+  try { const s = refused.stack; if (typeof s === "string") stack = s; } catch (e) {}
+  calls[callCount++] = '{"path":' + quote(path) + ',"stack":' + quote(stack) + "}";
+  throw refused;
 };
 const tool = function (path) {
   return new ProxyOf(function () {}, {
@@ -197,6 +204,10 @@ try {
 } catch (caught) {
   error = describeError(caught);
 }
+// What the script's top level left to promises (an async function past its first await,
+// a .then callback) runs now: each `await null` queues this module behind every job already
+// queued, so each round lets one more generation of the script's jobs run.
+for (let round = 0; round < promiseRounds; round++) await null;
 let text = '{"error":' + error + ',"workflow":{"type":' + quote(kind(value));
 if (error === "null" && (kind(value) === "object" || kind(value) === "function")) {
   text += ',"topics":' + section(value, "topics", topic) +
@@ -204,9 +215,9 @@ if (error === "null" && (kind(value) === "object" || kind(value) === "function")
     ',"consumers":' + section(value, "consumers", consumer);
 }
 text += '},"tool_calls":[';
-for (let i = 0; i < callCount; i++) text += (i ? "," : "") + quote(calls[i]);
+for (let i = 0; i < callCount; i++) text += (i ? "," : "") + calls[i];
 print(nonce + text + "]}");
-})"""
+"""
 
 
 class ScriptFileError(UsageError):
@@ -263,21 +274,31 @@ def validate_script(source: str, *, timeout: float | None = None) -> ScriptValid
     from groundskeeper.sandbox import quickjs  # wasmtime is imported only when needed
 
     nonce = f"__GK_SCRIPT_{secrets.token_hex(16)}__"
-    program = "%s(%s, %s, %s, %s, %s);" % (  # noqa: UP031 (literals JSON-quoted: no escaping)
-        _HARNESS,
-        json.dumps(source),
-        json.dumps(nonce),
-        json.dumps(list(ABSENT_GLOBALS)),
-        json.dumps(ABSENT_MESSAGE),
-        json.dumps(TOOL_CALL_MESSAGE),
-    )
+    values = {
+        "source": source,
+        "nonce": nonce,
+        "absentNames": list(ABSENT_GLOBALS),
+        "absentMessage": ABSENT_MESSAGE,
+        "toolMessage": TOOL_CALL_MESSAGE,
+        "promiseRounds": PROMISE_ROUNDS,
+    }
+    # JSON literals are JavaScript literals: the script can never end the string it is in
+    constants = "".join(f"const {k} = {json.dumps(v)};\n" for k, v in values.items())
+    program = constants + _HARNESS
     if timeout is None:
-        run = quickjs.run_program(program)
+        run = quickjs.run_program(program, module=True)
     else:
-        run = quickjs.run_program(program, timeout=timeout)
+        run = quickjs.run_program(program, timeout=timeout, module=True)
     report = _report(run.stdout, nonce) if run.completed else None
     if report is None:
-        issue = _failed_run(run, timeout or quickjs.TIMEOUT)
+        if run.completed:  # ran to its end, yet not the one record: something else printed
+            message = (
+                "the script printed to stdout while loading (only `import('qjs:std')` can, and"
+                " workflow scripts must not import modules): remove the import"
+            )
+            issue = ScriptIssue("stray-output", message)
+        else:
+            issue = _failed_run(run, timeout or quickjs.TIMEOUT)
         return ScriptValidation(False, (issue,), duration_ms=run.duration_ms)
     errors, warnings, config = _judge(report, source)
     return ScriptValidation(
@@ -362,6 +383,12 @@ def _failed_run(run: ScriptRun, timeout: float) -> ScriptIssue:
     if fault == "output":
         message = "the script's workflow is too large to describe (output limit)"
         return ScriptIssue("output", message)
+    if run.trap.startswith("exit "):
+        message = (
+            f"the script ended the interpreter while loading ({run.trap}, through"
+            " `import('qjs:std')`): workflow scripts must not import modules"
+        )
+        return ScriptIssue("exit", message)
     if run.trap == "stack overflow":
         message = (
             "the script recursed too deeply while loading (stack limit): a function called at"
@@ -419,10 +446,10 @@ def _judge(
 ) -> tuple[list[ScriptIssue], list[ScriptIssue], dict[str, Any]]:
     found = _Findings(source)
     lines = source.count("\n") + 1
-    calls = [c for c in report.get("tool_calls", []) if isinstance(c, str)]
+    calls = [c for c in report.get("tool_calls", []) if isinstance(c, dict)]
     error = report.get("error")
     if calls:
-        found.errors.append(_tool_call_issue(calls, error))
+        found.errors.append(_tool_call_issue(calls))
     elif isinstance(error, dict):
         found.errors.append(_thrown_issue(error, lines))
     if found.errors:
@@ -467,13 +494,14 @@ def _judge(
     return found.errors, found.warnings, config
 
 
-def _tool_call_issue(calls: list[str], error: Any) -> ScriptIssue:
-    line = _line(error) if isinstance(error, dict) else None
+def _tool_call_issue(calls: list[dict[str, Any]]) -> ScriptIssue:
+    line = _line(calls[0])  # where the first call was made (its own stack, not the script's)
     where = f" (line {line})" if line is not None else ""
-    shown = ", ".join(dict.fromkeys(calls))
+    shown = ", ".join(dict.fromkeys(_text(call, "path") for call in calls))
     message = (
         f"{TOOL_CALL_MESSAGE}: the script calls {shown} at the top level{where}; call tools"
-        " only inside producer handlers and consumer prepare/mutate/next functions"
+        " only inside producer handlers and consumer prepare/mutate/next functions (a name"
+        " the script never defines counts as a tool here)"
     )
     return ScriptIssue("tool-call", message, line)
 

@@ -281,6 +281,46 @@ def test_require_fs_std_os_are_not_defined(use: str) -> None:
     assert issue.message.startswith(f"`{name}` (line 1) is not defined: workflow scripts run")
 
 
+def test_a_tool_called_after_an_await_at_the_top_level_is_caught() -> None:
+    source = (
+        "(async () => {\n  await 0;\n  const seen = await Promise.resolve(1);\n"
+        "  await Gmail.send({ to: 'a' });\n})();\n" + VALID
+    )
+    issue = only_error(source)
+    assert issue.code == "tool-call"
+    assert issue.line == 4
+    assert "Gmail.send" in issue.message
+
+
+def test_a_tool_called_in_a_promise_callback_is_caught() -> None:
+    issue = only_error("Promise.resolve().then(() => Sheets.clear('A'));\n" + VALID)
+    assert issue.code == "tool-call"
+    assert "Sheets.clear" in issue.message
+
+
+def test_a_promise_loop_without_end_does_not_hold_validation() -> None:
+    verdict = validate_script("(function again() { Promise.resolve().then(again); })();\n" + VALID)
+    assert verdict.ok
+
+
+def test_std_imported_at_run_time_can_print_nothing_that_passes() -> None:
+    printed = validate_script("import('qjs:std').then((std) => std.puts('x\\n'));\n" + VALID)
+    assert codes(printed) == ["stray-output"]
+    assert printed.errors[0].message.startswith("the script printed to stdout while loading")
+    exited = validate_script("import('qjs:std').then((std) => std.exit(0));\n" + VALID)
+    assert codes(exited) == ["exit"]
+    # the code after the import does run, and finds no file: the sandbox has no directory
+    files = validate_script(
+        "import('qjs:std').then((std) => {\n"
+        "  const opened = [std.open('/etc/passwd', 'r'), std.open('flow.js', 'r')];\n"
+        "  if (opened[0] === null && opened[1] === null) Topics.noFiles();\n"
+        "  else Topics.aFileOpened();\n"
+        "});\n" + VALID
+    )
+    assert codes(files) == ["tool-call"]
+    assert "Topics.noFiles at the top level (line 3)" in files.errors[0].message
+
+
 def test_console_is_silent_and_not_a_tool() -> None:
     assert validate_script('console.log("loading");\n' + VALID).ok
 
@@ -330,7 +370,7 @@ def test_tampering_cannot_make_an_invalid_script_pass(attack: str) -> None:
     verdict = validate_script(attack + INVALID_TAIL)
     assert not verdict.ok
     assert verdict.config is None
-    assert codes(verdict) in (["consumer-prepare"], ["tool-call"])
+    assert codes(verdict) in (["consumer-prepare"], ["tool-call"], ["stray-output"])
 
 
 def test_prepare_stack_trace_is_locked() -> None:

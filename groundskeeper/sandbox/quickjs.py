@@ -46,7 +46,7 @@ class ScriptRun:
     stderr: str
     fault: Fault | None
     duration_ms: float
-    trap: str = ""  # how the guest trapped: wasmtime's trap code ("stack overflow", …)
+    trap: str = ""  # how the guest stopped: "exit N", or wasmtime's trap code ("stack overflow")
 
 
 class _Capture:
@@ -133,10 +133,12 @@ def run_program(
     memory: int = MEMORY_LIMIT,
     heap: int = HEAP_LIMIT,
     fuel: int | None = None,
+    module: bool = False,
 ) -> ScriptRun:
-    """Evaluate `program` (a classic script, not a module) in a fresh QuickJS instance that
-    has no preopened directory, an empty environment and empty stdin: it can compute and
-    print, nothing else. `qjs:std`/`qjs:os` are not made globals (no `--std`).
+    """Evaluate `program` (a classic script, or a module if `module`) in a fresh QuickJS
+    instance that has no preopened directory, an empty environment and empty stdin: it can
+    compute and print, nothing else. `qjs:std`/`qjs:os` are not made globals (no `--std`).
+    A module's evaluation runs promise jobs until its own top-level await settles.
 
     Raises SandboxError only when QuickJS is missing or the sandbox itself is broken."""
     started = time.perf_counter()
@@ -164,7 +166,7 @@ def run_program(
         store.set_fuel(fuel if fuel is not None else int(FUEL_PER_SECOND * timeout))
         # No --stack-size: this build does not check its stack (WASI); deep recursion is
         # stopped by wasmtime's own stack limit, a trap named "stack overflow".
-        argv = ["qjs", f"--memory-limit={heap}", "-e", program]
+        argv = ["qjs", f"--memory-limit={heap}", *(["-m"] if module else []), "-e", program]
         status = _evaluate(store, runtime, argv)
     except (wasmtime.Trap, wasmtime.WasmtimeError) as error:
         failure = error
@@ -181,7 +183,9 @@ def run_program(
     completed = failure is None and status == 0
     elapsed = (time.perf_counter() - started) * 1000
     trap = ""
-    if isinstance(failure, wasmtime.Trap) and failure.trap_code is not None:
+    if process.exit_code is not None:
+        trap = f"exit {process.exit_code}"
+    elif isinstance(failure, wasmtime.Trap) and failure.trap_code is not None:
         trap = failure.trap_code.name.lower().replace("_", " ")
     elif failure is not None:
         trap = (str(failure).strip().splitlines() or [""])[0]
