@@ -66,7 +66,7 @@ _SHOWN_ERROR = 300  # characters of an exception's message quoted back
 _HARNESS = r"""
 const G = globalThis, print = G.print, keys = Object.keys, create = Object.create;
 const isArray = Array.isArray, quote = JSON.stringify, define = Object.defineProperty;
-const setProto = Object.setPrototypeOf, hasOwn = Object.hasOwn, ProxyOf = Proxy;
+const setProto = Object.setPrototypeOf, ProxyOf = Proxy;
 const ErrorOf = Error, run = G.eval, ObjectProto = Object.prototype, get = Reflect.get;
 define(ErrorOf, "prepareStackTrace", {value: undefined, writable: false, configurable: false});
 const hidden = ["print", "console", "scriptArgs", "execArgv", "argv0", "gc", "navigator"];
@@ -359,10 +359,28 @@ def _report(stdout: str, nonce: str) -> dict[str, Any] | None:
     if len(lines) != 2 or lines[1] != "" or not lines[0].startswith(nonce):
         return None
     try:
-        report = json.loads(lines[0][len(nonce) :])
+        report = json.loads(lines[0][len(nonce) :], object_hook=_well_formed)
     except ValueError:
         return None
     return report if isinstance(report, dict) else None
+
+
+def _well_formed(pairs: dict[str, Any]) -> dict[str, Any]:
+    """JavaScript strings may hold lone surrogates (`"\\uD800"` in a script), which no UTF-8
+    output can carry: each becomes U+FFFD, in keys and values alike, as JSON is read back."""
+    return {_text_of(k): _text_of(v) if isinstance(v, str) else _items(v) for k, v in pairs.items()}
+
+
+def _items(value: Any) -> Any:
+    return (
+        [_text_of(v) if isinstance(v, str) else v for v in value]
+        if isinstance(value, list)
+        else value
+    )
+
+
+def _text_of(text: str) -> str:
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _failed_run(run: ScriptRun, timeout: float) -> ScriptIssue:
@@ -485,8 +503,8 @@ def _judge(
         for topic in consumer["subscribe"]:
             if topic not in declared:
                 message = (
-                    f"{_path('consumers', name)} subscribes to {json.dumps(topic)}, which"
-                    f" `workflow.topics` does not declare: add `{json.dumps(topic)}: {{}}` to"
+                    f"{_path('consumers', name)} subscribes to {_quoted(topic)}, which"
+                    f" `workflow.topics` does not declare: add `{_quoted(topic)}: {{}}` to"
                     " topics (or fix the topic name)"
                 )
                 found.warnings.append(ScriptIssue("topic-undeclared", message, found.line))
@@ -703,7 +721,11 @@ def _article(kind: str) -> str:
 def _path(section: str, name: str) -> str:
     if _IDENTIFIER.match(name):
         return f"workflow.{section}.{name}"
-    return f"workflow.{section}[{json.dumps(name)}]"
+    return f"workflow.{section}[{_quoted(name)}]"
+
+
+def _quoted(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _first_line(text: str) -> str:

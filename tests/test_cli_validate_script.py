@@ -67,7 +67,8 @@ def test_invalid_script_exits_1_with_every_key_present(tmp_path: Path) -> None:
     assert out.splitlines() == [
         f"{tmp_path / 'flow.js'}:2: error: Tool calls not allowed during validation: the script"
         " calls Gmail.send at the top level (line 2); call tools only inside producer handlers"
-        " and consumer prepare/mutate/next functions [tool-call]",
+        " and consumer prepare/mutate/next functions (a name the script never defines counts"
+        " as a tool here) [tool-call]",
         f"{tmp_path / 'flow.js'}: invalid: 1 error",
     ]
 
@@ -77,3 +78,22 @@ def test_huge_script_is_invalid_not_unreadable(tmp_path: Path) -> None:
     code, out, _ = run(str(tmp_path / "big.js"), "--json")
     assert code == 1
     assert [e["code"] for e in json.loads(out)["errors"]] == ["script-too-large"]
+
+
+def test_lone_surrogates_in_names_print_as_replacement_characters(tmp_path: Path) -> None:
+    (tmp_path / "flow.js").write_text(
+        'const workflow = { topics: { "\\uDC00": {} }, consumers: { "\\uD800x": {'
+        ' subscribe: ["\\uDC00", "\\uD83D\\uDE00"], prepare() {} } } };\n'
+    )
+    code, out, _ = run(str(tmp_path / "flow.js"), "--json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["config"]["consumers"] == {
+        "\ufffdx": {"subscribe": ["\ufffd", "\U0001f600"], "hasMutate": False, "hasNext": False}
+    }
+    assert document["warnings"][0]["message"].startswith(
+        'workflow.consumers["\ufffdx"] subscribes to "\U0001f600", which'
+    )
+    code, out, _ = run(str(tmp_path / "flow.js"))
+    assert code == 0
+    assert '"\ufffdx": {' in out
