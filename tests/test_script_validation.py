@@ -4,11 +4,14 @@ the built-ins it reads with, or reaching for files and modules)."""
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groundskeeper import script_validation as sv
 from groundskeeper.sandbox import preview1, quickjs
@@ -512,3 +515,22 @@ def test_compiled_module_is_cached_and_a_tampered_entry_is_not_loaded(
     recompiled = time.perf_counter() - started
     assert entries[0].read_bytes() == first
     assert warm_from_disk < recompiled
+
+
+# --- any text at all ------------------------------------------------------------------------
+
+
+@settings(max_examples=40)
+@given(st.text(alphabet=st.characters(codec=None, blacklist_categories=())))
+def test_any_text_gets_a_verdict_never_an_exception(text: str) -> None:
+    verdict = validate_script(text)
+    assert verdict.ok == (not verdict.errors)
+    assert (verdict.config is not None) == verdict.ok
+
+
+@settings(max_examples=20)
+@given(st.text(min_size=1, max_size=20))
+def test_any_valid_script_embedding_any_string_keeps_it_as_data(text: str) -> None:
+    quoted = json.dumps(text)  # a JavaScript string literal holding any text, NULs included
+    verdict = validate_script(f"const note = {quoted};\n" + VALID)
+    assert verdict.ok, verdict.errors
