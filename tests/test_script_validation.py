@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+import wasmtime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -493,28 +494,49 @@ def test_unreadable_files_raise_a_usage_error(tmp_path: Path) -> None:
 # --- the compiled module is cached like box.wasm's ---------------------------------------------
 
 
+class Compiled(Exception):
+    """Raised in place of compiling QuickJS: proof that a cache entry was not used."""
+
+
 def test_compiled_module_is_cached_and_a_tampered_entry_is_not_loaded(
-    groundskeeper_home: Path,
+    groundskeeper_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    quickjs._pool.clear()  # engines made by earlier tests would not touch this home's cache
-    assert validate_script(VALID).ok
-    entries = sorted((groundskeeper_home / "cache").glob("qjs-*.cwasm"))
-    assert len(entries) == 1
-    first = entries[0].read_bytes()
+    compiled: list[int] = []
+    deserialized: list[int] = []
+    compile_module, deserialize = wasmtime.Module.__init__, wasmtime.Module.deserialize
 
-    quickjs._pool.clear()
-    started = time.perf_counter()
-    assert validate_script(VALID).ok
-    warm_from_disk = time.perf_counter() - started
-    assert entries[0].read_bytes() == first  # loaded, not rewritten
+    def counting_compile(self: wasmtime.Module, engine: wasmtime.Engine, wasm: bytes) -> None:
+        compiled.append(len(wasm))
+        compile_module(self, engine, wasm)
 
-    entries[0].write_bytes(first[:32] + b"\0" * 64 + first[96:])
-    quickjs._pool.clear()
-    started = time.perf_counter()
-    assert validate_script(VALID).ok  # recompiled, never the altered native code
-    recompiled = time.perf_counter() - started
-    assert entries[0].read_bytes() == first
-    assert warm_from_disk < recompiled
+    def counting_deserialize(
+        cls: type[wasmtime.Module], engine: wasmtime.Engine, encoded: bytes
+    ) -> wasmtime.Module:
+        deserialized.append(len(encoded))
+        return deserialize(engine, encoded)
+
+    monkeypatch.setattr(wasmtime.Module, "__init__", counting_compile)
+    monkeypatch.setattr(wasmtime.Module, "deserialize", classmethod(counting_deserialize))
+    monkeypatch.setattr(quickjs, "_pool", [])  # engines of earlier tests used other homes
+    assert validate_script(VALID).ok
+    assert (len(compiled), len(deserialized)) == (1, 0)
+    (entry,) = sorted((groundskeeper_home / "cache").glob("qjs-*.cwasm"))
+    stored = entry.read_bytes()
+
+    monkeypatch.setattr(quickjs, "_pool", [])  # a new engine, as in a new process
+    assert validate_script(VALID).ok
+    assert (len(compiled), len(deserialized)) == (1, 1)  # from disk, not compiled
+    assert entry.read_bytes() == stored
+
+    def refuse_to_compile(self: wasmtime.Module, engine: wasmtime.Engine, wasm: bytes) -> None:
+        raise Compiled
+
+    entry.write_bytes(stored[:32] + bytes(64) + stored[96:])  # altered native code
+    monkeypatch.setattr(wasmtime.Module, "__init__", refuse_to_compile)
+    monkeypatch.setattr(quickjs, "_pool", [])
+    with pytest.raises(Compiled):  # the altered entry is never loaded: it would be compiled
+        validate_script(VALID)
+    assert len(deserialized) == 1
 
 
 # --- any text at all ------------------------------------------------------------------------
