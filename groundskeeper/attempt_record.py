@@ -1,8 +1,9 @@
 """What the sealed record shows of one attempt: its tool calls' bodies as sealed, the outputs
-`sh` printed (kept by content hash in the plan's control directory), which paths each call
-changed, and which commands ran and how they exited.
+`sh` printed (kept by content hash in the plan's control directory), which watched paths each
+call changed, and which commands ran and how they exited.
 
-It owns the output store, the workdir stat snapshot taken around each `sh` call, and the rule
+It owns the output store, the state of the watched paths (a `changed` contract's) taken around
+each `sh` call, and the rule
 for when a command line counts as "this command ran" (a single command, or a chain of them
 joined by `&&`). It does not judge contracts or evidence (`contracts`, `evidence`) and does not
 seal anything (`sealing`).
@@ -14,16 +15,12 @@ import contextlib
 import fnmatch
 import hashlib
 import os
-import tempfile
+import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from groundskeeper.sandbox import fence as fences
-
-#: How many entries a workdir snapshot may hold; past it, what a command changed is unknown.
-SNAPSHOT_LIMIT = 20_000
 #: A command text longer than this is sealed by hash only (its text is in the output store).
 CMD_INLINE = 2000
 #: A changed-path list longer than this (as JSON) is not sealed: "unknown", which fails closed.
@@ -31,8 +28,6 @@ CHANGED_INLINE_BYTES = 16 * 1024
 #: The most of one stored output read back (a sandbox run's output is capped below this).
 OUTPUT_READ_LIMIT = 8 * 1024 * 1024
 OUTPUTS_DIR = "outputs"
-
-Stat = tuple[int, int, int, int]  # (mode, size, mtime_ns, inode)
 
 
 def sha256_text(text: str) -> str:
@@ -55,6 +50,8 @@ class OutputStore:
         digest = sha256_text(text)
         path = self.root / digest
         if not path.exists():
+            import tempfile
+
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, temp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
             try:
@@ -76,54 +73,72 @@ class OutputStore:
         except OSError:
             return None
         with os.fdopen(fd, "rb") as handle:
-            data = handle.read(OUTPUT_READ_LIMIT + 1)
+            data = read_at_most(handle, OUTPUT_READ_LIMIT)
         if len(data) > OUTPUT_READ_LIMIT or hashlib.sha256(data).hexdigest() != digest:
             return None
         return data.decode("utf-8", errors="surrogatepass")
 
 
-# -- the workdir snapshot around an `sh` call -----------------------------------------------------
+# -- the watched paths around an `sh` call ---------------------------------------------------
 
 
-def snapshot(root: Path, limit: int = SNAPSHOT_LIMIT) -> dict[str, Stat] | None:
-    """path → (mode, size, mtime_ns, inode) of every entry below `root`, links not followed,
-    the fence's hidden entries left out; None when there are more than `limit` entries or a
-    folder cannot be read (what a command changed there would be unknown)."""
-    fence = fences.active()
-    found: dict[str, Stat] = {}
-    stack: list[tuple[str, str]] = [("", str(root))]
-    while stack:
-        prefix, folder = stack.pop()
+def watch_state(root: Path, paths: Sequence[str]) -> dict[str, str | None]:
+    """What each watched path (relative to `root`) holds: a regular file's SHA-256, `link:` and
+    its target for a symlink, `other` for anything else, None when absent. Links are never
+    followed, and anything past `WATCH_READ_LIMIT` bytes is `large:` with its size and mtime."""
+    return {p: _content(root, p) for p in paths}
+
+
+#: The most of a watched file hashed around each call; a larger one is judged by size and mtime.
+WATCH_READ_LIMIT = 4 * 1024 * 1024
+
+
+def _content(root: Path, relative: str) -> str | None:
+    path = root / relative
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
         try:
-            entries = os.scandir(folder)
+            return "link:" + os.readlink(path)
         except OSError:
-            return None
-        with entries:
-            for entry in entries:
-                if fence.hides_entry(entry):
-                    continue
-                try:
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue  # gone between the listing and the stat
-                name = prefix + entry.name
-                found[name] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino)
-                if len(found) > limit:
-                    return None
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((name + "/", entry.path))
-    return found
+            return "link:?"
+    if not stat.S_ISREG(info.st_mode):
+        return "other"
+    if info.st_size > WATCH_READ_LIMIT:
+        return f"large:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return "other"
+    with os.fdopen(fd, "rb") as handle:
+        return hashlib.sha256(read_at_most(handle, WATCH_READ_LIMIT)).hexdigest()
+
+
+def read_at_most(handle: BinaryIO, limit: int) -> bytes:
+    """Up to `limit + 1` bytes, in chunks: one `read(limit + 1)` would allocate the whole
+    limit up front (4 MiB for a 10-byte file), which made each small read cost ~0.3 ms."""
+    chunks: list[bytes] = []
+    left = limit + 1
+    while left > 0:
+        chunk = handle.read(min(left, 1 << 16))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def changed_between(
-    before: Mapping[str, Stat] | None, after: Mapping[str, Stat] | None
+    before: Mapping[str, str | None] | None, after: Mapping[str, str | None] | None
 ) -> tuple[str, ...] | None:
-    """The paths created, removed or changed (size, mtime, inode or type) between two
-    snapshots, sorted; None when either is unknown."""
+    """The watched paths whose content differs between two states, sorted; None (unknown)
+    when either state was not taken."""
     if before is None or after is None:
         return None
     keys = set(before) | set(after)
-    return tuple(sorted(k for k in keys if before.get(k) != after.get(k)))
+    return tuple(sorted(k for k in keys if before.get(k, "?") != after.get(k, "?")))
 
 
 def sealable_changed(changed: tuple[str, ...] | None) -> list[str] | None:

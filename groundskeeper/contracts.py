@@ -12,15 +12,11 @@ a heading with spaces). A leading `soft` makes a failure a warning instead of a 
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import re
-import shlex
-import tomllib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from groundskeeper.attempt_record import AttemptRecord
@@ -33,6 +29,7 @@ __all__ = [
     "REGISTRY",
     "Contract",
     "ContractContext",
+    "ContractFailure",
     "ContractProblem",
     "ContractType",
     "ContractVerdict",
@@ -42,10 +39,16 @@ __all__ = [
     "protected_files",
     "register",
     "task_contracts",
+    "watched_paths",
+    "workdir_paths",
 ]
 
 #: The most of a file a contract reads; a larger file fails its contract (C002).
 READ_LIMIT = 4 * 1024 * 1024
+#: A verdict's message is cut to this many characters (a schema error quotes the value).
+MESSAGE_LIMIT = 1000
+#: A verdict's detail longer than this (as JSON) is sealed by its hash only.
+DETAIL_INLINE = 8 * 1024
 SOFT = "soft"
 
 #: Every reason code a contract verdict may carry, and what it means.
@@ -58,11 +61,10 @@ CODES: dict[str, str] = {
     "C006": "the JSON schema itself is missing or not a valid schema",
     "C007": "the Markdown file lacks a required section heading",
     "C008": "the record does not show this attempt's tool calls changing the path",
-    "C009": "what a tool call changed is unknown (too many files), so `changed` cannot be shown",
+    "C009": "what a tool call changed is unknown (not in the record), so `changed` cannot hold",
     "C010": "the record shows no matching command that ran and exited 0 in this attempt",
     "C011": "the contract line itself is malformed (lint reports it before a run)",
-    "C012": "the workflow script fails script validation in the zero-tool sandbox",
-}
+}  # a new type adds its own codes here (`CODES["C012"] = …`) beside its `register` call
 
 
 class WorkFiles(Protocol):
@@ -112,6 +114,9 @@ class ContractVerdict:
         return f"{self.code}: {self.contract.text}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
+        """As sealed: the detail as JSON text (it may hold floats and non-ASCII names, which a
+        ledger body may not), message and detail bounded so a step always fits its line."""
+        detail = json.dumps(dict(self.detail), sort_keys=True, ensure_ascii=True, default=repr)
         return {
             "contract": self.contract.text,
             "type": self.contract.kind,
@@ -119,7 +124,8 @@ class ContractVerdict:
             "ok": self.ok,
             "code": self.code,
             "message": self.message,
-            "detail": dict(self.detail),
+            "detail_json": detail if len(detail) <= DETAIL_INLINE else None,
+            "detail_sha256": hashlib.sha256(detail.encode("ascii")).hexdigest(),
         }
 
 
@@ -218,6 +224,8 @@ def register(kind: ContractType) -> ContractType:
 
 
 def parse_contract(text: str, line: int | None = None) -> Contract | ContractProblem:
+    import shlex  # imported when a plan has contracts, not by every run
+
     try:
         words = shlex.split(text, comments=False, posix=True)
     except ValueError as exc:
@@ -289,11 +297,19 @@ def judge_contracts(
         try:
             said = kind.judge(contract, context)
         except ContractFailure as exc:
-            verdicts.append(ContractVerdict(contract, exc.code, exc.message, exc.detail))
+            message = _bounded(exc.message)
+            verdicts.append(ContractVerdict(contract, exc.code, message, exc.detail))
             continue
-        verdicts.append(said if isinstance(said, ContractVerdict) else
-                        ContractVerdict(contract, None, said))  # fmt: skip
+        if not isinstance(said, ContractVerdict):
+            said = ContractVerdict(contract, None, said)
+        verdicts.append(replace(said, message=_bounded(said.message)))
     return verdicts
+
+
+def _bounded(message: str) -> str:
+    if len(message) <= MESSAGE_LIMIT:
+        return message
+    return message[:MESSAGE_LIMIT] + f"… ({len(message) - MESSAGE_LIMIT} more characters)"
 
 
 # -- the file contracts ---------------------------------------------------------------------------
@@ -329,6 +345,8 @@ def parse_format(name: str, text: str) -> object:
         except yaml.YAMLError as exc:
             raise ValueError(str(exc).replace("\n", " ")) from None
     if name == "toml":
+        import tomllib
+
         try:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -343,6 +361,9 @@ def _no_constant(name: str) -> object:
 
 
 def _csv_rows(text: str) -> list[list[str]]:
+    import csv
+    import io
+
     try:
         rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
     except csv.Error as exc:
@@ -357,7 +378,7 @@ def _csv_rows(text: str) -> list[list[str]]:
     return rows
 
 
-def _csv_line(text: str, exc: csv.Error) -> str:
+def _csv_line(text: str, exc: Exception) -> str:
     match = re.search(r"line (\d+)", str(exc))
     return match.group(1) if match else "?"
 
@@ -461,7 +482,9 @@ def _markdown_sections(contract: Contract, context: ContractContext) -> str:
 # -- the record contracts -----------------------------------------------------------------------
 
 
-def _plain_paths(args: tuple[str, ...]) -> str | None:
+def workdir_paths(args: tuple[str, ...]) -> str | None:
+    """An argument rule for lint (`ContractType.check_args`): every argument is a path inside
+    the workdir."""
     for arg in args:
         if arg.startswith(("/", "~")) or ".." in arg.split("/"):
             return f"`{arg}` must be a path inside the workdir (no leading /, no ..)"
@@ -469,8 +492,9 @@ def _plain_paths(args: tuple[str, ...]) -> str | None:
 
 
 def _changed(contract: Contract, context: ContractContext) -> str:
-    """Each path: a tool call of this attempt changed it (write_file's path, or an `sh`
-    snapshot), and its content now differs from when the attempt started. Both, so that
+    """Each path: a tool call of this attempt changed it (write_file's path, or an `sh` call
+    whose watched paths' content differed after it), and its content now differs from when the
+    attempt started. Both, so that
     neither a `touch`, nor a file moved away and back, nor another task's write counts."""
     found, unknown = context.record.changed()
     missing: list[str] = []
@@ -487,7 +511,7 @@ def _changed(contract: Contract, context: ContractContext) -> str:
         raise ContractFailure(
             "C009",
             f"the record does not show {', '.join(missing)} changed, and what tool call(s)"
-            f" {calls} changed is unknown (too many files to snapshot)",
+            f" {calls} changed is unknown (the record holds no list of its changes)",
         )
     if missing:
         raise ContractFailure(
@@ -532,18 +556,18 @@ def _ran(contract: Contract, context: ContractContext) -> str:
     )
 
 
-register(ContractType("non-empty", "non-empty FILE", 1, 1, _non_empty, _plain_paths))
+register(ContractType("non-empty", "non-empty FILE", 1, 1, _non_empty, workdir_paths))
 register(ContractType("format", "format json|yaml|toml|csv FILE", 2, 2, _format,
-                      lambda a: _format_rules(a) or _plain_paths(a[1:])))  # fmt: skip
+                      lambda a: _format_rules(a) or workdir_paths(a[1:])))  # fmt: skip
 register(
     ContractType(
-        "json-schema", "json-schema SCHEMA FILE", 2, 2, _json_schema, _plain_paths,
+        "json-schema", "json-schema SCHEMA FILE", 2, 2, _json_schema, workdir_paths,
         protects=lambda a: (a[0],), schemas=lambda a: (a[0],),
     )
 )  # fmt: skip
 register(ContractType("markdown-sections", 'markdown-sections FILE "Heading"…', 2, None,
-                      _markdown_sections, lambda a: _plain_paths(a[:1])))  # fmt: skip
-register(ContractType("changed", "changed PATH…", 1, None, _changed, _plain_paths,
+                      _markdown_sections, lambda a: workdir_paths(a[:1])))  # fmt: skip
+register(ContractType("changed", "changed PATH…", 1, None, _changed, workdir_paths,
                       watches=lambda a: tuple(_normal(p) for p in a)))  # fmt: skip
 register(ContractType("ran", "ran PATTERN", 1, 1, _ran))
 
@@ -574,5 +598,6 @@ def _workflow_script(contract: Contract, context: ContractContext) -> ContractVe
     return ContractVerdict(contract, None, f"`{path}` is a valid workflow script{noted}", held)
 
 
+CODES["C012"] = "the workflow script fails script validation in the zero-tool sandbox"
 register(ContractType("workflow-script", "workflow-script FILE", 1, 1, _workflow_script,
-                      _plain_paths))  # fmt: skip
+                      workdir_paths))  # fmt: skip

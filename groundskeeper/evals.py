@@ -291,8 +291,7 @@ _PHRASES = (
     ("not every child task is DONE", "rollup: children not DONE"),
     ("no acceptance check", "require-checks"),
 )
-# a verdict's own code (`missing_sentinel: …`), or a contract's (`C012: workflow-script …`)
-_CODE = re.compile(r"^([a-z][a-z_-]*(?: [a-z]+)*|C\d{3}):")
+_CODE = re.compile(r"^([a-z][a-z_-]*(?: [a-z]+)*|C\d{3}):")  # C001…: a contract's code
 
 
 def caught_by(state: str | None, reason: str | None, lint_errors: Sequence[str]) -> str | None:

@@ -12,7 +12,6 @@ by some other command all fail with `false evidence: …`. It does not judge con
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +71,8 @@ class EvidenceVerdict:
 
 def parse_evidence(text: str) -> tuple[list[EvidenceField], list[str]]:
     """The fields of an `:evidence:` value, and what is wrong with it (lint's T017)."""
+    import shlex
+
     fields: list[EvidenceField] = []
     problems: list[str] = []
     try:
@@ -165,40 +166,48 @@ def judge_evidence(
     return verdicts
 
 
+def _short(cmd: str) -> str:
+    return cmd if len(cmd) <= 120 else cmd[:120] + "…"
+
+
 def _quoted(declared: EvidenceField, quote: str, record: AttemptRecord) -> EvidenceVerdict:
     pattern = declared.pattern or ""
     shown = quote if len(quote) <= 80 else quote[:80] + "…"
     if not quote.strip():
         return EvidenceVerdict(declared, "E002", "must quote some output, not an empty string")
     seen: list[str] = []
+    ran: list[str] = []
     for call in record.sh_calls():
         if call.cmd is None:
             continue
+        status = "was stopped" if call.exit_status is None else f"exited {call.exit_status}"
+        ran.append(f"`{_short(call.cmd)}` ({status})")
         commands = chain_commands(call.cmd)
         if commands is None or len(commands) != 1 or not matches(pattern, commands[0]):
             continue
         printed = [record.text(call.stdout_sha256), record.text(call.stderr_sha256)]
         if all(p is None for p in printed):
-            seen.append(f"`{call.cmd}` (its output is not in the record)")
+            seen.append(f"`{_short(call.cmd)}` (its output is not in the record)")
             continue
         if not any(p is not None and quote in p for p in printed):
-            status = "was stopped" if call.exit_status is None else f"exited {call.exit_status}"
-            seen.append(f"`{call.cmd}` ({status}) did not print it")
+            seen.append(f"`{_short(call.cmd)}` ({status}) did not print it")
             continue
         if quote in call.cmd:
-            seen.append(f"`{call.cmd}` has the quote in its own text: that is not evidence")
+            seen.append(f"`{_short(call.cmd)}` has the quote in its own text: that is not evidence")
             continue
         if call.exit_status != 0:
-            status = "was stopped" if call.exit_status is None else f"exited {call.exit_status}"
-            seen.append(f"`{call.cmd}` printed it but {status}")
+            seen.append(f"`{_short(call.cmd)}` printed it but {status}")
             continue
-        return EvidenceVerdict(declared, None, f"printed by `{call.cmd}` (tool call {call.index})")
+        return EvidenceVerdict(
+            declared, None, f"printed by `{_short(call.cmd)}` (tool call {call.index})"
+        )
     if seen:
-        found = "; ".join(seen)
+        found = "; ".join(seen[:3]) + (f"; and {len(seen) - 3} more" if len(seen) > 3 else "")
         message = f"the record contradicts {shown!r}: {found}"
     else:
+        shows = "; ".join(ran[-3:]) if ran else "no command at all"
         message = (
-            f"no command matching `{pattern}` printed {shown!r} in this attempt (the record"
-            " shows no such command run on its own line)"
+            f"no command matching `{pattern}`, run on its own line, printed {shown!r} in this"
+            f" attempt; the record shows {shows}"
         )
     return EvidenceVerdict(declared, "E003", message)

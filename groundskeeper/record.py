@@ -29,7 +29,9 @@ class TaskRecord:
     state: str  # the last sealed state
     check_sha256: str | None  # the check that state was judged with in its run (None: none)
     run_id: str
-    failure: str | None = None  # for FAILED: "tamper", "dock", "limit:<code>", "check:<code>"
+    # for FAILED: "tamper", "dock", "claim:<code>" (a contract or evidence), "limit:<code>",
+    # "check:<code>"
+    failure: str | None = None
 
 
 @dataclass
@@ -67,6 +69,8 @@ def read_record(steps: Iterable[Step]) -> Record:
     check: dict[tuple[str, str], str | None] = {}
     last_check: dict[tuple[str, str], str | None] = {}  # the reason code of a failing check
     docked: dict[tuple[str, str], bool] = {}
+    # the code of the first hard contract or evidence failure of the task's latest claim
+    unmet: dict[tuple[str, str], str | None] = {}
     tampered: set[tuple[str, str]] = set()
     for run, step, body in steps:
         task = body.get("task_id")
@@ -84,6 +88,10 @@ def read_record(steps: Iterable[Step]) -> Record:
             failed = body.get("verdict") == "FAIL"
             reason = body.get("reason")
             last_check[key] = (str(reason) if reason else "failed") if failed else None
+        elif step == "claim":
+            unmet[key] = None  # a new attempt's claim: judged afresh
+        elif step in ("contract", "evidence") and unmet.get(key) is None:
+            unmet[key] = _first_hard_failure(body.get("verdicts"))
         elif step == "dock":
             docked[key] = body.get("ok") is True
             component, sha = body.get("component"), body.get("sha256")
@@ -97,9 +105,16 @@ def read_record(steps: Iterable[Step]) -> Record:
             to = str(body.get("to"))
             failure = None
             if to == "FAILED":
-                failure = _failure(key, tampered, docked, last_check)
+                failure = _failure(key, tampered, docked, last_check, unmet)
             record.tasks[task] = TaskRecord(to, check.get(key), run, failure)
     return record
+
+
+def _first_hard_failure(verdicts: object) -> str | None:
+    for verdict in verdicts if isinstance(verdicts, list) else []:
+        if isinstance(verdict, dict) and verdict.get("ok") is not True and not verdict.get("soft"):
+            return str(verdict.get("code") or "failed")
+    return None
 
 
 def _sha(value: object) -> str | None:
@@ -111,11 +126,15 @@ def _failure(
     tampered: set[tuple[str, str]],
     docked: Mapping[tuple[str, str], bool],
     last_check: Mapping[tuple[str, str], str | None],
+    unmet: Mapping[tuple[str, str], str | None],
 ) -> str:
     if key in tampered:
         return "tamper"
     if docked.get(key) is False:
         return "dock"
+    if unmet.get(key) is not None:
+        # the last claim failed its contracts or evidence: no check alone can undo that
+        return f"claim:{unmet[key]}"
     code = last_check.get(key)
     if code is None:
         return "other"  # no failing check on record: no claim, no check, a worker error

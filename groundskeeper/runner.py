@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -440,6 +440,15 @@ class Runner:
         for task in unbacked:
             if task.heading.child_tasks:
                 task.start_state = "TODO"  # the walk rolls it up again from its children
+            elif task.contracts or task.evidence:
+                # judged only on a worker's claim (the record of its attempt): no check alone
+                # can stand in for that, so the task is worked on again
+                task.start_state = "TODO"
+                why = (
+                    "re-verified: the DONE headline had no sealed record, and its contracts or"
+                    " evidence are judged only on a worker's claim; back to TODO"
+                )
+                self._settle(task, "TODO", 0, None, why, "", 0)
             elif task.check is None:
                 task.verified, task.reason = False, "unverified (no record)"
                 if self.options.require_checks:
@@ -641,12 +650,20 @@ class Runner:
         if task.red is not None:
             return _Outcome(node, "FAILED", 0, True, task.red, "", 0)
         about = WorkerTask(
-            heading.task_id, heading.title, heading.body, task.check, self.plan_path.name
+            heading.task_id,
+            heading.title,
+            heading.body,
+            task.check,
+            self.plan_path.name,
+            tuple(c.text for c in task.contracts),
+            tuple(f.spec for f in task.evidence),
         )
+        # the paths a `changed` contract names are looked at around each of its `sh` calls
+        watching = watched_paths(task.contracts)
         session = WorkerSession(
             self.model,
             about,
-            self._toolbox,
+            replace(self._toolbox, watch=watching) if watching else self._toolbox,
             max_turns=self.options.max_turns,
             system=render_worker_prompt(about, self._prompt),
         )
@@ -662,7 +679,13 @@ class Runner:
         while attempt < limit:
             attempt += 1
             sealed: list[dict[str, Any]] = []  # this attempt's tool calls, as sealed
-            session.on_tool_call = partial(self._tool_call, heading.task_id, attempt, sealed)
+            session.on_tool_call = partial(
+                self._tool_call,
+                heading.task_id,
+                attempt,
+                sealed,
+                bool(task.contracts or task.evidence),
+            )
             watched = self._watch(task)
             claim = session.attempt(feedback)
             # look at the plan before anything else can run: the culprit is among the started
@@ -728,11 +751,17 @@ class Runner:
         return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found))
 
     def _tool_call(
-        self, task_id: str, attempt: int, sealed: list[dict[str, Any]], call: ToolCallRecord
+        self,
+        task_id: str,
+        attempt: int,
+        sealed: list[dict[str, Any]],
+        keep: bool,
+        call: ToolCallRecord,
     ) -> None:
-        """Keep what the call printed by hash (before sealing, so a sealed hash names a stored
-        text), then seal the call; its body joins the attempt's record."""
-        for text in call.texts:
+        """Seal the call; its body joins the attempt's record. For a task with evidence or
+        contracts (`keep`), first keep what the call printed by hash, so that a sealed hash
+        names a stored text; other tasks' outputs are sealed as hashes only."""
+        for text in call.texts if keep else ():
             try:
                 self._outputs.put(text)
             except OSError as exc:  # the record then lacks it: evidence quoting it fails

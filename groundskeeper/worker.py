@@ -26,9 +26,10 @@ from groundskeeper.acceptance import SealedCheck, Shell, sandbox_shell
 from groundskeeper.attempt_record import (
     CMD_INLINE,
     changed_between,
+    read_at_most,
     sealable_changed,
     sha256_text,
-    snapshot,
+    watch_state,
 )
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models import ContentBlock, Message, Model, ModelRequest, ToolSpec
@@ -115,6 +116,8 @@ class WorkerTask:
     body: str
     check: SealedCheck | None
     plan_name: str = "plan.org"
+    contracts: tuple[str, ...] = ()  # the task's contract lines, as written
+    evidence: tuple[str, ...] = ()  # its evidence fields, `name:type[:pattern]`
 
 
 def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
@@ -124,6 +127,7 @@ def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
         check = f"```{task.check.language}\n{task.check.text.rstrip()}\n```"
     slug = re.sub(r"[^A-Za-z0-9]+", "-", task.task_id).strip("-").lower() or "task"
     values = {
+        "requirements": _requirements(task),
         "title": task.title,
         "task_id": task.task_id,
         "body": task.body.strip() or "(no description beyond the title)",
@@ -134,6 +138,24 @@ def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
     text = template if template is not None else load_worker_prompt()
     # one pass, so a value that happens to contain `{{…}}` is never expanded itself
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values.get(m[1], m[0]), text)
+
+
+def _requirements(task: WorkerTask) -> str:
+    lines: list[str] = []
+    if task.contracts:
+        lines.append("Contracts your work must meet (checked after you claim, from the files and")
+        lines.append("the record of your tool calls in this attempt):")
+        lines.extend(f"- `{c}`" for c in task.contracts)
+    if task.evidence:
+        lines.append("Evidence your `claim_done` must carry, as fields of `evidence`:")
+        lines.extend(f"- `{e}`" for e in task.evidence)
+        lines.append(
+            "An `output-of:PATTERN` field quotes what a command matching PATTERN printed when"
+            " you ran it on its own line with `sh` in this attempt, and it must have exited 0."
+        )
+    if not lines:
+        return "Nothing beyond the acceptance check."
+    return "\n".join(lines)
 
 
 def claims_done(text: str) -> bool:
@@ -188,6 +210,9 @@ class Toolbox:
     # the run's disk quota: `write_file` counts the bytes it writes (a rewrite counts again),
     # `sh` hands it to the sandbox (a fake `shell` is called without it)
     quota: DiskQuota | None = None
+    # paths whose content is taken before and after each `sh` call, so the record says which
+    # of them it changed (a `changed` contract's); with none, the record's `changed` is null
+    watch: tuple[str, ...] = ()
     _root: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -327,7 +352,7 @@ class Toolbox:
         cmd = self._arg(tool_input, "cmd")
         run = self.shell if self.shell is not None else sandbox_shell(self.quota)
         # what the command changed, for the record: a stat snapshot before and after
-        before = snapshot(self._root)
+        before = watch_state(self._root, self.watch) if self.watch else None
         facts: dict[str, Any] = {
             "cmd": cmd if len(cmd) <= CMD_INLINE else None,
             "cmd_sha256": sha256_text(cmd),
@@ -337,7 +362,7 @@ class Toolbox:
         except Exception as exc:  # the worker hears of it; the run goes on
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             text = f"the sandbox could not run the command: {type(exc).__name__}: {first}"
-            after = snapshot(self._root)
+            after = watch_state(self._root, self.watch) if self.watch else None
             facts |= {
                 "exit_status": None,
                 "fault": "not-run",
@@ -351,7 +376,9 @@ class Toolbox:
             "fault": result.fault,
             "stdout_sha256": sha256_text(result.stdout),
             "stderr_sha256": sha256_text(result.stderr),
-            "changed": sealable_changed(changed_between(before, snapshot(self._root))),
+            "changed": sealable_changed(
+                changed_between(before, watch_state(self._root, self.watch) if self.watch else None)
+            ),
         }
         text = f"exit status {result.status}\n"
         if result.fault:
@@ -420,7 +447,7 @@ class Toolbox:
             st = self._guard_identity(raw, handle.fileno())
             if not stat.S_ISREG(st.st_mode):
                 raise ToolRefused(f"`{raw}` is not a regular file")
-            data = handle.read(limit + 1)
+            data = read_at_most(handle, limit)
         if len(data) > limit:
             raise FileTooLarge(f"`{raw}` is larger than {limit} bytes")
         return data

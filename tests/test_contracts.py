@@ -313,12 +313,14 @@ def test_changed_fails_when_the_record_shows_no_change(tmp_path: Path) -> None:
 
 
 def test_changed_fails_for_a_touch_without_new_content(tmp_path: Path) -> None:
+    """The record watches content, not timestamps: a `touch` changes nothing."""
     turns = "    - {tool: sh, input: {cmd: 'touch r.txt'}}\n" + SAY_DONE
     task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, {"r.txt": "old\n"})
     assert task.state == "FAILED"
+    assert recorder.of("tool-call")[0]["changed"] == []
     first = recorder.of("contract")[0]["verdicts"][0]
     assert first["code"] == "C008"
-    assert "touched, but the content is the same" in first["message"]
+    assert first["message"] == "the record shows no tool call of this attempt changing r.txt"
 
 
 def test_changed_fails_for_a_file_moved_away_and_back(tmp_path: Path) -> None:
@@ -339,7 +341,7 @@ def test_changed_by_renaming_a_stale_file_into_place_is_a_change(tmp_path: Path)
     task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, {"stale.txt": "s\n"})
     assert task.state == "DONE", task.reason
     sh = recorder.of("tool-call")[0]
-    assert sh["changed"] == ["r.txt", "stale.txt"]
+    assert sh["changed"] == ["r.txt"]
 
 
 def test_changed_by_an_earlier_attempt_does_not_count(tmp_path: Path) -> None:
@@ -357,20 +359,26 @@ def test_changed_by_an_earlier_attempt_does_not_count(tmp_path: Path) -> None:
     assert (task.reason or "").startswith("C008: changed r.txt: the record shows no tool call")
 
 
-def test_changed_is_unknown_past_the_snapshot_limit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import groundskeeper.attempt_record as attempt_record
+def test_changed_fails_closed_when_a_call_has_no_change_list(tmp_path: Path) -> None:
+    """A record whose `sh` call carries no list (too long to seal, or not watched): unknown."""
+    bodies = ({"tool": "sh", "cmd": "x", "exit_status": 0, "changed": None},)
+    (tmp_path / "r.txt").write_text("new")
+    verdict = judge(tmp_path, "changed r.txt", AttemptRecord(bodies))
+    assert verdict.code == "C009"
+    assert "what tool call(s) 1 changed is unknown" in verdict.message
 
-    monkeypatch.setattr(attempt_record, "SNAPSHOT_LIMIT", 3)
-    monkeypatch.setattr(attempt_record.snapshot, "__defaults__", (3,))
-    files = {f"f{i}.txt": "x" for i in range(5)}
-    turns = "    - {tool: sh, input: {cmd: 'echo new > r.txt'}}\n" + SAY_DONE
-    task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, files)
-    assert task.state == "FAILED"
-    first = recorder.of("contract")[0]["verdicts"][0]
-    assert first["code"] == "C009"
-    assert "what tool call(s) 1 changed is unknown" in first["message"]
+
+def test_only_the_watched_paths_are_looked_at(tmp_path: Path) -> None:
+    turns = "    - {tool: sh, input: {cmd: 'echo a > other.txt; echo b > r.txt'}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, ["changed r.txt"], turns)
+    assert task.state == "DONE", task.reason
+    assert recorder.of("tool-call")[0]["changed"] == ["r.txt"]
+
+
+def test_a_task_without_changed_contracts_seals_no_change_list(tmp_path: Path) -> None:
+    turns = "    - {tool: sh, input: {cmd: 'echo b > r.txt'}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, ["non-empty r.txt"], turns)
+    assert task.state == "DONE", task.reason
     assert recorder.of("tool-call")[0]["changed"] is None
 
 
@@ -458,3 +466,78 @@ def test_the_schema_is_a_protected_input(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "schema.json").read_text()) == SCHEMA
     assert task.state == "FAILED"
     assert (task.reason or "").startswith("C005: json-schema schema.json out.json:")
+
+
+FILE_CONTRACTS = [
+    "non-empty {f}",
+    "format json {f}",
+    "format csv {f}",
+    "json-schema schema.json {f}",
+    "markdown-sections {f} Usage",
+]
+
+
+@pytest.mark.parametrize("line", FILE_CONTRACTS)
+def test_every_file_contract_fails_closed(tmp_path: Path, line: str) -> None:
+    """Missing, huge, a symlink out, a folder: each fails with its code, whatever the type."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "schema.json").write_text(json.dumps(SCHEMA))
+    (tmp_path / "outside.json").write_text('{"ok": true}')
+    os.symlink(tmp_path / "outside.json", work / "link.json")
+    (work / "folder").mkdir()
+    with open(work / "huge", "wb") as handle:
+        handle.truncate(READ_LIMIT + 1)
+    codes = {name: judge(work, line.format(f=name)).code for name in
+             ("absent", "huge", "link.json", "folder")}  # fmt: skip
+    assert codes == {"absent": "C001", "huge": "C002", "link.json": "C001", "folder": "C001"}
+
+
+def test_a_failed_contract_is_not_promoted_by_its_check_alone(tmp_path: Path) -> None:
+    """The record names a claim's failure `claim:C…`: `check --write` cannot promote it."""
+    from groundskeeper.record import read_record
+
+    turns = "    - {tool: write_file, input: {path: a.txt, content: x}}\n" + SAY_DONE
+    plan = tmp_path / "plan.org"
+    (tmp_path / "a.txt").write_text("")
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :ID: t\n  :max-attempts: 1\n"
+        "  :contract: changed b.txt\n  :done-when: grep -q x a.txt\n  :END:\n"
+    )
+    recorder = MemoryRecorder()
+    model = ScriptedModel.from_yaml("workers:\n  t:\n" + turns)
+    (task,) = Runner(load_plan(plan), model=model, recorder=recorder).run().tasks
+    assert task.state == "FAILED"
+    record = read_record(recorder.history())
+    assert record.tasks["t"].failure == "claim:C008"
+    assert not record.promotable("t")
+
+
+def test_an_unbacked_done_with_contracts_is_worked_on_again(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    (tmp_path / "a.txt").write_text("x\n")
+    plan.write_text(
+        HEAD + "* DONE t\n  :PROPERTIES:\n  :ID: t\n  :contract: changed a.txt\n"
+        "  :done-when: grep -q x a.txt\n  :END:\n"
+    )
+    model = ScriptedModel.from_yaml("workers:\n  t:\n    - say: DONE\n")
+    recorder = MemoryRecorder()
+    (task,) = Runner(load_plan(plan), model=model, recorder=recorder).run().tasks
+    assert task.state == "FAILED"  # the check passes, but no attempt changed a.txt
+    assert recorder.of("contract")[0]["verdicts"][0]["code"] == "C008"
+
+
+def test_a_verdict_always_fits_a_ledger_line(tmp_path: Path) -> None:
+    """A schema error quotes the offending value, and a judge's detail may hold floats and
+    non-ASCII names: the sealed verdict is bounded and canonical-JSON safe."""
+    from groundskeeper.ledger import canonical_json
+
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    (tmp_path / "big.json").write_text(json.dumps({"ok": "y" * 200_000}))
+    verdict = judge(tmp_path, "json-schema schema.json big.json")
+    assert verdict.code == "C005"
+    assert len(verdict.message) < 1100 and verdict.message.endswith("more characters)")
+    odd = ContractVerdict(contract("non-empty a"), None, "ok", {"intervalle": 0.5, "thème": [1]})
+    sealed = odd.to_json()
+    assert json.loads(sealed["detail_json"]) == {"intervalle": 0.5, "thème": [1]}
+    assert len(canonical_json(sealed)) < 2000

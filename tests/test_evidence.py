@@ -301,3 +301,31 @@ def test_a_malformed_claim_is_an_error_the_worker_can_correct(tmp_path: Path) ->
     worker._say("feedback")
     assert worker.messages[-1]["content"][0]["type"] == "tool_result"
     assert worker.messages[-1]["content"][-1] == {"type": "text", "text": "feedback"}
+
+
+def test_the_worker_is_told_its_contracts_and_evidence() -> None:
+    from groundskeeper.worker import render_worker_prompt
+
+    task = WorkerTask("t", "t", "", None, "plan.org", ("changed out.json",), ("ok:bool",))
+    prompt = render_worker_prompt(task)
+    assert "- `changed out.json`" in prompt
+    assert "- `ok:bool`" in prompt
+    assert "{{requirements}}" not in prompt
+    plain = render_worker_prompt(WorkerTask("t", "t", "", None))
+    assert "Nothing beyond the acceptance check." in plain
+
+
+def test_outputs_are_kept_only_for_tasks_that_are_judged_on_them(tmp_path: Path) -> None:
+    """Every `sh` call seals its command and output hashes; the texts are kept (by hash, in the
+    control directory) only for a task with evidence or contracts."""
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + "* TODO t\n  :PROPERTIES:\n  :ID: t\n  :END:\n")
+    model = ScriptedModel.from_yaml(
+        "workers:\n  t:\n    - {tool: sh, input: {cmd: 'echo hi'}}\n    - say: DONE\n"
+    )
+    recorder = MemoryRecorder()
+    Runner(load_plan(plan), model=model, recorder=recorder).run()
+    (sh,) = recorder.of("tool-call")
+    assert sh["cmd"] == "echo hi" and sh["exit_status"] == 0 and sh["changed"] is None
+    assert sh["stdout_sha256"] == "98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4"
+    assert not (tmp_path / ".groundskeeper" / "plan.org" / "outputs").exists()

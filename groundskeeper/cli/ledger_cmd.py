@@ -289,7 +289,17 @@ def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, st
         return f"{get('kind') or 'task'} · check {_short(check) if check else 'none'}", None
     if step == "tool-call":
         error = " (error)" if get("is_error") else ""
-        return f"{get('tool')} → status {get('status')}{error}", None
+        what = f" `{str(get('cmd'))[:40]}`" if isinstance(get("cmd"), str) else ""
+        what = f" {get('path')}" if isinstance(get("path"), str) else what
+        return f"{get('tool')}{what} → status {get('status')}{error}", None
+    if step in ("contract", "evidence"):
+        verdicts = [v for v in get("verdicts") or [] if isinstance(v, dict)]
+        failed = [v for v in verdicts if not v.get("ok")]
+        hard = [v for v in failed if not v.get("soft")]
+        codes = ",".join(str(v.get("code")) for v in failed)
+        verdict = "FAIL" if hard else "PASS"
+        held = f"{len(verdicts) - len(failed)}/{len(verdicts)} hold"
+        return f"{verdict} · {held}{' · ' + codes if codes else ''}", verdict
     if step == "claim":
         attempt = f"attempt {get('attempt')}: " if get("attempt") is not None else ""
         return f"{attempt}{str(get('excerpt') or '')[:60]!r}", None

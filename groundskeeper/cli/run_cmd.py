@@ -377,9 +377,18 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
             if seal.failure is not None:
                 raise SealingError(seal.failure)
 
-        updated = write_check_verdicts(
-            loaded, results, promotable=record.promotable, before_write=sealed
-        )
+        # a task with contracts or evidence is judged on a worker's claim, never by its
+        # check alone: `check --write` does not promote it
+        claimed = {
+            h.task_id
+            for h in loaded.tasks()
+            if h.get_property("contract") is not None or h.get_property("evidence") is not None
+        }
+
+        def promotable(task_id: str) -> bool:
+            return task_id not in claimed and record.promotable(task_id)
+
+        updated = write_check_verdicts(loaded, results, promotable=promotable, before_write=sealed)
         seal.run_end(
             not any(r.result.verdict == "FAIL" for r in updated),
             [(r.id, r.state) for r in updated],
