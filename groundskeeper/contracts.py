@@ -575,6 +575,9 @@ register(ContractType("ran", "ran PATTERN", 1, 1, _ran))
 # -- the script contract --------------------------------------------------------------------------
 
 
+_SHOWN_SCRIPT_ERRORS = 3  # each message is ~200 characters; MESSAGE_LIMIT bounds them all
+
+
 def _workflow_script(contract: Contract, context: ContractContext) -> ContractVerdict:
     """The file, read like any other, judged by `script_validation` (QuickJS in the sandbox,
     never natively): a failure is the model's fix prompt, a pass carries the extracted config
@@ -592,7 +595,11 @@ def _workflow_script(contract: Contract, context: ContractContext) -> ContractVe
     warnings = [issue.to_json() for issue in verdict.warnings]
     if not verdict.ok:
         failed = {"errors": errors, "warnings": warnings}
-        raise ContractFailure("C012", f"Script validation failed: {verdict.message}", failed)
+        shown = "; ".join(issue.message for issue in verdict.errors[:_SHOWN_SCRIPT_ERRORS])
+        rest = verdict.errors[_SHOWN_SCRIPT_ERRORS:]
+        if rest:  # whole messages, within MESSAGE_LIMIT, rather than one cut off mid-word
+            shown += f"; and {len(rest)} more ({', '.join(i.code for i in rest)})"
+        raise ContractFailure("C012", f"Script validation failed: {shown}", failed)
     noted = f" ({len(warnings)} warning{'s' if len(warnings) != 1 else ''})" if warnings else ""
     held = {"config": verdict.config, "warnings": warnings}
     return ContractVerdict(contract, None, f"`{path}` is a valid workflow script{noted}", held)

@@ -53,6 +53,19 @@ def test_an_invalid_script_fails_with_the_fix_prompt(tmp_path: Path) -> None:
     assert [e["code"] for e in verdict.detail["errors"]] == ["consumer-prepare"]
 
 
+def test_many_errors_are_named_whole_then_counted(tmp_path: Path) -> None:
+    consumers = ", ".join(f"c{i}: {{ subscribe: [] }}" for i in range(3))
+    (tmp_path / "flow.js").write_text(f"const workflow = {{ consumers: {{ {consumers} }} }};\n")
+    verdict = judge(tmp_path, "workflow-script flow.js")
+    assert verdict.code == "C012"
+    assert len(verdict.detail["errors"]) == 6
+    assert verdict.message.count("must be") == 3
+    assert verdict.message.endswith(
+        "; and 3 more (consumer-prepare, consumer-subscribe, consumer-prepare)"
+    )
+    assert len(verdict.message) < 1000
+
+
 def test_missing_huge_and_escaping_files_fail_closed(tmp_path: Path) -> None:
     assert judge(tmp_path, "workflow-script absent.js").code == "C001"
     (tmp_path / "big.js").write_text("//" + "x" * (MAX_SCRIPT_BYTES + 10))
