@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -439,6 +440,14 @@ def test_endless_loop_is_ended_by_the_deadline() -> None:
     )
 
 
+def test_one_script_s_deadline_stops_no_other_running_at_once() -> None:
+    sources = ["while (true) {}\n" + VALID, VALID, INVALID_TAIL, VALID]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        verdicts = list(pool.map(lambda s: validate_script(s, timeout=1.0), sources))
+    assert [codes(v) for v in verdicts] == [["deadline"], [], ["consumer-prepare"], []]
+    assert verdicts[1].config == verdicts[3].config is not None
+
+
 def test_endless_allocation_is_ended_by_the_memory_limit() -> None:
     source = "const hoard = [];\nwhile (true) hoard.push(new Array(4096).fill(hoard.length));\n"
     verdict = validate_script(source + VALID)
@@ -531,26 +540,37 @@ def test_compiled_module_is_cached_and_a_tampered_entry_is_not_loaded(
 
     monkeypatch.setattr(wasmtime.Module, "__init__", counting_compile)
     monkeypatch.setattr(wasmtime.Module, "deserialize", classmethod(counting_deserialize))
-    monkeypatch.setattr(quickjs, "_pool", [])  # engines of earlier tests used other homes
+
+    def new_process() -> None:  # no engine and no compiled module held in memory
+        monkeypatch.setattr(quickjs, "_pool", [])
+        monkeypatch.setattr(quickjs, "_serialized", [])
+
+    new_process()  # engines of earlier tests used other homes
     assert validate_script(VALID).ok
     assert (len(compiled), len(deserialized)) == (1, 0)
     (entry,) = sorted((groundskeeper_home / "cache").glob("qjs-*.cwasm"))
     stored = entry.read_bytes()
 
-    monkeypatch.setattr(quickjs, "_pool", [])  # a new engine, as in a new process
+    new_process()
     assert validate_script(VALID).ok
     assert (len(compiled), len(deserialized)) == (1, 1)  # from disk, not compiled
     assert entry.read_bytes() == stored
+
+    entry.unlink()  # a second engine in the same process needs neither disk nor compiler
+    monkeypatch.setattr(quickjs, "_pool", [])
+    assert validate_script(VALID).ok
+    assert (len(compiled), len(deserialized)) == (1, 2)
+    entry.write_bytes(stored)
 
     def refuse_to_compile(self: wasmtime.Module, engine: wasmtime.Engine, wasm: bytes) -> None:
         raise Compiled
 
     entry.write_bytes(stored[:32] + bytes(64) + stored[96:])  # altered native code
     monkeypatch.setattr(wasmtime.Module, "__init__", refuse_to_compile)
-    monkeypatch.setattr(quickjs, "_pool", [])
+    new_process()
     with pytest.raises(Compiled):  # the altered entry is never loaded: it would be compiled
         validate_script(VALID)
-    assert len(deserialized) == 1
+    assert len(deserialized) == 2
 
 
 # --- any text at all ------------------------------------------------------------------------

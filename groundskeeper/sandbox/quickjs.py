@@ -85,6 +85,20 @@ def find_module() -> Path:
 
 _pool: list[wasi.Runtime] = []
 _pool_lock = threading.Lock()
+# The first engine's module, serialized: later engines of this process deserialize it. Held
+# under its lock while it is made, so runs starting together compile (or read) it once.
+_serialized: list[bytes] = []
+_serialized_lock = threading.Lock()
+
+
+def _load(engine: wasmtime.Engine, path: Path) -> wasmtime.Module:
+    with _serialized_lock:
+        if not _serialized:
+            module, payload = wasi.load_compiled(engine, path, _CACHE_STEM)
+            _serialized.append(payload)
+            return module
+        payload = _serialized[0]
+    return wasmtime.Module.deserialize(engine, payload)
 
 
 def _new_runtime() -> wasi.Runtime:
@@ -94,7 +108,7 @@ def _new_runtime() -> wasi.Runtime:
         raise SandboxError(f"cannot create a wasmtime engine: {error}") from error
     path = find_module()
     try:
-        module = wasi.load_compiled(engine, path, _CACHE_STEM)
+        module = _load(engine, path)
     except wasmtime.WasmtimeError as error:
         raise SandboxError(f"{path} is not a usable WebAssembly module: {error}") from error
     exported = {item.name for item in module.exports}

@@ -142,9 +142,10 @@ def _load_module(engine: wasmtime.Engine) -> wasmtime.Module:
     return _load_serialized(engine)[0]
 
 
-def load_compiled(engine: wasmtime.Engine, wasm: Path, stem: str) -> wasmtime.Module:
-    """Another WASI module than box.wasm (QuickJS, …) for `engine`, through the same cache."""
-    return _load_serialized(engine, wasm, stem)[0]
+def load_compiled(engine: wasmtime.Engine, wasm: Path, stem: str) -> tuple[wasmtime.Module, bytes]:
+    """Another WASI module than box.wasm (QuickJS, …) for `engine`, through the same cache,
+    with its serialized form (what later engines of this process deserialize)."""
+    return _load_serialized(engine, wasm, stem)
 
 
 def _load_serialized(
