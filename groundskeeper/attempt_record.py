@@ -16,7 +16,7 @@ import fnmatch
 import hashlib
 import os
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -212,6 +212,29 @@ class AttemptRecord:
 
     calls: Sequence[Mapping[str, Any]]
     store: OutputStore | None = None
+
+    @classmethod
+    def from_steps(
+        cls,
+        steps: Iterable[Mapping[str, Any]],
+        run_id: str,
+        task_id: str,
+        attempt: int,
+        store: OutputStore | None = None,
+    ) -> AttemptRecord:
+        """One attempt's record read back from ledger lines (`{run, step, body}` objects, as
+        `ledger.read_steps` gives them; verify the ledger first): its `tool-call` bodies in
+        order, so a verdict can be judged again offline."""
+        calls = [
+            line["body"]
+            for line in steps
+            if line.get("run") == run_id
+            and line.get("step") == "tool-call"
+            and isinstance(line.get("body"), Mapping)
+            and line["body"].get("task_id") == task_id
+            and line["body"].get("attempt") == attempt
+        ]
+        return cls(tuple(calls), store)
 
     def sh_calls(self) -> Iterator[ShCall]:
         for index, body in enumerate(self.calls, start=1):

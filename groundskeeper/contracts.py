@@ -64,6 +64,7 @@ CODES: dict[str, str] = {
     "C009": "what a tool call changed is unknown (not in the record), so `changed` cannot hold",
     "C010": "the record shows no matching command that ran and exited 0 in this attempt",
     "C011": "the contract line itself is malformed (lint reports it before a run)",
+    "C090": "the contract's judge could not decide on this input (fail-closed)",
 }  # a new type adds its own codes here (`CODES["C012"] = …`) beside its `register` call
 
 
@@ -300,6 +301,10 @@ def judge_contracts(
             message = _bounded(exc.message)
             verdicts.append(ContractVerdict(contract, exc.code, message, exc.detail))
             continue
+        except Exception as exc:  # a judge that cannot decide on this input: failed, never a pass
+            message = _bounded(f"the contract could not be judged: {type(exc).__name__}: {exc}")
+            verdicts.append(ContractVerdict(contract, "C090", message))
+            continue
         if not isinstance(said, ContractVerdict):
             said = ContractVerdict(contract, None, said)
         verdicts.append(replace(said, message=_bounded(said.message)))
@@ -404,7 +409,7 @@ def _json_schema(contract: Contract, context: ContractContext) -> str:
         schema = json.loads(context.read_text(schema_path), parse_constant=_no_constant)
     except ContractFailure as exc:
         raise ContractFailure("C006", f"the schema: {exc.message}") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ContractFailure("C006", f"the schema `{schema_path}` is not JSON: {exc}") from None
     try:
         validator_class = jsonschema.validators.validator_for(schema)
@@ -417,7 +422,7 @@ def _json_schema(contract: Contract, context: ContractContext) -> str:
         raise ContractFailure("C006", f"`{schema_path}` is not a valid schema: {exc}") from None
     try:
         document = json.loads(context.read_text(path), parse_constant=_no_constant)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ContractFailure("C004", f"`{path}` is not JSON: {exc}") from None
     try:
         errors = sorted(

@@ -2,7 +2,7 @@
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), W005–W007 (a
 `js` block marked `:validate workflow`, judged by `groundskeeper.script_validation` in the
-zero-tool QuickJS sandbox), T001–T014 (tasks and their acceptance checks), T015–T017
+zero-tool QuickJS sandbox), T001–T014 (tasks and their acceptance checks), T015–T018
 (contracts and evidence) and O001–O008 (where the text and org's reading of it part ways, as
 `groundskeeper.plan` noted while reading). It runs nothing natively: checks are judged
 with the sandbox's own parser and command registry, the very ones the runtime uses.
@@ -457,10 +457,22 @@ def _protection_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                 yield Diagnostic("warning", heading.title, message, check.line, "T014")
 
 
+# Commands that print what they are given: a pattern that lets one of them through lets a
+# worker make its own evidence (`echo`, or `cat` of a file it wrote).
+_SELF_MADE = ("echo x", "printf x", "cat x", "head x", "tail x", "sed p x", "true", ":")
+
+
+def _self_made(pattern: str) -> str | None:
+    from groundskeeper.attempt_record import matches
+
+    return next((c.split()[0] for c in _SELF_MADE if matches(pattern, c)), None)
+
+
 def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
     """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
     name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
-    cannot be read. Only tasks that have such a property pay for reading them."""
+    cannot be read; T018: a `ran` or `output-of` pattern that a command printing its own
+    arguments matches. Only tasks that have such a property pay for reading them."""
     from groundskeeper.contracts import REGISTRY, task_contracts
     from groundskeeper.evidence import task_evidence
 
@@ -472,6 +484,13 @@ def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                 line = problem.line or heading.line
                 yield Diagnostic("error", heading.title, problem.message, line, "T015")
             for contract in contracts:
+                loose = _self_made(contract.args[0]) if contract.kind == "ran" else None
+                if loose is not None:
+                    message = (
+                        f"contract `{contract.text}`: the pattern lets `{loose}` count; name"
+                        " the command that must have run (e.g. `ran 'pytest *'`)"
+                    )
+                    yield Diagnostic("warning", heading.title, message, contract.line, "T018")
                 for schema in REGISTRY[contract.kind].schemas(contract.args):
                     if base is not None and not (base / schema).is_file():
                         message = (
@@ -480,10 +499,19 @@ def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                         )
                         yield Diagnostic("error", heading.title, message, contract.line, "T016")
         if heading.get_property("evidence") is not None:
-            _fields, wrong = task_evidence(plan, heading)
+            fields, wrong = task_evidence(plan, heading)
             line = heading.property_lines.get("evidence", heading.line)
             for message in wrong:
                 yield Diagnostic("error", heading.title, f":evidence: {message}", line, "T017")
+            for field in fields:
+                loose = _self_made(field.pattern) if field.pattern else None
+                if loose is not None:
+                    message = (
+                        f":evidence: `{field.spec}`: the pattern lets `{loose}` print the quote,"
+                        " so the worker could make its own evidence; name the command that"
+                        " reads the work"
+                    )
+                    yield Diagnostic("warning", heading.title, message, line, "T018")
 
 
 def _compared_files(script: Script) -> Iterator[str]:

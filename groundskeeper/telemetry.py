@@ -352,7 +352,7 @@ class Telemetry:
         for row in rows:
             full = {**row, "run_id": run_id, "task_id": task_id, "ts": ts, "attempt": attempt,
                     "soft": int(bool(row.get("soft"))), "ok": int(bool(row.get("ok"))),
-                    "detail": json.dumps(row.get("detail") or {}, sort_keys=True)}  # fmt: skip
+                    "detail": json.dumps(row.get("detail") or {}, default=repr)}  # fmt: skip
             values.append([full.get(c) for c in columns])
         try:
             with self._lock, self.conn:

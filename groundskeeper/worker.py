@@ -351,7 +351,7 @@ class Toolbox:
     def _sh(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         cmd = self._arg(tool_input, "cmd")
         run = self.shell if self.shell is not None else sandbox_shell(self.quota)
-        # what the command changed, for the record: a stat snapshot before and after
+        # what the command changed, for the record: the watched paths before and after
         before = watch_state(self._root, self.watch) if self.watch else None
         facts: dict[str, Any] = {
             "cmd": cmd if len(cmd) <= CMD_INLINE else None,

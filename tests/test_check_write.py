@@ -176,3 +176,19 @@ def test_a_verdict_org_would_not_read_inserts_the_todo_line_sealed(tmp_path: Pat
     (edit,) = steps(plan, "plan-edit")
     assert (edit["line"], edit["text"]) == (1, "#+TODO: TODO NEXT | DONE FAILED PARTIAL")
     verified(plan)
+
+
+def test_a_failed_task_with_contracts_is_not_promoted_by_its_check_alone(tmp_path: Path) -> None:
+    """Its contracts held on the claim and its check failed; fixed by hand later, the check
+    passes, but a contract (here `changed`) is judged only on a worker's claim: it stays."""
+    script = "workers:\n  a: [{tool: write_file, input: {path: a.txt, content: b}}, {say: DONE}]\n"
+    plan, script_path = setup(
+        tmp_path, task("A", "a", "grep -q a a.txt", max_attempts="1", contract="changed a.txt"),
+        script,
+    )  # fmt: skip
+    assert resume(plan, script_path)[0].exit_code == 1
+    assert keywords(plan) == {"a": "FAILED"}
+    (tmp_path / "a.txt").write_text("a")
+    code, rows = check_write(plan)
+    assert code == 0 and rows[0]["state"] == "FAILED" and keywords(plan) == {"a": "FAILED"}
+    verified(plan)

@@ -541,3 +541,44 @@ def test_a_verdict_always_fits_a_ledger_line(tmp_path: Path) -> None:
     sealed = odd.to_json()
     assert json.loads(sealed["detail_json"]) == {"intervalle": 0.5, "thème": [1]}
     assert len(canonical_json(sealed)) < 2000
+
+
+@pytest.mark.parametrize("line", ["format json deep.json", "json-schema schema.json deep.json",
+                                  "format yaml deep.json"])  # fmt: skip
+def test_a_hostile_document_fails_its_contract_and_never_the_run(tmp_path: Path, line: str) -> None:
+    """Nesting deep enough to exhaust a recursive parser is a failed contract, not a crash."""
+    (tmp_path / "schema.json").write_text(json.dumps({"items": {"$ref": "#"}}))
+    (tmp_path / "deep.json").write_text("[" * 200_000 + "]" * 200_000)
+    verdict = judge(tmp_path, line)
+    assert verdict.code in ("C004", "C005"), verdict
+    assert not verdict.ok
+
+
+def test_a_judge_that_breaks_fails_closed(tmp_path: Path) -> None:
+    def broken(c: Contract, ctx: ContractContext) -> str:
+        raise KeyError("bug")
+
+    register(ContractType("breaks", "breaks", 0, 0, broken))
+    try:
+        verdict = judge(tmp_path, "breaks")
+        assert (verdict.code, verdict.message) == (
+            "C090", "the contract could not be judged: KeyError: 'bug'"
+        )  # fmt: skip
+    finally:
+        del REGISTRY["breaks"]
+
+
+def test_lint_warns_of_patterns_that_let_evidence_be_self_made(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :done-when: grep -q x a.txt\n"
+        "  :contract: ran '*'\n  :contract+: ran 'grep -q *'\n"
+        "  :evidence: 'q:output-of:c*' 'r:output-of:yamllint *'\n  :END:\n"
+    )
+    found = [(d.code, d.line, d.level, d.message) for d in validate(load_plan(plan))
+             if d.code == "T018"]  # fmt: skip
+    assert [(code, line, level) for code, line, level, _ in found] == [
+        ("T018", 5, "warning"), ("T018", 7, "warning")
+    ]  # fmt: skip
+    assert "lets `echo` count" in found[0][3]
+    assert "`q:output-of:c*`: the pattern lets `cat` print the quote" in found[1][3]

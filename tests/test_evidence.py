@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from groundskeeper.attempt_record import AttemptRecord, OutputStore, chain_commands
 from groundskeeper.evidence import EvidenceField, judge_evidence, parse_evidence
@@ -329,3 +331,85 @@ def test_outputs_are_kept_only_for_tasks_that_are_judged_on_them(tmp_path: Path)
     assert sh["cmd"] == "echo hi" and sh["exit_status"] == 0 and sh["changed"] is None
     assert sh["stdout_sha256"] == "98ea6e4f216f2fb4b69fff9b3a44842c38686ca685f3f55dc48c5d3fb1107be4"
     assert not (tmp_path / ".groundskeeper" / "plan.org" / "outputs").exists()
+
+
+def test_evidence_is_judged_again_offline_from_the_signed_ledger(tmp_path: Path) -> None:
+    """A real run into the signed ledger: the ledger verifies, and the seed case's verdict is
+    reached again from its lines and the stored outputs alone, with no runner."""
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+    from groundskeeper.ledger import read_steps
+
+    (tmp_path / "defs").mkdir()
+    (tmp_path / "defs" / "order.json").write_text('{"title": "order"}\n')
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :ID: t\n  :max-attempts: 1\n"
+        '  :evidence: "out:output-of:grep *"\n  :END:\n'
+    )
+    script = tmp_path / "agents.yaml"
+    script.write_text(
+        "workers:\n  t:\n    - {tool: sh, input: {cmd: 'grep -c title defs/order.json'}}\n"
+        + "    - {tool: sh, input: {cmd: 'echo 2'}}\n"
+        + claim({"out": "2"})
+    )
+    result = CliRunner().invoke(main, ["resume", str(plan), "--model", f"scripted:{script}",
+                                       "--json"])  # fmt: skip
+    assert json.loads(result.stdout)["tasks"][0]["state"] == "FAILED"
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(plan), "--json"])
+    assert json.loads(verified.stdout)["ok"] is True
+    control = tmp_path / ".groundskeeper" / "plan.org"
+    lines = [obj for _, obj in read_steps(control) if obj is not None]
+    (sealed,) = [o for o in lines if o["step"] == "evidence"]
+    record = AttemptRecord.from_steps(
+        lines, sealed["run"], "t", 1, OutputStore(control / "outputs")
+    )
+    assert [c["cmd"] for c in record.calls if c["tool"] == "sh"] == [
+        "grep -c title defs/order.json", "echo 2"
+    ]  # fmt: skip
+    (again,) = judge_evidence([EvidenceField("out", "output-of", "grep *")], {"out": "2"}, record)
+    assert [again.to_json()] == sealed["body"]["verdicts"]
+    assert (
+        again.code == "E003"
+        and "`grep -c title defs/order.json` (exited 0) did not print it" in again.message
+    )
+    (honest,) = judge_evidence([EvidenceField("out", "output-of", "grep *")], {"out": "1"}, record)
+    assert honest.ok
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_bodies = st.fixed_dictionaries(
+    {"tool": st.sampled_from(["sh", "write_file", "claim_done", 3])},
+    optional={
+        "cmd": st.one_of(
+            st.text(max_size=20), st.sampled_from(["lint a", "lint a; echo ok"]), _values
+        ),
+        "exit_status": st.one_of(st.integers(-2, 2), _values),
+        "fault": st.one_of(st.none(), st.text(max_size=5)),
+        "stdout_sha256": _values,
+        "changed": _values,
+        "status": _values,
+    },
+)
+
+
+@given(bodies=st.lists(_bodies, max_size=4), evidence=st.none() | st.dictionaries(
+    st.sampled_from(["ok", "out", "n"]), _values, max_size=3))  # fmt: skip
+def test_judging_evidence_never_raises_and_never_passes_a_quote_without_a_clean_run(
+    bodies: list[dict[str, Any]], evidence: dict[str, Any] | None
+) -> None:
+    fields = [EvidenceField("ok", "bool"), EvidenceField("n", "int"),
+              EvidenceField("out", "output-of", "lint *")]  # fmt: skip
+    verdicts = judge_evidence(fields, evidence, AttemptRecord(tuple(bodies)))
+    assert [v.field.name for v in verdicts] == ["ok", "n", "out"]
+    # no store: no output can be read back, so no quote is ever evidence
+    assert verdicts[2].ok is False
+    for verdict in verdicts:
+        json.dumps(verdict.to_json())  # always sealable
