@@ -276,6 +276,7 @@ def _memory_message() -> str:
 
 # ---- the rules ----------------------------------------------------------------------------
 
+_MODULE_SYNTAX = re.compile(r"(import|export)\b(?!\s*\()")  # not import(…), an expression
 _LINE = re.compile(r"<input>:(\d+)(?::(\d+))?")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 
@@ -307,13 +308,12 @@ def _judge(
     report: dict[str, Any], source: str
 ) -> tuple[list[ScriptIssue], list[ScriptIssue], dict[str, Any]]:
     found = _Findings(source)
-    lines = source.count("\n") + 1
     calls = [c for c in report.get("tool_calls", []) if isinstance(c, dict)]
     error = report.get("error")
     if calls:
         found.errors.append(_tool_call_issue(calls))
     elif isinstance(error, dict):
-        found.errors.append(_thrown_issue(error, lines))
+        found.errors.append(_thrown_issue(error, source))
     if found.errors:
         return found.errors, found.warnings, {}
     workflow = report.get("workflow")
@@ -368,17 +368,26 @@ def _tool_call_issue(calls: list[dict[str, Any]]) -> ScriptIssue:
     return ScriptIssue("tool-call", message, line)
 
 
-def _thrown_issue(error: dict[str, Any], lines: int) -> ScriptIssue:
+def _thrown_issue(error: dict[str, Any], source: str) -> ScriptIssue:
     name, text = _text(error, "name"), _text(error, "message")
     text = text[:_SHOWN_ERROR] + ("…" if len(text) > _SHOWN_ERROR else "")
     line = _line(error)
     label = f"{name}: {text}" if name else text or "an exception"
     if name == "SyntaxError":
         where = f" at line {line}" if line is not None else ""
-        if line is not None and line > lines:  # found in the harness's line after the script
-            line = lines
+        count = source.count("\n") + 1
+        if line is not None and line > count:  # found in the harness's line after the script
+            line = count
             where = f" at its end (line {line}): something opened is never closed"
-        return ScriptIssue("syntax-error", f"the script does not parse{where}: {label}", line)
+        hint = ""
+        written = source.split("\n")[line - 1].lstrip() if line is not None else ""
+        if _MODULE_SYNTAX.match(written):
+            hint = (
+                "; a workflow script is a plain script, not a module: declare"
+                " `const workflow = { … };` with no import or export"
+            )
+        message = f"the script does not parse{where}: {label}{hint}"
+        return ScriptIssue("syntax-error", message, line)
     if name == "InternalError" and text == "out of memory":
         return ScriptIssue("memory", _memory_message(), line)
     where = f" at line {line}" if line is not None else ""

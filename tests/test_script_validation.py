@@ -420,6 +420,19 @@ def test_syntax_error_names_its_line() -> None:
     assert issue.message.startswith("the script does not parse at line 3: SyntaxError:")
 
 
+@pytest.mark.parametrize(
+    "first", ["export const workflow = {};", 'import { api } from "gmail";\nconst workflow = {};']
+)
+def test_module_syntax_is_a_syntax_error_that_says_what_to_write(first: str) -> None:
+    issue = only_error(first + "\n")
+    assert issue.code == "syntax-error"
+    assert issue.line == 1
+    assert issue.message.endswith(
+        "; a workflow script is a plain script, not a module: declare"
+        " `const workflow = { … };` with no import or export"
+    )
+
+
 def test_syntax_error_at_the_end_names_the_last_line() -> None:
     issue = only_error("const workflow = {\n  producers: {\n")
     assert issue.code == "syntax-error"
