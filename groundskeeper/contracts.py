@@ -575,3 +575,41 @@ register(ContractType("markdown-sections", 'markdown-sections FILE "Heading"…'
 register(ContractType("changed", "changed PATH…", 1, None, _changed, workdir_paths,
                       watches=lambda a: tuple(_normal(p) for p in a)))  # fmt: skip
 register(ContractType("ran", "ran PATTERN", 1, 1, _ran))
+
+
+# -- the script contract --------------------------------------------------------------------------
+
+
+_SHOWN_SCRIPT_ERRORS = 3  # each message is ~200 characters; MESSAGE_LIMIT bounds them all
+
+
+def _workflow_script(contract: Contract, context: ContractContext) -> ContractVerdict:
+    """The file, read like any other, judged by `script_validation` (QuickJS in the sandbox,
+    never natively): a failure is the model's fix prompt, a pass carries the extracted config
+    (sealed with the verdict and kept in telemetry's `detail`)."""
+    from groundskeeper.sandbox import SandboxError
+    from groundskeeper.script_validation import validate_script
+
+    (path,) = contract.args
+    text = context.read_text(path)
+    try:
+        verdict = validate_script(text)
+    except SandboxError as exc:  # nobody could judge it: not valid
+        raise ContractFailure("C012", f"Script validation failed: cannot run it: {exc}") from None
+    errors = [issue.to_json() for issue in verdict.errors]
+    warnings = [issue.to_json() for issue in verdict.warnings]
+    if not verdict.ok:
+        failed = {"errors": errors, "warnings": warnings}
+        shown = "; ".join(issue.message for issue in verdict.errors[:_SHOWN_SCRIPT_ERRORS])
+        rest = verdict.errors[_SHOWN_SCRIPT_ERRORS:]
+        if rest:  # whole messages, within MESSAGE_LIMIT, rather than one cut off mid-word
+            shown += f"; and {len(rest)} more ({', '.join(i.code for i in rest)})"
+        raise ContractFailure("C012", f"Script validation failed: {shown}", failed)
+    noted = f" ({len(warnings)} warning{'s' if len(warnings) != 1 else ''})" if warnings else ""
+    held = {"config": verdict.config, "warnings": warnings}
+    return ContractVerdict(contract, None, f"`{path}` is a valid workflow script{noted}", held)
+
+
+CODES["C012"] = "the workflow script fails script validation in the zero-tool sandbox"
+register(ContractType("workflow-script", "workflow-script FILE", 1, 1, _workflow_script,
+                      workdir_paths))  # fmt: skip

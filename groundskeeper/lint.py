@@ -1,11 +1,12 @@
 """Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
 
-It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), T001–T014
-(tasks and their acceptance checks), T015–T018 (contracts and evidence), J001–J006 (the
-`:judge:` and `:judge-files:` properties), I001–I003 (invariants and `:contexts:`, from
-`groundskeeper.invariants`) and O001–O008
-(where the text and org's reading of it part ways, as `groundskeeper.plan` noted while
-reading). It runs nothing: checks are judged
+It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), W005–W007 (a
+`js` block marked `:validate workflow`, judged by `groundskeeper.script_validation` in the
+zero-tool QuickJS sandbox), T001–T014 (tasks and their acceptance checks), T015–T018
+(contracts and evidence), J001–J006 (the `:judge:` and `:judge-files:` properties), I001–I003
+(invariants and `:contexts:`, from `groundskeeper.invariants`) and O001–O008 (where the text
+and org's reading of it part ways, as `groundskeeper.plan` noted while reading). It runs
+nothing natively: checks are judged
 with the sandbox's own parser and command registry, the very ones the runtime uses.
 """
 
@@ -22,6 +23,7 @@ from groundskeeper.plan import DEFAULT_TODO_LINE, Check, Heading, Plan, ReadingN
 
 if TYPE_CHECKING:
     from groundskeeper.sandbox.syntax import AndOr, Pipeline, Script, SimpleCommand, Word
+    from groundskeeper.script_validation import ScriptIssue
 
 __all__ = ["validate", "validate_outline"]
 
@@ -40,6 +42,7 @@ def validate(plan: Plan) -> list[Diagnostic]:
             *_reading_diagnostics(plan),
             *_task_diagnostics(plan),
             *_workflow_diagnostics(plan),
+            *_script_diagnostics(plan),
             *_protection_diagnostics(plan),
             *_contract_diagnostics(plan),
             *_judge_diagnostics(plan),
@@ -683,6 +686,56 @@ def _workflow_rules(workflow: _Workflow) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "error", start.title, f"components form a cycle: {path}", start.line, "W003"
         )
+
+
+_VALIDATE = ":validate"
+_VALIDATORS = ("workflow",)
+_SCRIPT_LANGUAGES = ("js", "javascript")
+
+
+def _script_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+    """W005 (error) and W006 (warning): what script validation finds in a block marked
+    `:validate workflow`, on the plan line it points at; W007: a `:validate` lint cannot honour
+    (another validator, or a block that is not JavaScript), so nothing goes unchecked quietly."""
+    for heading in plan.walk():
+        for block in heading.blocks:
+            args = block.header_args
+            if _VALIDATE not in args:
+                continue
+            at = args.index(_VALIDATE)
+            wanted = args[at + 1] if at + 1 < len(args) else ""
+            title = heading.title
+            if wanted not in _VALIDATORS:
+                shown = f"`{wanted}`" if wanted and not wanted.startswith(":") else "nothing"
+                message = f"`:validate` names {shown}; the validator lint knows is `workflow`"
+                yield Diagnostic("error", title, message, block.line, "W007")
+            elif block.language.lower() not in _SCRIPT_LANGUAGES:
+                shown = block.language or "no language"
+                message = f"`:validate workflow` is for `js` blocks; this block is {shown}"
+                yield Diagnostic("error", title, message, block.line, "W007")
+            else:
+                yield from _validated_script(title, block.body, block.line)
+
+
+def _validated_script(title: str, body: str, begin_line: int) -> Iterator[Diagnostic]:
+    from groundskeeper.sandbox import SandboxError
+    from groundskeeper.script_validation import validate_script
+
+    try:
+        verdict = validate_script(body)
+    except SandboxError as error:  # fail closed: a script nobody could judge is not valid
+        message = f"workflow script could not be validated: {error}"
+        yield Diagnostic("error", title, message, begin_line, "W005")
+        return
+    findings: list[tuple[Level, str, ScriptIssue]] = [
+        *(("error", "W005", issue) for issue in verdict.errors),
+        *(("warning", "W006", issue) for issue in verdict.warnings),
+    ]
+    for level, code, issue in findings:
+        # the script's line 1 is the line after `#+begin_src`
+        line = begin_line + issue.line if issue.line is not None else begin_line
+        message = f"workflow script: {issue.message} ({issue.code})"
+        yield Diagnostic(level, title, message, line, code)
 
 
 def _cycles(successors: list[list[int]]) -> list[list[int]]:

@@ -231,6 +231,7 @@ def test_rule_of_three() -> None:
         ("FAILED", "no longer passes: nonzero_status: …", [], "no longer passes"),
         ("FAILED", "tampering: plan changed", [], "tampering"),
         ("FAILED", "protected_input_changed: changed: x", [], "protected_input_changed"),
+        ("FAILED", "C012: workflow-script flow.js: Script validation failed: …", [], "C012"),
         ("PARTIAL", "not every child task is DONE: a", [], "rollup: children not DONE"),
         ("TODO", None, ["T005"], "lint:T005"),
         ("DONE", None, [], None),

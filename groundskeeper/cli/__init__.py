@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "eval": "groundskeeper.cli.eval_cmd:eval_",
     "run": "groundskeeper.cli.goal_cmd:run",
     "approve": "groundskeeper.cli.goal_cmd:approve",
+    "validate-script": "groundskeeper.cli.validate_script_cmd:validate_script",
 }
 
 

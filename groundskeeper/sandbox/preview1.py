@@ -53,6 +53,7 @@ R_STREAM = R_ALL & ~(R_FD_SEEK | R_FD_TELL)
 
 IOV_MAX = 1024  # buffers one fd_read or fd_write may name, as on Linux
 MAX_SYMLINKS = 40  # as Linux: more links than this on one path is ELOOP
+NO_FILES = -1  # a Process's root_fd when the guest is to have no files at all
 SLEEP_SLICE = 0.05  # seconds: a sleeping guest looks at its deadline this often
 
 _U32 = struct.Struct("<I")
@@ -125,7 +126,7 @@ class Process:
     stdin: bytes | int  # bytes, or a host fd the caller owns
     stdout: Sink
     stderr: Sink
-    root_fd: int  # the workdir, opened by the caller
+    root_fd: int  # the workdir, opened by the caller; NO_FILES for none
     guest_root: str  # the name the guest knows it by
     read_only: bool
     deadline: float  # time.monotonic() past which a sleeping guest stops
@@ -143,15 +144,15 @@ class Process:
             stdin = _Handle(kind, host_fd=self.stdin, readable=True)
         else:
             stdin = _Handle(UNKNOWN, readable=True, data=self.stdin)
-        root = _Handle(
-            DIRECTORY, host_fd=self.root_fd, readable=True, guest_name=self.guest_root.encode()
-        )
         self.fds = {
             0: stdin,
             1: _Handle(UNKNOWN, writable=True, sink=self.stdout),
             2: _Handle(UNKNOWN, writable=True, sink=self.stderr),
-            3: root,
         }
+        if self.root_fd >= 0:  # NO_FILES (-1): no directory at all, so no path resolves
+            self.fds[3] = _Handle(
+                DIRECTORY, host_fd=self.root_fd, readable=True, guest_name=self.guest_root.encode()
+            )
 
     def close(self) -> None:
         for handle in self.fds.values():

@@ -122,12 +122,12 @@ def _cache_dir() -> Path:
     return groundskeeper_home() / "cache"
 
 
-def _entry_name(identity: bytes, kind: str = "box") -> str:
-    return f"{kind}-{identity.hex()[:32]}.cwasm"
+def _entry_name(identity: bytes, stem: str = "box") -> str:
+    return f"{stem}-{identity.hex()[:32]}.cwasm"
 
 
-def _cache_path(module_bytes: bytes, kind: str = "box") -> Path:
-    return _cache_dir() / _entry_name(_cache_identity(module_bytes), kind)
+def _cache_path(module_bytes: bytes, stem: str = "box") -> Path:
+    return _cache_dir() / _entry_name(_cache_identity(module_bytes), stem)
 
 
 def _mac(key: bytes, identity: bytes, payload: bytes) -> bytes:
@@ -150,23 +150,30 @@ def _load_module(engine: wasmtime.Engine) -> wasmtime.Module:
     return _load_serialized(engine)[0]
 
 
+def load_compiled(engine: wasmtime.Engine, wasm: Path, stem: str) -> tuple[wasmtime.Module, bytes]:
+    """Another WASI module than box.wasm (QuickJS, …) for `engine`, through the same cache,
+    with its serialized form (what later engines of this process deserialize)."""
+    return _load_serialized(engine, wasm, stem)
+
+
 def _load_serialized(
-    engine: wasmtime.Engine, wasm: Path | None = None, kind: str = "box"
+    engine: wasmtime.Engine, wasm: Path | None = None, stem: str = "box"
 ) -> tuple[wasmtime.Module, bytes]:
-    """box.wasm (or the module at `wasm`, its entries named after `kind`) for this engine,
-    with its serialized form (what later engines deserialize).
+    """box.wasm (or another `wasm` module, its entries named `stem-…`) for this engine, with
+    its serialized form (what later engines deserialize).
 
     wasmtime runs a deserialized module's native code blindly, so an entry is
     `HMAC(key, identity + payload) + payload`, keyed by a secret only this user can read:
     whatever else sits at its path (torn, altered, another module's, or someone else's
     work) is recompiled and rewritten, never loaded.
     """
-    path = BOX_WASM if wasm is None else wasm
+    if wasm is None:  # looked up at each call: tests point BOX_WASM elsewhere
+        wasm = BOX_WASM
     try:
-        module_bytes = path.read_bytes()
+        module_bytes = wasm.read_bytes()
     except OSError as error:
-        fix = "run `make wasm`" if wasm is None else "reinstall the package that ships it"
-        raise SandboxError(f"cannot read {path}: {error}; {fix}") from error
+        fix = "run `make wasm`" if wasm == BOX_WASM else "reinstall groundskeeper"
+        raise SandboxError(f"cannot read {wasm}: {error}; {fix}") from error
     # Keyed by the module's own hash: 0.2 ms for box.wasm, and the one key a rebuilt
     # box.wasm can never share with a stale artefact (a size or mtime key could).
     identity = _cache_identity(module_bytes)
@@ -175,7 +182,7 @@ def _load_serialized(
         module = wasmtime.Module(engine, module_bytes)
         return module, bytes(module.serialize())
     try:
-        name = _entry_name(identity, kind)
+        name = _entry_name(identity, stem)
         blob = _read_entry(cache, name)
         payload = blob[32:] if blob is not None else b""
         if blob and hmac.compare_digest(blob[:32], _mac(cache.key, identity, payload)):
