@@ -43,6 +43,8 @@ STEP_TYPES = (
     "plan-edit",
     "tamper",
     "dock",
+    "gate",
+    "gate-decision",
     # a goal-driven run's graph steps (`groundskeeper run "GOAL"`)
     "author-call",
     "outline-check",

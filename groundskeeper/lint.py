@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic, Level
+from groundskeeper.gates import gate_diagnostics
 from groundskeeper.plan import DEFAULT_TODO_LINE, Check, Heading, Plan, ReadingNote
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def validate(plan: Plan) -> list[Diagnostic]:
             *_workflow_diagnostics(plan),
             *_protection_diagnostics(plan),
             *_contract_diagnostics(plan),
+            *gate_diagnostics(plan),
         ]
         if not plan.tasks() and not any(_COMPONENT in h.tags for h in plan.walk()):
             message = "the plan has neither tasks nor workflow components: nothing to run"

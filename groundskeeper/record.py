@@ -41,6 +41,8 @@ class Record:
     ended: set[str] = field(default_factory=set)  # runs that sealed a run-end
     docks: dict[str, str] = field(default_factory=dict)  # component file name → sealed sha256
     started: set[str] = field(default_factory=set)  # tasks a worker or roll-up ever started
+    # task id → the body of its open `gate` step: a gate that waits for a person's answer
+    gates: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -101,8 +103,14 @@ def read_record(steps: Iterable[Step]) -> Record:
             for blamed in body.get("task_ids") or []:
                 if isinstance(blamed, str):
                     tampered.add((run, blamed))
+        elif step == "gate" and isinstance(task, str):
+            record.gates[task] = body
+        elif step == "gate-decision" and isinstance(task, str) and body.get("applied") is True:
+            record.gates.pop(task, None)  # answered: the gate is closed
         elif step == "state" and isinstance(task, str):
             to = str(body.get("to"))
+            if to != body.get("from"):
+                record.gates.pop(task, None)  # a verdict (or a hand edit re-verified) closes it
             failure = None
             if to == "FAILED":
                 failure = _failure(key, tampered, docked, last_check, unmet)

@@ -41,6 +41,17 @@ from groundskeeper.control import ControlDir, RunLock
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.evidence import EvidenceField, judge_evidence, task_evidence
+from groundskeeper.gates import (
+    DECISIONS,
+    GateAnswer,
+    GateOpened,
+    artifacts_sha256,
+    gate_files,
+    hash_files,
+    is_gated,
+    new_gate_id,
+    workdir_files,
+)
 from groundskeeper.models import (
     AssistantTurn,
     Model,
@@ -155,6 +166,7 @@ class RunReport:
     )  # every model call of the run, failed ones included
     # why the run stopped calling the model (`model unavailable: …`): the plan is resumable
     model_unavailable: str | None = None
+    waiting: tuple[GateOpened, ...] = ()  # gated tasks whose check passed: a person decides
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -165,6 +177,7 @@ class RunReport:
             "plan_edits": list(self.plan_edits),
             "usage": self.usage.to_json(),
             "model_unavailable": self.model_unavailable,
+            "waiting": [g.to_json() for g in self.waiting],
         }
 
 
@@ -256,6 +269,8 @@ class _TaskRun:
     red: str | None = None  # under --require-red: why this task fails before any work
     contracts: tuple[Contract, ...] = ()
     evidence: tuple[EvidenceField, ...] = ()
+    gated: bool = False  # `:gate: approval`: a passing check waits for a person
+    waiting: GateOpened | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +287,7 @@ class _Outcome:
     error: BaseException | None = None
     tampers: tuple[Tamper, ...] = ()  # found (and blamed) by the job itself
     demote: tuple[tuple[Node, str, str], ...] = ()  # children whose DONE no longer holds
+    gate: GateOpened | None = None  # the task waits at this gate (its headline unchanged)
 
 
 def _nodes(node: Node) -> Iterator[Node]:
@@ -300,6 +316,7 @@ class Runner:
         on_event: Callable[[RunEvent], None] | None = None,
         run_id: str | None = None,
         run_lock: RunLock | None = None,
+        gate_answers: dict[str, GateAnswer] | None = None,
     ) -> None:
         if plan.path is None:
             raise PlanReadError("the runner needs a plan read from a file")
@@ -339,6 +356,7 @@ class Runner:
         self._usage_lock = threading.Lock()
         self._outputs = OutputStore(self.control.path / OUTPUTS_DIR)
         self._soft: list[Diagnostic] = []  # soft contract failures: warnings in the report
+        self._answers = dict(gate_answers or {})  # task id → a person's answer to its gate
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -386,6 +404,7 @@ class Runner:
                 run.contracts = tuple(task_contracts(self.plan, heading)[0])
             if heading.get_property("evidence") is not None:
                 run.evidence = tuple(task_evidence(self.plan, heading)[0])
+            run.gated = is_gated(heading)
         try:
             self.seal.run_start(
                 plan=str(self.plan_path),
@@ -470,9 +489,10 @@ class Runner:
             diagnostics.append(self._model_down_diagnostic(down, reports))
         with self._usage_lock:
             usage = self._usage
+        waiting = tuple(t.waiting for t in self.tasks.values() if t.waiting is not None)
         return RunReport(
             self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits,
-            usage, None if down is None else f"model unavailable: {down}",
+            usage, None if down is None else f"model unavailable: {down}", waiting,
         )  # fmt: skip
 
     def _model_down_diagnostic(self, down: str, reports: tuple[TaskReport, ...]) -> Diagnostic:
@@ -503,13 +523,14 @@ class Runner:
         for task in unbacked:
             if task.heading.child_tasks:
                 task.start_state = "TODO"  # the walk rolls it up again from its children
-            elif task.contracts or task.evidence:
+            elif task.contracts or task.evidence or task.gated:
                 # judged only on a worker's claim (the record of its attempt): no check alone
                 # can stand in for that, so the task is worked on again
                 task.start_state = "TODO"
                 why = (
-                    "re-verified: the DONE headline had no sealed record, and its contracts or"
-                    " evidence are judged only on a worker's claim; back to TODO"
+                    "re-verified: the DONE headline had no sealed record, and its contracts,"
+                    " evidence or approval gate are judged only on a worker's claim (and a"
+                    " person's answer); back to TODO"
                 )
                 self._settle(task, "TODO", 0, None, why, "", 0)
             elif task.check is None:
@@ -703,6 +724,7 @@ class Runner:
                          output, 0)  # fmt: skip
             child.outcome = "FAILED"
         task = self._task(outcome.node)
+        task.waiting = outcome.gate if task.tainted is None else None
         state, reason, verified = outcome.state, outcome.reason, outcome.verified
         if task.tainted is not None:
             state, verified = "FAILED", None
@@ -744,6 +766,11 @@ class Runner:
         )
         limit = max_attempts(heading)
         feedback: str | None = None
+        written: set[str] = set()  # what this job's attempts wrote: a gate's artifacts
+        if task.gated:
+            settled, feedback = self._gate_first(node, task, started)
+            if settled is not None:
+                return settled
         state: str = "FAILED"
         verified: bool | None = None
         reason: str | None = "no attempt was made"
@@ -766,6 +793,7 @@ class Runner:
             watched = self._watch(task)
             try:
                 claim: AttemptOutcome | None = session.attempt(feedback)
+                written.update(_written_paths(sealed))
             except ModelCallError as exc:
                 claim, unavailable = None, f"model unavailable: {exc}"
             # look at the plan before anything else can run: the culprit is among the started
@@ -804,6 +832,8 @@ class Runner:
             if task.check is None:
                 state, verified, reason = self._unchecked(claim)
                 output = claim.claim
+                if state == "DONE" and task.gated:  # the worker's word, then a person's
+                    return self._gate_open(node, task, attempt, written, output, started)
                 if state == "DONE":  # a `:dock:` is honoured with or without a check
                     dock_failure = self._dock(heading)
                     if dock_failure is not None:
@@ -811,6 +841,8 @@ class Runner:
                 break
             result = self._check(heading.task_id, attempt, task.check)
             output = result.output
+            if result.passed and task.gated:  # docked once a person approves
+                return self._gate_open(node, task, attempt, written, output, started)
             if result.passed:
                 dock_failure = self._dock(heading)
                 if dock_failure is None:
@@ -840,6 +872,118 @@ class Runner:
             )
         ms = int((time.monotonic() - started) * 1000)
         return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found))
+
+    # -- approval gates (pool threads) ----------------------------------------------------------
+
+    def _gate_open(
+        self,
+        node: Node,
+        task: _TaskRun,
+        attempt: int,
+        written: set[str] | None,
+        output: str,
+        started: float,
+        files: tuple[str, ...] | None = None,
+    ) -> _Outcome:
+        """The gated task's work passed: seal a gate bound to its artifacts (`:gate-files:`,
+        else what its attempts wrote, else the whole workdir) and the check; the task keeps its
+        headline and waits for a person."""
+        heading = task.heading
+        if files is None:
+            files = gate_files(heading) or tuple(sorted(written or ())) or None
+        if files is None:
+            skip = (self.plan_path, self.control.root)
+            files = tuple(workdir_files(self.workdir, skip))
+        hashed = hash_files(self.workdir, files)
+        opened = GateOpened(
+            heading.task_id,
+            heading.title,
+            new_gate_id(),
+            task.check_sha256,
+            tuple((str(f["path"]), f["sha256"]) for f in hashed),
+            artifacts_sha256(task.check_sha256, hashed),
+        )
+        self.seal.gate(attempt, opened.to_json())
+        ms = int((time.monotonic() - started) * 1000)
+        reason = f"waiting for approval (gate {opened.gate_id}, {len(hashed)} file(s))"
+        return _Outcome(node, task.start_state, attempt, True, reason, output, ms, gate=opened)
+
+    def _gate_first(
+        self, node: Node, task: _TaskRun, started: float
+    ) -> tuple[_Outcome | None, str | None]:
+        """Before a gated task's first attempt: apply a person's answer to its open gate, or
+        keep it waiting. (an outcome to return now, or None and the first attempt's feedback;
+        both None: an ordinary task that no gate holds yet)."""
+        heading = task.heading
+        opened = self._record.gates.get(heading.task_id)
+        answer = self._answers.pop(heading.task_id, None)
+        if opened is None and answer is None:
+            return None, None
+        raw_files = opened.get("files") if opened is not None else None
+        files = tuple(
+            str(f.get("path")) for f in raw_files or () if isinstance(f, dict) and f.get("path")
+        )
+        now = artifacts_sha256(task.check_sha256, hash_files(self.workdir, files))
+        if answer is not None:
+            refused = _refusal(answer, opened, now)
+            self.seal.gate_decision({
+                "task_id": heading.task_id,
+                "gate_id": answer.gate_id,
+                "interrupt_id": answer.interrupt_id,
+                "decision": answer.decision,
+                "note": excerpt(answer.note),
+                "note_sha256": sha256_text(answer.note),
+                "by": excerpt(answer.by),
+                "artifacts_sha256": answer.artifacts_sha256,
+                "artifacts_now": now,
+                "applied": refused is None,
+                "refused": refused,
+            })  # fmt: skip
+            if refused is None:
+                return self._gate_apply(node, task, answer, started)
+            log.info("gate answer for %s refused: %s", heading.task_id, refused)
+            if opened is None:
+                return None, None  # no gate held it: worked on as any task
+        # no answer (or a refused one): still the work the gate showed? Then it waits again,
+        # with a fresh gate id, so no answer given before can apply to it
+        if task.check is not None:
+            result = self._check(heading.task_id, 0, task.check)
+            if not result.passed:
+                return None, (
+                    "your work no longer passes its acceptance check:"
+                    f" {task.check.text.strip()} → {result.reason}\n{result.output}".rstrip()
+                )
+        return self._gate_open(node, task, 0, None, "", started, files or None), None
+
+    def _gate_apply(
+        self, node: Node, task: _TaskRun, answer: GateAnswer, started: float
+    ) -> tuple[_Outcome | None, str | None]:
+        """A sealed, bound answer takes effect: yes → DONE once its check passes again (and it
+        docks); no → FAILED; revise → the note goes to the worker as feedback."""
+        heading = task.heading
+
+        def done(state: str, reason: str | None, output: str = "") -> _Outcome:
+            ms = int((time.monotonic() - started) * 1000)
+            return _Outcome(node, state, 0, task.check is not None, reason, output, ms)
+
+        if answer.decision == "no":
+            return done("FAILED", f"aborted at its approval gate ({answer.by or 'a person'})"), None
+        if answer.decision == "revise":
+            return None, (
+                "A person reviewed your work at the task's approval gate and asked for changes:"
+                f"\n\n{answer.note}\n\nRevise the work, then finish as before."
+            )
+        output = ""
+        if task.check is not None:
+            result = self._check(heading.task_id, 0, task.check)
+            output = result.output
+            if not result.passed:
+                why = f"approved, but its check no longer passes: {result.code}: {result.reason}"
+                return done("FAILED", why, output), None
+        dock_failure = self._dock(heading)
+        if dock_failure is not None:
+            return done("FAILED", dock_failure, output), None
+        return done("DONE", None, output), None
 
     def _model_called(self, task_id: str, attempt: int, call: ModelCall) -> None:
         """Every model call, answered or failed: sealed (before its reply is acted on), a row
@@ -1180,8 +1324,40 @@ class Runner:
         for idx, heading in enumerate(self.plan.tasks()):
             keyword = heading.keyword or ""  # a task the run never took keeps its state
             task = self.tasks.get(heading) or _TaskRun(heading, idx, None, None, keyword, keyword)
+            state = "WAITING" if task.waiting is not None else task.state  # headline unchanged
             reports.append(
                 TaskReport(heading.task_id, heading.title, heading.line + self._shift, idx,
-                           task.state, task.attempts, task.verified, task.reason, task.output)
+                           state, task.attempts, task.verified, task.reason, task.output)
             )  # fmt: skip
         return tuple(reports)
+
+
+def _written_paths(sealed: list[dict[str, Any]]) -> set[str]:
+    """The paths an attempt's sealed tool calls show it changed."""
+    found: set[str] = set()
+    for body in sealed:
+        changed = body.get("changed")
+        for path in changed if isinstance(changed, list) else ():
+            if isinstance(path, str):
+                found.add(path)
+    return found
+
+
+def _refusal(answer: GateAnswer, opened: Any, now: str) -> str | None:
+    """Why an answer may not take effect (None: it may): it was refused already, answers
+    another gate or other artifacts, the artifacts changed since, or it is not a decision."""
+    if answer.refused is not None:
+        return answer.refused
+    if opened is None:
+        return "no gate is open for this task"
+    if answer.gate_id != opened.get("gate_id"):
+        return f"stale: it answers gate {answer.gate_id}, but gate {opened.get('gate_id')} waits"
+    if answer.artifacts_sha256 != opened.get("artifacts_sha256"):
+        return "stale: it answers other artifacts than the gate showed"
+    if answer.artifacts_sha256 != now:
+        return "stale: the artifacts changed since the gate opened"
+    if answer.decision not in DECISIONS:
+        return f"not a decision: {answer.decision!r} (yes, no or revise)"
+    if answer.decision == "revise" and not answer.note.strip():
+        return "a revise answer needs a note for the worker"
+    return None

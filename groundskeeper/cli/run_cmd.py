@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
+
+EXIT_WAITING = 3  # tasks wait at approval gates and none FAILED
 from groundskeeper.cli.params import ByteSize
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.record import HasHistory
@@ -146,7 +148,10 @@ def resume(
 
     Exit 0 when every task is DONE, 1 otherwise (or when the plan does not pass
     `groundskeeper lint`), 2 for an unreadable plan, a bad script or bad options (an
-    `anthropic:` model without ANTHROPIC_API_KEY included).
+    `anthropic:` model without ANTHROPIC_API_KEY included), 3 when tasks wait at their
+    approval gates (`:gate: approval`; reported WAITING, never DONE) and none FAILED: only a
+    goal run (`groundskeeper run`, answered with `groundskeeper approve DIR --task ID`) answers
+    a gate.
     """
     from groundskeeper.lint import validate
     from groundskeeper.models import load_model
@@ -230,6 +235,13 @@ def resume(
             narrate(_usage_line(report.usage))
     if resumable:
         narrate(f"{report.model_unavailable}\ncontinue with: {again}")
+    if report.waiting:
+        narrate(
+            f"{len(report.waiting)} task(s) wait at their approval gates (`:gate: approval`);"
+            " `resume` never answers them: a goal run (`groundskeeper run`) asks a person"
+        )
+        if not any(t.state == "FAILED" for t in report.tasks):
+            sys.exit(EXIT_WAITING)
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 
