@@ -194,7 +194,7 @@ def test_abort_is_failed_and_sealed_before_it_is_written(tmp_path: Path) -> None
     steps = _steps(work)
     decided = next(i for i, (s, b) in enumerate(steps) if s == "gate-decision")
     failed = next(i for i, (s, b) in enumerate(steps)
-                  if s == "state" and b["task_id"] == "report" and b["to"] == "FAILED")  # fmt: skip
+                  if s == "state" and (b["task_id"], b["to"]) == ("report", "FAILED"))  # fmt: skip
     assert decided < failed and steps[decided][1]["applied"] is True
     _verified(work)
 
@@ -213,7 +213,7 @@ def test_approve_is_done_and_sealed_before_it_is_written(tmp_path: Path) -> None
     steps = _steps(work)
     decided = next(i for i, (s, b) in enumerate(steps) if s == "gate-decision")
     made_done = next(i for i, (s, b) in enumerate(steps)
-                     if s == "state" and b["task_id"] == "report" and b["to"] == "DONE")  # fmt: skip
+                     if s == "state" and (b["task_id"], b["to"]) == ("report", "DONE"))  # fmt: skip
     assert decided < made_done
     body = steps[decided][1]
     assert (body["gate_id"], body["interrupt_id"], body["decision"], body["applied"]) == (

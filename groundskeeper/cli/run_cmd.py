@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING
 import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
-
-EXIT_WAITING = 3  # tasks wait at approval gates and none FAILED
 from groundskeeper.cli.params import ByteSize
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.record import HasHistory
@@ -28,6 +26,8 @@ if TYPE_CHECKING:
     from groundskeeper.models import UsageTotals
     from groundskeeper.runner import RunEvent, StepRecorder
     from groundskeeper.telemetry import Telemetry
+
+EXIT_WAITING = 3  # tasks wait at approval gates and none FAILED
 
 MODEL_HELP = (
     "The worker model: `scripted:FILE` replays a YAML script offline; `anthropic:MODEL` is"
