@@ -285,3 +285,33 @@ def test_lint_names_a_bad_gate(tmp_path: Path) -> None:
     assert result.exit_code == 1
     codes = sorted((d["code"], d["line"]) for d in json.loads(result.stdout) if d["code"][0] == "G")
     assert codes == [("G001", 5), ("G002", 5), ("G003", 1)]
+
+
+def _plan_run(tmp_path: Path, plan: str, workers: dict[str, Any]) -> tuple[Path, str]:
+    path = tmp_path / "plan.org"
+    path.write_text(plan)
+    script = tmp_path / "workers.yaml"
+    script.write_text(yaml.safe_dump({"workers": workers}))
+    return path, f"scripted:{script}"
+
+
+def test_a_hand_written_done_on_a_gated_task_is_not_taken(tmp_path: Path) -> None:
+    plan, model = _plan_run(tmp_path, PLAN, {"report": REPORT, "other": OTHER})
+    assert _cli("resume", str(plan), "--model", model).exit_code == 3
+    plan.write_text(plan.read_text().replace("* TODO Write the report", "* DONE Write the report"))
+    result = _cli("resume", str(plan), "--model", model, "--json")
+    assert result.exit_code == 3, result.output
+    assert _states(json.loads(result.stdout))["report"] == "WAITING"
+    assert "* TODO Write the report" in plan.read_text()
+
+
+def test_check_write_never_promotes_a_gated_task(tmp_path: Path) -> None:
+    lazy = [{"say": "DONE"}]
+    gated = PLAN.replace("  :gate: approval\n", "  :gate: approval\n  :max-attempts: 1\n")
+    plan, model = _plan_run(tmp_path, gated, {"report": lazy, "other": OTHER})
+    assert _cli("resume", str(plan), "--model", model).exit_code == 1
+    assert "* FAILED Write the report" in plan.read_text()
+    (tmp_path / "report.txt").write_text("ok\n")  # fixed by hand: its check passes now
+    result = _cli("check", str(plan), "--write", "--json")
+    assert result.exit_code == 0, result.output
+    assert "* FAILED Write the report" in plan.read_text()

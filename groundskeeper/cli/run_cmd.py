@@ -457,12 +457,14 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
             if seal.failure is not None:
                 raise SealingError(seal.failure)
 
-        # a task with contracts or evidence is judged on a worker's claim, never by its
-        # check alone: `check --write` does not promote it
+        # a task with contracts or evidence is judged on a worker's claim, and a gated one
+        # by a person, never by its check alone: `check --write` does not promote it
         claimed = {
             h.task_id
             for h in loaded.tasks()
-            if h.get_property("contract") is not None or h.get_property("evidence") is not None
+            if h.get_property("contract") is not None
+            or h.get_property("evidence") is not None
+            or h.get_property("gate") is not None
         }
 
         def promotable(task_id: str) -> bool:
