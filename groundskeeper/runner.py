@@ -884,6 +884,7 @@ class Runner:
         output: str,
         started: float,
         files: tuple[str, ...] | None = None,
+        refused: str | None = None,
     ) -> _Outcome:
         """The gated task's work passed: seal a gate bound to its artifacts (`:gate-files:`,
         else what its attempts wrote, else the whole workdir) and the check; the task keeps its
@@ -906,6 +907,8 @@ class Runner:
         self.seal.gate(attempt, opened.to_json())
         ms = int((time.monotonic() - started) * 1000)
         reason = f"waiting for approval (gate {opened.gate_id}, {len(hashed)} file(s))"
+        if refused is not None:  # said first: why the person is asked again
+            reason = f"answer refused ({refused}); {reason}"
         return _Outcome(node, task.start_state, attempt, True, reason, output, ms, gate=opened)
 
     def _gate_first(
@@ -924,6 +927,7 @@ class Runner:
             str(f.get("path")) for f in raw_files or () if isinstance(f, dict) and f.get("path")
         )
         now = artifacts_sha256(task.check_sha256, hash_files(self.workdir, files))
+        refused: str | None = None
         if answer is not None:
             refused = _refusal(answer, opened, now)
             self.seal.gate_decision({
@@ -953,7 +957,7 @@ class Runner:
                     "your work no longer passes its acceptance check:"
                     f" {task.check.text.strip()} → {result.reason}\n{result.output}".rstrip()
                 )
-        return self._gate_open(node, task, 0, None, "", started, files or None), None
+        return self._gate_open(node, task, 0, None, "", started, files or None, refused), None
 
     def _gate_apply(
         self, node: Node, task: _TaskRun, answer: GateAnswer, started: float

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 
@@ -315,3 +316,21 @@ def test_check_write_never_promotes_a_gated_task(tmp_path: Path) -> None:
     result = _cli("check", str(plan), "--write", "--json")
     assert result.exit_code == 0, result.output
     assert "* FAILED Write the report" in plan.read_text()
+
+
+def test_an_eval_case_with_an_approval_must_name_a_decision(tmp_path: Path) -> None:
+    from groundskeeper.evals import EvalCaseError, load_suite
+
+    case = tmp_path / "suite" / "gate" / "bad"
+    case.mkdir(parents=True)
+    (case / "plan.org").write_text(PLAN)
+    (case / "agents.yaml").write_text("workers: {}\n")
+    expect = {"kind": "fake", "category": "c", "task": "report", "must_not_be": "DONE",
+              "approve": {"task": "report", "answer": "maybe"}}  # fmt: skip
+    (case / "expect.json").write_text(json.dumps(expect))
+    with pytest.raises(EvalCaseError, match='"approve" needs "task" and "answer"'):
+        load_suite([tmp_path / "suite"])
+    expect["approve"] = {"task": "report", "answer": "yes", "then_write": {"../x": "y"}}
+    (case / "expect.json").write_text(json.dumps(expect))
+    with pytest.raises(EvalCaseError, match='"then_write" maps relative paths'):
+        load_suite([tmp_path / "suite"])
