@@ -768,6 +768,11 @@ class Runner:
         feedback: str | None = None
         written: set[str] = set()  # what this job's attempts wrote: a gate's artifacts
         if task.gated:
+            # a revised task stays bound to what its open gate showed, and to what it adds
+            shown = (self._record.gates.get(heading.task_id) or {}).get("files")
+            written.update(
+                str(f["path"]) for f in shown or () if isinstance(f, dict) and f.get("path")
+            )
             settled, feedback = self._gate_first(node, task, started)
             if settled is not None:
                 return settled

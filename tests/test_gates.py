@@ -242,8 +242,8 @@ def test_revise_sends_the_note_to_the_worker_and_gates_again(
     asked = len(messages_stub.requests)
     note = "Cite the source of the number in the second line."
     assert _cli("approve", str(work), "--task", "report", "--revise", note).exit_code == 0
-    stub.reply_tool_use("write_file", {"path": "report.txt", "content": "ok v2 (source: x)\n"})
-    stub.reply_text("DONE: revised report.txt")
+    stub.reply_tool_use("write_file", {"path": "source.txt", "content": "x, page 2\n"})
+    stub.reply_text("DONE: added source.txt")
     code, again = _resume(work)
     assert code == 3 and again is not None, again
     revised = messages_stub.requests[asked]
@@ -252,13 +252,15 @@ def test_revise_sends_the_note_to_the_worker_and_gates_again(
     assert last["role"] == "user" and note in said and "asked for changes" in said
     second = _gate_of(again)
     assert second["gate_id"] != first["gate_id"]
-    assert second["files"][0]["sha256"] != first["files"][0]["sha256"]
+    # still bound to what the person saw, and to what the revision added
+    assert [f["path"] for f in second["files"]] == ["report.txt", "source.txt"]
+    assert second["files"][0] == first["files"][0]
     decision = next(b for s, b in _steps(work) if s == "gate-decision")
     assert (decision["decision"], decision["note"], decision["applied"]) == ("revise", note, True)
     assert _cli("approve", str(work), "--task", "report", "--yes").exit_code == 0
     code, done = _resume(work)
     assert code == 0 and done is not None and _states(done) == {"report": "DONE"}
-    assert (work / "report.txt").read_text() == "ok v2 (source: x)\n"
+    assert (work / "source.txt").read_text() == "x, page 2\n"
     _verified(work)
 
 
