@@ -1221,8 +1221,9 @@ class Runner:
         task.state, task.attempts, task.verified = state, attempts, verified
         task.reason, task.output = reason, output
         heading = task.heading
+        shown = "WAITING" if task.waiting is not None else state  # at its gate: a person next
         self._emit(
-            RunEvent("task-end", heading.task_id, heading.title, state, attempts, verified, reason)
+            RunEvent("task-end", heading.task_id, heading.title, shown, attempts, verified, reason)
         )
         inserted = False
         if before != state:

@@ -121,6 +121,8 @@ def test_resume_of_the_plan_without_the_graph_keeps_the_gate_waiting(tmp_path: P
     doc = json.loads(result.stdout)
     assert _states(doc) == {"report": "WAITING", "other": "DONE"}
     assert [g["task_id"] for g in doc["waiting"]] == ["report"]
+    assert "⏸ WAITING report (verified, attempts 0) — waiting for approval" in result.stderr
+    assert "1 task(s) wait at their approval gates" in result.stderr
     assert "* TODO Write the report" in (work / "plan.org").read_text()
     # the worker was not asked again: the work waits for a person, it is not redone
     starts = [b for s, b in _steps(work) if s == "claim" and b["task_id"] == "report"]

@@ -280,6 +280,8 @@ def event_line(event: RunEvent) -> str:
         return f"✎ {event.reason}"
     check = _verified(event.verified)
     why = f" — {event.reason}" if event.reason else ""
+    if event.state == "WAITING":
+        return f"⏸ WAITING {event.task_id} ({check}, attempts {event.attempts}){why}"
     return (f"{'✔' if event.state == 'DONE' else '✘'} {event.state} {event.task_id}"
             f" ({check}, attempts {event.attempts}){why}")  # fmt: skip
 
