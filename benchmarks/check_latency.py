@@ -5,6 +5,8 @@ three-stage pipeline through `groundskeeper.sandbox.run` (in-process) and throug
 `subprocess.run(["sh", "-c", …])`, their ratios (targets: ≤ 0.5), and the cold first call
 in a fresh process (target: ≤ 300 ms) with the compiled-module cache on disk and without.
 A command missing from box.wasm is reported as such, never timed as if it had run.
+`python3 -c 'print(1)'` (MicroPython in the sandbox against the system's CPython) is
+reported beside them, warm and cold (`python`, `cold_python_first_call_ms`), with no target.
 
 The machine these run on is shared, so each round runs a block of WASM calls and then a
 block of native ones (`--block`, default 5): load drifts over both alike, and every figure
@@ -38,6 +40,9 @@ from groundskeeper import sandbox
 
 CHECK = "test -s f && grep -q x f && echo ok"
 PIPELINE = "cat f | grep x | wc -l"
+PYTHON = "python3 -c 'print(1)'"
+JQ_CHECK = "jq -e '.summary.failed == 0 and (.tests | length) > 1' r.json"
+AWK_CHECK = "awk -F, 'NR > 1 && $2 > 30 {n++} END {exit n != 2}' t.csv"
 REPO = Path(__file__).resolve().parent.parent  # the code measured is this checkout's
 
 COLD_SCRIPT = """
@@ -121,10 +126,10 @@ def measure(cmdline: str, workdir: Path, rounds: int, block: int) -> dict[str, A
     return entry
 
 
-def cold_once(workdir: Path, home: str) -> tuple[float, float]:
+def cold_once(workdir: Path, home: str, cmd: str = "true") -> tuple[float, float]:
     """(wall ms, CPU ms) from before `from groundskeeper import sandbox` to a run's end."""
     done = subprocess.run(
-        [sys.executable, "-c", COLD_SCRIPT.format(cmd="true", workdir=str(workdir))],
+        [sys.executable, "-c", COLD_SCRIPT.format(cmd=cmd, workdir=str(workdir))],
         capture_output=True,
         text=True,
         env={"GROUNDSKEEPER_HOME": home, "PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
@@ -146,25 +151,41 @@ def main() -> None:
         workdir = Path(tmp) / "work"
         workdir.mkdir()
         (workdir / "f").write_text("a\nx marks\nb\nx again\n")
+        (workdir / "t.csv").write_text("name,age\nann,31\nbob,25\ncid,40\n")
+        (workdir / "r.json").write_text(
+            '{"tests": [{"name": "a", "ok": true}, {"name": "b", "ok": true}],'
+            ' "summary": {"passed": 2, "failed": 0}}\n'
+        )
         check = measure(CHECK, workdir, args.rounds, args.block)
         pipeline = measure(PIPELINE, workdir, args.rounds, args.block)
+        python = measure(PYTHON, workdir, max(args.rounds // 4, 1), args.block)
+        jq_check = measure(JQ_CHECK, workdir, args.rounds, args.block)
+        awk_check = measure(AWK_CHECK, workdir, args.rounds, args.block)
         home = str(Path(tmp) / "home")
         cold_once(workdir, home)  # compiles box.wasm into this home's cache; not counted
         cached = [cold_once(workdir, home) for _ in range(args.cold_runs)]
         uncached = [cold_once(workdir, str(Path(tmp) / f"fresh-home-{i}")) for i in range(3)]
+        cold_once(workdir, home, PYTHON)  # compiles MicroPython into the cache; not counted
+        python_cold = [cold_once(workdir, home, PYTHON) for _ in range(args.cold_runs)]
     cold_ms = round(statistics.median(wall for wall, _ in cached), 1)
     report = {
         "check": check,
         "pipeline": pipeline,
+        "jq_check": jq_check,
+        "awk_check": awk_check,
         "warm_target_ratio": 0.5,
         "cold_first_call_ms": cold_ms,
         "cold_first_call_cpu_ms": round(statistics.median(cpu for _, cpu in cached), 1),
         "cold_first_call_samples_ms": sorted(round(wall, 1) for wall, _ in cached),
         "cold_first_call_uncached_ms": round(statistics.median(wall for wall, _ in uncached), 1),
         "cold_target_ms": 300,
+        "python": python,
+        "cold_python_first_call_ms": round(statistics.median(wall for wall, _ in python_cold), 1),
         "meets_targets": {
             "check": check["ratio"] is not None and check["ratio"] <= 0.5,
             "pipeline": pipeline["ratio"] is not None and pipeline["ratio"] <= 0.5,
+            "jq_check": jq_check["ratio"] is not None and jq_check["ratio"] <= 0.5,
+            "awk_check": awk_check["ratio"] is not None and awk_check["ratio"] <= 0.5,
             "cold": cold_ms <= 300,
         },
     }

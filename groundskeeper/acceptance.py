@@ -169,6 +169,8 @@ FAILURE_CODES: frozenset[str] = frozenset(
         "nonzero_status",
         "host-memory",
         "disk",
+        "loop-steps",
+        "fan-out",
         "protected_input_changed",
         "unknown_command",
         "parse_error",
@@ -290,6 +292,8 @@ _LIMITS = {
     "trap": "crashed in the sandbox (trap)",
     "host-memory": "made the shell itself hold too much (host memory limit)",
     "disk": "hit the run's disk quota",
+    "loop-steps": "ran more loop iterations than the loop step limit",
+    "fan-out": "started more commands through xargs or find -exec than the fan-out limit",
 }
 
 

@@ -161,7 +161,7 @@ def chain_commands(cmd: str) -> list[str] | None:
     exited 0: `;`, `||`, `!` and pipes hide a command's own status, and a variable or `$(…)`
     in a word hides what ran. Redirections are allowed (they change where output goes, not
     what ran)."""
-    from groundskeeper.sandbox.syntax import ShellSyntaxError, parse
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, SimpleCommand, parse
 
     try:
         script = parse(cmd)
@@ -177,6 +177,8 @@ def chain_commands(cmd: str) -> list[str] | None:
         if pipeline.negated or len(pipeline.commands) != 1:
             return None
         command = pipeline.commands[0]
+        if not isinstance(command, SimpleCommand):  # an if, a loop, a group: hides what ran
+            return None
         if command.assignments or not command.words:
             return None
         words = [w.literal() for w in command.words]

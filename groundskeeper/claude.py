@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import anthropic
@@ -22,6 +23,7 @@ from groundskeeper.models import (
     Message,
     ModelCallError,
     ModelRequest,
+    ModelUnavailableError,
     Usage,
 )
 
@@ -65,7 +67,9 @@ def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
         "messages": _with_breakpoint(request.messages),
     }
     if request.system:
-        params["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
+        params["system"] = [
+            {"type": "text", "text": request.system, "cache_control": dict(_EPHEMERAL)}
+        ]
     if request.tools:
         tools = [tool.to_json() for tool in request.tools]
         tools[-1]["cache_control"] = dict(_EPHEMERAL)
@@ -73,19 +77,36 @@ def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
     return params
 
 
-def _with_breakpoint(messages: Any) -> list[Message]:
-    copied: list[Message] = [
-        {"role": m["role"], "content": [dict(b) for b in m["content"]]}
-        if isinstance(m.get("content"), list)
-        else dict(m)
-        for m in messages
-    ]
-    if copied and isinstance(copied[-1].get("content"), list) and copied[-1]["content"]:
-        last = copied[-1]["content"][-1]
-        # the API refuses a breakpoint on an empty text block; that turn is simply uncached
-        if not (last.get("type") == "text" and not last.get("text")):
-            last["cache_control"] = dict(_EPHEMERAL)
+def _with_breakpoint(messages: Sequence[Message]) -> list[Message]:
+    """The conversation as sent: copied, with a cache breakpoint on its last block.
+
+    An assistant turn that came back empty (the API may end a turn with no content) cannot be
+    sent back before another message: it is left out, and the user turns on either side of
+    it become one, which is the same conversation in the only shape the API takes."""
+    copied: list[Message] = []
+    for at, message in enumerate(messages):
+        content = message.get("content")
+        blocks = [dict(b) for b in content] if isinstance(content, list) else content
+        if message.get("role") == "assistant" and blocks == [] and at < len(messages) - 1:
+            continue
+        if copied and copied[-1]["role"] == message.get("role") == "user":
+            previous = copied[-1]["content"]
+            if isinstance(previous, list) and isinstance(blocks, list):
+                previous.extend(blocks)
+                continue
+        copied.append({**message, "content": blocks})
+    last = copied[-1].get("content") if copied else None
+    if isinstance(last, list) and last and _cacheable(last[-1]):
+        last[-1]["cache_control"] = dict(_EPHEMERAL)
     return copied
+
+
+def _cacheable(block: ContentBlock) -> bool:
+    """The API refuses a breakpoint on an empty text block and on thinking blocks; a turn
+    ending in one is simply not cached."""
+    if block.get("type") == "text":
+        return bool(block.get("text"))
+    return block.get("type") not in ("thinking", "redacted_thinking")
 
 
 def _block(raw: Any) -> ContentBlock:
@@ -159,8 +180,6 @@ class ClaudeModel:
         `ANTHROPIC_BASE_URL` (read by the SDK itself; nothing here overrides them); retries
         and timeout from the arguments, else `GROUNDSKEEPER_MODEL_RETRIES` /
         `GROUNDSKEEPER_MODEL_TIMEOUT`, else the defaults above."""
-        from groundskeeper.models import ModelUnavailableError
-
         try:
             max_retries = retries if retries is not None else _env_int(ENV_RETRIES, DEFAULT_RETRIES)
             seconds = timeout if timeout is not None else _env_float(ENV_TIMEOUT, DEFAULT_TIMEOUT)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from groundskeeper.diagnostics import Diagnostic, Level
 from groundskeeper.gates import gate_diagnostics
@@ -310,9 +310,14 @@ def _and_or_ends(item: AndOr) -> frozenset[str]:
 def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
     # a pipeline's status is its last command's (no pipefail); `exit` ends the script only
     # when it is the whole pipeline (in a pipeline it ends its own stage)
-    if len(pipeline.commands) == 1 and _is_exit(pipeline.commands[0]):
+    commands = pipeline.commands
+    last = commands[-1] if commands else None
+    if not _is_simple(last):
+        outcomes = _EITHER  # a compound command (if, loops, groups, [[ ]]) may end either way
+    elif len(commands) == 1 and _is_exit(last):
         return _EXIT
-    outcomes = _command_outcomes(pipeline.commands[-1]) if pipeline.commands else _EITHER
+    else:
+        outcomes = _command_outcomes(last)
     if not pipeline.negated:
         return outcomes
     return frozenset({"F" if o == "T" else "T" for o in outcomes})
@@ -344,9 +349,9 @@ _UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
         " what you expect"
     },
     "find": {
-        "-exec": "list with `find` and pipe the names on",
-        "-execdir": "list with `find` and pipe the names on",
-        "-ok": "list with `find` and pipe the names on",
+        "-execdir": "use `-exec CMD {} \\;` (names are relative to the starting point)",
+        "-ok": "use `-exec CMD {} \\;` (nobody is there to answer)",
+        "-okdir": "use `-exec CMD {} \\;` (nobody is there to answer)",
         "-delete": "a check only reads",
     },
 }
@@ -369,16 +374,9 @@ def _unsupported_options(script: Script) -> Iterator[tuple[str, str, str]]:
 
 
 def _simple_commands(script: Script) -> Iterator[SimpleCommand]:
-    from groundskeeper.sandbox.syntax import CommandSub
+    from groundskeeper.sandbox.syntax import simple_commands
 
-    for item in script.items:
-        for pipeline in (item.first, *(p for _, p in item.rest)):
-            for command in pipeline.commands:
-                yield command
-                for word in (*command.words, *(a.value for a in command.assignments)):
-                    for part in word.parts:
-                        if isinstance(part, CommandSub):
-                            yield from _simple_commands(part.script)
+    return simple_commands(script)
 
 
 def _weakness(script: Script) -> str | None:
@@ -387,7 +385,8 @@ def _weakness(script: Script) -> str | None:
     for item in script.items:
         if item.rest or item.first.negated or len(item.first.commands) != 1:
             return None
-        found = _weak_command(item.first.commands[0])
+        command = item.first.commands[0]
+        found = _weak_command(command) if _is_simple(command) else None
         if found is None:
             return None
         accepts.append(found)
@@ -422,6 +421,12 @@ def _weak_command(command: SimpleCommand) -> str | None:
         if len([a for a in args[pattern_at + 1 :] if not a.startswith("-")]) <= 1:
             return "passes for any file with one character in it"
     return None
+
+
+def _is_simple(command: object) -> TypeGuard[SimpleCommand]:
+    # every simple command has `assignments` and no compound does (the sandbox's tree is
+    # imported only when a check is judged, and this runs once a pipeline)
+    return hasattr(command, "assignments")
 
 
 def _has_substitution(word: Word) -> bool:

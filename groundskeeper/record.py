@@ -12,7 +12,19 @@ from pathlib import PurePosixPath
 from typing import Any, Protocol, runtime_checkable
 
 #: A check result code that means a limit stopped the check, not the work failing it.
-LIMIT_CODES = frozenset({"deadline", "fuel", "memory", "output", "trap", "host-memory", "disk"})
+LIMIT_CODES = frozenset(
+    {
+        "deadline",
+        "fuel",
+        "memory",
+        "output",
+        "trap",
+        "host-memory",
+        "disk",
+        "loop-steps",
+        "fan-out",
+    }
+)
 
 Step = tuple[str, str, Mapping[str, Any]]  # (run id, step type, body)
 

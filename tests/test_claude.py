@@ -382,3 +382,52 @@ def test_other_blocks_go_back_whole(box: Toolbox) -> None:
     )
     session(api, box).attempt()
     assert api.bodies[1]["messages"][-2]["content"][0] == thinking
+
+
+def test_an_empty_assistant_turn_is_left_out_and_the_user_turns_joined() -> None:
+    """The API can end a turn with no content, but refuses an empty assistant message before
+    another one: sending the conversation back must not turn into a 400 (model unavailable)."""
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "Do the task."}]},
+        {"role": "assistant", "content": []},
+        {"role": "user", "content": [{"type": "text", "text": "your work did not pass"}]},
+    ]
+    sent = build_params("m", ModelRequest("s", messages, TOOL_SPECS, "t", "T"))["messages"]
+    assert sent == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Do the task."},
+                {"type": "text", "text": "your work did not pass",
+                 "cache_control": {"type": "ephemeral"}},
+            ],
+        }
+    ]  # fmt: skip
+    assert messages[1] == {"role": "assistant", "content": []}  # the caller's, unchanged
+    assert len(messages[0]["content"]) == 1
+
+
+def test_an_empty_reply_then_feedback_reaches_the_api_as_one_user_turn(box: Toolbox) -> None:
+    api = Api(message([], "end_turn"), text("DONE"))
+    session_ = session(api, box)
+    first = session_.attempt()
+    assert (first.claim, first.claims_done) == ("", False)
+    session_.attempt("your work did not pass its acceptance check")
+    assert [m["role"] for m in api.bodies[1]["messages"]] == ["user"]
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"type": "text", "text": ""},
+        {"type": "thinking", "thinking": "hm", "signature": "s"},
+        {"type": "redacted_thinking", "data": "x"},
+    ],
+)
+def test_no_breakpoint_where_the_api_refuses_one(block: dict[str, Any]) -> None:
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [block]},
+    ]
+    sent = build_params("m", ModelRequest("s", messages, TOOL_SPECS, "t", "T"))["messages"]
+    assert sent[-1]["content"] == [block]  # sent back as it came, unmarked

@@ -428,3 +428,25 @@ def test_a_goal_run_with_claude_as_author_and_worker(
     assert doc["usage"] == {"calls": 3, "input_tokens": 3000, "output_tokens": 143,
                             "cache_read_tokens": 1000, "cache_write_tokens": 0}  # fmt: skip
     ledger_verifies(work / "plan.org")
+
+
+def test_a_goal_run_whose_workers_model_stays_down_names_the_command_that_continues_it(
+    tmp_path: Path, messages_stub: MessagesStub
+) -> None:
+    messages_stub.author.reply_text(GOOD_OUTLINE)
+    messages_stub.worker.reply_status(529)
+    work = tmp_path / "work"
+    result = CliRunner().invoke(
+        main, ["run", "say hi", "--dir", str(work), "--model", MODEL],
+        env={"GROUNDSKEEPER_MODEL_RETRIES": "0"},
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert f"continue with: groundskeeper run --resume {work}" in result.stderr
+    assert keywords(work / "plan.org") == {"greet": "TODO"}
+    messages_stub.worker.reply_tool_use("write_file", {"path": "out.txt", "content": "hi\n"})
+    messages_stub.worker.reply_text("DONE")
+    resumed = CliRunner().invoke(main, ["run", "--resume", str(work)])
+    assert resumed.exit_code == 0, resumed.stderr
+    assert keywords(work / "plan.org") == {"greet": "DONE"}
+    assert [r.is_author for r in messages_stub.requests] == [True, False, False, False]
+    ledger_verifies(work / "plan.org")

@@ -205,8 +205,8 @@ def test_run_command_sees_the_workdir_read_only(workdir: Path) -> None:
 
 
 def test_run_command_reports_a_syntax_error(workdir: Path) -> None:
-    answer = host_for(workdir).run_command("if true; then echo x; fi")
-    assert answer.startswith("error: run-command: `if true; then echo x; fi` exited with status 2")
+    answer = host_for(workdir).run_command("f() { echo x; }")
+    assert answer.startswith("error: run-command: `f() { echo x; }` exited with status 2")
     assert "(syntax)" in answer
 
 

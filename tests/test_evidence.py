@@ -65,6 +65,10 @@ def test_chain_commands() -> None:
     assert chain_commands("cd x && make test > log") == ["cd x", "make test"]
     for line in ("a || b", "a; b", "a | b", "! a", "X=1 a", "a $(b)", "a $X", "if"):
         assert chain_commands(line) is None, line
+    # a compound command hides which of its commands ran, and how each ended
+    for line in ("if false; then b; fi", "{ b || true; }", "for i in 1; do b; done",
+                 "(b) && c", "b && while false; do :; done"):  # fmt: skip
+        assert chain_commands(line) is None, line
 
 
 def test_a_stored_output_that_was_changed_reads_as_absent(tmp_path: Path) -> None:

@@ -130,7 +130,7 @@ def test_sh_a_stopped_run_never_exits_0(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_sh_a_syntax_error_is_2_with_every_json_key(tmp_path: Path) -> None:
-    result = invoke("sh", "--workdir", str(tmp_path), "--json", "--", "echo $((1+1))")
+    result = invoke("sh", "--workdir", str(tmp_path), "--json", "--", "echo $[1+1]")
     document = json.loads(result.stdout)
     assert set(document) == {"status", "stdout", "stderr", "duration_ms", "fault"}
     assert (result.exit_code, document["fault"]) == (2, "syntax")

@@ -86,7 +86,7 @@ def test_a_weak_check_is_a_warning_saying_what_it_accepts(
         ("grep -P 'a+' f", "-P"),
         ("grep -qP x f", "-P"),
         ("sed -i s/a/b/ f", "-i"),
-        ("find . -exec cat {} ;", "-exec"),
+        ("find . -ok cat {} ;", "-ok"),
     ],
 )
 def test_options_the_sandbox_lacks_are_errors(check: str, option: str) -> None:

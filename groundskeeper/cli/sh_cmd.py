@@ -86,19 +86,28 @@ def sh(
     """Run CMD in the sandbox shell, where every command is a WebAssembly program.
 
     \b
-    The grammar: pipes |, lists ; && || !, VAR=value, $VAR ${VAR} $?, $(…),
-    quotes, backslashes, # comments, globs * ? [..] and redirections
-    > >> < 2> 2>&1 (to files inside the workdir, or /dev/null). if/loops/
-    functions/&/here-docs/$((…))/backticks are refused with a message.
-    Builtins: cd (inside the workdir), :, exit, export. Other commands come
-    from box.wasm (`--commands` lists them all with their options); anything
-    else answers 127 "command not found (not in the sandbox)", naming the
-    closest command there is. Several CMD words are joined with spaces.
+    The grammar: pipes |, lists ; && || !, VAR=value, $VAR ${VAR} $?,
+    ${VAR:-x} ${VAR-x} ${VAR:=x} ${VAR:+x} ${#VAR} ${VAR#p} ${VAR##p} ${VAR%p}
+    ${VAR%%p}, $(…) and backticks, $((…)) and ((…)), quotes, backslashes,
+    # comments, globs * ? [..], redirections > >> < 2> 2>&1 (to files inside
+    the workdir, or /dev/null), here-docs <<EOF <<'EOF' <<-EOF and <<<,
+    if/elif/else, for/while/until with break/continue, case, { …; } and
+    ( … ) groups (redirections apply to them too), [[ … ]]. Functions, &
+    and eval are refused with a message saying what to write instead.
+    Builtins: cd (inside the workdir), :, exit, export, read, break,
+    continue. xargs and find -exec run their commands as stages of their
+    own. Other commands come from box.wasm and MicroPython (`--commands`
+    lists them all with their options); anything else answers 127 "command
+    not found (not in the sandbox)", naming the closest command there is.
+    Several CMD words are joined with spaces. The whole grammar:
+    docs/shell.md.
 
     \b
     Limits: the deadline, fuel, 256 MiB memory a command, 8 MiB of stdout
-    and of stderr. Hitting one stops the line with status 124 (deadline,
-    fuel), 125 (memory, output) or 134 (a crash), and a message naming it.
+    and of stderr, 100000 loop iterations and 10000 commands started by
+    xargs/find -exec a line. Hitting one stops the line with status 124
+    (deadline, fuel, loop steps, fan-out), 125 (memory, output) or 134 (a
+    crash), and a message naming it.
 
     \b
     Exit status: the command line's own status; 2 for a syntax error or

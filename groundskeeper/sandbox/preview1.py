@@ -1,4 +1,4 @@
-"""WASI preview1 for box.wasm, served on the host: the fd table, confined paths, the 26 calls.
+"""WASI preview1 for box.wasm and MicroPython, served on the host: fd table, confined paths.
 
 Each call runs on the thread that runs the guest. (wasmtime's own WASI hands every file
 operation to a tokio worker thread; on these machines each hand-off cost ~0.3 ms, more than
@@ -428,6 +428,16 @@ class Process:
         _pack_stat(memory, out, os.fstat(handle.host_fd))
         return SUCCESS
 
+    def fd_sync(self, _memory: Memory, fd: int) -> int:
+        """Success for any open descriptor: the sandbox promises nothing about durability,
+        and a guest calling it in a loop must not make the host wait on the disk."""
+        self._handle(fd)
+        return SUCCESS
+
+    def sched_yield(self, _memory: Memory) -> int:
+        self._check_running()
+        return SUCCESS
+
     def fd_close(self, _memory: Memory, fd: int) -> int:
         handle = self.fds.pop(fd, None)
         if handle is None:
@@ -762,6 +772,7 @@ CALLS = (
     "fd_readdir", "path_open", "path_filestat_get", "path_filestat_set_times",
     "path_create_directory", "path_remove_directory", "path_unlink_file", "path_rename",
     "path_symlink", "path_readlink",
+    "fd_sync", "sched_yield",  # MicroPython's (python3)
 )  # fmt: skip
 
 

@@ -1,4 +1,6 @@
-"""Which command names the sandbox can run, and what each one takes.
+"""Which command names the sandbox can run, and what each one takes: the box.wasm commands,
+the host builtins, and the commands another WASI module runs (`python3`/`python`: MicroPython,
+see `python`).
 
 It owns the names (the box.wasm commands plus the host builtins) and one synopsis per command
 (`COMMAND_SYNOPSES`), from which `sh --commands`, the author prompt's command list and the
@@ -23,13 +25,21 @@ BOX_COMMANDS: frozenset[str] = frozenset(
         "pwd", "env", "expr", "find",
         "tee", "stat", "date", "paste", "comm", "nl", "rev", "base64", "md5sum", "sha1sum",
         "sha512sum", "realpath", "readlink", "du",
+        "awk",
+        "jq",
     }
 )  # fmt: skip
 
 # Run by the interpreter itself, because they change the shell's own state.
-BUILTINS: frozenset[str] = frozenset({"cd", ":", "exit", "export"})
+BUILTINS: frozenset[str] = frozenset(
+    {"cd", ":", "exit", "export"}
+    | {"break", "continue", "read", "xargs"}  # xargs: its commands run as stages of their own
+)
 
-COMMANDS: frozenset[str] = BOX_COMMANDS | BUILTINS
+# Run by MicroPython's own WASI module (groundskeeper/sandbox/python.py), not by box.wasm.
+PYTHON_COMMANDS: frozenset[str] = frozenset({"python3", "python"})
+
+COMMANDS: frozenset[str] = BOX_COMMANDS | BUILTINS | PYTHON_COMMANDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +54,7 @@ def _s(summary: str, *options: str) -> Synopsis:
     return Synopsis(summary, options)
 
 
-# Every command the sandbox has, and a few whose branches are still being merged (awk, jq,
-# xargs, python3, python): an entry is shown only once its name is in COMMANDS.
+# Every command the sandbox has; an entry is shown only while its name is in COMMANDS.
 COMMAND_SYNOPSES: Mapping[str, Synopsis] = MappingProxyType(
     {
         # builtins: the interpreter's own
@@ -53,6 +62,9 @@ COMMAND_SYNOPSES: Mapping[str, Synopsis] = MappingProxyType(
         ":": _s("do nothing, successfully"),
         "exit": _s("end the command line with a status", "[N]"),
         "export": _s("mark variables for the commands' environment", "NAME[=VALUE]"),
+        "read": _s("read a line of stdin into variables (honours IFS)", "-r", "NAME…"),
+        "break": _s("leave the innermost loop (or N loops)", "[N]"),
+        "continue": _s("next round of the innermost loop (or the Nth)", "[N]"),
         # conditions and output
         "test": _s("evaluate a condition (bash's rules)", "-e -f -d -s -r -w -x -L -z -n",
                    "= != < >", "-eq -ne -lt -le -gt -ge", "-nt -ot", "! -a -o ( )"),
@@ -106,7 +118,7 @@ COMMAND_SYNOPSES: Mapping[str, Synopsis] = MappingProxyType(
                  "-S", "-1"),
         "find": _s("walk directory trees", "-name", "-iname", "-path", "-type f|d|l",
                    "-empty", "-newer F", "-maxdepth N", "-mindepth N", "-depth", "-print",
-                   "-print0", "-delete", "! -a -o ( )"),
+                   "-print0", "-delete", "-exec CMD {} ;", "-exec CMD {} +", "! -a -o ( )"),
         "stat": _s("file facts", "-c FORMAT", "--printf FORMAT", "-L",
                    "%s %Y %y %n %F %i %h"),
         "du": _s("apparent sizes (no block counts in WASI)", "-b", "--apparent-size", "-s",
@@ -123,7 +135,7 @@ COMMAND_SYNOPSES: Mapping[str, Synopsis] = MappingProxyType(
         "mv": _s("move files", "-f", "-n", "-v", "-t DIR", "-T"),
         "rm": _s("remove files", "-r", "-f", "-d", "-v"),
         "tee": _s("copy stdin to stdout and files", "-a"),
-        # being merged from their own branches (not in COMMANDS yet; shown once they are)
+        # other languages, and the command that runs commands
         "awk": _s("POSIX awk", "-F FS", "-v NAME=VALUE", "BEGIN/END", "NR NF FS OFS $N",
                   "arrays and in", "printf", "length substr index split sub gsub match sprintf"
                   " tolower toupper", "~ !~ regex matching", "getline"),

@@ -11,7 +11,18 @@ from typing import Literal
 
 from groundskeeper.errors import GroundskeeperError
 
-Fault = Literal["syntax", "deadline", "fuel", "memory", "output", "trap", "host-memory", "disk"]
+Fault = Literal[
+    "syntax",
+    "deadline",
+    "fuel",
+    "memory",
+    "output",
+    "trap",
+    "host-memory",
+    "disk",
+    "loop-steps",
+    "fan-out",
+]
 
 
 @dataclass(frozen=True)
@@ -20,8 +31,9 @@ class ShellResult:
 
     `fault` is None when the commands ran to their own end (whatever their status), or names
     why the sandbox stopped them: "syntax" (status 2), "deadline", "fuel", "memory",
-    "output", "trap", "host-memory" (what the interpreter itself holds for the line) or
-    "disk" (the run's disk quota).
+    "output", "trap", "host-memory" (what the interpreter itself holds for the line),
+    "disk" (the run's disk quota), "loop-steps" (loop iterations of the line, in all) or
+    "fan-out" (commands `xargs` and `find -exec` started for the line, in all).
 
     `missing` lists, from the interpreter's own record, every command it was asked to run and
     does not have (text a command prints can never add to it). Under errexit, `failed_line`

@@ -1,6 +1,7 @@
-"""Runs one box.wasm command in its own wasmtime instance, under the sandbox's limits.
+"""Runs one box.wasm command (or another module's, `prepare_other`: MicroPython) in its own
+wasmtime instance, under the sandbox's limits.
 
-It owns the engine configuration, the on-disk cache of the compiled module (each entry
+It owns the engine configuration, the on-disk cache of the compiled modules (each entry
 authenticated with the user's own key, in a directory no one else can change), the pool of
 engines (each with its linker of host WASI calls, `preview1`), the watchdog that enforces
 the deadline, and the mapping of traps to named faults. It knows nothing of shell syntax.
@@ -17,7 +18,8 @@ import resource
 import stat
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import wasmtime
@@ -36,6 +38,10 @@ PIPE_LIMIT = 64 * 1024 * 1024  # bytes one stage may write into a pipe, $(…) o
 # bytes the interpreter itself may hold for one command line: variables, $(…) output,
 # word lists and glob results (the shell's own work, not the stages')
 HOST_MEMORY_LIMIT = 64 * 1024 * 1024
+# loop iterations (for, while, until) one command line may run in all, whatever the deadline
+LOOP_STEP_LIMIT = 100_000
+# commands `xargs` and `find -exec` may start for one command line in all
+FAN_OUT_LIMIT = 10_000
 FUEL_PER_SECOND = 10_000_000_000  # per second of deadline: above any real rate, a backstop
 # A run's stages share a store (making one and freeing it cost more than a short command);
 # an instance's memory is only freed with its store, so a store is freed after this many
@@ -80,6 +86,8 @@ class Limits:
     pipe: int = PIPE_LIMIT
     fuel_per_second: int = FUEL_PER_SECOND
     host_memory: int = HOST_MEMORY_LIMIT
+    loop_steps: int = LOOP_STEP_LIMIT
+    fan_out: int = FAN_OUT_LIMIT
 
 
 # ---- compiling once ------------------------------------------------------------------------
@@ -114,12 +122,12 @@ def _cache_dir() -> Path:
     return groundskeeper_home() / "cache"
 
 
-def _entry_name(identity: bytes) -> str:
-    return f"box-{identity.hex()[:32]}.cwasm"
+def _entry_name(identity: bytes, kind: str = "box") -> str:
+    return f"{kind}-{identity.hex()[:32]}.cwasm"
 
 
-def _cache_path(module_bytes: bytes) -> Path:
-    return _cache_dir() / _entry_name(_cache_identity(module_bytes))
+def _cache_path(module_bytes: bytes, kind: str = "box") -> Path:
+    return _cache_dir() / _entry_name(_cache_identity(module_bytes), kind)
 
 
 def _mac(key: bytes, identity: bytes, payload: bytes) -> bytes:
@@ -142,18 +150,23 @@ def _load_module(engine: wasmtime.Engine) -> wasmtime.Module:
     return _load_serialized(engine)[0]
 
 
-def _load_serialized(engine: wasmtime.Engine) -> tuple[wasmtime.Module, bytes]:
-    """box.wasm for this engine, with its serialized form (what later engines deserialize).
+def _load_serialized(
+    engine: wasmtime.Engine, wasm: Path | None = None, kind: str = "box"
+) -> tuple[wasmtime.Module, bytes]:
+    """box.wasm (or the module at `wasm`, its entries named after `kind`) for this engine,
+    with its serialized form (what later engines deserialize).
 
     wasmtime runs a deserialized module's native code blindly, so an entry is
     `HMAC(key, identity + payload) + payload`, keyed by a secret only this user can read:
-    whatever else sits at its path (torn, altered, another box.wasm's, or someone else's
+    whatever else sits at its path (torn, altered, another module's, or someone else's
     work) is recompiled and rewritten, never loaded.
     """
+    path = BOX_WASM if wasm is None else wasm
     try:
-        module_bytes = BOX_WASM.read_bytes()
+        module_bytes = path.read_bytes()
     except OSError as error:
-        raise SandboxError(f"cannot read {BOX_WASM}: {error}; run `make wasm`") from error
+        fix = "run `make wasm`" if wasm is None else "reinstall the package that ships it"
+        raise SandboxError(f"cannot read {path}: {error}; {fix}") from error
     # Keyed by the module's own hash: 0.2 ms for box.wasm, and the one key a rebuilt
     # box.wasm can never share with a stale artefact (a size or mtime key could).
     identity = _cache_identity(module_bytes)
@@ -162,7 +175,7 @@ def _load_serialized(engine: wasmtime.Engine) -> tuple[wasmtime.Module, bytes]:
         module = wasmtime.Module(engine, module_bytes)
         return module, bytes(module.serialize())
     try:
-        name = _entry_name(identity)
+        name = _entry_name(identity, kind)
         blob = _read_entry(cache, name)
         payload = blob[32:] if blob is not None else b""
         if blob and hmac.compare_digest(blob[:32], _mac(cache.key, identity, payload)):
@@ -335,6 +348,8 @@ class Runtime:
     process: preview1.Process | None = None
     definitions: hostcall.Definitions | None = None
     prepared: int = 0  # hostcall.prepare's handle, made once the linker is complete
+    others: dict[str, int] = field(default_factory=dict)  # other modules' handles, by kind
+    served: set[tuple[str, str]] = field(default_factory=set)  # imports its linker defines
 
     def on_error(self, error: BaseException) -> bytes:
         if self.process is not None:
@@ -345,6 +360,7 @@ class Runtime:
 _pool: list[Runtime] = []
 _pool_lock = threading.Lock()
 _first_module: list[bytes] = []  # the serialized module, shared by engines made later
+_other_modules: dict[str, bytes] = {}  # the same for the other modules, by kind
 
 
 def _new_runtime() -> Runtime:
@@ -363,20 +379,59 @@ def _new_runtime() -> Runtime:
         module = wasmtime.Module.deserialize(engine, serialized)
     runtime = Runtime(engine, module, wasmtime.Linker(engine))
     runtime.definitions = hostcall.Definitions(runtime.linker)
-    for item in module.imports:
-        functype = item.type
-        if (
-            item.module != "wasi_snapshot_preview1"
-            or item.name not in preview1.CALLS
-            or not isinstance(functype, wasmtime.FuncType)
-        ):
-            raise SandboxError(
-                f"box.wasm imports {item.module}.{item.name}, which the sandbox does not provide"
-            )
-        serve = preview1.serve(lambda: runtime.process, item.name)
-        runtime.definitions.define(item.module, item.name, functype, serve, runtime.on_error)
+    _define_imports(runtime, module, "box.wasm", {})
     runtime.prepared = hostcall.prepare(runtime.linker, module)
     return runtime
+
+
+def _define_imports(
+    runtime: Runtime,
+    module: wasmtime.Module,
+    name: str,
+    own: Mapping[tuple[str, str], hostcall.HostFunction],
+) -> None:
+    """Serve `module`'s imports in the runtime's linker: WASI calls from `preview1`, and
+    `own` (module, name) functions; any other import is refused before anything runs."""
+    assert runtime.definitions is not None
+    for item in module.imports:
+        functype = item.type
+        key = (item.module, item.name or "")
+        wasi_call = key[0] == "wasi_snapshot_preview1" and key[1] in preview1.CALLS
+        if not isinstance(functype, wasmtime.FuncType) or not (wasi_call or key in own):
+            raise SandboxError(
+                f"{name} imports {item.module}.{item.name}, which the sandbox does not provide"
+            )
+        if key in runtime.served:
+            continue  # served already, for box.wasm or another module
+        function = preview1.serve(lambda: runtime.process, key[1]) if wasi_call else own[key]
+        runtime.definitions.define(key[0], key[1], functype, function, runtime.on_error)
+        runtime.served.add(key)
+
+
+def prepare_other(
+    runtime: Runtime,
+    kind: str,
+    wasm: Path,
+    own: Mapping[tuple[str, str], hostcall.HostFunction],
+) -> int:
+    """A module other than box.wasm (`kind` names it), made ready in this runtime's engine
+    once: compiled through the same authenticated cache, its imports served like box.wasm's
+    plus `own`. Runs share the engine's epoch, fuel and store, so every limit holds alike."""
+    prepared = runtime.others.get(kind)
+    if prepared is not None:
+        return prepared
+    with _pool_lock:
+        serialized = _other_modules.get(kind)
+    if serialized is None:
+        module, payload = _load_serialized(runtime.engine, wasm, kind)
+        with _pool_lock:
+            _other_modules.setdefault(kind, payload)
+    else:
+        module = wasmtime.Module.deserialize(runtime.engine, serialized)
+    _define_imports(runtime, module, wasm.name, own)
+    prepared = hostcall.prepare(runtime.linker, module)
+    runtime.others[kind] = prepared
+    return prepared
 
 
 def lease_runtime() -> Runtime:
@@ -472,7 +527,8 @@ class _Watchdog:
                 due = [w for w in live if w.deadline <= now]
                 if not due:
                     self.next_wake = min((w.deadline for w in live), default=float("inf"))
-                    timeout = self.next_wake - now if live else None
+                    # none live, or only runs excused from their deadline for now (inf)
+                    timeout = self.next_wake - now if self.next_wake < float("inf") else None
                     self.wake.wait(timeout)
                     continue
             for watch in due:
@@ -486,6 +542,22 @@ def start_watch(runtime: Runtime, timeout: float) -> Watch:
     watch = Watch(runtime, time.monotonic() + timeout)
     _watchdog.add(watch)
     return watch
+
+
+@contextlib.contextmanager
+def excused(watch: Watch) -> Iterator[None]:
+    """Time spent inside does not count against the run's deadline: for the sandbox's own
+    one-time work in a run (compiling a module the line turned out to need), which box.wasm
+    does before the watch starts. A deadline already due when this begins still stops it."""
+    with watch.lock:
+        deadline, watch.deadline = watch.deadline, float("inf")
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        with watch.lock:
+            watch.deadline = deadline + (time.monotonic() - started)
+        _watchdog.add(watch)  # wakes it when this is now the nearest deadline
 
 
 def end_watch(watch: Watch) -> None:
@@ -516,10 +588,15 @@ class StageOutcome:
     fault: Fault | None
     fuel_used: int
     message: str = ""
+    stdin_read: int = 0  # bytes of an in-memory stdin the stage read
 
 
-def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> StageOutcome:
-    """Instantiate box.wasm once and run argv[0]; its output goes straight into the sinks."""
+def run_stage(
+    spec: StageSpec, watch: Watch, fuel: int, limits: Limits, program: int = 0
+) -> StageOutcome:
+    """Instantiate box.wasm once and run argv[0]; its output goes straight into the sinks.
+
+    `program`: another module's handle from `prepare_other`, run instead of box.wasm."""
     runtime = watch.runtime
     process = preview1.Process(
         argv=spec.argv,
@@ -534,6 +611,7 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
         stopped=lambda: watch.fault is not None,
         quota=spec.quota,
     )
+    stdin = process.fds[0]  # the handle itself: the guest may renumber or close fd 0
     store = watch.take_store(limits)
     runtime.process = process
     memory_size = 0
@@ -542,7 +620,7 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
         # Checked after the epoch deadline is armed: a stop() from here on traps the guest.
         if watch.fault is not None:
             return StageOutcome(1, watch.fault, 0)
-        failure, memory_size = hostcall.run_start(store, runtime.prepared)
+        failure, memory_size = hostcall.run_start(store, program or runtime.prepared)
         used = fuel - store.get_fuel()
         exhausted = memory_size * 2 > limits.memory  # see _stopped
     finally:
@@ -554,8 +632,8 @@ def run_stage(spec: StageSpec, watch: Watch, fuel: int, limits: Limits) -> Stage
     if process.host_error is not None:
         raise SandboxError(f"a sandbox host call failed: {process.host_error!r}") from failure
     if failure is None:
-        return StageOutcome(0, None, used)
-    return _stopped(failure, process, watch, used, exhausted)
+        return StageOutcome(0, None, used, stdin_read=stdin.offset)
+    return replace(_stopped(failure, process, watch, used, exhausted), stdin_read=stdin.offset)
 
 
 def _stopped(

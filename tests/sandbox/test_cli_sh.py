@@ -30,10 +30,10 @@ def test_json_output_has_every_key_and_the_exit_is_the_status(tmp_path: Path) ->
 def test_failures_keep_their_status_and_stderr(tmp_path: Path) -> None:
     code, out, err = invoke("--workdir", str(tmp_path), "--", "curl example.org")
     assert (code, out, err) == (127, "", "curl: command not found (not in the sandbox)\n")
-    code, out, _ = invoke("--workdir", str(tmp_path), "--json", "--", "if true; then :; fi")
+    code, out, _ = invoke("--workdir", str(tmp_path), "--json", "--", "f() { :; }")
     document = json.loads(out)
     assert (code, document["status"], document["fault"]) == (2, 2, "syntax")
-    assert "'if' is not supported" in document["stderr"]
+    assert "function definitions are not supported" in document["stderr"]
 
 
 def test_plain_output_goes_to_stdout_and_words_are_joined(tmp_path: Path) -> None:

@@ -124,7 +124,7 @@ def test_symlinks_inside_the_workdir_still_work(layout: Path) -> None:
     assert (layout / "a.txt").read_text() == "alpha\nmore"
 
 
-@pytest.mark.parametrize("name", ["curl", "bash", "python3", "sh", "wget", "/bin/sh", "nc"])
+@pytest.mark.parametrize("name", ["curl", "bash", "perl", "sh", "wget", "/bin/sh", "nc"])
 def test_no_way_out_to_native_programs(name: str, layout: Path) -> None:
     result = sandbox.run(f"{name} -c 'cat ../x'", workdir=layout)
     assert (result.status, result.stdout) == (127, "")

@@ -61,6 +61,21 @@ CONTROL_SPELLINGS = [
         "cp other.org {p}",
         "test -e {p}",
         "wc -c {p}",
+        # the grammar's own ways in: groups, loops, here-documents, [[ ]], xargs, find -exec
+        "{{ echo forged; }} > {p}",
+        "( echo forged ) >> {p}",
+        "for x in 1; do echo forged; done > {p}",
+        "if true; then echo forged; fi > {p}",
+        "cat <<EOF > {p}\nforged\nEOF",
+        "cat > {p} <<< forged",
+        "while read l; do echo $l; done < {p}",
+        "[[ -e {p} ]]",
+        "[[ -f {p} || -L {p} ]]",
+        "echo {p} | xargs cat",
+        "echo {p} | xargs -I F cp other.org F",
+        "find . -name '_steps*' -exec cat {{}} \\; | grep LEDGER",
+        "find . -path '*plan.org*' -exec cat {{}} + | grep LEDGER",
+        "X=$(cat {p}); [[ -n $X ]]",
     ],
 )
 def test_control_files_are_absent_by_every_spelling(work: Path, path: str, template: str) -> None:
@@ -157,6 +172,12 @@ def test_moving_a_directory_above_the_plan_is_refused(tmp_path: Path) -> None:
         "cat other.org > PLAN.ORG",
         "cd sub && cp ../other.org ../plan.org",
         "sed -n p other.org > ./plan.org",
+        "{ echo '* DONE x'; } > plan.org",
+        "cat > plan.org <<EOF\n* DONE x\nEOF",
+        "echo plan.org | xargs -I F cp other.org F",
+        "find . -name other.org -exec cp {} plan.org \\; && cmp other.org plan.org",
+        "[[ -w plan.org ]]",
+        "[[ -L .groundskeeper || -e .groundskeeper ]]",
     ],
 )
 def test_the_running_plan_is_read_only(work: Path, cmdline: str) -> None:

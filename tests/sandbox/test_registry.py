@@ -15,18 +15,13 @@ from groundskeeper.sandbox.registry import (
     did_you_mean,
 )
 
-# Commands whose own branches add them to BOX_COMMANDS (awk, jq, xargs, python3, python): their
-# synopses are written already, and are shown only once the name is in COMMANDS. No other
-# synopsis may name a command the sandbox does not have.
-BEING_MERGED = {"awk", "jq", "xargs", "python3", "python"}
-
 
 def test_every_command_has_a_synopsis() -> None:
     assert sorted(COMMANDS - set(COMMAND_SYNOPSES)) == []
 
 
 def test_every_synopsis_names_a_real_command() -> None:
-    assert set(COMMAND_SYNOPSES) - COMMANDS <= BEING_MERGED
+    assert set(COMMAND_SYNOPSES) - COMMANDS == set()
 
 
 def test_synopses_are_one_line_each() -> None:
@@ -39,7 +34,6 @@ def test_synopses_are_one_line_each() -> None:
 def test_only_what_the_sandbox_has_is_offered() -> None:
     shown = available_synopses()
     assert list(shown) == sorted(COMMANDS)
-    assert not (set(shown) & (BEING_MERGED - COMMANDS))
 
 
 def test_command_reference_is_a_markdown_line_per_command() -> None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import groundskeeper.sandbox as sandbox
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.sandbox import COMMANDS, ShellSyntaxError, command_names, parse
-from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS
+from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, PYTHON_COMMANDS
 from groundskeeper.sandbox.syntax import CommandSub, Lit, Param, Script
 from tests.sandbox import syntax_oracle
 
@@ -23,24 +23,65 @@ BOX_H = Path(sandbox.__file__).parent / "box" / "box.h"
 @pytest.mark.parametrize(
     ("text", "fragment", "line", "column"),
     [
-        ("if true; then echo y; fi", "'if' is not supported", 1, 1),
-        ("echo a\nfor x in a; do echo; done", "'for' loops", 2, 1),
-        ("while true; do :; done", "'while' loops", 1, 1),
-        ("f() { echo; }", "function definitions", 1, 1),
-        ("function f { echo; }", "function definitions", 1, 1),
-        ("sleep 1 &", "background jobs '&'", 1, 9),
-        ("cat <<EOF\nx\nEOF", "here-documents", 1, 5),
-        ("cat <<< word", "here-strings", 1, 5),
-        ("echo $((1 + 2))", "arithmetic '$((…))'", 1, 6),
-        ("echo `ls`", "backticks", 1, 6),
-        ("(cd sub; ls)", "subshells", 1, 1),
-        ("{ echo; }", "command groups", 1, 1),
-        ("[[ -f a ]]", "'[[ … ]]'", 1, 1),
-        ("case x in x) ;; esac", "'case'", 1, 1),
-        ("echo ${X:-default}", "'${X:-default}' is not supported", 1, 6),
+        ("f() { echo; }", "repeat the commands or use a for loop", 1, 1),
+        ("function f { echo; }", "repeat the commands or use a for loop", 1, 1),
+        ("eval 'echo a'", "write the command directly", 1, 1),
+        ("sleep 1 &", "run the command in the foreground", 1, 9),
+        ("for i in 1; do sleep 1 & done", "run the command in the foreground", 1, 24),
+        ("select x in a; do :; done", "use a for loop", 1, 1),
+        ("time ls", "run the command without it", 1, 1),
+        ("echo ${X:?unset}", "for other edits pipe through sed or cut", 1, 6),
+        ("echo ${X/a/b}", "for other edits pipe through sed or cut", 1, 6),
+        ("echo ${arr[1]}", "'${arr[1]}' is not supported", 1, 6),
+        ("echo ${#}", "'${#}' is not supported", 1, 6),
+        ("for ((i=0; i<3; i++)); do :; done", "for i in $(seq 1 N)", 1, 5),
+        ("for 1x in a; do :; done", "'for' needs a variable name", 1, 5),
+        ("for x in a b do echo; done", "'for' without 'do'", 1, 23),
+        ("for x in a; do echo", "'for' without 'done'", 1, 1),
+        ("if true; then echo", "'if' without 'fi'", 1, 1),
+        ("if true; echo; fi", "'if' without 'then'", 1, 16),
+        ("if true; then fi", "'then' needs at least one command", 1, 1),
+        ("while true; do done", "'do' needs at least one command", 1, 1),
+        ("while true; echo; done", "'while' without 'do'", 1, 19),
+        ("until true; do :", "'until' without 'done'", 1, 1),
+        ("fi", "unexpected 'fi'", 1, 1),
+        ("echo a; done", "unexpected 'done'", 1, 9),
+        ("then echo", "write 'if COMMANDS; then COMMANDS; fi'", 1, 1),
+        ("X=1 if true; then :; fi", "'if' must start a command", 1, 5),
+        ("case x in a) echo;; ", "'case' without 'esac'", 1, 1),
+        ("case x a) echo;; esac", "'case WORD' without 'in'", 1, 8),
+        ("case x in a echo;; esac", "a case pattern ends with ')'", 1, 13),
+        ("case x in a) echo;& esac", "';&' and ';;&' are not supported", 1, 18),
+        ("{ echo a }", "'{' has no matching '}'", 1, 1),
+        ("{ }", "'{ }' needs at least one command", 1, 1),
+        ("( )", "'( )' needs at least one command", 1, 1),
+        ("(echo a", "'(' has no matching ')'", 1, 1),
+        ("echo }", None, 0, 0),
+        ("[[ -f a ]", "unexpected ']' in '[[ … ]]'", 1, 9),
+        ("[[ -f a", "'[[' has no matching ']]'", 1, 8),
+        ("[[ a -nt b ]]", "'-nt' is not supported", 1, 6),
+        ("[[ a == ]]", "'==' in '[[ … ]]' needs a word", 1, 9),
+        ("[[ ]]", "it takes -n -z = ==", 1, 4),
+        ("echo ]]", None, 0, 0),
+        ("]]", "unexpected ']]'", 1, 1),
+        ("cat <<EOF\nx\n", "here-document 'EOF' is not closed", 1, 5),
+        ("cat <<EOF", "its lines start on the next line", 1, 5),
+        ("cat <<$X\nx\n$X", "delimiter must be a plain word", 1, 5),
+        ("cat <<", "a delimiter is missing after '<<'", 1, 7),
+        ("cat <<<", "a word is missing after '<<<'", 1, 8),
+        ("cat 2<<EOF\nx\nEOF", "feeds stdin only", 1, 5),
+        ("echo $((1 + 2)", "end arithmetic with '))'", 1, 6),
+        ("echo $((1 + 2", "unterminated '$(('", 1, 6),
+        ("echo `ls", "unterminated backtick", 1, 6),
+        ("echo `if`", "'if' needs at least one command", 1, 7),
+        ("a ;; b", "';;' ends a case arm", 1, 3),
+        ("X=(1 2)", "keep the items in a string", 1, 3),
+        ("echo a && sleep 1 &", "run the command in the foreground", 1, 19),
+        ("echo $[1 + 1]", "write $((…))", 1, 6),
+        ("[[ $f == *.@(md|txt) ]]", "extended globs like @(a|b) are not supported", 1, 13),
         ("echo $1", "special parameter '$1'", 1, 6),
         ("echo $$", "special parameter '$$'", 1, 6),
-        ("echo {a,b}", "brace expansion", 1, 6),
+        ("echo {a,b}", "write the words out", 1, 6),
         ("cat ~/x", "tilde expansion", 1, 5),
         ("echo 'open", "unterminated single quote", 1, 6),
         ('echo "open', "unterminated double quote", 1, 6),
@@ -48,7 +89,7 @@ BOX_H = Path(sandbox.__file__).parent / "box" / "box.h"
         ("echo a |", "a command is missing", 1, 9),
         ("echo a &&", "a command is missing", 1, 10),
         ("; echo", "unexpected ';'", 1, 1),
-        ("echo a ;; echo b", "';;'", 1, 8),
+        ("echo a ;; echo b", "';;' ends a case arm", 1, 8),
         ("echo a |& cat", "'|&'", 1, 8),
         ("echo a &> f", "'&>'", 1, 8),
         ("echo a 3> f", "file descriptor 3", 1, 8),
@@ -59,8 +100,11 @@ BOX_H = Path(sandbox.__file__).parent / "box" / "box.h"
     ],
 )
 def test_outside_the_grammar_is_a_named_error(
-    text: str, fragment: str, line: int, column: int
+    text: str, fragment: str | None, line: int, column: int
 ) -> None:
+    if fragment is None:  # a closing word that is an ordinary argument where it stands
+        assert command_names(parse(text)) == ["echo"]
+        return
     with pytest.raises(ShellSyntaxError) as caught:
         parse(text)
     assert fragment in caught.value.message
@@ -140,8 +184,12 @@ def test_registry_matches_box_h() -> None:
     assert block is not None
     in_header = set(re.findall(r"X\((\w+)\)", block.group(1)))
     assert in_header | {"["} == set(BOX_COMMANDS)
-    assert COMMANDS == BOX_COMMANDS | BUILTINS
-    assert {"cd", "curl", "bash", "python3"} & COMMANDS == {"cd"}
+    assert COMMANDS == BOX_COMMANDS | BUILTINS | PYTHON_COMMANDS
+    assert {"cd", "curl", "bash", "python3", "python", "pip"} & COMMANDS == {
+        "cd",
+        "python3",
+        "python",
+    }
 
 
 _SAFE = st.text(alphabet=st.characters(blacklist_characters="'\0"), min_size=1, max_size=20)
@@ -190,17 +238,29 @@ def _outcome(
     return script, names(script)
 
 
+def _agrees_with_the_oracle(text: str) -> None:
+    """What the old grammar accepted parses to the same tree and names; the grammar has
+    grown since (compound commands, `${…}` forms, here-documents), so a text the oracle
+    refused may now parse, and a refusal's advice may read differently."""
+    old = _outcome(*_ORACLE, text)
+    new = _outcome(parse, command_names, text)
+    if not (isinstance(old, tuple) and old[0] == "error"):
+        assert new == old
+    elif isinstance(new, tuple) and new[0] == "error":
+        assert 1 <= new[2] <= text.count("\n") + 1
+
+
 @settings(max_examples=1000)
 @given(st.lists(st.sampled_from(_TOKENS), max_size=12), st.lists(st.sampled_from(" \t\n;|&")))
 def test_lexer_parses_token_soup_as_the_oracle_does(tokens: list[str], glue: list[str]) -> None:
     text = "".join(t + (glue[i] if i < len(glue) else " ") for i, t in enumerate(tokens))
-    assert _outcome(parse, command_names, text) == _outcome(*_ORACLE, text)
+    _agrees_with_the_oracle(text)
 
 
 @settings(max_examples=1000)
 @given(st.text(alphabet="ab1٣ |&;$()'\"\\\n\t#*<>`{},.!=~?-_X", max_size=40))
 def test_lexer_parses_character_soup_as_the_oracle_does(text: str) -> None:
-    assert _outcome(parse, command_names, text) == _outcome(*_ORACLE, text)
+    _agrees_with_the_oracle(text)
 
 
 _FRAGMENTS = [
@@ -224,4 +284,4 @@ def test_lexer_parses_well_formed_lines_as_the_oracle_does(
     commands: list[tuple[str, str]],
 ) -> None:
     text = "".join(command + operator for command, operator in commands)
-    assert _outcome(parse, command_names, text) == _outcome(*_ORACLE, text)
+    _agrees_with_the_oracle(text)

@@ -23,11 +23,16 @@
     X(mkdir) X(cp) X(mv) X(rm) X(touch) X(seq) X(sleep) X(basename) X(dirname) \
     X(pwd) X(env) X(expr) X(find) \
     X(tee) X(stat) X(date) X(paste) X(comm) X(nl) X(rev) X(base64) X(md5sum) X(sha1sum) \
-    X(sha512sum) X(realpath) X(readlink) X(du)
+    X(sha512sum) X(realpath) X(readlink) X(du) \
+    X(awk) \
+    X(jq)
 
 #define BOX_DECLARE(name) int cmd_##name(int argc, char **argv) __attribute__((weak));
 BOX_COMMANDS(BOX_DECLARE)
 #undef BOX_DECLARE
+
+/* host_rematch.c: `[[ … =~ … ]]` for the host shell, under the name "[[=~". */
+int host_rematch(int argc, char **argv);
 
 /* main.c: messages and option errors. */
 
