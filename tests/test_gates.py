@@ -285,11 +285,13 @@ def test_lint_names_a_bad_gate(tmp_path: Path) -> None:
         "* TODO Parent\n  :PROPERTIES:\n  :gate: approval\n  :END:\n"
         "** TODO Child\n   :PROPERTIES:\n   :gate: maybe\n   :gate-files: ../x.txt\n"
         "   :done-when: test -s x.txt\n   :END:\n"
+        "* TODO Loose\n  :PROPERTIES:\n  :gate-files: y.txt\n  :done-when: test -s y.txt\n"
+        "  :END:\n"
     )
     result = _cli("lint", str(plan), "--json")
     assert result.exit_code == 1
     codes = sorted((d["code"], d["line"]) for d in json.loads(result.stdout) if d["code"][0] == "G")
-    assert codes == [("G001", 5), ("G002", 5), ("G003", 1)]
+    assert codes == [("G001", 5), ("G002", 5), ("G003", 1), ("G004", 11)]
 
 
 def _plan_run(tmp_path: Path, plan: str, workers: dict[str, Any]) -> tuple[Path, str]:
@@ -338,3 +340,19 @@ def test_an_eval_case_with_an_approval_must_name_a_decision(tmp_path: Path) -> N
     (case / "expect.json").write_text(json.dumps(expect))
     with pytest.raises(EvalCaseError, match='"then_write" maps relative paths'):
         load_suite([tmp_path / "suite"])
+
+
+def test_ordered_siblings_after_a_waiting_task_do_not_start(tmp_path: Path) -> None:
+    ordered = (
+        "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
+        "* TODO Release\n  :PROPERTIES:\n  :ORDERED: t\n  :END:\n"
+        + PLAN.split("\n", 1)[1].replace("* TODO", "** TODO")
+    )
+    plan, model = _plan_run(tmp_path, ordered, {"report": REPORT, "other": OTHER})
+    result = _cli("resume", str(plan), "--model", model, "--json")
+    doc = json.loads(result.stdout)
+    assert [(t["title"], t["state"]) for t in doc["tasks"]] == [
+        ("Release", "PARTIAL"), ("Write the report", "WAITING"), ("Write other", "TODO"),
+    ]  # fmt: skip
+    assert not (tmp_path / "other.txt").exists()
+    assert result.exit_code == 3
