@@ -914,7 +914,8 @@ class Runner:
         reason = f"waiting for approval (gate {opened.gate_id}, {len(hashed)} file(s))"
         if refused is not None:  # said first: why the person is asked again
             reason = f"answer refused ({refused}); {reason}"
-        return _Outcome(node, task.start_state, attempt, True, reason, output, ms, gate=opened)
+        verified = task.check is not None  # an unchecked task waits on the worker's word
+        return _Outcome(node, task.start_state, attempt, verified, reason, output, ms, gate=opened)
 
     def _gate_first(
         self, node: Node, task: _TaskRun, started: float

@@ -356,3 +356,15 @@ def test_ordered_siblings_after_a_waiting_task_do_not_start(tmp_path: Path) -> N
     ]  # fmt: skip
     assert not (tmp_path / "other.txt").exists()
     assert result.exit_code == 3
+
+
+def test_a_gated_task_without_a_check_waits_on_the_workers_word(tmp_path: Path) -> None:
+    unchecked = PLAN.replace("  :done-when: grep -q ok report.txt\n", "")
+    plan, model = _plan_run(tmp_path, unchecked, {"report": REPORT, "other": OTHER})
+    result = _cli("resume", str(plan), "--model", model, "--json")
+    assert result.exit_code == 3, result.output
+    doc = json.loads(result.stdout)
+    [report] = [t for t in doc["tasks"] if t["id"] == "report"]
+    assert (report["state"], report["verified"]) == ("WAITING", False)
+    [gate] = doc["waiting"]
+    assert (gate["check_sha256"], [f["path"] for f in gate["files"]]) == (None, ["report.txt"])
