@@ -368,3 +368,46 @@ def test_a_gated_task_without_a_check_waits_on_the_workers_word(tmp_path: Path) 
     assert (report["state"], report["verified"]) == ("WAITING", False)
     [gate] = doc["waiting"]
     assert (gate["check_sha256"], [f["path"] for f in gate["files"]]) == (None, ["report.txt"])
+
+
+class _Terminal:
+    """A terminal's stdin for the gate prompt: typed lines, one per readline."""
+
+    def __init__(self, *lines: str) -> None:
+        self.lines = list(lines)
+        self.closed = False
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        return self.lines.pop(0) + "\n" if self.lines else ""
+
+
+def test_the_terminal_prompt_answers_a_gate_bound_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import select
+    import sys
+
+    from groundskeeper.cli import goal_cmd
+    from groundskeeper.cli.progress import Progress
+
+    control = ControlDir.for_plan(tmp_path / "plan.org")
+    control.ensure()
+    files = [{"path": "report.txt", "sha256": "b" * 64}]
+    value = {"kind": "gate", "task_id": "report", "title": "Write the report", "gate_id": "g1",
+             "artifacts_sha256": "a" * 64, "files": files}  # fmt: skip
+    terminal = _Terminal("maybe", "r", "say where the number comes from")
+    monkeypatch.setattr(sys, "stdin", terminal)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(select, "select", lambda r, w, x, t: (r, [], []))
+    with Progress(live=False) as progress:
+        answer = goal_cmd._await_gate_answer(control, "i1", value, progress)
+    assert answer is not None
+    assert {k: answer[k] for k in ("interrupt_id", "task_id", "gate_id", "artifacts_sha256",
+                                   "decision", "note", "by")} == {
+        "interrupt_id": "i1", "task_id": "report", "gate_id": "g1", "artifacts_sha256": "a" * 64,
+        "decision": "revise", "note": "say where the number comes from", "by": "terminal",
+    }  # fmt: skip
+    assert terminal.lines == []
