@@ -926,8 +926,25 @@ class Runner:
         heading = task.heading
         opened = self._record.gates.get(heading.task_id)
         answer = self._answers.pop(heading.task_id, None)
+        decided = self._record.decided.get(heading.task_id)
+        last = self._record.tasks.get(heading.task_id)
+        if (
+            opened is None
+            and decided is not None
+            and decided[1] == "no"
+            and (task.start_state == "FAILED" and last is not None and last.state == "FAILED")
+        ):
+            # a person aborted it: it stays FAILED, never worked on again by itself (set its
+            # headline back to TODO to try once more)
+            ms = int((time.monotonic() - started) * 1000)
+            why = "aborted at its approval gate (earlier; set it to TODO to try again)"
+            return _Outcome(node, "FAILED", 0, task.check is not None, why, "", ms), None
         if opened is None and answer is None:
             return None, None
+        if opened is None and answer is not None and decided == (answer.gate_id, "revise"):
+            # applied in an earlier run the model left before any claim: sealed then, so it is
+            # not sealed again, and its note still goes to the worker
+            return None, _revise_feedback(answer)
         raw_files = opened.get("files") if opened is not None else None
         files = tuple(
             str(f.get("path")) for f in raw_files or () if isinstance(f, dict) and f.get("path")
@@ -979,10 +996,7 @@ class Runner:
         if answer.decision == "no":
             return done("FAILED", f"aborted at its approval gate ({answer.by or 'a person'})"), None
         if answer.decision == "revise":
-            return None, (
-                "A person reviewed your work at the task's approval gate and asked for changes:"
-                f"\n\n{answer.note}\n\nRevise the work, then finish as before."
-            )
+            return None, _revise_feedback(answer)
         output = ""
         if task.check is not None:
             result = self._check(heading.task_id, 0, task.check)
@@ -1352,6 +1366,13 @@ def _written_paths(sealed: list[dict[str, Any]]) -> set[str]:
             if isinstance(path, str):
                 found.add(path)
     return found
+
+
+def _revise_feedback(answer: GateAnswer) -> str:
+    return (
+        "A person reviewed your work at the task's approval gate and asked for changes:"
+        f"\n\n{answer.note}\n\nRevise the work, then finish as before."
+    )
 
 
 def _refusal(answer: GateAnswer, opened: Any, now: str) -> str | None:

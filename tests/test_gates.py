@@ -411,3 +411,22 @@ def test_the_terminal_prompt_answers_a_gate_bound_to_it(
         "decision": "revise", "note": "say where the number comes from", "by": "terminal",
     }  # fmt: skip
     assert terminal.lines == []
+
+
+def test_an_aborted_task_is_not_worked_on_again_while_another_is_revised(tmp_path: Path) -> None:
+    both = PLAN.replace("  :ID: other\n", "  :ID: other\n  :gate: approval\n")
+    work, doc = _waiting_run(tmp_path, plan=both)
+    assert sorted(g["task_id"] for g in doc["waiting"]["gates"]) == ["other", "report"]
+    assert _cli("approve", str(work), "--task", "report", "--no").exit_code == 0
+    assert _cli("approve", str(work), "--task", "other", "--revise", "one more line").exit_code == 0
+    code, again = _resume(work)
+    assert code == 3 and again is not None
+    assert _states(again) == {"report": "FAILED", "other": "WAITING"}
+    assert _cli("approve", str(work), "--task", "other", "--yes").exit_code == 0
+    code, done = _resume(work)  # a third execute: the aborted task stays FAILED, unworked
+    assert code == 1 and done is not None
+    assert _states(done) == {"report": "FAILED", "other": "DONE"}
+    claims = [b["task_id"] for s, b in _steps(work) if s == "claim"]
+    assert (claims.count("report"), claims.count("other")) == (1, 2)
+    assert "* FAILED Write the report" in (work / "plan.org").read_text()
+    _verified(work)
