@@ -941,7 +941,12 @@ class Runner:
             return _Outcome(node, "FAILED", 0, task.check is not None, why, "", ms), None
         if opened is None and answer is None:
             return None, None
-        if opened is None and answer is not None and decided == (answer.gate_id, "revise"):
+        if (
+            opened is None
+            and answer is not None
+            and answer.refused is None
+            and decided == (answer.gate_id, "revise")
+        ):
             # applied in an earlier run the model left before any claim: sealed then, so it is
             # not sealed again, and its note still goes to the worker
             return None, _revise_feedback(answer)

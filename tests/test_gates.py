@@ -430,3 +430,35 @@ def test_an_aborted_task_is_not_worked_on_again_while_another_is_revised(tmp_pat
     assert (claims.count("report"), claims.count("other")) == (1, 2)
     assert "* FAILED Write the report" in (work / "plan.org").read_text()
     _verified(work)
+
+
+def test_a_revise_note_survives_a_model_that_went_away(
+    tmp_path: Path, messages_stub: MessagesStub
+) -> None:
+    plan = PLAN.split("* TODO Write other")[0]
+    author = tmp_path / "author.yaml"
+    author.write_text(yaml.safe_dump({"author": [plan], "workers": {}}))
+    stub = messages_stub.worker
+    stub.reply_tool_use("write_file", {"path": "report.txt", "content": "ok v1\n"})
+    stub.reply_text("DONE: wrote report.txt")
+    work = tmp_path / "work"
+    result = _cli("run", "report", "--model", "anthropic:claude-stub-1", "--author-model",
+                  f"scripted:{author}", "--dir", str(work), "--json")  # fmt: skip
+    assert result.exit_code == 3, result.output
+    note = "Name the source."
+    assert _cli("approve", str(work), "--task", "report", "--revise", note).exit_code == 0
+    for _ in range(3):  # the first call and the SDK's two retries
+        stub.reply_status(529, headers={"retry-after-ms": "1"})
+    code, down = _resume(work)
+    assert code == 1 and down is not None and down["model_unavailable"], down
+    assert "* TODO Write the report" in (work / "plan.org").read_text()
+    asked = len(messages_stub.requests)
+    stub.reply_tool_use("write_file", {"path": "source.txt", "content": "x\n"})
+    stub.reply_text("DONE: named the source")
+    code, again = _resume(work)
+    assert code == 3 and again is not None, again
+    last = messages_stub.requests[asked].body["messages"][-1]
+    said = " ".join(b.get("text", "") for b in last["content"] if isinstance(b, dict))
+    assert note in said
+    assert [b["applied"] for s, b in _steps(work) if s == "gate-decision"] == [True]
+    _verified(work)
