@@ -59,7 +59,8 @@ def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
     the same for every worker), the system prompt (the same for every turn of a task) and the
     last block of the conversation (so the next turn reads everything before it from the
     cache). The caller's messages are copied, never changed. An author request has no tools
-    and sends none.
+    and sends none. A request's `tool_choice` (the judge forces its `verdict` tool) is sent as
+    given; it does not move a breakpoint, and the tools and system prompt stay cached.
     """
     params: dict[str, Any] = {
         "model": model,
@@ -74,6 +75,8 @@ def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
         tools = [tool.to_json() for tool in request.tools]
         tools[-1]["cache_control"] = dict(_EPHEMERAL)
         params["tools"] = tools
+    if request.tool_choice is not None:
+        params["tool_choice"] = dict(request.tool_choice)
     return params
 
 

@@ -322,7 +322,7 @@ _PHRASES = (
     ("waiting for approval", "gate: waiting for a person"),
     ("aborted at its approval gate", "gate: aborted"),
 )
-_CODE = re.compile(r"^([a-z][a-z_-]*(?: [a-z]+)*|C\d{3}):")  # C001…: a contract's code
+_CODE = re.compile(r"^([a-z][a-z_-]*(?: [a-z]+)*|[CJ]\d{3}):")  # C001…, J010…: contract, judge
 
 
 def caught_by(state: str | None, reason: str | None, lint_errors: Sequence[str]) -> str | None:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
     from groundskeeper.control import RunLock
+    from groundskeeper.plan import Plan
     from groundskeeper.runner import RunEvent, RunOptions, RunReport
     from groundskeeper.sealing import StepRecorder
     from groundskeeper.telemetry import Telemetry
@@ -137,13 +138,17 @@ class MissionFile:
     require_checks: bool
     approve: bool
     max_parallel: int
+    judge_model: str | None = None  # `--judge-model` as given (None: the default)
+    judge_profile: str = "auto"
 
     @classmethod
     def read(cls, control: ControlDir) -> MissionFile:
         path = control.path / MISSION_FILE
+        optional = {"judge_model", "judge_profile"}  # absent from an earlier version's file
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+            fields = [k for k in cls.__dataclass_fields__ if k in data or k not in optional]
+            return cls(**{k: data[k] for k in fields})
         except FileNotFoundError:
             raise UsageError(
                 f"{control.plan_path.parent}: no goal-driven run was started here (no"
@@ -172,6 +177,8 @@ class Mission:
     run_lock: RunLock | None = None
     on_event: Callable[[MissionEvent], None] | None = None
     on_run_event: Callable[[RunEvent], None] | None = None
+    # the judge model for the plan as sealed (None: no task is judged); called at execute
+    load_judge: Callable[[Plan], Model | None] | None = None
     last_report: RunReport | None = field(default=None, init=False)
     _goal_run: _GoalRun | None = field(default=None, init=False)
 
@@ -474,8 +481,10 @@ def _execute(mission: Mission, answers: dict[str, Any] | None = None) -> RunRepo
 
     mission.emit(MissionEvent("execute", detail=str(mission.plan_path)))
     run_id = new_run_id()
+    plan = load_plan(mission.plan_path)
+    judge = mission.load_judge(plan) if mission.load_judge is not None else None
     runner = Runner(
-        load_plan(mission.plan_path),
+        plan,
         model=mission.worker_model,
         options=mission.options,
         recorder=mission.open_recorder(run_id),
@@ -483,6 +492,7 @@ def _execute(mission: Mission, answers: dict[str, Any] | None = None) -> RunRepo
         on_event=mission.on_run_event,
         run_id=run_id,
         run_lock=mission.run_lock,
+        judge_model=judge,
         gate_answers={
             task: GateAnswer.from_json(task, value)
             for task, value in (answers or {}).items()

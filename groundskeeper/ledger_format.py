@@ -43,6 +43,7 @@ STEP_TYPES = (
     "plan-edit",
     "tamper",
     "dock",
+    "judge",
     "gate",
     "gate-decision",
     # a goal-driven run's graph steps (`groundskeeper run "GOAL"`)

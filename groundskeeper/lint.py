@@ -1,7 +1,9 @@
 """Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), T001–T014
-(tasks and their acceptance checks), T015–T018 (contracts and evidence) and O001–O008
+(tasks and their acceptance checks), T015–T018 (contracts and evidence), J001–J006 (the
+`:judge:` and `:judge-files:` properties), I001–I003 (invariants and `:contexts:`, from
+`groundskeeper.invariants`) and O001–O008
 (where the text and org's reading of it part ways, as `groundskeeper.plan` noted while
 reading). It runs nothing: checks are judged
 with the sandbox's own parser and command registry, the very ones the runtime uses.
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 from groundskeeper.diagnostics import Diagnostic, Level
 from groundskeeper.gates import gate_diagnostics
+from groundskeeper.invariants import invariant_diagnostics
 from groundskeeper.plan import DEFAULT_TODO_LINE, Check, Heading, Plan, ReadingNote
 
 if TYPE_CHECKING:
@@ -40,6 +43,8 @@ def validate(plan: Plan) -> list[Diagnostic]:
             *_workflow_diagnostics(plan),
             *_protection_diagnostics(plan),
             *_contract_diagnostics(plan),
+            *_judge_diagnostics(plan),
+            *invariant_diagnostics(plan),
             *gate_diagnostics(plan),
         ]
         if not plan.tasks() and not any(_COMPONENT in h.tags for h in plan.walk()):
@@ -529,6 +534,52 @@ def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                         " reads the work"
                     )
                     yield Diagnostic("warning", heading.title, message, line, "T018")
+
+
+def _judge_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+    """J001: a `:judge:` on a task without an acceptance check (a judge only adds a failure
+    to a passing check, never stands in for one); J002: an empty `:judge:`; J005: a `:judge:`
+    on a parent task (only leaves have a worker to judge); J003: a
+    `:judge-files:` path that is absolute or uses `..`; J004: `:judge-files:` without a
+    `:judge:` (nothing would read them); J006: a `:judge:` without `:judge-files:` (the judge
+    then sees only what the worker chose to write with `write_file`)."""
+    for heading in plan.tasks():
+        criteria = heading.get_property("judge")
+        line = heading.property_lines.get("judge", heading.line)
+        if criteria is not None and not criteria.strip():
+            message = ":judge: is empty; state the criteria in plain words (`:judge: …`)"
+            yield Diagnostic("error", heading.title, message, line, "J002")
+        elif criteria is not None and heading.child_tasks:
+            message = (
+                ":judge: on a parent task: the judge reviews one worker's work after its check;"
+                " put :judge: on the child tasks that do the work"
+            )
+            yield Diagnostic("error", heading.title, message, line, "J005")
+        elif criteria is not None and heading.check is None:
+            message = (
+                ":judge: on a task without an acceptance check: the judge runs only after a"
+                " check passes, never instead of one; add `:done-when:` or a `:check` block"
+            )
+            yield Diagnostic("error", heading.title, message, line, "J001")
+        if heading.get_property("judge-files") is None:
+            if criteria is not None and criteria.strip() and heading.check is not None:
+                message = (
+                    ":judge: without :judge-files:: the judge sees only the files the worker"
+                    " wrote with write_file, which the worker chooses; name the deliverables"
+                    " (`:judge-files: PATH …`)"
+                )
+                if not heading.child_tasks:
+                    yield Diagnostic("warning", heading.title, message, line, "J006")
+            continue
+        from groundskeeper.judge import judge_files  # only for a plan that names some
+
+        files_line = heading.property_lines.get("judge-files", heading.line)
+        _paths, wrong = judge_files(heading)
+        for problem in wrong:
+            yield Diagnostic("error", heading.title, f":judge-files: {problem}", files_line, "J003")
+        if criteria is None:
+            message = ":judge-files: without :judge:: no judge reads them; add `:judge: …`"
+            yield Diagnostic("warning", heading.title, message, files_line, "J004")
 
 
 def _compared_files(script: Script) -> Iterator[str]:

@@ -17,12 +17,15 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import yaml
 
 from groundskeeper.errors import GroundskeeperError, UsageError
 from groundskeeper.regular_file import NotARegularFileError, read_regular_file
+
+if TYPE_CHECKING:
+    from groundskeeper.judge_script import JudgeTurn
 
 # Content blocks and messages are plain dicts shaped exactly like Anthropic's, so the real
 # backend can pass them through unchanged:
@@ -30,7 +33,7 @@ from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 #   {"type": "tool_use", "id": ..., "name": ..., "input": {...}}
 #   {"type": "tool_result", "tool_use_id": ..., "content": ..., "is_error": bool}
 ContentBlock = dict[str, Any]
-Purpose = Literal["worker", "author"]
+Purpose = Literal["worker", "author", "judge"]
 Message = dict[str, Any]  # {"role": "user" | "assistant", "content": [ContentBlock, ...]}
 
 #: The tools a worker may call; a script naming any other tool is refused when loaded.
@@ -165,6 +168,9 @@ class ModelRequest:
     task_title: str
     max_tokens: int = 4096
     purpose: Purpose = "worker"
+    # the Messages API's `tool_choice` as sent (None: not sent, the API's `auto`); the judge
+    # forces its one tool with `{"type": "tool", "name": "verdict"}`
+    tool_choice: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +236,8 @@ class ScriptedModel:
     workers: Mapping[str, Sequence[Turn]]
     author: Sequence[str] = ()
     source: str = "<script>"
+    # the judge's answers by task `:ID:`, title or "*" (`judge_script.JudgeTurn`), one per call
+    judges: Mapping[str, Sequence[JudgeTurn]] = field(default_factory=dict)
     _cursors: dict[str, _Cursor] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _ids: itertools.count[int] = field(default_factory=itertools.count, init=False, repr=False)
@@ -262,11 +270,11 @@ class ScriptedModel:
             raise ScriptError(
                 f"{source}: a model script is a mapping with `workers:` (and `author:`)"
             )
-        unknown = sorted(str(k) for k in data if k not in ("workers", "author"))
+        unknown = sorted(str(k) for k in data if k not in ("workers", "author", "judges"))
         if unknown:
             raise ScriptError(
                 f"{source}: unknown top-level key(s) {', '.join(unknown)};"
-                " expected `workers:` and `author:`"
+                " expected `workers:`, `author:` and `judges:`"
             )
         author = data.get("author") or []
         if not isinstance(author, list) or not all(isinstance(a, str) for a in author):
@@ -280,7 +288,10 @@ class ScriptedModel:
             if not isinstance(turns, list):
                 raise ScriptError(f"{where}: expected a list of turns")
             workers[str(key)] = [_parse_turn(turn, f"{where}[{i}]") for i, turn in enumerate(turns)]
-        return cls(workers=workers, author=tuple(author), source=source)
+        from groundskeeper.judge_script import parse_judges  # it needs this module's types
+
+        judges = parse_judges(data.get("judges"), source)
+        return cls(workers=workers, author=tuple(author), source=source, judges=judges)
 
     def script_for(self, task_id: str, title: str) -> Sequence[Turn] | None:
         for key in (task_id, title, "*"):
@@ -297,6 +308,8 @@ class ScriptedModel:
     def _replay(self, request: ModelRequest) -> AssistantTurn:
         if request.purpose == "author":
             return self._author_turn()
+        if request.purpose == "judge":
+            return self._judge_turn(request)
         turns = self.script_for(request.task_id, request.task_title)
         with self._lock:
             cursor = self._cursors.setdefault(request.task_id, _Cursor())
@@ -327,10 +340,29 @@ class ScriptedModel:
         text = self.author[position] if position < len(self.author) else ""
         return AssistantTurn(({"type": "text", "text": text},), "end_turn")
 
+    def _judge_turn(self, request: ModelRequest) -> AssistantTurn:
+        """The next scripted judge answer for the task; once they have run out (or with none
+        scripted), a text turn with no verdict, which the judge counts as a failure."""
+        turns = None
+        for key in (request.task_id, request.task_title, "*"):
+            if key in self.judges:
+                turns = self.judges[key]
+                break
+        with self._lock:
+            cursor = self._cursors.setdefault(_JUDGE_CURSOR + request.task_id, _Cursor())
+            position = cursor.position
+            cursor.position += 1
+            block_id = f"toolu_scripted_{next(self._ids):06d}"
+        if turns is None or position >= len(turns):
+            text = "(the script has no judge answer left for this task)"
+            return AssistantTurn(({"type": "text", "text": text},), "end_turn")
+        return turns[position].replay(block_id, self.name)
+
 
 # The author's cursor lives beside the tasks' under a key no task `:ID:` can have (an ID is
 # one word; this has a space).
 _AUTHOR_CURSOR = "author outline"
+_JUDGE_CURSOR = "judge of "
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -52,6 +52,26 @@ from groundskeeper.gates import (
     new_gate_id,
     workdir_files,
 )
+from groundskeeper.invariants import Invariant, read_invariants
+from groundskeeper.judge import (
+    J_UNAVAILABLE,
+    J_UNREADABLE,
+    Judgement,
+    JudgeTask,
+    ask_judge,
+    collect_artifacts,
+    judge_criteria,
+    judge_files,
+    load_judge_prompt,
+)
+from groundskeeper.loops import (
+    DEFAULT_BREAKER,
+    STOP_ATTEMPT_CAP,
+    STOP_BREAKER,
+    STOP_MAX_ATTEMPTS,
+    AttemptBudget,
+    Breaker,
+)
 from groundskeeper.models import (
     AssistantTurn,
     Model,
@@ -59,6 +79,7 @@ from groundskeeper.models import (
     ModelCallError,
     ModelCallRefused,
     ModelRequest,
+    Usage,
     UsageTotals,
 )
 from groundskeeper.plan import (
@@ -126,6 +147,11 @@ class RunOptions:
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     sh_timeout: float = DEFAULT_SH_TIMEOUT
     disk_quota: int = DEFAULT_DISK_QUOTA  # bytes all of a run's commands and tools may write
+    # what a judge's API error means (`groundskeeper.judge.PROFILES`; docs/plans.md): `fast`
+    # lets the check's pass stand, the others keep the task from DONE, resumable
+    judge_profile: str = "auto"
+    breaker: int = DEFAULT_BREAKER  # the same normalized failure this many times ends a task
+    max_total_attempts: int | None = None  # the run starts no attempt past this many
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +165,7 @@ class TaskReport:
     verified: bool | None
     reason: str | None
     output: str = ""
+    stop: str | None = None  # why the fix loop ended without DONE (`groundskeeper.loops`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -149,6 +176,7 @@ class TaskReport:
             "attempts": self.attempts,
             "verified": self.verified,
             "reason": self.reason,
+            "stop": self.stop,
         }
 
 
@@ -166,6 +194,10 @@ class RunReport:
     )  # every model call of the run, failed ones included
     # why the run stopped calling the model (`model unavailable: …`): the plan is resumable
     model_unavailable: str | None = None
+    # why judged tasks were left resumable (`judge unavailable: …`), under every profile but fast
+    judge_unavailable: str | None = None
+    # why the run started no more attempts (`attempt-cap: …`): the tasks left are resumable
+    attempt_cap: str | None = None
     waiting: tuple[GateOpened, ...] = ()  # gated tasks whose check passed: a person decides
 
     def to_json(self) -> dict[str, Any]:
@@ -177,6 +209,8 @@ class RunReport:
             "plan_edits": list(self.plan_edits),
             "usage": self.usage.to_json(),
             "model_unavailable": self.model_unavailable,
+            "judge_unavailable": self.judge_unavailable,
+            "attempt_cap": self.attempt_cap,
             "waiting": [g.to_json() for g in self.waiting],
         }
 
@@ -269,6 +303,8 @@ class _TaskRun:
     red: str | None = None  # under --require-red: why this task fails before any work
     contracts: tuple[Contract, ...] = ()
     evidence: tuple[EvidenceField, ...] = ()
+    invariants: tuple[Invariant, ...] = ()  # what its worker is told must hold
+    stop: str | None = None
     gated: bool = False  # `:gate: approval`: a passing check waits for a person
     waiting: GateOpened | None = None
 
@@ -287,6 +323,7 @@ class _Outcome:
     error: BaseException | None = None
     tampers: tuple[Tamper, ...] = ()  # found (and blamed) by the job itself
     demote: tuple[tuple[Node, str, str], ...] = ()  # children whose DONE no longer holds
+    stop: str | None = None  # the loop's stop code (`groundskeeper.loops`)
     gate: GateOpened | None = None  # the task waits at this gate (its headline unchanged)
 
 
@@ -316,6 +353,7 @@ class Runner:
         on_event: Callable[[RunEvent], None] | None = None,
         run_id: str | None = None,
         run_lock: RunLock | None = None,
+        judge_model: Model | None = None,
         gate_answers: dict[str, GateAnswer] | None = None,
     ) -> None:
         if plan.path is None:
@@ -326,6 +364,9 @@ class Runner:
         self.run_lock = run_lock  # held by the caller; else `run` holds its own
         self.workdir = (workdir or plan.path.parent).resolve()
         self.model = FailFastModel(model)
+        # the judge's own latch: one API error past its retries and no judge is called again
+        self.judge_model = FailFastModel(judge_model) if judge_model is not None else None
+        self._judge_warnings: list[Diagnostic] = []
         self.options = options or RunOptions()
         self.run_id = run_id or new_run_id()
         self.seal = RunSeal(recorder if recorder is not None else MemoryRecorder(), self.run_id)
@@ -356,6 +397,7 @@ class Runner:
         self._usage_lock = threading.Lock()
         self._outputs = OutputStore(self.control.path / OUTPUTS_DIR)
         self._soft: list[Diagnostic] = []  # soft contract failures: warnings in the report
+        self._budget = AttemptBudget(self.options.max_total_attempts)
         self._answers = dict(gate_answers or {})  # task id → a person's answer to its gate
 
     # -- public ---------------------------------------------------------------------------------
@@ -391,7 +433,7 @@ class Runner:
             from groundskeeper.lint import validate
 
             lint = validate
-        diagnostics = [*lint(self.plan), *preflight(self.plan)]
+        diagnostics = [*lint(self.plan), *preflight(self.plan), *self._judge_preflight()]
         if has_errors(diagnostics):
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
         for idx, heading in enumerate(self.plan.tasks()):
@@ -405,6 +447,8 @@ class Runner:
             if heading.get_property("evidence") is not None:
                 run.evidence = tuple(task_evidence(self.plan, heading)[0])
             run.gated = is_gated(heading)
+        for heading, seen in read_invariants(self.plan).for_tasks(self.plan).items():
+            self.tasks[heading].invariants = seen
         try:
             self.seal.run_start(
                 plan=str(self.plan_path),
@@ -416,6 +460,8 @@ class Runner:
                 require_checks=self.options.require_checks,
                 require_red=self.options.require_red or file_flag(self.plan.text, "REQUIRE_RED"),
                 protected=sorted(self._inputs.items()),
+                breaker=self.options.breaker,
+                max_total_attempts=self.options.max_total_attempts,
             )
         except SealingError:
             diagnostics.append(self._unsealed(started=False))
@@ -439,6 +485,7 @@ class Runner:
         self._nodes = {n.heading: n for n in _nodes(tree) if n.heading is not None}
         # read once per run: every worker shares them (the toolbox keeps no state of its own)
         self._prompt = load_worker_prompt()
+        self._judge_prompt = load_judge_prompt()
         self._toolbox = Toolbox(
             self.workdir,
             self.plan_path,
@@ -487,12 +534,26 @@ class Runner:
         if down is not None:
             ok = False
             diagnostics.append(self._model_down_diagnostic(down, reports))
+        judge_down = self._judge_down()
+        if judge_down is not None:
+            ok = False
+            diagnostics.append(self._judge_down_diagnostic(judge_down, reports))
+        with self._event_lock:
+            diagnostics.extend(self._judge_warnings)
+        capped = None
+        if self._budget.refused:
+            ok = False
+            diagnostics.append(self._cap_diagnostic(reports))
+            capped = f"attempt-cap: {self._budget.taken} attempt(s) started"
         with self._usage_lock:
             usage = self._usage
         waiting = tuple(t.waiting for t in self.tasks.values() if t.waiting is not None)
         return RunReport(
             self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits,
-            usage, None if down is None else f"model unavailable: {down}", waiting,
+            usage, None if down is None else f"model unavailable: {down}",
+            None if judge_down is None else f"judge unavailable: {judge_down}",
+            capped,
+            waiting,
         )  # fmt: skip
 
     def _model_down_diagnostic(self, down: str, reports: tuple[TaskReport, ...]) -> Diagnostic:
@@ -504,6 +565,16 @@ class Runner:
             " API answers"
         )
         return Diagnostic("error", "model", message, None, "R008")
+
+    def _cap_diagnostic(self, reports: tuple[TaskReport, ...]) -> Diagnostic:
+        left = sum(r.stop == STOP_ATTEMPT_CAP for r in reports)
+        message = (
+            f"attempt cap reached: the run started its {self._budget.taken} attempt(s)"
+            f" (--max-total-attempts {self._budget.limit}) and started nothing more; {left}"
+            " task(s) are left resumable (never DONE): run `groundskeeper resume` again,"
+            " with a larger cap if need be"
+        )
+        return Diagnostic("error", "run", message, None, "I010")
 
     # -- DONE is backed by the record ------------------------------------------------------------
 
@@ -531,6 +602,14 @@ class Runner:
                     "re-verified: the DONE headline had no sealed record, and its contracts,"
                     " evidence or approval gate are judged only on a worker's claim (and a"
                     " person's answer); back to TODO"
+                )
+                self._settle(task, "TODO", 0, None, why, "", 0)
+            elif judge_criteria(task.heading, self.options.judge_profile) is not None:
+                # a judged task is DONE only with the judge's pass: its check alone is not that
+                task.start_state = "TODO"
+                why = (
+                    "re-verified: the DONE headline had no sealed record, and the task is"
+                    " judged only after a worker's attempt; back to TODO"
                 )
                 self._settle(task, "TODO", 0, None, why, "", 0)
             elif task.check is None:
@@ -686,21 +765,43 @@ class Runner:
 
     @property
     def _stopping(self) -> str | None:
-        """Why the run starts nothing more: it is halted, or the model is unavailable."""
-        return self._halted or self.model.failure
+        """Why the run starts nothing more: it is halted, the model is unavailable (under
+        `--judge-profile safe|strict`, the judge's model too), or an attempt was refused by
+        the run's cap."""
+        if self._budget.refused:
+            return self._halted or self.model.failure or "attempt cap reached"
+        return self._halted or self.model.failure or self._judge_stops_run
+
+    @property
+    def _judge_stops_run(self) -> str | None:
+        """Under `--judge-profile safe|strict`, why a failed judge stops the run starting tasks."""
+        judge = self.judge_model
+        if judge is None or self.options.judge_profile not in ("safe", "strict"):
+            return None
+        return judge.failure
 
     def _guarded(self, job: Callable[[Node], _Outcome], node: Node) -> None:
         """A job on a pool thread: sealed as started when it really starts, never unsealed."""
         task = self._task(node)
         started = time.monotonic()
         down = self.model.failure
-        if node.kind == "leaf" and down is not None:
+        judge_down = self._judge_stops_run
+        if node.kind == "leaf" and (down is not None or judge_down is not None):
             # queued before the model went away: not started at all (nothing sealed for it)
-            why = f"not started: the model is unavailable ({down})"
+            which = "the model" if down is not None else "the judge's model"
+            why = f"not started: {which} is unavailable ({down or judge_down})"
             self._queue.put(_Outcome(node, task.start_state, 0, None, why, "", 0))
             return
+        if node.kind == "leaf" and task.red is None and self._budget.spent:
+            self._budget.take()  # refused: latches, so the walk starts nothing more
+            self._queue.put(_Outcome(node, task.start_state, 0, None, self._capped(0, None), "", 0,
+                                     stop=STOP_ATTEMPT_CAP))  # fmt: skip
+            return
         try:
-            self.seal.task_start(task.heading.task_id, node.kind, task.check_sha256)
+            invariants = [i.to_json() for i in task.invariants] if node.kind == "leaf" else None
+            self.seal.task_start(
+                task.heading.task_id, node.kind, task.check_sha256, invariants=invariants
+            )
             with self._started_lock:
                 self._started.add(node)
             self._emit(RunEvent("task-start", task.heading.task_id, task.heading.title))
@@ -734,8 +835,9 @@ class Runner:
                 " running then fails closed"
             )
         self._settle(
-            task, state, outcome.attempts, verified, reason, outcome.output, outcome.duration_ms
-        )
+            task, state, outcome.attempts, verified, reason, outcome.output, outcome.duration_ms,
+            stop=outcome.stop if task.tainted is None else None,
+        )  # fmt: skip
         self._walk.finished(outcome.node, task.state)
 
     # -- jobs (pool threads) --------------------------------------------------------------------
@@ -754,6 +856,7 @@ class Runner:
             self.plan_path.name,
             tuple(c.text for c in task.contracts),
             tuple(f.spec for f in task.evidence),
+            task.invariants,
         )
         # the paths a `changed` contract names are looked at around each of its `sh` calls
         watching = watched_paths(task.contracts)
@@ -780,11 +883,20 @@ class Runner:
         verified: bool | None = None
         reason: str | None = "no attempt was made"
         output = ""
-        previous: tuple[str, str, int | None, str] | None = None
+        # one rule ends a loop early: the same normalized failure `--breaker` times in a row
+        breaker = Breaker(self.options.breaker)
+        stop: str | None = None
         attempt = 0
         found: list[Tamper] = []
         unavailable = ""
+        wrote: list[str] = []  # paths the record shows the worker wrote, over its attempts
         while attempt < limit:
+            if not self._budget.take():
+                # the run's cap, not this task's failure: it keeps its state, resumable
+                ms = int((time.monotonic() - started) * 1000)
+                last = reason if attempt else None
+                return _Outcome(node, task.start_state, attempt, None, self._capped(attempt, last),
+                                output, ms, None, tuple(found), stop=STOP_ATTEMPT_CAP)  # fmt: skip
             attempt += 1
             sealed: list[dict[str, Any]] = []  # this attempt's tool calls, as sealed
             session.on_tool_call = partial(
@@ -820,13 +932,10 @@ class Runner:
             unmet = self._judge_claim(task, attempt, claim, sealed, watched)
             if unmet is not None:
                 state, verified, reason = "FAILED", True, unmet[0]
-                claim_sig: tuple[str, str, int | None, str] = ("claim", unmet[0], None, "")
                 output = ""
-                if claim_sig == previous:
-                    if attempt < limit:
-                        reason = f"{reason} (the same failure twice in a row; stopped early)"
+                if breaker.failed(f"claim\n{unmet[1]}") and attempt < limit:
+                    reason, stop = self._broken(reason, attempt, limit), STOP_BREAKER
                     break
-                previous = claim_sig
                 if attempt < limit:
                     self._emit(
                         RunEvent("attempt-failed", heading.task_id, heading.title, "FAILED",
@@ -846,37 +955,144 @@ class Runner:
                 break
             result = self._check(heading.task_id, attempt, task.check)
             output = result.output
-            if result.passed and task.gated:  # docked once a person approves
-                return self._gate_open(node, task, attempt, written, output, started)
-            if result.passed:
+            for body in sealed:  # what the worker wrote, for the judge (every attempt's)
+                if isinstance(body.get("changed"), list):
+                    wrote.extend(p for p in body["changed"] if p not in wrote)
+            judged = self._judged(task, attempt, wrote) if result.passed else None
+            if judged is not None and judged.unavailable:
+                # not the worker's failure: like a model outage, the task keeps its state
+                ms = int((time.monotonic() - started) * 1000)
+                return _Outcome(node, task.start_state, attempt, None, judged.reason, output,
+                                ms, None, tuple(found))  # fmt: skip
+            failure: str  # what the breaker compares, its volatile parts aside
+            if judged is not None:
+                failure = f"judge\n{judged.reason}"
+                state, verified, reason = "FAILED", True, judged.reason
+                detail = judged.reason
+                judge_feedback: str | None = judged.feedback()
+            elif result.passed:
+                judge_feedback = None
+                if task.gated:  # docked once a person approves
+                    return self._gate_open(node, task, attempt, written, output, started)
                 dock_failure = self._dock(heading)
                 if dock_failure is None:
                     state, verified, reason = "DONE", True, None
                     break
-                failure_sig: tuple[str, str, int | None, str] = ("dock", dock_failure, None, "")
+                failure = f"dock\n{dock_failure}"
                 state, verified, reason = "FAILED", True, dock_failure
                 detail = dock_failure
             else:
-                failure_sig = result.signature
+                judge_feedback = None
+                failure = f"{result.code}\n{result.reason}\n{result.output}"
                 state, verified, reason = "FAILED", True, f"{result.code}: {result.reason}"
                 if claim.no_claim is not None:  # e.g. cut off at max_tokens: say so
                     reason = f"{reason} (and the worker made no claim: {claim.no_claim})"
                 detail = f"{result.reason}\n{result.output}".rstrip()
-            if failure_sig == previous:
-                if attempt < limit:
-                    reason = f"{reason} (the same failure twice in a row; stopped early)"
+            if breaker.failed(failure) and attempt < limit:
+                reason, stop = self._broken(reason, attempt, limit), STOP_BREAKER
                 break
-            previous = failure_sig
             if attempt < limit:
                 self._emit(
                     RunEvent("attempt-failed", heading.task_id, heading.title, "FAILED",
                              attempt, True, f"claimed {excerpt(claim.claim)!r}, but {reason}")
                 )  # fmt: skip
-            feedback = (
+            feedback = judge_feedback or (
                 f"your work did not pass its acceptance check: {task.check.text.strip()} → {detail}"
             )
+        else:  # the loop ran out: every attempt `:max-attempts:` allows was used, and failed
+            stop = STOP_MAX_ATTEMPTS if state != "DONE" else None
         ms = int((time.monotonic() - started) * 1000)
-        return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found))
+        return _Outcome(node, state, attempt, verified, reason, output, ms, None, tuple(found),
+                        stop=stop)  # fmt: skip
+
+    def _broken(self, reason: str | None, attempt: int, limit: int) -> str:
+        """The reason a breaker gives: it names itself first (its code), then the failure."""
+        n = self.options.breaker
+        return (
+            f"breaker: the same failure {n} times in a row (volatile parts such as timings,"
+            f" temp names and line numbers aside), so attempt {attempt + 1} of {limit} was not"
+            f" started; the failure: {reason}"
+        )
+
+    def _capped(self, attempts: int, last: str | None) -> str:
+        """The reason a task the run's attempt cap stopped is left as it was."""
+        cap = self._budget.limit
+        said = f"attempt-cap: the run had started its {cap} attempt(s) (--max-total-attempts {cap})"
+        if not attempts:
+            return f"{said}; this task was not started and is left resumable"
+        return (
+            f"{said}; after {attempts} failed attempt(s) this task is left resumable, never"
+            f" DONE; its last failure: {last}"
+        )
+
+    # -- the judge (pool threads; groundskeeper.judge) -------------------------------------------
+
+    def _judge_preflight(self) -> list[Diagnostic]:
+        """A plan with a judged task needs a judge model (the CLI always passes one): without
+        it the run does not start, rather than let such a task pass unjudged."""
+        if self.judge_model is not None:
+            return []
+        profile = self.options.judge_profile
+        for heading in self.plan.tasks():
+            if judge_criteria(heading, profile) is not None:
+                message = "the plan has a judged task, but the run was given no judge model"
+                return [Diagnostic("error", heading.title, message, heading.line, "J015")]
+        return []
+
+    def _judged(self, task: _TaskRun, attempt: int, wrote: list[str]) -> Judgement | None:
+        """After a passing check, the judge (if the task has one): None when it passes, else
+        its judgement — a failure for the worker to hear, or `unavailable` (an API error past
+        its retries) for the task to wait on. Under `--judge-profile fast` an unavailable
+        judge is a recorded warning and None: the check's pass stands. Sealed either way."""
+        heading = task.heading
+        profile = self.options.judge_profile
+        criteria = judge_criteria(heading, profile)
+        if criteria is None:
+            return None
+        named, _ = judge_files(heading)  # lint refused a plan whose paths cannot be read
+        artifacts, unreadable = collect_artifacts(self._toolbox, named, wrote)
+        judge = self.judge_model
+        if unreadable:
+            why = f"the judge was not asked: :judge-files: unreadable: {'; '.join(unreadable)}"
+            judgement = Judgement(None, J_UNREADABLE, (), why, "", None, Usage(),
+                                  tuple(artifacts), None, False)  # fmt: skip
+        elif judge is None:
+            why = "the judge's model is unavailable: the run was given none"
+            judgement = Judgement(None, J_UNAVAILABLE, (), why, "", None, Usage(),
+                                  tuple(artifacts), "no judge model", False)  # fmt: skip
+        else:
+            about = JudgeTask(heading.task_id, heading.title, heading.body, criteria)
+            judgement = ask_judge(judge, about, artifacts, self._judge_prompt)[0]
+        if judgement.called:
+            call = ModelCall("judge", judgement.stop_reason, judgement.usage, judgement.error)
+            self._model_called(heading.task_id, attempt, call)
+        name = judge.name if judge is not None else None
+        self.seal.judge(heading.task_id, attempt, profile, name, judgement)
+        if judgement.passed:
+            return None
+        if judgement.unavailable and profile == "fast":
+            message = f"{judgement.reason}; --judge-profile fast: the check's pass stands, unjudged"
+            warning = Diagnostic("warning", heading.title, message, heading.line, J_UNAVAILABLE)
+            with self._event_lock:
+                self._judge_warnings.append(warning)
+            return None
+        return judgement
+
+    def _judge_down(self) -> str | None:
+        """Why judged tasks were left waiting (never under `fast`, where the pass stands)."""
+        judge = self.judge_model
+        if judge is None or judge.failure is None or self.options.judge_profile == "fast":
+            return None
+        return judge.failure
+
+    def _judge_down_diagnostic(self, down: str, reports: tuple[TaskReport, ...]) -> Diagnostic:
+        waiting = sum((r.reason or "").startswith(J_UNAVAILABLE) for r in reports)
+        message = (
+            f"judge unavailable: {down}; {waiting} judged task(s) are left resumable (never"
+            " DONE without the judge's pass): run the same command again once the judge's API"
+            " answers, or choose --judge-profile fast to let a passing check stand"
+        )
+        return Diagnostic("error", "judge", message, None, J_UNAVAILABLE)
 
     # -- approval gates (pool threads) ----------------------------------------------------------
 
@@ -1224,6 +1440,7 @@ class Runner:
         reason: str | None,
         output: str,
         duration_ms: int,
+        stop: str | None = None,
     ) -> None:
         """Take a verdict: into the headline now; the row and the step once it is on disk.
 
@@ -1239,7 +1456,7 @@ class Runner:
             return
         before = task.state
         task.state, task.attempts, task.verified = state, attempts, verified
-        task.reason, task.output = reason, output
+        task.reason, task.output, task.stop = reason, output, stop
         heading = task.heading
         shown = "WAITING" if task.waiting is not None else state  # at its gate: a person next
         self._emit(
@@ -1268,13 +1485,14 @@ class Runner:
                         reason=reason,
                         duration_ms=duration_ms,
                         committed=False,
+                        stop=stop,
                     )
                 )
 
         def written() -> None:
             if inserted:
                 seal.plan_edit(1, TODO_LINE, f"`{state}` is a state org knows only from it")
-            seal.state(heading.task_id, before, state)  # a failure latches; the loop stops
+            seal.state(heading.task_id, before, state, stop)  # a failure latches; the loop stops
             if telemetry is not None:
                 telemetry.commit_verdicts(rows)
 
@@ -1357,7 +1575,8 @@ class Runner:
             state = "WAITING" if task.waiting is not None else task.state  # headline unchanged
             reports.append(
                 TaskReport(heading.task_id, heading.title, heading.line + self._shift, idx,
-                           state, task.attempts, task.verified, task.reason, task.output)
+                           state, task.attempts, task.verified, task.reason, task.output,
+                           task.stop)
             )  # fmt: skip
         return tuple(reports)
 

@@ -23,6 +23,7 @@ from groundskeeper.worker import AttemptOutcome, ToolCallRecord
 
 if TYPE_CHECKING:
     from groundskeeper.conformance import DockResult
+    from groundskeeper.judge import Judgement
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +152,8 @@ class RunSeal:
         require_checks: bool,
         require_red: bool = False,
         protected: Iterable[tuple[str, str | None]] = (),
+        breaker: int | None = None,
+        max_total_attempts: int | None = None,
     ) -> None:
         # a list, not a mapping: task ids may be any text, ledger keys are ASCII
         listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
@@ -170,14 +173,29 @@ class RunSeal:
                 "max_parallel": max_parallel,
                 "require_checks": require_checks,
                 "require_red": require_red,
+                # what ends a fix loop early (`groundskeeper.loops`): null when not given
+                "breaker": breaker,
+                "max_total_attempts": max_total_attempts,
                 # the protected inputs as they were before any work (hash-only past a line)
                 **_protected_inputs([{"path": p, "sha256": h} for p, h in protected]),
                 "versions": {"groundskeeper": __version__, "python": platform.python_version()},
             },
         )
 
-    def task_start(self, task_id: str, kind: str, check_sha256: str | None) -> None:
-        self.record("task-start", {"task_id": task_id, "kind": kind, "check_sha256": check_sha256})
+    def task_start(
+        self,
+        task_id: str,
+        kind: str,
+        check_sha256: str | None,
+        *,
+        invariants: list[dict[str, object]] | None = None,
+    ) -> None:
+        """`invariants` (a leaf's): each `{context, line, sha256}` its worker's system prompt
+        states, for every attempt of this task-start (the texts are in the sealed plan)."""
+        body: dict[str, Any] = {"task_id": task_id, "kind": kind, "check_sha256": check_sha256}
+        if invariants is not None:
+            body["invariants"] = invariants
+        self.record("task-start", body)
 
     def tool_call(self, task_id: str, attempt: int, call: ToolCallRecord) -> dict[str, Any]:
         """Seal one tool call with what it did (`call.facts`: for `sh` the command, its exit
@@ -222,6 +240,39 @@ class RunSeal:
         """The verdicts on a claim's evidence fields (`EvidenceVerdict.to_json`)."""
         self.record("evidence", {"task_id": task_id, "attempt": attempt, "verdicts": verdicts})
 
+    def judge(
+        self, task_id: str, attempt: int, profile: str, model: str | None, judgement: Judgement
+    ) -> None:
+        """The judge's answer on one attempt whose check passed: what it was asked (the
+        prompt's hash and the artifacts' hashes), its verdict and reasons, what it cost."""
+        usage = judgement.usage
+        self.record(
+            "judge",
+            {
+                "task_id": task_id,
+                "attempt": attempt,
+                "profile": profile,
+                "model": model,
+                "called": judgement.called,
+                "prompt_sha256": judgement.prompt_sha256 or None,
+                "verdict": judgement.verdict,
+                "code": judgement.code,
+                "reasons": [excerpt(r) for r in judgement.reasons],
+                "message": excerpt(judgement.message),
+                "stop_reason": judgement.stop_reason,
+                "error": None if judgement.error is None else excerpt(judgement.error),
+                "artifacts": [
+                    {**a.to_json(), "path": excerpt(a.path)} for a in judgement.artifacts
+                ],
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+                "latency_ms": usage.latency_ms,
+                "request_id": usage.request_id,
+            },
+        )
+
     def check(
         self, task_id: str, attempt: int, result: CheckResult, phase: str | None = None
     ) -> None:
@@ -265,8 +316,13 @@ class RunSeal:
         false and the reason it was refused)."""
         self.record("gate-decision", body)
 
-    def state(self, task_id: str, before: str, after: str) -> None:
-        self.record("state", {"task_id": task_id, "from": before, "to": after}, opens_work=False)
+    def state(self, task_id: str, before: str, after: str, stop: str | None = None) -> None:
+        """A verdict; `stop` names why a task's fix loop ended without DONE
+        (`groundskeeper.loops`: `max-attempts`, `breaker`, `attempt-cap`)."""
+        body = {"task_id": task_id, "from": before, "to": after}
+        if stop is not None:
+            body["stop"] = stop
+        self.record("state", body, opens_work=False)
 
     def plan_edit(self, line: int, text: str, reason: str) -> None:
         """The one change to a plan beyond a keyword: a line the run inserted."""

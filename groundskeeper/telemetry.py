@@ -59,7 +59,10 @@ _TASK_EVENTS: dict[str, type] = {
     "reason": str,
     "duration_ms": int,
     "committed": int,
+    "stop": str,  # why the fix loop ended without DONE (`groundskeeper.loops`), or null
 }
+# Columns added after a table was first shipped: a database that lacks them gains them.
+_ADDED_LATER: dict[str, frozenset[str]] = {"task_events": frozenset({"stop"})}
 _TAMPER_EVENTS: dict[str, type] = {
     "run_id": str,
     "task_id": str,
@@ -160,7 +163,13 @@ class Telemetry:
         }
         for table in set(_TABLES) & present:
             columns = {row[1] for row in self.conn.execute(f"PRAGMA table_info({table})")}
-            missing = sorted(set(_TABLES[table]) - columns)
+            later = _ADDED_LATER.get(table, frozenset())
+            missing = sorted(set(_TABLES[table]) - columns - later)
+            if not missing:  # ours, from before a column was added: it gains the column
+                for column in sorted(later - columns):
+                    sql_type = "INTEGER" if _TABLES[table][column] is int else "TEXT"
+                    with self.conn:
+                        self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}")
             if missing:
                 self.conn.close()
                 raise TelemetryUnusable(
@@ -286,6 +295,7 @@ class Telemetry:
         reason: str | None,
         duration_ms: int,
         committed: bool = True,
+        stop: str | None = None,
     ) -> int:
         """One row per verdict written into the plan; returns its rowid.
 
@@ -307,6 +317,7 @@ class Telemetry:
                 "reason": reason,
                 "duration_ms": duration_ms,
                 "committed": int(committed),
+                "stop": stop,
             },
         )
 

@@ -32,6 +32,7 @@ from groundskeeper.attempt_record import (
     watch_state,
 )
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.invariants import Invariant, render_invariants
 from groundskeeper.models import (
     AssistantTurn,
     ContentBlock,
@@ -158,6 +159,7 @@ class WorkerTask:
     plan_name: str = "plan.org"
     contracts: tuple[str, ...] = ()  # the task's contract lines, as written
     evidence: tuple[str, ...] = ()  # its evidence fields, `name:type[:pattern]`
+    invariants: tuple[Invariant, ...] = ()  # the plan's and its contexts' (`:contexts:`)
 
 
 def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
@@ -168,6 +170,7 @@ def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
     slug = re.sub(r"[^A-Za-z0-9]+", "-", task.task_id).strip("-").lower() or "task"
     values = {
         "requirements": _requirements(task),
+        "invariants": render_invariants(task.invariants),
         "title": task.title,
         "task_id": task.task_id,
         "body": task.body.strip() or "(no description beyond the title)",
@@ -491,6 +494,18 @@ class Toolbox:
         if len(data) > limit:
             raise FileTooLarge(f"`{raw}` is larger than {limit} bytes")
         return data
+
+    def read_head(self, raw: str, limit: int) -> tuple[bytes, bool]:
+        """The first `limit` bytes of a regular file under the same path rules as
+        `read_limited`, and whether the file holds more (the judge is shown a file's head)."""
+        target = self.resolve(raw)
+        fd = self._open_target(raw, target, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            st = self._guard_identity(raw, handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ToolRefused(f"`{raw}` is not a regular file")
+            data = read_at_most(handle, limit)
+        return data[:limit], len(data) > limit
 
     def _over_quota(self) -> NoReturn:
         assert self.quota is not None

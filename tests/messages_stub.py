@@ -4,7 +4,7 @@
 `http.server` in a thread), answering with the documented JSON shapes: a `message` object, or
 an `error` object with a status code. Replies are scripted in order (`reply_text`,
 `reply_tool_use`, `reply_status`, `reply`), optionally per kind of request (`stub.author`,
-`stub.worker`, or any `route(predicate)`), or computed by a handler; every request is
+`stub.judge`, `stub.worker`, or any `route(predicate)`), or computed by a handler; every request is
 recorded (`stub.requests`: headers and JSON body). Point a client at it with
 `ANTHROPIC_BASE_URL=stub.base_url` (the `messages_stub` fixture in `conftest.py` does, with a
 dummy `ANTHROPIC_API_KEY`), in this process or in a subprocess.
@@ -59,6 +59,12 @@ class RecordedRequest:
     def is_author(self) -> bool:
         """An author request carries no tools (the worker's always does)."""
         return not self.body.get("tools")
+
+    @property
+    def is_judge(self) -> bool:
+        """A judge request forces its one tool, `verdict`."""
+        choice = self.body.get("tool_choice")
+        return isinstance(choice, dict) and choice.get("name") == "verdict"
 
     @property
     def last_user_content(self) -> list[dict[str, Any]]:
@@ -211,7 +217,8 @@ class MessagesStub(Script):
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
         self.author = self.route(lambda r: r.is_author)
-        self.worker = self.route(lambda r: not r.is_author)
+        self.judge = self.route(lambda r: r.is_judge)
+        self.worker = self.route(lambda r: not r.is_author and not r.is_judge)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -269,8 +276,12 @@ class MessagesStub(Script):
         }
 
     def of(self, kind: str) -> Iterator[RecordedRequest]:
-        """The recorded requests of one kind: `author` or `worker`."""
-        return (r for r in list(self.requests) if r.is_author == (kind == "author"))
+        """The recorded requests of one kind: `author`, `judge` or `worker`."""
+        if kind == "judge":
+            return (r for r in list(self.requests) if r.is_judge)
+        if kind == "worker":
+            return (r for r in list(self.requests) if not r.is_author and not r.is_judge)
+        return (r for r in list(self.requests) if r.is_author)
 
     # -- serving -------------------------------------------------------------------------------
 

@@ -85,14 +85,16 @@ def test_honest_done_and_lying_failed_in_one_plan(tmp_path: Path) -> None:
     result, doc = resume(plan, script)
     assert result.exit_code == 1
     assert set(doc) == {"run_id", "ok", "diagnostics", "tasks", "plan_edits", "usage",
-                        "model_unavailable", "continue_with", "waiting"}  # fmt: skip
+                        "model_unavailable", "judge_unavailable", "attempt_cap",
+                        "continue_with", "waiting"}  # fmt: skip
     assert doc["usage"]["calls"] == 4 and doc["usage"]["input_tokens"] == 0  # scripted: zeros
     assert (doc["model_unavailable"], doc["continue_with"]) == (None, None)
     assert doc["ok"] is False and doc["diagnostics"] == []
     honest, liar = doc["tasks"]
     assert honest == {"id": "honest", "title": "Honest", "line": 2, "state": "DONE",
-                      "attempts": 1, "verified": True, "reason": None}  # fmt: skip
+                      "attempts": 1, "verified": True, "reason": None, "stop": None}  # fmt: skip
     assert (liar["state"], liar["attempts"], liar["verified"]) == ("FAILED", 2, True)
+    assert liar["stop"] == "max-attempts"  # the default limit ended it, not the breaker
     assert liar["reason"].startswith("nonzero_status: check line 1: `grep -q hi b.txt`")
     assert keywords(plan) == {"honest": "DONE", "liar": "FAILED"}
     assert sorted(telemetry(plan)) == [("honest", "DONE", 1), ("liar", "FAILED", 2)]
@@ -281,15 +283,21 @@ def test_feedback_then_success_on_attempt_two(tmp_path: Path) -> None:
     assert claims == [(1, "DONE already"), (2, "DONE now")]
 
 
-def test_identical_failure_twice_ends_early(tmp_path: Path) -> None:
+def test_identical_failure_ends_early_at_the_breaker(tmp_path: Path) -> None:
+    """One rule ends a loop early: the breaker (default 3), not "twice in a row"."""
     plan, script = setup(
         tmp_path,
         task("Stuck", "stuck", "grep -q ok out.txt", max_attempts="5"),
         "workers:\n  stuck: [{say: DONE}]\n",
     )
     _, doc = resume(plan, script)
-    assert states(doc) == {"stuck": ("FAILED", 2, True)}
-    assert doc["tasks"][0]["reason"].endswith("(the same failure twice in a row; stopped early)")
+    assert states(doc) == {"stuck": ("FAILED", 3, True)}
+    assert doc["tasks"][0]["stop"] == "breaker"
+    assert doc["tasks"][0]["reason"].startswith(
+        "breaker: the same failure 3 times in a row (volatile parts such as timings, temp names"
+        " and line numbers aside), so attempt 4 of 5 was not started; the failure:"
+        " nonzero_status: "
+    )
 
 
 OTHER = HEAD + "* DONE Forged\n"

@@ -60,6 +60,7 @@ def test_verdict_rows_have_every_column(tmp_path: Path) -> None:
         "reason": "nonzero_status: x",
         "duration_ms": 17,
         "committed": 1,
+        "stop": None,
     }
     # "did this ever pass?" is one SQL query
     passed = conn.execute(

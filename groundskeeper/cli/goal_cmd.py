@@ -23,7 +23,11 @@ import click
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage
 from groundskeeper.cli.progress import Progress
 from groundskeeper.cli.run_cmd import (
+    BREAKER_HELP,
+    MAX_TOTAL_ATTEMPTS_HELP,
     event_line,
+    judge_options,
+    load_judge,
     open_ledger,
     open_telemetry,
     plan_lock,
@@ -99,6 +103,21 @@ MODEL_HELP = (
     show_default=True,
     help="Model turns a worker gets per attempt.",
 )
+@judge_options
+@click.option(
+    "--breaker",
+    type=click.IntRange(min=2),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help=BREAKER_HELP,
+)
+@click.option(
+    "--max-total-attempts",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help=MAX_TOTAL_ATTEMPTS_HELP,
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def run(
     goal: str | None,
@@ -110,6 +129,10 @@ def run(
     max_parallel: int,
     require_checks: bool,
     max_turns: int,
+    judge_spec: str | None,
+    judge_profile: str,
+    breaker: int,
+    max_total_attempts: int | None,
     as_json: bool,
 ) -> None:
     """Give it a goal: an author model writes the plan, workers do it, checks decide.
@@ -151,6 +174,10 @@ def run(
             mission_file.model = model_spec
         if author_spec:
             mission_file.author_model = author_spec
+        if judge_spec:
+            mission_file.judge_model = judge_spec
+        if judge_profile != "auto":  # the default does not undo a profile chosen at start
+            mission_file.judge_profile = judge_profile
     else:
         assert goal is not None
         if not goal.strip():
@@ -171,8 +198,18 @@ def run(
             require_checks=require_checks,
             approve=approve,
             max_parallel=max_parallel,
+            judge_model=judge_spec,
+            judge_profile=judge_profile,
         )
-    outcome = _drive(where, control, mission_file, max_turns, fresh=resume_dir is None)
+    outcome = _drive(
+        where,
+        control,
+        mission_file,
+        max_turns,
+        fresh=resume_dir is None,
+        breaker=breaker,
+        max_total_attempts=max_total_attempts,
+    )
     if as_json:
         emit_json(outcome.to_json())
     else:
@@ -203,6 +240,13 @@ class _Outcome:
         report = self.state.get("report") or {}
         value = report.get("model_unavailable")
         return str(value) if value else None
+
+    @property
+    def resumable(self) -> str | None:
+        """Why the run stopped with tasks left to continue: the model went away, or the
+        run's attempt cap was reached (`attempt-cap: …`)."""
+        report = self.state.get("report") or {}
+        return self.model_unavailable or (str(report.get("attempt_cap") or "") or None)
 
     @property
     def exit_code(self) -> int:
@@ -263,16 +307,23 @@ class _Outcome:
             " output tokens",
             err=True,
         )
-        if self.model_unavailable:
+        if self.resumable:
             click.echo(
-                f"{self.model_unavailable}\ncontinue with: groundskeeper run --resume {self.where}",
+                f"{self.resumable}\ncontinue with: groundskeeper run --resume {self.where}",
                 err=True,
             )
         click.echo(f"{self.outcome}: {self.where / PLAN_NAME}", err=True)
 
 
 def _drive(
-    where: Path, control: ControlDir, mission_file: MissionFile, max_turns: int, *, fresh: bool
+    where: Path,
+    control: ControlDir,
+    mission_file: MissionFile,
+    max_turns: int,
+    *,
+    fresh: bool,
+    breaker: int = 3,
+    max_total_attempts: int | None = None,
 ) -> _Outcome:
     """Run (or continue) the graph under the plan's lock; answer an approval if one waits."""
     from groundskeeper.graph import (
@@ -298,6 +349,9 @@ def _drive(
         max_parallel=mission_file.max_parallel,
         require_checks=mission_file.require_checks,
         max_turns=max_turns,
+        judge_profile=mission_file.judge_profile,
+        breaker=breaker,
+        max_total_attempts=max_total_attempts,
     )
     plan_path = where / PLAN_NAME
     with plan_lock(plan_path) as lock, Progress() as progress:
@@ -320,6 +374,9 @@ def _drive(
             run_lock=lock,
             on_event=lambda event: _narrate_mission(progress, event),
             on_run_event=lambda event: _narrate_run(progress, event),
+            load_judge=lambda plan: load_judge(
+                plan, mission_file.judge_model, mission_file.model, mission_file.judge_profile
+            ),
         )
         config = config_for(mission_file.thread_id)
         try:

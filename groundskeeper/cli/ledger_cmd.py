@@ -312,6 +312,14 @@ def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, st
         verdict = "FAIL" if hard else "PASS"
         held = f"{len(verdicts) - len(failed)}/{len(verdicts)} hold"
         return f"{verdict} · {held}{' · ' + codes if codes else ''}", verdict
+    if step == "judge":
+        verdict = "PASS" if get("verdict") == "pass" and not get("code") else "FAIL"
+        code = f" {get('code')}" if get("code") else ""
+        files = len(get("artifacts") or [])
+        return (
+            f"{verdict}{code} · attempt {get('attempt')} · {files} artifact(s) · profile"
+            f" {get('profile')} · prompt {_short(get('prompt_sha256'))}"
+        ), verdict
     if step == "claim":
         attempt = f"attempt {get('attempt')}: " if get("attempt") is not None else ""
         return f"{attempt}{str(get('excerpt') or '')[:60]!r}", None
@@ -321,7 +329,8 @@ def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, st
         phase = f" ({get('phase')})" if get("phase") else ""  # red-first, rollup, sweep, …
         return f"{verdict}{reason}{phase} · output {_short(get('output_sha256'))}", verdict
     if step == "state":
-        return f"{get('from')} → {get('to')}", str(get("to"))
+        stop = f" (stop: {get('stop')})" if get("stop") else ""  # max-attempts, breaker, …
+        return f"{get('from')} → {get('to')}{stop}", str(get("to"))
     if step == "plan-edit":
         return f"inserted line {get('line')}: {get('text')}", None
     if step == "tamper":

@@ -6,12 +6,13 @@ options, wires the model, ledger and telemetry, narrates progress and prints the
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,7 +24,8 @@ from groundskeeper.record import HasHistory
 if TYPE_CHECKING:
     from groundskeeper.acceptance import TaskCheck
     from groundskeeper.control import ControlDir, RunLock
-    from groundskeeper.models import UsageTotals
+    from groundskeeper.models import Model, UsageTotals
+    from groundskeeper.plan import Plan
     from groundskeeper.runner import RunEvent, StepRecorder
     from groundskeeper.telemetry import Telemetry
 
@@ -38,6 +40,61 @@ RETRIES_HELP = (
     "How many times the Anthropic client retries a call that failed with 408, 409, 429, 5xx"
     " or 529 (overloaded), with backoff, honouring `retry-after`. [env:"
     " GROUNDSKEEPER_MODEL_RETRIES; default: 2]"
+)
+JUDGE_MODEL_HELP = (
+    "The model that judges tasks with a `:judge:` property, after their check passes:"
+    " `anthropic:MODEL` or `scripted:FILE` (its `judges:`). Loaded only for a plan with a"
+    " judged task. Default: $GROUNDSKEEPER_JUDGE_MODEL, else the worker's script for a"
+    " `scripted:` worker, else anthropic:claude-haiku-4-5."
+)
+JUDGE_PROFILE_HELP = (
+    "What a judge's API error (after its retries) means: `fast` — a recorded warning, the"
+    " check's pass stands; `auto` — the task is not DONE and stays resumable; `safe` — as"
+    " auto, and the run starts no further task; `strict` — as safe, and every task with a"
+    " check is judged (against its title and description when it has no `:judge:`)."
+    " [env: GROUNDSKEEPER_JUDGE_PROFILE]"
+)
+
+
+def judge_options(command: Any) -> Any:
+    """`--judge-model` and `--judge-profile`, shared by `resume` and `run`."""
+    command = click.option(
+        "--judge-profile",
+        type=click.Choice(["fast", "auto", "safe", "strict"]),
+        default="auto",
+        show_default=True,
+        envvar="GROUNDSKEEPER_JUDGE_PROFILE",
+        help=JUDGE_PROFILE_HELP,
+    )(command)
+    return click.option(
+        "--judge-model", "judge_spec", envvar="GROUNDSKEEPER_JUDGE_MODEL", help=JUDGE_MODEL_HELP
+    )(command)
+
+
+def load_judge(
+    plan: Plan, judge_spec: str | None, worker_spec: str, profile: str,
+    retries: int | None = None, timeout: float | None = None,
+) -> Model | None:  # fmt: skip
+    """The judge model a plan needs (None when no task is judged); ModelUnavailableError
+    (a usage error) when it cannot be used, before anything runs."""
+    from groundskeeper.judge import judge_model_spec
+    from groundskeeper.models import load_model
+
+    spec = judge_model_spec(plan, judge_spec, worker_spec, profile)
+    if spec is None:
+        return None
+    return load_model(spec, retries=retries, timeout=timeout)
+
+
+BREAKER_HELP = (
+    "End a task's fix loop when the same failure comes back N times in a row, its volatile"
+    " parts (timings, temp names, hashes, line numbers, pids) aside: the task is FAILED with"
+    " reason `breaker: …`. It matters when `:max-attempts:` is larger than N."
+)
+MAX_TOTAL_ATTEMPTS_HELP = (
+    "Start at most N worker attempts in this run, over all tasks; past it nothing more starts"
+    " and the tasks left keep their state, resumable (reason `attempt-cap: …`) [I010]."
+    "  [default: no cap]"
 )
 TIMEOUT_HELP = (
     "Seconds one request to the Anthropic API may take (each retry gets as long). [env:"
@@ -105,6 +162,20 @@ def _workdir(workdir: Path | None) -> Path | None:
     help="Model turns a worker gets per attempt.",
 )
 @click.option(
+    "--breaker",
+    type=click.IntRange(min=2),
+    default=3,
+    show_default=True,
+    metavar="N",
+    help=BREAKER_HELP,
+)
+@click.option(
+    "--max-total-attempts",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help=MAX_TOTAL_ATTEMPTS_HELP,
+)
+@click.option(
     "--disk-quota",
     type=ByteSize(),
     default="1G",
@@ -112,6 +183,7 @@ def _workdir(workdir: Path | None) -> Path | None:
     help="Bytes the run's commands and tools may write in total (512M, 1G or plain bytes);"
     " past it a write fails, naming the quota.",
 )
+@judge_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def resume(
     plan: Path | None,
@@ -123,7 +195,11 @@ def resume(
     require_checks: bool,
     require_red: bool,
     max_turns: int,
+    breaker: int,
+    max_total_attempts: int | None,
     disk_quota: int,
+    judge_spec: str | None,
+    judge_profile: str,
     as_json: bool,
 ) -> None:
     """Run a plan, or continue it: DONE tasks are skipped, the rest get workers.
@@ -139,6 +215,15 @@ def resume(
     the run stops calling it: the unfinished tasks keep their state, never DONE, and the same
     command continues them later [R008]. Every model call's tokens and latency are sealed in
     the ledger and kept in _telemetry.db (table model_calls); the totals end the report.
+
+    A task with `:judge:` is judged after its check passes, by a separate model with fresh
+    context (--judge-model): a `fail` goes back to the worker like a failed check; a judge
+    that cannot be reached keeps the task from DONE, resumable, unless --judge-profile fast.
+
+    A fix loop ends at `:max-attempts:`, or earlier when the same failure comes back
+    --breaker times in a row (`breaker: …`); --max-total-attempts caps the attempts of the
+    whole run, leaving the tasks it did not reach resumable [I010]. The JSON report's `stop`
+    names which ended each task: max-attempts, breaker or attempt-cap.
 
     \b
     Examples:
@@ -168,6 +253,8 @@ def resume(
     try:
         loaded = load_plan(path)
         model = load_model(model_spec, retries=model_retries, timeout=model_timeout)
+        judge = load_judge(loaded, judge_spec, model_spec, judge_profile, model_retries,
+                           model_timeout)  # fmt: skip
     except GroundskeeperError as exc:
         fail_usage(str(exc))
     options = RunOptions(
@@ -176,6 +263,9 @@ def resume(
         require_red=require_red,
         max_turns=max_turns,
         disk_quota=disk_quota,
+        judge_profile=judge_profile,
+        breaker=breaker,
+        max_total_attempts=max_total_attempts,
     )
     from groundskeeper.runner import new_run_id
 
@@ -197,15 +287,23 @@ def resume(
                 on_event=narrate_event,
                 run_id=run_id,
                 run_lock=lock,
+                judge_model=judge,
             )
             report = runner.run(lint=validate)
         except GroundskeeperError as exc:
             fail_usage(str(exc))
         finally:
             telemetry.close()
-    resumable = report.model_unavailable is not None
-    same = [("--workdir", workdir), ("--require-checks", require_checks),
-            ("--require-red", require_red)]  # fmt: skip
+    resumable = (
+        report.model_unavailable is not None
+        or report.judge_unavailable is not None
+        or report.attempt_cap is not None
+    )
+    same: list[tuple[str, Path | bool | str | None]] = [
+        ("--workdir", workdir), ("--require-checks", require_checks),
+        ("--require-red", require_red), ("--judge-model", judge_spec),
+        ("--judge-profile", judge_profile if judge_profile != "auto" else None),
+    ]  # fmt: skip
     again = _continue_command(path, model_spec, same)
     if as_json:
         document = report.to_json()
@@ -234,7 +332,8 @@ def resume(
             narrate(f"run {report.run_id}: {len(states)} tasks — {counts}")
             narrate(_usage_line(report.usage))
     if resumable:
-        narrate(f"{report.model_unavailable}\ncontinue with: {again}")
+        why = report.model_unavailable or report.judge_unavailable or report.attempt_cap
+        narrate(f"{why}\ncontinue with: {again}")
     if report.waiting:
         narrate(
             f"{len(report.waiting)} task(s) wait at their approval gates (`:gate: approval`);"
@@ -254,13 +353,13 @@ def _usage_line(usage: UsageTotals) -> str:
 
 
 def _continue_command(
-    plan: Path, model_spec: str, options: list[tuple[str, Path | bool | None]]
+    plan: Path, model_spec: str, options: list[tuple[str, Path | bool | str | None]]
 ) -> str:
     """The command that continues this run, as a person can paste it: the same plan, model
     and the options that change what a verdict means or where the work is."""
     words = ["groundskeeper", "resume", str(plan), "--model", model_spec]
     for name, value in options:
-        if isinstance(value, Path):
+        if isinstance(value, Path | str):
             words += [name, str(value)]
         elif value is True:
             words.append(name)
@@ -271,6 +370,9 @@ def event_line(event: RunEvent) -> str:
     """One run event as a line of narration."""
     if event.kind == "task-start":
         return f"▶ {event.task_id}"
+    if event.kind == "attempt-failed" and re.search(r"\bJ01\d: ", event.reason or ""):
+        return (f"✘ {event.task_id}: attempt {event.attempts} passed its check but not its"
+                f" judge — {event.reason}; feeding that back for another attempt")  # fmt: skip
     if event.kind == "attempt-failed":
         return (f"✘ {event.task_id}: attempt {event.attempts} did not pass its check"
                 f" — {event.reason}; feeding that back for another attempt")  # fmt: skip
@@ -466,7 +568,8 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
             for h in loaded.tasks()
             if h.get_property("contract") is not None
             or h.get_property("evidence") is not None
-            or h.get_property("gate") is not None
+            or h.get_property("judge") is not None  # DONE only with a judge's pass
+            or h.get_property("gate") is not None  # DONE only with a person's yes
         }
 
         def promotable(task_id: str) -> bool:

@@ -544,7 +544,10 @@ def test_compiling_micropython_does_not_count_against_the_deadline(
     monkeypatch.setattr(wasi, "_other_modules", {})
     monkeypatch.setattr(wasi, "_pool", [])
     started = time.monotonic()
-    looping = sandbox.run("python3 -c 'while True: pass'", workdir=layout, timeout=1.0)
+    # a sleeping loop: it burns no fuel, so only the deadline (the watchdog) can end it
+    looping = sandbox.run(
+        "python3 -c 'import time\nwhile True: time.sleep(0.05)'", workdir=layout, timeout=1.0
+    )
     # the watchdog lived through the excused compile (an infinite deadline once killed it)
     assert (looping.status, looping.fault) == (124, "deadline")
     assert 2.4 < time.monotonic() - started < 4.5  # the compile excused, the loop not
