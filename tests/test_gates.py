@@ -462,3 +462,32 @@ def test_a_revise_note_survives_a_model_that_went_away(
     assert note in said
     assert [b["applied"] for s, b in _steps(work) if s == "gate-decision"] == [True]
     _verified(work)
+
+
+def _judged_plan(tmp_path: Path, verdict: str) -> tuple[Path, str]:
+    judged = (
+        "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n* TODO Write the report\n  :PROPERTIES:\n"
+        "  :ID: report\n  :gate: approval\n  :max-attempts: 1\n"
+        "  :done-when: grep -q ok report.txt\n  :judge: The report says ok.\n"
+        "  :judge-files: report.txt\n  :END:\n"
+    )
+    plan, model = _plan_run(tmp_path, judged, {"report": REPORT})
+    script = yaml.safe_load(Path(model.split(":", 1)[1]).read_text())
+    script["judges"] = {"report": [{"verdict": verdict, "reasons": ["r"]}]}
+    Path(model.split(":", 1)[1]).write_text(yaml.safe_dump(script))
+    return plan, model
+
+
+def test_a_judge_failure_ends_a_gated_task_before_its_gate(tmp_path: Path) -> None:
+    plan, model = _judged_plan(tmp_path, "fail")
+    result = _cli("resume", str(plan), "--model", model, "--json")
+    assert result.exit_code == 1, result.output
+    assert _states(json.loads(result.stdout)) == {"report": "FAILED"}
+    assert json.loads(result.stdout)["waiting"] == []
+
+
+def test_a_gated_task_waits_only_after_its_judge_passes(tmp_path: Path) -> None:
+    plan, model = _judged_plan(tmp_path, "pass")
+    result = _cli("resume", str(plan), "--model", model, "--json")
+    assert result.exit_code == 3, result.output
+    assert _states(json.loads(result.stdout)) == {"report": "WAITING"}
