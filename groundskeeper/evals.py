@@ -66,8 +66,10 @@ EXPECT_KEYS = frozenset(
         "more",
         "weak_check",
         "ledger_ok",
+        "approve",
     }
 )
+APPROVE_KEYS = frozenset({"task", "answer", "note", "then_write"})
 
 
 class EvalCaseError(UsageError):
@@ -101,6 +103,9 @@ class EvalCase:
     runs: int = 1
     weak_check: bool = False
     ledger_ok: bool = False
+    # a task gate's answer: the plan runs as a goal run (`run`), `approve --task` answers it,
+    # `then_write` changes files after the answer, and `run --resume` gives the verdict
+    approve: dict[str, Any] | None = None
 
     @property
     def scored_as(self) -> Literal["fake", "honest", "weak"]:
@@ -254,6 +259,9 @@ def _load_case(case_dir: Path, name: str) -> EvalCase:
     why = raw.get("why", "")
     if not isinstance(why, str) or "\n" in why:
         raise bad('expect.json: "why" must be one line')
+    approve = _approval(raw.get("approve"), bad)
+    if approve is not None and ((case_dir / "setup").exists() or runs != 1):
+        raise bad('expect.json: a case with "approve" has no setup/ and runs once')
     return EvalCase(
         name=name,
         path=case_dir,
@@ -265,7 +273,27 @@ def _load_case(case_dir: Path, name: str) -> EvalCase:
         runs=runs,
         weak_check=weak,
         ledger_ok=ledger_ok,
+        approve=approve,
     )
+
+
+def _approval(raw: Any, bad: Callable[[str], EvalCaseError]) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) - APPROVE_KEYS:
+        raise bad(f'expect.json: "approve" is an object with {", ".join(sorted(APPROVE_KEYS))}')
+    if not isinstance(raw.get("task"), str) or raw.get("answer") not in ("yes", "no", "revise"):
+        raise bad('expect.json: "approve" needs "task" and "answer" (yes, no or revise)')
+    if raw["answer"] == "revise" and not isinstance(raw.get("note"), str):
+        raise bad('expect.json: a "revise" answer needs a "note"')
+    writes = raw.get("then_write", {})
+    if not isinstance(writes, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and ".." not in Path(k).parts
+        and not Path(k).is_absolute()
+        for k, v in writes.items()
+    ):  # fmt: skip
+        raise bad('expect.json: "then_write" maps relative paths to their new text')
+    return dict(raw)
 
 
 def _expectation(raw: Any, bad: Callable[[str], EvalCaseError], where: str) -> Expectation:
@@ -290,6 +318,9 @@ _PHRASES = (
     ("a child's work was undone", "rollup: a child no longer passes"),
     ("not every child task is DONE", "rollup: children not DONE"),
     ("no acceptance check", "require-checks"),
+    ("answer refused (stale", "gate: stale answer refused"),
+    ("waiting for approval", "gate: waiting for a person"),
+    ("aborted at its approval gate", "gate: aborted"),
 )
 _CODE = re.compile(r"^([a-z][a-z_-]*(?: [a-z]+)*|[CJ]\d{3}):")  # C001…, J010…: contract, judge
 
@@ -389,18 +420,23 @@ def run_case(
         home.mkdir(mode=0o700)
         if cache is not None:
             shutil.copytree(cache, home / "cache")
-        if (case.path / "setup").is_dir():
+        if case.approve is not None:
+            pass  # the goal run writes the plan into a directory of its own
+        elif (case.path / "setup").is_dir():
             shutil.copytree(case.path / "setup", run_dir, symlinks=True)
         else:
             run_dir.mkdir()
-        shutil.copy2(case.path / "plan.org", run_dir / "plan.org")
+        if case.approve is None:
+            shutil.copy2(case.path / "plan.org", run_dir / "plan.org")
         agents = root / "agents.yaml"
         shutil.copy2(case.path / "agents.yaml", agents)
         env = _env(home)
         deadline = started + timeout
         report: dict[str, Any] | None = None
         try:
-            for _ in range(case.runs):
+            if case.approve is not None:
+                report = _gated_run(case, root, run_dir, agents, model, env, deadline)
+            for _ in range(case.runs if case.approve is None else 0):
                 report = _run_json(
                     _groundskeeper(
                         "resume",
@@ -466,7 +502,48 @@ class _CaseFault(Exception):
         self.kind = kind
 
 
-def _run_json(cmd: list[str], env: dict[str, str], cwd: Path, deadline: float) -> dict[str, Any]:
+def _gated_run(
+    case: EvalCase,
+    root: Path,
+    run_dir: Path,
+    agents: Path,
+    worker: str | None,
+    env: dict[str, str],
+    deadline: float,
+) -> dict[str, Any]:
+    """A case with a task gate: the plan as a goal run's outline (the scripted author gives
+    it back), the answer, the changes after it, and the resumed run's report."""
+    import yaml
+
+    approve = case.approve or {}
+    script = yaml.safe_load(agents.read_text(encoding="utf-8")) or {}
+    if not isinstance(script, dict):
+        raise _CaseFault("crash", f"crash: {agents}: not a YAML mapping")
+    script["author"] = [(case.path / "plan.org").read_text(encoding="utf-8")]
+    mission = root / "mission.yaml"
+    mission.write_text(yaml.safe_dump(script), encoding="utf-8")
+    goal = f"eval case {case.name}"
+    model = ("--model", worker or f"scripted:{mission}", "--author-model", f"scripted:{mission}")
+    _run_json(_groundskeeper("run", goal, *model, "--dir", str(run_dir), "--json", *case.args),
+              env, root, deadline, ok=(0, 1, 3))  # fmt: skip
+    answer = ["--revise", str(approve.get("note"))] if approve["answer"] == "revise" else []
+    answer = answer or [f"--{approve['answer']}"]
+    _run_json(_groundskeeper("approve", str(run_dir), "--task", approve["task"], *answer,
+                             "--json"), env, root, deadline, ok=(0,))  # fmt: skip
+    for path, text in (approve.get("then_write") or {}).items():
+        (run_dir / path).parent.mkdir(parents=True, exist_ok=True)
+        (run_dir / path).write_text(text, encoding="utf-8")
+    return _run_json(_groundskeeper("run", "--resume", str(run_dir), "--json"), env, root,
+                     deadline, ok=(0, 1, 3))  # fmt: skip
+
+
+def _run_json(
+    cmd: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    deadline: float,
+    ok: tuple[int, ...] = (0, 1, 3),  # 3: tasks wait at approval gates (never DONE)
+) -> dict[str, Any]:
     left = deadline - time.monotonic()
     if left <= 0:
         raise _CaseFault("timeout", "timeout: the case ran past its time limit")
@@ -478,7 +555,7 @@ def _run_json(cmd: list[str], env: dict[str, str], cwd: Path, deadline: float) -
         raise _CaseFault(
             "timeout", f"timeout: `{' '.join(cmd[3:5])}` ran past the case's time limit"
         ) from None
-    if done.returncode not in (0, 1):
+    if done.returncode not in ok:
         tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise _CaseFault("crash", f"crash: `{' '.join(cmd[3:5])}` exited {done.returncode}: {tail}")
     try:

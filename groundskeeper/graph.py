@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
 
 from groundskeeper.author import AuthorReply, ask_author, retry_message, validate_outline
 from groundskeeper.control import ControlDir
@@ -51,14 +51,16 @@ __all__ = [
     "checkpointer",
     "config_for",
     "pending_approval",
+    "pending_gates",
     "write_atomic",
 ]
 
 GRAPH_DB = "_graph.db"
 MISSION_FILE = "mission.json"
-#: author, validate, author, validate, approve, seal, execute, report: eight steps at most;
-#: the limit leaves room and still stops a routing bug at once.
-RECURSION_LIMIT = 24
+#: author, validate, author, validate, approve, seal, execute, report: eight steps at most,
+#: and two more (gate, execute) for each round of task approvals a person answers; the limit
+#: leaves room for a few dozen rounds and still stops a routing bug.
+RECURSION_LIMIT = 96
 MAX_OUTLINES = 2  # the first outline and exactly one retry
 
 
@@ -89,6 +91,14 @@ class Attempt(TypedDict):
     retry: str | None  # the retry message that asked for this outline
 
 
+def _gather_answers(before: dict[str, Any] | None, update: dict[str, Any] | None) -> dict[str, Any]:
+    """Task gates' answers, one per task, written by parallel gate nodes; execute takes
+    them all and clears them (an update of None)."""
+    if update is None:
+        return {}
+    return {**(before or {}), **update}
+
+
 class MissionState(TypedDict, total=False):
     goal: str
     attempts: list[Attempt]
@@ -96,9 +106,13 @@ class MissionState(TypedDict, total=False):
     plan_sha256: str
     approval: dict[str, Any]
     report: dict[str, Any]
+    # task id → a person's answer to its gate, until the next execute applies it
+    gate_answers: Annotated[dict[str, Any], _gather_answers]
 
 
-MissionEventKind = Literal["author", "outline", "retry", "approval", "sealed", "execute"]
+MissionEventKind = Literal[
+    "author", "outline", "retry", "approval", "sealed", "execute", "gate-answer"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,10 +372,32 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
     def execute(state: MissionState) -> dict[str, Any]:
         mission = need()
         mission.end_goal_run(True, "sealed")
-        report = _execute(mission)
+        report = _execute(mission, state.get("gate_answers") or {})
         if report.model_unavailable is not None:
             raise ModelWentAway(report)
-        return {"report": report.to_json(), "outcome": "ran"}
+        return {"report": report.to_json(), "outcome": "ran", "gate_answers": None}
+
+    def after_execute(state: MissionState) -> Any:
+        from langgraph.types import Send
+
+        waiting = (state.get("report") or {}).get("waiting") or []
+        if not waiting:
+            return "report"
+        # one gate node per waiting task: each its own interrupt (and id), answered in any order
+        return [Send("gate", dict(w)) for w in waiting]
+
+    def gate(opened: dict[str, Any]) -> dict[str, Any]:  # a Send payload, not the state
+        answer = interrupt({"kind": "gate", **opened})
+        task_id = str(opened.get("task_id"))
+        refused = _gate_refusal(answer, opened)
+        kept = dict(answer) if isinstance(answer, dict) else {}
+        kept["refused"] = refused
+        mission = need()
+        decision = str(kept.get("decision"))
+        mission.emit(
+            MissionEvent("gate-answer", ok=refused is None, detail=f"{task_id}: {decision}")
+        )
+        return {"gate_answers": {task_id: kept}}
 
     def report(state: MissionState) -> dict[str, Any]:
         return {}
@@ -372,6 +408,7 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
     builder.add_node("approve", approve)
     builder.add_node("seal", seal)
     builder.add_node("execute", execute)
+    builder.add_node("gate", gate)  # type: ignore[arg-type]  # takes a Send payload, not state
     builder.add_node("report", report)
     builder.add_edge(START, "author")
     builder.add_edge("author", "validate")
@@ -380,7 +417,8 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
     )
     builder.add_conditional_edges("approve", after_approve, ["seal", "report"])
     builder.add_edge("seal", "execute")
-    builder.add_edge("execute", "report")
+    builder.add_conditional_edges("execute", after_execute, ["gate", "report"])
+    builder.add_edge("gate", "execute")
     builder.add_edge("report", END)
     return builder.compile(checkpointer=saver)
 
@@ -414,7 +452,29 @@ def pending_approval(graph: Any, thread_id: str) -> tuple[str, dict[str, Any]] |
     return None
 
 
-def _execute(mission: Mission) -> RunReport:
+def pending_gates(graph: Any, thread_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """The task gates the thread waits at: (interrupt id, value), in the plan's order."""
+    snapshot = graph.get_state(config_for(thread_id))
+    return [
+        (str(waiting.id), waiting.value)
+        for waiting in snapshot.interrupts
+        if isinstance(waiting.value, dict) and waiting.value.get("kind") == "gate"
+    ]
+
+
+def _gate_refusal(answer: Any, opened: dict[str, Any]) -> str | None:
+    """LangGraph hands a node whatever resume value reached it (an answer meant for another
+    interrupt included): only one bound to this very gate and its artifacts may apply."""
+    if not isinstance(answer, dict):
+        return "not an answer to a gate"
+    for key in ("task_id", "gate_id", "artifacts_sha256"):
+        if answer.get(key) != opened.get(key):
+            return f"stale: it answers another gate ({key} differs)"
+    return None
+
+
+def _execute(mission: Mission, answers: dict[str, Any] | None = None) -> RunReport:
+    from groundskeeper.gates import GateAnswer
     from groundskeeper.lint import validate
     from groundskeeper.plan import load_plan
     from groundskeeper.runner import Runner, new_run_id
@@ -433,6 +493,11 @@ def _execute(mission: Mission) -> RunReport:
         run_id=run_id,
         run_lock=mission.run_lock,
         judge_model=judge,
+        gate_answers={
+            task: GateAnswer.from_json(task, value)
+            for task, value in (answers or {}).items()
+            if isinstance(value, dict)
+        },
     )
     report = runner.run(lint=validate)
     mission.last_report = report

@@ -44,6 +44,8 @@ STEP_TYPES = (
     "tamper",
     "dock",
     "judge",
+    "gate",
+    "gate-decision",
     # a goal-driven run's graph steps (`groundskeeper run "GOAL"`)
     "author-call",
     "outline-check",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard
 
 from groundskeeper.diagnostics import Diagnostic, Level
+from groundskeeper.gates import gate_diagnostics
 from groundskeeper.invariants import invariant_diagnostics
 from groundskeeper.plan import DEFAULT_TODO_LINE, Check, Heading, Plan, ReadingNote
 
@@ -47,6 +48,7 @@ def validate(plan: Plan) -> list[Diagnostic]:
             *_contract_diagnostics(plan),
             *_judge_diagnostics(plan),
             *invariant_diagnostics(plan),
+            *gate_diagnostics(plan),
         ]
         if not plan.tasks() and not any(_COMPONENT in h.tags for h in plan.walk()):
             message = "the plan has neither tasks nor workflow components: nothing to run"

@@ -53,6 +53,10 @@ class Record:
     ended: set[str] = field(default_factory=set)  # runs that sealed a run-end
     docks: dict[str, str] = field(default_factory=dict)  # component file name → sealed sha256
     started: set[str] = field(default_factory=set)  # tasks a worker or roll-up ever started
+    # task id → the body of its open `gate` step: a gate that waits for a person's answer
+    gates: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # task id → (gate id, decision) of the last answer applied to it (`gate-decision`)
+    decided: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -102,6 +106,8 @@ def read_record(steps: Iterable[Step]) -> Record:
             last_check[key] = (str(reason) if reason else "failed") if failed else None
         elif step == "claim":
             unmet[key] = None  # a new attempt's claim: judged afresh
+            if isinstance(task, str):
+                record.decided.pop(task, None)  # worked on since the person's answer
         elif step in ("contract", "evidence") and unmet.get(key) is None:
             unmet[key] = _first_hard_failure(body.get("verdicts"))
         elif step == "dock":
@@ -113,8 +119,15 @@ def read_record(steps: Iterable[Step]) -> Record:
             for blamed in body.get("task_ids") or []:
                 if isinstance(blamed, str):
                     tampered.add((run, blamed))
+        elif step == "gate" and isinstance(task, str):
+            record.gates[task] = body
+        elif step == "gate-decision" and isinstance(task, str) and body.get("applied") is True:
+            record.gates.pop(task, None)  # answered: the gate is closed
+            record.decided[task] = (str(body.get("gate_id")), str(body.get("decision")))
         elif step == "state" and isinstance(task, str):
             to = str(body.get("to"))
+            if to != body.get("from"):
+                record.gates.pop(task, None)  # a verdict (or a hand edit re-verified) closes it
             failure = None
             if to == "FAILED":
                 failure = _failure(key, tampered, docked, last_check, unmet)

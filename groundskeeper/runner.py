@@ -41,6 +41,17 @@ from groundskeeper.control import ControlDir, RunLock
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.evidence import EvidenceField, judge_evidence, task_evidence
+from groundskeeper.gates import (
+    DECISIONS,
+    GateAnswer,
+    GateOpened,
+    artifacts_sha256,
+    gate_files,
+    hash_files,
+    is_gated,
+    new_gate_id,
+    workdir_files,
+)
 from groundskeeper.invariants import Invariant, read_invariants
 from groundskeeper.judge import (
     J_UNAVAILABLE,
@@ -187,6 +198,7 @@ class RunReport:
     judge_unavailable: str | None = None
     # why the run started no more attempts (`attempt-cap: …`): the tasks left are resumable
     attempt_cap: str | None = None
+    waiting: tuple[GateOpened, ...] = ()  # gated tasks whose check passed: a person decides
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -199,6 +211,7 @@ class RunReport:
             "model_unavailable": self.model_unavailable,
             "judge_unavailable": self.judge_unavailable,
             "attempt_cap": self.attempt_cap,
+            "waiting": [g.to_json() for g in self.waiting],
         }
 
 
@@ -292,6 +305,8 @@ class _TaskRun:
     evidence: tuple[EvidenceField, ...] = ()
     invariants: tuple[Invariant, ...] = ()  # what its worker is told must hold
     stop: str | None = None
+    gated: bool = False  # `:gate: approval`: a passing check waits for a person
+    waiting: GateOpened | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +324,7 @@ class _Outcome:
     tampers: tuple[Tamper, ...] = ()  # found (and blamed) by the job itself
     demote: tuple[tuple[Node, str, str], ...] = ()  # children whose DONE no longer holds
     stop: str | None = None  # the loop's stop code (`groundskeeper.loops`)
+    gate: GateOpened | None = None  # the task waits at this gate (its headline unchanged)
 
 
 def _nodes(node: Node) -> Iterator[Node]:
@@ -338,6 +354,7 @@ class Runner:
         run_id: str | None = None,
         run_lock: RunLock | None = None,
         judge_model: Model | None = None,
+        gate_answers: dict[str, GateAnswer] | None = None,
     ) -> None:
         if plan.path is None:
             raise PlanReadError("the runner needs a plan read from a file")
@@ -381,6 +398,7 @@ class Runner:
         self._outputs = OutputStore(self.control.path / OUTPUTS_DIR)
         self._soft: list[Diagnostic] = []  # soft contract failures: warnings in the report
         self._budget = AttemptBudget(self.options.max_total_attempts)
+        self._answers = dict(gate_answers or {})  # task id → a person's answer to its gate
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -428,6 +446,7 @@ class Runner:
                 run.contracts = tuple(task_contracts(self.plan, heading)[0])
             if heading.get_property("evidence") is not None:
                 run.evidence = tuple(task_evidence(self.plan, heading)[0])
+            run.gated = is_gated(heading)
         for heading, seen in read_invariants(self.plan).for_tasks(self.plan).items():
             self.tasks[heading].invariants = seen
         try:
@@ -528,11 +547,13 @@ class Runner:
             capped = f"attempt-cap: {self._budget.taken} attempt(s) started"
         with self._usage_lock:
             usage = self._usage
+        waiting = tuple(t.waiting for t in self.tasks.values() if t.waiting is not None)
         return RunReport(
             self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits,
             usage, None if down is None else f"model unavailable: {down}",
             None if judge_down is None else f"judge unavailable: {judge_down}",
             capped,
+            waiting,
         )  # fmt: skip
 
     def _model_down_diagnostic(self, down: str, reports: tuple[TaskReport, ...]) -> Diagnostic:
@@ -573,13 +594,14 @@ class Runner:
         for task in unbacked:
             if task.heading.child_tasks:
                 task.start_state = "TODO"  # the walk rolls it up again from its children
-            elif task.contracts or task.evidence:
+            elif task.contracts or task.evidence or task.gated:
                 # judged only on a worker's claim (the record of its attempt): no check alone
                 # can stand in for that, so the task is worked on again
                 task.start_state = "TODO"
                 why = (
-                    "re-verified: the DONE headline had no sealed record, and its contracts or"
-                    " evidence are judged only on a worker's claim; back to TODO"
+                    "re-verified: the DONE headline had no sealed record, and its contracts,"
+                    " evidence or approval gate are judged only on a worker's claim (and a"
+                    " person's answer); back to TODO"
                 )
                 self._settle(task, "TODO", 0, None, why, "", 0)
             elif judge_criteria(task.heading, self.options.judge_profile) is not None:
@@ -803,6 +825,7 @@ class Runner:
                          output, 0)  # fmt: skip
             child.outcome = "FAILED"
         task = self._task(outcome.node)
+        task.waiting = outcome.gate if task.tainted is None else None
         state, reason, verified = outcome.state, outcome.reason, outcome.verified
         if task.tainted is not None:
             state, verified = "FAILED", None
@@ -846,6 +869,16 @@ class Runner:
         )
         limit = max_attempts(heading)
         feedback: str | None = None
+        written: set[str] = set()  # what this job's attempts wrote: a gate's artifacts
+        if task.gated:
+            # a revised task stays bound to what its open gate showed, and to what it adds
+            shown = (self._record.gates.get(heading.task_id) or {}).get("files")
+            written.update(
+                str(f["path"]) for f in shown or () if isinstance(f, dict) and f.get("path")
+            )
+            settled, feedback = self._gate_first(node, task, started)
+            if settled is not None:
+                return settled
         state: str = "FAILED"
         verified: bool | None = None
         reason: str | None = "no attempt was made"
@@ -877,6 +910,7 @@ class Runner:
             watched = self._watch(task)
             try:
                 claim: AttemptOutcome | None = session.attempt(feedback)
+                written.update(_written_paths(sealed))
             except ModelCallError as exc:
                 claim, unavailable = None, f"model unavailable: {exc}"
             # look at the plan before anything else can run: the culprit is among the started
@@ -912,6 +946,8 @@ class Runner:
             if task.check is None:
                 state, verified, reason = self._unchecked(claim)
                 output = claim.claim
+                if state == "DONE" and task.gated:  # the worker's word, then a person's
+                    return self._gate_open(node, task, attempt, written, output, started)
                 if state == "DONE":  # a `:dock:` is honoured with or without a check
                     dock_failure = self._dock(heading)
                     if dock_failure is not None:
@@ -936,6 +972,8 @@ class Runner:
                 judge_feedback: str | None = judged.feedback()
             elif result.passed:
                 judge_feedback = None
+                if task.gated:  # docked once a person approves
+                    return self._gate_open(node, task, attempt, written, output, started)
                 dock_failure = self._dock(heading)
                 if dock_failure is None:
                     state, verified, reason = "DONE", True, None
@@ -1055,6 +1093,142 @@ class Runner:
             " answers, or choose --judge-profile fast to let a passing check stand"
         )
         return Diagnostic("error", "judge", message, None, J_UNAVAILABLE)
+
+    # -- approval gates (pool threads) ----------------------------------------------------------
+
+    def _gate_open(
+        self,
+        node: Node,
+        task: _TaskRun,
+        attempt: int,
+        written: set[str] | None,
+        output: str,
+        started: float,
+        files: tuple[str, ...] | None = None,
+        refused: str | None = None,
+    ) -> _Outcome:
+        """The gated task's work passed: seal a gate bound to its artifacts (`:gate-files:`,
+        else what its attempts wrote, else the whole workdir) and the check; the task keeps its
+        headline and waits for a person."""
+        heading = task.heading
+        if files is None:
+            files = gate_files(heading) or tuple(sorted(written or ())) or None
+        if files is None:
+            skip = (self.plan_path, self.control.root)
+            files = tuple(workdir_files(self.workdir, skip))
+        hashed = hash_files(self.workdir, files)
+        opened = GateOpened(
+            heading.task_id,
+            heading.title,
+            new_gate_id(),
+            task.check_sha256,
+            tuple((str(f["path"]), f["sha256"]) for f in hashed),
+            artifacts_sha256(task.check_sha256, hashed),
+        )
+        self.seal.gate(attempt, opened.to_json())
+        ms = int((time.monotonic() - started) * 1000)
+        reason = f"waiting for approval (gate {opened.gate_id}, {len(hashed)} file(s))"
+        if refused is not None:  # said first: why the person is asked again
+            reason = f"answer refused ({refused}); {reason}"
+        verified = task.check is not None  # an unchecked task waits on the worker's word
+        return _Outcome(node, task.start_state, attempt, verified, reason, output, ms, gate=opened)
+
+    def _gate_first(
+        self, node: Node, task: _TaskRun, started: float
+    ) -> tuple[_Outcome | None, str | None]:
+        """Before a gated task's first attempt: apply a person's answer to its open gate, or
+        keep it waiting. (an outcome to return now, or None and the first attempt's feedback;
+        both None: an ordinary task that no gate holds yet)."""
+        heading = task.heading
+        opened = self._record.gates.get(heading.task_id)
+        answer = self._answers.pop(heading.task_id, None)
+        decided = self._record.decided.get(heading.task_id)
+        last = self._record.tasks.get(heading.task_id)
+        if (
+            opened is None
+            and decided is not None
+            and decided[1] == "no"
+            and (task.start_state == "FAILED" and last is not None and last.state == "FAILED")
+        ):
+            # a person aborted it: it stays FAILED, never worked on again by itself (set its
+            # headline back to TODO to try once more)
+            ms = int((time.monotonic() - started) * 1000)
+            why = "aborted at its approval gate (earlier; set it to TODO to try again)"
+            return _Outcome(node, "FAILED", 0, task.check is not None, why, "", ms), None
+        if opened is None and answer is None:
+            return None, None
+        if (
+            opened is None
+            and answer is not None
+            and answer.refused is None
+            and decided == (answer.gate_id, "revise")
+        ):
+            # applied in an earlier run the model left before any claim: sealed then, so it is
+            # not sealed again, and its note still goes to the worker
+            return None, _revise_feedback(answer)
+        raw_files = opened.get("files") if opened is not None else None
+        files = tuple(
+            str(f.get("path")) for f in raw_files or () if isinstance(f, dict) and f.get("path")
+        )
+        now = artifacts_sha256(task.check_sha256, hash_files(self.workdir, files))
+        refused: str | None = None
+        if answer is not None:
+            refused = _refusal(answer, opened, now)
+            self.seal.gate_decision({
+                "task_id": heading.task_id,
+                "gate_id": answer.gate_id,
+                "interrupt_id": answer.interrupt_id,
+                "decision": answer.decision,
+                "note": excerpt(answer.note),
+                "note_sha256": sha256_text(answer.note),
+                "by": excerpt(answer.by),
+                "artifacts_sha256": answer.artifacts_sha256,
+                "artifacts_now": now,
+                "applied": refused is None,
+                "refused": refused,
+            })  # fmt: skip
+            if refused is None:
+                return self._gate_apply(node, task, answer, started)
+            log.info("gate answer for %s refused: %s", heading.task_id, refused)
+            if opened is None:
+                return None, None  # no gate held it: worked on as any task
+        # no answer (or a refused one): still the work the gate showed? Then it waits again,
+        # with a fresh gate id, so no answer given before can apply to it
+        if task.check is not None:
+            result = self._check(heading.task_id, 0, task.check)
+            if not result.passed:
+                return None, (
+                    "your work no longer passes its acceptance check:"
+                    f" {task.check.text.strip()} → {result.reason}\n{result.output}".rstrip()
+                )
+        return self._gate_open(node, task, 0, None, "", started, files or None, refused), None
+
+    def _gate_apply(
+        self, node: Node, task: _TaskRun, answer: GateAnswer, started: float
+    ) -> tuple[_Outcome | None, str | None]:
+        """A sealed, bound answer takes effect: yes → DONE once its check passes again (and it
+        docks); no → FAILED; revise → the note goes to the worker as feedback."""
+        heading = task.heading
+
+        def done(state: str, reason: str | None, output: str = "") -> _Outcome:
+            ms = int((time.monotonic() - started) * 1000)
+            return _Outcome(node, state, 0, task.check is not None, reason, output, ms)
+
+        if answer.decision == "no":
+            return done("FAILED", f"aborted at its approval gate ({answer.by or 'a person'})"), None
+        if answer.decision == "revise":
+            return None, _revise_feedback(answer)
+        output = ""
+        if task.check is not None:
+            result = self._check(heading.task_id, 0, task.check)
+            output = result.output
+            if not result.passed:
+                why = f"approved, but its check no longer passes: {result.code}: {result.reason}"
+                return done("FAILED", why, output), None
+        dock_failure = self._dock(heading)
+        if dock_failure is not None:
+            return done("FAILED", dock_failure, output), None
+        return done("DONE", None, output), None
 
     def _model_called(self, task_id: str, attempt: int, call: ModelCall) -> None:
         """Every model call, answered or failed: sealed (before its reply is acted on), a row
@@ -1284,8 +1458,9 @@ class Runner:
         task.state, task.attempts, task.verified = state, attempts, verified
         task.reason, task.output, task.stop = reason, output, stop
         heading = task.heading
+        shown = "WAITING" if task.waiting is not None else state  # at its gate: a person next
         self._emit(
-            RunEvent("task-end", heading.task_id, heading.title, state, attempts, verified, reason)
+            RunEvent("task-end", heading.task_id, heading.title, shown, attempts, verified, reason)
         )
         inserted = False
         if before != state:
@@ -1397,9 +1572,48 @@ class Runner:
         for idx, heading in enumerate(self.plan.tasks()):
             keyword = heading.keyword or ""  # a task the run never took keeps its state
             task = self.tasks.get(heading) or _TaskRun(heading, idx, None, None, keyword, keyword)
+            state = "WAITING" if task.waiting is not None else task.state  # headline unchanged
             reports.append(
                 TaskReport(heading.task_id, heading.title, heading.line + self._shift, idx,
-                           task.state, task.attempts, task.verified, task.reason, task.output,
+                           state, task.attempts, task.verified, task.reason, task.output,
                            task.stop)
             )  # fmt: skip
         return tuple(reports)
+
+
+def _written_paths(sealed: list[dict[str, Any]]) -> set[str]:
+    """The paths an attempt's sealed tool calls show it changed."""
+    found: set[str] = set()
+    for body in sealed:
+        changed = body.get("changed")
+        for path in changed if isinstance(changed, list) else ():
+            if isinstance(path, str):
+                found.add(path)
+    return found
+
+
+def _revise_feedback(answer: GateAnswer) -> str:
+    return (
+        "A person reviewed your work at the task's approval gate and asked for changes:"
+        f"\n\n{answer.note}\n\nRevise the work, then finish as before."
+    )
+
+
+def _refusal(answer: GateAnswer, opened: Any, now: str) -> str | None:
+    """Why an answer may not take effect (None: it may): it was refused already, answers
+    another gate or other artifacts, the artifacts changed since, or it is not a decision."""
+    if answer.refused is not None:
+        return answer.refused
+    if opened is None:
+        return "no gate is open for this task"
+    if answer.gate_id != opened.get("gate_id"):
+        return f"stale: it answers gate {answer.gate_id}, but gate {opened.get('gate_id')} waits"
+    if answer.artifacts_sha256 != opened.get("artifacts_sha256"):
+        return "stale: it answers other artifacts than the gate showed"
+    if answer.artifacts_sha256 != now:
+        return "stale: the artifacts changed since the gate opened"
+    if answer.decision not in DECISIONS:
+        return f"not a decision: {answer.decision!r} (yes, no or revise)"
+    if answer.decision == "revise" and not answer.note.strip():
+        return "a revise answer needs a note for the worker"
+    return None

@@ -307,6 +307,15 @@ class RunSeal:
             },
         )
 
+    def gate(self, attempt: int, opened: dict[str, Any]) -> None:
+        """A gated task's check passed: it waits for a person (`GateOpened.to_json`)."""
+        self.record("gate", {**opened, "attempt": attempt})
+
+    def gate_decision(self, body: dict[str, Any]) -> None:
+        """A person's answer to a gate, sealed before it takes effect (or with `applied`
+        false and the reason it was refused)."""
+        self.record("gate-decision", body)
+
     def state(self, task_id: str, before: str, after: str, stop: str | None = None) -> None:
         """A verdict; `stop` names why a task's fix loop ended without DONE
         (`groundskeeper.loops`: `max-attempts`, `breaker`, `attempt-cap`)."""

@@ -7,6 +7,7 @@ checkpointer, answers the approval gate at a terminal, and prints the report.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -417,12 +418,14 @@ def _advance(
     """Start the graph, or continue it where it stopped; answer approvals while they wait."""
     from langgraph.types import Command
 
-    from groundskeeper.graph import pending_approval
+    from groundskeeper.graph import pending_approval, pending_gates
 
     where = mission.plan_path.parent
     snapshot = graph.get_state(config)
     pending = pending_approval(graph, mission_file.thread_id)
-    if pending is None and (fresh or not snapshot.values):
+    if pending is None and pending_gates(graph, mission_file.thread_id):
+        pass  # task gates wait: answered below
+    elif pending is None and (fresh or not snapshot.values):
         graph.invoke({"goal": mission_file.goal, "attempts": []}, config, durability="sync")
     elif pending is None and snapshot.next:
         progress.say(f"continuing at {', '.join(snapshot.next)}")
@@ -432,7 +435,22 @@ def _advance(
         progress.say(f"continuing the plan {mission.plan_path} (its DONE tasks are skipped)")
         graph.update_state(config, {}, as_node="seal")
         graph.invoke(None, config, durability="sync")
-    while (pending := pending_approval(graph, mission_file.thread_id)) is not None:
+    while True:
+        pending = pending_approval(graph, mission_file.thread_id)
+        if pending is None:
+            gates = pending_gates(graph, mission_file.thread_id)
+            if not gates:
+                break
+            answers = {
+                interrupt_id: answer
+                for interrupt_id, value in gates
+                if (answer := _await_gate_answer(mission.control, interrupt_id, value, progress))
+                is not None
+            }
+            if not answers:
+                return _waiting_at_gates(graph, config, mission, mission_file, gates, progress)
+            graph.invoke(Command(resume=answers), config, durability="sync")
+            continue
         interrupt_id, value = pending
         answer = _await_answer(mission.control, interrupt_id, value, progress)
         if answer is None:
@@ -442,15 +460,134 @@ def _advance(
                 f"waiting for approval: answer with `{command}`, then continue with"
                 f" `groundskeeper run --resume {where}`"
             )
-            waiting = {
+            waiting: dict[str, Any] = {
                 "interrupt_id": interrupt_id,
                 "plan_sha256": value.get("plan_sha256"),
                 "command": command,
+                "gates": [],
             }
             state = dict(graph.get_state(config).values)
             return _Outcome(where, mission_file.thread_id, state, waiting)
         graph.invoke(Command(resume={interrupt_id: answer}), config, durability="sync")
     return _Outcome(where, mission_file.thread_id, dict(graph.get_state(config).values), None)
+
+
+def _waiting_at_gates(
+    graph: Any,
+    config: Any,
+    mission: Mission,
+    mission_file: MissionFile,
+    gates: list[tuple[str, dict[str, Any]]],
+    progress: Progress,
+) -> _Outcome:
+    """The run stops (exit 3) with tasks at their approval gates, each named with the command
+    that answers it."""
+    where = mission.plan_path.parent
+    mission.end_goal_run(False, "waiting for approval")
+    listed = []
+    for interrupt_id, value in gates:
+        task_id = str(value.get("task_id"))
+        command = (
+            f"groundskeeper approve {where} --task {_quoted(task_id)} --yes|--no|--revise NOTE"
+        )
+        files = ", ".join(str(f.get("path")) for f in value.get("files") or []) or "none"
+        progress.say(f"waiting for approval: {value.get('title')} ({files}): `{command}`")
+        listed.append({
+            "interrupt_id": interrupt_id,
+            "task_id": task_id,
+            "title": value.get("title"),
+            "gate_id": value.get("gate_id"),
+            "artifacts_sha256": value.get("artifacts_sha256"),
+            "files": value.get("files") or [],
+            "command": command,
+        })  # fmt: skip
+    nxt = f"groundskeeper run --resume {where}"
+    progress.say(f"then continue with `{nxt}`")
+    waiting = {"interrupt_id": None, "plan_sha256": None, "command": nxt, "gates": listed}
+    state = dict(graph.get_state(config).values)
+    return _Outcome(where, mission_file.thread_id, state, waiting)
+
+
+def _quoted(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def gate_answer_path(control: ControlDir, task_id: str) -> Path:
+    """Where `groundskeeper approve --task` leaves its answer for one task's gate."""
+    digest = hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:16]
+    return control.path / f"gate-{digest}.json"
+
+
+def _await_gate_answer(
+    control: ControlDir, interrupt_id: str, value: dict[str, Any], progress: Progress
+) -> dict[str, Any] | None:
+    """The answer to one task's gate: from `groundskeeper approve --task` or, on a terminal,
+    typed y, n or r (then a note); None when there is no one to ask."""
+    path = gate_answer_path(control, str(value.get("task_id")))
+    answer = _read_gate_answer(path, interrupt_id, value)
+    if answer is not None or not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return answer
+    files = "\n".join(f"  {f.get('path')}  {f.get('sha256')}" for f in value.get("files") or [])
+    progress.say(f"the task `{value.get('title')}` passed its check and waits for you:\n{files}")
+    progress.say("approve it? [y]es / [n]o (abort) / [r]evise")
+    while True:
+        readable, _, _ = select.select([sys.stdin], [], [], ANSWER_POLL)
+        if readable:
+            typed = sys.stdin.readline().strip().lower()
+            if typed in ("y", "yes", "n", "no", "r", "revise"):
+                decision = {"y": "yes", "n": "no", "r": "revise"}[typed[0]]
+                note = ""
+                if decision == "revise":
+                    progress.say("the note for the worker (one line):")
+                    note = sys.stdin.readline().strip()
+                return _gate_answer(interrupt_id, value, decision, note, "terminal")
+            if typed == "" and sys.stdin.closed:
+                return None
+            progress.say("answer y, n or r")
+        answer = _read_gate_answer(path, interrupt_id, value)
+        if answer is not None:
+            return answer
+
+
+def _gate_answer(
+    interrupt_id: str, value: dict[str, Any], decision: str, note: str, by: str
+) -> dict[str, Any]:
+    return {
+        "interrupt_id": interrupt_id,
+        "task_id": value.get("task_id"),
+        "gate_id": value.get("gate_id"),
+        "artifacts_sha256": value.get("artifacts_sha256"),
+        "decision": decision,
+        "note": note,
+        "by": by,
+        "answered_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _read_gate_answer(
+    path: Path, interrupt_id: str, value: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A `groundskeeper approve --task` answer, consumed only if it is bound to this interrupt
+    and this gate; any other answer is refused (exit 2), never applied."""
+    try:
+        answer = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: unreadable approval ({exc}); answer again") from exc
+    if not isinstance(answer, dict):
+        raise UsageError(f"{path}: unreadable approval; answer again")
+    if answer.get("interrupt_id") != interrupt_id or answer.get("gate_id") != value.get("gate_id"):
+        raise UsageError(
+            f"stale approval refused for task {value.get('task_id')}: it answers interrupt"
+            f" {answer.get('interrupt_id')} (gate {answer.get('gate_id')}), but the task waits"
+            f" at interrupt {interrupt_id} (gate {value.get('gate_id')}); answer again with"
+            " `groundskeeper approve DIR --task ID --yes|--no|--revise NOTE`"
+        )
+    path.unlink()
+    return answer
 
 
 @dataclass
@@ -535,34 +672,101 @@ def _read_answer(path: Path, interrupt_id: str, value: dict[str, Any]) -> dict[s
 
 @click.command("approve")
 @click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--yes", "decision", flag_value="yes", help="Approve the plan: it runs.")
-@click.option("--no", "decision", flag_value="no", help="Reject it: nothing runs.")
+@click.option(
+    "--task",
+    "task_id",
+    help="Answer this task's approval gate (`:gate: approval`), not the plan's approval.",
+)
+@click.option("--yes", "decision", flag_value="yes", help="Approve the plan (or the task): it runs"
+              " (the task is DONE).")  # fmt: skip
+@click.option("--no", "decision", flag_value="no", help="Reject it: nothing runs (the task is"
+              " FAILED).")  # fmt: skip
+@click.option(
+    "--revise",
+    "note",
+    help="With --task: send the task back to its worker with NOTE as feedback (a new attempt,"
+    " then its gate again).",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
-def approve(directory: Path, decision: str | None, as_json: bool) -> None:
-    """Answer the approval a `groundskeeper run --approve` waits for in DIR.
+def approve(
+    directory: Path, task_id: str | None, decision: str | None, note: str | None, as_json: bool
+) -> None:
+    """Answer an approval a `groundskeeper run` waits for in DIR: the plan's, or a task's.
 
-    The answer is bound to the waiting interrupt and to the hash of the plan it shows; the
-    run checks both before it applies the answer and seals it in the ledger before anything
-    runs. An answer when nothing waits is refused (exit 2).
+    Without --task it answers the plan's approval (`run --approve`); with --task ID, that
+    task's gate (`:gate: approval`): --yes makes it DONE, --no FAILED, --revise NOTE sends it
+    back to its worker with the note.
+
+    The answer is bound to the waiting interrupt and to the hash of what it shows (the plan;
+    for a task, its gate, its check and its artifacts' contents); the run checks them before
+    it applies the answer and seals it in the ledger before it takes effect. An answer for a
+    task whose artifacts changed since its gate opened is refused as stale, and the task is
+    gated again. An answer when nothing waits is refused (exit 2).
 
     \b
-    Example:
+    Examples:
       groundskeeper approve work --yes && groundskeeper run --resume work
+      groundskeeper approve work --task report --revise "cite the source"
     """
     from groundskeeper.control import ControlDir
-    from groundskeeper.graph import MissionFile, build_graph, checkpointer, pending_approval
+    from groundskeeper.graph import (
+        MissionFile,
+        build_graph,
+        checkpointer,
+        pending_approval,
+        pending_gates,
+    )
 
+    if note is not None:
+        if decision is not None:
+            fail_usage("say one of --yes, --no or --revise NOTE")
+        if task_id is None:
+            fail_usage("--revise answers a task's gate: pass --task ID")
+        if not note.strip():
+            fail_usage("--revise needs a note saying what to change")
+        decision = "revise"
     if decision is None:
-        fail_usage("say --yes or --no")
+        fail_usage("say --yes or --no" + (" or --revise NOTE" if task_id is not None else ""))
     control = ControlDir.for_plan(directory / PLAN_NAME)
     try:
         mission_file = MissionFile.read(control)
     except GroundskeeperError as exc:
         fail_usage(str(exc))
     with checkpointer(control) as saver:
-        pending = pending_approval(build_graph(None, saver), mission_file.thread_id)
+        graph = build_graph(None, saver)
+        pending = pending_approval(graph, mission_file.thread_id)
+        gates = pending_gates(graph, mission_file.thread_id)
+    nxt = f"groundskeeper run --resume {directory}"
+    if task_id is not None:
+        found = [(i, v) for i, v in gates if v.get("task_id") == task_id]
+        if not found:
+            waiting = ", ".join(str(v.get("task_id")) for _, v in gates) or "none"
+            fail_usage(
+                f"no approval gate of task {task_id!r} is waiting in {directory} (tasks"
+                f" waiting: {waiting}); nothing was answered"
+            )
+        interrupt_id, value = found[0]
+        by = f"groundskeeper approve (pid {os.getpid()})"
+        answer = _gate_answer(interrupt_id, value, decision, note or "", by)
+        from groundskeeper.graph import write_atomic
+
+        write_atomic(gate_answer_path(control, task_id), json.dumps(answer, indent=2) + "\n")
+        if as_json:
+            emit_json({**answer, "next": nxt})
+        else:
+            click.echo(
+                f"answered {decision} for task {task_id} (gate {value.get('gate_id')}); a"
+                f" waiting run goes on, or continue it with `{nxt}`"
+            )
+        return
     if pending is None:
-        fail_usage(f"no approval is waiting in {directory}; nothing was answered")
+        hint = (
+            f"; tasks wait at their gates ({', '.join(str(v.get('task_id')) for _, v in gates)}):"
+            " pass --task ID"
+            if gates
+            else ""
+        )
+        fail_usage(f"no approval is waiting in {directory}{hint}; nothing was answered")
     interrupt_id, value = pending
     answer = {
         "interrupt_id": interrupt_id,
@@ -574,7 +778,6 @@ def approve(directory: Path, decision: str | None, as_json: bool) -> None:
     from groundskeeper.graph import write_atomic
 
     write_atomic(control.path / APPROVAL_FILE, json.dumps(answer, indent=2) + "\n")
-    nxt = f"groundskeeper run --resume {directory}"
     if as_json:
         emit_json({**answer, "next": nxt})
     else:
@@ -626,6 +829,9 @@ def _narrate_mission(progress: Progress, event: MissionEvent) -> None:
         progress.say("✔ approved" if event.ok else "✘ not approved: nothing runs")
     elif event.kind == "sealed":
         progress.say(f"sealed the plan: {event.detail}")
+    elif event.kind == "gate-answer":
+        verdict = "applies" if event.ok else "refused"
+        progress.say(f"gate answer {event.detail}: {verdict}")
     elif event.kind == "execute":
         from groundskeeper.plan import load_plan
 

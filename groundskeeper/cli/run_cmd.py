@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from groundskeeper.runner import RunEvent, StepRecorder
     from groundskeeper.telemetry import Telemetry
 
+EXIT_WAITING = 3  # tasks wait at approval gates and none FAILED
+
 MODEL_HELP = (
     "The worker model: `scripted:FILE` replays a YAML script offline; `anthropic:MODEL` is"
     " Claude through the Anthropic API (needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is"
@@ -231,7 +233,10 @@ def resume(
 
     Exit 0 when every task is DONE, 1 otherwise (or when the plan does not pass
     `groundskeeper lint`), 2 for an unreadable plan, a bad script or bad options (an
-    `anthropic:` model without ANTHROPIC_API_KEY included).
+    `anthropic:` model without ANTHROPIC_API_KEY included), 3 when tasks wait at their
+    approval gates (`:gate: approval`; reported WAITING, never DONE) and none FAILED: only a
+    goal run (`groundskeeper run`, answered with `groundskeeper approve DIR --task ID`) answers
+    a gate.
     """
     from groundskeeper.lint import validate
     from groundskeeper.models import load_model
@@ -329,6 +334,13 @@ def resume(
     if resumable:
         why = report.model_unavailable or report.judge_unavailable or report.attempt_cap
         narrate(f"{why}\ncontinue with: {again}")
+    if report.waiting:
+        narrate(
+            f"{len(report.waiting)} task(s) wait at their approval gates (`:gate: approval`);"
+            " `resume` never answers them: a goal run (`groundskeeper run`) asks a person"
+        )
+        if not any(t.state == "FAILED" for t in report.tasks):
+            sys.exit(EXIT_WAITING)
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 
@@ -370,6 +382,8 @@ def event_line(event: RunEvent) -> str:
         return f"✎ {event.reason}"
     check = _verified(event.verified)
     why = f" — {event.reason}" if event.reason else ""
+    if event.state == "WAITING":
+        return f"⏸ WAITING {event.task_id} ({check}, attempts {event.attempts}){why}"
     return (f"{'✔' if event.state == 'DONE' else '✘'} {event.state} {event.task_id}"
             f" ({check}, attempts {event.attempts}){why}")  # fmt: skip
 
@@ -547,14 +561,15 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
             if seal.failure is not None:
                 raise SealingError(seal.failure)
 
-        # a task with contracts or evidence is judged on a worker's claim, never by its
-        # check alone: `check --write` does not promote it
+        # a task with contracts or evidence is judged on a worker's claim, and a gated one
+        # by a person, never by its check alone: `check --write` does not promote it
         claimed = {
             h.task_id
             for h in loaded.tasks()
             if h.get_property("contract") is not None
             or h.get_property("evidence") is not None
             or h.get_property("judge") is not None  # DONE only with a judge's pass
+            or h.get_property("gate") is not None  # DONE only with a person's yes
         }
 
         def promotable(task_id: str) -> bool:
