@@ -199,6 +199,13 @@ class Script:
         return self.reply(body, status, headers, delay)
 
 
+class _Server(ThreadingHTTPServer):
+    # The stdlib's listen backlog is 5: a client opening more connections at once (16
+    # parallel workers) had some SYNs dropped and retried a second later, which looked like
+    # the supervisor's latency.
+    request_queue_size = 256
+
+
 class MessagesStub(Script):
     """The server; itself the default script, used when no route matches a request."""
 
@@ -211,7 +218,7 @@ class MessagesStub(Script):
         self._ids = itertools.count(1)
         self._ids_lock = threading.Lock()
         self._closing = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
