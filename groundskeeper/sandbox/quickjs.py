@@ -31,10 +31,8 @@ TIMEOUT = 2.0  # seconds of wall time for one program
 MEMORY_LIMIT = 64 * 1024 * 1024  # bytes of linear memory the module may grow to
 HEAP_LIMIT = 32 * 1024 * 1024  # bytes QuickJS itself may allocate (it throws past this)
 OUTPUT_LIMIT = 1024 * 1024  # bytes of stdout (and of stderr) kept; more is the "output" fault
-# per second of the deadline: above any real rate, so the deadline is what ends a loop. The
-# sandbox's rate is not enough here: QuickJS's interpreter loop spent 20 G in 1.9 s on an idle
-# 2-core machine, so a 2 s program ended by fuel before its deadline.
-FUEL_PER_SECOND = 4 * wasi.FUEL_PER_SECOND
+# per second of the deadline: above any real rate, so the deadline is what ends a loop
+FUEL_PER_SECOND = wasi.FUEL_PER_SECOND
 
 
 @dataclass(frozen=True)

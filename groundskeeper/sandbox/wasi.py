@@ -42,7 +42,10 @@ HOST_MEMORY_LIMIT = 64 * 1024 * 1024
 LOOP_STEP_LIMIT = 100_000
 # commands `xargs` and `find -exec` may start for one command line in all
 FAN_OUT_LIMIT = 10_000
-FUEL_PER_SECOND = 10_000_000_000  # per second of deadline: above any real rate, a backstop
+# per second of deadline: above any real rate, a backstop behind the deadline. 10 G was not:
+# MicroPython's and QuickJS's interpreter loops spent 10 G a second on an idle machine, so an
+# endless loop could end by fuel before its deadline.
+FUEL_PER_SECOND = 40_000_000_000
 # A run's stages share a store (making one and freeing it cost more than a short command);
 # an instance's memory is only freed with its store, so a store is freed after this many
 # stages, or at once after a stage whose memory grew past what box.wasm starts with.
