@@ -23,8 +23,7 @@ import click
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage
 from groundskeeper.cli.progress import Progress
 from groundskeeper.cli.run_cmd import (
-    BREAKER_HELP,
-    MAX_TOTAL_ATTEMPTS_HELP,
+    attempt_options,
     event_line,
     judge_options,
     load_judge,
@@ -32,13 +31,16 @@ from groundskeeper.cli.run_cmd import (
     open_telemetry,
     plan_lock,
     print_table,
+    task_name,
+    usage_line,
+    verified_word,
 )
 from groundskeeper.errors import GroundskeeperError, UsageError
 
 if TYPE_CHECKING:
     from groundskeeper.control import ControlDir
     from groundskeeper.graph import Mission, MissionEvent, MissionFile
-    from groundskeeper.models import AssistantTurn, Model, ModelRequest
+    from groundskeeper.models import AssistantTurn, Model, ModelRequest, UsageTotals
     from groundskeeper.runner import RunEvent
 
 EXIT_WAITING = 3
@@ -96,28 +98,8 @@ MODEL_HELP = (
     help="Every leaf task needs an acceptance check: the outline is invalid without one, and"
     " a task without one is FAILED.",
 )
-@click.option(
-    "--max-turns",
-    type=click.IntRange(min=1),
-    default=30,
-    show_default=True,
-    help="Model turns a worker gets per attempt.",
-)
+@attempt_options
 @judge_options
-@click.option(
-    "--breaker",
-    type=click.IntRange(min=2),
-    default=3,
-    show_default=True,
-    metavar="N",
-    help=BREAKER_HELP,
-)
-@click.option(
-    "--max-total-attempts",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help=MAX_TOTAL_ATTEMPTS_HELP,
-)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def run(
     goal: str | None,
@@ -280,7 +262,7 @@ class _Outcome:
             "waiting": self.waiting,
             "run_id": report.get("run_id"),
             "tasks": report.get("tasks", []),
-            "usage": _usage_totals(self.state),
+            "usage": _usage_totals(self.state).to_json(),
             "model_unavailable": self.model_unavailable,
         }
 
@@ -293,20 +275,14 @@ class _Outcome:
                     (
                         t["state"],
                         str(t["attempts"]),
-                        {True: "verified", False: "unverified", None: "-"}[t["verified"]],
-                        t["title"] if t["id"] == t["title"] else f"{t['title']} [{t['id']}]",
+                        verified_word(t["verified"]),
+                        task_name(t["title"], t["id"]),
                         t["reason"] or "",
                     )
                     for t in report["tasks"]
                 ],
             )
-        usage = _usage_totals(self.state)
-        click.echo(
-            f"model: {usage['calls']} calls, {usage['input_tokens']} input tokens"
-            f" ({usage['cache_read_tokens']} read from the cache), {usage['output_tokens']}"
-            " output tokens",
-            err=True,
-        )
+        click.echo(usage_line(_usage_totals(self.state)), err=True)
         if self.resumable:
             click.echo(
                 f"{self.resumable}\ncontinue with: groundskeeper run --resume {self.where}",
@@ -854,19 +830,12 @@ def _narrate_end(progress: Progress, state: dict[str, Any], where: Path) -> None
         progress.say(f"the outline stayed invalid after the one retry; nothing ran ({kept})")
 
 
-def _usage_totals(state: dict[str, Any]) -> dict[str, int]:
-    """The author's calls and the workers' (the plan run's report), added up."""
-    keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-    totals = {"calls": 0, **dict.fromkeys(keys, 0), "latency_ms": 0}
-    usages: list[dict[str, Any]] = [a.get("usage") or {} for a in state.get("attempts", [])]
-    totals["calls"] += len(usages)
-    report = state.get("report") or {}
-    run_usage = report.get("usage") or {}
-    totals["calls"] += int(run_usage.get("calls") or 0)
-    usages.append(run_usage)
-    for usage in usages:
-        for key in (*keys, "latency_ms"):
-            value = usage.get(key)
-            if isinstance(value, int):
-                totals[key] += value
+def _usage_totals(state: dict[str, Any]) -> UsageTotals:
+    """The author's calls (each attempt's, a call even when it reported no usage) added to
+    the workers' (the plan run's report, totalled by the runner)."""
+    from groundskeeper.models import Usage, UsageTotals
+
+    totals = UsageTotals(**((state.get("report") or {}).get("usage") or {}))
+    for attempt in state.get("attempts", []):
+        totals = totals.add(Usage(**(attempt.get("usage") or {})))
     return totals

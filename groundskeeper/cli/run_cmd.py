@@ -71,6 +71,34 @@ def judge_options(command: Any) -> Any:
     )(command)
 
 
+def attempt_options(command: Any) -> Any:
+    """`--max-turns`, `--breaker` and `--max-total-attempts`, shared by `resume` and `run`."""
+    from groundskeeper.loops import DEFAULT_BREAKER
+    from groundskeeper.worker import DEFAULT_MAX_TURNS
+
+    command = click.option(
+        "--max-total-attempts",
+        type=click.IntRange(min=1),
+        metavar="N",
+        help=MAX_TOTAL_ATTEMPTS_HELP,
+    )(command)
+    command = click.option(
+        "--breaker",
+        type=click.IntRange(min=2),
+        default=DEFAULT_BREAKER,
+        show_default=True,
+        metavar="N",
+        help=BREAKER_HELP,
+    )(command)
+    return click.option(
+        "--max-turns",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_TURNS,
+        show_default=True,
+        help="Model turns a worker gets per attempt.",
+    )(command)
+
+
 def load_judge(
     plan: Plan, judge_spec: str | None, worker_spec: str, profile: str,
     retries: int | None = None, timeout: float | None = None,
@@ -154,27 +182,7 @@ def _workdir(workdir: Path | None) -> Path | None:
     " (`red-first: passes before any work`); without it, a warning [R007]. The plan can ask"
     " for it with `#+REQUIRE_RED: t`.",
 )
-@click.option(
-    "--max-turns",
-    type=click.IntRange(min=1),
-    default=30,
-    show_default=True,
-    help="Model turns a worker gets per attempt.",
-)
-@click.option(
-    "--breaker",
-    type=click.IntRange(min=2),
-    default=3,
-    show_default=True,
-    metavar="N",
-    help=BREAKER_HELP,
-)
-@click.option(
-    "--max-total-attempts",
-    type=click.IntRange(min=1),
-    metavar="N",
-    help=MAX_TOTAL_ATTEMPTS_HELP,
-)
+@attempt_options
 @click.option(
     "--disk-quota",
     type=ByteSize(),
@@ -320,8 +328,8 @@ def resume(
                     (
                         t.state,
                         str(t.attempts),
-                        _verified(t.verified),
-                        _name(t.title, t.id),
+                        verified_word(t.verified),
+                        task_name(t.title, t.id),
                         t.reason or "",
                     )
                     for t in report.tasks
@@ -330,7 +338,7 @@ def resume(
             states = [t.state for t in report.tasks]
             counts = ", ".join(f"{states.count(s)} {s}" for s in sorted(set(states)))
             narrate(f"run {report.run_id}: {len(states)} tasks — {counts}")
-            narrate(_usage_line(report.usage))
+            narrate(usage_line(report.usage))
     if resumable:
         why = report.model_unavailable or report.judge_unavailable or report.attempt_cap
         narrate(f"{why}\ncontinue with: {again}")
@@ -344,7 +352,7 @@ def resume(
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 
-def _usage_line(usage: UsageTotals) -> str:
+def usage_line(usage: UsageTotals) -> str:
     return (
         f"model: {usage.calls} calls, {usage.input_tokens} input tokens ({usage.cache_read_tokens}"
         f" read from the cache, {usage.cache_write_tokens} written to it), {usage.output_tokens}"
@@ -380,7 +388,7 @@ def event_line(event: RunEvent) -> str:
         return f"! tampering: {event.reason}"
     if event.kind == "plan-edit":
         return f"✎ {event.reason}"
-    check = _verified(event.verified)
+    check = verified_word(event.verified)
     why = f" — {event.reason}" if event.reason else ""
     if event.state == "WAITING":
         return f"⏸ WAITING {event.task_id} ({check}, attempts {event.attempts}){why}"
@@ -438,12 +446,12 @@ def open_telemetry(control: ControlDir) -> Telemetry:
         )
 
 
-def _name(title: str, task_id: str) -> str:
+def task_name(title: str, task_id: str) -> str:
     """A task as a person reads it: its title, and its id in brackets when that differs."""
     return title if task_id == title else f"{title} [{task_id}]"
 
 
-def _verified(value: bool | None) -> str:
+def verified_word(value: bool | None) -> str:
     return {True: "verified", False: "unverified", None: "-"}[value]
 
 
@@ -506,7 +514,10 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
     else:
         print_table(
             ("STATE", "VERDICT", "TASK", "REASON"),
-            [(r.state, r.result.verdict, _name(r.title, r.id), r.result.reason) for r in results],
+            [
+                (r.state, r.result.verdict, task_name(r.title, r.id), r.result.reason)
+                for r in results
+            ],
         )
     failed = any(r.result.verdict == "FAIL" for r in results)
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
