@@ -13,9 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import sqlite3
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +24,7 @@ from groundskeeper.control import ControlDir
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError, UsageError
 from groundskeeper.models import Model, ModelCallError
+from groundskeeper.plan import write_atomically
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -52,7 +51,6 @@ __all__ = [
     "config_for",
     "pending_approval",
     "pending_gates",
-    "write_atomic",
 ]
 
 GRAPH_DB = "_graph.db"
@@ -159,7 +157,7 @@ class MissionFile:
             raise UsageError(f"{path}: unreadable mission file ({exc}); start a new run") from exc
 
     def write(self, control: ControlDir) -> None:
-        write_atomic(control.path / MISSION_FILE, json.dumps(self.__dict__, indent=2) + "\n")
+        write_atomically(control.path / MISSION_FILE, json.dumps(self.__dict__, indent=2) + "\n")
 
 
 @dataclass
@@ -539,7 +537,7 @@ def _keep_rejected_outlines(plan_path: Path, attempts: list[Attempt]) -> None:
     """Both invalid outlines beside the plan, for the person to read (never run)."""
     for attempt in attempts:
         target = plan_path.with_name(f"{plan_path.stem}.outline-{attempt['n']}.org")
-        write_atomic(target, attempt["outline"])
+        write_atomically(target, attempt["outline"])
 
 
 def _write_plan(path: Path, outline: str) -> None:
@@ -555,21 +553,7 @@ def _write_plan(path: Path, outline: str) -> None:
             f" it with `groundskeeper resume {path}`"
         )
     if existing is None:
-        write_atomic(path, outline)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        write_atomically(path, outline)
 
 
 def _sha(text: str) -> str:

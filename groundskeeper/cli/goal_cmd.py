@@ -724,9 +724,9 @@ def approve(
         interrupt_id, value = found[0]
         by = f"groundskeeper approve (pid {os.getpid()})"
         answer = _gate_answer(interrupt_id, value, decision, note or "", by)
-        from groundskeeper.graph import write_atomic
+        from groundskeeper.plan import write_atomically
 
-        write_atomic(gate_answer_path(control, task_id), json.dumps(answer, indent=2) + "\n")
+        write_atomically(gate_answer_path(control, task_id), json.dumps(answer, indent=2) + "\n")
         if as_json:
             emit_json({**answer, "next": nxt})
         else:
@@ -751,9 +751,9 @@ def approve(
         "by": f"groundskeeper approve (pid {os.getpid()})",
         "answered_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    from groundskeeper.graph import write_atomic
+    from groundskeeper.plan import write_atomically
 
-    write_atomic(control.path / APPROVAL_FILE, json.dumps(answer, indent=2) + "\n")
+    write_atomically(control.path / APPROVAL_FILE, json.dumps(answer, indent=2) + "\n")
     if as_json:
         emit_json({**answer, "next": nxt})
     else:
