@@ -7,12 +7,12 @@ this module holds no state and writes no files.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from groundskeeper.acceptance import sha256_text
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.models import AssistantTurn, Message, Model, ModelRequest
 from groundskeeper.worker import load_prompt
@@ -53,11 +53,11 @@ class AuthorReply:
 
     @property
     def outline_sha256(self) -> str:
-        return hashlib.sha256(self.outline.encode("utf-8")).hexdigest()
+        return sha256_text(self.outline)
 
     @property
     def reply_sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        return sha256_text(self.text)
 
 
 def command_list() -> str:

@@ -11,7 +11,6 @@ the work, so a killed run continues without calling the author again. The CLI li
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict
 
+from groundskeeper.acceptance import sha256_text
 from groundskeeper.author import AuthorReply, ask_author, retry_message, validate_outline
 from groundskeeper.control import ControlDir
 from groundskeeper.diagnostics import Diagnostic
@@ -219,7 +219,7 @@ class _GoalRun:
             "run-start",
             {
                 "kind": "goal",
-                "goal_sha256": _sha(goal),
+                "goal_sha256": sha256_text(goal),
                 "goal": goal if len(goal) <= 4096 else goal[:4096] + "…",
                 "plan": str(mission.plan_path),
                 "author_model": mission.author_model.name,
@@ -265,7 +265,7 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
         if retry is not None:
             mission.seal(
                 "outline-retry",
-                {"attempt": n, "message_sha256": _sha(retry), "message": _clip(retry)},
+                {"attempt": n, "message_sha256": sha256_text(retry), "message": _clip(retry)},
                 goal,
             )
             mission.emit(MissionEvent("retry", n, detail=retry))
@@ -323,7 +323,7 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
     def approve(state: MissionState) -> dict[str, Any]:
         mission = need()
         outline = state["attempts"][-1]["outline"]
-        plan_sha = _sha(outline)
+        plan_sha = sha256_text(outline)
         answer = interrupt({"kind": "approval", "plan_sha256": plan_sha, "outline": outline})
         if not isinstance(answer, dict) or answer.get("plan_sha256") != plan_sha:
             raise ApprovalRefused(
@@ -358,7 +358,7 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
         last = state["attempts"][-1]
         outline = last["outline"]
         _write_plan(mission.plan_path, outline)
-        plan_sha = _sha(outline)
+        plan_sha = sha256_text(outline)
         mission.seal(
             "plan-sealed",
             {"plan": str(mission.plan_path), "plan_sha256": plan_sha, "attempt": last["n"]},
@@ -554,10 +554,6 @@ def _write_plan(path: Path, outline: str) -> None:
         )
     if existing is None:
         write_atomically(path, outline)
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _clip(text: str, limit: int = 4000) -> str:
