@@ -19,7 +19,7 @@ from pathlib import Path
 import wasmtime
 from wasmtime import component as wc
 
-from groundskeeper.conformance import check_engine, component_engine
+from groundskeeper.conformance.rules import check_engine, component_engine
 
 COMPONENT = Path(__file__).resolve().parent.parent / "tests" / "components" / "dock_all.wat"
 TARGET_MS = 50.0

@@ -4,7 +4,7 @@ Both parts talk to Claude's real SDK against the local Messages API stub
 (tests/messages_stub.py) on 127.0.0.1.
 
 1. Overhead, the stub at zero latency: the same plan (tasks without checks, one worker call
-   each) runs through the graph (`groundskeeper.graph`: author → validate → seal → execute →
+   each) runs through the graph (`supervisor.graph`: author → validate → seal → execute →
    report, checkpointed in SQLite, steps sealed in the signed ledger) and through the runner
    alone (`groundskeeper resume`'s path), at 1 and at N tasks. The graph's overhead is the
    difference minus the author's own call (measured by itself); per run at 1 task, and per
@@ -30,14 +30,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from groundskeeper.control import ControlDir, RunLock
-from groundskeeper.graph import Mission, MissionEvent, build_graph, checkpointer, config_for
-from groundskeeper.keys import ensure_signing_key
-from groundskeeper.ledger import Ledger
-from groundskeeper.lint import validate
-from groundskeeper.models import Model, load_model
-from groundskeeper.plan import load_plan
-from groundskeeper.runner import Runner, RunOptions, new_run_id
+from groundskeeper.models import load_model
+from groundskeeper.models.model import Model
+from groundskeeper.plan.lint import validate
+from groundskeeper.plan.org import load_plan
+from groundskeeper.record.control import ControlDir, RunLock
+from groundskeeper.record.keys import ensure_signing_key
+from groundskeeper.record.ledger import Ledger
+from groundskeeper.supervisor.graph import (
+    Mission,
+    MissionEvent,
+    build_graph,
+    checkpointer,
+    config_for,
+)
+from groundskeeper.supervisor.runner import Runner, RunOptions, new_run_id
 from tests.messages_stub import MessagesStub, RecordedRequest, Reply
 
 MODEL = "anthropic:claude-stub-1"
@@ -116,7 +123,7 @@ def through_runner(base: Path, model: Model, tasks: int, max_parallel: int) -> f
 
 
 def author_call(model: Model) -> float:
-    from groundskeeper.author import ask_author
+    from groundskeeper.supervisor.author import ask_author
 
     started = time.perf_counter()
     ask_author(model, "bench")

@@ -28,8 +28,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from groundskeeper.keys import SigningKey
-from groundskeeper.ledger import Ledger, verify_ledger
+from groundskeeper.record.keys import SigningKey
+from groundskeeper.record.ledger import Ledger, verify_ledger
 
 KEY = SigningKey.from_seed(hashlib.sha256(b"groundskeeper benchmark key").digest())
 PAYLOAD_TYPE = b"application/vnd.groundskeeper.step+json"

@@ -20,8 +20,8 @@ from collections.abc import Callable
 
 import orgparse
 
-from groundskeeper.lint import validate
-from groundskeeper.plan import parse_plan
+from groundskeeper.plan.lint import validate
+from groundskeeper.plan.org import parse_plan
 
 GROUP = 10  # tasks per composite parent
 

@@ -25,15 +25,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from groundskeeper.control import ControlDir
-from groundskeeper.keys import ensure_signing_key
-from groundskeeper.ledger import Ledger, read_steps
-from groundskeeper.lint import validate
-from groundskeeper.models import ScriptedModel
-from groundskeeper.plan import load_plan
-from groundskeeper.runner import MemoryRecorder, Runner, RunOptions, StepRecorder, new_run_id
+from groundskeeper.models.scripted import ScriptedModel
+from groundskeeper.plan.lint import validate
+from groundskeeper.plan.org import load_plan
+from groundskeeper.record.control import ControlDir
+from groundskeeper.record.keys import ensure_signing_key
+from groundskeeper.record.ledger import Ledger, read_steps
+from groundskeeper.record.telemetry import Telemetry
 from groundskeeper.sandbox import ShellResult, run
-from groundskeeper.telemetry import Telemetry
+from groundskeeper.supervisor.runner import (
+    MemoryRecorder,
+    Runner,
+    RunOptions,
+    StepRecorder,
+    new_run_id,
+)
 
 SCRIPT = "workers:\n  '*': [{say: DONE}]\n"
 # modules the resume path must never import (NOTES.md: ~1 s and ~2 s to import)

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.sandbox import ShellResult, run
-from groundskeeper.worker import Toolbox
 
 
 class TimedShell:
@@ -55,7 +55,7 @@ def measure(files: int, calls: int, watching: bool) -> dict[str, Any]:
         overheads: list[float] = []
         store_ms: list[float] = []
         try:
-            from groundskeeper.attempt_record import OutputStore
+            from groundskeeper.acceptance.attempt_record import OutputStore
 
             store: Any = OutputStore(root / ".groundskeeper" / "outputs")
         except ImportError:  # an older checkout has no output store

@@ -1,7 +1,9 @@
 """groundskeeper: a supervisor for LLM agents that does not take DONE on anyone's word.
 
-The package owns the plan model, the three rungs (plan lint, sandboxed acceptance, component
-conformance), the runner and the signed ledger. It never prints; only `groundskeeper.cli` does.
+Packages by concept: `plan` (rung 1), `acceptance` (rung 2), `conformance` (rung 3),
+`record` (the signed ledger and what it backs), `models`, `supervisor`, `sandbox`, `evals`
+and `cli`; docs/architecture.md walks a goal through them. The package never prints; only
+`groundskeeper.cli` does.
 """
 
 from groundskeeper.diagnostics import Diagnostic, Level

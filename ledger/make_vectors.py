@@ -22,8 +22,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from groundskeeper.keys import SigningKey
-from groundskeeper.ledger import Ledger
+from groundskeeper.record.keys import SigningKey
+from groundskeeper.record.ledger import Ledger
 
 SIGNER_SEED = hashlib.sha256(b"groundskeeper ledger vectors: signer").digest()
 STRANGER_SEED = hashlib.sha256(b"groundskeeper ledger vectors: stranger").digest()

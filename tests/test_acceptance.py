@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from groundskeeper.acceptance import (
+from groundskeeper.acceptance.check import (
     CheckResult,
     SealedCheck,
     check_plan,
     run_check,
     write_check_verdicts,
 )
-from groundskeeper.plan import Check, load_plan
+from groundskeeper.plan.org import Check, load_plan
 from groundskeeper.sandbox.result import ShellResult
 
 
@@ -214,7 +214,7 @@ def test_check_plan_and_write_demotes_lost_evidence(tmp_path: Path) -> None:
 
 
 def test_write_refuses_when_the_file_changed(tmp_path: Path) -> None:
-    from groundskeeper.plan import PlanEditError
+    from groundskeeper.plan.org import PlanEditError
 
     plan_path = tmp_path / "plan.org"
     plan_path.write_text(PLAN)

@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groundskeeper.author import (
+from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.models.model import AssistantTurn, ModelRequest
+from groundskeeper.sandbox.registry import COMMANDS
+from groundskeeper.supervisor.author import (
     ask_author,
     extract_outline,
     render_author_prompt,
     retry_message,
     validate_outline,
 )
-from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.models import AssistantTurn, ModelRequest
-from groundskeeper.sandbox.registry import COMMANDS
 
 VALID = (
     "#+TITLE: t\n"

@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundskeeper.acceptance import SealedCheck, run_check
-from groundskeeper.plan import Check
+from groundskeeper.acceptance.check import SealedCheck, run_check
+from groundskeeper.plan.org import Check
 
 FORGED = "__WB_CHECK_OK_" + "ab" * 16 + "__"
 COMMANDS = [

@@ -15,16 +15,17 @@ import anthropic
 import httpx2
 import pytest
 
-from groundskeeper.claude import ClaudeModel, build_params
+from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.models import (
+from groundskeeper.models import load_model
+from groundskeeper.models.claude import ClaudeModel, build_params
+from groundskeeper.models.model import (
     ModelCall,
     ModelCallError,
     ModelRequest,
     ModelUnavailableError,
-    load_model,
 )
-from groundskeeper.worker import TOOL_SPECS, Toolbox, WorkerSession, WorkerTask
+from groundskeeper.supervisor.worker import TOOL_SPECS, WorkerSession, WorkerTask
 
 Responder = Callable[[dict[str, Any]], httpx2.Response]
 

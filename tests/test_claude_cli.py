@@ -18,8 +18,8 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from groundskeeper.cli import main
-from groundskeeper.ledger import read_steps
-from groundskeeper.plan import load_plan
+from groundskeeper.plan.org import load_plan
+from groundskeeper.record.ledger import read_steps
 from tests.messages_stub import MessagesStub, usage_json
 
 MODEL = "anthropic:claude-stub-1"

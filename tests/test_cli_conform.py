@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from groundskeeper import ledger as ledger_module
 from groundskeeper.cli import main
-from groundskeeper.keys import trusted_keys
-from groundskeeper.ledger import Ledger, LedgerError, read_steps, verify_ledger
+from groundskeeper.record import ledger as ledger_module
+from groundskeeper.record.keys import trusted_keys
+from groundskeeper.record.ledger import Ledger, LedgerError, read_steps, verify_ledger
 from tests.components import world_component, write_wasm
 
 PLAN = """\

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from groundskeeper.cli import main
-from groundskeeper.ledger import Ledger
+from groundskeeper.record.ledger import Ledger
 from tests.test_ledger import KEY, OTHER, build_ledger, lines_of, write_lines
 
 VECTORS = Path(__file__).resolve().parent.parent / "ledger" / "vectors"

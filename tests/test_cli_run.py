@@ -15,8 +15,8 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from groundskeeper.cli import main
-from groundskeeper.ledger import read_steps
-from groundskeeper.plan import load_plan
+from groundskeeper.plan.org import load_plan
+from groundskeeper.record.ledger import read_steps
 
 HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
 
@@ -56,7 +56,7 @@ def keywords(plan: Path) -> dict[str, str | None]:
 
 
 def control(plan: Path) -> Path:
-    """The plan's control directory (`groundskeeper.control`)."""
+    """The plan's control directory (`groundskeeper.record.control`)."""
     return plan.parent / ".groundskeeper" / plan.name
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundskeeper.conformance import (
+from groundskeeper.conformance.rules import (
     ComponentUnreadable,
     check_engine,
     check_upgrade,

@@ -8,12 +8,13 @@ import json
 import os
 from pathlib import Path
 
-from groundskeeper.contracts import READ_LIMIT, REGISTRY, ContractProblem, parse_contract
-from groundskeeper.models import AssistantTurn, ModelRequest, ScriptedModel
-from groundskeeper.plan import load_plan
-from groundskeeper.runner import MemoryRecorder, Runner, RunOptions
-from groundskeeper.script_validation import MAX_SCRIPT_BYTES
-from groundskeeper.telemetry import Telemetry
+from groundskeeper.acceptance.contracts import READ_LIMIT, REGISTRY, ContractProblem, parse_contract
+from groundskeeper.acceptance.script_validation import MAX_SCRIPT_BYTES
+from groundskeeper.models.model import AssistantTurn, ModelRequest
+from groundskeeper.models.scripted import ScriptedModel
+from groundskeeper.plan.org import load_plan
+from groundskeeper.record.telemetry import Telemetry
+from groundskeeper.supervisor.runner import MemoryRecorder, Runner, RunOptions
 from tests.test_contracts import HEAD, judge
 from tests.test_script_validation import VALID
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from groundskeeper.attempt_record import AttemptRecord
-from groundskeeper.contracts import (
+from groundskeeper.acceptance.attempt_record import AttemptRecord
+from groundskeeper.acceptance.contracts import (
     READ_LIMIT,
     REGISTRY,
     Contract,
@@ -25,12 +25,12 @@ from groundskeeper.contracts import (
     register,
     task_contracts,
 )
-from groundskeeper.lint import validate
-from groundskeeper.models import ScriptedModel
-from groundskeeper.plan import load_plan, parse_plan
-from groundskeeper.runner import MemoryRecorder, Runner, RunOptions
-from groundskeeper.telemetry import Telemetry
-from groundskeeper.worker import Toolbox
+from groundskeeper.acceptance.toolbox import Toolbox
+from groundskeeper.models.scripted import ScriptedModel
+from groundskeeper.plan.lint import validate
+from groundskeeper.plan.org import load_plan, parse_plan
+from groundskeeper.record.telemetry import Telemetry
+from groundskeeper.supervisor.runner import MemoryRecorder, Runner, RunOptions
 
 HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
 
@@ -112,7 +112,7 @@ def test_lint_reports_contract_syntax_and_missing_schemas(tmp_path: Path) -> Non
 def test_a_new_type_is_one_register_call(tmp_path: Path) -> None:
     def judge_hello(c: Contract, ctx: ContractContext) -> str:
         if ctx.read_text(c.args[0]).strip() != "hello":
-            from groundskeeper.contracts import ContractFailure
+            from groundskeeper.acceptance.contracts import ContractFailure
 
             raise ContractFailure("C099", "not hello", {"seen": 1})
         return "hello"
@@ -246,7 +246,7 @@ def test_markdown_sections(tmp_path: Path) -> None:
 
 
 def test_a_judge_never_reads_the_control_directory(tmp_path: Path) -> None:
-    from groundskeeper.control import ControlDir
+    from groundskeeper.record.control import ControlDir
     from groundskeeper.sandbox import fence as fences
 
     plan = tmp_path / "plan.org"
@@ -495,7 +495,7 @@ def test_every_file_contract_fails_closed(tmp_path: Path, line: str) -> None:
 
 def test_a_failed_contract_is_not_promoted_by_its_check_alone(tmp_path: Path) -> None:
     """The record names a claim's failure `claim:C…`: `check --write` cannot promote it."""
-    from groundskeeper.record import read_record
+    from groundskeeper.record.backing import read_record
 
     turns = "    - {tool: write_file, input: {path: a.txt, content: x}}\n" + SAY_DONE
     plan = tmp_path / "plan.org"
@@ -530,7 +530,7 @@ def test_an_unbacked_done_with_contracts_is_worked_on_again(tmp_path: Path) -> N
 def test_a_verdict_always_fits_a_ledger_line(tmp_path: Path) -> None:
     """A schema error quotes the offending value, and a judge's detail may hold floats and
     non-ASCII names: the sealed verdict is bounded and canonical-JSON safe."""
-    from groundskeeper.ledger import canonical_json
+    from groundskeeper.record.ledger import canonical_json
 
     (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
     (tmp_path / "big.json").write_text(json.dumps({"ok": "y" * 200_000}))

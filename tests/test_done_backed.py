@@ -122,8 +122,8 @@ def test_audit_names_a_run_killed_before_its_end(tmp_path: Path) -> None:
     plan, script = setup(tmp_path, task("A", "a", "grep -q a a.txt"), DONE_WORK)
     assert resume(plan, script)[0].exit_code == 0
     ledger = tmp_path / ".groundskeeper" / "plan.org" / "_steps.jsonl"
-    from groundskeeper.keys import ensure_signing_key
-    from groundskeeper.ledger import Ledger
+    from groundskeeper.record.keys import ensure_signing_key
+    from groundskeeper.record.ledger import Ledger
 
     killed = Ledger(ledger.parent, ensure_signing_key().key, "20260101T000000Z-deadbeef")
     killed.record("run-start", {"run_id": "20260101T000000Z-deadbeef", "plan": str(plan)})
@@ -146,7 +146,7 @@ def test_a_row_left_pending_for_an_unsealed_done_gives_way_to_the_reverified_one
     telemetry row; the next run re-verifies that DONE and records it once, not twice."""
     import sqlite3
 
-    from groundskeeper.telemetry import Telemetry
+    from groundskeeper.record.telemetry import Telemetry
 
     plan, script = setup(tmp_path, task("A", "a", "grep -q a a.txt"), DONE_WORK)
     (tmp_path / "a.txt").write_text("a")

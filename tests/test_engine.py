@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from groundskeeper.conformance import ComponentUnreadable
-from groundskeeper.engine import (
+from groundskeeper.conformance.engine import (
     EngineLimits,
     QueryError,
     Session,
@@ -20,6 +19,7 @@ from groundskeeper.engine import (
     query_tasks,
     run_component,
 )
+from groundskeeper.conformance.rules import ComponentUnreadable
 from tests.components import wasm
 
 PLAN = """\

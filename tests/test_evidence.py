@@ -11,13 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groundskeeper.attempt_record import AttemptRecord, OutputStore, chain_commands
-from groundskeeper.evidence import EvidenceField, judge_evidence, parse_evidence
-from groundskeeper.models import AssistantTurn, ModelRequest, ScriptedModel
-from groundskeeper.plan import load_plan
-from groundskeeper.runner import MemoryRecorder, Runner, RunOptions
+from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore, chain_commands
+from groundskeeper.acceptance.evidence import EvidenceField, judge_evidence, parse_evidence
+from groundskeeper.acceptance.toolbox import Toolbox
+from groundskeeper.models.model import AssistantTurn, ModelRequest
+from groundskeeper.models.scripted import ScriptedModel
+from groundskeeper.plan.org import load_plan
 from groundskeeper.sandbox.result import ShellResult
-from groundskeeper.worker import TOOL_SPECS, AttemptOutcome, Toolbox, WorkerSession, WorkerTask
+from groundskeeper.supervisor.runner import MemoryRecorder, Runner, RunOptions
+from groundskeeper.supervisor.worker import TOOL_SPECS, AttemptOutcome, WorkerSession, WorkerTask
 
 HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
 SEED_EVIDENCE = 'definition_valid:bool "validation_output:output-of:python3 validate.py *"'
@@ -310,7 +312,7 @@ def test_a_malformed_claim_is_an_error_the_worker_can_correct(tmp_path: Path) ->
 
 
 def test_the_worker_is_told_its_contracts_and_evidence() -> None:
-    from groundskeeper.worker import render_worker_prompt
+    from groundskeeper.supervisor.worker import render_worker_prompt
 
     task = WorkerTask("t", "t", "", None, "plan.org", ("changed out.json",), ("ok:bool",))
     prompt = render_worker_prompt(task)
@@ -343,7 +345,7 @@ def test_evidence_is_judged_again_offline_from_the_signed_ledger(tmp_path: Path)
     from click.testing import CliRunner
 
     from groundskeeper.cli import main
-    from groundskeeper.ledger import read_steps
+    from groundskeeper.record.ledger import read_steps
 
     (tmp_path / "defs").mkdir()
     (tmp_path / "defs" / "order.json").write_text('{"title": "order"}\n')

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from groundskeeper.acceptance import SealedCheck, new_sentinel, run_check
-from groundskeeper.plan import Check
+from groundskeeper.acceptance.check import SealedCheck, new_sentinel, run_check
+from groundskeeper.plan.org import Check
 from groundskeeper.sandbox.result import ShellResult
 
 SENTINEL_SHAPE = re.compile(r"__WB_CHECK_OK_[0-9a-f]+__")

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from groundskeeper import plan as plan_module
 from groundskeeper.cli import main
-from groundskeeper.models import AssistantTurn, ModelRequest
-from groundskeeper.plan import load_plan
-from groundskeeper.runner import Runner, RunOptions
-from groundskeeper.telemetry import Telemetry
+from groundskeeper.models.model import AssistantTurn, ModelRequest
+from groundskeeper.plan import org as plan_module
+from groundskeeper.plan.org import load_plan
+from groundskeeper.record.telemetry import Telemetry
+from groundskeeper.supervisor.runner import Runner, RunOptions
 from tests.test_cli_run import HEAD, control, task
 
 PLAN = HEAD + task("A", "a", "grep -q x a.txt") + task("B", "b", "grep -q x b.txt")
@@ -143,7 +143,7 @@ def test_an_unwritable_plan_stops_the_run_cleanly(
             raise PermissionError(13, "Permission denied", str(path))
         real(path, text)
 
-    monkeypatch.setattr("groundskeeper.plan_guard.write_atomically", refuse)
+    monkeypatch.setattr("groundskeeper.supervisor.plan_guard.write_atomically", refuse)
     report = run(tmp_path, lambda: None)
     assert codes(report) == ["R006"]
     message = report.diagnostics[-1].message  # type: ignore[attr-defined]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import wasmtime
 
-from groundskeeper.conformance import ComponentUnreadable, check_engine, dock
-from groundskeeper.engine import EngineLimits, Session, SessionHost, run_component
+from groundskeeper.conformance.engine import EngineLimits, Session, SessionHost, run_component
+from groundskeeper.conformance.rules import ComponentUnreadable, check_engine, dock
 from tests.components import wasm
 
 MEMORY_AND_REALLOC = """

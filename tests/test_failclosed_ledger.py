@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from groundskeeper.cli import main
-from groundskeeper.keys import SigningKey
-from groundskeeper.ledger import Ledger, LedgerError, verify_ledger
+from groundskeeper.record.keys import SigningKey
+from groundskeeper.record.ledger import Ledger, LedgerError, verify_ledger
 
 KEY = SigningKey.from_seed(bytes(range(32)))
 
@@ -114,7 +114,7 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
 def test_foreign_bytes_landing_during_an_append_are_not_adopted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from groundskeeper import ledger as ledger_module
+    from groundskeeper.record import ledger as ledger_module
 
     ledger = started(tmp_path)
     real_write = ledger_module._write_whole
@@ -141,9 +141,9 @@ def test_a_worker_cannot_delete_telemetry(tmp_path: Path) -> None:
 def test_telemetry_deleted_from_outside_fails_the_run(tmp_path: Path) -> None:
     """R005 stays for what the fence cannot stop: another process of the user's."""
     from groundskeeper.models import load_model
-    from groundskeeper.plan import load_plan
-    from groundskeeper.runner import Runner
-    from groundskeeper.telemetry import Telemetry
+    from groundskeeper.plan.org import load_plan
+    from groundskeeper.record.telemetry import Telemetry
+    from groundskeeper.supervisor.runner import Runner
 
     plan = tmp_path / "plan.org"
     plan.write_text("* TODO A\n  :PROPERTIES:\n  :done-when: test -e x\n  :END:\n")

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from groundskeeper.models import ModelRequest, ScriptedModel, ScriptError
-from groundskeeper.worker import Toolbox, WorkerSession, WorkerTask
+from groundskeeper.acceptance.toolbox import Toolbox
+from groundskeeper.models.model import ModelRequest, ScriptError
+from groundskeeper.models.scripted import ScriptedModel
+from groundskeeper.supervisor.worker import WorkerSession, WorkerTask
 
 
 def ask(model: ScriptedModel, task_id: str = "t") -> tuple[str, str]:

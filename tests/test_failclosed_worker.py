@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from groundskeeper.control import ControlDir
-from groundskeeper.models import AssistantTurn, ModelRequest
+from groundskeeper.acceptance.toolbox import READ_LIMIT, WRITE_LIMIT, Toolbox
+from groundskeeper.models.model import AssistantTurn, ModelRequest
+from groundskeeper.record.control import ControlDir
 from groundskeeper.sandbox import fence as fences
-from groundskeeper.worker import READ_LIMIT, WRITE_LIMIT, Toolbox, WorkerSession, WorkerTask
+from groundskeeper.supervisor.worker import WorkerSession, WorkerTask
 
 PLAN = "* TODO x\n"
 
@@ -311,7 +312,7 @@ def test_a_model_that_raises_is_not_a_claim(box: Toolbox) -> None:
 
 
 def test_a_question_or_a_longer_word_is_not_a_claim() -> None:
-    from groundskeeper.worker import claims_done
+    from groundskeeper.supervisor.worker import claims_done
 
     assert not claims_done("DONE? I could not finish")
     assert not claims_done("DONE_ish")

@@ -18,8 +18,8 @@ from click.testing import CliRunner, Result
 
 from groundskeeper.cli import main
 from groundskeeper.cli.goal_cmd import gate_answer_path
-from groundskeeper.control import ControlDir
-from groundskeeper.ledger import read_steps
+from groundskeeper.record.control import ControlDir
+from groundskeeper.record.ledger import read_steps
 from tests.messages_stub import MessagesStub
 
 PLAN = (

@@ -11,10 +11,14 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from groundskeeper.acceptance.invariants import (
+    invariant_diagnostics,
+    read_invariants,
+    render_invariants,
+)
 from groundskeeper.cli import main
-from groundskeeper.invariants import invariant_diagnostics, read_invariants, render_invariants
-from groundskeeper.plan import parse_plan
-from groundskeeper.worker import WorkerTask, render_worker_prompt
+from groundskeeper.plan.org import parse_plan
+from groundskeeper.supervisor.worker import WorkerTask, render_worker_prompt
 from tests.messages_stub import MessagesStub
 from tests.test_claude_cli import HEAD, ledger_verifies, resume, steps, write_a
 

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groundskeeper.cli import main
-from groundskeeper.ledger import read_steps
-from groundskeeper.plan import load_plan
+from groundskeeper.plan.org import load_plan
+from groundskeeper.record.ledger import read_steps
 
 HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
 
@@ -454,7 +454,7 @@ def test_lint_refuses_a_judge_without_a_check_and_bad_judge_files_and_warns_on_n
 
 
 def test_an_artifact_cannot_forge_its_end_marker(tmp_path: Path) -> None:
-    from groundskeeper.judge import Artifact, JudgeTask, build_request
+    from groundskeeper.acceptance.judge import Artifact, JudgeTask, build_request
 
     about = JudgeTask("r", "Write the report", "Name three colours.", "Three colours.")
 
@@ -474,8 +474,8 @@ def test_an_artifact_cannot_forge_its_end_marker(tmp_path: Path) -> None:
 
 
 def test_the_judge_request_forces_its_tool_and_keeps_the_cache_breakpoints() -> None:
-    from groundskeeper.claude import build_params
-    from groundskeeper.judge import Artifact, JudgeTask, build_request
+    from groundskeeper.acceptance.judge import Artifact, JudgeTask, build_request
+    from groundskeeper.models.claude import build_params
 
     about = JudgeTask("r", "Write the report", "", "Three colours.")
     request = build_request(about, [Artifact("a.md", "red\n", 4, None)], "the judge prompt")
@@ -491,8 +491,8 @@ def test_the_judge_request_forces_its_tool_and_keeps_the_cache_breakpoints() -> 
 
 
 def test_artifacts_are_size_capped_and_binary_files_not_shown(tmp_path: Path) -> None:
-    from groundskeeper.judge import FILE_LIMIT, collect_artifacts
-    from groundskeeper.worker import Toolbox
+    from groundskeeper.acceptance.judge import FILE_LIMIT, collect_artifacts
+    from groundskeeper.acceptance.toolbox import Toolbox
 
     (tmp_path / "big.txt").write_text("x" * (FILE_LIMIT + 10))
     (tmp_path / "bin.dat").write_bytes(b"\x00\x01\x02")
@@ -572,7 +572,7 @@ def test_an_unbacked_done_headline_of_a_judged_task_is_worked_on_again(tmp_path:
 @settings(max_examples=200)
 @given(content=st.text(), title=st.text(min_size=1))
 def test_any_artifact_text_stays_inside_its_own_block(content: str, title: str) -> None:
-    from groundskeeper.judge import Artifact, JudgeTask, build_request
+    from groundskeeper.acceptance.judge import Artifact, JudgeTask, build_request
 
     about = JudgeTask("r", title, "body", "criteria")
     request = build_request(about, [Artifact("report.md", content, 1, None)], "prompt")

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from groundskeeper.cli import main
-from groundskeeper.ledger import read_steps
+from groundskeeper.record.ledger import read_steps
 from tests.messages_stub import MessagesStub, usage_json
 
 MODEL = "anthropic:claude-stub-1"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from groundskeeper import keys
-from groundskeeper.keys import (
+from groundskeeper.record import keys
+from groundskeeper.record.keys import (
     KeyFileError,
     PublicKey,
     SigningKey,

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from groundskeeper import ledger as ledger_module
-from groundskeeper.keys import PublicKey, SigningKey
-from groundskeeper.ledger import (
+from groundskeeper.record import ledger as ledger_module
+from groundskeeper.record.keys import PublicKey, SigningKey
+from groundskeeper.record.ledger import (
     Ledger,
     LedgerError,
     LedgerUnreadable,
@@ -603,7 +603,7 @@ def test_canonical_json_is_jcs_for_the_subset() -> None:
 def test_signed_note_matches_the_published_c2sp_example() -> None:
     # The signed-note example published with the C2SP spec: key "PeterNeumann", key id
     # c74f20a3; Ed25519 is deterministic, so the same seed and text give the same line.
-    from groundskeeper.ledger_format import note_key_hash
+    from groundskeeper.record.ledger_format import note_key_hash
 
     seed = base64.b64decode("AYEKFALVFGyNhPJEMzD1QIDr+Y7hfZx09iUvxdXHKDFz")[1:]
     key = SigningKey.from_seed(seed)
@@ -634,7 +634,7 @@ def test_appends_in_one_process_do_not_reread_the_file(
 
 
 def test_ledger_public_api_is_locked() -> None:
-    # The runner, the CLI and the benchmarks import from groundskeeper.ledger; splitting the
+    # The runner, the CLI and the benchmarks import from groundskeeper.record.ledger; splitting the
     # module must not move a name out from under them.
     assert sorted(ledger_module.__all__) == [
         "AppendedLine",

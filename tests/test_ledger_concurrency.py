@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import pytest
 
-from groundskeeper.ledger import AppendedLine, LedgerError, append_step, verify_ledger
+from groundskeeper.record.ledger import AppendedLine, LedgerError, append_step, verify_ledger
 from tests.test_ledger import KEY, OTHER, fixed_clock
 
 WORKERS = 8

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groundskeeper.ledger import verify_ledger
+from groundskeeper.record.ledger import verify_ledger
 from tests.test_ledger import KEY, build_ledger
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from groundskeeper.keys import SigningKey, read_public_keys
-from groundskeeper.ledger import verify_ledger
+from groundskeeper.record.keys import SigningKey, read_public_keys
+from groundskeeper.record.ledger import verify_ledger
 from tests.ledger_reference import LEDGER_DIR, make_vectors
 
 VECTORS = LEDGER_DIR / "vectors"

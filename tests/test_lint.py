@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.lint import validate, validate_outline
-from groundskeeper.plan import load_plan, parse_plan
+from groundskeeper.plan.lint import validate, validate_outline
+from groundskeeper.plan.org import load_plan, parse_plan
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from groundskeeper.acceptance import SealedCheck, run_check
-from groundskeeper.lint import validate
-from groundskeeper.plan import Check, load_plan, parse_plan
+from groundskeeper.acceptance.check import SealedCheck, run_check
+from groundskeeper.plan.lint import validate
+from groundskeeper.plan.org import Check, load_plan, parse_plan
 
 
 def codes(check: str, **props: str) -> list[str]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from groundskeeper.lint import validate
-from groundskeeper.plan import parse_plan
+from groundskeeper.plan.lint import validate
+from groundskeeper.plan.org import parse_plan
 
 HEAD = "#+TODO: TODO | DONE\n* Mail flow :workflow:\n** Sync :component:\n"
 

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from groundskeeper.acceptance.loops import AttemptBudget, Breaker, normalize_failure
 from groundskeeper.cli import main
-from groundskeeper.loops import AttemptBudget, Breaker, normalize_failure
 from tests.test_cli_run import control, keywords, resume, setup, states, steps, task
 
 # --- normalize_failure ---------------------------------------------------------------------------

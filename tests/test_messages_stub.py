@@ -6,9 +6,9 @@ from __future__ import annotations
 import anthropic
 import pytest
 
-from groundskeeper.claude import ClaudeModel
-from groundskeeper.models import ModelCallError, ModelRequest
-from groundskeeper.worker import TOOL_SPECS
+from groundskeeper.models.claude import ClaudeModel
+from groundskeeper.models.model import ModelCallError, ModelRequest
+from groundskeeper.supervisor.worker import TOOL_SPECS
 from tests.messages_stub import MessagesStub, Reply
 
 

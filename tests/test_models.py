@@ -7,13 +7,9 @@ from pathlib import Path
 import pytest
 
 from groundskeeper.errors import GroundskeeperError, UsageError
-from groundskeeper.models import (
-    ModelRequest,
-    ModelUnavailableError,
-    ScriptedModel,
-    ScriptError,
-    load_model,
-)
+from groundskeeper.models import load_model
+from groundskeeper.models.model import ModelRequest, ModelUnavailableError, ScriptError
+from groundskeeper.models.scripted import ScriptedModel
 
 SCRIPT = """
 author:

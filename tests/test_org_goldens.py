@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from groundskeeper.plan import load_plan
+from groundskeeper.plan.org import load_plan
 from tests.org_corpus.corpus import (
     AFTER,
     GOLDEN,

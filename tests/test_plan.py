@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groundskeeper.errors import GroundskeeperError, UsageError
-from groundskeeper.plan import (
+from groundskeeper.plan.org import (
     DEFAULT_TODO_LINE,
     Check,
     PlanEditError,

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from groundskeeper import sandbox
-from groundskeeper.control import ControlDir
-from groundskeeper.models import AssistantTurn, ModelRequest
-from groundskeeper.plan import load_plan
-from groundskeeper.protect import matched_files
-from groundskeeper.runner import Runner, RunOptions
+from groundskeeper.acceptance.protect import matched_files
+from groundskeeper.acceptance.toolbox import Toolbox
+from groundskeeper.models.model import AssistantTurn, ModelRequest
+from groundskeeper.plan.org import load_plan
+from groundskeeper.record.control import ControlDir
 from groundskeeper.sandbox import fence as fences
-from groundskeeper.worker import Toolbox
+from groundskeeper.supervisor.runner import Runner, RunOptions
 from tests.test_cli_run import HEAD, keywords, resume, setup, steps, task
 
 CHECK = "diff out.txt tests/expected.txt"

@@ -8,11 +8,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from groundskeeper.acceptance import sha256_text
-from groundskeeper.ledger import LedgerError, canonical_json
-from groundskeeper.models import AssistantTurn, ModelRequest, ScriptedModel
-from groundskeeper.plan import load_plan
-from groundskeeper.runner import (
+from groundskeeper.acceptance.check import sha256_text
+from groundskeeper.models.model import AssistantTurn, ModelRequest
+from groundskeeper.models.scripted import ScriptedModel
+from groundskeeper.plan.org import load_plan
+from groundskeeper.record.ledger import LedgerError, canonical_json
+from groundskeeper.supervisor.runner import (
     MemoryRecorder,
     PlanGuard,
     Runner,
@@ -20,7 +21,7 @@ from groundskeeper.runner import (
     RunReport,
     preflight,
 )
-from groundskeeper.sealing import RunSeal
+from groundskeeper.supervisor.sealing import RunSeal
 
 HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
 

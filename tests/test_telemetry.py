@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.telemetry import Telemetry, iso_utc
+from groundskeeper.record.telemetry import Telemetry, iso_utc
 
 
 def fixed_clock() -> datetime:
@@ -134,7 +134,7 @@ def test_reconcile_settles_rows_a_crash_left_pending(tmp_path: Path) -> None:
 REOPEN = """
 import sys
 from pathlib import Path
-from groundskeeper.telemetry import Telemetry
+from groundskeeper.record.telemetry import Telemetry
 t = Telemetry(Path(sys.argv[1]))
 t.record_verdict(run_id="r2", task_id="b", idx=1, title="B", state="FAILED", output="o",
                  attempt=1, verified=True, reason="x", duration_ms=2)
@@ -160,7 +160,7 @@ def test_a_resume_writes_rows_without_importing_sqlite_utils(tmp_path: Path) -> 
 def test_model_call_rows_and_a_database_from_before_the_table(tmp_path: Path) -> None:
     """A database an earlier version made (no model_calls table) gains it when opened; a
     failed call is a row too, with its error and no stop reason."""
-    from groundskeeper.models import ModelCall, Usage
+    from groundskeeper.models.model import ModelCall, Usage
 
     path = tmp_path / "_telemetry.db"
     with Telemetry(path) as t:

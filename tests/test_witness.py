@@ -17,11 +17,11 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groundskeeper import ledger as ledger_module
 from groundskeeper.cli import main
-from groundskeeper.ledger import Ledger, verify_ledger
-from groundskeeper.ledger_format import format_checkpoint, ledger_origin
-from groundskeeper.witness import Witness, WitnessEntry
+from groundskeeper.record import ledger as ledger_module
+from groundskeeper.record.ledger import Ledger, verify_ledger
+from groundskeeper.record.ledger_format import format_checkpoint, ledger_origin
+from groundskeeper.record.witness import Witness, WitnessEntry
 from tests.test_ledger import KEY, OTHER, RUN_A, RUN_B, TRUST, fixed_clock, lines_of
 
 WITNESS_KEYS = {"path", "consulted", "size", "root", "advanced"}
@@ -105,7 +105,7 @@ def test_a_witness_that_cannot_be_written_does_not_lose_the_append(
     tmp_path: Path, groundskeeper_home: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     (groundskeeper_home / "witness").write_text("a file where the directory should be")
-    with caplog.at_level(logging.WARNING, logger="groundskeeper.ledger"):
+    with caplog.at_level(logging.WARNING, logger="groundskeeper.record.ledger"):
         append_run(tmp_path / "plan", "run-a", RUN_A)
     report = verify_ledger(tmp_path / "plan", TRUST)
     assert (report.ok, report.lines) == (True, 7)
@@ -198,7 +198,7 @@ def test_two_continuations_of_one_prefix_are_a_fork(
     append_run(plan, "run-b", RUN_B)
     witnessed = Witness().lookup(origin_of(plan))
     restore_pair(saved, plan)
-    with caplog.at_level(logging.WARNING, logger="groundskeeper.ledger"):
+    with caplog.at_level(logging.WARNING, logger="groundskeeper.record.ledger"):
         append_run(plan, "run-c", RUN_C)  # as many lines as run-b, other content
     assert "does not extend the 12 lines the witness" in caplog.text
     assert Witness().lookup(origin_of(plan)) == witnessed  # the writer left the evidence
@@ -272,7 +272,7 @@ def test_a_corrupt_witness_entry_is_a_finding_not_a_traceback(
     assert codes(document) == [(None, None, "witness-unreadable")]
     assert str(entry_path) in document["findings"][0]["reason"]
     assert document["witness"]["consulted"] is False
-    with caplog.at_level(logging.WARNING, logger="groundskeeper.ledger"):
+    with caplog.at_level(logging.WARNING, logger="groundskeeper.record.ledger"):
         append_run(plan, "run-b", RUN_B)  # the run goes on
     assert entry_path.read_bytes() == content  # and never overwrites what it cannot compare
     assert str(entry_path) in caplog.text

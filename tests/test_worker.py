@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from groundskeeper.acceptance import SealedCheck
-from groundskeeper.models import AssistantTurn, ModelRequest, ScriptedModel
-from groundskeeper.plan import Check
+from groundskeeper.acceptance.check import SealedCheck
+from groundskeeper.acceptance.toolbox import Toolbox
+from groundskeeper.models.model import AssistantTurn, ModelRequest
+from groundskeeper.models.scripted import ScriptedModel
+from groundskeeper.plan.org import Check
 from groundskeeper.sandbox import DiskQuota
 from groundskeeper.sandbox import fence as fences
-from groundskeeper.worker import (
+from groundskeeper.supervisor.worker import (
     TOOL_SPECS,
-    Toolbox,
     ToolCallRecord,
     WorkerSession,
     WorkerTask,

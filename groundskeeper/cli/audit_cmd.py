@@ -1,6 +1,6 @@
 """`groundskeeper audit PLAN`: does the signed record back what the plan's headlines claim?
 
-The record is read by `groundskeeper.record`, the ledger verified by `ledger_verify`; this
+The record is read by `groundskeeper.record.backing`, the ledger verified by `ledger_verify`; this
 module picks the plan and its ledger, prints the findings and the exit code.
 """
 
@@ -67,10 +67,10 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
     """
     from groundskeeper.cli.ledger_cmd import trusted_or_exit
     from groundskeeper.cli.run_cmd import _plan_path
-    from groundskeeper.control import ControlDir, RunLock
-    from groundskeeper.ledger import read_steps, verify_ledger
-    from groundskeeper.plan import load_plan
-    from groundskeeper.record import read_record
+    from groundskeeper.plan.org import load_plan
+    from groundskeeper.record.backing import read_record
+    from groundskeeper.record.control import ControlDir, RunLock
+    from groundskeeper.record.ledger import read_steps, verify_ledger
 
     path = _plan_path(plan)
     try:
@@ -143,6 +143,6 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
 
 
 def _check_sha(task: Any) -> str | None:
-    from groundskeeper.acceptance import SealedCheck
+    from groundskeeper.acceptance.check import SealedCheck
 
     return SealedCheck.seal(task.check).sha256 if task.check is not None else None

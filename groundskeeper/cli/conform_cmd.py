@@ -1,5 +1,5 @@
 """`groundskeeper conform`, `groundskeeper dock` and `groundskeeper engine run`: rung 3 at the
-terminal. The checks live in `groundskeeper.conformance`, the runtime in `groundskeeper.engine`;
+terminal. The checks live in `conformance.rules`, the runtime in `conformance.engine`;
 this module parses options, records and seals each dock (telemetry, ledger) and prints.
 """
 
@@ -21,9 +21,9 @@ from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 
 if TYPE_CHECKING:
-    from groundskeeper.conformance import DockResult
-    from groundskeeper.ledger import AppendedLine, Ledger
-    from groundskeeper.telemetry import Telemetry
+    from groundskeeper.conformance.rules import DockResult
+    from groundskeeper.record.ledger import AppendedLine, Ledger
+    from groundskeeper.record.telemetry import Telemetry
 
 DEFAULT_COMPONENT_DIR = "components"
 
@@ -82,7 +82,7 @@ def conform(components: tuple[Path, ...], upgrade: bool, as_json: bool) -> None:
       groundskeeper conform build/tool.wasm
       groundskeeper conform --upgrade components/tool.wasm build/tool.wasm --json
     """
-    from groundskeeper.conformance import (
+    from groundskeeper.conformance.rules import (
         ComponentUnreadable,
         check_interface,
         check_upgrade,
@@ -166,7 +166,7 @@ def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -
       groundskeeper dock build/tool.wasm --plan plan.org
       groundskeeper dock build/tool.wasm --into /srv/engine/components --json
     """
-    from groundskeeper.conformance import dock as dock_component
+    from groundskeeper.conformance.rules import dock as dock_component
 
     if not component.is_file():
         what = "is a directory" if component.is_dir() else "no such file"
@@ -175,7 +175,7 @@ def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -
         fail_usage(f"{plan}: no such plan file; pass the plan's .org file or drop --plan")
     baseline: dict[str, str] | None = None
     if plan is not None:
-        from groundskeeper.control import ControlDir
+        from groundskeeper.record.control import ControlDir
 
         try:
             control = ControlDir.for_plan(plan).ensure()
@@ -190,7 +190,7 @@ def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -
     telemetry = _open_telemetry(state_dir / "_telemetry.db")
     seal = _open_dock_run(state_dir, component, into, plan, telemetry)
     if plan is not None and into == control.components:
-        from groundskeeper.record import read_record
+        from groundskeeper.record.backing import read_record
 
         baseline = read_record(seal.ledger.history()).docks  # the plan's sealed docks
 
@@ -231,7 +231,7 @@ def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -
 
 def _open_telemetry(path: Path) -> Telemetry:
     """Open telemetry before docking: a dock that cannot be recorded must not happen."""
-    from groundskeeper.telemetry import Telemetry
+    from groundskeeper.record.telemetry import Telemetry
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -247,7 +247,7 @@ def _open_dock_run(
     happen, and appending run-start is what proves the ledger can take another line."""
     from groundskeeper import __version__
     from groundskeeper.cli.ledger_cmd import load_run_key
-    from groundskeeper.ledger import Ledger
+    from groundskeeper.record.ledger import Ledger
 
     key = load_run_key()
     run_id = f"dock-{uuid.uuid4().hex[:12]}"
@@ -328,7 +328,7 @@ class _DockSeal:
 def _undock(result: DockResult, previous: bytes | None) -> str:
     """Undo an accepted dock: put the component it replaced back, or remove it. Under the
     component directory's dock lock, and only if our copy is still the one docked."""
-    from groundskeeper.conformance import LOCK_NAME
+    from groundskeeper.conformance.rules import LOCK_NAME
 
     destination = result.destination
     if destination is None or result.replaced == result.sha256:
@@ -428,8 +428,8 @@ def engine_run(
     Example:
       groundskeeper engine run components/tool.wasm --plan plan.org --input hello
     """
-    from groundskeeper.conformance import ComponentUnreadable
-    from groundskeeper.engine import EngineLimits, Session, SessionHost, run_component
+    from groundskeeper.conformance.engine import EngineLimits, Session, SessionHost, run_component
+    from groundskeeper.conformance.rules import ComponentUnreadable
 
     if not component.is_file():
         what = "is a directory" if component.is_dir() else "no such file"

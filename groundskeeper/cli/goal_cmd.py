@@ -1,6 +1,6 @@
 """`groundskeeper run "GOAL"` and `groundskeeper approve DIR`: the goal-driven front door.
 
-The work happens in `groundskeeper.graph` (author → validate → one retry → approve → seal →
+The work happens in `supervisor.graph` (author → validate → one retry → approve → seal →
 execute → report); this module picks the directory, wires the models, ledger, telemetry and
 checkpointer, answers the approval gate at a terminal, and prints the report.
 """
@@ -38,10 +38,10 @@ from groundskeeper.cli.run_cmd import (
 from groundskeeper.errors import GroundskeeperError, UsageError
 
 if TYPE_CHECKING:
-    from groundskeeper.control import ControlDir
-    from groundskeeper.graph import Mission, MissionEvent, MissionFile
-    from groundskeeper.models import AssistantTurn, Model, ModelRequest, UsageTotals
-    from groundskeeper.runner import RunEvent
+    from groundskeeper.models.model import AssistantTurn, Model, ModelRequest, UsageTotals
+    from groundskeeper.record.control import ControlDir
+    from groundskeeper.supervisor.graph import Mission, MissionEvent, MissionFile
+    from groundskeeper.supervisor.runner import RunEvent
 
 EXIT_WAITING = 3
 PLAN_NAME = "plan.org"
@@ -137,9 +137,9 @@ def run(
     plan was not approved or the model stayed unavailable (the run is resumable), 2 for bad
     input, 3 when the run waits for an approval.
     """
-    from groundskeeper.control import ControlDir
-    from groundskeeper.graph import MissionFile
-    from groundskeeper.runner import new_run_id
+    from groundskeeper.record.control import ControlDir
+    from groundskeeper.supervisor.graph import MissionFile
+    from groundskeeper.supervisor.runner import new_run_id
 
     if (goal is None) == (resume_dir is None):
         fail_usage('give a goal (`groundskeeper run "GOAL"`) or --resume DIR, not both or neither')
@@ -302,15 +302,16 @@ def _drive(
     max_total_attempts: int | None = None,
 ) -> _Outcome:
     """Run (or continue) the graph under the plan's lock; answer an approval if one waits."""
-    from groundskeeper.graph import (
+    from groundskeeper.models import load_model
+    from groundskeeper.models.model import ModelCallError
+    from groundskeeper.supervisor.graph import (
         Mission,
         ModelWentAway,
         build_graph,
         checkpointer,
         config_for,
     )
-    from groundskeeper.models import ModelCallError, load_model
-    from groundskeeper.runner import RunOptions
+    from groundskeeper.supervisor.runner import RunOptions
 
     try:
         worker_model = load_model(mission_file.model)
@@ -394,7 +395,7 @@ def _advance(
     """Start the graph, or continue it where it stopped; answer approvals while they wait."""
     from langgraph.types import Command
 
-    from groundskeeper.graph import pending_approval, pending_gates
+    from groundskeeper.supervisor.graph import pending_approval, pending_gates
 
     where = mission.plan_path.parent
     snapshot = graph.get_state(config)
@@ -684,8 +685,8 @@ def approve(
       groundskeeper approve work --yes && groundskeeper run --resume work
       groundskeeper approve work --task report --revise "cite the source"
     """
-    from groundskeeper.control import ControlDir
-    from groundskeeper.graph import (
+    from groundskeeper.record.control import ControlDir
+    from groundskeeper.supervisor.graph import (
         MissionFile,
         build_graph,
         checkpointer,
@@ -724,7 +725,7 @@ def approve(
         interrupt_id, value = found[0]
         by = f"groundskeeper approve (pid {os.getpid()})"
         answer = _gate_answer(interrupt_id, value, decision, note or "", by)
-        from groundskeeper.plan import write_atomically
+        from groundskeeper.plan.org import write_atomically
 
         write_atomically(gate_answer_path(control, task_id), json.dumps(answer, indent=2) + "\n")
         if as_json:
@@ -751,7 +752,7 @@ def approve(
         "by": f"groundskeeper approve (pid {os.getpid()})",
         "answered_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    from groundskeeper.plan import write_atomically
+    from groundskeeper.plan.org import write_atomically
 
     write_atomically(control.path / APPROVAL_FILE, json.dumps(answer, indent=2) + "\n")
     if as_json:
@@ -809,7 +810,7 @@ def _narrate_mission(progress: Progress, event: MissionEvent) -> None:
         verdict = "applies" if event.ok else "refused"
         progress.say(f"gate answer {event.detail}: {verdict}")
     elif event.kind == "execute":
-        from groundskeeper.plan import load_plan
+        from groundskeeper.plan.org import load_plan
 
         progress.set_total(len(load_plan(Path(event.detail)).tasks()))
 
@@ -833,7 +834,7 @@ def _narrate_end(progress: Progress, state: dict[str, Any], where: Path) -> None
 def _usage_totals(state: dict[str, Any]) -> UsageTotals:
     """The author's calls (each attempt's, a call even when it reported no usage) added to
     the workers' (the plan run's report, totalled by the runner)."""
-    from groundskeeper.models import Usage, UsageTotals
+    from groundskeeper.models.model import Usage, UsageTotals
 
     totals = UsageTotals(**((state.get("report") or {}).get("usage") or {}))
     for attempt in state.get("attempts", []):

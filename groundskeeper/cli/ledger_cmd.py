@@ -1,6 +1,6 @@
 """`groundskeeper ledger verify|show` and `groundskeeper keygen`: the terminal side of the
-signed step ledger. The format and the checks live in `groundskeeper.ledger`, key files in
-`groundskeeper.keys`; this module reads arguments, prints and picks the exit code.
+signed step ledger. The format and the checks live in `groundskeeper.record.ledger`, key files in
+`groundskeeper.record.keys`; this module reads arguments, prints and picks the exit code.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
 from groundskeeper.errors import UsageError
-from groundskeeper.keys import (
+from groundskeeper.record.keys import (
     KeyFileError,
     PublicKey,
     SigningKey,
@@ -24,7 +24,7 @@ from groundskeeper.keys import (
     ensure_signing_key,
     trusted_keys,
 )
-from groundskeeper.ledger import (
+from groundskeeper.record.ledger import (
     Finding,
     Report,
     Witness,
@@ -32,7 +32,7 @@ from groundskeeper.ledger import (
     read_steps,
     verify_ledger,
 )
-from groundskeeper.witness import WitnessEntry, WitnessError
+from groundskeeper.record.witness import WitnessEntry, WitnessError
 
 MAX_HUMAN_FINDINGS = 50
 _HEX_ROOT = re.compile(r"[0-9a-fA-F]{64}")

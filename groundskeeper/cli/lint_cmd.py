@@ -1,7 +1,7 @@
 """`groundskeeper lint`: rung 1 from the command line.
 
 It owns the terminal side only (reading the argument, printing diagnostics, the exit code);
-the rules live in `groundskeeper.lint` and the plan model in `groundskeeper.plan`.
+the rules live in `groundskeeper.plan.lint` and the plan model in `groundskeeper.plan.org`.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ def lint(plan: Path, outline: bool, as_json: bool) -> None:
     Example:
       groundskeeper lint plan.org --json | jq '.[] | select(.level == "error")'
     """
-    from groundskeeper.lint import validate, validate_outline
-    from groundskeeper.plan import PlanReadError, load_plan
+    from groundskeeper.plan.lint import validate, validate_outline
+    from groundskeeper.plan.org import PlanReadError, load_plan
 
     try:
         parsed = load_plan(plan)

@@ -1,6 +1,6 @@
 """`groundskeeper resume` and `groundskeeper check`: rung 2 at the terminal.
 
-The work happens in `groundskeeper.runner` and `groundskeeper.acceptance`; this module parses
+The work happens in `supervisor.runner` and `acceptance.check`; this module parses
 options, wires the model, ledger and telemetry, narrates progress and prints the answer.
 """
 
@@ -19,15 +19,15 @@ import click
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
 from groundskeeper.cli.params import ByteSize
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.record import HasHistory
+from groundskeeper.record.backing import HasHistory
 
 if TYPE_CHECKING:
-    from groundskeeper.acceptance import TaskCheck
-    from groundskeeper.control import ControlDir, RunLock
-    from groundskeeper.models import Model, UsageTotals
-    from groundskeeper.plan import Plan
-    from groundskeeper.runner import RunEvent, StepRecorder
-    from groundskeeper.telemetry import Telemetry
+    from groundskeeper.acceptance.check import TaskCheck
+    from groundskeeper.models.model import Model, UsageTotals
+    from groundskeeper.plan.org import Plan
+    from groundskeeper.record.control import ControlDir, RunLock
+    from groundskeeper.record.telemetry import Telemetry
+    from groundskeeper.supervisor.runner import RunEvent, StepRecorder
 
 EXIT_WAITING = 3  # tasks wait at approval gates and none FAILED
 
@@ -73,8 +73,8 @@ def judge_options(command: Any) -> Any:
 
 def attempt_options(command: Any) -> Any:
     """`--max-turns`, `--breaker` and `--max-total-attempts`, shared by `resume` and `run`."""
-    from groundskeeper.loops import DEFAULT_BREAKER
-    from groundskeeper.worker import DEFAULT_MAX_TURNS
+    from groundskeeper.acceptance.loops import DEFAULT_BREAKER
+    from groundskeeper.supervisor.worker import DEFAULT_MAX_TURNS
 
     command = click.option(
         "--max-total-attempts",
@@ -105,7 +105,7 @@ def load_judge(
 ) -> Model | None:  # fmt: skip
     """The judge model a plan needs (None when no task is judged); ModelUnavailableError
     (a usage error) when it cannot be used, before anything runs."""
-    from groundskeeper.judge import judge_model_spec
+    from groundskeeper.acceptance.judge import judge_model_spec
     from groundskeeper.models import load_model
 
     spec = judge_model_spec(plan, judge_spec, worker_spec, profile)
@@ -246,10 +246,10 @@ def resume(
     goal run (`groundskeeper run`, answered with `groundskeeper approve DIR --task ID`) answers
     a gate.
     """
-    from groundskeeper.lint import validate
     from groundskeeper.models import load_model
-    from groundskeeper.plan import load_plan
-    from groundskeeper.runner import Runner, RunOptions
+    from groundskeeper.plan.lint import validate
+    from groundskeeper.plan.org import load_plan
+    from groundskeeper.supervisor.runner import Runner, RunOptions
 
     path = _plan_path(plan)
     workdir = _workdir(workdir)
@@ -275,7 +275,7 @@ def resume(
         breaker=breaker,
         max_total_attempts=max_total_attempts,
     )
-    from groundskeeper.runner import new_run_id
+    from groundskeeper.supervisor.runner import new_run_id
 
     def narrate_event(event: RunEvent) -> None:
         narrate(event_line(event))
@@ -400,7 +400,7 @@ def event_line(event: RunEvent) -> str:
 def plan_lock(plan_path: Path) -> Iterator[RunLock]:
     """Hold the plan for this command (exit 2 naming the holder if another run has it),
     with an earlier version's control files moved into the control directory first."""
-    from groundskeeper.control import ControlDir, RunLock
+    from groundskeeper.record.control import ControlDir, RunLock
 
     control = ControlDir.for_plan(plan_path)
     try:
@@ -420,8 +420,8 @@ def plan_lock(plan_path: Path) -> Iterator[RunLock]:
 
 
 def open_ledger(control: ControlDir, run_id: str) -> StepRecorder:
-    from groundskeeper.keys import ensure_signing_key
-    from groundskeeper.ledger import Ledger
+    from groundskeeper.record.keys import ensure_signing_key
+    from groundskeeper.record.ledger import Ledger
 
     try:
         loaded = ensure_signing_key()
@@ -435,7 +435,7 @@ def open_ledger(control: ControlDir, run_id: str) -> StepRecorder:
 def open_telemetry(control: ControlDir) -> Telemetry:
     """The plan's telemetry database; one that cannot be opened (corrupt, foreign, read-only)
     is a usage error before anything runs, never a traceback."""
-    from groundskeeper.telemetry import Telemetry
+    from groundskeeper.record.telemetry import Telemetry
 
     try:
         return Telemetry(control.telemetry)
@@ -495,8 +495,8 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
     Example:
       groundskeeper check plan.org --write    demote DONE tasks whose evidence is gone
     """
-    from groundskeeper.acceptance import check_plan
-    from groundskeeper.plan import load_plan
+    from groundskeeper.acceptance.check import check_plan
+    from groundskeeper.plan.org import load_plan
 
     path = _plan_path(plan)
     workdir = _workdir(workdir)
@@ -526,11 +526,11 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
 def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCheck]:
     """`check --write` under the plan's lock: checks, then run-start and each check sealed,
     then the plan written, then the state changes sealed and recorded, then run-end."""
-    from groundskeeper.acceptance import check_plan, write_check_verdicts
-    from groundskeeper.plan import load_plan
-    from groundskeeper.record import read_record
-    from groundskeeper.runner import new_run_id
-    from groundskeeper.sealing import RunSeal, SealingError
+    from groundskeeper.acceptance.check import check_plan, write_check_verdicts
+    from groundskeeper.plan.org import load_plan
+    from groundskeeper.record.backing import read_record
+    from groundskeeper.supervisor.runner import new_run_id
+    from groundskeeper.supervisor.sealing import RunSeal, SealingError
 
     run_id = new_run_id()
     ledger = open_ledger(control, run_id)
@@ -556,7 +556,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
 
         def sealed(changes: list[tuple[TaskCheck, str]], inserted: bool) -> None:
             if inserted:  # the one change beyond a keyword, sealed before it is made
-                from groundskeeper.plan import TODO_LINE
+                from groundskeeper.plan.org import TODO_LINE
 
                 seal.plan_edit(1, TODO_LINE, "a verdict org reads only with a #+TODO: line")
                 narrate(f"inserted `{TODO_LINE}` as line 1 of {path}")

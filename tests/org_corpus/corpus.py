@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.lint import validate
 from groundskeeper.models import load_model
-from groundskeeper.plan import Plan, load_plan
-from groundskeeper.runner import Runner, RunOptions
+from groundskeeper.plan.lint import validate
+from groundskeeper.plan.org import Plan, load_plan
+from groundskeeper.supervisor.runner import Runner, RunOptions
 
 CORPUS = Path(__file__).parent
 PLANS = CORPUS / "plans"  # NAME.org, as people write them

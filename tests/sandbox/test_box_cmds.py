@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from groundskeeper import sandbox
-from groundskeeper.control import ControlDir
+from groundskeeper.record.control import ControlDir
 from groundskeeper.sandbox import DiskQuota
 from groundskeeper.sandbox import fence as fences
 

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from groundskeeper import sandbox
-from groundskeeper.control import ControlDir
+from groundskeeper.record.control import ControlDir
 from groundskeeper.sandbox import ShellResult, fence, python, shell, wasi
 from groundskeeper.sandbox.quota import DiskQuota
 

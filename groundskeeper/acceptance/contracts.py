@@ -1,0 +1,615 @@
+"""Artifact contracts: what a task's `:contract:` / `:contract+:` lines promise about its work,
+read into `Contract`s, and judged after the worker claims into `ContractVerdict`s, each with a
+reason code (C001…). A contract type is one entry of `REGISTRY` (`register`): its name, its
+arity, its argument rules for lint, the files it reads that become protected inputs, and its
+judge. It reads the worker's files only through the worker tools' path rules, with a size
+limit, and never runs them; the record it consults is `attempt_record`'s. It does not decide
+task states (the runner does) and does not seal anything (`sealing` does).
+
+Syntax of one line: `[soft] TYPE ARG…`, arguments split as a POSIX shell splits words (quote
+a heading with spaces). A leading `soft` makes a failure a warning instead of a failed attempt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from groundskeeper.acceptance.attempt_record import AttemptRecord
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.plan.org import Heading, Plan
+
+__all__ = [
+    "CODES",
+    "READ_LIMIT",
+    "REGISTRY",
+    "Contract",
+    "ContractContext",
+    "ContractFailure",
+    "ContractProblem",
+    "ContractType",
+    "ContractVerdict",
+    "WorkFiles",
+    "judge_contracts",
+    "parse_contract",
+    "protected_files",
+    "register",
+    "task_contracts",
+    "watched_paths",
+    "workdir_paths",
+]
+
+#: The most of a file a contract reads; a larger file fails its contract (C002).
+READ_LIMIT = 4 * 1024 * 1024
+#: A verdict's message is cut to this many characters (a schema error quotes the value).
+MESSAGE_LIMIT = 1000
+#: A verdict's detail longer than this (as JSON) is sealed by its hash only.
+DETAIL_INLINE = 8 * 1024
+SOFT = "soft"
+
+#: Every reason code a contract verdict may carry, and what it means.
+CODES: dict[str, str] = {
+    "C001": "the file is missing, not a regular file, or out of the workdir's reach",
+    "C002": "the file is larger than the read limit",
+    "C003": "the file is empty (or only whitespace)",
+    "C004": "the file is not valid in its format (or not UTF-8)",
+    "C005": "the file does not match its JSON schema",
+    "C006": "the JSON schema itself is missing or not a valid schema",
+    "C007": "the Markdown file lacks a required section heading",
+    "C008": "the record does not show this attempt's tool calls changing the path",
+    "C009": "what a tool call changed is unknown (not in the record), so `changed` cannot hold",
+    "C010": "the record shows no matching command that ran and exited 0 in this attempt",
+    "C011": "the contract line itself is malformed (lint reports it before a run)",
+    "C090": "the contract's judge could not decide on this input (fail-closed)",
+}  # a new type adds its own codes here (`CODES["C012"] = …`) beside its `register` call
+
+
+class WorkFiles(Protocol):
+    """How a contract reads the workdir: the worker `Toolbox`'s own path rules."""
+
+    def read_limited(self, raw: str, limit: int) -> bytes: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """One contract line of a task."""
+
+    kind: str
+    args: tuple[str, ...]
+    soft: bool
+    text: str  # the line as written (after the property name)
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContractProblem:
+    """Why a contract line cannot be read: lint's T015/T016, and C011 at runtime."""
+
+    line: int | None
+    message: str
+    code: str = "T015"
+
+
+@dataclass(frozen=True, slots=True)
+class ContractVerdict:
+    contract: Contract
+    code: str | None  # None: the contract holds
+    message: str
+    detail: Mapping[str, Any] = field(default_factory=dict)  # JSON-native, for the record
+
+    @property
+    def ok(self) -> bool:
+        return self.code is None
+
+    @property
+    def hard_failure(self) -> bool:
+        return self.code is not None and not self.contract.soft
+
+    @property
+    def reason(self) -> str:
+        """The verdict as a task's reason: `C005: json-schema s.json out.json: …`."""
+        return f"{self.code}: {self.contract.text}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        """As sealed: the detail as JSON text (it may hold floats and non-ASCII names, which a
+        ledger body may not), message and detail bounded so a step always fits its line."""
+        detail = json.dumps(dict(self.detail), sort_keys=True, ensure_ascii=True, default=repr)
+        return {
+            "contract": self.contract.text,
+            "type": self.contract.kind,
+            "soft": self.contract.soft,
+            "ok": self.ok,
+            "code": self.code,
+            "message": self.message,
+            "detail_json": detail if len(detail) <= DETAIL_INLINE else None,
+            "detail_sha256": hashlib.sha256(detail.encode("ascii")).hexdigest(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContractContext:
+    """What a judge may consult: the workdir through the tools' rules, this attempt's sealed
+    record, and the SHA-256 each `changed` path had when the attempt started (None: absent)."""
+
+    files: WorkFiles
+    record: AttemptRecord
+    started: Mapping[str, str | None] = field(default_factory=dict)
+
+    def read(self, raw: str) -> bytes:
+        """The file's bytes; `ContractFailure` C001/C002 when it cannot be read."""
+        from groundskeeper.acceptance.toolbox import FileTooLarge
+
+        try:
+            return self.files.read_limited(raw, READ_LIMIT)
+        except FileTooLarge as exc:
+            raise ContractFailure("C002", f"{exc}; contracts read at most {READ_LIMIT}") from None
+        except FileNotFoundError:
+            raise ContractFailure("C001", f"`{raw}` does not exist") from None
+        except IsADirectoryError:
+            raise ContractFailure("C001", f"`{raw}` is a folder, not a file") from None
+        except (OSError, ValueError, GroundskeeperError) as exc:
+            raise ContractFailure("C001", f"`{raw}` cannot be read: {exc}") from None
+
+    def read_text(self, raw: str) -> str:
+        try:
+            return self.read(raw).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ContractFailure("C004", f"`{raw}` is not UTF-8 text: {exc}") from None
+
+    def sha256_now(self, raw: str) -> str | None:
+        try:
+            return hashlib.sha256(self.files.read_limited(raw, READ_LIMIT)).hexdigest()
+        except (OSError, ValueError, GroundskeeperError):
+            return None
+
+
+class ContractFailure(GroundskeeperError):
+    """Raised inside a judge to fail its contract with a code; turned into a verdict."""
+
+    def __init__(self, code: str, message: str, detail: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.detail = dict(detail or {})
+
+
+Judge = Callable[[Contract, ContractContext], "ContractVerdict | str"]
+
+
+def _no_rules(args: tuple[str, ...]) -> str | None:
+    return None
+
+
+def _no_files(args: tuple[str, ...]) -> tuple[str, ...]:
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class ContractType:
+    """One kind of contract. `judge` returns a message on success (or a full verdict), and
+    raises `ContractFailure` on failure.
+
+    `check_args` says what lint says of the arguments beyond their count (None: fine);
+    `protects` names the argument files that become protected inputs (a schema);
+    `schemas` names the argument files that must exist when the plan is linted;
+    `watches` names the paths whose content is hashed when an attempt starts (`changed`)."""
+
+    name: str
+    usage: str
+    min_args: int
+    max_args: int | None
+    judge: Judge
+    check_args: Callable[[tuple[str, ...]], str | None] = _no_rules
+    protects: Callable[[tuple[str, ...]], tuple[str, ...]] = _no_files
+    schemas: Callable[[tuple[str, ...]], tuple[str, ...]] = _no_files
+    watches: Callable[[tuple[str, ...]], tuple[str, ...]] = _no_files
+
+
+REGISTRY: dict[str, ContractType] = {}
+
+
+def register(kind: ContractType) -> ContractType:
+    """Add a contract type; adding one is this one call (lint, the runner and the docs'
+    list of types all read `REGISTRY`)."""
+    if kind.name == SOFT or not re.fullmatch(r"[a-z][a-z0-9-]*", kind.name):
+        raise ValueError(f"a contract type needs a lower-case name, not {kind.name!r}")
+    REGISTRY[kind.name] = kind
+    return kind
+
+
+# -- reading contract lines --------------------------------------------------------------------
+
+
+def parse_contract(text: str, line: int | None = None) -> Contract | ContractProblem:
+    import shlex  # imported when a plan has contracts, not by every run
+
+    try:
+        words = shlex.split(text, comments=False, posix=True)
+    except ValueError as exc:
+        return ContractProblem(line, f"contract `{text.strip()}` cannot be split: {exc}")
+    soft = bool(words) and words[0] == SOFT
+    if soft:
+        words = words[1:]
+    if not words:
+        return ContractProblem(line, "empty contract: expected `[soft] TYPE ARG…`")
+    kind = REGISTRY.get(words[0])
+    if kind is None:
+        known = ", ".join(sorted(REGISTRY))
+        return ContractProblem(line, f"unknown contract type `{words[0]}`; the types are {known}")
+    args = tuple(words[1:])
+    if len(args) < kind.min_args or (kind.max_args is not None and len(args) > kind.max_args):
+        return ContractProblem(
+            line, f"`{words[0]}` takes {_arity(kind)}, not {len(args)}: `{kind.usage}`"
+        )
+    why = kind.check_args(args)
+    if why is not None:
+        return ContractProblem(line, f"`{words[0]}`: {why}: `{kind.usage}`")
+    return Contract(kind.name, args, soft, text.strip(), line)
+
+
+def _arity(kind: ContractType) -> str:
+    if kind.max_args == kind.min_args:
+        return f"{kind.min_args} argument{'s' if kind.min_args != 1 else ''}"
+    if kind.max_args is None:
+        return f"at least {kind.min_args} argument{'s' if kind.min_args != 1 else ''}"
+    return f"{kind.min_args} to {kind.max_args} arguments"
+
+
+def task_contracts(plan: Plan, heading: Heading) -> tuple[list[Contract], list[ContractProblem]]:
+    """A task's contracts, from its `:contract:` line and every `:contract+:` line after it."""
+    contracts: list[Contract] = []
+    problems: list[ContractProblem] = []
+    for line, text in plan.property_parts(heading, "contract"):
+        parsed = parse_contract(text, line)
+        (problems if isinstance(parsed, ContractProblem) else contracts).append(parsed)  # type: ignore[arg-type]
+    return contracts, problems
+
+
+def protected_files(plan: Plan, heading: Heading) -> tuple[str, ...]:
+    """The files a task's contracts make protected inputs (its JSON schemas)."""
+    if heading.get_property("contract") is None:
+        return ()
+    contracts, _ = task_contracts(plan, heading)
+    return tuple(p for c in contracts for p in REGISTRY[c.kind].protects(c.args))
+
+
+def watched_paths(contracts: Iterable[Contract]) -> tuple[str, ...]:
+    return tuple(
+        dict.fromkeys(
+            p for c in contracts if c.kind in REGISTRY for p in REGISTRY[c.kind].watches(c.args)
+        )
+    )
+
+
+def judge_contracts(
+    contracts: Iterable[Contract], context: ContractContext
+) -> list[ContractVerdict]:
+    """Every contract's verdict, in order; a judge's own bug is a failure, never a pass."""
+    verdicts: list[ContractVerdict] = []
+    for contract in contracts:
+        kind = REGISTRY.get(contract.kind)
+        if kind is None:
+            verdicts.append(ContractVerdict(contract, "C011", "unknown contract type"))
+            continue
+        try:
+            said = kind.judge(contract, context)
+        except ContractFailure as exc:
+            message = _bounded(exc.message)
+            verdicts.append(ContractVerdict(contract, exc.code, message, exc.detail))
+            continue
+        except Exception as exc:  # a judge that cannot decide on this input: failed, never a pass
+            message = _bounded(f"the contract could not be judged: {type(exc).__name__}: {exc}")
+            verdicts.append(ContractVerdict(contract, "C090", message))
+            continue
+        if not isinstance(said, ContractVerdict):
+            said = ContractVerdict(contract, None, said)
+        verdicts.append(replace(said, message=_bounded(said.message)))
+    return verdicts
+
+
+def _bounded(message: str) -> str:
+    if len(message) <= MESSAGE_LIMIT:
+        return message
+    return message[:MESSAGE_LIMIT] + f"… ({len(message) - MESSAGE_LIMIT} more characters)"
+
+
+# -- the file contracts ---------------------------------------------------------------------------
+
+
+def _non_empty(contract: Contract, context: ContractContext) -> str:
+    (path,) = contract.args
+    data = context.read(path)
+    if not data.strip():
+        raise ContractFailure("C003", f"`{path}` is empty" if not data else
+                              f"`{path}` holds only whitespace")  # fmt: skip
+    return f"`{path}` has {len(data)} bytes"
+
+
+FORMATS = ("json", "yaml", "toml", "csv")
+
+
+def _format_rules(args: tuple[str, ...]) -> str | None:
+    if args[0] not in FORMATS:
+        return f"unknown format `{args[0]}`; the formats are {', '.join(FORMATS)}"
+    return None
+
+
+def parse_format(name: str, text: str) -> object:
+    """The document, or ValueError saying where it is malformed."""
+    if name == "json":
+        return json.loads(text, parse_constant=_no_constant)
+    if name == "yaml":
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ValueError(str(exc).replace("\n", " ")) from None
+    if name == "toml":
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(str(exc)) from None
+    if name == "csv":
+        return _csv_rows(text)
+    raise ValueError(f"unknown format {name}")
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"`{name}` is not JSON")
+
+
+def _csv_rows(text: str) -> list[list[str]]:
+    import csv
+    import io
+
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    except csv.Error as exc:
+        raise ValueError(f"line {_csv_line(text, exc)}: {exc}") from None
+    rows = [r for r in rows if r]  # blank lines are not records
+    if not rows:
+        raise ValueError("no rows")
+    width = len(rows[0])
+    for number, row in enumerate(rows[1:], start=2):
+        if len(row) != width:
+            raise ValueError(f"record {number} has {len(row)} fields, the header has {width}")
+    return rows
+
+
+def _csv_line(text: str, exc: Exception) -> str:
+    match = re.search(r"line (\d+)", str(exc))
+    return match.group(1) if match else "?"
+
+
+def _format(contract: Contract, context: ContractContext) -> str:
+    name, path = contract.args
+    text = context.read_text(path)
+    if not text.strip():
+        raise ContractFailure("C004", f"`{path}` is empty, not {name}")
+    try:
+        parse_format(name, text)
+    except (ValueError, RecursionError) as exc:
+        raise ContractFailure("C004", f"`{path}` is not valid {name}: {exc}") from None
+    return f"`{path}` is valid {name}"
+
+
+def _json_schema(contract: Contract, context: ContractContext) -> str:
+    import jsonschema
+    import referencing.exceptions
+
+    schema_path, path = contract.args
+    try:
+        schema = json.loads(context.read_text(schema_path), parse_constant=_no_constant)
+    except ContractFailure as exc:
+        raise ContractFailure("C006", f"the schema: {exc.message}") from None
+    except (ValueError, RecursionError) as exc:
+        raise ContractFailure("C006", f"the schema `{schema_path}` is not JSON: {exc}") from None
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ContractFailure(
+            "C006", f"`{schema_path}` is not a valid schema: {exc.message}"
+        ) from None
+    except Exception as exc:  # a schema that is not even an object: validator_for refuses it
+        raise ContractFailure("C006", f"`{schema_path}` is not a valid schema: {exc}") from None
+    try:
+        document = json.loads(context.read_text(path), parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ContractFailure("C004", f"`{path}` is not JSON: {exc}") from None
+    try:
+        errors = sorted(
+            validator_class(schema).iter_errors(document),
+            key=lambda e: [str(p) for p in e.absolute_path],
+        )
+    except referencing.exceptions.Unresolvable as exc:
+        raise ContractFailure(
+            "C006", f"`{schema_path}` has a reference that cannot be resolved: {exc}"
+        ) from None
+    except RecursionError:
+        raise ContractFailure("C006", f"`{schema_path}` recurses without end") from None
+    if errors:
+        first = errors[0]
+        where = "/".join(str(p) for p in first.absolute_path) or "(the document)"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ContractFailure(
+            "C005", f"`{path}` does not match `{schema_path}` at {where}: {first.message}{more}"
+        )
+    return f"`{path}` matches `{schema_path}`"
+
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+
+
+def markdown_headings(text: str) -> list[str]:
+    """The ATX and setext headings' text, outside fenced code blocks."""
+    found: list[str] = []
+    fence: str | None = None
+    previous = ""
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        opener = re.match(r"^ {0,3}(`{3,}|~{3,})", raw)
+        if fence is not None:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                fence = None
+            previous = ""
+            continue
+        if opener:
+            fence = opener.group(1)
+            previous = ""
+            continue
+        atx = _ATX.match(raw)
+        if atx:
+            found.append(atx.group(2).strip())
+        elif previous and re.fullmatch(r" {0,3}(=+|-+)[ \t]*", raw):
+            found.append(previous)
+        previous = stripped if stripped and not atx else ""
+    return found
+
+
+def _markdown_sections(contract: Contract, context: ContractContext) -> str:
+    path, *wanted = contract.args
+    headings = {h.casefold() for h in markdown_headings(context.read_text(path))}
+    missing = [w for w in wanted if w.strip().casefold() not in headings]
+    if missing:
+        shown = ", ".join(f'"{m}"' for m in missing)
+        raise ContractFailure("C007", f"`{path}` has no section {shown}", {"missing": missing})
+    return f"`{path}` has every section"
+
+
+# -- the record contracts -----------------------------------------------------------------------
+
+
+def workdir_paths(args: tuple[str, ...]) -> str | None:
+    """An argument rule for lint (`ContractType.check_args`): every argument is a path inside
+    the workdir."""
+    for arg in args:
+        if arg.startswith(("/", "~")) or ".." in arg.split("/"):
+            return f"`{arg}` must be a path inside the workdir (no leading /, no ..)"
+    return None
+
+
+def _changed(contract: Contract, context: ContractContext) -> str:
+    """Each path: a tool call of this attempt changed it (write_file's path, or an `sh` call
+    whose watched paths' content differed after it), and its content now differs from when the
+    attempt started. Both, so that
+    neither a `touch`, nor a file moved away and back, nor another task's write counts."""
+    found, unknown = context.record.changed()
+    missing: list[str] = []
+    same: list[str] = []
+    for raw in contract.args:
+        path = _normal(raw)
+        if path not in found:
+            missing.append(raw)
+            continue
+        if context.sha256_now(raw) == context.started.get(path, "unrecorded"):
+            same.append(raw)
+    if missing and unknown:
+        calls = ", ".join(str(i) for i in unknown)
+        raise ContractFailure(
+            "C009",
+            f"the record does not show {', '.join(missing)} changed, and what tool call(s)"
+            f" {calls} changed is unknown (the record holds no list of its changes)",
+        )
+    if missing:
+        raise ContractFailure(
+            "C008",
+            f"the record shows no tool call of this attempt changing {', '.join(missing)}",
+            {"missing": missing},
+        )
+    if same:
+        raise ContractFailure(
+            "C008",
+            f"{', '.join(same)}: touched, but the content is the same as when the attempt started",
+            {"unchanged": same},
+        )
+    return "changed in this attempt: " + ", ".join(contract.args)
+
+
+def _normal(raw: str) -> str:
+    parts = [p for p in raw.split("/") if p not in ("", ".")]
+    return "/".join(parts)
+
+
+def _ran(contract: Contract, context: ContractContext) -> str:
+    from groundskeeper.acceptance.attempt_record import chain_commands, matches
+
+    (pattern,) = contract.args
+    failed: list[str] = []
+    for call in context.record.sh_calls():
+        if call.cmd is None:
+            continue
+        commands = chain_commands(call.cmd)
+        if commands is None or not any(matches(pattern, c) for c in commands):
+            continue
+        if call.exit_status == 0:
+            return f"`{call.cmd}` ran and exited 0 (tool call {call.index})"
+        status = "was stopped" if call.exit_status is None else f"exited {call.exit_status}"
+        failed.append(f"`{call.cmd}` {status}")
+    also = f"; the record shows {'; '.join(failed)}" if failed else ""
+    raise ContractFailure(
+        "C010",
+        f"no command matching `{pattern}` ran and exited 0 in this attempt{also} (a command"
+        " counts when it is the whole line, or part of a chain joined only by &&)",
+    )
+
+
+register(ContractType("non-empty", "non-empty FILE", 1, 1, _non_empty, workdir_paths))
+register(ContractType("format", "format json|yaml|toml|csv FILE", 2, 2, _format,
+                      lambda a: _format_rules(a) or workdir_paths(a[1:])))  # fmt: skip
+register(
+    ContractType(
+        "json-schema", "json-schema SCHEMA FILE", 2, 2, _json_schema, workdir_paths,
+        protects=lambda a: (a[0],), schemas=lambda a: (a[0],),
+    )
+)  # fmt: skip
+register(ContractType("markdown-sections", 'markdown-sections FILE "Heading"…', 2, None,
+                      _markdown_sections, lambda a: workdir_paths(a[:1])))  # fmt: skip
+register(ContractType("changed", "changed PATH…", 1, None, _changed, workdir_paths,
+                      watches=lambda a: tuple(_normal(p) for p in a)))  # fmt: skip
+register(ContractType("ran", "ran PATTERN", 1, 1, _ran))
+
+
+# -- the script contract --------------------------------------------------------------------------
+
+
+_SHOWN_SCRIPT_ERRORS = 3  # each message is ~200 characters; MESSAGE_LIMIT bounds them all
+
+
+def _workflow_script(contract: Contract, context: ContractContext) -> ContractVerdict:
+    """The file, read like any other, judged by `script_validation` (QuickJS in the sandbox,
+    never natively): a failure is the model's fix prompt, a pass carries the extracted config
+    (sealed with the verdict and kept in telemetry's `detail`)."""
+    from groundskeeper.acceptance.script_validation import validate_script
+    from groundskeeper.sandbox import SandboxError
+
+    (path,) = contract.args
+    text = context.read_text(path)
+    try:
+        verdict = validate_script(text)
+    except SandboxError as exc:  # nobody could judge it: not valid
+        raise ContractFailure("C012", f"Script validation failed: cannot run it: {exc}") from None
+    errors = [issue.to_json() for issue in verdict.errors]
+    warnings = [issue.to_json() for issue in verdict.warnings]
+    if not verdict.ok:
+        failed = {"errors": errors, "warnings": warnings}
+        shown = "; ".join(issue.message for issue in verdict.errors[:_SHOWN_SCRIPT_ERRORS])
+        rest = verdict.errors[_SHOWN_SCRIPT_ERRORS:]
+        if rest:  # whole messages, within MESSAGE_LIMIT, rather than one cut off mid-word
+            shown += f"; and {len(rest)} more ({', '.join(i.code for i in rest)})"
+        raise ContractFailure("C012", f"Script validation failed: {shown}", failed)
+    noted = f" ({len(warnings)} warning{'s' if len(warnings) != 1 else ''})" if warnings else ""
+    held = {"config": verdict.config, "warnings": warnings}
+    return ContractVerdict(contract, None, f"`{path}` is a valid workflow script{noted}", held)
+
+
+CODES["C012"] = "the workflow script fails script validation in the zero-tool sandbox"
+register(ContractType("workflow-script", "workflow-script FILE", 1, 1, _workflow_script,
+                      workdir_paths))  # fmt: skip

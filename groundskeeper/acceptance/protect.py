@@ -1,0 +1,125 @@
+"""Protected inputs: the files a plan says workers may not change (`:protect:` on a task,
+inherited by its subtree; `#+PROTECT:` for the whole file; the JSON schemas of a task's
+contracts), as patterns, as the files they match in a workdir, and as the hashes a run seals.
+The sandbox's fence enforces them; the runner re-hashes them before each check; lint asks
+whether a compared file is covered.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePosixPath
+
+from groundskeeper.acceptance.contracts import protected_files as contract_files
+from groundskeeper.plan.keywords import file_keywords
+from groundskeeper.plan.org import Heading, Plan
+from groundskeeper.sandbox.fence import HIDDEN_NAMES
+
+#: How many files one plan may protect (a pattern like `**` must not hash a whole disk).
+MAX_PROTECTED = 10_000
+
+
+def patterns_by_task(plan: Plan) -> dict[Heading, tuple[str, ...]]:
+    """Every task's protected patterns: the file's, its ancestors' and its own `:protect:`."""
+    found: dict[Heading, tuple[str, ...]] = {}
+    base = tuple(p for value in file_keywords(plan.text, "PROTECT") for p in value.split())
+
+    def visit(headings: Iterable[Heading], inherited: tuple[str, ...]) -> None:
+        for heading in headings:
+            own = heading.get_property("protect")
+            mine = inherited + tuple(own.split() if own else ())
+            if heading.is_task:
+                # the schemas its contracts judge with are protected like the checks' inputs
+                found[heading] = mine + contract_files(plan, heading)
+            visit(heading.children, mine)
+
+    visit(plan.roots, base)
+    return found
+
+
+def covers(patterns: Iterable[str], relative: str) -> bool:
+    """Whether `relative` (a path inside the workdir) is one of the patterns' files."""
+    path = PurePosixPath(os.path.normpath(relative)).as_posix()
+    return any(fnmatch.fnmatchcase(path, os.path.normpath(p)) for p in patterns)
+
+
+def matched_files(workdir: Path, patterns: Iterable[str]) -> list[str]:
+    """The regular files inside `workdir` the patterns match now (relative, sorted), and
+    each matched link to a regular file inside it with its target. Links leading out of the
+    workdir and anything behind the fence are not followed."""
+    root = Path(os.path.realpath(workdir))
+    found: set[str] = set()
+    for pattern in dict.fromkeys(patterns):
+        if pattern.startswith("/") or ".." in PurePosixPath(pattern).parts:
+            continue  # lint says so; a run protects only what lies inside the workdir
+        for candidate in root.glob(pattern):
+            relative = candidate.relative_to(root)
+            if any(part.casefold() in HIDDEN_NAMES for part in relative.parts):
+                continue
+            try:
+                info = os.stat(candidate, follow_symlinks=False)
+            except OSError:
+                continue
+            real = os.path.realpath(candidate)
+            if not real.startswith(str(root) + os.sep):
+                continue
+            if stat.S_ISREG(info.st_mode):
+                found.add(relative.as_posix())
+            elif stat.S_ISLNK(info.st_mode) and os.path.isfile(real):
+                # a protected name that is a link protects the link and what it points to:
+                # otherwise the file it reads could be rewritten under another name
+                target = Path(real).relative_to(root)
+                if not any(part.casefold() in HIDDEN_NAMES for part in target.parts):
+                    found.add(relative.as_posix())
+                    found.add(target.as_posix())
+            if len(found) > MAX_PROTECTED:
+                raise ValueError(f"the protected patterns match more than {MAX_PROTECTED} files")
+    return sorted(found)
+
+
+def file_sha256(path: Path) -> str | None:
+    """The file's SHA-256, or None when it is gone or not a regular file (no link followed)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)
+
+
+def input_sha256(workdir: Path, relative: str) -> str | None:
+    """What a protected input holds: a regular file's SHA-256; for a link inside the
+    workdir, one over where it points and what its target holds; else None."""
+    path = workdir / relative
+    try:
+        is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return None
+    if not is_link:
+        return file_sha256(path)
+    root = os.path.realpath(workdir)
+    real = os.path.realpath(path)
+    if not real.startswith(root + os.sep):
+        return None
+    try:
+        pointed = os.readlink(path)
+    except OSError:
+        return None
+    inner = file_sha256(Path(real))
+    return hashlib.sha256(f"link:{pointed}\n{inner}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def changed(workdir: Path, sealed: Mapping[str, str | None], paths: Iterable[str]) -> list[str]:
+    """Which of `paths` no longer hash to what was sealed at run start."""
+    return [p for p in paths if input_sha256(workdir, p) != sealed.get(p)]

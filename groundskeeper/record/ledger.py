@@ -1,0 +1,619 @@
+"""The signed step ledger: `_steps.jsonl` (canonical JSON lines, hash-chained, ed25519-signed)
+and `_steps.checkpoint` (a signed Merkle head), as specified in ledger/SPEC.md.
+
+Owns writing (`append_step`, `Ledger.record`, `advance_witness`) and re-exports the whole
+ledger API: the bytes live in `groundskeeper.record.ledger_format`, verifying in
+`record.ledger_verify`, key files in `record.keys`, the witness's files in
+`groundskeeper.record.witness`, and what a run records is the runner's business.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.record.keys import PublicKey, SigningKey, trusted_keys
+from groundskeeper.record.ledger_format import (
+    CHECKPOINT_FILE,
+    FORMAT_VERSION,
+    GENESIS_PREV,
+    LEDGER_FILE,
+    MAX_LINE_BYTES,
+    RUN_ID,
+    STEP_TYPES,
+    LedgerError,
+    LedgerUnreadable,
+    MerkleTree,
+    canonical_json,
+    check_json_subset,
+    checkpoint_path,
+    checkpoint_signer,
+    decode_line,
+    encode_canonical,
+    excerpt,
+    format_checkpoint,
+    ledger_origin,
+    parse_checkpoint,
+    read_if_present,
+    resolve_ledger_path,
+    signed_message,
+)
+from groundskeeper.record.ledger_verify import Finding, Head, Report, read_steps, verify_ledger
+from groundskeeper.record.witness import Witness, WitnessEntry, WitnessError
+
+__all__ = [
+    "CHECKPOINT_FILE",
+    "LEDGER_FILE",
+    "STEP_TYPES",
+    "AppendedLine",
+    "Finding",
+    "Head",
+    "Ledger",
+    "LedgerError",
+    "LedgerUnreadable",
+    "MerkleTree",
+    "Report",
+    "Witness",
+    "advance_witness",
+    "append_step",
+    "canonical_json",
+    "excerpt",
+    "read_steps",
+    "resolve_ledger_path",
+    "verify_ledger",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AppendedLine:
+    """What one append wrote: the line's seq and hash, and the head its checkpoint signs
+    (covering this line and any written in the same commit)."""
+
+    seq: int
+    sha256: str
+    head: Head
+
+
+@dataclass
+class _Tail:
+    size: int = 0
+    last_seq: int = 0
+    prev: str = GENESIS_PREV
+    origin: str = ""
+    tree: MerkleTree = field(default_factory=MerkleTree)
+    stamp: tuple[int, int, int] | None = None  # (inode, size, mtime_ns) when last seen
+    # Where each new checkpoint is recorded (None: not recorded, see _record_witness) and
+    # the entry this writer last knew there, which every head it records extends.
+    witness: Witness | None = None
+    witnessed: WitnessEntry | None = None
+
+
+def _write_whole(fd: int, data: bytes) -> None:
+    # A short write (a full disk) would leave a torn line or a cut checkpoint behind a
+    # success; make it the failure it is.
+    written = os.write(fd, data)
+    if written != len(data):
+        raise OSError(f"only {written} of {len(data)} bytes were written")
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _signed_line(request: _Append, seq: int, prev: str) -> bytes:
+    """The bytes of one line (SPEC §3, §4), LF included."""
+    now = request.clock().astimezone(UTC)
+    entry: dict[str, Any] = {
+        "v": FORMAT_VERSION,
+        "run": request.run_id,
+        "seq": seq,
+        "step": request.step,
+        "ts": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
+        "prev": prev,
+        "key": request.key.public.key_id,
+        "body": request.body,
+    }
+    signature = request.key.sign(signed_message(encode_canonical(entry).encode("utf-8")))
+    entry["sig"] = base64.b64encode(signature).decode("ascii")
+    return (encode_canonical(entry) + "\n").encode("utf-8")
+
+
+@dataclass(eq=False)
+class _Append:
+    """One caller's step, queued until some thread's commit writes it."""
+
+    key: SigningKey
+    run_id: str
+    step: str
+    body: dict[str, Any]
+    trusted: tuple[PublicKey, ...]
+    clock: Callable[[], datetime]
+    done: bool = False
+    result: AppendedLine | None = None
+    error: GroundskeeperError | None = None
+
+    def same_signer(self, other: _Append) -> bool:
+        return self.key.public == other.key.public and self.trusted == other.trusted
+
+
+class _Writer:
+    """The one appender of a ledger file within a process; see SPEC §9 for the protocol.
+
+    Group commit: callers queue their step and one of them at a time leads a commit, which
+    writes every step queued behind the same signer with one write, one fdatasync and one
+    checkpoint rewrite. Steps that arrive while a commit is syncing join the next one, and
+    each caller returns only once a commit covering its own line is durable.
+    """
+
+    def __init__(self, ledger_path: Path) -> None:
+        self.path = ledger_path
+        self.checkpoint_path = checkpoint_path(ledger_path)
+        self.lock_path = ledger_path.with_suffix(".lock")
+        self._turn = threading.Condition()
+        self._queue: deque[_Append] = deque()
+        self._leading = False
+        self._tail: _Tail | None = None
+        self._lock_fd: int | None = None
+
+    def append(
+        self,
+        key: SigningKey,
+        run_id: str,
+        step: str,
+        body: Mapping[str, Any],
+        trusted: Iterable[PublicKey],
+        clock: Callable[[], datetime],
+    ) -> AppendedLine:
+        if not RUN_ID.fullmatch(run_id):
+            raise LedgerError(f"run id {run_id!r} does not match {RUN_ID.pattern}")
+        if step not in STEP_TYPES:
+            raise LedgerError(f"unknown step type {step!r}; one of {', '.join(STEP_TYPES)}")
+        body_dict = dict(body)
+        check_json_subset(body_dict, "body")
+        request = _Append(key, run_id, step, body_dict, tuple(trusted), clock)
+        with self._turn:
+            self._queue.append(request)
+        while True:
+            with self._turn:
+                while self._leading and not request.done:
+                    self._turn.wait()
+                if request.done:
+                    break
+                self._leading = True
+                batch = self._next_batch()
+            try:
+                self._commit(batch)
+            finally:
+                with self._turn:
+                    for queued in batch:
+                        if queued.result is None and queued.error is None:
+                            queued.error = LedgerError(
+                                f"the append to {self.path} was interrupted before it was durable"
+                            )
+                        queued.done = True
+                    self._leading = False
+                    self._turn.notify_all()
+        if request.error is not None:
+            raise request.error
+        assert request.result is not None  # set whenever error is not
+        return request.result
+
+    def _next_batch(self) -> list[_Append]:
+        # FIFO, and one signer per commit: the tail is checked against that signer's trusted
+        # keys and the checkpoint is signed with its key.
+        batch = [self._queue.popleft()]
+        while self._queue and self._queue[0].same_signer(batch[0]):
+            batch.append(self._queue.popleft())
+        return batch
+
+    def _commit(self, batch: list[_Append]) -> None:
+        """Write `batch` under the process lock; every request ends with a result or an error."""
+        try:
+            if self._lock_fd is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
+            try:
+                tail = self._current_tail(batch[0].key, batch[0].trusted)
+                self._write(tail, batch)
+            finally:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        except OSError as exc:
+            # What reached the disk is unknown (a torn line, a stale checkpoint): the next
+            # append reads the files again and refuses or repairs as SPEC §9 says.
+            self._tail = None
+            message = f"cannot write the ledger {self.path}: {exc.strerror or exc}"
+            for request in batch:
+                if request.error is None:
+                    request.error = LedgerError(message)
+        except GroundskeeperError as exc:  # a refusal to append, or an unreadable ledger
+            for request in batch:
+                request.error = type(exc)(*exc.args)
+
+    def _current_tail(self, key: SigningKey, trusted: Iterable[PublicKey]) -> _Tail:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            st = None
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns) if st is not None else None
+        if self._tail is not None and stamp is not None and self._tail.stamp == stamp:
+            return self._tail
+        self._tail = self._load_tail(stamp, [key.public, *trusted])
+        return self._tail
+
+    def _load_tail(self, stamp: tuple[int, int, int] | None, keys: list[PublicKey]) -> _Tail:
+        data = read_if_present(self.path, "ledger") or b""
+        checkpoint_data = read_if_present(self.checkpoint_path, "checkpoint")
+        if not data:
+            if checkpoint_data is not None:
+                self._refuse("the ledger is empty but a checkpoint exists (lines removed?)")
+            return _Tail(stamp=stamp, witness=Witness())
+        if not data.endswith(b"\n"):
+            self._refuse("it ends in a torn line (an append that did not complete)")
+        if checkpoint_data is None:
+            self._refuse("its checkpoint is missing")
+        checkpoint = parse_checkpoint(checkpoint_data)
+        if isinstance(checkpoint, str):
+            self._refuse(f"its checkpoint is malformed: {checkpoint}")
+        status, detail = checkpoint_signer(checkpoint, keys)
+        if status != "ok":
+            self._refuse(f"its checkpoint is not signed by a trusted key ({detail})")
+        lines = data.split(b"\n")[:-1]
+        origin = ledger_origin(lines[0] + b"\n")
+        witness, witnessed = self._witness_entry(origin)
+        witness_size = witnessed.size if witnessed is not None else -1
+        tree = MerkleTree()
+        prefix_root = witness_root = b""
+        for raw in lines:
+            tree.append(raw + b"\n")
+            if tree.size == checkpoint.size:
+                prefix_root = tree.root()
+            if tree.size == witness_size:
+                witness_root = tree.root()
+        if checkpoint.size != len(lines) or checkpoint.root != tree.root():
+            stale = checkpoint.size < len(lines) and checkpoint.root == prefix_root
+            # A crash between an append and its checkpoint leaves a stale checkpoint; the
+            # extra lines are accepted only if the whole ledger verifies apart from that.
+            report = verify_ledger(self.path, keys) if stale else None
+            if report is None or [f.code for f in report.findings] != ["checkpoint-stale"]:
+                self._refuse(
+                    f"its checkpoint covers {checkpoint.size} lines but the file has {len(lines)}"
+                )
+        last, _, _ = decode_line(lines[-1])
+        if last is None or type(last.get("seq")) is not int:
+            self._refuse("its last line cannot be read")
+        if witnessed is not None and (
+            witnessed.size > len(lines) or witness_root != witnessed.root
+        ):
+            # Rolled back or forked (SPEC §12). Appending stays allowed, but the entry is
+            # left as it is, so `ledger verify` keeps reporting it: recording a larger head
+            # over it would hide the rollback.
+            log.warning(
+                "the ledger %s does not extend the %d lines the witness %s saw; its checkpoints"
+                " are not recorded there. See: groundskeeper ledger verify %s",
+                self.path,
+                witnessed.size,
+                witness.directory if witness is not None else "",
+                self.path.parent,
+            )
+            witness = None
+        return _Tail(
+            size=len(lines),
+            last_seq=last["seq"],
+            prev=hashlib.sha256(lines[-1] + b"\n").hexdigest(),
+            origin=origin,
+            tree=tree,
+            stamp=stamp,
+            witness=witness,
+            witnessed=witnessed,
+        )
+
+    def _witness_entry(self, origin: str) -> tuple[Witness | None, WitnessEntry | None]:
+        witness = Witness()
+        try:
+            return witness, witness.lookup(origin)
+        except WitnessError as exc:
+            # A damaged entry is never overwritten (it may hold a larger head); verify
+            # reports it, and the append goes on without the witness.
+            log.warning("%s; appending to %s without recording its checkpoints", exc, self.path)
+            return None, None
+
+    def _record_witness(self, tail: _Tail, entry: WitnessEntry) -> None:
+        """Record a checkpoint just written (SPEC §12); a failure is logged, never raised:
+        the lines and the checkpoint are durable already, the witness only lags them."""
+        if tail.witness is None:
+            return
+        try:
+            # Not flushed: a second flush per commit would slow every append by a third.
+            # After a power loss the witness may lag the ledger (never lead it: the lines
+            # were flushed first), which narrows what it detects but raises no false alarm.
+            recorded = tail.witness.record(entry, expected=tail.witnessed, sync=False)
+        except WitnessError as exc:
+            log.warning("%s; the append to %s stands, the witness lags it", exc, self.path)
+            tail.witness = None
+            return
+        if (recorded.size, recorded.root) == (entry.size, entry.root):
+            tail.witnessed = recorded
+        elif recorded.size > entry.size:
+            log.warning(
+                "the witness %s saw %d lines of %s, more than its %d: its checkpoints are not "
+                "recorded there. See: groundskeeper ledger verify %s",
+                tail.witness.directory,
+                recorded.size,
+                self.path,
+                entry.size,
+                self.path.parent,
+            )
+            tail.witness = None
+        else:
+            # Another process recorded a head this writer has not checked against its own
+            # lines: read the files again next time, which checks it.
+            self._tail = None
+
+    def _refuse(self, why: str) -> NoReturn:
+        raise LedgerError(
+            f"refusing to append to {self.path}: {why}. Appending would re-sign the damage; "
+            f"run `groundskeeper ledger verify {self.path.parent}` and move the ledger aside"
+        )
+
+    def _write(self, tail: _Tail, batch: list[_Append]) -> None:
+        seq, prev = tail.last_seq, tail.prev
+        written: list[tuple[_Append, bytes]] = []
+        for request in batch:
+            line = _signed_line(request, seq + 1, prev)
+            if len(line) > MAX_LINE_BYTES:
+                request.error = LedgerError(
+                    f"a {request.step} line of {len(line)} bytes exceeds {MAX_LINE_BYTES}; "
+                    "record outputs as a hash plus an excerpt"
+                )
+                continue
+            seq, prev = seq + 1, hashlib.sha256(line).hexdigest()
+            written.append((request, line))
+        if not written:
+            return
+        created = tail.size == 0
+        data = b"".join(line for _, line in written)
+        size_before = tail.stamp[1] if tail.stamp is not None else 0
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _write_whole(fd, data)
+            os.fdatasync(fd)
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if st.st_size != size_before + len(data):
+            # Bytes from outside groundskeeper (a worker's `>> _steps.jsonl`) landed beside
+            # ours: adopting the file as it now is would sign over them.
+            self._tail = None
+            raise LedgerError(
+                f"the ledger {self.path} changed while a line was appended ({st.st_size} bytes,"
+                f" expected {size_before + len(data)}): another writer outside groundskeeper"
+            )
+        hashes = []
+        for _, line in written:
+            tail.tree.append(line)
+            hashes.append(hashlib.sha256(line).hexdigest())
+        if created:
+            tail.origin = ledger_origin(written[0][1])
+        tail.size += len(written)
+        tail.last_seq, tail.prev = seq, prev
+        tail.stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        root = tail.tree.root()
+        checkpoint = format_checkpoint(tail.origin, tail.size, root, batch[0].key)
+        self._write_checkpoint(checkpoint, created)
+        self._record_witness(tail, WitnessEntry(tail.origin, tail.size, root, checkpoint))
+        head = Head(tail.size, root.hex())
+        first_seq = seq - len(written) + 1
+        for offset, ((request, _), sha) in enumerate(zip(written, hashes, strict=True)):
+            request.result = AppendedLine(first_seq + offset, sha, head)
+
+    def _write_checkpoint(self, data: bytes, sync_dir: bool) -> None:
+        # A fresh, unpredictable temp name: a fixed one could be squatted (a directory made
+        # under that name by a worker) and stop every later append.
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.checkpoint_path.name + ".")
+        try:
+            try:
+                os.fchmod(fd, 0o644)
+                _write_whole(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.checkpoint_path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        if sync_dir:
+            dir_fd = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+
+
+_writers: dict[Path, _Writer] = {}
+_writers_lock = threading.Lock()
+
+
+def _writer_for(path: Path) -> _Writer:
+    ledger_path = resolve_ledger_path(path).absolute()
+    with _writers_lock:
+        writer = _writers.get(ledger_path)
+        if writer is None:
+            writer = _writers[ledger_path] = _Writer(ledger_path)
+        return writer
+
+
+def _forget_writers() -> None:
+    # A forked child must not share its parent's lock file description (flock would not
+    # exclude the two) nor trust its cached tail.
+    global _writers_lock
+    _writers.clear()
+    _writers_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_writers)
+
+
+def advance_witness(report: Report) -> WitnessEntry | None:
+    """Record the checkpoint of a verified ledger in the witness `report` consulted, when it
+    is larger than the entry there (SPEC §12); the entry recorded, or None if it stayed.
+
+    Only a report with no finding (a stale checkpoint aside) vouches for its checkpoint.
+    WitnessError if the witness cannot be written.
+    """
+    check, signed = report.witness, report.signed
+    if check is None or signed is None:
+        return None
+    if check.entry is not None and signed.size <= check.entry.size:
+        return None
+    recorded = Witness(check.directory).record(signed, expected=check.entry, sync=True)
+    return recorded if recorded is signed else None
+
+
+def append_step(
+    path: Path,
+    key: SigningKey,
+    run_id: str,
+    step: str,
+    body: Mapping[str, Any],
+    *,
+    trusted: Iterable[PublicKey] = (),
+    clock: Callable[[], datetime] = _utc_now,
+) -> AppendedLine:
+    """Append one signed step to the ledger at `path` (a run directory or the file) and
+    rewrite its checkpoint, under one exclusive thread and process lock (SPEC §9).
+
+    `trusted` are keys besides `key` whose checkpoints may be continued. LedgerError for a
+    body outside SPEC §2 or a damaged ledger.
+    """
+    return _writer_for(path).append(key, run_id, step, body, trusted, clock)
+
+
+class Ledger:
+    """The ledger of one run: the runner holds one and calls `record` from any thread.
+
+    The first step recorded must be `run-start`; a later run of the same plan makes a new
+    `Ledger` with a new run id and continues the same chain.
+    """
+
+    def __init__(
+        self,
+        run_dir: Path,
+        key: SigningKey,
+        run_id: str,
+        *,
+        trusted: Iterable[PublicKey] | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        if not RUN_ID.fullmatch(run_id):
+            raise LedgerError(f"run id {run_id!r} does not match {RUN_ID.pattern}")
+        self.path = Path(run_dir) / LEDGER_FILE
+        self.run_id = run_id
+        self._key = key
+        self._trusted = tuple(trusted_keys() if trusted is None else trusted)
+        self._clock = clock
+        self._started = False
+        self._lock = threading.Lock()
+        # What this run last saw of its own ledger: the file's identity and the last seq it
+        # wrote. A worker with a read-write sandbox on the plan directory can delete or swap
+        # the ledger mid-run; the writer would then begin a fresh chain, so the run checks.
+        self._identity: tuple[int, int] | None = None
+        self._seqs: set[int] = set()  # appends run concurrently: seqs return out of order
+        self._first_seq = 0
+        self._seen_lock = threading.Lock()  # record() may hold _lock around _append
+
+    def record(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
+        """Append one step of this run; thread-safe and durable when it returns."""
+        with self._lock:
+            if not self._started:
+                if step != "run-start":
+                    raise LedgerError(f"a run's first step must be run-start, not {step!r}")
+                appended = self._append(step, body)
+                self._started = True
+                return appended
+        if step == "run-start":
+            raise LedgerError(f"run {self.run_id} has already started")
+        return self._append(step, body)
+
+    def history(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(run id, step, body) of every complete line that says what became of a task (not
+        tool calls, model calls or claims), in order (`record.HasHistory`).
+
+        Taken as true once this run's `run-start` is appended: that append checked the file
+        against its checkpoint, signed by a trusted key, whose Merkle root covers every line.
+        So lines are only parsed here, not verified again; one that does not parse is skipped.
+        """
+        try:
+            data = read_if_present(self.path, "ledger") or b""
+        except GroundskeeperError:
+            return []
+        found: list[tuple[str, str, dict[str, Any]]] = []
+        for raw in data.split(b"\n")[:-1]:
+            # canonical JSON escapes every quote inside a string, so these bytes can only be
+            # the line's own `step` member: skipped unparsed (most of a ledger's lines)
+            if (
+                b'"step":"tool-call"' in raw
+                or b'"step":"claim"' in raw
+                or b'"step":"model-call"' in raw
+            ):
+                continue
+            try:
+                obj = json.loads(raw)
+            except (ValueError, RecursionError):  # not a line this writer made
+                continue
+            body = obj.get("body") if isinstance(obj, dict) else None
+            if isinstance(body, dict) and isinstance(obj.get("step"), str):
+                found.append((str(obj.get("run", "")), obj["step"], body))
+        return found
+
+    def _append(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
+        if self._identity is not None:
+            self._check_still_ours()
+        appended = append_step(
+            self.path,
+            self._key,
+            self.run_id,
+            step,
+            body,
+            trusted=self._trusted,
+            clock=self._clock,
+        )
+        with self._seen_lock:
+            if appended.seq in self._seqs or appended.seq < self._first_seq:
+                raise LedgerError(
+                    f"the ledger {self.path} restarted during run {self.run_id} (seq "
+                    f"{appended.seq} again): it was deleted or replaced"
+                )
+            self._seqs.add(appended.seq)
+            if self._identity is None:
+                self._first_seq = appended.seq
+                st = os.stat(self.path)
+                self._identity = (st.st_dev, st.st_ino)
+        return appended
+
+    def _check_still_ours(self) -> None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise LedgerError(
+                f"the ledger {self.path} vanished during run {self.run_id} (deleted or moved)"
+            ) from None
+        if (st.st_dev, st.st_ino) != self._identity:
+            raise LedgerError(f"the ledger {self.path} was replaced during run {self.run_id}")

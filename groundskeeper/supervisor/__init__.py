@@ -1,0 +1,5 @@
+"""The supervisor: the LangGraph front door (`graph`), the author loop (`author`), the
+runner that schedules a plan's tasks (`runner`), the worker's model loop (`worker`), the
+plan file during a run (`plan_guard`) and the step vocabulary it seals (`sealing`). It
+drives the rungs and the record; it must not import the CLI.
+"""

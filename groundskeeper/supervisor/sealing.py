@@ -1,0 +1,347 @@
+"""What a run seals, step by step: the bodies of its ledger lines, and the latch that stops it.
+
+`RunSeal` turns the runner's events into step bodies (JSON-native, no floats, outputs as hashes
+plus excerpts) for a `StepRecorder` — the signed ledger, or `MemoryRecorder`, its fake. The
+ledger's file format is `groundskeeper.record.ledger`'s business, not this module's.
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from groundskeeper import __version__
+from groundskeeper.acceptance.check import CheckResult, sha256_text
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.models.model import ModelCall
+from groundskeeper.record.ledger import canonical_json
+from groundskeeper.supervisor.worker import AttemptOutcome, ToolCallRecord
+
+if TYPE_CHECKING:
+    from groundskeeper.acceptance.judge import Judgement
+    from groundskeeper.conformance.rules import DockResult
+
+log = logging.getLogger(__name__)
+
+EXCERPT = 200
+CHECKS_INLINE_BYTES = 48 * 1024  # leaves room in a 64 KiB ledger line for the rest
+
+
+class StepRecorder(Protocol):
+    """Where the runner seals its steps (the ledger); bodies are JSON-native, no floats.
+
+    `record` is called from several threads at once and must be thread-safe; it returns once
+    the step is durable (the ledger commits concurrent steps together)."""
+
+    def record(self, step: str, body: Mapping[str, Any]) -> object: ...
+
+
+@dataclass
+class MemoryRecorder:
+    """Keeps steps in a list: the fake ledger for tests, benchmarks and library callers."""
+
+    steps: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, step: str, body: Mapping[str, Any]) -> None:
+        with self._lock:
+            self.steps.append((step, dict(body)))
+
+    def of(self, step: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [body for name, body in self.steps if name == step]
+
+    def history(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(run id, step, body) of every step kept, in order (`record.HasHistory`)."""
+        with self._lock:
+            return [(str(body.get("run_id", "")), name, body) for name, body in self.steps]
+
+
+class SealingError(GroundskeeperError):
+    """A step could not be sealed (a damaged or unwritable ledger); the run must stop."""
+
+
+def excerpt(text: str) -> str:
+    return text if len(text) <= EXCERPT else text[:EXCERPT] + "…"
+
+
+def model_call_body(task_id: str | None, attempt: int, call: ModelCall) -> dict[str, Any]:
+    """The body of a `model-call` step (ledger/SPEC.md §7); JSON-native, no floats."""
+    usage = call.usage
+    return {
+        "task_id": task_id,
+        "attempt": attempt,
+        "purpose": call.purpose,
+        "model": usage.model,
+        "stop_reason": call.stop_reason,
+        "error": None if call.error is None else excerpt(call.error),
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "latency_ms": usage.latency_ms,
+        "request_id": usage.request_id,
+        "retries": usage.retries,
+    }
+
+
+def _evidence(claim: AttemptOutcome) -> dict[str, Any]:
+    """The claim's evidence as sealed: JSON text (it may hold floats and non-ASCII names, which
+    a ledger body may not) and its hash; text past a line's room is sealed by hash only."""
+    if claim.evidence is None:
+        return {"evidence_json": None, "evidence_sha256": None}
+    import json
+
+    text = json.dumps(claim.evidence, sort_keys=True, ensure_ascii=True, default=repr)
+    return {
+        "evidence_json": text if len(text) <= CHECKS_INLINE_BYTES // 2 else None,
+        "evidence_sha256": sha256_text(text),
+    }
+
+
+def _protected_inputs(listed: list[dict[str, str | None]]) -> dict[str, Any]:
+    encoded = canonical_json(listed)
+    return {
+        "protected": listed if len(encoded) <= CHECKS_INLINE_BYTES // 2 else None,
+        "protected_sha256": sha256_text(encoded),
+    }
+
+
+class RunSeal:
+    """The steps of one run, recorded one at a time from any thread.
+
+    Fail-closed: the first step the recorder cannot take latches `failure`, and no later
+    step reaches the recorder. Steps that open work (run-start, task-start, tool-call, claim,
+    check, dock) raise `SealingError`, so the work stops there; steps that record what has
+    already happened (state, tamper, run-end) only latch, and the runner stops at its next
+    scheduling point.
+    """
+
+    def __init__(self, recorder: StepRecorder, run_id: str) -> None:
+        self.recorder = recorder
+        self.run_id = run_id
+        self.failure: str | None = None
+        self._lock = threading.Lock()  # guards `failure` only: steps go to the recorder at once
+
+    def record(self, step: str, body: Mapping[str, Any], *, opens_work: bool = True) -> None:
+        if self.failure is None:
+            try:
+                self.recorder.record(step, {"run_id": self.run_id, **body})
+                return
+            except Exception as exc:  # whatever the cause, this step is not sealed
+                log.error("sealing a %s step failed: %s", step, exc)
+                with self._lock:
+                    if self.failure is None:
+                        self.failure = f"the `{step}` step could not be sealed: {exc}"
+        if opens_work:
+            raise SealingError(self.failure)
+
+    def run_start(
+        self,
+        *,
+        plan: str,
+        plan_text: str,
+        checks: Iterable[tuple[str, str | None]],
+        model: str,
+        workdir: str,
+        max_parallel: int,
+        require_checks: bool,
+        require_red: bool = False,
+        protected: Iterable[tuple[str, str | None]] = (),
+        breaker: int | None = None,
+        max_total_attempts: int | None = None,
+    ) -> None:
+        # a list, not a mapping: task ids may be any text, ledger keys are ASCII
+        listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
+        encoded = canonical_json(listed)
+        self.record(
+            "run-start",
+            {
+                "plan": plan,
+                "plan_sha256": sha256_text(plan_text),
+                # A ledger line holds at most 64 KiB, about 650 tasks' hashes: past that only
+                # the digest of the list is sealed here, and each task-start carries its hash.
+                "checks": listed if len(encoded) <= CHECKS_INLINE_BYTES else None,
+                "checks_sha256": sha256_text(encoded),
+                "checks_count": len(listed),
+                "model": model,
+                "workdir": workdir,
+                "max_parallel": max_parallel,
+                "require_checks": require_checks,
+                "require_red": require_red,
+                # what ends a fix loop early (`groundskeeper.acceptance.loops`): null when not given
+                "breaker": breaker,
+                "max_total_attempts": max_total_attempts,
+                # the protected inputs as they were before any work (hash-only past a line)
+                **_protected_inputs([{"path": p, "sha256": h} for p, h in protected]),
+                "versions": {"groundskeeper": __version__, "python": platform.python_version()},
+            },
+        )
+
+    def task_start(
+        self,
+        task_id: str,
+        kind: str,
+        check_sha256: str | None,
+        *,
+        invariants: list[dict[str, object]] | None = None,
+    ) -> None:
+        """`invariants` (a leaf's): each `{context, line, sha256}` its worker's system prompt
+        states, for every attempt of this task-start (the texts are in the sealed plan)."""
+        body: dict[str, Any] = {"task_id": task_id, "kind": kind, "check_sha256": check_sha256}
+        if invariants is not None:
+            body["invariants"] = invariants
+        self.record("task-start", body)
+
+    def tool_call(self, task_id: str, attempt: int, call: ToolCallRecord) -> dict[str, Any]:
+        """Seal one tool call with what it did (`call.facts`: for `sh` the command, its exit
+        status, output hashes and changed paths; for `write_file` the path); the body back."""
+        body = {
+            **call.facts,
+            "task_id": task_id,
+            "attempt": attempt,
+            "tool": call.tool,
+            "input_sha256": call.input_sha256,
+            "status": call.status,
+            "is_error": call.is_error,
+        }
+        self.record("tool-call", body)
+        return body
+
+    def model_call(self, task_id: str | None, attempt: int, call: ModelCall) -> None:
+        """One model call, answered (`stop_reason`) or failed (`error`), with what it cost.
+        `task_id` is None for a call made for no task (the author's)."""
+        self.record("model-call", model_call_body(task_id, attempt, call))
+
+    def claim(self, task_id: str, attempt: int, claim: AttemptOutcome) -> None:
+        self.record(
+            "claim",
+            {
+                "task_id": task_id,
+                "attempt": attempt,
+                "claims_done": claim.claims_done,
+                "stop": claim.stop,
+                "turns": claim.turns,
+                "claim_sha256": sha256_text(claim.claim),
+                "excerpt": excerpt(claim.claim),
+                **_evidence(claim),
+            },
+        )
+
+    def contracts(self, task_id: str, attempt: int, verdicts: list[dict[str, Any]]) -> None:
+        """The verdicts of a task's contracts on one claim (`ContractVerdict.to_json`)."""
+        self.record("contract", {"task_id": task_id, "attempt": attempt, "verdicts": verdicts})
+
+    def evidence(self, task_id: str, attempt: int, verdicts: list[dict[str, Any]]) -> None:
+        """The verdicts on a claim's evidence fields (`EvidenceVerdict.to_json`)."""
+        self.record("evidence", {"task_id": task_id, "attempt": attempt, "verdicts": verdicts})
+
+    def judge(
+        self, task_id: str, attempt: int, profile: str, model: str | None, judgement: Judgement
+    ) -> None:
+        """The judge's answer on one attempt whose check passed: what it was asked (the
+        prompt's hash and the artifacts' hashes), its verdict and reasons, what it cost."""
+        usage = judgement.usage
+        self.record(
+            "judge",
+            {
+                "task_id": task_id,
+                "attempt": attempt,
+                "profile": profile,
+                "model": model,
+                "called": judgement.called,
+                "prompt_sha256": judgement.prompt_sha256 or None,
+                "verdict": judgement.verdict,
+                "code": judgement.code,
+                "reasons": [excerpt(r) for r in judgement.reasons],
+                "message": excerpt(judgement.message),
+                "stop_reason": judgement.stop_reason,
+                "error": None if judgement.error is None else excerpt(judgement.error),
+                "artifacts": [
+                    {**a.to_json(), "path": excerpt(a.path)} for a in judgement.artifacts
+                ],
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+                "latency_ms": usage.latency_ms,
+                "request_id": usage.request_id,
+            },
+        )
+
+    def check(
+        self, task_id: str, attempt: int, result: CheckResult, phase: str | None = None
+    ) -> None:
+        """A check's verdict; `phase` names a check outside the worker's attempts
+        (`red-first`, `reverify`, `rollup`, `sweep`)."""
+        extra = {"phase": phase} if phase is not None else {}
+        self.record(
+            "check",
+            {
+                **extra,
+                "task_id": task_id,
+                "attempt": attempt,
+                "check_sha256": result.check_sha256,
+                "output_sha256": result.output_sha256,
+                "verdict": result.verdict,
+                "reason": result.code or None,
+                "excerpt": excerpt(result.output),
+                "duration_ms": result.duration_ms,
+            },
+        )
+
+    def dock(self, task_id: str, component: str, result: DockResult) -> None:
+        self.record(
+            "dock",
+            {
+                "task_id": task_id,
+                "component": component,
+                "sha256": result.sha256,
+                "ok": result.ok,
+                "interface": result.interface,
+                "diagnostics": [d.to_json() for d in result.diagnostics],
+            },
+        )
+
+    def gate(self, attempt: int, opened: dict[str, Any]) -> None:
+        """A gated task's check passed: it waits for a person (`GateOpened.to_json`)."""
+        self.record("gate", {**opened, "attempt": attempt})
+
+    def gate_decision(self, body: dict[str, Any]) -> None:
+        """A person's answer to a gate, sealed before it takes effect (or with `applied`
+        false and the reason it was refused)."""
+        self.record("gate-decision", body)
+
+    def state(self, task_id: str, before: str, after: str, stop: str | None = None) -> None:
+        """A verdict; `stop` names why a task's fix loop ended without DONE
+        (`groundskeeper.acceptance.loops`: `max-attempts`, `breaker`, `attempt-cap`)."""
+        body = {"task_id": task_id, "from": before, "to": after}
+        if stop is not None:
+            body["stop"] = stop
+        self.record("state", body, opens_work=False)
+
+    def plan_edit(self, line: int, text: str, reason: str) -> None:
+        """The one change to a plan beyond a keyword: a line the run inserted."""
+        self.record("plan-edit", {"line": line, "text": text, "reason": reason}, opens_work=False)
+
+    def tamper(self, task_ids: list[str], rejected_name: str | None, sha256: str) -> None:
+        self.record(
+            "tamper",
+            {"task_ids": task_ids, "rejected_path": rejected_name, "sha256": sha256},
+            opens_work=False,
+        )
+
+    def run_end(self, ok: bool, states: Iterable[tuple[str, str]], tampers: int) -> None:
+        self.record(
+            "run-end",
+            {
+                "ok": ok,
+                "states": [{"task_id": t, "state": s} for t, s in states],
+                "tampers": tampers,
+            },
+            opens_work=False,
+        )
