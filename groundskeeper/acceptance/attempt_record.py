@@ -12,7 +12,6 @@ seal anything (`sealing`).
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import hashlib
 import os
 import stat
@@ -186,11 +185,6 @@ def chain_commands(cmd: str) -> list[str] | None:
             return None
         texts.append(" ".join(w for w in words if w is not None))
     return texts
-
-
-def matches(pattern: str, command: str) -> bool:
-    """Glob match of a whole command text (`*` matches any characters, spaces and `/` too)."""
-    return fnmatch.fnmatchcase(command, pattern)
 
 
 # -- one attempt's record -----------------------------------------------------------------------

@@ -19,7 +19,6 @@ from typing import Literal, Protocol
 
 from groundskeeper.plan.org import (
     Check,
-    Heading,
     Plan,
     PlanEditError,
     insert_todo_line,
@@ -27,6 +26,7 @@ from groundskeeper.plan.org import (
     replace_keyword,
     write_atomically,
 )
+from groundskeeper.plan.spec import TaskSpec, compile_plan
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.registry import COMMANDS
 from groundskeeper.sandbox.result import ShellResult
@@ -390,17 +390,17 @@ def check_plan(
     timeout: float = DEFAULT_CHECK_TIMEOUT,
 ) -> list[TaskCheck]:
     """Run every task's check (no workers), in parallel, reported in document order."""
-    tasks = plan.tasks()
+    tasks = list(compile_plan(plan))
     run = shell if shell is not None else sandbox_shell()
 
-    def one(task: Heading) -> CheckResult:
+    def one(task: TaskSpec) -> CheckResult:
         sealed = SealedCheck.seal(task.check) if task.check is not None else None
         return run_check(sealed, workdir, shell=run, timeout=timeout)
 
     with ThreadPoolExecutor(max_workers=max(1, max_parallel)) as pool:
         results = list(pool.map(one, tasks))
     return [
-        TaskCheck(t.task_id, t.title, t.line, t.keyword or "", r)
+        TaskCheck(t.task_id, t.title, t.heading.line, t.heading.keyword or "", r)
         for t, r in zip(tasks, results, strict=True)
     ]
 

@@ -107,8 +107,9 @@ def load_judge(
     (a usage error) when it cannot be used, before anything runs."""
     from groundskeeper.acceptance.judge import judge_model_spec
     from groundskeeper.models import load_model
+    from groundskeeper.plan.spec import compile_plan
 
-    spec = judge_model_spec(plan, judge_spec, worker_spec, profile)
+    spec = judge_model_spec(compile_plan(plan), judge_spec, worker_spec, profile)
     if spec is None:
         return None
     return load_model(spec, retries=retries, timeout=timeout)
@@ -528,6 +529,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
     then the plan written, then the state changes sealed and recorded, then run-end."""
     from groundskeeper.acceptance.check import check_plan, write_check_verdicts
     from groundskeeper.plan.org import load_plan
+    from groundskeeper.plan.spec import compile_plan
     from groundskeeper.record.backing import read_record
     from groundskeeper.supervisor.runner import new_run_id
     from groundskeeper.supervisor.sealing import RunSeal, SealingError
@@ -575,12 +577,14 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
         # a task with contracts or evidence is judged on a worker's claim, and a gated one
         # by a person, never by its check alone: `check --write` does not promote it
         claimed = {
-            h.task_id
-            for h in loaded.tasks()
-            if h.get_property("contract") is not None
-            or h.get_property("evidence") is not None
-            or h.get_property("judge") is not None  # DONE only with a judge's pass
-            or h.get_property("gate") is not None  # DONE only with a person's yes
+            t.task_id
+            for t in compile_plan(loaded)
+            if t.contracts
+            or t.contract_problems
+            or t.evidence
+            or t.evidence_problems
+            or t.judge is not None  # DONE only with a judge's pass
+            or t.gate is not None  # DONE only with a person's yes
         }
 
         def promotable(task_id: str) -> bool:

@@ -1,13 +1,14 @@
 """Rung 1: does the plan cohere? `validate` and `validate_outline` turn a `Plan` into diagnostics.
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), W005–W007 (a
-`js` block marked `:validate workflow`, judged by `acceptance.script_validation` in the
+`js` block marked `:validate workflow`, judged by `sandbox.script_validation` in the
 zero-tool QuickJS sandbox), T001–T014 (tasks and their acceptance checks), T015–T018
-(contracts and evidence), J001–J006 (the `:judge:` and `:judge-files:` properties), I001–I003
-(invariants and `:contexts:`, from `acceptance.invariants`) and O001–O008 (where the text
-and org's reading of it part ways, as `groundskeeper.plan.org` noted while reading). It runs
-nothing natively: checks are judged
-with the sandbox's own parser and command registry, the very ones the runtime uses.
+(contracts and evidence), J001–J006 (the `:judge:` and `:judge-files:` properties), G001–G004
+(gates), I001–I003 (invariants and `:contexts:`, from `plan.invariants`) and O001–O008 (where
+the text and org's reading of it part ways, as `plan.org` noted while reading). Task
+properties come from the compiled spec (`plan.spec`), never from the heading. It runs nothing
+natively: checks are judged with the sandbox's own parser and command registry, the very
+ones the runtime uses.
 """
 
 from __future__ import annotations
@@ -15,15 +16,18 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, TypeGuard
 
-from groundskeeper.acceptance.gates import gate_diagnostics
-from groundskeeper.acceptance.invariants import invariant_diagnostics
 from groundskeeper.diagnostics import Diagnostic, Level
+from groundskeeper.plan.contract_syntax import SHAPES
+from groundskeeper.plan.invariants import invariant_diagnostics
 from groundskeeper.plan.org import DEFAULT_TODO_LINE, Check, Heading, Plan, ReadingNote
+from groundskeeper.plan.properties import GATE_KINDS, command_matches, covers
+from groundskeeper.plan.spec import PlanSpec, compile_plan
 
 if TYPE_CHECKING:
-    from groundskeeper.acceptance.script_validation import ScriptIssue
+    from groundskeeper.sandbox.script_validation import ScriptIssue
     from groundskeeper.sandbox.syntax import AndOr, Pipeline, Script, SimpleCommand, Word
 
 __all__ = ["validate", "validate_outline"]
@@ -39,16 +43,17 @@ def validate(plan: Plan) -> list[Diagnostic]:
     enabled = gc.isenabled()
     gc.disable()  # the rules allocate many short-lived, acyclic objects; collections only cost
     try:
+        spec = compile_plan(plan)
         found = [
             *_reading_diagnostics(plan),
-            *_task_diagnostics(plan),
+            *_task_diagnostics(spec),
             *_workflow_diagnostics(plan),
             *_script_diagnostics(plan),
-            *_protection_diagnostics(plan),
-            *_contract_diagnostics(plan),
-            *_judge_diagnostics(plan),
+            *_protection_diagnostics(spec),
+            *_contract_diagnostics(spec),
+            *_judge_diagnostics(spec),
             *invariant_diagnostics(plan),
-            *gate_diagnostics(plan),
+            *_gate_diagnostics(spec),
         ]
         if not plan.tasks() and not any(_COMPONENT in h.tags for h in plan.walk()):
             message = "the plan has neither tasks nor workflow components: nothing to run"
@@ -179,7 +184,8 @@ def _subtree(heading: Heading) -> Iterator[Heading]:
 # --- tasks and checks --------------------------------------------------------------------------
 
 
-def _task_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+def _task_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
+    plan = spec.plan
     active = set(plan.active_states)
     first_line: dict[str, int] = {}
     judged: dict[tuple[str, str], list[_Finding]] = {}
@@ -190,10 +196,9 @@ def _task_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
         if not heading.is_task:
             continue
         task_id = heading.task_id
-        raw = heading.get_property("max-attempts")
-        if raw is not None and not (raw.strip().isdigit() and int(raw) >= 1):
-            message = f":max-attempts: must be a whole number ≥ 1, not `{raw}`"
-            yield Diagnostic("error", heading.title, message, heading.line, "T011")
+        wrong = spec.of(heading).max_attempts_problem
+        if wrong is not None:
+            yield Diagnostic("error", heading.title, wrong, heading.line, "T011")
         seen = first_line.setdefault(task_id, heading.line)
         if seen != heading.line:
             message = f"duplicate task id `{task_id}` (also at line {seen})"
@@ -456,17 +461,16 @@ _FILE_AFTER = {
 }
 
 
-def _protection_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+def _protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T014: a check compares against a file that exists and is not protected, so a worker
     could rewrite the expectation instead of meeting it."""
-    if plan.path is None:
+    if spec.plan.path is None:
         return
-    from groundskeeper.acceptance.protect import covers, patterns_by_task
     from groundskeeper.sandbox import ShellSyntaxError, parse
 
-    base = plan.path.parent
-    for heading, patterns in patterns_by_task(plan).items():
-        check = heading.check
+    base = spec.plan.path.parent
+    for task in spec:
+        heading, patterns, check = task.heading, task.protect, task.check
         if check is None or check.language != _CHECK_LANGUAGE:
             continue
         try:
@@ -488,27 +492,23 @@ _SELF_MADE = ("echo x", "printf x", "cat x", "head x", "tail x", "sed p x", "tru
 
 
 def _self_made(pattern: str) -> str | None:
-    from groundskeeper.acceptance.attempt_record import matches
-
-    return next((c.split()[0] for c in _SELF_MADE if matches(pattern, c)), None)
+    return next((c.split()[0] for c in _SELF_MADE if command_matches(pattern, c)), None)
 
 
-def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+def _contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
     name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
     cannot be read; T018: a `ran` or `output-of` pattern that a command printing its own
-    arguments matches. Only tasks that have such a property pay for reading them."""
-    from groundskeeper.acceptance.contracts import REGISTRY, task_contracts
-    from groundskeeper.acceptance.evidence import task_evidence
-
+    arguments matches."""
+    plan = spec.plan
     base = plan.path.parent if plan.path is not None else None
-    for heading in plan.tasks():
-        if heading.get_property("contract") is not None:
-            contracts, problems = task_contracts(plan, heading)
-            for problem in problems:
+    for task in spec:
+        heading = task.heading
+        if task.contracts or task.contract_problems:
+            for problem in task.contract_problems:
                 line = problem.line or heading.line
                 yield Diagnostic("error", heading.title, problem.message, line, "T015")
-            for contract in contracts:
+            for contract in task.contracts:
                 loose = _self_made(contract.args[0]) if contract.kind == "ran" else None
                 if loose is not None:
                     message = (
@@ -516,19 +516,18 @@ def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                         " the command that must have run (e.g. `ran 'pytest *'`)"
                     )
                     yield Diagnostic("warning", heading.title, message, contract.line, "T018")
-                for schema in REGISTRY[contract.kind].schemas(contract.args):
+                for schema in SHAPES[contract.kind].schemas(contract.args):
                     if base is not None and not (base / schema).is_file():
                         message = (
                             f"contract `{contract.text}`: its schema `{schema}` does not exist"
                             " (paths are relative to the plan's folder)"
                         )
                         yield Diagnostic("error", heading.title, message, contract.line, "T016")
-        if heading.get_property("evidence") is not None:
-            fields, wrong = task_evidence(plan, heading)
+        if task.evidence or task.evidence_problems:
             line = heading.property_lines.get("evidence", heading.line)
-            for message in wrong:
+            for message in task.evidence_problems:
                 yield Diagnostic("error", heading.title, f":evidence: {message}", line, "T017")
-            for field in fields:
+            for field in task.evidence:
                 loose = _self_made(field.pattern) if field.pattern else None
                 if loose is not None:
                     message = (
@@ -539,15 +538,15 @@ def _contract_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                     yield Diagnostic("warning", heading.title, message, line, "T018")
 
 
-def _judge_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
+def _judge_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """J001: a `:judge:` on a task without an acceptance check (a judge only adds a failure
     to a passing check, never stands in for one); J002: an empty `:judge:`; J005: a `:judge:`
     on a parent task (only leaves have a worker to judge); J003: a
     `:judge-files:` path that is absolute or uses `..`; J004: `:judge-files:` without a
     `:judge:` (nothing would read them); J006: a `:judge:` without `:judge-files:` (the judge
     then sees only what the worker chose to write with `write_file`)."""
-    for heading in plan.tasks():
-        criteria = heading.get_property("judge")
+    for task in spec:
+        heading, criteria = task.heading, task.judge
         line = heading.property_lines.get("judge", heading.line)
         if criteria is not None and not criteria.strip():
             message = ":judge: is empty; state the criteria in plain words (`:judge: …`)"
@@ -564,7 +563,7 @@ def _judge_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                 " check passes, never instead of one; add `:done-when:` or a `:check` block"
             )
             yield Diagnostic("error", heading.title, message, line, "J001")
-        if heading.get_property("judge-files") is None:
+        if not task.judge_files_given:
             if criteria is not None and criteria.strip() and heading.check is not None:
                 message = (
                     ":judge: without :judge-files:: the judge sees only the files the worker"
@@ -574,15 +573,39 @@ def _judge_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                 if not heading.child_tasks:
                     yield Diagnostic("warning", heading.title, message, line, "J006")
             continue
-        from groundskeeper.acceptance.judge import judge_files  # only for a plan that names some
-
         files_line = heading.property_lines.get("judge-files", heading.line)
-        _paths, wrong = judge_files(heading)
-        for problem in wrong:
+        for problem in task.judge_file_problems:
             yield Diagnostic("error", heading.title, f":judge-files: {problem}", files_line, "J003")
         if criteria is None:
             message = ":judge-files: without :judge:: no judge reads them; add `:judge: …`"
             yield Diagnostic("warning", heading.title, message, files_line, "J004")
+
+
+def _gate_diagnostics(spec: PlanSpec) -> list[Diagnostic]:
+    """G001 an unknown gate kind; G002 a `:gate-files:` path that leaves the workdir; G003 a
+    gate on a task with subtasks (a gate waits on one worker's work); G004 `:gate-files:`
+    without a gate."""
+    found: list[Diagnostic] = []
+    for spec_task in spec:
+        task, raw = spec_task.heading, spec_task.gate
+        if raw is not None and raw.strip() not in GATE_KINDS:
+            message = f":gate: `{raw.strip()}` is not a gate kind; the one kind is `approval`"
+            found.append(Diagnostic("error", task.title, message, task.line, "G001"))
+        for path in spec_task.gate_files or ():
+            pure = PurePosixPath(path)
+            if pure.is_absolute() or ".." in pure.parts:
+                message = f":gate-files: `{path}` leaves the workdir; name paths inside it"
+                found.append(Diagnostic("error", task.title, message, task.line, "G002"))
+        if raw is not None and task.child_tasks:
+            message = (
+                ":gate: is for a task a worker does; put it on the subtasks that need a"
+                " person's approval"
+            )
+            found.append(Diagnostic("error", task.title, message, task.line, "G003"))
+        if raw is None and spec_task.gate_files is not None:
+            message = ":gate-files: without `:gate: approval` binds nothing"
+            found.append(Diagnostic("warning", task.title, message, task.line, "G004"))
+    return found
 
 
 def _compared_files(script: Script) -> Iterator[str]:
@@ -720,8 +743,8 @@ def _script_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
 
 
 def _validated_script(title: str, body: str, begin_line: int) -> Iterator[Diagnostic]:
-    from groundskeeper.acceptance.script_validation import validate_script
     from groundskeeper.sandbox import SandboxError
+    from groundskeeper.sandbox.script_validation import validate_script
 
     try:
         verdict = validate_script(body)

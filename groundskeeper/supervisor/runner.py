@@ -30,26 +30,17 @@ from groundskeeper.acceptance.check import (
     run_check,
     sha256_text,
 )
-from groundskeeper.acceptance.contracts import (
-    Contract,
-    ContractContext,
-    judge_contracts,
-    task_contracts,
-    watched_paths,
-)
-from groundskeeper.acceptance.evidence import EvidenceField, judge_evidence, task_evidence
+from groundskeeper.acceptance.contracts import ContractContext, judge_contracts
+from groundskeeper.acceptance.evidence import judge_evidence
 from groundskeeper.acceptance.gates import (
     DECISIONS,
     GateAnswer,
     GateOpened,
     artifacts_sha256,
-    gate_files,
     hash_files,
-    is_gated,
     new_gate_id,
     workdir_files,
 )
-from groundskeeper.acceptance.invariants import Invariant, read_invariants
 from groundskeeper.acceptance.judge import (
     J_UNAVAILABLE,
     J_UNREADABLE,
@@ -58,7 +49,6 @@ from groundskeeper.acceptance.judge import (
     ask_judge,
     collect_artifacts,
     judge_criteria,
-    judge_files,
     load_judge_prompt,
 )
 from groundskeeper.acceptance.loops import (
@@ -82,6 +72,8 @@ from groundskeeper.models.model import (
     Usage,
     UsageTotals,
 )
+from groundskeeper.plan.contract_syntax import Contract, watched_paths
+from groundskeeper.plan.invariants import Invariant
 from groundskeeper.plan.keywords import file_flag
 from groundskeeper.plan.org import (
     TODO_LINE,
@@ -93,6 +85,8 @@ from groundskeeper.plan.org import (
     statistics_cookies,
 )
 from groundskeeper.plan.org import replace_keyword as edit_keyword
+from groundskeeper.plan.properties import DEFAULT_MAX_ATTEMPTS, EvidenceField, covers
+from groundskeeper.plan.spec import compile_plan
 from groundskeeper.plan.tree import Node, TaskWalk, build_tree
 from groundskeeper.record.backing import HasHistory, Record, read_record
 from groundskeeper.record.control import ControlDir, RunLock
@@ -130,14 +124,12 @@ __all__ = [
     "StepRecorder",
     "Tamper",
     "TaskReport",
-    "max_attempts",
     "new_run_id",
     "preflight",
 ]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_ATTEMPTS = 2
 DEFAULT_MAX_PARALLEL = 4
 VERIFY_PARALLEL = 4  # the least width of the run's own read-only checks
 VERDICT_STATES = ("DONE", "FAILED", "PARTIAL")
@@ -281,17 +273,13 @@ def preflight(plan: Plan) -> list[Diagnostic]:
             " FAILED and PARTIAL verdicts (e.g. `#+TODO: TODO NEXT | DONE FAILED PARTIAL`)"
         )
         found.append(Diagnostic("error", "outline", message, None, "R001"))
-    for task in plan.tasks():
-        raw = task.get_property("max-attempts")
-        if raw is not None and not (raw.strip().isdigit() and int(raw) >= 1):
-            message = f":max-attempts: must be a whole number ≥ 1, not `{raw}`"
-            found.append(Diagnostic("error", task.title, message, task.line, "R002"))
+    for task in compile_plan(plan):
+        if task.max_attempts_problem is not None:
+            heading = task.heading
+            found.append(
+                Diagnostic("error", heading.title, task.max_attempts_problem, heading.line, "R002")
+            )
     return found
-
-
-def max_attempts(task: Heading) -> int:
-    raw = task.get_property("max-attempts")
-    return int(raw) if raw is not None and raw.strip().isdigit() else DEFAULT_MAX_ATTEMPTS
 
 
 @dataclass(slots=True)
@@ -366,6 +354,7 @@ class Runner:
         if plan.path is None:
             raise PlanReadError("the runner needs a plan read from a file")
         self.plan = plan
+        self.spec = compile_plan(plan)  # every task's properties, read once
         self.plan_path = plan.path
         self.control = ControlDir.for_plan(plan.path)
         self.run_lock = run_lock  # held by the caller; else `run` holds its own
@@ -422,7 +411,7 @@ class Runner:
     def _run(self, lint: Callable[[Plan], list[Diagnostic]] | None) -> RunReport:
         self.control.ensure()
         fence = fences.for_plan(self.plan_path, self.control.root)
-        patterns = protect.patterns_by_task(self.plan)
+        patterns = {task.heading: task.protect for task in self.spec}
         try:
             files = protect.matched_files(self.workdir, [p for ps in patterns.values() for p in ps])
         except ValueError as exc:
@@ -430,7 +419,7 @@ class Runner:
         # sealed at run start: what each protected input holds before any worker runs
         self._inputs = {f: protect.input_sha256(self.workdir, f) for f in files}
         self._inputs_of = {
-            h.task_id: [f for f in files if protect.covers(ps, f)] for h, ps in patterns.items()
+            h.task_id: [f for f in files if covers(ps, f)] for h, ps in patterns.items()
         }
         with fences.enforced(fence.union(fences.protecting(self.workdir, files))):
             return self._run_fenced(lint)
@@ -449,13 +438,9 @@ class Runner:
             sha256 = check.sha256 if check else None
             run = self.tasks[heading] = _TaskRun(heading, idx, check, sha256, keyword, keyword)
             # lint refused a plan whose contract or evidence lines cannot be read
-            if heading.get_property("contract") is not None:
-                run.contracts = tuple(task_contracts(self.plan, heading)[0])
-            if heading.get_property("evidence") is not None:
-                run.evidence = tuple(task_evidence(self.plan, heading)[0])
-            run.gated = is_gated(heading)
-        for heading, seen in read_invariants(self.plan).for_tasks(self.plan).items():
-            self.tasks[heading].invariants = seen
+            spec = self.spec.of(heading)
+            run.contracts, run.evidence, run.gated = spec.contracts, spec.evidence, spec.gated
+            run.invariants = spec.invariants
         try:
             self.seal.run_start(
                 plan=str(self.plan_path),
@@ -611,7 +596,7 @@ class Runner:
                     " person's answer); back to TODO"
                 )
                 self._settle(task, "TODO", 0, None, why, "", 0)
-            elif judge_criteria(task.heading, self.options.judge_profile) is not None:
+            elif judge_criteria(self.spec.of(task.heading), self.options.judge_profile) is not None:
                 # a judged task is DONE only with the judge's pass: its check alone is not that
                 task.start_state = "TODO"
                 why = (
@@ -874,7 +859,7 @@ class Runner:
             max_turns=self.options.max_turns,
             system=render_worker_prompt(about, self._prompt),
         )
-        limit = max_attempts(heading)
+        limit = self.spec.of(heading).max_attempts
         feedback: str | None = None
         written: set[str] = set()  # what this job's attempts wrote: a gate's artifacts
         if task.gated:
@@ -1040,8 +1025,9 @@ class Runner:
         if self.judge_model is not None:
             return []
         profile = self.options.judge_profile
-        for heading in self.plan.tasks():
-            if judge_criteria(heading, profile) is not None:
+        for task in self.spec:
+            if judge_criteria(task, profile) is not None:
+                heading = task.heading
                 message = "the plan has a judged task, but the run was given no judge model"
                 return [Diagnostic("error", heading.title, message, heading.line, "J015")]
         return []
@@ -1053,10 +1039,10 @@ class Runner:
         judge is a recorded warning and None: the check's pass stands. Sealed either way."""
         heading = task.heading
         profile = self.options.judge_profile
-        criteria = judge_criteria(heading, profile)
+        criteria = judge_criteria(self.spec.of(heading), profile)
         if criteria is None:
             return None
-        named, _ = judge_files(heading)  # lint refused a plan whose paths cannot be read
+        named = self.spec.of(heading).judge_files  # lint refused a plan with unreadable paths
         artifacts, unreadable = collect_artifacts(self._toolbox, named, wrote)
         judge = self.judge_model
         if unreadable:
@@ -1119,7 +1105,7 @@ class Runner:
         headline and waits for a person."""
         heading = task.heading
         if files is None:
-            files = gate_files(heading) or tuple(sorted(written or ())) or None
+            files = self.spec.of(heading).gate_files or tuple(sorted(written or ())) or None
         if files is None:
             skip = (self.plan_path, self.control.root)
             files = tuple(workdir_files(self.workdir, skip))
@@ -1402,7 +1388,7 @@ class Runner:
 
     def _dock(self, heading: Heading) -> str | None:
         """None when the task has no `:dock:` or its artifact docked; else why not."""
-        raw = heading.get_property("dock")
+        raw = self.spec.of(heading).dock
         if raw is None:
             return None
         try:
