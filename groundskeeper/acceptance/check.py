@@ -17,15 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from groundskeeper.plan.org import (
-    Check,
-    Plan,
-    PlanEditError,
+from groundskeeper.plan.edit import (
     insert_todo_line,
     needs_todo_line,
     replace_keyword,
     write_atomically,
 )
+from groundskeeper.plan.org import Check, Plan, PlanEditError
 from groundskeeper.plan.spec import TaskSpec, compile_plan
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.registry import COMMANDS

@@ -725,7 +725,7 @@ def approve(
         interrupt_id, value = found[0]
         by = f"groundskeeper approve (pid {os.getpid()})"
         answer = _gate_answer(interrupt_id, value, decision, note or "", by)
-        from groundskeeper.plan.org import write_atomically
+        from groundskeeper.plan.edit import write_atomically
 
         write_atomically(gate_answer_path(control, task_id), json.dumps(answer, indent=2) + "\n")
         if as_json:
@@ -752,7 +752,7 @@ def approve(
         "by": f"groundskeeper approve (pid {os.getpid()})",
         "answered_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    from groundskeeper.plan.org import write_atomically
+    from groundskeeper.plan.edit import write_atomically
 
     write_atomically(control.path / APPROVAL_FILE, json.dumps(answer, indent=2) + "\n")
     if as_json:

@@ -558,7 +558,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
 
         def sealed(changes: list[tuple[TaskCheck, str]], inserted: bool) -> None:
             if inserted:  # the one change beyond a keyword, sealed before it is made
-                from groundskeeper.plan.org import TODO_LINE
+                from groundskeeper.plan.edit import TODO_LINE
 
                 seal.plan_edit(1, TODO_LINE, "a verdict org reads only with a #+TODO: line")
                 narrate(f"inserted `{TODO_LINE}` as line 1 of {path}")

@@ -73,18 +73,16 @@ from groundskeeper.models.model import (
     UsageTotals,
 )
 from groundskeeper.plan.contract_syntax import Contract, watched_paths
-from groundskeeper.plan.invariants import Invariant
-from groundskeeper.plan.keywords import file_flag
-from groundskeeper.plan.org import (
+from groundskeeper.plan.edit import (
     TODO_LINE,
-    Heading,
-    Plan,
-    PlanReadError,
     has_statistics_cookie,
     needs_todo_line,
     statistics_cookies,
 )
-from groundskeeper.plan.org import replace_keyword as edit_keyword
+from groundskeeper.plan.edit import replace_keyword as edit_keyword
+from groundskeeper.plan.invariants import Invariant
+from groundskeeper.plan.keywords import file_flag
+from groundskeeper.plan.org import Heading, Plan, PlanReadError
 from groundskeeper.plan.properties import DEFAULT_MAX_ATTEMPTS, EvidenceField, covers
 from groundskeeper.plan.spec import compile_plan
 from groundskeeper.plan.tree import Node, TaskWalk, build_tree
