@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from groundskeeper.acceptance.check import sha256_text
+
 #: A command text longer than this is sealed by hash only (its text is in the output store).
 CMD_INLINE = 2000
 #: A changed-path list longer than this (as JSON) is not sealed: "unknown", which fails closed.
@@ -27,10 +29,6 @@ CHANGED_INLINE_BYTES = 16 * 1024
 #: The most of one stored output read back (a sandbox run's output is capped below this).
 OUTPUT_READ_LIMIT = 8 * 1024 * 1024
 OUTPUTS_DIR = "outputs"
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 # -- the output store ------------------------------------------------------------------------
@@ -46,7 +44,7 @@ class OutputStore:
     root: Path
 
     def put(self, text: str) -> str:
-        digest = sha256_text(text)
+        digest = sha256_text(text, keep_surrogates=True)
         path = self.root / digest
         if not path.exists():
             import tempfile

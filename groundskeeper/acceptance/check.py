@@ -92,8 +92,13 @@ def sandbox_shell(quota: DiskQuota | None = None) -> Shell:
     return run
 
 
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def sha256_text(text: str, *, keep_surrogates: bool = False) -> str:
+    """The SHA-256 of `text` encoded as UTF-8, in hex; a lone surrogate raises
+    UnicodeEncodeError. With `keep_surrogates` it is encoded as it is (`surrogatepass`): the
+    output store writes a worker's commands and what they printed that way, and reading back
+    re-hashes the stored bytes, so their hash must be taken over the same bytes."""
+    errors = "surrogatepass" if keep_surrogates else "strict"
+    return hashlib.sha256(text.encode("utf-8", errors=errors)).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,11 +160,6 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         return self.verdict == "PASS"
-
-    @property
-    def signature(self) -> tuple[str, str, int | None, str]:
-        """What "the same failure twice" compares."""
-        return (self.code, self.reason, self.failed_line, self.output)
 
 
 FAILURE_CODES: frozenset[str] = frozenset(

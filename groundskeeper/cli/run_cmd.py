@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.cli.output import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_WAITING,
+    emit_json,
+    fail_usage,
+    narrate,
+)
 from groundskeeper.cli.params import ByteSize
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.record.backing import HasHistory
@@ -28,8 +35,6 @@ if TYPE_CHECKING:
     from groundskeeper.record.control import ControlDir, RunLock
     from groundskeeper.record.telemetry import Telemetry
     from groundskeeper.supervisor.runner import RunEvent, StepRecorder
-
-EXIT_WAITING = 3  # tasks wait at approval gates and none FAILED
 
 MODEL_HELP = (
     "The worker model: `scripted:FILE` replays a YAML script offline; `anthropic:MODEL` is"
