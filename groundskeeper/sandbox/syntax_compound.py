@@ -1,8 +1,7 @@
-"""The sandbox shell's compound commands: if, for, while/until, case, groups, `((…))`, `[[ … ]]`.
+"""The sandbox shell's compound commands parsed: if, for, while/until, case, groups, `[[ … ]]`.
 
-It owns their grammar, the redirections after their closing word and the expression grammar
-of `[[ … ]]` (`=~`'s regex word included). It does not read the lists inside them nor simple
-commands (`syntax`), and builds only the nodes of `tree`.
+It owns their grammar (`((…))` too), the redirections after their closing word and the
+expressions of `[[ … ]]`; the lists inside them and simple commands are `syntax`'s.
 """
 
 from __future__ import annotations

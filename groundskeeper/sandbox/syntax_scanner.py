@@ -1,8 +1,7 @@
-"""The ground the sandbox shell's parser stands on: where it is in the text, and what it refuses.
+"""The ground the sandbox shell's parser stands on: where it is in the text, what it refuses.
 
-It owns `ShellSyntaxError`, the refusals that name what to write instead, the character
-classes, the nesting limit and `Scanner` (position, errors, blanks, reserved words). It does not
-read words or commands: `syntax_words`, `syntax_compound` and `syntax` build on it in that order.
+It owns `ShellSyntaxError`, the refusals naming what to write instead, the character classes,
+the nesting limit and `Scanner`; it reads no word or command (the layers built on it do).
 """
 
 from __future__ import annotations

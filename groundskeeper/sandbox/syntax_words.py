@@ -1,8 +1,7 @@
-"""The sandbox shell's words: quotes, escapes and the `$` expansions, read into `Word` parts.
+"""The sandbox shell's words: quotes, escapes and the `$` forms, read into a `Word`'s parts.
 
-It owns words as the parser meets them (`'…'`, `"…"`, `\\`, `$NAME`, `${…}` and its forms,
-`$?`, `$(…)`, backticks, `$((…))`, here-document bodies) and refuses other `$` forms by name.
-It does not read commands (`syntax_compound`, `syntax`) nor expand anything (`shell_expand`).
+It owns the parser's word layer (`$NAME`, `${…}`, `$?`, `$(…)`, backticks, `$((…))`, bodies
+of here-documents); it reads no command (`syntax_compound`, `syntax`) and expands nothing.
 """
 
 from __future__ import annotations
