@@ -14,9 +14,9 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from groundskeeper.sandbox import wasi
+import groundskeeper.sandbox.wasi as wasi
 from groundskeeper.sandbox.confine import Workdir
-from groundskeeper.sandbox.preview1 import Sink
+from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
 from groundskeeper.sandbox.shell_compound import CompoundCommands

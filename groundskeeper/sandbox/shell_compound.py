@@ -11,9 +11,9 @@ import posixpath
 import stat
 from collections.abc import Callable
 
-from groundskeeper.sandbox import arith
+import groundskeeper.sandbox.arith as arith
 from groundskeeper.sandbox.confine import PathRefused
-from groundskeeper.sandbox.preview1 import Sink
+from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.shell_simple import SimpleCommands
 from groundskeeper.sandbox.shell_stages import CommandFailed, LoopJump, State
 from groundskeeper.sandbox.shell_streams import Capture, Input, Stdin, Stop

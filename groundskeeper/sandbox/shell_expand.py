@@ -10,10 +10,10 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from groundskeeper.sandbox import arith
+import groundskeeper.sandbox.arith as arith
 from groundskeeper.sandbox.confine import PathRefused
 from groundskeeper.sandbox.patterns import Glob
-from groundskeeper.sandbox.preview1 import Sink
+from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.shell_stages import CommandFailed, Exit, Run, State
 from groundskeeper.sandbox.shell_streams import FIELD_COST, PATTERN_CHAR_COST, Capture
 from groundskeeper.sandbox.syntax_scanner import MAX_NESTING

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import re
 
-from groundskeeper.sandbox import fanout
+import groundskeeper.sandbox.fanout as fanout
 from groundskeeper.sandbox.confine import DEV_NULL, PathRefused
-from groundskeeper.sandbox.preview1 import Sink
+from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, PYTHON_COMMANDS, did_you_mean
 from groundskeeper.sandbox.result import SandboxError
 from groundskeeper.sandbox.shell_expand import Expansion

@@ -12,9 +12,10 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 
-from groundskeeper.sandbox import fanout, wasi
+import groundskeeper.sandbox.fanout as fanout
+import groundskeeper.sandbox.wasi as wasi
 from groundskeeper.sandbox.confine import GUEST_ROOT, Workdir
-from groundskeeper.sandbox.preview1 import Sink
+from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, PYTHON_COMMANDS
 from groundskeeper.sandbox.result import Fault
@@ -174,9 +175,9 @@ class Run:
         )
         if name in PYTHON_COMMANDS:
             # imported here: a line without python3 should not pay for its import
-            from groundskeeper.sandbox import python
+            from groundskeeper.sandbox.python import run_python
 
-            outcome = python.run_python(spec, self.watch, self.fuel_left, self.limits)
+            outcome = run_python(spec, self.watch, self.fuel_left, self.limits)
         else:
             outcome = wasi.run_stage(spec, self.watch, self.fuel_left, self.limits)
         if shared is not None:  # what it read, the next command does not see

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from groundskeeper.sandbox.preview1 import Sink
+from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.result import Fault
 
@@ -35,7 +35,7 @@ MiB = 1024 * 1024
 
 
 class Capture:
-    """Bytes kept in memory (a `preview1.Sink`): the run's stdout/stderr, or a `$(…)`'s output.
+    """Bytes kept in memory (a `preview1_abi.Sink`): the run's stdout/stderr, or a `$(…)`'s output.
 
     A `$(…)`'s output counts against the line's host memory: its room is what is left of it
     when that is less, and `short` then says so (the stage was cut by host memory)."""
@@ -65,7 +65,7 @@ class Capture:
 
 
 class FileSink:
-    """An open file (a `preview1.Sink`): a redirection target."""
+    """An open file (a `preview1_abi.Sink`): a redirection target."""
 
     def __init__(self, fd: int, limit: int, quota: DiskQuota | None = None) -> None:
         self.fd = fd
