@@ -149,7 +149,7 @@ class CompoundCommands(SimpleCommands):
 
         def one_pass() -> int | None:
             value = next(left, None)
-            if value is None:
+            if value is None:  # no step is counted for finding the values all used
                 return None
             self.loop_step()
             self.assign(state, command.name, value)

@@ -17,11 +17,10 @@ from groundskeeper.sandbox.result import SandboxError
 from groundskeeper.sandbox.shell_expand import Expansion
 from groundskeeper.sandbox.shell_stages import CommandFailed, Exit, LoopJump, State
 from groundskeeper.sandbox.shell_streams import FileSink, Input, Stdin
+from groundskeeper.sandbox.syntax_scanner import NAME
 from groundskeeper.sandbox.tree import Lit, Redirect, SimpleCommand
 
 __all__ = ["SimpleCommands"]
-
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class SimpleCommands(Expansion):
@@ -182,7 +181,7 @@ class SimpleCommands(Expansion):
                     out.write(f'declare -x {key}="{value}"\n'.encode())
             for arg in args:
                 key, has_value, value = arg.partition("=")
-                if not _NAME.fullmatch(key):
+                if not NAME.fullmatch(key):
                     err.write(f"export: `{arg}': not a valid identifier\n".encode())
                     status = 1
                     continue
@@ -198,7 +197,7 @@ class SimpleCommands(Expansion):
         raw = bool(args) and args[0] == "-r"
         names = args[1:] if raw else args
         for name in names:
-            if not _NAME.fullmatch(name):
+            if not NAME.fullmatch(name):
                 message = (
                     "unsupported option (the sandbox has -r)"
                     if name.startswith("-")
