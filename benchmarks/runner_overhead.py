@@ -215,8 +215,8 @@ ENTRY = (
 # everything a resume imports (the sandbox's wasmtime side included)
 IMPORTS = "import " + ", ".join(
     f"groundskeeper.{name}"
-    for name in ("cli", "cli.run_cmd", "runner", "lint", "ledger", "telemetry", "models",
-                 "sandbox.shell")
+    for name in ("cli", "cli.run_cmd", "supervisor.runner", "plan.lint", "record.ledger",
+                 "record.telemetry", "models", "sandbox.shell")
 )  # fmt: skip
 
 
