@@ -23,8 +23,16 @@ lint: setup
 	$(PY) -m ruff format --check groundskeeper tests benchmarks docs ledger
 	$(PY) -m mypy --strict groundskeeper
 
+# On both cores: a pytest-xdist worker per core (CI and developers have 2; TEST_WORKERS=0 runs
+# in one process), an idle worker taking tests from a busy one's queue, the longest tests
+# started first (tests/conftest.py). The package is byte-compiled ahead: this machine sets
+# PYTHONDONTWRITEBYTECODE, and each of the suite's hundreds of `python -m groundskeeper`
+# subprocesses would otherwise compile it again.
+TEST_WORKERS ?= 2
+
 test: lint
-	$(PY) -m pytest
+	$(PY) -m compileall -q groundskeeper
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 # The main job, offline: a goal → an outline the validator rejects → the one retry carrying its
 # diagnostic → a valid plan → an honest worker and a lying one → the lie caught and fed back →

@@ -18,6 +18,25 @@ settings.register_profile(
 settings.load_profile("groundskeeper")
 
 
+# The longest tests, started first: under xdist (`make test` runs two workers) each then runs
+# beside the many short ones instead of ending the run alone on one core. By function name,
+# so a test keeps its place when its module moves; the rest keep their collection order.
+LONGEST_FIRST = (
+    "test_the_shipped_suite_holds",  # tests/test_eval_suite.py
+    "test_committed_box_matches_its_sources",  # tests/sandbox/test_box_build.py
+    "test_a_run_killed_during_execute_resumes_without_the_author",  # tests/test_cli_goal.py
+    "test_lexer_parses_well_formed_lines_as_the_oracle_does",  # tests/sandbox/test_syntax.py
+    "test_a_run_killed_during_execute_resumes_without_asking_the_author_again",
+    "test_sigkill_mid_run_then_resume",  # tests/test_cli_run.py
+    "test_twenty_kills_then_resume",  # tests/test_sigkill_resume.py
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: place for place, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(getattr(item, "originalname", item.name), len(rank)))
+
+
 ANTHROPIC_ENV = (
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",

@@ -258,7 +258,9 @@ def test_a_consumed_approval_cannot_be_replayed(tmp_path: Path) -> None:
 def test_a_run_killed_during_execute_resumes_without_the_author(tmp_path: Path) -> None:
     work = tmp_path / "work"
     slow = [
-        {"tool": "sh", "input": {"cmd": "sleep 30"}},
+        # holds the run in execute until the kill (polled every 0.1 s); the resumed attempt
+        # sleeps again, so no longer than that needs
+        {"tool": "sh", "input": {"cmd": "sleep 10"}},
         *HONEST,
     ]
     script = _script(tmp_path, [CANNOT_FAIL, GOOD], {"greet": slow})

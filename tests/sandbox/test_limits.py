@@ -15,6 +15,9 @@ from groundskeeper import sandbox
 from groundskeeper.sandbox import ShellResult, shell, wasi
 
 MiB = 1024 * 1024
+# Sorting big.txt takes ~0.17 s on an idle machine, so one sort could finish inside a short
+# deadline and flood stdout (the output limit winning the race); six take over 1 s.
+SORTS_PAST_ANY_DEADLINE = "cat big.txt" + " | sort" * 6
 
 
 @pytest.fixture
@@ -56,7 +59,7 @@ def test_runaway_pipeline_ends_near_its_deadline(work: Path) -> None:
 
 def test_deadline_names_itself(work: Path) -> None:
     started = time.monotonic()
-    result = sandbox.run("cat big.txt | sort | sort | sort", workdir=work, timeout=0.5)
+    result = sandbox.run(SORTS_PAST_ANY_DEADLINE, workdir=work, timeout=0.5)
     assert time.monotonic() - started < 2.5
     assert (result.status, result.fault) == (124, "deadline")
     assert result.stderr.endswith("the command line was stopped\n")
@@ -113,7 +116,7 @@ def test_fuel_bounds_the_work_of_a_line(work: Path) -> None:
 def test_limits_never_raise_and_later_runs_are_clean(work: Path) -> None:
     for _ in range(3):
         assert sandbox.run("cat big.txt big.txt", workdir=work).fault == "output"
-        assert sandbox.run("cat big.txt | sort", workdir=work, timeout=0.2).fault == "deadline"
+        assert sandbox.run(SORTS_PAST_ANY_DEADLINE, workdir=work, timeout=0.2).fault == "deadline"
     host_still_works(work)
 
 
