@@ -1,9 +1,9 @@
-"""The run's own checks around the walk, as phases: every DONE the record does not back is
-re-verified before anything is skipped, red first asks each pending check before any worker
-runs, and the final sweep re-checks what the run made DONE before it ends.
+"""The run's own checks, no worker involved: as phases around the walk (every DONE the
+record does not back re-verified before anything is skipped, red first before any worker runs,
+the final sweep over what the run made DONE), and a parent's roll-up once its children are DONE.
 
-It owns those phases and the pool they run in (at least four wide: they only read); the walk
-and the attempts are the runner's, and verdicts are taken through the `settle` it is given.
+It owns those checks and the pool the phases run in (at least four wide: they only read); the
+walk and the attempts are the runner's, and verdicts are taken through the `settle` it is given.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.plan.org import Heading
 from groundskeeper.plan.tree import Node
 from groundskeeper.record.backing import Record
+from groundskeeper.supervisor.pipeline import AttemptContext, Pipeline
 from groundskeeper.supervisor.reports import RunOptions
 from groundskeeper.supervisor.run_checks import RunChecks
 from groundskeeper.supervisor.sealing import SealingError
-from groundskeeper.supervisor.task_run import TaskRun
+from groundskeeper.supervisor.task_run import Outcome, TaskRun
 
 VERIFY_PARALLEL = 4  # the least width of the run's own read-only checks
 
@@ -34,12 +35,14 @@ class RunPhases:
         tasks: Mapping[Heading, TaskRun],
         record: Record,
         checks: RunChecks,
+        verify: Pipeline,
         settle: Settle,
         options: RunOptions,
     ) -> None:
         self.tasks = tasks
         self.record = record
         self.checks = checks
+        self.verify = verify  # a task's own check, then its dock
         self.settle = settle
         self.options = options
         self._pool: ThreadPoolExecutor | None = None
@@ -158,6 +161,39 @@ class RunPhases:
                     note = f"a child no longer passes: {task.heading.title}"
                     self.settle(above, "PARTIAL", above.attempts, above.verified, note, "", 0)
                 parent = parent.parent
+
+    def roll_up(self, node: Node) -> Outcome:
+        """A parent whose children are all DONE (a job on a pool thread): each child's check
+        once more (a later sibling or an accomplice may have undone an earlier one's work),
+        then its own check, then its `:dock:`."""
+        task = self.tasks[node.task]
+        started = time.monotonic()
+        if task.red is not None:
+            return Outcome(node, "FAILED", 0, True, task.red, "", 0)
+        demoted: list[tuple[Node, str, str]] = []
+        for child in node.children:
+            if child.kind == "group" or self.tasks[child.task].check is None:
+                continue
+            child_check = self.tasks[child.task].check
+            assert child_check is not None
+            again = self.checks.sealed(child.task.task_id, 0, child_check, "rollup")
+            if not again.passed:
+                why = f"no longer passes: {again.code}: {again.reason}"
+                demoted.append((child, why, again.output))
+        if demoted:
+            ms = int((time.monotonic() - started) * 1000)
+            names = ", ".join(c.task.title for c, _, _ in demoted)
+            reason = f"a child's work was undone before the roll-up: {names} no longer passes"
+            return Outcome(node, "PARTIAL", 1, True, reason, "", ms, demote=tuple(demoted))
+        verified = None if task.check is None else True
+        verdict = self.verify.judge(AttemptContext(task, 1))
+        ms = int((time.monotonic() - started) * 1000)
+        if verdict.stage == "check":
+            reason = f"every child is DONE but the task's own check failed: {verdict.reason}"
+            return Outcome(node, "PARTIAL", 1, True, reason, verdict.output, ms)
+        if verdict.kind == "FAILED":  # its dock
+            return Outcome(node, "FAILED", 1, verified, verdict.reason, verdict.output, ms)
+        return Outcome(node, "DONE", 1, verified, None, verdict.output, ms)
 
     def close(self) -> None:
         if self._pool is not None:

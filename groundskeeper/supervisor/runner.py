@@ -1,10 +1,10 @@
 """The runner: one run of a plan, every task gated by its acceptance check.
 
-It owns the walk's host (the ready list is `task_tree`'s: ORDERED, roll-up and resume follow
-it), parallelism, the run's phases in order (re-verification, red first, the final sweep), and
-each leaf's attempt loop: the worker's attempt, its claim sealed, the attempt judged by the
-`pipeline`, the verdict settled. It does not judge (`stages` do), write verdicts (`verdicts`)
-or narrate (the CLI does, from the `RunEvent`s emitted here).
+It owns the run from lint to report: the walk's host (`plan.tree` orders the walk: ORDERED,
+roll-ups, resume), parallelism, the run's phases in order (re-verification, red first, the walk,
+the final sweep) and each leaf's attempt loop: the worker's attempt, its claim sealed, the
+attempt judged by the `pipeline`, the verdict settled. It does not judge (`stages` do), write
+verdicts (`verdicts`) or narrate (the CLI does, from the `RunEvent`s emitted here).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from groundskeeper.acceptance.attempt_record import OUTPUTS_DIR, AttemptRecord, 
 from groundskeeper.acceptance.check import Shell
 from groundskeeper.acceptance.contracts import ContractContext, watched_paths
 from groundskeeper.acceptance.gates import GateAnswer
-from groundskeeper.acceptance.judge import judge_criteria, load_judge_prompt
+from groundskeeper.acceptance.judge import load_judge_prompt
 from groundskeeper.acceptance.loops import (
     STOP_ATTEMPT_CAP,
     STOP_BREAKER,
@@ -38,13 +38,7 @@ from groundskeeper.acceptance.loops import (
 from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.models.model import (
-    AssistantTurn,
-    Model,
-    ModelCallError,
-    ModelCallRefused,
-    ModelRequest,
-)
+from groundskeeper.models.model import Model, ModelCallError
 from groundskeeper.plan.keywords import file_flag
 from groundskeeper.plan.org import TODO_LINE, Heading, Plan, PlanReadError
 from groundskeeper.plan.tree import Node, TaskWalk, build_tree
@@ -54,6 +48,12 @@ from groundskeeper.record.telemetry import Telemetry
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.supervisor.gating import ApprovalGates
+from groundskeeper.supervisor.latches import (
+    FailFastModel,
+    judge_down,
+    judge_preflight,
+    judge_stops_run,
+)
 from groundskeeper.supervisor.phases import RunPhases
 from groundskeeper.supervisor.pipeline import AttemptContext, AttemptHistory, Pipeline, Verdict
 from groundskeeper.supervisor.plan_guard import PlanGuard, Tamper
@@ -117,34 +117,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-class FailFastModel:
-    """The run's model behind a latch: after one call fails for good (`ModelCallError`, the
-    API down past its retries), no further call is made in this run — each is refused at
-    once — so the run ends quickly and resumably instead of waiting out every task's retries."""
-
-    def __init__(self, model: Model) -> None:
-        self.inner = model
-        self.failure: str | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    def respond(self, request: ModelRequest) -> AssistantTurn:
-        if self.failure is not None:
-            raise ModelCallRefused(
-                f"not called: the model failed earlier in this run ({self.failure})"
-            )
-        try:
-            return self.inner.respond(request)
-        except ModelCallError as exc:
-            with self._lock:
-                if self.failure is None:
-                    self.failure = str(exc)
-            raise
 
 
 def new_run_id() -> str:
@@ -267,7 +239,11 @@ class Runner:
             from groundskeeper.plan.lint import validate
 
             lint = validate
-        diagnostics = [*lint(self.plan), *preflight(self.plan), *self._judge_preflight()]
+        diagnostics = [
+            *lint(self.plan),
+            *preflight(self.plan),
+            *judge_preflight(self.plan, self.judge_model, self.options.judge_profile),
+        ]
         if has_errors(diagnostics):
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
         self.tasks.update(task_runs(self.plan, self.options.judge_profile))
@@ -353,7 +329,8 @@ class Runner:
         self._pipeline = Pipeline(self._books, attempt_stages(tools))
         self._verify = Pipeline(self._books, verify_stages(tools))
         settle = self._verdicts.settle
-        self._phases = RunPhases(self.tasks, self._record, self._checks, settle, self.options)
+        self._phases = RunPhases(self.tasks, self._record, self._checks, self._verify, settle,
+                                 self.options)  # fmt: skip
         self._gates = ApprovalGates(self._record, self._answers, self._checks, self._verify, skip)
 
     def _report(self, diagnostics: list[Diagnostic]) -> RunReport:
@@ -380,10 +357,10 @@ class Runner:
         if down is not None:
             ok = False
             diagnostics.append(model_down_diagnostic(down, reports, self._finished_states))
-        judge_down = self._judge_down()
-        if judge_down is not None:
+        judge_failure = judge_down(self.judge_model, self.options.judge_profile)
+        if judge_failure is not None:
             ok = False
-            diagnostics.append(judge_down_diagnostic(judge_down, reports))
+            diagnostics.append(judge_down_diagnostic(judge_failure, reports))
         diagnostics.extend(self._books.judge_warnings)
         capped = None
         if self._budget.refused:
@@ -394,39 +371,10 @@ class Runner:
         return RunReport(
             self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits,
             self._books.usage, None if down is None else f"model unavailable: {down}",
-            None if judge_down is None else f"judge unavailable: {judge_down}",
+            None if judge_failure is None else f"judge unavailable: {judge_failure}",
             capped,
             waiting,
         )  # fmt: skip
-
-    # -- the judge's model ------------------------------------------------------------------------
-
-    def _judge_preflight(self) -> list[Diagnostic]:
-        """A plan with a judged task needs a judge model (the CLI always passes one): without
-        it the run does not start, rather than let such a task pass unjudged."""
-        if self.judge_model is not None:
-            return []
-        profile = self.options.judge_profile
-        for heading in self.plan.tasks():
-            if judge_criteria(heading, profile) is not None:
-                message = "the plan has a judged task, but the run was given no judge model"
-                return [Diagnostic("error", heading.title, message, heading.line, "J015")]
-        return []
-
-    def _judge_down(self) -> str | None:
-        """Why judged tasks were left waiting (never under `fast`, where the pass stands)."""
-        judge = self.judge_model
-        if judge is None or judge.failure is None or self.options.judge_profile == "fast":
-            return None
-        return judge.failure
-
-    @property
-    def _judge_stops_run(self) -> str | None:
-        """Under `--judge-profile safe|strict`, why a failed judge stops the run starting tasks."""
-        judge = self.judge_model
-        if judge is None or self.options.judge_profile not in ("safe", "strict"):
-            return None
-        return judge.failure
 
     # -- the walk's host (scheduler thread) -----------------------------------------------------
 
@@ -440,7 +388,7 @@ class Runner:
 
     def submit(self, node: Node) -> None:
         self._inflight[node] = None
-        job = self._leaf_job if node.kind == "leaf" else self._rollup_job
+        job = self._leaf_job if node.kind == "leaf" else self._phases.roll_up
         self._executor.submit(self._guarded, job, node)
 
     def settle(self, node: Node, state: str, reason: str | None) -> None:
@@ -472,24 +420,28 @@ class Runner:
         return self.seal.failure or self._guard.failure
 
     @property
+    def _judge_stops(self) -> str | None:
+        return judge_stops_run(self.judge_model, self.options.judge_profile)
+
+    @property
     def _stopping(self) -> str | None:
         """Why the run starts nothing more: it is halted, the model is unavailable (under
         `--judge-profile safe|strict`, the judge's model too), or an attempt was refused by
         the run's cap."""
         if self._budget.refused:
             return self._halted or self.model.failure or "attempt cap reached"
-        return self._halted or self.model.failure or self._judge_stops_run
+        return self._halted or self.model.failure or self._judge_stops
 
     def _guarded(self, job: Callable[[Node], Outcome], node: Node) -> None:
         """A job on a pool thread: sealed as started when it really starts, never unsealed."""
         task = self._task(node)
         started = time.monotonic()
         down = self.model.failure
-        judge_down = self._judge_stops_run
-        if node.kind == "leaf" and (down is not None or judge_down is not None):
+        judge_failure = self._judge_stops
+        if node.kind == "leaf" and (down is not None or judge_failure is not None):
             # queued before the model went away: not started at all (nothing sealed for it)
             which = "the model" if down is not None else "the judge's model"
-            why = f"not started: {which} is unavailable ({down or judge_down})"
+            why = f"not started: {which} is unavailable ({down or judge_failure})"
             self._queue.put(Outcome(node, task.start_state, 0, None, why, "", 0))
             return
         if node.kind == "leaf" and task.red is None and self._budget.spent:
@@ -706,41 +658,6 @@ class Runner:
             return {}
         context = ContractContext(self._toolbox, AttemptRecord(()))
         return {p: context.sha256_now(p) for p in paths}
-
-    # -- a parent's roll-up (pool threads) ------------------------------------------------------
-
-    def _rollup_job(self, node: Node) -> Outcome:
-        """A parent whose children are all DONE: each child's check once more (a later
-        sibling or an accomplice may have undone an earlier one's work), then its own check,
-        then its `:dock:`."""
-        task = self._task(node)
-        started = time.monotonic()
-        if task.red is not None:
-            return Outcome(node, "FAILED", 0, True, task.red, "", 0)
-        demoted: list[tuple[Node, str, str]] = []
-        for child in node.children:
-            if child.kind == "group" or self._task(child).check is None:
-                continue
-            child_check = self._task(child).check
-            assert child_check is not None
-            again = self._checks.sealed(child.task.task_id, 0, child_check, "rollup")
-            if not again.passed:
-                why = f"no longer passes: {again.code}: {again.reason}"
-                demoted.append((child, why, again.output))
-        if demoted:
-            ms = int((time.monotonic() - started) * 1000)
-            names = ", ".join(c.task.title for c, _, _ in demoted)
-            reason = f"a child's work was undone before the roll-up: {names} no longer passes"
-            return Outcome(node, "PARTIAL", 1, True, reason, "", ms, demote=tuple(demoted))
-        verified = None if task.check is None else True
-        verdict = self._verify.judge(AttemptContext(task, 1))
-        ms = int((time.monotonic() - started) * 1000)
-        if verdict.stage == "check":
-            reason = f"every child is DONE but the task's own check failed: {verdict.reason}"
-            return Outcome(node, "PARTIAL", 1, True, reason, verdict.output, ms)
-        if verdict.kind == "FAILED":  # its dock
-            return Outcome(node, "FAILED", 1, verified, verdict.reason, verdict.output, ms)
-        return Outcome(node, "DONE", 1, verified, None, verdict.output, ms)
 
     # -- helpers of every thread ----------------------------------------------------------------
 
