@@ -54,7 +54,7 @@ const workflow = {
 COLD = """
 import sys, time
 wall, cpu = time.perf_counter(), time.process_time()
-from groundskeeper.acceptance.script_validation import validate_script
+from groundskeeper.sandbox.script_validation import validate_script
 verdict = validate_script(sys.stdin.read())
 print((time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000, verdict.ok)
 """
@@ -80,7 +80,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["GROUNDSKEEPER_HOME"] = str(Path(tmp) / "home")
         sys.path.insert(0, str(REPO))
-        from groundskeeper.acceptance.script_validation import validate_script
+        from groundskeeper.sandbox.script_validation import validate_script
 
         if not validate_script(TYPICAL).ok:  # compiles, caches, warms the pool
             raise SystemExit("the typical script did not validate")

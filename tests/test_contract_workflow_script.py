@@ -8,12 +8,13 @@ import json
 import os
 from pathlib import Path
 
-from groundskeeper.acceptance.contracts import READ_LIMIT, REGISTRY, ContractProblem, parse_contract
-from groundskeeper.acceptance.script_validation import MAX_SCRIPT_BYTES
+from groundskeeper.acceptance.contracts import READ_LIMIT, REGISTRY
 from groundskeeper.models.model import AssistantTurn, ModelRequest
 from groundskeeper.models.scripted import ScriptedModel
+from groundskeeper.plan.contract_syntax import ContractProblem, parse_contract
 from groundskeeper.plan.org import load_plan
 from groundskeeper.record.telemetry import Telemetry
+from groundskeeper.sandbox.script_validation import MAX_SCRIPT_BYTES
 from groundskeeper.supervisor.runner import MemoryRecorder, Runner, RunOptions
 from tests.test_contracts import HEAD, judge
 from tests.test_script_validation import VALID

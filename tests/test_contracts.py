@@ -14,19 +14,21 @@ from groundskeeper.acceptance.attempt_record import AttemptRecord
 from groundskeeper.acceptance.contracts import (
     READ_LIMIT,
     REGISTRY,
-    Contract,
     ContractContext,
-    ContractProblem,
     ContractType,
     ContractVerdict,
     judge_contracts,
     markdown_headings,
-    parse_contract,
     register,
-    task_contracts,
 )
 from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.models.scripted import ScriptedModel
+from groundskeeper.plan.contract_syntax import (
+    Contract,
+    ContractProblem,
+    parse_contract,
+    task_contracts,
+)
 from groundskeeper.plan.lint import validate
 from groundskeeper.plan.org import load_plan, parse_plan
 from groundskeeper.record.telemetry import Telemetry

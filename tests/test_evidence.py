@@ -12,11 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore, chain_commands
-from groundskeeper.acceptance.evidence import EvidenceField, judge_evidence, parse_evidence
+from groundskeeper.acceptance.evidence import judge_evidence
 from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.models.model import AssistantTurn, ModelRequest
 from groundskeeper.models.scripted import ScriptedModel
 from groundskeeper.plan.org import load_plan
+from groundskeeper.plan.properties import EvidenceField, parse_evidence
 from groundskeeper.sandbox.result import ShellResult
 from groundskeeper.supervisor.runner import MemoryRecorder, Runner, RunOptions
 from groundskeeper.supervisor.worker import TOOL_SPECS, AttemptOutcome, WorkerSession, WorkerTask

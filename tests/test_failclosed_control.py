@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from groundskeeper.cli import main
 from groundskeeper.models.model import AssistantTurn, ModelRequest
-from groundskeeper.plan import org as plan_module
+from groundskeeper.plan import edit as plan_module
 from groundskeeper.plan.org import load_plan
 from groundskeeper.record.telemetry import Telemetry
 from groundskeeper.supervisor.runner import Runner, RunOptions

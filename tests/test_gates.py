@@ -17,7 +17,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from groundskeeper.cli import main
-from groundskeeper.cli.goal_cmd import gate_answer_path
+from groundskeeper.cli.approval import gate_answer_path
 from groundskeeper.record.control import ControlDir
 from groundskeeper.record.ledger import read_steps
 from tests.messages_stub import MessagesStub
@@ -390,7 +390,7 @@ def test_the_terminal_prompt_answers_a_gate_bound_to_it(
     import select
     import sys
 
-    from groundskeeper.cli import goal_cmd
+    from groundskeeper.cli import approval
     from groundskeeper.cli.progress import Progress
 
     control = ControlDir.for_plan(tmp_path / "plan.org")
@@ -403,7 +403,7 @@ def test_the_terminal_prompt_answers_a_gate_bound_to_it(
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     monkeypatch.setattr(select, "select", lambda r, w, x, t: (r, [], []))
     with Progress(live=False) as progress:
-        answer = goal_cmd._await_gate_answer(control, "i1", value, progress)
+        answer = approval.await_gate_answer(control, "i1", value, progress)
     assert answer is not None
     assert {k: answer[k] for k in ("interrupt_id", "task_id", "gate_id", "artifacts_sha256",
                                    "decision", "note", "by")} == {

@@ -11,12 +11,12 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from groundskeeper.acceptance.invariants import (
+from groundskeeper.cli import main
+from groundskeeper.plan.invariants import (
     invariant_diagnostics,
     read_invariants,
     render_invariants,
 )
-from groundskeeper.cli import main
 from groundskeeper.plan.org import parse_plan
 from groundskeeper.supervisor.worker import WorkerTask, render_worker_prompt
 from tests.messages_stub import MessagesStub

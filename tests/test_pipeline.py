@@ -11,6 +11,7 @@ from typing import Any
 
 from groundskeeper.acceptance.gates import GateOpened
 from groundskeeper.plan.org import load_plan
+from groundskeeper.plan.spec import compile_plan
 from groundskeeper.supervisor.pipeline import (
     AttemptContext,
     Joint,
@@ -73,7 +74,7 @@ def context(tmp_path: Path, attempt: int = 2) -> AttemptContext:
     path = tmp_path / "plan.org"
     path.write_text(PLAN)
     plan = load_plan(path)
-    (task,) = task_runs(plan, "auto").values()
+    (task,) = task_runs(compile_plan(plan), "auto").values()
     return AttemptContext(task, attempt)
 
 

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from groundskeeper.errors import GroundskeeperError, UsageError
+from groundskeeper.plan.edit import replace_keyword, set_state, write_atomically
 from groundskeeper.plan.org import (
     DEFAULT_TODO_LINE,
     Check,
@@ -18,9 +19,6 @@ from groundskeeper.plan.org import (
     TaskNotFound,
     load_plan,
     parse_plan,
-    replace_keyword,
-    set_state,
-    write_atomically,
 )
 
 DESIGN_EXAMPLE = """\

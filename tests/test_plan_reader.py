@@ -11,7 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundskeeper.plan.org import Heading, parse_plan, replace_keyword
+from groundskeeper.plan.edit import replace_keyword
+from groundskeeper.plan.org import Heading, parse_plan
 
 
 def _seen(text: str) -> list[tuple[Any, ...]]:

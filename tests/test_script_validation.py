@@ -15,8 +15,9 @@ import wasmtime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundskeeper.acceptance import script_validation as sv
-from groundskeeper.acceptance.script_validation import (
+from groundskeeper.sandbox import preview1, quickjs
+from groundskeeper.sandbox import script_validation as sv
+from groundskeeper.sandbox.script_validation import (
     MAX_SCRIPT_BYTES,
     TOOL_CALL_MESSAGE,
     ScriptFileError,
@@ -24,7 +25,6 @@ from groundskeeper.acceptance.script_validation import (
     validate_script,
     validate_script_file,
 )
-from groundskeeper.sandbox import preview1, quickjs
 
 VALID = """\
 const workflow = {

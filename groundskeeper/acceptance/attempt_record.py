@@ -12,7 +12,6 @@ seal anything (`sealing`).
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import hashlib
 import os
 import stat
@@ -21,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from groundskeeper.acceptance.check import sha256_text
+
 #: A command text longer than this is sealed by hash only (its text is in the output store).
 CMD_INLINE = 2000
 #: A changed-path list longer than this (as JSON) is not sealed: "unknown", which fails closed.
@@ -28,10 +29,6 @@ CHANGED_INLINE_BYTES = 16 * 1024
 #: The most of one stored output read back (a sandbox run's output is capped below this).
 OUTPUT_READ_LIMIT = 8 * 1024 * 1024
 OUTPUTS_DIR = "outputs"
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 # -- the output store ------------------------------------------------------------------------
@@ -47,7 +44,7 @@ class OutputStore:
     root: Path
 
     def put(self, text: str) -> str:
-        digest = sha256_text(text)
+        digest = sha256_text(text, keep_surrogates=True)
         path = self.root / digest
         if not path.exists():
             import tempfile
@@ -186,11 +183,6 @@ def chain_commands(cmd: str) -> list[str] | None:
             return None
         texts.append(" ".join(w for w in words if w is not None))
     return texts
-
-
-def matches(pattern: str, command: str) -> bool:
-    """Glob match of a whole command text (`*` matches any characters, spaces and `/` too)."""
-    return fnmatch.fnmatchcase(command, pattern)
 
 
 # -- one attempt's record -----------------------------------------------------------------------

@@ -17,16 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from groundskeeper.plan.org import (
-    Check,
-    Heading,
-    Plan,
-    PlanEditError,
+from groundskeeper.plan.edit import (
     insert_todo_line,
     needs_todo_line,
     replace_keyword,
     write_atomically,
 )
+from groundskeeper.plan.org import Check, Plan, PlanEditError
+from groundskeeper.plan.spec import TaskSpec, compile_plan
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.registry import COMMANDS
 from groundskeeper.sandbox.result import ShellResult
@@ -94,8 +92,13 @@ def sandbox_shell(quota: DiskQuota | None = None) -> Shell:
     return run
 
 
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def sha256_text(text: str, *, keep_surrogates: bool = False) -> str:
+    """The SHA-256 of `text` encoded as UTF-8, in hex; a lone surrogate raises
+    UnicodeEncodeError. With `keep_surrogates` it is encoded as it is (`surrogatepass`): the
+    output store writes a worker's commands and what they printed that way, and reading back
+    re-hashes the stored bytes, so their hash must be taken over the same bytes."""
+    errors = "surrogatepass" if keep_surrogates else "strict"
+    return hashlib.sha256(text.encode("utf-8", errors=errors)).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,11 +160,6 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         return self.verdict == "PASS"
-
-    @property
-    def signature(self) -> tuple[str, str, int | None, str]:
-        """What "the same failure twice" compares."""
-        return (self.code, self.reason, self.failed_line, self.output)
 
 
 FAILURE_CODES: frozenset[str] = frozenset(
@@ -390,17 +388,17 @@ def check_plan(
     timeout: float = DEFAULT_CHECK_TIMEOUT,
 ) -> list[TaskCheck]:
     """Run every task's check (no workers), in parallel, reported in document order."""
-    tasks = plan.tasks()
+    tasks = list(compile_plan(plan))
     run = shell if shell is not None else sandbox_shell()
 
-    def one(task: Heading) -> CheckResult:
+    def one(task: TaskSpec) -> CheckResult:
         sealed = SealedCheck.seal(task.check) if task.check is not None else None
         return run_check(sealed, workdir, shell=run, timeout=timeout)
 
     with ThreadPoolExecutor(max_workers=max(1, max_parallel)) as pool:
         results = list(pool.map(one, tasks))
     return [
-        TaskCheck(t.task_id, t.title, t.line, t.keyword or "", r)
+        TaskCheck(t.task_id, t.title, t.heading.line, t.heading.keyword or "", r)
         for t, r in zip(tasks, results, strict=True)
     ]
 

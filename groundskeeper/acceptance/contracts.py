@@ -1,13 +1,9 @@
-"""Artifact contracts: what a task's `:contract:` / `:contract+:` lines promise about its work,
-read into `Contract`s, and judged after the worker claims into `ContractVerdict`s, each with a
-reason code (C001…). A contract type is one entry of `REGISTRY` (`register`): its name, its
-arity, its argument rules for lint, the files it reads that become protected inputs, and its
-judge. It reads the worker's files only through the worker tools' path rules, with a size
-limit, and never runs them; the record it consults is `attempt_record`'s. It does not decide
-task states (the runner does) and does not seal anything (`sealing` does).
-
-Syntax of one line: `[soft] TYPE ARG…`, arguments split as a POSIX shell splits words (quote
-a heading with spaces). A leading `soft` makes a failure a warning instead of a failed attempt.
+"""Artifact contracts judged: a task's `Contract`s (read by `plan.contract_syntax`) judged
+after the worker claims into `ContractVerdict`s, each with a reason code (C001…). A contract
+type is one entry of `REGISTRY` (`register`): its shape (name, arity, argument rules, the
+files it protects) and its judge. It reads the worker's files only through the worker tools'
+path rules, with a size limit, and never runs them; the record it consults is
+`attempt_record`'s. It does not decide task states and does not seal anything.
 """
 
 from __future__ import annotations
@@ -21,26 +17,27 @@ from typing import Any, Protocol
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.plan.org import Heading, Plan
+from groundskeeper.plan.contract_syntax import (
+    SHAPES,
+    Contract,
+    ContractShape,
+    add_shape,
+    any_args,
+    no_files,
+    normal_path,
+)
 
 __all__ = [
     "CODES",
     "READ_LIMIT",
     "REGISTRY",
-    "Contract",
     "ContractContext",
     "ContractFailure",
-    "ContractProblem",
     "ContractType",
     "ContractVerdict",
     "WorkFiles",
     "judge_contracts",
-    "parse_contract",
-    "protected_files",
     "register",
-    "task_contracts",
-    "watched_paths",
-    "workdir_paths",
 ]
 
 #: The most of a file a contract reads; a larger file fails its contract (C002).
@@ -72,26 +69,6 @@ class WorkFiles(Protocol):
     """How a contract reads the workdir: the worker `Toolbox`'s own path rules."""
 
     def read_limited(self, raw: str, limit: int) -> bytes: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Contract:
-    """One contract line of a task."""
-
-    kind: str
-    args: tuple[str, ...]
-    soft: bool
-    text: str  # the line as written (after the property name)
-    line: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ContractProblem:
-    """Why a contract line cannot be read: lint's T015/T016, and C011 at runtime."""
-
-    line: int | None
-    message: str
-    code: str = "T015"
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,109 +157,48 @@ class ContractFailure(GroundskeeperError):
 Judge = Callable[[Contract, ContractContext], "ContractVerdict | str"]
 
 
-def _no_rules(args: tuple[str, ...]) -> str | None:
-    return None
-
-
-def _no_files(args: tuple[str, ...]) -> tuple[str, ...]:
-    return ()
-
-
 @dataclass(frozen=True, slots=True)
 class ContractType:
-    """One kind of contract. `judge` returns a message on success (or a full verdict), and
-    raises `ContractFailure` on failure.
-
-    `check_args` says what lint says of the arguments beyond their count (None: fine);
-    `protects` names the argument files that become protected inputs (a schema);
-    `schemas` names the argument files that must exist when the plan is linted;
-    `watches` names the paths whose content is hashed when an attempt starts (`changed`)."""
+    """One kind of contract: its shape (`plan.contract_syntax.ContractShape`: name, usage,
+    arity, argument rules, protected and watched files) and its `judge`, which returns a
+    message on success (or a full verdict) and raises `ContractFailure` on failure."""
 
     name: str
     usage: str
     min_args: int
     max_args: int | None
     judge: Judge
-    check_args: Callable[[tuple[str, ...]], str | None] = _no_rules
-    protects: Callable[[tuple[str, ...]], tuple[str, ...]] = _no_files
-    schemas: Callable[[tuple[str, ...]], tuple[str, ...]] = _no_files
-    watches: Callable[[tuple[str, ...]], tuple[str, ...]] = _no_files
+    check_args: Callable[[tuple[str, ...]], str | None] = any_args
+    protects: Callable[[tuple[str, ...]], tuple[str, ...]] = no_files
+    schemas: Callable[[tuple[str, ...]], tuple[str, ...]] = no_files
+    watches: Callable[[tuple[str, ...]], tuple[str, ...]] = no_files
+
+    @property
+    def shape(self) -> ContractShape:
+        return ContractShape(
+            self.name, self.usage, self.min_args, self.max_args,
+            self.check_args, self.protects, self.schemas, self.watches,
+        )  # fmt: skip
 
 
 REGISTRY: dict[str, ContractType] = {}
 
 
 def register(kind: ContractType) -> ContractType:
-    """Add a contract type; adding one is this one call (lint, the runner and the docs'
-    list of types all read `REGISTRY`)."""
-    if kind.name == SOFT or not re.fullmatch(r"[a-z][a-z0-9-]*", kind.name):
-        raise ValueError(f"a contract type needs a lower-case name, not {kind.name!r}")
+    """Add a contract type; adding one is this one call (lint and the plan's reader learn its
+    shape, the pipeline its judge, the docs' list of types both)."""
+    add_shape(kind.shape)
     REGISTRY[kind.name] = kind
     return kind
 
 
-# -- reading contract lines --------------------------------------------------------------------
-
-
-def parse_contract(text: str, line: int | None = None) -> Contract | ContractProblem:
-    import shlex  # imported when a plan has contracts, not by every run
-
-    try:
-        words = shlex.split(text, comments=False, posix=True)
-    except ValueError as exc:
-        return ContractProblem(line, f"contract `{text.strip()}` cannot be split: {exc}")
-    soft = bool(words) and words[0] == SOFT
-    if soft:
-        words = words[1:]
-    if not words:
-        return ContractProblem(line, "empty contract: expected `[soft] TYPE ARG…`")
-    kind = REGISTRY.get(words[0])
-    if kind is None:
-        known = ", ".join(sorted(REGISTRY))
-        return ContractProblem(line, f"unknown contract type `{words[0]}`; the types are {known}")
-    args = tuple(words[1:])
-    if len(args) < kind.min_args or (kind.max_args is not None and len(args) > kind.max_args):
-        return ContractProblem(
-            line, f"`{words[0]}` takes {_arity(kind)}, not {len(args)}: `{kind.usage}`"
-        )
-    why = kind.check_args(args)
-    if why is not None:
-        return ContractProblem(line, f"`{words[0]}`: {why}: `{kind.usage}`")
-    return Contract(kind.name, args, soft, text.strip(), line)
-
-
-def _arity(kind: ContractType) -> str:
-    if kind.max_args == kind.min_args:
-        return f"{kind.min_args} argument{'s' if kind.min_args != 1 else ''}"
-    if kind.max_args is None:
-        return f"at least {kind.min_args} argument{'s' if kind.min_args != 1 else ''}"
-    return f"{kind.min_args} to {kind.max_args} arguments"
-
-
-def task_contracts(plan: Plan, heading: Heading) -> tuple[list[Contract], list[ContractProblem]]:
-    """A task's contracts, from its `:contract:` line and every `:contract+:` line after it."""
-    contracts: list[Contract] = []
-    problems: list[ContractProblem] = []
-    for line, text in plan.property_parts(heading, "contract"):
-        parsed = parse_contract(text, line)
-        (problems if isinstance(parsed, ContractProblem) else contracts).append(parsed)  # type: ignore[arg-type]
-    return contracts, problems
-
-
-def protected_files(plan: Plan, heading: Heading) -> tuple[str, ...]:
-    """The files a task's contracts make protected inputs (its JSON schemas)."""
-    if heading.get_property("contract") is None:
-        return ()
-    contracts, _ = task_contracts(plan, heading)
-    return tuple(p for c in contracts for p in REGISTRY[c.kind].protects(c.args))
-
-
-def watched_paths(contracts: Iterable[Contract]) -> tuple[str, ...]:
-    return tuple(
-        dict.fromkeys(
-            p for c in contracts if c.kind in REGISTRY for p in REGISTRY[c.kind].watches(c.args)
-        )
-    )
+def _bind(name: str, judge: Judge) -> None:
+    """A built-in type: its shape is declared where plans are read, its judge here."""
+    shape = SHAPES[name]
+    REGISTRY[name] = ContractType(
+        shape.name, shape.usage, shape.min_args, shape.max_args, judge,
+        shape.check_args, shape.protects, shape.schemas, shape.watches,
+    )  # fmt: skip
 
 
 def judge_contracts(
@@ -327,15 +243,6 @@ def _non_empty(contract: Contract, context: ContractContext) -> str:
         raise ContractFailure("C003", f"`{path}` is empty" if not data else
                               f"`{path}` holds only whitespace")  # fmt: skip
     return f"`{path}` has {len(data)} bytes"
-
-
-FORMATS = ("json", "yaml", "toml", "csv")
-
-
-def _format_rules(args: tuple[str, ...]) -> str | None:
-    if args[0] not in FORMATS:
-        return f"unknown format `{args[0]}`; the formats are {', '.join(FORMATS)}"
-    return None
 
 
 def parse_format(name: str, text: str) -> object:
@@ -487,15 +394,6 @@ def _markdown_sections(contract: Contract, context: ContractContext) -> str:
 # -- the record contracts -----------------------------------------------------------------------
 
 
-def workdir_paths(args: tuple[str, ...]) -> str | None:
-    """An argument rule for lint (`ContractType.check_args`): every argument is a path inside
-    the workdir."""
-    for arg in args:
-        if arg.startswith(("/", "~")) or ".." in arg.split("/"):
-            return f"`{arg}` must be a path inside the workdir (no leading /, no ..)"
-    return None
-
-
 def _changed(contract: Contract, context: ContractContext) -> str:
     """Each path: a tool call of this attempt changed it (write_file's path, or an `sh` call
     whose watched paths' content differed after it), and its content now differs from when the
@@ -505,7 +403,7 @@ def _changed(contract: Contract, context: ContractContext) -> str:
     missing: list[str] = []
     same: list[str] = []
     for raw in contract.args:
-        path = _normal(raw)
+        path = normal_path(raw)
         if path not in found:
             missing.append(raw)
             continue
@@ -533,13 +431,9 @@ def _changed(contract: Contract, context: ContractContext) -> str:
     return "changed in this attempt: " + ", ".join(contract.args)
 
 
-def _normal(raw: str) -> str:
-    parts = [p for p in raw.split("/") if p not in ("", ".")]
-    return "/".join(parts)
-
-
 def _ran(contract: Contract, context: ContractContext) -> str:
-    from groundskeeper.acceptance.attempt_record import chain_commands, matches
+    from groundskeeper.acceptance.attempt_record import chain_commands
+    from groundskeeper.plan.properties import command_matches
 
     (pattern,) = contract.args
     failed: list[str] = []
@@ -547,7 +441,7 @@ def _ran(contract: Contract, context: ContractContext) -> str:
         if call.cmd is None:
             continue
         commands = chain_commands(call.cmd)
-        if commands is None or not any(matches(pattern, c) for c in commands):
+        if commands is None or not any(command_matches(pattern, c) for c in commands):
             continue
         if call.exit_status == 0:
             return f"`{call.cmd}` ran and exited 0 (tool call {call.index})"
@@ -561,20 +455,12 @@ def _ran(contract: Contract, context: ContractContext) -> str:
     )
 
 
-register(ContractType("non-empty", "non-empty FILE", 1, 1, _non_empty, workdir_paths))
-register(ContractType("format", "format json|yaml|toml|csv FILE", 2, 2, _format,
-                      lambda a: _format_rules(a) or workdir_paths(a[1:])))  # fmt: skip
-register(
-    ContractType(
-        "json-schema", "json-schema SCHEMA FILE", 2, 2, _json_schema, workdir_paths,
-        protects=lambda a: (a[0],), schemas=lambda a: (a[0],),
-    )
-)  # fmt: skip
-register(ContractType("markdown-sections", 'markdown-sections FILE "Heading"…', 2, None,
-                      _markdown_sections, lambda a: workdir_paths(a[:1])))  # fmt: skip
-register(ContractType("changed", "changed PATH…", 1, None, _changed, workdir_paths,
-                      watches=lambda a: tuple(_normal(p) for p in a)))  # fmt: skip
-register(ContractType("ran", "ran PATTERN", 1, 1, _ran))
+_bind("non-empty", _non_empty)
+_bind("format", _format)
+_bind("json-schema", _json_schema)
+_bind("markdown-sections", _markdown_sections)
+_bind("changed", _changed)
+_bind("ran", _ran)
 
 
 # -- the script contract --------------------------------------------------------------------------
@@ -587,8 +473,8 @@ def _workflow_script(contract: Contract, context: ContractContext) -> ContractVe
     """The file, read like any other, judged by `script_validation` (QuickJS in the sandbox,
     never natively): a failure is the model's fix prompt, a pass carries the extracted config
     (sealed with the verdict and kept in telemetry's `detail`)."""
-    from groundskeeper.acceptance.script_validation import validate_script
     from groundskeeper.sandbox import SandboxError
+    from groundskeeper.sandbox.script_validation import validate_script
 
     (path,) = contract.args
     text = context.read_text(path)
@@ -611,5 +497,4 @@ def _workflow_script(contract: Contract, context: ContractContext) -> ContractVe
 
 
 CODES["C012"] = "the workflow script fails script validation in the zero-tool sandbox"
-register(ContractType("workflow-script", "workflow-script FILE", 1, 1, _workflow_script,
-                      workdir_paths))  # fmt: skip
+_bind("workflow-script", _workflow_script)

@@ -1,6 +1,7 @@
-"""Evidence checked against the record: a task's `:evidence:` fields (`name:type`), and the
-judgement of the `evidence` a worker's `claim_done` carries — missing fields, mistyped ones,
-and `output-of` quotes the record does not show a command printing.
+"""Evidence checked against the record: the judgement of the `evidence` a worker's
+`claim_done` carries against the task's `:evidence:` fields (read by `plan.properties`) —
+missing fields, mistyped ones, and `output-of` quotes the record does not show a command
+printing.
 
 Rule for `output-of:PATTERN` (so evidence cannot be self-made): the quoted text must appear in
 what one `sh` call of this attempt printed (stdout or stderr, read back from the output store
@@ -16,30 +17,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from groundskeeper.acceptance.attempt_record import AttemptRecord, chain_commands, matches
-from groundskeeper.plan.org import Heading, Plan
+from groundskeeper.acceptance.attempt_record import AttemptRecord, chain_commands
+from groundskeeper.plan.properties import OUTPUT_OF, EvidenceField, command_matches
 
-__all__ = ["CODES", "TYPES", "EvidenceField", "EvidenceVerdict", "judge_evidence", "task_evidence"]
-
-TYPES = ("bool", "int", "str", "list", "object", "output-of")
-OUTPUT_OF = "output-of"
+__all__ = ["CODES", "EvidenceVerdict", "judge_evidence"]
 
 CODES: dict[str, str] = {
     "E001": "a declared evidence field is missing",
     "E002": "an evidence field has the wrong type",
     "E003": "false evidence: the record does not show a command printing the quoted output",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class EvidenceField:
-    name: str
-    type: str
-    pattern: str | None = None  # for output-of: the glob the quoting command must match
-
-    @property
-    def spec(self) -> str:
-        return f"{self.name}:{self.type}" + (f":{self.pattern}" if self.pattern else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,58 +54,6 @@ class EvidenceVerdict:
             "code": self.code,
             "message": self.message,
         }
-
-
-def parse_evidence(text: str) -> tuple[list[EvidenceField], list[str]]:
-    """The fields of an `:evidence:` value, and what is wrong with it (lint's T017)."""
-    import shlex
-
-    fields: list[EvidenceField] = []
-    problems: list[str] = []
-    try:
-        words = shlex.split(text, posix=True)
-    except ValueError as exc:
-        return [], [f"`:evidence: {text.strip()}` cannot be split: {exc}"]
-    if not words:
-        problems.append("empty :evidence:; expected `NAME:TYPE …`")
-    seen: set[str] = set()
-    for word in words:
-        name, sep, rest = word.partition(":")
-        kind, _, pattern = rest.partition(":")
-        if not sep or not name or not name.replace("_", "a").replace("-", "a").isalnum():
-            problems.append(f"`{word}`: expected NAME:TYPE (a name of letters, digits, _ and -)")
-            continue
-        if kind not in TYPES:
-            problems.append(
-                f"`{word}`: unknown evidence type `{kind}`; the types are {', '.join(TYPES)}"
-            )
-            continue
-        if kind == OUTPUT_OF and not pattern:
-            problems.append(
-                f"`{word}`: output-of needs the command it quotes, as a glob:"
-                f" `{name}:output-of:'yamllint *'`, so that the quote cannot be self-made"
-            )
-            continue
-        if kind != OUTPUT_OF and pattern:
-            problems.append(f"`{word}`: only output-of takes a pattern")
-            continue
-        if name in seen:
-            problems.append(f"`{name}` is declared twice")
-            continue
-        seen.add(name)
-        fields.append(EvidenceField(name, kind, pattern or None))
-    return fields, problems
-
-
-def task_evidence(plan: Plan, heading: Heading) -> tuple[list[EvidenceField], list[str]]:
-    """A task's declared evidence, from its `:evidence:` line and every `:evidence+:` line."""
-    fields: list[EvidenceField] = []
-    problems: list[str] = []
-    for _line, text in plan.property_parts(heading, "evidence"):
-        found, wrong = parse_evidence(text)
-        fields.extend(found)
-        problems.extend(wrong)
-    return fields, problems
 
 
 _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
@@ -183,7 +118,7 @@ def _quoted(declared: EvidenceField, quote: str, record: AttemptRecord) -> Evide
         status = "was stopped" if call.exit_status is None else f"exited {call.exit_status}"
         ran.append(f"`{_short(call.cmd)}` ({status})")
         commands = chain_commands(call.cmd)
-        if commands is None or len(commands) != 1 or not matches(pattern, commands[0]):
+        if commands is None or len(commands) != 1 or not command_matches(pattern, commands[0]):
             continue
         printed = [record.text(call.stdout_sha256), record.text(call.stderr_sha256)]
         if all(p is None for p in printed):

@@ -1,9 +1,9 @@
 """Human approval per task (`:gate: approval`): what a gate is bound to and what an answer is.
 
-It owns the gate's properties and their lint rules (G0xx), the artifacts a gate hashes, and
-the shape of an answer. It does not own waiting or asking: the runner opens a gate when a
-gated task's check passes and applies answers it is given; the supervisor graph (`graph.py`)
-asks a person through one LangGraph interrupt per waiting task.
+It owns the artifacts a gate hashes and the shape of an answer (the `:gate:` properties are
+read by `plan.properties` and judged by lint's G0xx). It does not own waiting or asking: the
+runner opens a gate when a gated task's check passes and applies answers it is given; the
+supervisor graph asks a person through one LangGraph interrupt per waiting task.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from groundskeeper.acceptance.protect import input_sha256
-from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.plan.org import Heading, Plan
 
 __all__ = [
     "DECISIONS",
@@ -27,32 +25,15 @@ __all__ = [
     "GateAnswer",
     "GateOpened",
     "artifacts_sha256",
-    "gate_diagnostics",
-    "gate_files",
     "hash_files",
-    "is_gated",
     "new_gate_id",
     "workdir_files",
 ]
 
 Decision = Literal["yes", "no", "revise"]
 DECISIONS: tuple[Decision, ...] = ("yes", "no", "revise")
-GATE_KINDS = ("approval",)
 #: a gate with no files named and none written hashes the whole workdir, up to this many files
 MAX_LISTED_FILES = 2000
-
-
-def is_gated(heading: Heading) -> bool:
-    raw = heading.get_property("gate")
-    return raw is not None and raw.strip() in GATE_KINDS
-
-
-def gate_files(heading: Heading) -> tuple[str, ...] | None:
-    """The `:gate-files:` property's paths (whitespace-separated), or None when unset."""
-    raw = heading.get_property("gate-files")
-    if raw is None:
-        return None
-    return tuple(raw.split())
 
 
 def new_gate_id() -> str:
@@ -143,30 +124,3 @@ class GateAnswer:
             text("by"),
             refused if isinstance(refused, str) else None,
         )
-
-
-def gate_diagnostics(plan: Plan) -> list[Diagnostic]:
-    """G001 an unknown gate kind; G002 a `:gate-files:` path that leaves the workdir; G003 a
-    gate on a task with subtasks (a gate waits on one worker's work); G004 `:gate-files:`
-    without a gate."""
-    found: list[Diagnostic] = []
-    for task in plan.tasks():
-        raw = task.get_property("gate")
-        if raw is not None and raw.strip() not in GATE_KINDS:
-            message = f":gate: `{raw.strip()}` is not a gate kind; the one kind is `approval`"
-            found.append(Diagnostic("error", task.title, message, task.line, "G001"))
-        for path in gate_files(task) or ():
-            pure = PurePosixPath(path)
-            if pure.is_absolute() or ".." in pure.parts:
-                message = f":gate-files: `{path}` leaves the workdir; name paths inside it"
-                found.append(Diagnostic("error", task.title, message, task.line, "G002"))
-        if raw is not None and task.child_tasks:
-            message = (
-                ":gate: is for a task a worker does; put it on the subtasks that need a"
-                " person's approval"
-            )
-            found.append(Diagnostic("error", task.title, message, task.line, "G003"))
-        if raw is None and gate_files(task) is not None:
-            message = ":gate-files: without `:gate: approval` binds nothing"
-            found.append(Diagnostic("warning", task.title, message, task.line, "G004"))
-    return found

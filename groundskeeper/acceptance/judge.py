@@ -15,7 +15,6 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from groundskeeper.acceptance.toolbox import Toolbox
@@ -31,7 +30,7 @@ from groundskeeper.models.model import (
     Usage,
 )
 from groundskeeper.models.prompts import load_prompt
-from groundskeeper.plan.org import Heading, Plan
+from groundskeeper.plan.spec import PlanSpec, TaskSpec
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -48,7 +47,6 @@ __all__ = [
     "build_request",
     "collect_artifacts",
     "judge_criteria",
-    "judge_files",
     "judge_model_spec",
     "load_judge_prompt",
     "prompt_sha256",
@@ -96,47 +94,27 @@ J_UNREADABLE = "J014"  # a `:judge-files:` path could not be read: nothing to sh
 J_UNAVAILABLE = "J015"  # the judge's model failed after its retries (an API error)
 
 
-def judge_criteria(heading: Heading, profile: str) -> str | None:
+def judge_criteria(task: TaskSpec, profile: str) -> str | None:
     """What the judge checks the task's work against: its `:judge:` words; under `strict`,
     a task with a check and no `:judge:` is judged too, against its title and description.
     None: the task has no judge."""
-    if heading.child_tasks:
+    if task.heading.child_tasks:
         return None  # a parent has no worker to judge (lint: J005)
-    raw = heading.get_property("judge")
-    if raw is not None and raw.strip():
-        return raw.strip()
-    if profile == "strict" and heading.check is not None:
+    if task.judge is not None and task.judge.strip():
+        return task.judge.strip()
+    if profile == "strict" and task.check is not None:
         return STRICT_CRITERIA
     return None
 
 
-def judge_files(heading: Heading) -> tuple[list[str], list[str]]:
-    """The `:judge-files:` paths (separated by spaces) and what is wrong with any of them:
-    paths are relative to the workdir, without `..`."""
-    raw = heading.get_property("judge-files")
-    if raw is None:
-        return [], []
-    paths: list[str] = []
-    wrong: list[str] = []
-    for word in raw.split():
-        pure = PurePosixPath(word)
-        if pure.is_absolute() or word.startswith("~"):
-            wrong.append(f"`{word}` is absolute; paths are relative to the working directory")
-        elif ".." in pure.parts:
-            wrong.append(f"`{word}` uses `..`; paths stay inside the working directory")
-        elif word not in paths:
-            paths.append(word)
-    if not paths and not wrong:
-        wrong.append("it names no file")
-    return paths, wrong
-
-
-def judge_model_spec(plan: Plan, given: str | None, worker_spec: str, profile: str) -> str | None:
+def judge_model_spec(
+    plan: PlanSpec, given: str | None, worker_spec: str, profile: str
+) -> str | None:
     """The `--judge-model` a run needs: None when no task of `plan` is judged (no judge is
     loaded, and no API key asked for); else the one given, else — for a `scripted:` worker —
     the same script (its `judges:`; an offline run never reaches the network by default),
     else DEFAULT_JUDGE_MODEL."""
-    if not any(judge_criteria(h, profile) is not None for h in plan.tasks()):
+    if not any(judge_criteria(task, profile) is not None for task in plan):
         return None
     if given:
         return given

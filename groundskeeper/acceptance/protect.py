@@ -1,50 +1,21 @@
-"""Protected inputs: the files a plan says workers may not change (`:protect:` on a task,
-inherited by its subtree; `#+PROTECT:` for the whole file; the JSON schemas of a task's
-contracts), as patterns, as the files they match in a workdir, and as the hashes a run seals.
-The sandbox's fence enforces them; the runner re-hashes them before each check; lint asks
-whether a compared file is covered.
+"""Protected inputs in a workdir: the files a task's protected patterns (`plan.properties`:
+`:protect:`, `#+PROTECT:`, the schemas of its contracts) match there, and the hashes a run
+seals of them. The sandbox's fence enforces them; the runner re-hashes them before each
+check. It does not read the plan.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import os
 import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
-from groundskeeper.acceptance.contracts import protected_files as contract_files
-from groundskeeper.plan.keywords import file_keywords
-from groundskeeper.plan.org import Heading, Plan
 from groundskeeper.sandbox.fence import HIDDEN_NAMES
 
 #: How many files one plan may protect (a pattern like `**` must not hash a whole disk).
 MAX_PROTECTED = 10_000
-
-
-def patterns_by_task(plan: Plan) -> dict[Heading, tuple[str, ...]]:
-    """Every task's protected patterns: the file's, its ancestors' and its own `:protect:`."""
-    found: dict[Heading, tuple[str, ...]] = {}
-    base = tuple(p for value in file_keywords(plan.text, "PROTECT") for p in value.split())
-
-    def visit(headings: Iterable[Heading], inherited: tuple[str, ...]) -> None:
-        for heading in headings:
-            own = heading.get_property("protect")
-            mine = inherited + tuple(own.split() if own else ())
-            if heading.is_task:
-                # the schemas its contracts judge with are protected like the checks' inputs
-                found[heading] = mine + contract_files(plan, heading)
-            visit(heading.children, mine)
-
-    visit(plan.roots, base)
-    return found
-
-
-def covers(patterns: Iterable[str], relative: str) -> bool:
-    """Whether `relative` (a path inside the workdir) is one of the patterns' files."""
-    path = PurePosixPath(os.path.normpath(relative)).as_posix()
-    return any(fnmatch.fnmatchcase(path, os.path.normpath(p)) for p in patterns)
 
 
 def matched_files(workdir: Path, patterns: Iterable[str]) -> list[str]:

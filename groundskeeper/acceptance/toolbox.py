@@ -20,10 +20,9 @@ from groundskeeper.acceptance.attempt_record import (
     changed_between,
     read_at_most,
     sealable_changed,
-    sha256_text,
     watch_state,
 )
-from groundskeeper.acceptance.check import Shell, sandbox_shell
+from groundskeeper.acceptance.check import Shell, sandbox_shell, sha256_text
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sandbox.quota import DiskQuota
@@ -223,7 +222,7 @@ class Toolbox:
         before = watch_state(self._root, self.watch) if self.watch else None
         facts: dict[str, Any] = {
             "cmd": cmd if len(cmd) <= CMD_INLINE else None,
-            "cmd_sha256": sha256_text(cmd),
+            "cmd_sha256": sha256_text(cmd, keep_surrogates=True),
         }
         try:
             result = run(cmd, workdir=self._root, read_only=False, timeout=self.sh_timeout)
@@ -242,8 +241,8 @@ class Toolbox:
         facts |= {
             "exit_status": result.status,
             "fault": result.fault,
-            "stdout_sha256": sha256_text(result.stdout),
-            "stderr_sha256": sha256_text(result.stderr),
+            "stdout_sha256": sha256_text(result.stdout, keep_surrogates=True),
+            "stderr_sha256": sha256_text(result.stderr, keep_surrogates=True),
             "changed": sealable_changed(
                 changed_between(before, watch_state(self._root, self.watch) if self.watch else None)
             ),

@@ -27,7 +27,7 @@ COMMANDS: dict[str, str] = {
     "keygen": "groundskeeper.cli.ledger_cmd:keygen",
     "eval": "groundskeeper.cli.eval_cmd:eval_",
     "run": "groundskeeper.cli.goal_cmd:run",
-    "approve": "groundskeeper.cli.goal_cmd:approve",
+    "approve": "groundskeeper.cli.approve_cmd:approve",
     "validate-script": "groundskeeper.cli.validate_script_cmd:validate_script",
 }
 

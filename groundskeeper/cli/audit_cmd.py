@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.cli.params import trusted_key_option
 from groundskeeper.errors import GroundskeeperError
 
 
@@ -31,13 +32,7 @@ class AuditFinding:
 
 @click.command("audit")
 @click.argument("plan", required=False, type=click.Path(path_type=Path))
-@click.option(
-    "--key",
-    "key_files",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Also trust the public key(s) in FILE (OpenSSH). Repeatable.",
-)
+@trusted_key_option(" (OpenSSH)")
 @click.option(
     "--json",
     "as_json",

@@ -1,52 +1,45 @@
-"""`groundskeeper run "GOAL"` and `groundskeeper approve DIR`: the goal-driven front door.
+"""`groundskeeper run "GOAL"`: the goal-driven front door.
 
 The work happens in `supervisor.graph` (author → validate → one retry → approve → seal →
 execute → report); this module picks the directory, wires the models, ledger, telemetry and
-checkpointer, answers the approval gate at a terminal, and prints the report.
+checkpointer and drives the graph, handing a waiting approval to `approval` and the outcome to
+`goal_report`. Answering from elsewhere is `approve_cmd`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import re
-import select
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage
+from groundskeeper.cli.approval import await_gate_answer, await_plan_answer
+from groundskeeper.cli.goal_report import (
+    PLAN_NAME,
+    GoalOutcome,
+    narrate_end,
+    narrate_mission,
+    narrate_run,
+)
+from groundskeeper.cli.output import EXIT_FINDINGS, emit_json, fail_usage
 from groundskeeper.cli.progress import Progress
 from groundskeeper.cli.run_cmd import (
     attempt_options,
-    event_line,
     judge_options,
     load_judge,
     open_ledger,
     open_telemetry,
     plan_lock,
-    print_table,
-    task_name,
-    usage_line,
-    verified_word,
 )
 from groundskeeper.errors import GroundskeeperError, UsageError
 
 if TYPE_CHECKING:
-    from groundskeeper.models.model import AssistantTurn, Model, ModelRequest, UsageTotals
+    from groundskeeper.models.model import AssistantTurn, Model, ModelRequest
     from groundskeeper.record.control import ControlDir
-    from groundskeeper.supervisor.graph import Mission, MissionEvent, MissionFile
-    from groundskeeper.supervisor.runner import RunEvent
-
-EXIT_WAITING = 3
-PLAN_NAME = "plan.org"
-APPROVAL_FILE = "approval.json"
-ANSWER_POLL = 0.25  # seconds between looks for an answer from `groundskeeper approve`
+    from groundskeeper.supervisor.graph import Mission, MissionFile
 
 MODEL_HELP = (
     "The workers' model: `anthropic:MODEL` (the Anthropic API; needs ANTHROPIC_API_KEY) or"
@@ -199,98 +192,6 @@ def run(
     sys.exit(outcome.exit_code)
 
 
-@dataclass
-class _Outcome:
-    where: Path
-    thread_id: str
-    state: dict[str, Any]
-    waiting: dict[str, Any] | None
-
-    @property
-    def outcome(self) -> str:
-        if self.waiting is not None:
-            return "waiting"
-        return str(self.state.get("outcome") or "stopped")
-
-    @property
-    def ok(self) -> bool:
-        report = self.state.get("report")
-        return self.outcome == "ran" and isinstance(report, dict) and bool(report.get("ok"))
-
-    @property
-    def model_unavailable(self) -> str | None:
-        report = self.state.get("report") or {}
-        value = report.get("model_unavailable")
-        return str(value) if value else None
-
-    @property
-    def resumable(self) -> str | None:
-        """Why the run stopped with tasks left to continue: the model went away, or the
-        run's attempt cap was reached (`attempt-cap: …`)."""
-        report = self.state.get("report") or {}
-        return self.model_unavailable or (str(report.get("attempt_cap") or "") or None)
-
-    @property
-    def exit_code(self) -> int:
-        if self.waiting is not None:
-            return EXIT_WAITING
-        return EXIT_OK if self.ok else EXIT_FINDINGS
-
-    def outlines(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "attempt": a["n"],
-                "ok": a["diagnostics"] == [],
-                "outline_sha256": a["outline_sha256"],
-                "stop_reason": a["stop_reason"],
-                "diagnostics": a["diagnostics"] or [],
-                "usage": a["usage"],
-            }
-            for a in self.state.get("attempts", [])
-        ]
-
-    def to_json(self) -> dict[str, Any]:
-        report = self.state.get("report") or {}
-        return {
-            "ok": self.ok,
-            "outcome": self.outcome,
-            "dir": str(self.where),
-            "plan": str(self.where / PLAN_NAME),
-            "thread_id": self.thread_id,
-            "outlines": self.outlines(),
-            "approval": self.state.get("approval"),
-            "waiting": self.waiting,
-            "run_id": report.get("run_id"),
-            "tasks": report.get("tasks", []),
-            "usage": _usage_totals(self.state).to_json(),
-            "model_unavailable": self.model_unavailable,
-        }
-
-    def print(self) -> None:
-        report = self.state.get("report")
-        if isinstance(report, dict) and report.get("tasks"):
-            print_table(
-                ("STATE", "TRIES", "CHECK", "TASK", "REASON"),
-                [
-                    (
-                        t["state"],
-                        str(t["attempts"]),
-                        verified_word(t["verified"]),
-                        task_name(t["title"], t["id"]),
-                        t["reason"] or "",
-                    )
-                    for t in report["tasks"]
-                ],
-            )
-        click.echo(usage_line(_usage_totals(self.state)), err=True)
-        if self.resumable:
-            click.echo(
-                f"{self.resumable}\ncontinue with: groundskeeper run --resume {self.where}",
-                err=True,
-            )
-        click.echo(f"{self.outcome}: {self.where / PLAN_NAME}", err=True)
-
-
 def _drive(
     where: Path,
     control: ControlDir,
@@ -300,7 +201,7 @@ def _drive(
     fresh: bool,
     breaker: int = 3,
     max_total_attempts: int | None = None,
-) -> _Outcome:
+) -> GoalOutcome:
     """Run (or continue) the graph under the plan's lock; answer an approval if one waits."""
     from groundskeeper.models import load_model
     from groundskeeper.models.model import ModelCallError
@@ -349,8 +250,8 @@ def _drive(
             open_recorder=lambda run_id: open_ledger(control, run_id),
             telemetry=telemetry,
             run_lock=lock,
-            on_event=lambda event: _narrate_mission(progress, event),
-            on_run_event=lambda event: _narrate_run(progress, event),
+            on_event=lambda event: narrate_mission(progress, event),
+            on_run_event=lambda event: narrate_run(progress, event),
             load_judge=lambda plan: load_judge(
                 plan, mission_file.judge_model, mission_file.model, mission_file.judge_profile
             ),
@@ -363,7 +264,7 @@ def _drive(
                     outcome = _advance(graph, config, mission, mission_file, fresh, progress)
                 except ModelWentAway as exc:
                     state = {**graph.get_state(config).values, "report": exc.report.to_json()}
-                    outcome = _Outcome(where, mission_file.thread_id, state, None)
+                    outcome = GoalOutcome(where, mission_file.thread_id, state, None)
         except UsageError as exc:
             mission.end_goal_run(False, f"stopped: {exc}")
             fail_usage(str(exc))
@@ -380,7 +281,7 @@ def _drive(
         finally:
             telemetry.close()
         if outcome.waiting is None:
-            _narrate_end(progress, outcome.state, where)
+            narrate_end(progress, outcome.state, where)
     return outcome
 
 
@@ -391,7 +292,7 @@ def _advance(
     mission_file: MissionFile,
     fresh: bool,
     progress: Progress,
-) -> _Outcome:
+) -> GoalOutcome:
     """Start the graph, or continue it where it stopped; answer approvals while they wait."""
     from langgraph.types import Command
 
@@ -421,7 +322,7 @@ def _advance(
             answers = {
                 interrupt_id: answer
                 for interrupt_id, value in gates
-                if (answer := _await_gate_answer(mission.control, interrupt_id, value, progress))
+                if (answer := await_gate_answer(mission.control, interrupt_id, value, progress))
                 is not None
             }
             if not answers:
@@ -429,7 +330,7 @@ def _advance(
             graph.invoke(Command(resume=answers), config, durability="sync")
             continue
         interrupt_id, value = pending
-        answer = _await_answer(mission.control, interrupt_id, value, progress)
+        answer = await_plan_answer(mission.control, interrupt_id, value, progress)
         if answer is None:
             mission.end_goal_run(False, "waiting for approval")
             command = f"groundskeeper approve {where} --yes|--no"
@@ -444,9 +345,9 @@ def _advance(
                 "gates": [],
             }
             state = dict(graph.get_state(config).values)
-            return _Outcome(where, mission_file.thread_id, state, waiting)
+            return GoalOutcome(where, mission_file.thread_id, state, waiting)
         graph.invoke(Command(resume={interrupt_id: answer}), config, durability="sync")
-    return _Outcome(where, mission_file.thread_id, dict(graph.get_state(config).values), None)
+    return GoalOutcome(where, mission_file.thread_id, dict(graph.get_state(config).values), None)
 
 
 def _waiting_at_gates(
@@ -456,7 +357,7 @@ def _waiting_at_gates(
     mission_file: MissionFile,
     gates: list[tuple[str, dict[str, Any]]],
     progress: Progress,
-) -> _Outcome:
+) -> GoalOutcome:
     """The run stops (exit 3) with tasks at their approval gates, each named with the command
     that answers it."""
     where = mission.plan_path.parent
@@ -482,89 +383,13 @@ def _waiting_at_gates(
     progress.say(f"then continue with `{nxt}`")
     waiting = {"interrupt_id": None, "plan_sha256": None, "command": nxt, "gates": listed}
     state = dict(graph.get_state(config).values)
-    return _Outcome(where, mission_file.thread_id, state, waiting)
+    return GoalOutcome(where, mission_file.thread_id, state, waiting)
 
 
 def _quoted(text: str) -> str:
     import shlex
 
     return shlex.quote(text)
-
-
-def gate_answer_path(control: ControlDir, task_id: str) -> Path:
-    """Where `groundskeeper approve --task` leaves its answer for one task's gate."""
-    digest = hashlib.sha256(task_id.encode("utf-8")).hexdigest()[:16]
-    return control.path / f"gate-{digest}.json"
-
-
-def _await_gate_answer(
-    control: ControlDir, interrupt_id: str, value: dict[str, Any], progress: Progress
-) -> dict[str, Any] | None:
-    """The answer to one task's gate: from `groundskeeper approve --task` or, on a terminal,
-    typed y, n or r (then a note); None when there is no one to ask."""
-    path = gate_answer_path(control, str(value.get("task_id")))
-    answer = _read_gate_answer(path, interrupt_id, value)
-    if answer is not None or not (sys.stdin.isatty() and sys.stderr.isatty()):
-        return answer
-    files = "\n".join(f"  {f.get('path')}  {f.get('sha256')}" for f in value.get("files") or [])
-    progress.say(f"the task `{value.get('title')}` passed its check and waits for you:\n{files}")
-    progress.say("approve it? [y]es / [n]o (abort) / [r]evise")
-    while True:
-        readable, _, _ = select.select([sys.stdin], [], [], ANSWER_POLL)
-        if readable:
-            typed = sys.stdin.readline().strip().lower()
-            if typed in ("y", "yes", "n", "no", "r", "revise"):
-                decision = {"y": "yes", "n": "no", "r": "revise"}[typed[0]]
-                note = ""
-                if decision == "revise":
-                    progress.say("the note for the worker (one line):")
-                    note = sys.stdin.readline().strip()
-                return _gate_answer(interrupt_id, value, decision, note, "terminal")
-            if typed == "" and sys.stdin.closed:
-                return None
-            progress.say("answer y, n or r")
-        answer = _read_gate_answer(path, interrupt_id, value)
-        if answer is not None:
-            return answer
-
-
-def _gate_answer(
-    interrupt_id: str, value: dict[str, Any], decision: str, note: str, by: str
-) -> dict[str, Any]:
-    return {
-        "interrupt_id": interrupt_id,
-        "task_id": value.get("task_id"),
-        "gate_id": value.get("gate_id"),
-        "artifacts_sha256": value.get("artifacts_sha256"),
-        "decision": decision,
-        "note": note,
-        "by": by,
-        "answered_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-
-
-def _read_gate_answer(
-    path: Path, interrupt_id: str, value: dict[str, Any]
-) -> dict[str, Any] | None:
-    """A `groundskeeper approve --task` answer, consumed only if it is bound to this interrupt
-    and this gate; any other answer is refused (exit 2), never applied."""
-    try:
-        answer = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: unreadable approval ({exc}); answer again") from exc
-    if not isinstance(answer, dict):
-        raise UsageError(f"{path}: unreadable approval; answer again")
-    if answer.get("interrupt_id") != interrupt_id or answer.get("gate_id") != value.get("gate_id"):
-        raise UsageError(
-            f"stale approval refused for task {value.get('task_id')}: it answers interrupt"
-            f" {answer.get('interrupt_id')} (gate {answer.get('gate_id')}), but the task waits"
-            f" at interrupt {interrupt_id} (gate {value.get('gate_id')}); answer again with"
-            " `groundskeeper approve DIR --task ID --yes|--no|--revise NOTE`"
-        )
-    path.unlink()
-    return answer
 
 
 @dataclass
@@ -583,185 +408,6 @@ class _Counted:
         if reply.usage is not None:
             self.progress.add_tokens(reply.usage.input_tokens + reply.usage.output_tokens)
         return reply
-
-
-def _await_answer(
-    control: ControlDir, interrupt_id: str, value: dict[str, Any], progress: Progress
-) -> dict[str, Any] | None:
-    """The approval for the waiting interrupt: from `groundskeeper approve` (a file in the
-    control directory) or, on a terminal, typed y/n; None when there is no one to ask."""
-    path = control.path / APPROVAL_FILE
-    answer = _read_answer(path, interrupt_id, value)
-    if answer is not None:
-        return answer
-    interactive = sys.stdin.isatty() and sys.stderr.isatty()
-    if not interactive:
-        return None
-    progress.say("the plan, for approval:\n")
-    progress.say(str(value.get("outline", "")))
-    progress.say(
-        f"approve it? [y/n] (or from elsewhere: groundskeeper approve {control.root.parent}"
-        " --yes|--no)"
-    )
-    while True:
-        readable, _, _ = select.select([sys.stdin], [], [], ANSWER_POLL)
-        if readable:
-            typed = sys.stdin.readline().strip().lower()
-            if typed in ("y", "yes", "n", "no"):
-                return {
-                    "interrupt_id": interrupt_id,
-                    "plan_sha256": value.get("plan_sha256"),
-                    "decision": "yes" if typed.startswith("y") else "no",
-                    "by": "terminal",
-                }
-            if typed == "" and sys.stdin.closed:
-                return None
-            progress.say("answer y or n")
-        answer = _read_answer(path, interrupt_id, value)
-        if answer is not None:
-            return answer
-
-
-def _read_answer(path: Path, interrupt_id: str, value: dict[str, Any]) -> dict[str, Any] | None:
-    """A `groundskeeper approve` answer, consumed only if it is bound to this interrupt and
-    this plan; any other answer is refused (exit 2), never applied."""
-    try:
-        answer = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: unreadable approval ({exc}); answer again") from exc
-    if not isinstance(answer, dict):
-        raise UsageError(f"{path}: unreadable approval; answer again")
-    if answer.get("interrupt_id") != interrupt_id or answer.get("plan_sha256") != value.get(
-        "plan_sha256"
-    ):
-        raise UsageError(
-            "stale approval refused: it answers interrupt"
-            f" {answer.get('interrupt_id')} (plan {str(answer.get('plan_sha256'))[:12]}), but"
-            f" the run waits at interrupt {interrupt_id} (plan"
-            f" {str(value.get('plan_sha256'))[:12]}); answer again with `groundskeeper approve"
-            " DIR --yes|--no`"
-        )
-    path.unlink()
-    return answer
-
-
-@click.command("approve")
-@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
-@click.option(
-    "--task",
-    "task_id",
-    help="Answer this task's approval gate (`:gate: approval`), not the plan's approval.",
-)
-@click.option("--yes", "decision", flag_value="yes", help="Approve the plan (or the task): it runs"
-              " (the task is DONE).")  # fmt: skip
-@click.option("--no", "decision", flag_value="no", help="Reject it: nothing runs (the task is"
-              " FAILED).")  # fmt: skip
-@click.option(
-    "--revise",
-    "note",
-    help="With --task: send the task back to its worker with NOTE as feedback (a new attempt,"
-    " then its gate again).",
-)
-@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
-def approve(
-    directory: Path, task_id: str | None, decision: str | None, note: str | None, as_json: bool
-) -> None:
-    """Answer an approval a `groundskeeper run` waits for in DIR: the plan's, or a task's.
-
-    Without --task it answers the plan's approval (`run --approve`); with --task ID, that
-    task's gate (`:gate: approval`): --yes makes it DONE, --no FAILED, --revise NOTE sends it
-    back to its worker with the note.
-
-    The answer is bound to the waiting interrupt and to the hash of what it shows (the plan;
-    for a task, its gate, its check and its artifacts' contents); the run checks them before
-    it applies the answer and seals it in the ledger before it takes effect. An answer for a
-    task whose artifacts changed since its gate opened is refused as stale, and the task is
-    gated again. An answer when nothing waits is refused (exit 2).
-
-    \b
-    Examples:
-      groundskeeper approve work --yes && groundskeeper run --resume work
-      groundskeeper approve work --task report --revise "cite the source"
-    """
-    from groundskeeper.record.control import ControlDir
-    from groundskeeper.supervisor.graph import (
-        MissionFile,
-        build_graph,
-        checkpointer,
-        pending_approval,
-        pending_gates,
-    )
-
-    if note is not None:
-        if decision is not None:
-            fail_usage("say one of --yes, --no or --revise NOTE")
-        if task_id is None:
-            fail_usage("--revise answers a task's gate: pass --task ID")
-        if not note.strip():
-            fail_usage("--revise needs a note saying what to change")
-        decision = "revise"
-    if decision is None:
-        fail_usage("say --yes or --no" + (" or --revise NOTE" if task_id is not None else ""))
-    control = ControlDir.for_plan(directory / PLAN_NAME)
-    try:
-        mission_file = MissionFile.read(control)
-    except GroundskeeperError as exc:
-        fail_usage(str(exc))
-    with checkpointer(control) as saver:
-        graph = build_graph(None, saver)
-        pending = pending_approval(graph, mission_file.thread_id)
-        gates = pending_gates(graph, mission_file.thread_id)
-    nxt = f"groundskeeper run --resume {directory}"
-    if task_id is not None:
-        found = [(i, v) for i, v in gates if v.get("task_id") == task_id]
-        if not found:
-            waiting = ", ".join(str(v.get("task_id")) for _, v in gates) or "none"
-            fail_usage(
-                f"no approval gate of task {task_id!r} is waiting in {directory} (tasks"
-                f" waiting: {waiting}); nothing was answered"
-            )
-        interrupt_id, value = found[0]
-        by = f"groundskeeper approve (pid {os.getpid()})"
-        answer = _gate_answer(interrupt_id, value, decision, note or "", by)
-        from groundskeeper.plan.org import write_atomically
-
-        write_atomically(gate_answer_path(control, task_id), json.dumps(answer, indent=2) + "\n")
-        if as_json:
-            emit_json({**answer, "next": nxt})
-        else:
-            click.echo(
-                f"answered {decision} for task {task_id} (gate {value.get('gate_id')}); a"
-                f" waiting run goes on, or continue it with `{nxt}`"
-            )
-        return
-    if pending is None:
-        hint = (
-            f"; tasks wait at their gates ({', '.join(str(v.get('task_id')) for _, v in gates)}):"
-            " pass --task ID"
-            if gates
-            else ""
-        )
-        fail_usage(f"no approval is waiting in {directory}{hint}; nothing was answered")
-    interrupt_id, value = pending
-    answer = {
-        "interrupt_id": interrupt_id,
-        "plan_sha256": value.get("plan_sha256"),
-        "decision": decision,
-        "by": f"groundskeeper approve (pid {os.getpid()})",
-        "answered_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    from groundskeeper.plan.org import write_atomically
-
-    write_atomically(control.path / APPROVAL_FILE, json.dumps(answer, indent=2) + "\n")
-    if as_json:
-        emit_json({**answer, "next": nxt})
-    else:
-        click.echo(
-            f"answered {decision} for plan {str(value.get('plan_sha256'))[:12]}; a waiting run"
-            f" goes on, or continue it with `{nxt}`"
-        )
 
 
 def _directory_for(goal: str) -> Path:
@@ -788,55 +434,3 @@ def _claim_directory(where: Path) -> None:
         where.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         fail_usage(f"cannot create {where}: {exc}")
-
-
-def _narrate_mission(progress: Progress, event: MissionEvent) -> None:
-    if event.kind == "author":
-        progress.say(f"✎ outline {event.attempt} written by the author ({event.detail})")
-    elif event.kind == "outline":
-        if event.ok:
-            progress.say(f"✔ outline {event.attempt} is valid")
-        else:
-            progress.say(f"✘ outline {event.attempt} is invalid:")
-            for diagnostic in event.diagnostics:
-                progress.say(f"    {diagnostic.format(PLAN_NAME)}")
-    elif event.kind == "retry":
-        progress.say("↻ the diagnostics go back to the author (its one retry)")
-    elif event.kind == "approval":
-        progress.say("✔ approved" if event.ok else "✘ not approved: nothing runs")
-    elif event.kind == "sealed":
-        progress.say(f"sealed the plan: {event.detail}")
-    elif event.kind == "gate-answer":
-        verdict = "applies" if event.ok else "refused"
-        progress.say(f"gate answer {event.detail}: {verdict}")
-    elif event.kind == "execute":
-        from groundskeeper.plan.org import load_plan
-
-        progress.set_total(len(load_plan(Path(event.detail)).tasks()))
-
-
-def _narrate_run(progress: Progress, event: RunEvent) -> None:
-    if event.kind == "task-start" and event.task_id is not None:
-        progress.task_started(event.task_id)
-    elif event.kind == "task-end" and event.task_id is not None:
-        progress.task_ended(event.task_id)
-    progress.say(event_line(event))
-
-
-def _narrate_end(progress: Progress, state: dict[str, Any], where: Path) -> None:
-    if state.get("outcome") == "invalid":
-        kept = ", ".join(
-            str(where / f"plan.outline-{a['n']}.org") for a in state.get("attempts", [])
-        )
-        progress.say(f"the outline stayed invalid after the one retry; nothing ran ({kept})")
-
-
-def _usage_totals(state: dict[str, Any]) -> UsageTotals:
-    """The author's calls (each attempt's, a call even when it reported no usage) added to
-    the workers' (the plan run's report, totalled by the runner)."""
-    from groundskeeper.models.model import Usage, UsageTotals
-
-    totals = UsageTotals(**((state.get("report") or {}).get("usage") or {}))
-    for attempt in state.get("attempts", []):
-        totals = totals.add(Usage(**(attempt.get("usage") or {})))
-    return totals

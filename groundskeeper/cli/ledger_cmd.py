@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.cli.params import trusted_key_option
 from groundskeeper.errors import UsageError
 from groundskeeper.record.keys import (
     KeyFileError,
@@ -147,14 +148,7 @@ def ledger() -> None:
 
 @ledger.command(name="verify")
 @click.argument("path", default=".", type=click.Path(path_type=Path))
-@click.option(
-    "--key",
-    "key_files",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Also trust the public key(s) in FILE (OpenSSH, e.g. a colleague's signing_key.pub). "
-    "Repeatable.",
-)
+@trusted_key_option(" (OpenSSH, e.g. a colleague's signing_key.pub)")
 @click.option(
     "--expect-size",
     type=click.IntRange(min=0),
@@ -427,13 +421,7 @@ def _entry(line: int, obj: dict[str, Any] | None, dock_run: bool) -> dict[str, A
 
 @ledger.command(name="show")
 @click.argument("path", default=".", type=click.Path(path_type=Path))
-@click.option(
-    "--key",
-    "key_files",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Also trust the public key(s) in FILE when checking the ledger. Repeatable.",
-)
+@trusted_key_option(" when checking the ledger")
 @click.option(
     "--json",
     "as_json",

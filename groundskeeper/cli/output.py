@@ -1,6 +1,7 @@
 """Terminal output shared by the commands: JSON on stdout, narration on stderr, exit codes.
 
-Exit codes: 0 ok, 1 findings or failures, 2 usage or unreadable input.
+Exit codes: 0 ok, 1 findings or failures, 2 usage or unreadable input, 3 a run that waits for
+an approval (the plan's, or a task's gate) with nothing FAILED.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import click
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+EXIT_WAITING = 3
 
 
 def emit_json(document: Any) -> None:

@@ -1,12 +1,16 @@
-"""Option types shared by the commands."""
+"""Option types and options shared by the commands."""
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 import click
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 MAX_SECONDS = 24 * 3600.0  # beyond a day a deadline is not a limit any more
 
@@ -62,3 +66,15 @@ class ByteSize(click.ParamType[int]):
                 ctx,
             )
         return size
+
+
+def trusted_key_option(detail: str) -> Callable[[_F], _F]:
+    """`--key FILE`, repeatable, into `key_files`: public keys trusted besides
+    $GROUNDSKEEPER_HOME's. `detail` ends the help's first sentence, each command its own."""
+    return click.option(
+        "--key",
+        "key_files",
+        multiple=True,
+        type=click.Path(path_type=Path),
+        help=f"Also trust the public key(s) in FILE{detail}. Repeatable.",
+    )

@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.cli.output import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_WAITING,
+    emit_json,
+    fail_usage,
+    narrate,
+)
 from groundskeeper.cli.params import ByteSize
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.record.backing import HasHistory
@@ -28,8 +35,6 @@ if TYPE_CHECKING:
     from groundskeeper.record.control import ControlDir, RunLock
     from groundskeeper.record.telemetry import Telemetry
     from groundskeeper.supervisor.runner import RunEvent, StepRecorder
-
-EXIT_WAITING = 3  # tasks wait at approval gates and none FAILED
 
 MODEL_HELP = (
     "The worker model: `scripted:FILE` replays a YAML script offline; `anthropic:MODEL` is"
@@ -107,8 +112,9 @@ def load_judge(
     (a usage error) when it cannot be used, before anything runs."""
     from groundskeeper.acceptance.judge import judge_model_spec
     from groundskeeper.models import load_model
+    from groundskeeper.plan.spec import compile_plan
 
-    spec = judge_model_spec(plan, judge_spec, worker_spec, profile)
+    spec = judge_model_spec(compile_plan(plan), judge_spec, worker_spec, profile)
     if spec is None:
         return None
     return load_model(spec, retries=retries, timeout=timeout)
@@ -528,6 +534,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
     then the plan written, then the state changes sealed and recorded, then run-end."""
     from groundskeeper.acceptance.check import check_plan, write_check_verdicts
     from groundskeeper.plan.org import load_plan
+    from groundskeeper.plan.spec import compile_plan
     from groundskeeper.record.backing import read_record
     from groundskeeper.supervisor.runner import new_run_id
     from groundskeeper.supervisor.sealing import RunSeal, SealingError
@@ -556,7 +563,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
 
         def sealed(changes: list[tuple[TaskCheck, str]], inserted: bool) -> None:
             if inserted:  # the one change beyond a keyword, sealed before it is made
-                from groundskeeper.plan.org import TODO_LINE
+                from groundskeeper.plan.edit import TODO_LINE
 
                 seal.plan_edit(1, TODO_LINE, "a verdict org reads only with a #+TODO: line")
                 narrate(f"inserted `{TODO_LINE}` as line 1 of {path}")
@@ -575,12 +582,14 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
         # a task with contracts or evidence is judged on a worker's claim, and a gated one
         # by a person, never by its check alone: `check --write` does not promote it
         claimed = {
-            h.task_id
-            for h in loaded.tasks()
-            if h.get_property("contract") is not None
-            or h.get_property("evidence") is not None
-            or h.get_property("judge") is not None  # DONE only with a judge's pass
-            or h.get_property("gate") is not None  # DONE only with a person's yes
+            t.task_id
+            for t in compile_plan(loaded)
+            if t.contracts
+            or t.contract_problems
+            or t.evidence
+            or t.evidence_problems
+            or t.judge is not None  # DONE only with a judge's pass
+            or t.gate is not None  # DONE only with a person's yes
         }
 
         def promotable(task_id: str) -> bool:

@@ -1,7 +1,7 @@
 """`groundskeeper validate-script`: judge a workflow script in the zero-tool sandbox.
 
 It owns the terminal side only (reading the argument, printing the verdict, the exit code);
-the rules and the sandbox run live in `groundskeeper.acceptance.script_validation`.
+the rules and the sandbox run live in `groundskeeper.sandbox.script_validation`.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ def validate_script(script: Path, as_json: bool) -> None:
     Example:
       groundskeeper validate-script flow.js --json | jq .config
     """
-    from groundskeeper.acceptance.script_validation import ScriptFileError, validate_script_file
     from groundskeeper.sandbox import SandboxError
+    from groundskeeper.sandbox.script_validation import ScriptFileError, validate_script_file
 
     try:
         verdict = validate_script_file(script)

@@ -1,7 +1,9 @@
 """The control plane of a plan: one directory beside it, `.groundskeeper/<plan file name>/`,
 holding everything the supervisor keeps (ledger, checkpoint, locks, telemetry, rejected plan
-copies, the dock registry), and the one-run-at-a-time lock. Hiding it from workers is the
-sandbox fence's job (`groundskeeper.sandbox.fence`); this module only names and creates it.
+copies, the dock registry), the one-run-at-a-time lock, and which ledger a reviewer's path
+means. The ledger's file names and bytes are `record.ledger_format`'s (imported, never the other
+way round). Hiding the directory from workers is the sandbox fence's job
+(`groundskeeper.sandbox.fence`); this module only names and creates it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from groundskeeper.errors import GroundskeeperError, UsageError
-from groundskeeper.record.ledger_format import LEDGER_FILE
+from groundskeeper.record.ledger_format import LEDGER_FILE, LedgerUnreadable
 
 #: The directory beside a plan that holds every plan's control directory.
 CONTROL_ROOT = ".groundskeeper"
@@ -134,6 +136,30 @@ class ControlDir:
             os.rename(source, target)
             moved.append(source.name)
         return moved
+
+
+def find_ledger(path: Path) -> Path:
+    """The ledger a reviewer's path means: a plan file (`*.org`) → its control directory's;
+    a directory → its plan's (`plan.org`, else its only plan's), else a `_steps.jsonl` in it
+    (a control directory, or a plan directory of an earlier version); any other file is
+    taken as the ledger itself."""
+    if not path.is_dir():
+        return ControlDir.for_plan(path).ledger if path.suffix == ".org" else path
+    root = path / CONTROL_ROOT
+    default = ControlDir.for_plan(path / "plan.org").ledger
+    if default.exists():
+        return default
+    found = sorted(root.glob(f"*/{LEDGER_FILE}")) if root.is_dir() else []
+    if len(found) > 1:
+        plans = ", ".join(p.parent.name for p in found)
+        raise LedgerUnreadable(
+            f"{path} holds the ledgers of several plans ({plans}); pass the plan file instead"
+        )
+    if found:
+        return found[0]
+    if (path / LEDGER_FILE).exists():
+        return path / LEDGER_FILE
+    return default
 
 
 def _check_ours(directory: Path) -> None:

@@ -1,7 +1,8 @@
 """The ledger's bytes, as ledger/SPEC.md §1–§6 fixes them: canonical JSON, the signed message,
-line decoding, the Merkle tree and the checkpoint note, and where the two files live.
+line decoding, the Merkle tree and the checkpoint note, and the two files' names.
 
-Owns no policy: writing lives in `record.ledger`, judging in `record.ledger_verify`.
+Owns no policy: writing lives in `record.ledger`, judging in `record.ledger_verify`; which
+ledger a plan or a directory means is the control directory's (`record.control.find_ledger`).
 """
 
 from __future__ import annotations
@@ -82,32 +83,6 @@ class LedgerUnreadable(UsageError):
 def resolve_ledger_path(path: Path) -> Path:
     """Where to write: a directory means its `_steps.jsonl`; a file is the ledger itself."""
     return path / LEDGER_FILE if path.is_dir() else path
-
-
-def find_ledger(path: Path) -> Path:
-    """The ledger a reviewer's path means: a plan file (`*.org`) → its control directory's;
-    a directory → its plan's (`plan.org`, else its only plan's), else a `_steps.jsonl` in it
-    (a control directory, or a plan directory of an earlier version); any other file is
-    taken as the ledger itself."""
-    from groundskeeper.record.control import CONTROL_ROOT, ControlDir
-
-    if not path.is_dir():
-        return ControlDir.for_plan(path).ledger if path.suffix == ".org" else path
-    root = path / CONTROL_ROOT
-    default = ControlDir.for_plan(path / "plan.org").ledger
-    if default.exists():
-        return default
-    found = sorted(root.glob(f"*/{LEDGER_FILE}")) if root.is_dir() else []
-    if len(found) > 1:
-        plans = ", ".join(p.parent.name for p in found)
-        raise LedgerUnreadable(
-            f"{path} holds the ledgers of several plans ({plans}); pass the plan file instead"
-        )
-    if found:
-        return found[0]
-    if (path / LEDGER_FILE).exists():
-        return path / LEDGER_FILE
-    return default
 
 
 def checkpoint_path(ledger: Path) -> Path:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groundskeeper.record.control import find_ledger
 from groundskeeper.record.keys import PublicKey
 from groundskeeper.record.ledger_format import (
     GENESIS_PREV,
@@ -22,7 +23,6 @@ from groundskeeper.record.ledger_format import (
     decode_canonical_base64,
     decode_line,
     field_problem,
-    find_ledger,
     ledger_origin,
     parse_checkpoint,
     read_if_present,

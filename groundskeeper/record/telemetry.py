@@ -17,15 +17,13 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import UsageError
 
 if TYPE_CHECKING:
     import sqlite_utils
-
-    from groundskeeper.models.model import ModelCall
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +33,41 @@ class TelemetryUnusable(UsageError):
 
 
 Clock = Callable[[], datetime]
+
+
+class CallUsage(Protocol):
+    """What a model call cost, as `record_model_call` reads it (`models.model.Usage` is one)."""
+
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cache_read_tokens(self) -> int: ...
+    @property
+    def cache_write_tokens(self) -> int: ...
+    @property
+    def latency_ms(self) -> int: ...
+    @property
+    def request_id(self) -> str | None: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def retries(self) -> int: ...
+
+
+class RecordedCall(Protocol):
+    """One model call as `record_model_call` reads it (`models.model.ModelCall` is one): the
+    record takes the call's plain fields and knows nothing of the models behind it."""
+
+    @property
+    def purpose(self) -> str: ...
+    @property
+    def stop_reason(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def usage(self) -> CallUsage: ...
 
 
 def utc_now() -> datetime:
@@ -412,7 +445,7 @@ class Telemetry:
             self._latch(exc)
 
     def record_model_call(
-        self, run_id: str, task_id: str | None, attempt: int, call: ModelCall
+        self, run_id: str, task_id: str | None, attempt: int, call: RecordedCall
     ) -> None:
         """One model call; `task_id` None for a call made for no task (the author's)."""
         usage = call.usage

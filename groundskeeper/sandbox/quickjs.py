@@ -4,7 +4,7 @@ under wasmtime and the sandbox's own WASI layer, with no files at all and under 
 It owns finding that module, driving it as a WASI *reactor* (no `_start`: `_initialize`,
 then `qjs_init_argv` with `qjs -e PROGRAM`, which evaluates the program and returns), and
 turning how the run ended into a `ScriptRun`. It does not own what the program means
-(`groundskeeper.acceptance.script_validation` writes the program and reads its output).
+(`groundskeeper.sandbox.script_validation` writes the program and reads its output).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from groundskeeper.acceptance.check import sha256_text
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError, UsageError
 from groundskeeper.models.model import Model, ModelCallError
-from groundskeeper.plan.org import write_atomically
+from groundskeeper.plan.edit import write_atomically
 from groundskeeper.record.control import ControlDir
 from groundskeeper.supervisor.author import AuthorReply, ask_author, retry_message, validate_outline
 

@@ -18,7 +18,7 @@ from groundskeeper.models.model import (
     ModelCallRefused,
     ModelRequest,
 )
-from groundskeeper.plan.org import Plan
+from groundskeeper.plan.spec import PlanSpec
 
 
 class FailFastModel:
@@ -49,13 +49,14 @@ class FailFastModel:
             raise
 
 
-def judge_preflight(plan: Plan, judge: FailFastModel | None, profile: str) -> list[Diagnostic]:
+def judge_preflight(spec: PlanSpec, judge: FailFastModel | None, profile: str) -> list[Diagnostic]:
     """A plan with a judged task needs a judge model (the CLI always passes one): without
     it the run does not start, rather than let such a task pass unjudged."""
     if judge is not None:
         return []
-    for heading in plan.tasks():
-        if judge_criteria(heading, profile) is not None:
+    for task in spec:
+        if judge_criteria(task, profile) is not None:
+            heading = task.heading
             message = "the plan has a judged task, but the run was given no judge model"
             return [Diagnostic("error", heading.title, message, heading.line, "J015")]
     return []

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.plan.org import write_atomically
+from groundskeeper.plan.edit import write_atomically
 
 log = logging.getLogger(__name__)
 

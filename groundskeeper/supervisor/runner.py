@@ -25,7 +25,7 @@ from typing import Any
 from groundskeeper.acceptance import protect
 from groundskeeper.acceptance.attempt_record import OUTPUTS_DIR, AttemptRecord, OutputStore
 from groundskeeper.acceptance.check import Shell
-from groundskeeper.acceptance.contracts import ContractContext, watched_paths
+from groundskeeper.acceptance.contracts import ContractContext
 from groundskeeper.acceptance.gates import GateAnswer
 from groundskeeper.acceptance.judge import load_judge_prompt
 from groundskeeper.acceptance.loops import (
@@ -39,8 +39,12 @@ from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCallError
+from groundskeeper.plan.contract_syntax import watched_paths
+from groundskeeper.plan.edit import TODO_LINE
 from groundskeeper.plan.keywords import file_flag
-from groundskeeper.plan.org import TODO_LINE, Heading, Plan, PlanReadError
+from groundskeeper.plan.org import Heading, Plan, PlanReadError
+from groundskeeper.plan.properties import DEFAULT_MAX_ATTEMPTS, covers
+from groundskeeper.plan.spec import compile_plan
 from groundskeeper.plan.tree import Node, TaskWalk, build_tree
 from groundskeeper.record.backing import HasHistory, Record, read_record
 from groundskeeper.record.control import ControlDir, RunLock
@@ -80,11 +84,9 @@ from groundskeeper.supervisor.sealing import (
 from groundskeeper.supervisor.stages import StageTools, attempt_stages, verify_stages
 from groundskeeper.supervisor.tampering import Tampering
 from groundskeeper.supervisor.task_run import (
-    DEFAULT_MAX_ATTEMPTS,
     VERDICT_STATES,
     Outcome,
     TaskRun,
-    max_attempts,
     preflight,
     task_runs,
 )
@@ -111,7 +113,6 @@ __all__ = [
     "StepRecorder",
     "Tamper",
     "TaskReport",
-    "max_attempts",
     "new_run_id",
     "preflight",
 ]
@@ -175,6 +176,7 @@ class Runner:
         if plan.path is None:
             raise PlanReadError("the runner needs a plan read from a file")
         self.plan = plan
+        self.spec = compile_plan(plan)  # every task's properties, read once
         self.plan_path = plan.path
         self.control = ControlDir.for_plan(plan.path)
         self.run_lock = run_lock  # held by the caller; else `run` holds its own
@@ -221,7 +223,7 @@ class Runner:
     def _run(self, lint: Callable[[Plan], list[Diagnostic]] | None) -> RunReport:
         self.control.ensure()
         fence = fences.for_plan(self.plan_path, self.control.root)
-        patterns = protect.patterns_by_task(self.plan)
+        patterns = {task.heading: task.protect for task in self.spec}
         try:
             files = protect.matched_files(self.workdir, [p for ps in patterns.values() for p in ps])
         except ValueError as exc:
@@ -229,7 +231,7 @@ class Runner:
         # sealed at run start: what each protected input holds before any worker runs
         self._checks.inputs = {f: protect.input_sha256(self.workdir, f) for f in files}
         self._checks.inputs_of = {
-            h.task_id: [f for f in files if protect.covers(ps, f)] for h, ps in patterns.items()
+            h.task_id: [f for f in files if covers(ps, f)] for h, ps in patterns.items()
         }
         with fences.enforced(fence.union(fences.protecting(self.workdir, files))):
             return self._run_fenced(lint)
@@ -242,11 +244,11 @@ class Runner:
         diagnostics = [
             *lint(self.plan),
             *preflight(self.plan),
-            *judge_preflight(self.plan, self.judge_model, self.options.judge_profile),
+            *judge_preflight(self.spec, self.judge_model, self.options.judge_profile),
         ]
         if has_errors(diagnostics):
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
-        self.tasks.update(task_runs(self.plan, self.options.judge_profile))
+        self.tasks.update(task_runs(self.spec, self.options.judge_profile))
         try:
             self._seal_start()
         except SealingError:

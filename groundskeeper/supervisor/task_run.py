@@ -1,8 +1,9 @@
-"""One task in one run: what the run read of its heading, once, and what it has decided so far.
+"""One task in one run: what the run takes from its compiled spec, and what it has decided.
 
-It owns `TaskRun`, `task_runs` (the one place the runner reads a heading's properties: check,
-contracts, evidence, judge, gate, dock, invariants, attempt limit), the `Outcome` a job hands
-the scheduler, and the runner's own preflight of a plan. It does not schedule, judge or write.
+It owns `TaskRun`, `task_runs` (the one place the runner takes a task's spec: check, contracts,
+evidence, judge, gate, dock, invariants, attempt limit), the `Outcome` a job hands the
+scheduler, and the runner's own preflight of a plan. It does not schedule, judge or write;
+reading the properties is `plan.spec`'s.
 """
 
 from __future__ import annotations
@@ -10,17 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from groundskeeper.acceptance.check import SealedCheck
-from groundskeeper.acceptance.contracts import Contract, task_contracts
-from groundskeeper.acceptance.evidence import EvidenceField, task_evidence
-from groundskeeper.acceptance.gates import GateOpened, gate_files, is_gated
-from groundskeeper.acceptance.invariants import Invariant, read_invariants
-from groundskeeper.acceptance.judge import judge_criteria, judge_files
+from groundskeeper.acceptance.gates import GateOpened
+from groundskeeper.acceptance.judge import judge_criteria
 from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.plan.contract_syntax import Contract
+from groundskeeper.plan.invariants import Invariant
 from groundskeeper.plan.org import Heading, Plan
+from groundskeeper.plan.properties import DEFAULT_MAX_ATTEMPTS, EvidenceField
+from groundskeeper.plan.spec import PlanSpec, compile_plan
 from groundskeeper.plan.tree import Node
 from groundskeeper.supervisor.plan_guard import Tamper
 
-DEFAULT_MAX_ATTEMPTS = 2
 VERDICT_STATES = ("DONE", "FAILED", "PARTIAL")
 
 
@@ -35,17 +36,13 @@ def preflight(plan: Plan) -> list[Diagnostic]:
             " FAILED and PARTIAL verdicts (e.g. `#+TODO: TODO NEXT | DONE FAILED PARTIAL`)"
         )
         found.append(Diagnostic("error", "outline", message, None, "R001"))
-    for task in plan.tasks():
-        raw = task.get_property("max-attempts")
-        if raw is not None and not (raw.strip().isdigit() and int(raw) >= 1):
-            message = f":max-attempts: must be a whole number ≥ 1, not `{raw}`"
-            found.append(Diagnostic("error", task.title, message, task.line, "R002"))
+    for task in compile_plan(plan):
+        if task.max_attempts_problem is not None:
+            heading = task.heading
+            found.append(
+                Diagnostic("error", heading.title, task.max_attempts_problem, heading.line, "R002")
+            )
     return found
-
-
-def max_attempts(task: Heading) -> int:
-    raw = task.get_property("max-attempts")
-    return int(raw) if raw is not None and raw.strip().isdigit() else DEFAULT_MAX_ATTEMPTS
 
 
 @dataclass(slots=True)
@@ -71,31 +68,25 @@ class TaskRun:
     criteria: str | None = None  # what its judge checks the work against; None: no judge
     judge_files: tuple[str, ...] = ()  # `:judge-files:`, shown to the judge first
     gate_files: tuple[str, ...] | None = None  # `:gate-files:`, the artifacts a gate binds
-    dock: str | None = None  # the `:dock:` property as written
+    dock: str | None = None  # the `:dock:` component path
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
 
 
-def task_runs(plan: Plan, judge_profile: str) -> dict[Heading, TaskRun]:
-    """Every task of `plan` as the run starts it, its properties read here and nowhere else
-    (lint has refused a plan whose contract, evidence or judge-files lines cannot be read)."""
+def task_runs(spec: PlanSpec, judge_profile: str) -> dict[Heading, TaskRun]:
+    """Every task of the plan as the run starts it, from its spec (lint has refused a plan
+    whose contract, evidence or judge-files lines cannot be read)."""
     runs: dict[Heading, TaskRun] = {}
-    for idx, heading in enumerate(plan.tasks()):
-        check = SealedCheck.seal(heading.check) if heading.check else None
+    for idx, task in enumerate(spec):
+        heading = task.heading
+        check = SealedCheck.seal(task.check) if task.check else None
         keyword = heading.keyword or ""
         sha256 = check.sha256 if check else None
         run = runs[heading] = TaskRun(heading, idx, check, sha256, keyword, keyword)
-        if heading.get_property("contract") is not None:
-            run.contracts = tuple(task_contracts(plan, heading)[0])
-        if heading.get_property("evidence") is not None:
-            run.evidence = tuple(task_evidence(plan, heading)[0])
-        run.gated = is_gated(heading)
-        run.criteria = judge_criteria(heading, judge_profile)
-        run.judge_files = tuple(judge_files(heading)[0])
-        run.gate_files = gate_files(heading)
-        run.dock = heading.get_property("dock")
-        run.max_attempts = max_attempts(heading)
-    for heading, seen in read_invariants(plan).for_tasks(plan).items():
-        runs[heading].invariants = seen
+        run.contracts, run.evidence, run.gated = task.contracts, task.evidence, task.gated
+        run.invariants = task.invariants
+        run.criteria = judge_criteria(task, judge_profile)
+        run.judge_files, run.gate_files = task.judge_files, task.gate_files
+        run.dock, run.max_attempts = task.dock, task.max_attempts
     return runs
 
 

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from groundskeeper.plan.org import (
+from groundskeeper.plan.edit import (
     TODO_LINE,
-    Heading,
-    Plan,
     has_statistics_cookie,
     needs_todo_line,
     statistics_cookies,
 )
-from groundskeeper.plan.org import replace_keyword as edit_keyword
+from groundskeeper.plan.edit import replace_keyword as edit_keyword
+from groundskeeper.plan.org import Heading, Plan
 from groundskeeper.supervisor.plan_guard import PlanGuard
 from groundskeeper.supervisor.reports import RunEvent
 from groundskeeper.supervisor.run_books import RunBooks

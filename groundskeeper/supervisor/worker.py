@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groundskeeper.acceptance.check import SealedCheck
-from groundskeeper.acceptance.invariants import Invariant, render_invariants
 from groundskeeper.acceptance.toolbox import (
     Toolbox,
     ToolOutcome,
@@ -34,6 +33,7 @@ from groundskeeper.models.model import (
     Usage,
 )
 from groundskeeper.models.prompts import load_prompt
+from groundskeeper.plan.invariants import Invariant, render_invariants
 
 DEFAULT_MAX_TURNS = 30
 

@@ -1,0 +1,191 @@
+"""What a task's `:contract:` / `:contract+:` lines say: each contract type's shape (its name,
+its arity, its argument rules for lint, the files it protects, the schemas that must exist,
+the paths it watches) and the lines read into `Contract`s or `ContractProblem`s.
+
+It owns reading, not judging: `acceptance.contracts` binds a judge to each shape. Syntax of
+one line: `[soft] TYPE ARG…`, arguments split as a POSIX shell splits words (quote a heading
+with spaces). A leading `soft` makes a failure a warning instead of a failed attempt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from groundskeeper.plan.org import Heading, Plan
+
+__all__ = [
+    "FORMATS",
+    "SHAPES",
+    "SOFT",
+    "Contract",
+    "ContractProblem",
+    "ContractShape",
+    "add_shape",
+    "any_args",
+    "no_files",
+    "normal_path",
+    "parse_contract",
+    "protected_by",
+    "task_contracts",
+    "watched_paths",
+    "workdir_paths",
+]
+
+SOFT = "soft"
+FORMATS = ("json", "yaml", "toml", "csv")
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """One contract line of a task."""
+
+    kind: str
+    args: tuple[str, ...]
+    soft: bool
+    text: str  # the line as written (after the property name)
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContractProblem:
+    """Why a contract line cannot be read: lint's T015/T016, and C011 at runtime."""
+
+    line: int | None
+    message: str
+    code: str = "T015"
+
+
+def any_args(args: tuple[str, ...]) -> str | None:
+    return None
+
+
+def no_files(args: tuple[str, ...]) -> tuple[str, ...]:
+    return ()
+
+
+@dataclass(frozen=True, slots=True)
+class ContractShape:
+    """What one kind of contract line looks like, without its judge.
+
+    `check_args` says what lint says of the arguments beyond their count (None: fine);
+    `protects` names the argument files that become protected inputs (a schema);
+    `schemas` names the argument files that must exist when the plan is linted;
+    `watches` names the paths whose content is hashed when an attempt starts (`changed`)."""
+
+    name: str
+    usage: str
+    min_args: int
+    max_args: int | None
+    check_args: Callable[[tuple[str, ...]], str | None] = field(default=any_args)
+    protects: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
+    schemas: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
+    watches: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
+
+
+#: Every contract type a plan may name; `acceptance.contracts.REGISTRY` holds their judges.
+SHAPES: dict[str, ContractShape] = {}
+
+
+def add_shape(shape: ContractShape) -> ContractShape:
+    if shape.name == SOFT or not re.fullmatch(r"[a-z][a-z0-9-]*", shape.name):
+        raise ValueError(f"a contract type needs a lower-case name, not {shape.name!r}")
+    SHAPES[shape.name] = shape
+    return shape
+
+
+def workdir_paths(args: tuple[str, ...]) -> str | None:
+    """An argument rule for lint (`ContractShape.check_args`): every argument is a path inside
+    the workdir."""
+    for arg in args:
+        if arg.startswith(("/", "~")) or ".." in arg.split("/"):
+            return f"`{arg}` must be a path inside the workdir (no leading /, no ..)"
+    return None
+
+
+def _format_rules(args: tuple[str, ...]) -> str | None:
+    if args[0] not in FORMATS:
+        return f"unknown format `{args[0]}`; the formats are {', '.join(FORMATS)}"
+    return None
+
+
+def normal_path(raw: str) -> str:
+    """A workdir path without empty or `.` parts (`./a//b` → `a/b`)."""
+    parts = [p for p in raw.split("/") if p not in ("", ".")]
+    return "/".join(parts)
+
+
+add_shape(ContractShape("non-empty", "non-empty FILE", 1, 1, workdir_paths))
+add_shape(ContractShape("format", "format json|yaml|toml|csv FILE", 2, 2,
+                        lambda a: _format_rules(a) or workdir_paths(a[1:])))  # fmt: skip
+add_shape(
+    ContractShape(
+        "json-schema", "json-schema SCHEMA FILE", 2, 2, workdir_paths,
+        protects=lambda a: (a[0],), schemas=lambda a: (a[0],),
+    )
+)  # fmt: skip
+add_shape(ContractShape("markdown-sections", 'markdown-sections FILE "Heading"…', 2, None,
+                        lambda a: workdir_paths(a[:1])))  # fmt: skip
+add_shape(ContractShape("changed", "changed PATH…", 1, None, workdir_paths,
+                        watches=lambda a: tuple(normal_path(p) for p in a)))  # fmt: skip
+add_shape(ContractShape("ran", "ran PATTERN", 1, 1))
+add_shape(ContractShape("workflow-script", "workflow-script FILE", 1, 1, workdir_paths))
+
+
+def parse_contract(text: str, line: int | None = None) -> Contract | ContractProblem:
+    import shlex  # imported when a plan has contracts, not by every run
+
+    try:
+        words = shlex.split(text, comments=False, posix=True)
+    except ValueError as exc:
+        return ContractProblem(line, f"contract `{text.strip()}` cannot be split: {exc}")
+    soft = bool(words) and words[0] == SOFT
+    if soft:
+        words = words[1:]
+    if not words:
+        return ContractProblem(line, "empty contract: expected `[soft] TYPE ARG…`")
+    shape = SHAPES.get(words[0])
+    if shape is None:
+        known = ", ".join(sorted(SHAPES))
+        return ContractProblem(line, f"unknown contract type `{words[0]}`; the types are {known}")
+    args = tuple(words[1:])
+    if len(args) < shape.min_args or (shape.max_args is not None and len(args) > shape.max_args):
+        return ContractProblem(
+            line, f"`{words[0]}` takes {_arity(shape)}, not {len(args)}: `{shape.usage}`"
+        )
+    why = shape.check_args(args)
+    if why is not None:
+        return ContractProblem(line, f"`{words[0]}`: {why}: `{shape.usage}`")
+    return Contract(shape.name, args, soft, text.strip(), line)
+
+
+def _arity(shape: ContractShape) -> str:
+    if shape.max_args == shape.min_args:
+        return f"{shape.min_args} argument{'s' if shape.min_args != 1 else ''}"
+    if shape.max_args is None:
+        return f"at least {shape.min_args} argument{'s' if shape.min_args != 1 else ''}"
+    return f"{shape.min_args} to {shape.max_args} arguments"
+
+
+def task_contracts(plan: Plan, heading: Heading) -> tuple[list[Contract], list[ContractProblem]]:
+    """A task's contracts, from its `:contract:` line and every `:contract+:` line after it."""
+    contracts: list[Contract] = []
+    problems: list[ContractProblem] = []
+    for line, text in plan.property_parts(heading, "contract"):
+        parsed = parse_contract(text, line)
+        (problems if isinstance(parsed, ContractProblem) else contracts).append(parsed)  # type: ignore[arg-type]
+    return contracts, problems
+
+
+def protected_by(contracts: Iterable[Contract]) -> tuple[str, ...]:
+    """The files contracts make protected inputs (their JSON schemas)."""
+    return tuple(p for c in contracts if c.kind in SHAPES for p in SHAPES[c.kind].protects(c.args))
+
+
+def watched_paths(contracts: Iterable[Contract]) -> tuple[str, ...]:
+    return tuple(
+        dict.fromkeys(
+            p for c in contracts if c.kind in SHAPES for p in SHAPES[c.kind].watches(c.args)
+        )
+    )

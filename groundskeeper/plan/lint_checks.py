@@ -1,0 +1,286 @@
+"""Lint of one acceptance check's script (T003–T012): whether it can fail and can pass, what
+it leaves unsupported or weak, and which files it compares against (T014 asks of those). It
+judges the text with the sandbox's own parser; it never runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, TypeGuard
+
+from groundskeeper.diagnostics import Level
+from groundskeeper.plan.org import Check
+
+if TYPE_CHECKING:
+    from groundskeeper.sandbox.syntax import AndOr, Pipeline, Script, SimpleCommand, Word
+
+CHECK_LANGUAGE = "sh"
+_SHOWN_CHECK = 80  # characters of a check quoted back in a message
+
+
+# (level, code, message, line offset from the check's line or None for the check's line)
+Finding = tuple[Level, str, str, int | None]
+
+
+def judge_check(check: Check) -> list[Finding]:
+    if check.language != CHECK_LANGUAGE:
+        shown = check.language or "(none)"
+        return [("error", "T006", f"check language `{shown}` has no sandboxed interpreter", None)]
+    if not check.text.strip():
+        return [("error", "T003", "check does not parse: the check is empty", None)]
+
+    from groundskeeper.sandbox import COMMANDS, ShellSyntaxError, command_names, parse
+    from groundskeeper.sandbox.registry import closest_command
+
+    try:
+        script = parse(check.text)
+    except ShellSyntaxError as exc:
+        # a block's text starts on the line after `#+begin_src`; a property is one line
+        offset = exc.line if check.source == "block" else None
+        message = f"check does not parse: {exc.message} (column {exc.column})"
+        return [("error", "T003", message, offset)]
+    findings: list[Finding] = []
+    for name in dict.fromkeys(command_names(script)):
+        if name not in COMMANDS:
+            message = f"check uses `{name}`, which the sandbox does not have"
+            closest = closest_command(name)
+            if closest is not None:
+                message += f"; did you mean `{closest}`?"
+            findings.append(("error", "T004", message, None))
+    for name, option, advice in _unsupported_options(script):
+        message = f"check uses `{name} {option}`, which the sandbox does not support; {advice}"
+        findings.append(("error", "T012", message, None))
+    can_pass, can_fail, exits = _verdicts(script)
+    shown = _shown(check.text)
+    if exits:
+        message = (
+            f"an `exit` ends the check before its success is confirmed, so that path always"
+            f" fails: `{shown}`; end the check with the command that must succeed"
+        )
+        findings.append(("error", "T009", message, None))
+    elif not can_pass:
+        findings.append(("error", "T009", f"check can never pass: `{shown}`", None))
+    if not can_fail:
+        findings.append(("error", "T005", f"check cannot fail: `{shown}`", None))
+    weak = _weakness(script)
+    if weak is not None and can_fail:
+        findings.append(("warning", "T010", f"check is weak: `{shown}` {weak}", None))
+    return findings
+
+
+def _shown(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    joined = "; ".join(lines)
+    return joined if len(joined) <= _SHOWN_CHECK else joined[: _SHOWN_CHECK - 1] + "…"
+
+
+# What a check can do is decided on the parsed script with the runtime's semantics: one script
+# under errexit (`set -e`), an `exit` ending it before its success is confirmed. Each list
+# (`a && b || c`) ends one of four ways: T (status 0), F (failed, but the script goes on: a
+# failure before its final pipeline, or a negated final pipeline), E (its final pipeline
+# failed: errexit stops the script) or X (an `exit` ran).
+_OK = frozenset({"T"})
+_FAIL = frozenset({"F"})
+_EITHER = frozenset({"T", "F"})
+_EXIT = frozenset({"X"})
+
+
+def _verdicts(script: Script) -> tuple[bool, bool, bool]:
+    """(can the check pass, can it fail, can an `exit` be reached)."""
+    can_pass, can_fail, exits = True, False, False
+    items = script.items
+    for index, item in enumerate(items):
+        ends = _and_or_ends(item)
+        last = index == len(items) - 1
+        exits = exits or "X" in ends
+        if ends & {"X", "E"} or (last and "F" in ends):
+            can_fail = True
+        if not ends - {"X", "E"} or (last and "T" not in ends):
+            can_pass = False
+    return can_pass, can_fail, exits
+
+
+def _and_or_ends(item: AndOr) -> frozenset[str]:
+    ended: set[str] = set()
+    running = _pipeline_outcomes(item.first)  # outcomes of the pipeline that ran last
+    for operator, pipeline in item.rest:
+        following: set[str] = set()
+        for outcome in running:
+            if outcome == "X":
+                ended.add("X")
+            elif (operator == "&&") == (outcome == "T"):
+                following |= _pipeline_outcomes(pipeline)
+            else:
+                ended.add(outcome)  # the list ends before its final pipeline: no errexit
+        running = frozenset(following)
+    final = item.rest[-1][1] if item.rest else item.first
+    for outcome in running:
+        ended.add("E" if outcome == "F" and not final.negated else outcome)
+    return frozenset(ended)
+
+
+def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
+    # a pipeline's status is its last command's (no pipefail); `exit` ends the script only
+    # when it is the whole pipeline (in a pipeline it ends its own stage)
+    commands = pipeline.commands
+    last = commands[-1] if commands else None
+    if not _is_simple(last):
+        outcomes = _EITHER  # a compound command (if, loops, groups, [[ ]]) may end either way
+    elif len(commands) == 1 and _is_exit(last):
+        return _EXIT
+    else:
+        outcomes = _command_outcomes(last)
+    if not pipeline.negated:
+        return outcomes
+    return frozenset({"F" if o == "T" else "T" for o in outcomes})
+
+
+def _is_exit(command: SimpleCommand) -> bool:
+    return bool(command.words) and command.words[0].literal() == "exit"
+
+
+def _command_outcomes(command: SimpleCommand) -> frozenset[str]:
+    if command.redirects:
+        return _EITHER  # a redirection can fail on its own (missing file, read-only workdir)
+    if not command.words:
+        # bare assignments succeed unless a `$(…)` in them can fail
+        return _EITHER if any(_has_substitution(a.value) for a in command.assignments) else _OK
+    name = command.words[0].literal()
+    if name in ("true", ":", "echo"):
+        return _OK
+    if name == "false" or name == "exit":
+        return _FAIL  # `exit` inside a pipeline: its stage's status
+    return _EITHER
+
+
+# Options a check may write that the sandbox's commands do not have, with what to write.
+_UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
+    "grep": {"-P": "use -E (POSIX extended regular expressions)"},
+    "sed": {
+        "-i": "a check runs read-only, so `sed -i` fails there; compare `sed … FILE` with"
+        " what you expect"
+    },
+    "find": {
+        "-execdir": "use `-exec CMD {} \\;` (names are relative to the starting point)",
+        "-ok": "use `-exec CMD {} \\;` (nobody is there to answer)",
+        "-okdir": "use `-exec CMD {} \\;` (nobody is there to answer)",
+        "-delete": "a check only reads",
+    },
+}
+
+
+def _unsupported_options(script: Script) -> Iterator[tuple[str, str, str]]:
+    for command in _simple_commands(script):
+        name = command.words[0].literal() if command.words else None
+        table = _UNSUPPORTED_OPTIONS.get(name or "")
+        if not table:
+            continue
+        for word in command.words[1:]:
+            literal = word.literal() or ""
+            flags = [literal] if literal.startswith("--") or name == "find" else []
+            if literal.startswith("-") and not literal.startswith("--") and name != "find":
+                flags = [f"-{c}" for c in literal[1:]]  # `-qP` is `-q -P`
+            for flag in flags:
+                if flag in table:
+                    yield name or "", flag, table[flag]
+
+
+def _simple_commands(script: Script) -> Iterator[SimpleCommand]:
+    from groundskeeper.sandbox.syntax import simple_commands
+
+    return simple_commands(script)
+
+
+def _weakness(script: Script) -> str | None:
+    """What a check made only of existence tests would accept, or None when it tests more."""
+    accepts: list[str] = []
+    for item in script.items:
+        if item.rest or item.first.negated or len(item.first.commands) != 1:
+            return None
+        command = item.first.commands[0]
+        found = _weak_command(command) if _is_simple(command) else None
+        if found is None:
+            return None
+        accepts.append(found)
+    if not accepts:
+        return None
+    return (
+        f"— it {accepts[0]}; test what the work must contain instead, e.g."
+        " `grep -q 'expected text' FILE` or `test $(wc -l < FILE) -ge 3`"
+    )
+
+
+_WEAK_TESTS = {
+    "-e": "passes for an empty placeholder file",
+    "-f": "passes for an empty placeholder file",
+    "-d": "passes for an empty directory",
+    "-s": "passes for any non-empty file, whatever it holds",
+}
+
+
+def _weak_command(command: SimpleCommand) -> str | None:
+    words = [w.literal() for w in command.words]
+    if command.redirects or not words or None in words:
+        return None
+    name, *args = [w for w in words if w is not None]
+    if name == "[" and args[-1:] == ["]"]:
+        name, args = "test", args[:-1]
+    if name == "test" and len(args) == 2 and args[0] in _WEAK_TESTS:
+        return _WEAK_TESTS[args[0]]
+    if name == "grep" and "." in args and all(a in ("-q", ".", "-s") or not a.startswith("-")
+                                              for a in args):  # fmt: skip
+        pattern_at = args.index(".")
+        if len([a for a in args[pattern_at + 1 :] if not a.startswith("-")]) <= 1:
+            return "passes for any file with one character in it"
+    return None
+
+
+def _is_simple(command: object) -> TypeGuard[SimpleCommand]:
+    # every simple command has `assignments` and no compound does (the sandbox's tree is
+    # imported only when a check is judged, and this runs once a pipeline)
+    return hasattr(command, "assignments")
+
+
+def _has_substitution(word: Word) -> bool:
+    from groundskeeper.sandbox.syntax import CommandSub
+
+    return any(isinstance(part, CommandSub) for part in word.parts)
+
+
+# --- protected inputs --------------------------------------------------------------------------
+
+# Commands whose file operands a check compares against (the expected side of a comparison).
+_COMPARERS = {"diff", "cmp", "comm"}
+_FILE_AFTER = {
+    "sha256sum": "-c",
+    "sha512sum": "-c",
+    "sha1sum": "-c",
+    "md5sum": "-c",
+    "grep": "-f",
+}
+
+
+def compared_files(script: Script) -> Iterator[str]:
+    from groundskeeper.sandbox.syntax import CommandSub
+
+    for command in _simple_commands(script):
+        words = [w.literal() for w in command.words]
+        name = words[0] if words else None
+        if name in _COMPARERS:
+            yield from (w for w in words[1:] if w and not w.startswith("-"))
+        flag = _FILE_AFTER.get(name or "")
+        if flag is not None:
+            for index, given in enumerate(words[1:-1], start=1):
+                # `-f FILE`, or the flag last in a cluster (`-qf FILE`)
+                if given and given.startswith("-") and not given.startswith("--"):
+                    after = words[index + 1]
+                    if given.endswith(flag[1]) and after:
+                        yield after
+        if name in ("test", "["):  # test "$(cat expected.txt)" = …
+            for word in command.words[1:]:
+                for part in word.parts:
+                    if isinstance(part, CommandSub):
+                        for inner in _simple_commands(part.script):
+                            got = [w.literal() for w in inner.words]
+                            if got and got[0] == "cat":
+                                yield from (g for g in got[1:] if g and not g.startswith("-"))

@@ -1,0 +1,165 @@
+"""Lint of a task's acceptance properties, read from the compiled spec: protected inputs
+(T014), contracts and evidence (T015–T018), the judge (J001–J006) and gates (G001–G004).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.plan.contract_syntax import SHAPES
+from groundskeeper.plan.properties import GATE_KINDS, command_matches, covers
+from groundskeeper.plan.spec import PlanSpec
+
+if TYPE_CHECKING:
+    pass
+from groundskeeper.plan.lint_checks import CHECK_LANGUAGE, compared_files
+
+
+def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """T014: a check compares against a file that exists and is not protected, so a worker
+    could rewrite the expectation instead of meeting it."""
+    if spec.plan.path is None:
+        return
+    from groundskeeper.sandbox import ShellSyntaxError, parse
+
+    base = spec.plan.path.parent
+    for task in spec:
+        heading, patterns, check = task.heading, task.protect, task.check
+        if check is None or check.language != CHECK_LANGUAGE:
+            continue
+        try:
+            script = parse(check.text)
+        except ShellSyntaxError:
+            continue  # T003 says so
+        for name in dict.fromkeys(compared_files(script)):
+            if (base / name).is_file() and not covers(patterns, name):
+                message = (
+                    f"check compares against `{name}`, which workers could rewrite; protect it"
+                    f" with `:protect: {name}` on the task (or `#+PROTECT: {name}` for the file)"
+                )
+                yield Diagnostic("warning", heading.title, message, check.line, "T014")
+
+
+# Commands that print what they are given: a pattern that lets one of them through lets a
+# worker make its own evidence (`echo`, or `cat` of a file it wrote).
+_SELF_MADE = ("echo x", "printf x", "cat x", "head x", "tail x", "sed p x", "true", ":")
+
+
+def _self_made(pattern: str) -> str | None:
+    return next((c.split()[0] for c in _SELF_MADE if command_matches(pattern, c)), None)
+
+
+def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
+    name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
+    cannot be read; T018: a `ran` or `output-of` pattern that a command printing its own
+    arguments matches."""
+    plan = spec.plan
+    base = plan.path.parent if plan.path is not None else None
+    for task in spec:
+        heading = task.heading
+        if task.contracts or task.contract_problems:
+            for problem in task.contract_problems:
+                line = problem.line or heading.line
+                yield Diagnostic("error", heading.title, problem.message, line, "T015")
+            for contract in task.contracts:
+                loose = _self_made(contract.args[0]) if contract.kind == "ran" else None
+                if loose is not None:
+                    message = (
+                        f"contract `{contract.text}`: the pattern lets `{loose}` count; name"
+                        " the command that must have run (e.g. `ran 'pytest *'`)"
+                    )
+                    yield Diagnostic("warning", heading.title, message, contract.line, "T018")
+                for schema in SHAPES[contract.kind].schemas(contract.args):
+                    if base is not None and not (base / schema).is_file():
+                        message = (
+                            f"contract `{contract.text}`: its schema `{schema}` does not exist"
+                            " (paths are relative to the plan's folder)"
+                        )
+                        yield Diagnostic("error", heading.title, message, contract.line, "T016")
+        if task.evidence or task.evidence_problems:
+            line = heading.property_lines.get("evidence", heading.line)
+            for message in task.evidence_problems:
+                yield Diagnostic("error", heading.title, f":evidence: {message}", line, "T017")
+            for field in task.evidence:
+                loose = _self_made(field.pattern) if field.pattern else None
+                if loose is not None:
+                    message = (
+                        f":evidence: `{field.spec}`: the pattern lets `{loose}` print the quote,"
+                        " so the worker could make its own evidence; name the command that"
+                        " reads the work"
+                    )
+                    yield Diagnostic("warning", heading.title, message, line, "T018")
+
+
+def judge_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """J001: a `:judge:` on a task without an acceptance check (a judge only adds a failure
+    to a passing check, never stands in for one); J002: an empty `:judge:`; J005: a `:judge:`
+    on a parent task (only leaves have a worker to judge); J003: a
+    `:judge-files:` path that is absolute or uses `..`; J004: `:judge-files:` without a
+    `:judge:` (nothing would read them); J006: a `:judge:` without `:judge-files:` (the judge
+    then sees only what the worker chose to write with `write_file`)."""
+    for task in spec:
+        heading, criteria = task.heading, task.judge
+        line = heading.property_lines.get("judge", heading.line)
+        if criteria is not None and not criteria.strip():
+            message = ":judge: is empty; state the criteria in plain words (`:judge: …`)"
+            yield Diagnostic("error", heading.title, message, line, "J002")
+        elif criteria is not None and heading.child_tasks:
+            message = (
+                ":judge: on a parent task: the judge reviews one worker's work after its check;"
+                " put :judge: on the child tasks that do the work"
+            )
+            yield Diagnostic("error", heading.title, message, line, "J005")
+        elif criteria is not None and heading.check is None:
+            message = (
+                ":judge: on a task without an acceptance check: the judge runs only after a"
+                " check passes, never instead of one; add `:done-when:` or a `:check` block"
+            )
+            yield Diagnostic("error", heading.title, message, line, "J001")
+        if not task.judge_files_given:
+            if criteria is not None and criteria.strip() and heading.check is not None:
+                message = (
+                    ":judge: without :judge-files:: the judge sees only the files the worker"
+                    " wrote with write_file, which the worker chooses; name the deliverables"
+                    " (`:judge-files: PATH …`)"
+                )
+                if not heading.child_tasks:
+                    yield Diagnostic("warning", heading.title, message, line, "J006")
+            continue
+        files_line = heading.property_lines.get("judge-files", heading.line)
+        for problem in task.judge_file_problems:
+            yield Diagnostic("error", heading.title, f":judge-files: {problem}", files_line, "J003")
+        if criteria is None:
+            message = ":judge-files: without :judge:: no judge reads them; add `:judge: …`"
+            yield Diagnostic("warning", heading.title, message, files_line, "J004")
+
+
+def gate_diagnostics(spec: PlanSpec) -> list[Diagnostic]:
+    """G001 an unknown gate kind; G002 a `:gate-files:` path that leaves the workdir; G003 a
+    gate on a task with subtasks (a gate waits on one worker's work); G004 `:gate-files:`
+    without a gate."""
+    found: list[Diagnostic] = []
+    for spec_task in spec:
+        task, raw = spec_task.heading, spec_task.gate
+        if raw is not None and raw.strip() not in GATE_KINDS:
+            message = f":gate: `{raw.strip()}` is not a gate kind; the one kind is `approval`"
+            found.append(Diagnostic("error", task.title, message, task.line, "G001"))
+        for path in spec_task.gate_files or ():
+            pure = PurePosixPath(path)
+            if pure.is_absolute() or ".." in pure.parts:
+                message = f":gate-files: `{path}` leaves the workdir; name paths inside it"
+                found.append(Diagnostic("error", task.title, message, task.line, "G002"))
+        if raw is not None and task.child_tasks:
+            message = (
+                ":gate: is for a task a worker does; put it on the subtasks that need a"
+                " person's approval"
+            )
+            found.append(Diagnostic("error", task.title, message, task.line, "G003"))
+        if raw is None and spec_task.gate_files is not None:
+            message = ":gate-files: without `:gate: approval` binds nothing"
+            found.append(Diagnostic("warning", task.title, message, task.line, "G004"))
+    return found

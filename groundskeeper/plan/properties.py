@@ -1,0 +1,196 @@
+"""Reading a task's acceptance properties: `:evidence:` fields, `:judge:` and `:judge-files:`,
+`:gate:` and `:gate-files:`, `:protect:` (inherited, with `#+PROTECT:` and the schemas of the
+task's contracts), `:max-attempts:` and `:dock:`, and how a plan's patterns match a path or a
+command line. It owns what these properties say, not what is done with them: `plan.spec`
+compiles them once per task, lint judges them, the acceptance stages act on them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from groundskeeper.plan.contract_syntax import protected_by, task_contracts
+from groundskeeper.plan.keywords import file_keywords
+from groundskeeper.plan.org import Heading, Plan
+
+__all__ = [
+    "DEFAULT_MAX_ATTEMPTS",
+    "EVIDENCE_TYPES",
+    "GATE_KINDS",
+    "OUTPUT_OF",
+    "EvidenceField",
+    "command_matches",
+    "covers",
+    "gate_files",
+    "is_gated",
+    "judge_files",
+    "max_attempts",
+    "max_attempts_problem",
+    "parse_evidence",
+    "patterns_by_task",
+    "task_evidence",
+]
+
+EVIDENCE_TYPES = ("bool", "int", "str", "list", "object", "output-of")
+OUTPUT_OF = "output-of"
+GATE_KINDS = ("approval",)
+DEFAULT_MAX_ATTEMPTS = 2
+
+
+# -- how patterns match ---------------------------------------------------------------------------
+
+
+def command_matches(pattern: str, command: str) -> bool:
+    """Glob match of a whole command text (`*` matches any characters, spaces and `/` too)."""
+    return fnmatch.fnmatchcase(command, pattern)
+
+
+def covers(patterns: Iterable[str], relative: str) -> bool:
+    """Whether `relative` (a path inside the workdir) is one of the patterns' files."""
+    path = PurePosixPath(os.path.normpath(relative)).as_posix()
+    return any(fnmatch.fnmatchcase(path, os.path.normpath(p)) for p in patterns)
+
+
+# -- evidence -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceField:
+    name: str
+    type: str
+    pattern: str | None = None  # for output-of: the glob the quoting command must match
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}:{self.type}" + (f":{self.pattern}" if self.pattern else "")
+
+
+def parse_evidence(text: str) -> tuple[list[EvidenceField], list[str]]:
+    """The fields of an `:evidence:` value, and what is wrong with it (lint's T017)."""
+    import shlex
+
+    fields: list[EvidenceField] = []
+    problems: list[str] = []
+    try:
+        words = shlex.split(text, posix=True)
+    except ValueError as exc:
+        return [], [f"`:evidence: {text.strip()}` cannot be split: {exc}"]
+    if not words:
+        problems.append("empty :evidence:; expected `NAME:TYPE …`")
+    seen: set[str] = set()
+    for word in words:
+        name, sep, rest = word.partition(":")
+        kind, _, pattern = rest.partition(":")
+        if not sep or not name or not name.replace("_", "a").replace("-", "a").isalnum():
+            problems.append(f"`{word}`: expected NAME:TYPE (a name of letters, digits, _ and -)")
+            continue
+        if kind not in EVIDENCE_TYPES:
+            problems.append(
+                f"`{word}`: unknown evidence type `{kind}`;"
+                f" the types are {', '.join(EVIDENCE_TYPES)}"
+            )
+            continue
+        if kind == OUTPUT_OF and not pattern:
+            problems.append(
+                f"`{word}`: output-of needs the command it quotes, as a glob:"
+                f" `{name}:output-of:'yamllint *'`, so that the quote cannot be self-made"
+            )
+            continue
+        if kind != OUTPUT_OF and pattern:
+            problems.append(f"`{word}`: only output-of takes a pattern")
+            continue
+        if name in seen:
+            problems.append(f"`{name}` is declared twice")
+            continue
+        seen.add(name)
+        fields.append(EvidenceField(name, kind, pattern or None))
+    return fields, problems
+
+
+def task_evidence(plan: Plan, heading: Heading) -> tuple[list[EvidenceField], list[str]]:
+    """A task's declared evidence, from its `:evidence:` line and every `:evidence+:` line."""
+    fields: list[EvidenceField] = []
+    problems: list[str] = []
+    for _line, text in plan.property_parts(heading, "evidence"):
+        found, wrong = parse_evidence(text)
+        fields.extend(found)
+        problems.extend(wrong)
+    return fields, problems
+
+
+# -- the judge and the gate -----------------------------------------------------------------------
+
+
+def judge_files(heading: Heading) -> tuple[list[str], list[str]]:
+    """The `:judge-files:` paths (separated by spaces) and what is wrong with any of them:
+    paths are relative to the workdir, without `..`."""
+    raw = heading.get_property("judge-files")
+    if raw is None:
+        return [], []
+    paths: list[str] = []
+    wrong: list[str] = []
+    for word in raw.split():
+        pure = PurePosixPath(word)
+        if pure.is_absolute() or word.startswith("~"):
+            wrong.append(f"`{word}` is absolute; paths are relative to the working directory")
+        elif ".." in pure.parts:
+            wrong.append(f"`{word}` uses `..`; paths stay inside the working directory")
+        elif word not in paths:
+            paths.append(word)
+    if not paths and not wrong:
+        wrong.append("it names no file")
+    return paths, wrong
+
+
+def is_gated(heading: Heading) -> bool:
+    raw = heading.get_property("gate")
+    return raw is not None and raw.strip() in GATE_KINDS
+
+
+def gate_files(heading: Heading) -> tuple[str, ...] | None:
+    """The `:gate-files:` property's paths (whitespace-separated), or None when unset."""
+    raw = heading.get_property("gate-files")
+    if raw is None:
+        return None
+    return tuple(raw.split())
+
+
+# -- protection, attempts ------------------------------------------------------------------------
+
+
+def patterns_by_task(plan: Plan) -> dict[Heading, tuple[str, ...]]:
+    """Every task's protected patterns: the file's, its ancestors' and its own `:protect:`."""
+    found: dict[Heading, tuple[str, ...]] = {}
+    base = tuple(p for value in file_keywords(plan.text, "PROTECT") for p in value.split())
+
+    def visit(headings: Iterable[Heading], inherited: tuple[str, ...]) -> None:
+        for heading in headings:
+            own = heading.get_property("protect")
+            mine = inherited + tuple(own.split() if own else ())
+            if heading.is_task:
+                # the schemas its contracts judge with are protected like the checks' inputs
+                schemas: tuple[str, ...] = ()
+                if heading.get_property("contract") is not None:
+                    schemas = protected_by(task_contracts(plan, heading)[0])
+                found[heading] = mine + schemas
+            visit(heading.children, mine)
+
+    visit(plan.roots, base)
+    return found
+
+
+def max_attempts_problem(heading: Heading) -> str | None:
+    """What is wrong with `:max-attempts:` (None: unset or a whole number ≥ 1)."""
+    raw = heading.get_property("max-attempts")
+    if raw is not None and not (raw.strip().isdigit() and int(raw) >= 1):
+        return f":max-attempts: must be a whole number ≥ 1, not `{raw}`"
+    return None
+
+
+def max_attempts(heading: Heading) -> int:
+    raw = heading.get_property("max-attempts")
+    return int(raw) if raw is not None and raw.strip().isdigit() else DEFAULT_MAX_ATTEMPTS

@@ -1,0 +1,133 @@
+"""The task, compiled once: each task's acceptance properties read from its heading into one
+typed `TaskSpec` — check, protected patterns, contracts, evidence, judge criteria and files,
+gate and gate files, dock, invariants, attempt limit — with what could not be read kept
+beside it for lint. Lint, the runner, the worker prompt and `check` read the spec; nothing
+else reads a heading's properties. It does not judge anything (lint and the stages do).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from groundskeeper.plan.contract_syntax import Contract, ContractProblem, task_contracts
+from groundskeeper.plan.invariants import Invariant, PlanInvariants, read_invariants
+from groundskeeper.plan.org import Check, Heading, Plan
+from groundskeeper.plan.properties import (
+    EvidenceField,
+    gate_files,
+    is_gated,
+    judge_files,
+    max_attempts,
+    max_attempts_problem,
+    patterns_by_task,
+    task_evidence,
+)
+
+__all__ = ["PlanSpec", "TaskSpec", "compile_plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSpec:
+    """One task as the rungs see it. Properties a plan leaves unset are empty or None."""
+
+    heading: Heading
+    check: Check | None
+    protect: tuple[str, ...]  # the patterns its worker may not change (inherited, file, schemas)
+    contracts: tuple[Contract, ...]
+    contract_problems: tuple[ContractProblem, ...]  # lint's T015
+    evidence: tuple[EvidenceField, ...]
+    evidence_problems: tuple[str, ...]  # lint's T017
+    judge: str | None  # the `:judge:` property as written (None: unset)
+    judge_files: tuple[str, ...]  # `:judge-files:` paths that can be read
+    judge_files_given: bool  # `:judge-files:` is set (even to nothing readable)
+    judge_file_problems: tuple[str, ...]  # lint's J003
+    gate: str | None  # the `:gate:` property as written (None: unset)
+    gated: bool  # `:gate: approval`
+    gate_files: tuple[str, ...] | None  # None: `:gate-files:` unset
+    dock: str | None  # the `:dock:` component path (stripped), None: unset
+    invariants: tuple[Invariant, ...]  # what its worker is told must hold
+    max_attempts: int
+    max_attempts_problem: str | None  # lint's T011, the runner's R002
+
+    @property
+    def task_id(self) -> str:
+        return self.heading.task_id
+
+    @property
+    def title(self) -> str:
+        return self.heading.title
+
+
+@dataclass(frozen=True, slots=True)
+class PlanSpec:
+    """Every task's spec in document order, and the plan's invariants."""
+
+    plan: Plan
+    tasks: Mapping[Heading, TaskSpec]
+    invariants: PlanInvariants
+
+    def __iter__(self) -> Iterator[TaskSpec]:
+        return iter(self.tasks.values())
+
+    def of(self, heading: Heading) -> TaskSpec:
+        return self.tasks[heading]
+
+
+_compiled: weakref.WeakKeyDictionary[Plan, PlanSpec] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def compile_plan(plan: Plan) -> PlanSpec:
+    """The plan's tasks compiled; a plan (an immutable reading of a file) is compiled once,
+    however many readers ask."""
+    with _lock:
+        found = _compiled.get(plan)
+    if found is not None:
+        return found
+    invariants = read_invariants(plan)
+    seen = invariants.for_tasks(plan)
+    protect = patterns_by_task(plan)
+    tasks = {h: _compile_task(plan, h, protect[h], seen.get(h, ())) for h in plan.tasks()}
+    spec = PlanSpec(plan, tasks, invariants)
+    with _lock:
+        return _compiled.setdefault(plan, spec)
+
+
+def _compile_task(
+    plan: Plan, heading: Heading, protect: tuple[str, ...], invariants: tuple[Invariant, ...]
+) -> TaskSpec:
+    contracts: tuple[Contract, ...] = ()
+    contract_problems: tuple[ContractProblem, ...] = ()
+    if heading.get_property("contract") is not None:
+        found, wrong = task_contracts(plan, heading)
+        contracts, contract_problems = tuple(found), tuple(wrong)
+    evidence: tuple[EvidenceField, ...] = ()
+    evidence_problems: tuple[str, ...] = ()
+    if heading.get_property("evidence") is not None:
+        fields, problems = task_evidence(plan, heading)
+        evidence, evidence_problems = tuple(fields), tuple(problems)
+    files, wrong_files = judge_files(heading)
+    dock = heading.get_property("dock")
+    return TaskSpec(
+        heading=heading,
+        check=heading.check,
+        protect=protect,
+        contracts=contracts,
+        contract_problems=contract_problems,
+        evidence=evidence,
+        evidence_problems=evidence_problems,
+        judge=heading.get_property("judge"),
+        judge_files=tuple(files),
+        judge_files_given=heading.get_property("judge-files") is not None,
+        judge_file_problems=tuple(wrong_files),
+        gate=heading.get_property("gate"),
+        gated=is_gated(heading),
+        gate_files=gate_files(heading),
+        dock=None if dock is None else dock.strip(),
+        invariants=invariants,
+        max_attempts=max_attempts(heading),
+        max_attempts_problem=max_attempts_problem(heading),
+    )
