@@ -30,6 +30,8 @@ Settle = Callable[[TaskRun, str, int, bool | None, str | None, str, int], None]
 
 
 class RunPhases:
+    """The phases of one run, each called once from the scheduler thread, and its roll-ups."""
+
     def __init__(
         self,
         tasks: Mapping[Heading, TaskRun],

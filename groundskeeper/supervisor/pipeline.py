@@ -161,5 +161,6 @@ class Pipeline:
         results = [self._stage(stage, context) for stage in joint.stages]
         problems = tuple(p for r in results for p in r.problems)
         rows = tuple(row for r in results for row in r.rows)
-        joined = joint.join(problems) if problems else StageResult(joint.name)
-        return replace(joined, rows=rows)
+        if not problems:
+            return StageResult(joint.name, rows=rows)
+        return replace(joint.join(problems), rows=rows)

@@ -19,6 +19,8 @@ from groundskeeper.supervisor.sealing import RunSeal
 
 
 class RunBooks:
+    """The books of one run (`run_id`): its seal, its telemetry (None: kept nowhere)."""
+
     def __init__(self, seal: RunSeal, telemetry: Telemetry | None, run_id: str) -> None:
         self.seal = seal
         self.telemetry = telemetry

@@ -21,6 +21,8 @@ from groundskeeper.supervisor.run_books import RunBooks
 
 
 class RunChecks:
+    """The checks of one run on `workdir`; `inputs` and `inputs_of` are set as it starts."""
+
     def __init__(self, workdir: Path, shell: Shell | None, timeout: float, books: RunBooks) -> None:
         self.workdir = workdir
         self.shell = shell

@@ -18,6 +18,8 @@ from groundskeeper.supervisor.task_run import TaskRun
 
 
 class Tampering:
+    """The tampers of one run, and the suspects each is blamed on."""
+
     def __init__(
         self,
         tasks: Mapping[Heading, TaskRun],

@@ -47,6 +47,9 @@ def preflight(plan: Plan) -> list[Diagnostic]:
 
 @dataclass(slots=True)
 class TaskRun:
+    """A task in this run: what it was given (its sealed check and, from its spec, what its
+    stages judge) and what the run has decided so far."""
+
     heading: Heading
     idx: int
     check: SealedCheck | None
