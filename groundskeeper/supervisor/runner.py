@@ -422,24 +422,24 @@ class Runner:
         return self.seal.failure or self._guard.failure
 
     @property
-    def _judge_stops(self) -> str | None:
-        return judge_stops_run(self.judge_model, self.options.judge_profile)
-
-    @property
     def _stopping(self) -> str | None:
         """Why the run starts nothing more: it is halted, the model is unavailable (under
         `--judge-profile safe|strict`, the judge's model too), or an attempt was refused by
         the run's cap."""
         if self._budget.refused:
             return self._halted or self.model.failure or "attempt cap reached"
-        return self._halted or self.model.failure or self._judge_stops
+        return (
+            self._halted
+            or self.model.failure
+            or judge_stops_run(self.judge_model, self.options.judge_profile)
+        )
 
     def _guarded(self, job: Callable[[Node], Outcome], node: Node) -> None:
         """A job on a pool thread: sealed as started when it really starts, never unsealed."""
         task = self._task(node)
         started = time.monotonic()
         down = self.model.failure
-        judge_failure = self._judge_stops
+        judge_failure = judge_stops_run(self.judge_model, self.options.judge_profile)
         if node.kind == "leaf" and (down is not None or judge_failure is not None):
             # queued before the model went away: not started at all (nothing sealed for it)
             which = "the model" if down is not None else "the judge's model"
