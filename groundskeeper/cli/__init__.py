@@ -1,7 +1,9 @@
 """The command line: the only part of groundskeeper that writes to the terminal.
 
 Each command family lives in its own module and is imported only when it is called, so
-`groundskeeper lint` does not pay for importing langgraph or anthropic.
+`groundskeeper lint` does not pay for importing langgraph or anthropic. It parses options,
+wires the packages together, narrates and prints; it decides nothing itself, and no other
+package imports it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 `parse`/`command_names`/`COMMANDS`/`command_reference` need no wasmtime (lint and the author
 prompt use them); `run` interprets a command line on the host and runs every command as a
-WASI program in its own instance.
+WASI program in its own instance. The package also validates workflow scripts in QuickJS. It
+must not read plans, call models or seal the record, and its modules never import this
+`__init__` (they import each other by name).
 """
 
 from __future__ import annotations

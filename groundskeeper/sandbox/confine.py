@@ -13,8 +13,8 @@ import re
 import stat
 from collections.abc import Callable
 
+import groundskeeper.sandbox.fence as fences
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.sandbox import fence as fences
 
 DEV_NULL = "/dev/null"
 # Where the workdir appears inside WASI. Only this directory is preopened, so an absolute

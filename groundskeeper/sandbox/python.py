@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from groundskeeper.sandbox import wasi
+import groundskeeper.sandbox.wasi as wasi
 from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.sandbox.hostcall import HostFunction
-from groundskeeper.sandbox.preview1 import Sink
+from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.result import SandboxError
 
 SYNOPSIS = "python3 [-uBEsI] (-c CODE | FILE | -) [ARG…]"

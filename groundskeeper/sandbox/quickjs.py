@@ -17,7 +17,10 @@ from pathlib import Path
 
 import wasmtime
 
-from groundskeeper.sandbox import hostcall, preview1, wasi
+import groundskeeper.sandbox.hostcall as hostcall
+import groundskeeper.sandbox.preview1 as preview1
+import groundskeeper.sandbox.wasi as wasi
+from groundskeeper.sandbox.preview1_abi import NO_FILES
 from groundskeeper.sandbox.result import Fault, SandboxError
 
 # Where the package puts the module: a data directory at the top of site-packages.
@@ -50,7 +53,7 @@ class ScriptRun:
 
 
 class _Capture:
-    """A bounded in-memory stdout or stderr (`preview1.Sink`)."""
+    """A bounded in-memory stdout or stderr (`preview1_abi.Sink`)."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -170,7 +173,7 @@ def run_program(
         stdin=b"",
         stdout=stdout,
         stderr=stderr,
-        root_fd=preview1.NO_FILES,
+        root_fd=NO_FILES,
         guest_root="",
         read_only=True,
         deadline=watch.deadline,

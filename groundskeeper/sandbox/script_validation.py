@@ -109,7 +109,7 @@ def validate_script(source: str, *, timeout: float | None = None) -> ScriptValid
     size = len(source.encode("utf-8", "surrogatepass"))
     if size > MAX_SCRIPT_BYTES:
         return _too_large(str(size))
-    from groundskeeper.sandbox import quickjs  # wasmtime is imported only when needed
+    import groundskeeper.sandbox.quickjs as quickjs  # wasmtime is imported only when needed
 
     nonce = f"__GK_SCRIPT_{secrets.token_hex(16)}__"
     values = {
@@ -265,7 +265,7 @@ def _failed_run(run: ScriptRun, timeout: float) -> ScriptIssue:
 
 
 def _memory_message() -> str:
-    from groundskeeper.sandbox import quickjs
+    import groundskeeper.sandbox.quickjs as quickjs
 
     limit = quickjs.HEAP_LIMIT // (1024 * 1024)
     return (

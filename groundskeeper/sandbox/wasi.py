@@ -24,9 +24,11 @@ from pathlib import Path
 
 import wasmtime
 
-from groundskeeper.sandbox import hostcall, preview1
+import groundskeeper.sandbox.hostcall as hostcall
+import groundskeeper.sandbox.preview1 as preview1
 from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.sandbox.fence import groundskeeper_home
+from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.result import Fault, SandboxError
 
@@ -585,8 +587,8 @@ class StageSpec:
     argv: list[str]
     env: list[tuple[str, str]]
     stdin: bytes | int  # the bytes themselves, or an open host file the caller closes
-    stdout: preview1.Sink
-    stderr: preview1.Sink
+    stdout: Sink
+    stderr: Sink
     root_fd: int  # the workdir, open; the caller closes it
     read_only: bool
     quota: DiskQuota | None = None  # counts what the stage writes to files it opens itself

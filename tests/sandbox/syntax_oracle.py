@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 from groundskeeper.sandbox.syntax import (
-    _RESERVED,
     AndOr,
     Assignment,
     CommandSub,
@@ -24,6 +23,7 @@ from groundskeeper.sandbox.syntax import (
     SimpleCommand,
     Word,
 )
+from groundskeeper.sandbox.syntax_scanner import RESERVED as _RESERVED
 
 _METACHARS = frozenset(" \t\n;&|<>()")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

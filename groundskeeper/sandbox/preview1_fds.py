@@ -1,0 +1,324 @@
+"""A WASI preview1 process's fd table and its fd_* calls, served on the host.
+
+It owns `Handle`, the state every call of a process sees (`FdCalls`: arguments, streams, root,
+limits, open descriptors) and the calls on descriptors; resolving paths is `preview1_paths`'.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import groundskeeper.sandbox.fence as fences
+from groundskeeper.sandbox.hostcall import GuestTrap
+from groundskeeper.sandbox.preview1_abi import (
+    BADF,
+    DIRECTORY,
+    DIRENT,
+    FAULT,
+    FD_APPEND,
+    FDSTAT,
+    FILESTAT,
+    INVAL,
+    ISDIR,
+    NOTDIR,
+    NOTSUP,
+    PRESTAT,
+    R_ALL,
+    R_FD_READ,
+    R_STREAM,
+    R_WRITING,
+    REGULAR_FILE,
+    ROFS,
+    SPIPE,
+    SUCCESS,
+    SYMBOLIC_LINK,
+    U32,
+    U64,
+    UNKNOWN,
+    Memory,
+    Sink,
+    WasiError,
+    filetype,
+    iovecs,
+    load,
+    pack_stat,
+    store,
+)
+from groundskeeper.sandbox.quota import DiskQuota
+from groundskeeper.sandbox.result import Fault
+
+__all__ = ["FdCalls", "Handle", "list_directory"]
+
+
+@dataclass
+class Handle:
+    """One open descriptor: a host file or directory, an in-memory stdin or a sink."""
+
+    kind: int
+    host_fd: int = -1  # -1: not a host file
+    readable: bool = False
+    writable: bool = False
+    append: bool = False
+    owned: bool = False  # this table closes host_fd
+    data: bytes = b""  # an in-memory stdin
+    offset: int = 0
+    sink: Sink | None = None
+    guest_name: bytes = b""  # a preopened directory's name
+    depth: int = 0  # a directory's levels below the workdir
+    listing: list[tuple[bytes, int, int]] | None = None
+
+    def rights(self) -> int:
+        if self.kind == DIRECTORY:
+            return R_ALL
+        base = R_ALL if self.host_fd >= 0 and self.sink is None else R_STREAM
+        if not self.readable:
+            base &= ~R_FD_READ
+        if not self.writable:
+            base &= ~R_WRITING
+        return base
+
+
+@dataclass
+class FdCalls:
+    """What every WASI call of one process sees — its arguments, streams, root directory,
+    limits and fd table — and the fd_* calls. `preview1.Process`, built on this through
+    `preview1_paths.PathCalls`, is the class the calls are served from."""
+
+    argv: list[str]
+    env: list[tuple[str, str]]
+    stdin: bytes | int  # bytes, or a host fd the caller owns
+    stdout: Sink
+    stderr: Sink
+    root_fd: int  # the workdir, opened by the caller; NO_FILES for none
+    guest_root: str  # the name the guest knows it by
+    read_only: bool
+    deadline: float  # time.monotonic() past which a sleeping guest stops
+    stopped: Callable[[], bool] = lambda: False  # the run was stopped from outside
+    quota: DiskQuota | None = None  # the run's disk quota, for files the guest writes
+    exit_code: int | None = None
+    fault: Fault | None = None  # "output", "deadline" or "disk", found by a host call
+    host_error: BaseException | None = None
+    fds: dict[int, Handle] = field(default_factory=dict)
+    fence: fences.Fence = field(default_factory=fences.active)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.stdin, int):
+            kind = filetype(os.fstat(self.stdin).st_mode)
+            stdin = Handle(kind, host_fd=self.stdin, readable=True)
+        else:
+            stdin = Handle(UNKNOWN, readable=True, data=self.stdin)
+        self.fds = {
+            0: stdin,
+            1: Handle(UNKNOWN, writable=True, sink=self.stdout),
+            2: Handle(UNKNOWN, writable=True, sink=self.stderr),
+        }
+        if self.root_fd >= 0:  # NO_FILES (-1): no directory at all, so no path resolves
+            self.fds[3] = Handle(
+                DIRECTORY, host_fd=self.root_fd, readable=True, guest_name=self.guest_root.encode()
+            )
+
+    def close(self) -> None:
+        for handle in self.fds.values():
+            if handle.owned:
+                os.close(handle.host_fd)
+        self.fds.clear()
+
+    def on_error(self, error: BaseException) -> bytes:
+        """What a failed host call becomes: a trap; unexpected errors are kept for the host."""
+        if not isinstance(error, GuestTrap):
+            self.host_error = error
+        return (error.message if isinstance(error, GuestTrap) else "host error").encode()
+
+    # -- the fd table
+
+    def _handle(self, fd: int) -> Handle:
+        handle = self.fds.get(fd)
+        if handle is None:
+            raise WasiError(BADF)
+        return handle
+
+    def _directory(self, fd: int) -> Handle:
+        handle = self._handle(fd)
+        if handle.kind != DIRECTORY:
+            raise WasiError(NOTDIR)
+        return handle
+
+    def _new_fd(self, handle: Handle) -> int:
+        fd = 4
+        while fd in self.fds:
+            fd += 1
+        self.fds[fd] = handle
+        return fd
+
+    def _check_running(self) -> None:
+        if self.stopped():
+            raise GuestTrap("stopped")
+
+    def _refuse_writes(self) -> None:
+        if self.read_only:
+            raise WasiError(ROFS)
+
+    # -- descriptors: fd_* calls
+
+    def fd_prestat_get(self, memory: Memory, fd: int, out: int) -> int:
+        handle = self.fds.get(fd)
+        if handle is None or not handle.guest_name:
+            return BADF
+        PRESTAT.pack_into(memory, out, 0, len(handle.guest_name))
+        return SUCCESS
+
+    def fd_prestat_dir_name(self, memory: Memory, fd: int, out: int, length: int) -> int:
+        handle = self.fds.get(fd)
+        if handle is None or not handle.guest_name:
+            return BADF
+        store(memory, out, handle.guest_name[:length])
+        return SUCCESS
+
+    def fd_fdstat_get(self, memory: Memory, fd: int, out: int) -> int:
+        handle = self._handle(fd)
+        inheriting = R_ALL if handle.kind == DIRECTORY else 0
+        flags = FD_APPEND if handle.append else 0
+        FDSTAT.pack_into(memory, out, handle.kind, flags, handle.rights(), inheriting)
+        return SUCCESS
+
+    def fd_fdstat_set_flags(self, _memory: Memory, fd: int, flags: int) -> int:
+        handle = self._handle(fd)
+        if flags & ~FD_APPEND or handle.host_fd < 0 or not handle.owned:
+            return NOTSUP
+        import fcntl  # only here: no box command changes its flags today
+
+        current = fcntl.fcntl(handle.host_fd, fcntl.F_GETFL)
+        wanted = current | os.O_APPEND if flags & FD_APPEND else current & ~os.O_APPEND
+        fcntl.fcntl(handle.host_fd, fcntl.F_SETFL, wanted)
+        handle.append = bool(flags & FD_APPEND)
+        return SUCCESS
+
+    def fd_filestat_get(self, memory: Memory, fd: int, out: int) -> int:
+        handle = self._handle(fd)
+        if handle.host_fd < 0:
+            size = len(handle.data) if handle.readable else 0
+            FILESTAT.pack_into(memory, out, 0, 0, handle.kind, 1, size, 0, 0, 0)
+            return SUCCESS
+        pack_stat(memory, out, os.fstat(handle.host_fd))
+        return SUCCESS
+
+    def fd_sync(self, _memory: Memory, fd: int) -> int:
+        """Success for any open descriptor: the sandbox promises nothing about durability,
+        and a guest calling it in a loop must not make the host wait on the disk."""
+        self._handle(fd)
+        return SUCCESS
+
+    def fd_close(self, _memory: Memory, fd: int) -> int:
+        handle = self.fds.pop(fd, None)
+        if handle is None:
+            return BADF
+        if handle.owned:
+            os.close(handle.host_fd)
+        return SUCCESS
+
+    def fd_seek(self, memory: Memory, fd: int, offset: int, whence: int, out: int) -> int:
+        handle = self._handle(fd)
+        if handle.host_fd < 0 or handle.kind not in (REGULAR_FILE, UNKNOWN):
+            return SPIPE if handle.kind != DIRECTORY else BADF
+        if whence > 2:
+            return INVAL
+        signed = offset - (1 << 64) if offset >= 1 << 63 else offset
+        U64.pack_into(memory, out, os.lseek(handle.host_fd, signed, whence))
+        return SUCCESS
+
+    def fd_read(self, memory: Memory, fd: int, iovs: int, count: int, out: int) -> int:
+        handle = self._handle(fd)
+        if not handle.readable:
+            return BADF
+        self._check_running()
+        vectors = iovecs(memory, iovs, count)
+        wanted = min(sum(length for _, length in vectors), len(memory))
+        if handle.host_fd < 0:
+            data = handle.data[handle.offset : handle.offset + wanted]
+            handle.offset += len(data)
+        elif handle.kind == DIRECTORY:
+            return ISDIR
+        elif len(vectors) == 1 and wanted == vectors[0][1]:
+            # One buffer (how wasi-libc reads): the host reads straight into guest memory.
+            pointer, length = vectors[0]
+            if pointer + length > len(memory):
+                return FAULT
+            U32.pack_into(
+                memory, out, os.readv(handle.host_fd, [memory[pointer : pointer + length]])
+            )
+            return SUCCESS
+        else:
+            data = os.read(handle.host_fd, wanted)
+        done = 0
+        for pointer, length in vectors:
+            piece = data[done : done + length]
+            store(memory, pointer, piece)
+            done += len(piece)
+            if done >= len(data):
+                break
+        U32.pack_into(memory, out, len(data))
+        return SUCCESS
+
+    def fd_write(self, memory: Memory, fd: int, iovs: int, count: int, out: int) -> int:
+        handle = self._handle(fd)
+        if not handle.writable:
+            return BADF
+        self._check_running()
+        vectors = iovecs(memory, iovs, count)
+        data = b"".join(load(memory, pointer, length) for pointer, length in vectors)
+        if handle.sink is not None:
+            room = handle.sink.room()
+            if len(data) > room:
+                handle.sink.write(data[: max(room, 0)])
+                self.fault = "output"
+                raise GuestTrap("output limit")
+            handle.sink.write(data)
+        else:
+            if self.quota is not None and not self.quota.take(len(data)):
+                self.fault = "disk"
+                raise GuestTrap("disk quota")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(handle.host_fd, view) :]
+        U32.pack_into(memory, out, len(data))
+        return SUCCESS
+
+    def fd_readdir(
+        self, memory: Memory, fd: int, buffer: int, length: int, cookie: int, out: int
+    ) -> int:
+        handle = self._directory(fd)
+        if handle.listing is None or cookie == 0:
+            handle.listing = list_directory(handle.host_fd, self.fence)
+        chunk = bytearray()
+        for index in range(min(cookie, len(handle.listing)), len(handle.listing)):
+            name, inode, kind = handle.listing[index]
+            chunk += DIRENT.pack(index + 1, inode, len(name), kind) + name
+            if len(chunk) >= length:
+                break
+        used = min(len(chunk), length)
+        store(memory, buffer, bytes(chunk[:used]))
+        U32.pack_into(memory, out, used)
+        return SUCCESS
+
+
+def list_directory(fd: int, fence: fences.Fence) -> list[tuple[bytes, int, int]]:
+    """`.`, `..` and the entries of an open directory, as (name, inode, file type); what the
+    fence hides is left out."""
+    here = os.fstat(fd)
+    entries = [(b".", here.st_ino, DIRECTORY), (b"..", 0, DIRECTORY)]
+    with os.scandir(fd) as scan:
+        for entry in scan:
+            if fence.hides_entry(entry):
+                continue
+            if entry.is_symlink():
+                kind = SYMBOLIC_LINK
+            elif entry.is_dir(follow_symlinks=False):
+                kind = DIRECTORY
+            elif entry.is_file(follow_symlinks=False):
+                kind = REGULAR_FILE
+            else:
+                kind = UNKNOWN
+            entries.append((os.fsencode(entry.name), entry.inode(), kind))
+    return entries

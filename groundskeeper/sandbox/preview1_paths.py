@@ -1,0 +1,449 @@
+"""WASI preview1's path calls, confined: every path walked one name at a time inside the workdir.
+
+It owns the walk (O_NOFOLLOW from an open directory fd, symlinks read and spliced in here, so
+`..` or a link never leaves the root), the fence's refusals and the path_* calls; not the fd table.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+
+from groundskeeper.sandbox.preview1_abi import (
+    ACCES,
+    ATIM,
+    ATIM_NOW,
+    DIRECTORY,
+    EXIST,
+    FD_APPEND,
+    INVAL,
+    ISDIR,
+    LOOP,
+    MAX_SYMLINKS,
+    MTIM,
+    MTIM_NOW,
+    NOENT,
+    NOTCAPABLE,
+    NOTDIR,
+    O_CREAT,
+    O_DIRECTORY,
+    O_EXCL,
+    O_TRUNC,
+    R_FD_READ,
+    R_FD_READDIR,
+    R_WRITING,
+    REGULAR_FILE,
+    ROFS,
+    SUCCESS,
+    SYMLINK_FOLLOW,
+    U32,
+    Memory,
+    WasiError,
+    filetype,
+    load,
+    pack_stat,
+    store,
+    wasi_errno,
+)
+from groundskeeper.sandbox.preview1_fds import FdCalls, Handle
+
+__all__ = ["PathCalls"]
+
+
+class PathCalls(FdCalls):
+    """The path layer of a process: resolving a guest's paths and the path_* calls."""
+
+    def _walk(self, fd: int, path: bytes, follow: bool) -> tuple[int, bytes, int]:
+        """Resolve `path` under directory `fd`: (an open directory the caller closes, the last
+        component in it, that directory's depth below the workdir). The component is `.` for
+        the directory itself, never `..`.
+
+        Every step opens one name with O_NOFOLLOW relative to the step before. A symlink met
+        on the way (or at the end, when following) is read and its target walked in its
+        place; an absolute target or a `..` above the root is refused (ENOTCAPABLE).
+        """
+        handle = self._directory(fd)
+        # The depth of stack[-1] is handle.depth + len(stack) - 1; the returns below compute
+        # it after their pop(), as handle.depth + len(stack).
+        base, depth = handle.host_fd, handle.depth
+        if not path:
+            raise WasiError(NOENT)
+        if b"\0" in path:
+            raise WasiError(INVAL)
+        if path.startswith(b"/"):
+            raise WasiError(NOTCAPABLE)
+        parts = path.split(b"/")
+        if parts[-1] == b"":  # "dir/": the directory itself, links followed
+            parts[-1] = b"."
+        parts.reverse()  # a stack: the next component is last
+        stack = [os.dup(base)]
+        links = 0
+        try:
+            while True:
+                part = parts.pop()
+                last = not parts
+                if part in (b"", b"."):
+                    if last:
+                        return stack.pop(), b".", depth + len(stack)
+                    continue
+                if part == b"..":
+                    if len(stack) == 1:
+                        raise WasiError(NOTCAPABLE)
+                    os.close(stack.pop())
+                    if last:
+                        return stack.pop(), b".", depth + len(stack)
+                    continue
+                if self.fence.hides_name(part):
+                    raise WasiError(NOENT)  # the control plane is absent, by any spelling
+                if last and not follow:
+                    return stack.pop(), part, depth + len(stack)
+                target = _link_target(part, stack[-1], last)
+                if target is not None:
+                    links += 1
+                    if links > MAX_SYMLINKS:
+                        raise WasiError(LOOP)
+                    if target.startswith(b"/") or not target:
+                        raise WasiError(NOTCAPABLE)
+                    pieces = target.split(b"/")
+                    if pieces[-1] == b"":
+                        pieces[-1] = b"."
+                    parts.extend(reversed(pieces))
+                    continue
+                if last:
+                    return stack.pop(), part, depth + len(stack)
+                try:
+                    inner = os.open(
+                        part,
+                        os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                        dir_fd=stack[-1],
+                    )
+                except OSError as error:
+                    raise WasiError(wasi_errno(error)) from error
+                stack.append(inner)
+                if self.fence.hidden and self.fence.hides(os.fstat(inner)):
+                    raise WasiError(NOENT)
+        finally:
+            for leftover in stack:
+                os.close(leftover)
+
+    def _open_plain(
+        self, fd: int, path: bytes, flags: int, follow: bool
+    ) -> tuple[int, bytes, int] | None:
+        """The common case of path_open without a walk: one name in directory `fd`, opened
+        with O_NOFOLLOW (in `flags`). (host fd, name, the directory's depth), or None when
+        `_walk` must decide: the path has several names, or is a link to follow."""
+        if not _plain(path):
+            return None
+        if self.fence.hides_name(path):
+            raise WasiError(NOENT)
+        directory = self._directory(fd)
+        try:
+            return os.open(path, flags, 0o666, dir_fd=directory.host_fd), path, directory.depth
+        except OSError as error:
+            if error.errno == errno.ELOOP and follow:
+                return None
+            raise WasiError(wasi_errno(error)) from error
+
+    def _named(self, fd: int, path: bytes, dot: int) -> tuple[int, bytes, int]:
+        """`_walk` for calls that act on the name itself (unlink, mkdir, rename, …); a path
+        that ends at a directory itself (`.`, `dir/..`) fails with errno `dot`. A trailing
+        slash is dropped here: each call decides what it means (see `_trailing`)."""
+        parent, name, depth = self._walk(fd, path.rstrip(b"/") or path, follow=False)
+        if name == b".":
+            os.close(parent)
+            raise WasiError(dot)
+        return parent, name, depth
+
+    def _fenced(self, parent: int, name: bytes, *, changing: bool) -> None:
+        """Refuse acting on `name` in `parent` when the fence says so: a hidden directory is
+        absent; a pinned directory or a read-only file cannot be changed (EACCES)."""
+        try:
+            info: os.stat_result | None = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None and self.fence.hides(info):
+            raise WasiError(NOENT)
+        if changing and (
+            (info is not None and self.fence.pins(info))
+            or self.fence.guards(os.fstat(parent), name)
+        ):
+            raise WasiError(ACCES)
+
+    @staticmethod
+    def _require_directory(parent: int, name: bytes) -> None:
+        """A name written with a trailing slash must be a directory (as in POSIX)."""
+        if not stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+            raise WasiError(NOTDIR)
+
+    # -- path_* calls
+
+    def path_open(
+        self,
+        memory: Memory,
+        fd: int,
+        lookup: int,
+        path: int,
+        path_length: int,
+        oflags: int,
+        rights: int,
+        _inheriting: int,
+        fdflags: int,
+        out: int,
+    ) -> int:
+        name_bytes = load(memory, path, path_length)
+        read = bool(rights & (R_FD_READ | R_FD_READDIR))
+        write = bool(rights & R_WRITING) or bool(oflags & O_TRUNC)
+        if self.read_only and (write or oflags & O_CREAT or fdflags & FD_APPEND):
+            return ROFS
+        flags = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+        flags |= os.O_RDWR if read and write else os.O_WRONLY if write else os.O_RDONLY
+        for wasi_flag, host_flag in (
+            (O_CREAT, os.O_CREAT),
+            (O_DIRECTORY, os.O_DIRECTORY),
+            (O_EXCL, os.O_EXCL),
+            (O_TRUNC, os.O_TRUNC),
+        ):
+            if oflags & wasi_flag:
+                flags |= host_flag
+        if fdflags & FD_APPEND:
+            flags |= os.O_APPEND
+        follow = bool(lookup & SYMLINK_FOLLOW)
+        changing = write or bool(oflags & O_CREAT) or bool(fdflags & FD_APPEND)
+        # Truncate only once the file is known not to be a read-only one under another name.
+        truncate = bool(flags & os.O_TRUNC) and self.fence.keeps_files
+        if truncate:
+            flags &= ~os.O_TRUNC
+        opened = (
+            None
+            if changing and self.fence.keeps_files
+            else self._open_plain(fd, name_bytes, flags, follow)
+        )
+        if opened is not None:
+            host_fd, name, depth = opened
+        else:
+            parent, name, depth = self._walk(fd, name_bytes, follow)
+            try:
+                fence = self.fence
+                if changing and fence.keeps_files and fence.guards(os.fstat(parent), name):
+                    return ACCES  # the running plan's file, a protected input: read-only
+                host_fd = os.open(name, flags, 0o666, dir_fd=parent)
+            except OSError as error:
+                return wasi_errno(error)
+            finally:
+                os.close(parent)
+        info = os.fstat(host_fd)
+        if self.fence.hidden and self.fence.hides(info):
+            os.close(host_fd)
+            return NOENT
+        if write and self.fence.is_read_only_file(info):
+            os.close(host_fd)
+            return ACCES
+        if truncate and stat.S_ISREG(info.st_mode):
+            os.ftruncate(host_fd, 0)
+        kind = filetype(info.st_mode)
+        if kind not in (REGULAR_FILE, DIRECTORY):
+            # A FIFO or device would block this thread, where no deadline can reach it.
+            os.close(host_fd)
+            return ACCES
+        handle = Handle(
+            kind,
+            host_fd=host_fd,
+            readable=read or kind == DIRECTORY,
+            writable=write,
+            append=bool(fdflags & FD_APPEND),
+            owned=True,
+            depth=depth + (name != b"."),
+        )
+        U32.pack_into(memory, out, self._new_fd(handle))
+        return SUCCESS
+
+    def path_filestat_get(
+        self, memory: Memory, fd: int, lookup: int, path: int, length: int, out: int
+    ) -> int:
+        raw, follow = load(memory, path, length), bool(lookup & SYMLINK_FOLLOW)
+        if _plain(raw) and not self.fence.hides_name(raw):
+            # one name in this directory: no walk, unless it is a link to follow
+            info = os.stat(raw, dir_fd=self._directory(fd).host_fd, follow_symlinks=False)
+            if not (follow and stat.S_ISLNK(info.st_mode)):
+                if self.fence.hides(info):
+                    return NOENT
+                pack_stat(memory, out, info)
+                return SUCCESS
+        parent, name, _ = self._walk(fd, raw, follow)
+        try:
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        finally:
+            os.close(parent)
+        if self.fence.hides(info):
+            return NOENT
+        pack_stat(memory, out, info)
+        return SUCCESS
+
+    def path_filestat_set_times(
+        self,
+        memory: Memory,
+        fd: int,
+        lookup: int,
+        path: int,
+        length: int,
+        atime: int,
+        mtime: int,
+        which: int,
+    ) -> int:
+        self._refuse_writes()
+        parent, name, _ = self._walk(fd, load(memory, path, length), bool(lookup & SYMLINK_FOLLOW))
+        try:
+            self._fenced(parent, name, changing=True)
+            now = time.time_ns()
+            current = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            access = now if which & ATIM_NOW else atime if which & ATIM else current.st_atime_ns
+            modify = now if which & MTIM_NOW else mtime if which & MTIM else current.st_mtime_ns
+            os.utime(name, ns=(access, modify), dir_fd=parent, follow_symlinks=False)
+        finally:
+            os.close(parent)
+        return SUCCESS
+
+    def path_create_directory(self, memory: Memory, fd: int, path: int, length: int) -> int:
+        parent, name, _ = self._named(fd, load(memory, path, length), dot=EXIST)
+        try:
+            if self.read_only:  # as on a read-only mount: an existing name says so first
+                return EXIST if _exists(parent, name) else ROFS
+            os.mkdir(name, 0o777, dir_fd=parent)
+        finally:
+            os.close(parent)
+        return SUCCESS
+
+    def path_remove_directory(self, memory: Memory, fd: int, path: int, length: int) -> int:
+        self._refuse_writes()
+        parent, name, _ = self._named(fd, load(memory, path, length), dot=INVAL)
+        try:
+            self._fenced(parent, name, changing=True)
+            os.rmdir(name, dir_fd=parent)
+        finally:
+            os.close(parent)
+        return SUCCESS
+
+    def path_unlink_file(self, memory: Memory, fd: int, path: int, length: int) -> int:
+        self._refuse_writes()
+        raw = load(memory, path, length)
+        parent, name, _ = self._named(fd, raw, dot=ISDIR)
+        try:
+            self._fenced(parent, name, changing=True)
+            if raw.endswith(b"/"):
+                self._require_directory(parent, name)  # and unlink then says EISDIR
+            os.unlink(name, dir_fd=parent)
+        finally:
+            os.close(parent)
+        return SUCCESS
+
+    def path_rename(
+        self,
+        memory: Memory,
+        fd: int,
+        old: int,
+        old_length: int,
+        new_fd: int,
+        new: int,
+        new_length: int,
+    ) -> int:
+        self._refuse_writes()
+        old_path, new_path = load(memory, old, old_length), load(memory, new, new_length)
+        source, source_name, _ = self._named(fd, old_path, dot=INVAL)
+        try:
+            target, target_name, depth = self._named(new_fd, new_path, dot=INVAL)
+            try:
+                self._fenced(source, source_name, changing=True)
+                self._fenced(target, target_name, changing=True)
+                info = os.stat(source_name, dir_fd=source, follow_symlinks=False)
+                if (old_path.endswith(b"/") or new_path.endswith(b"/")) and not stat.S_ISDIR(
+                    info.st_mode
+                ):
+                    return NOTDIR
+                if stat.S_ISLNK(info.st_mode) and not _stays_inside(
+                    os.fsencode(os.readlink(source_name, dir_fd=source)), depth
+                ):
+                    return NOTCAPABLE  # moved there, the link would point outside
+                os.rename(source_name, target_name, src_dir_fd=source, dst_dir_fd=target)
+            finally:
+                os.close(target)
+        finally:
+            os.close(source)
+        return SUCCESS
+
+    def path_symlink(
+        self, memory: Memory, old: int, old_length: int, fd: int, new: int, new_length: int
+    ) -> int:
+        self._refuse_writes()
+        target = load(memory, old, old_length)
+        link = load(memory, new, new_length)
+        if link.endswith(b"/"):
+            return NOENT
+        parent, name, depth = self._named(fd, link, dot=EXIST)
+        try:
+            # A link made here never points outside, even for readers that are not confined,
+            # nor into the control plane (which every reader here would find absent anyway).
+            if not _stays_inside(target, depth) or any(
+                self.fence.hides_name(part) for part in target.split(b"/")
+            ):
+                return NOTCAPABLE
+            self._fenced(parent, name, changing=True)
+            os.symlink(target, name, dir_fd=parent)
+        finally:
+            os.close(parent)
+        return SUCCESS
+
+    def path_readlink(
+        self, memory: Memory, fd: int, path: int, length: int, buffer: int, size: int, out: int
+    ) -> int:
+        raw = load(memory, path, length)
+        if raw.endswith(b"/"):
+            return INVAL  # "link/" names what the link points to, which is not a link
+        parent, name, _ = self._named(fd, raw, dot=INVAL)
+        try:
+            target = os.readlink(name, dir_fd=parent)
+        finally:
+            os.close(parent)
+        piece = os.fsencode(target)[:size]
+        store(memory, buffer, piece)
+        U32.pack_into(memory, out, len(piece))
+        return SUCCESS
+
+
+def _plain(path: bytes) -> bool:
+    """One ordinary name: what a path usually is, and what needs no walk."""
+    return b"/" not in path and path not in (b"", b".", b"..") and b"\0" not in path
+
+
+def _stays_inside(target: bytes, depth: int) -> bool:
+    """Whether a link `target`, read from a directory `depth` levels below the workdir,
+    stays inside it when its names are taken as written (no link in it followed)."""
+    if not target or target.startswith(b"/") or b"\0" in target:
+        return False
+    for part in target.split(b"/"):
+        if part == b"..":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif part not in (b"", b"."):
+            depth += 1
+    return True
+
+
+def _exists(parent: int, name: bytes) -> bool:
+    try:
+        os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _link_target(name: bytes, directory: int, last: bool) -> bytes | None:
+    """The target of `name` when it is a symlink, else None (a missing name included)."""
+    try:
+        return os.fsencode(os.readlink(name, dir_fd=directory))
+    except OSError as error:
+        if error.errno in (errno.EINVAL, errno.ENOENT) or (last and error.errno == errno.ENOTDIR):
+            return None
+        raise WasiError(wasi_errno(error)) from error
