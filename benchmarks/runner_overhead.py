@@ -33,6 +33,8 @@ from groundskeeper.record.keys import ensure_signing_key
 from groundskeeper.record.ledger import Ledger, read_steps
 from groundskeeper.record.telemetry import Telemetry
 from groundskeeper.sandbox import ShellResult, run
+from groundskeeper.supervisor.phases import RunPhases
+from groundskeeper.supervisor.pipeline import Pipeline
 from groundskeeper.supervisor.runner import (
     MemoryRecorder,
     Runner,
@@ -96,44 +98,44 @@ def make_plan(directory: Path, tasks: int, check: str, done: int = 0) -> Path:
 
 class PhaseClock:
     """Wall time spent in the runner's own check phases (red first, the final sweep), and in
-    the attempts' checks (`_check` with no phase: sandbox, sealing, telemetry): the benchmark
-    times the methods from outside; nothing in the runner changes."""
+    the attempts' checks (the pipeline's check stage with its sealing: sandbox, sealing,
+    telemetry): the benchmark times the methods from outside; nothing in the runner changes."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
         self.own_checks = 0.0
-        self._saved: list[tuple[str, Any]] = []
+        self._saved: list[tuple[type, str, Any]] = []
 
     def __enter__(self) -> PhaseClock:
-        original_check = Runner._check
-        self._saved.append(("_check", original_check))
+        original_stage = Pipeline._stage
+        self._saved.append((Pipeline, "_stage", original_stage))
 
-        def timed_check(runner: Runner, *args: Any, **kwargs: Any) -> Any:
+        def timed_stage(pipeline: Pipeline, stage: Any, context: Any) -> Any:
             started = time.perf_counter()
             try:
-                return original_check(runner, *args, **kwargs)
+                return original_stage(pipeline, stage, context)
             finally:
-                if len(args) < 4 and "phase" not in kwargs:  # an attempt's own check
+                if stage.name == "check":  # an attempt's own check
                     self.own_checks += time.perf_counter() - started
 
-        setattr(Runner, "_check", timed_check)  # noqa: B010  (a method swapped for timing)
-        for name in ("_red_first", "_final_sweep"):
-            original = getattr(Runner, name)
-            self._saved.append((name, original))
+        setattr(Pipeline, "_stage", timed_stage)  # noqa: B010  (a method swapped for timing)
+        for name in ("red_first", "final_sweep"):
+            original = getattr(RunPhases, name)
+            self._saved.append((RunPhases, name, original))
 
-            def timed(runner: Runner, *args: Any, _original: Any = original) -> Any:
+            def timed(phases: RunPhases, *args: Any, _original: Any = original) -> Any:
                 started = time.perf_counter()
                 try:
-                    return _original(runner, *args)
+                    return _original(phases, *args)
                 finally:
                     self.seconds += time.perf_counter() - started
 
-            setattr(Runner, name, timed)
+            setattr(RunPhases, name, timed)
         return self
 
     def __exit__(self, *_: object) -> None:
-        for name, original in self._saved:
-            setattr(Runner, name, original)
+        for owner, name, original in self._saved:
+            setattr(owner, name, original)
 
 
 def one_run(

@@ -1,0 +1,166 @@
+"""One attempt's verdict: a pipeline of stages, each judging the attempt one way.
+
+It owns the `Stage` interface (a name and `judge(context) -> StageResult`), what a stage is
+given (`AttemptContext`) and gives back (`StageResult`, naming the steps to seal), `Joint`
+(stages judged together, their failures joined), and `Pipeline`: it runs its stages in order,
+seals each result's steps as the stage returns, stops at the first result that does not pass
+and turns it into a `Verdict`. It knows no stage (`stages` has them) and does not schedule,
+count attempts or write verdicts (the runner does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+from groundskeeper.acceptance.gates import GateOpened
+from groundskeeper.supervisor.run_books import RunBooks
+from groundskeeper.supervisor.task_run import TaskRun
+from groundskeeper.supervisor.worker import AttemptOutcome
+
+__all__ = [
+    "AttemptContext",
+    "AttemptHistory",
+    "Joint",
+    "Pipeline",
+    "Stage",
+    "StageResult",
+    "Status",
+    "Step",
+    "Verdict",
+]
+
+Status = Literal["pass", "fail", "wait", "unavailable"]
+VerdictKind = Literal["DONE", "FAILED", "WAITING", "UNAVAILABLE"]
+_KINDS: dict[Status, VerdictKind] = {
+    "fail": "FAILED",
+    "wait": "WAITING",
+    "unavailable": "UNAVAILABLE",
+}
+
+
+class Step(Protocol):
+    """What a stage's result asks the run to keep, in order: a sealed step (with the telemetry
+    row that goes with it) or a warning for the report."""
+
+    def record(self, books: RunBooks, task_id: str, attempt: int) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """One stage's word on one attempt: `pass`; `fail`; `wait` (a person decides next); or
+    `unavailable` (no one could judge it: the task keeps its state, resumable)."""
+
+    stage: str
+    status: Status = "pass"
+    reason: str | None = None
+    feedback: str | None = None  # a failure's message for the next attempt; None: it is final
+    failure: str = ""  # what the breaker compares (its volatile parts aside)
+    verified: bool | None = None  # None: as the stages before said
+    output: str | None = None  # None: as the stages before left it
+    steps: tuple[Step, ...] = ()  # sealed by the pipeline as the stage returns
+    problems: tuple[str, ...] = ()  # each failure on its own, for a `Joint` to join
+    rows: tuple[Mapping[str, Any], ...] = ()  # the claim's verdicts, for telemetry, one commit
+    gate: GateOpened | None = None  # `wait`: the gate that holds the task
+
+
+@dataclass(slots=True)
+class AttemptHistory:
+    """What a task's attempts so far leave for its later stages (one job's own)."""
+
+    written: set[str] = field(default_factory=set)  # every attempt's changes: a gate's files
+    wrote: list[str] = field(default_factory=list)  # those of attempts that reached the check
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptContext:
+    """What a stage judges: the task, the attempt's number, the worker's claim (None when the
+    run verifies a task itself: a roll-up, an approved gate), the attempt's sealed tool calls,
+    what the paths its `changed` contracts name held as it started, and the task's history."""
+
+    task: TaskRun
+    attempt: int
+    claim: AttemptOutcome | None = None
+    sealed: tuple[dict[str, Any], ...] = ()
+    watched: Mapping[str, str | None] = field(default_factory=dict)
+    history: AttemptHistory = field(default_factory=AttemptHistory)
+
+
+class Stage(Protocol):
+    """One way of judging an attempt. `judge` may run checks or ask a model; it seals nothing
+    itself, but names in its result the steps to seal."""
+
+    @property
+    def name(self) -> str: ...
+
+    def judge(self, context: AttemptContext) -> StageResult: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Joint:
+    """Stages judged together: each runs, and is sealed, even when one before it failed; their
+    `problems` reach the worker as one failure, worded by `join` (which seals nothing), and
+    their rows go to telemetry in one commit."""
+
+    name: str
+    stages: tuple[Stage, ...]
+    join: Callable[[tuple[str, ...]], StageResult]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The pipeline's word on one attempt. FAILED with `feedback`: another attempt may help;
+    without it the failure is final. `stage` names the stage that decided (None: DONE)."""
+
+    kind: VerdictKind
+    stage: str | None
+    verified: bool | None
+    reason: str | None
+    output: str
+    feedback: str | None = None
+    failure: str = ""
+    gate: GateOpened | None = None
+
+
+class Pipeline:
+    """Stages in the order they were registered; `judge` may be called from any thread."""
+
+    def __init__(self, books: RunBooks, stages: Iterable[Stage | Joint] = ()) -> None:
+        self.books = books
+        self.stages: list[Stage | Joint] = list(stages)
+
+    def register(self, stage: Stage | Joint) -> None:
+        self.stages.append(stage)
+
+    def judge(self, context: AttemptContext) -> Verdict:
+        verified: bool | None = None
+        output = ""
+        for stage in self.stages:
+            if isinstance(stage, Joint):
+                result = self._joint(stage, context)
+            else:
+                result = self._stage(stage, context)
+            if result.rows:
+                self.books.claim_events(context.task.heading.task_id, context.attempt, result.rows)
+            verified = verified if result.verified is None else result.verified
+            output = output if result.output is None else result.output
+            if result.status != "pass":
+                return Verdict(_KINDS[result.status], result.stage, verified, result.reason,
+                               output, result.feedback, result.failure, result.gate)  # fmt: skip
+        return Verdict("DONE", None, verified, None, output)
+
+    def _stage(self, stage: Stage, context: AttemptContext) -> StageResult:
+        """One stage judged, and what its result names sealed at once."""
+        result = stage.judge(context)
+        for step in result.steps:
+            step.record(self.books, context.task.heading.task_id, context.attempt)
+        return result
+
+    def _joint(self, joint: Joint, context: AttemptContext) -> StageResult:
+        results = [self._stage(stage, context) for stage in joint.stages]
+        problems = tuple(p for r in results for p in r.problems)
+        rows = tuple(row for r in results for row in r.rows)
+        if not problems:
+            return StageResult(joint.name, rows=rows)
+        return replace(joint.join(problems), rows=rows)

@@ -1,0 +1,49 @@
+"""A run's checks: a task's check runs in the sandbox on the workdir, unless a protected input
+it reads has changed since the run started, which fails it without running it.
+
+It owns that rule and the run's sealed checks outside the pipeline (phases, roll-ups, gates);
+it does not decide what a result means for the task, and `acceptance.check` runs the check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from groundskeeper.acceptance import protect
+from groundskeeper.acceptance.check import (
+    CheckResult,
+    SealedCheck,
+    Shell,
+    run_check,
+    sha256_text,
+)
+from groundskeeper.supervisor.run_books import RunBooks
+
+
+class RunChecks:
+    """The checks of one run on `workdir`; `inputs` and `inputs_of` are set as it starts."""
+
+    def __init__(self, workdir: Path, shell: Shell | None, timeout: float, books: RunBooks) -> None:
+        self.workdir = workdir
+        self.shell = shell
+        self.timeout = timeout
+        self.books = books
+        self.inputs: dict[str, str | None] = {}  # protected input → sha256 at run start
+        self.inputs_of: dict[str, list[str]] = {}  # task id → the protected inputs it reads
+
+    def run(self, task_id: str, check: SealedCheck) -> CheckResult:
+        """The check's result, not sealed."""
+        gone = protect.changed(self.workdir, self.inputs, self.inputs_of.get(task_id, ()))
+        if gone:
+            why = f"protected input changed: {', '.join(gone)}"
+            return CheckResult("FAIL", "protected_input_changed", why, "", check.sha256,
+                               sha256_text(""), 0, None)  # fmt: skip
+        return run_check(check, self.workdir, shell=self.shell, timeout=self.timeout)
+
+    def sealed(
+        self, task_id: str, attempt: int, check: SealedCheck, phase: str | None = None
+    ) -> CheckResult:
+        """The check's result, sealed (a phase's also kept for telemetry)."""
+        result = self.run(task_id, check)
+        self.books.check(task_id, attempt, result, phase)
+        return result

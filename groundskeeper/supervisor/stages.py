@@ -1,0 +1,421 @@
+"""The stages of an attempt's verdict, in the order `attempt_stages` registers them: the claim
+(its evidence, then the task's contracts, against the record of the attempt), the check, the
+judge, the approval gate, the dock. Each is one class with the `pipeline.Stage` interface.
+
+It owns what each stage asks, the steps it names for sealing and how its failure reads to the
+worker; the rules themselves are `acceptance`'s and `conformance`'s, sealing is the pipeline's
+and the attempt loop the runner's. A new stage is a class here, added to `attempt_stages`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
+from groundskeeper.acceptance.check import CheckResult, SealedCheck
+from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
+from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
+from groundskeeper.acceptance.gates import GateOpened
+from groundskeeper.acceptance.judge import (
+    J_UNAVAILABLE,
+    J_UNREADABLE,
+    Artifact,
+    Judgement,
+    JudgeTask,
+    ask_judge,
+    collect_artifacts,
+)
+from groundskeeper.acceptance.toolbox import Toolbox
+from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.models.model import Model, ModelCall, Usage
+from groundskeeper.record.backing import Record
+from groundskeeper.supervisor.gating import open_gate
+from groundskeeper.supervisor.pipeline import (
+    AttemptContext,
+    Joint,
+    Stage,
+    StageResult,
+    Step,
+)
+from groundskeeper.supervisor.run_books import RunBooks
+from groundskeeper.supervisor.run_checks import RunChecks
+from groundskeeper.supervisor.sealing import excerpt
+from groundskeeper.supervisor.worker import AttemptOutcome
+
+if TYPE_CHECKING:
+    from groundskeeper.conformance.rules import DockResult
+
+
+@dataclass(frozen=True)
+class StageTools:
+    """What the stages of one run share: its tools and output store, its checks, its judge,
+    the record it started from (whose docks docking updates) and where components dock."""
+
+    toolbox: Toolbox
+    outputs: OutputStore
+    checks: RunChecks
+    require_checks: bool
+    judge_model: Model | None
+    judge_prompt: str
+    judge_profile: str
+    skip: tuple[Path, ...]  # what a gate never binds: the plan file, the control directory
+    components: Path
+    record: Record
+    docks_lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def attempt_stages(tools: StageTools) -> list[Stage | Joint]:
+    """The stages that judge a worker's attempt, in order (register a new stage here)."""
+    claim = Joint("claim", (EvidenceStage(tools), ContractsStage(tools)), claim_failure)
+    return [claim, CheckStage(tools), JudgeStage(tools), GateStage(tools), DockStage(tools)]
+
+
+def verify_stages(tools: StageTools) -> list[Stage | Joint]:
+    """A task's own verdict without an attempt to judge (a roll-up, an approved gate): its
+    check, then its dock."""
+    return [CheckStage(tools), DockStage(tools)]
+
+
+def check_feedback(check: SealedCheck, detail: str) -> str:
+    return f"your work did not pass its acceptance check: {check.text.strip()} → {detail}"
+
+
+# -- the claim: evidence and contracts, against the record of the attempt ----------------------
+
+
+def claim_failure(problems: tuple[str, ...]) -> StageResult:
+    """Every hard failure of the claim, in one message for the worker."""
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    feedback = "your claim did not hold against the record of this attempt:\n" + "\n".join(
+        f"- {h}" for h in problems
+    )
+    return StageResult("claim", "fail", problems[0] + more, feedback, f"claim\n{feedback}", True)
+
+
+def _claim_result(
+    name: str, problems: list[str], steps: list[Step], rows: list[dict[str, Any]]
+) -> StageResult:
+    said = claim_failure(tuple(problems)) if problems else StageResult(name)
+    return replace(said, stage=name, steps=tuple(steps), problems=tuple(problems), rows=tuple(rows))
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceSealed:
+    verdicts: tuple[EvidenceVerdict, ...]
+
+    def record(self, books: RunBooks, task_id: str, attempt: int) -> None:
+        books.seal.evidence(task_id, attempt, [v.to_json() for v in self.verdicts])
+
+
+class EvidenceStage:
+    """The claim's evidence fields, each against the attempt's sealed tool calls."""
+
+    name = "evidence"
+
+    def __init__(self, tools: StageTools) -> None:
+        self.outputs = tools.outputs
+
+    def judge(self, context: AttemptContext) -> StageResult:
+        task, claim = context.task, context.claim
+        if not task.evidence or claim is None:
+            return StageResult(self.name)
+        record = AttemptRecord(context.sealed, self.outputs)
+        verdicts = tuple(judge_evidence(task.evidence, claim.evidence, record))
+        rows: list[dict[str, Any]] = [{"kind": "evidence", "spec": v.field.spec, "soft": False,
+                                       "ok": v.ok, "code": v.code, "message": v.message}
+                                      for v in verdicts]  # fmt: skip
+        problems = [v.reason for v in verdicts if not v.ok]
+        return _claim_result(self.name, problems, [EvidenceSealed(verdicts)], rows)
+
+
+@dataclass(frozen=True, slots=True)
+class ContractsSealed:
+    verdicts: tuple[ContractVerdict, ...]
+
+    def record(self, books: RunBooks, task_id: str, attempt: int) -> None:
+        books.seal.contracts(task_id, attempt, [v.to_json() for v in self.verdicts])
+
+
+@dataclass(frozen=True, slots=True)
+class SoftWarning:
+    """A soft contract that failed: a warning in the report, said once however often."""
+
+    warning: Diagnostic
+
+    def record(self, books: RunBooks, task_id: str, attempt: int) -> None:
+        books.soft_warning(self.warning)
+
+
+class ContractsStage:
+    """The task's contracts on the workdir and the attempt's record; a soft one's failure is a
+    warning, not a failure."""
+
+    name = "contracts"
+
+    def __init__(self, tools: StageTools) -> None:
+        self.toolbox = tools.toolbox
+        self.outputs = tools.outputs
+
+    def judge(self, context: AttemptContext) -> StageResult:
+        task = context.task
+        if not task.contracts or context.claim is None:
+            return StageResult(self.name)
+        record = AttemptRecord(context.sealed, self.outputs)
+        judged = tuple(
+            judge_contracts(task.contracts, ContractContext(self.toolbox, record, context.watched))
+        )
+        steps: list[Step] = [ContractsSealed(judged)]
+        problems: list[str] = []
+        rows: list[dict[str, Any]] = []
+        for v in judged:
+            rows.append({"kind": "contract", "spec": v.contract.text, "soft": v.contract.soft,
+                         "ok": v.ok, "code": v.code, "message": v.message,
+                         "detail": dict(v.detail)})  # fmt: skip
+            if v.hard_failure:
+                problems.append(v.reason)
+            elif not v.ok:
+                warning = Diagnostic("warning", task.heading.title,
+                                     f"soft contract failed: {v.reason}", v.contract.line,
+                                     v.code or "")  # fmt: skip
+                steps.append(SoftWarning(warning))
+        return _claim_result(self.name, problems, steps, rows)
+
+
+# -- the check ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSealed:
+    result: CheckResult
+
+    def record(self, books: RunBooks, task_id: str, attempt: int) -> None:
+        books.check(task_id, attempt, self.result)
+
+
+class CheckStage:
+    """The task's acceptance check on the workdir. Without a check, the worker's word decides
+    (unless checks are required), and finally: no other attempt can be told apart."""
+
+    name = "check"
+
+    def __init__(self, tools: StageTools) -> None:
+        self.checks = tools.checks
+        self.require_checks = tools.require_checks
+
+    def judge(self, context: AttemptContext) -> StageResult:
+        task, claim = context.task, context.claim
+        if task.check is None:
+            return StageResult(self.name) if claim is None else self._unchecked(claim)
+        result = self.checks.run(task.heading.task_id, task.check)
+        wrote = context.history.wrote  # what the worker wrote, for the judge (every attempt's)
+        for body in context.sealed:
+            if isinstance(body.get("changed"), list):
+                wrote.extend(p for p in body["changed"] if p not in wrote)
+        steps = (CheckSealed(result),)
+        if result.passed:
+            return StageResult(self.name, verified=True, output=result.output, steps=steps)
+        reason = f"{result.code}: {result.reason}"
+        if claim is not None and claim.no_claim is not None:  # e.g. cut off at max_tokens
+            reason = f"{reason} (and the worker made no claim: {claim.no_claim})"
+        detail = f"{result.reason}\n{result.output}".rstrip()
+        return StageResult(self.name, "fail", reason, check_feedback(task.check, detail),
+                           f"{result.code}\n{result.reason}\n{result.output}", True,
+                           result.output, steps)  # fmt: skip
+
+    def _unchecked(self, claim: AttemptOutcome) -> StageResult:
+        if self.require_checks:
+            reason = "no acceptance check (--require-checks)"
+        elif claim.claims_done:
+            return StageResult(self.name, verified=False, output=claim.claim)
+        elif claim.no_claim is not None:
+            reason = claim.no_claim
+        else:
+            reason = f"the worker did not claim DONE: {excerpt(claim.claim) or '(nothing)'}"
+        return StageResult(self.name, "fail", reason, verified=False, output=claim.claim)
+
+
+# -- the judge ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCalled:
+    call: ModelCall
+
+    def record(self, books: RunBooks, task_id: str, attempt: int) -> None:
+        books.model_called(task_id, attempt, self.call)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSealed:
+    profile: str
+    model: str | None
+    judgement: Judgement
+
+    def record(self, books: RunBooks, task_id: str, attempt: int) -> None:
+        books.seal.judge(task_id, attempt, self.profile, self.model, self.judgement)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeWarning:
+    """`--judge-profile fast`: the judge was unavailable and the check's pass stood."""
+
+    warning: Diagnostic
+
+    def record(self, books: RunBooks, task_id: str, attempt: int) -> None:
+        books.judge_warning(self.warning)
+
+
+class JudgeStage:
+    """After a passing check, the task's judge (if it has one) on its artifacts. An API error
+    past its retries leaves the task resumable, except under `--judge-profile fast`, where
+    the check's pass stands with a warning."""
+
+    name = "judge"
+
+    def __init__(self, tools: StageTools) -> None:
+        self.toolbox = tools.toolbox
+        self.model = tools.judge_model
+        self.prompt = tools.judge_prompt
+        self.profile = tools.judge_profile
+
+    def judge(self, context: AttemptContext) -> StageResult:
+        task = context.task
+        if task.check is None or task.criteria is None:
+            return StageResult(self.name)
+        heading = task.heading
+        # lint refused a plan whose `:judge-files:` paths cannot be read
+        artifacts, unreadable = collect_artifacts(
+            self.toolbox, task.judge_files, context.history.wrote
+        )
+        judgement = self._ask(context, artifacts, unreadable)
+        steps: list[Step] = []
+        if judgement.called:
+            call = ModelCall("judge", judgement.stop_reason, judgement.usage, judgement.error)
+            steps.append(ModelCalled(call))
+        name = self.model.name if self.model is not None else None
+        steps.append(JudgeSealed(self.profile, name, judgement))
+        if judgement.passed:
+            return StageResult(self.name, steps=tuple(steps))
+        if judgement.unavailable and self.profile == "fast":
+            message = f"{judgement.reason}; --judge-profile fast: the check's pass stands, unjudged"
+            warning = Diagnostic("warning", heading.title, message, heading.line, J_UNAVAILABLE)
+            return StageResult(self.name, steps=(*steps, JudgeWarning(warning)))
+        if judgement.unavailable:  # not the worker's failure: the task keeps its state
+            return StageResult(self.name, "unavailable", judgement.reason, steps=tuple(steps))
+        feedback = judgement.feedback() or check_feedback(task.check, judgement.reason)
+        return StageResult(self.name, "fail", judgement.reason, feedback,
+                           f"judge\n{judgement.reason}", True, steps=tuple(steps))  # fmt: skip
+
+    def _ask(
+        self, context: AttemptContext, artifacts: list[Artifact], unreadable: list[str]
+    ) -> Judgement:
+        task = context.task
+        if unreadable:
+            why = f"the judge was not asked: :judge-files: unreadable: {'; '.join(unreadable)}"
+            return Judgement(None, J_UNREADABLE, (), why, "", None, Usage(),
+                             tuple(artifacts), None, False)  # fmt: skip
+        if self.model is None:
+            why = "the judge's model is unavailable: the run was given none"
+            return Judgement(None, J_UNAVAILABLE, (), why, "", None, Usage(),
+                             tuple(artifacts), "no judge model", False)  # fmt: skip
+        assert task.criteria is not None
+        heading = task.heading
+        about = JudgeTask(heading.task_id, heading.title, heading.body, task.criteria)
+        return ask_judge(self.model, about, artifacts, self.prompt)[0]
+
+
+# -- the approval gate ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GateSealed:
+    opened: GateOpened
+
+    def record(self, books: RunBooks, task_id: str, attempt: int) -> None:
+        books.seal.gate(attempt, self.opened.to_json())
+
+
+class GateStage:
+    """A gated task whose work passed waits for a person: a gate is sealed, bound to its
+    artifacts (`:gate-files:`, else what its attempts wrote, else the whole workdir) and
+    check. It docks once a person approves."""
+
+    name = "gate"
+
+    def __init__(self, tools: StageTools) -> None:
+        self.workdir = tools.checks.workdir
+        self.skip = tools.skip
+
+    def judge(self, context: AttemptContext) -> StageResult:
+        task = context.task
+        if not task.gated:
+            return StageResult(self.name)
+        files = task.gate_files or tuple(sorted(context.history.written)) or None
+        opened = open_gate(task, files, self.workdir, self.skip)
+        reason = f"waiting for approval (gate {opened.gate_id}, {len(opened.files)} file(s))"
+        # an unchecked task waits on the worker's word
+        return StageResult(self.name, "wait", reason, verified=task.check is not None,
+                           steps=(GateSealed(opened),), gate=opened)  # fmt: skip
+
+
+# -- the dock -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DockSealed:
+    component: str
+    result: DockResult
+
+    def record(self, books: RunBooks, task_id: str, attempt: int) -> None:
+        result = self.result
+        books.seal.dock(task_id, self.component, result)
+        if books.telemetry is not None:
+            books.telemetry.record_dock(
+                books.run_id, task_id, self.component, result.sha256, result.ok,
+                result.diagnostics,
+            )  # fmt: skip
+
+
+class DockStage:
+    """The task's `:dock:` component, docked (`conformance.rules.dock`); without one, a pass."""
+
+    name = "dock"
+
+    def __init__(self, tools: StageTools) -> None:
+        self.toolbox = tools.toolbox
+        self.components = tools.components
+        self.record = tools.record  # its docks: what docked so far, updated as components dock
+        self.lock = tools.docks_lock
+
+    def judge(self, context: AttemptContext) -> StageResult:
+        raw = context.task.dock
+        if raw is None:
+            return StageResult(self.name)
+        try:
+            component = self.toolbox.resolve(raw.strip())
+        except GroundskeeperError as exc:
+            return self._failed(context, f"dock: {exc}", ())
+        from groundskeeper.conformance.rules import dock  # wasmtime.component: only when docking
+
+        with self.lock:
+            sealed = dict(self.record.docks)
+        result = dock(component, self.components, sealed=sealed)
+        if result.ok:
+            with self.lock:
+                self.record.docks[component.name] = result.sha256
+        steps = (DockSealed(raw.strip(), result),)
+        if result.ok:
+            return StageResult(self.name, steps=steps)
+        messages = "; ".join(d.message for d in result.diagnostics if d.level == "error")
+        why = f"conformance: `{raw.strip()}` did not dock: {messages or 'refused'}"
+        return self._failed(context, why, steps)
+
+    def _failed(self, context: AttemptContext, why: str, steps: tuple[Step, ...]) -> StageResult:
+        """A checked task hears it as its check's failure; an unchecked one's verdict is final."""
+        check = context.task.check
+        feedback = check_feedback(check, why) if check is not None else None
+        return StageResult(self.name, "fail", why, feedback, f"dock\n{why}", steps=steps)

@@ -1,0 +1,111 @@
+"""One task in one run: what the run takes from its compiled spec, and what it has decided.
+
+It owns `TaskRun`, `task_runs` (the one place the runner takes a task's spec: check, contracts,
+evidence, judge, gate, dock, invariants, attempt limit), the `Outcome` a job hands the
+scheduler, and the runner's own preflight of a plan. It does not schedule, judge or write;
+reading the properties is `plan.spec`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from groundskeeper.acceptance.check import SealedCheck
+from groundskeeper.acceptance.gates import GateOpened
+from groundskeeper.acceptance.judge import judge_criteria
+from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.plan.contract_syntax import Contract
+from groundskeeper.plan.invariants import Invariant
+from groundskeeper.plan.org import Heading, Plan
+from groundskeeper.plan.properties import DEFAULT_MAX_ATTEMPTS, EvidenceField
+from groundskeeper.plan.spec import PlanSpec, compile_plan
+from groundskeeper.plan.tree import Node
+from groundskeeper.supervisor.plan_guard import Tamper
+
+VERDICT_STATES = ("DONE", "FAILED", "PARTIAL")
+
+
+def preflight(plan: Plan) -> list[Diagnostic]:
+    """What the runner itself needs of a plan beyond rung 1: verdict states, valid numbers."""
+    found: list[Diagnostic] = []
+    missing = [s for s in VERDICT_STATES if s not in plan.done_states]
+    # without any #+TODO: line the run inserts one with every verdict state (`needs_todo_line`)
+    if missing and plan.tasks() and plan.declares_keywords:
+        message = (
+            f"the #+TODO line has no {', '.join(missing)} after `|`; the runner writes DONE,"
+            " FAILED and PARTIAL verdicts (e.g. `#+TODO: TODO NEXT | DONE FAILED PARTIAL`)"
+        )
+        found.append(Diagnostic("error", "outline", message, None, "R001"))
+    for task in compile_plan(plan):
+        if task.max_attempts_problem is not None:
+            heading = task.heading
+            found.append(
+                Diagnostic("error", heading.title, task.max_attempts_problem, heading.line, "R002")
+            )
+    return found
+
+
+@dataclass(slots=True)
+class TaskRun:
+    """A task in this run: what it was given (its sealed check and, from its spec, what its
+    stages judge) and what the run has decided so far."""
+
+    heading: Heading
+    idx: int
+    check: SealedCheck | None
+    check_sha256: str | None
+    start_state: str
+    state: str
+    attempts: int = 0
+    verified: bool | None = None
+    reason: str | None = None
+    output: str = ""
+    tainted: Tamper | None = None
+    red: str | None = None  # under --require-red: why this task fails before any work
+    contracts: tuple[Contract, ...] = ()
+    evidence: tuple[EvidenceField, ...] = ()
+    invariants: tuple[Invariant, ...] = ()  # what its worker is told must hold
+    stop: str | None = None
+    gated: bool = False  # `:gate: approval`: a passing check waits for a person
+    waiting: GateOpened | None = None
+    criteria: str | None = None  # what its judge checks the work against; None: no judge
+    judge_files: tuple[str, ...] = ()  # `:judge-files:`, shown to the judge first
+    gate_files: tuple[str, ...] | None = None  # `:gate-files:`, the artifacts a gate binds
+    dock: str | None = None  # the `:dock:` component path
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+
+
+def task_runs(spec: PlanSpec, judge_profile: str) -> dict[Heading, TaskRun]:
+    """Every task of the plan as the run starts it, from its spec (lint has refused a plan
+    whose contract, evidence or judge-files lines cannot be read)."""
+    runs: dict[Heading, TaskRun] = {}
+    for idx, task in enumerate(spec):
+        heading = task.heading
+        check = SealedCheck.seal(task.check) if task.check else None
+        keyword = heading.keyword or ""
+        sha256 = check.sha256 if check else None
+        run = runs[heading] = TaskRun(heading, idx, check, sha256, keyword, keyword)
+        run.contracts, run.evidence, run.gated = task.contracts, task.evidence, task.gated
+        run.invariants = task.invariants
+        run.criteria = judge_criteria(task, judge_profile)
+        run.judge_files, run.gate_files = task.judge_files, task.gate_files
+        run.dock, run.max_attempts = task.dock, task.max_attempts
+    return runs
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a job reports back to the scheduler thread."""
+
+    node: Node
+    state: str
+    attempts: int
+    verified: bool | None
+    reason: str | None
+    output: str
+    duration_ms: int
+    error: BaseException | None = None
+    tampers: tuple[Tamper, ...] = ()  # found (and blamed) by the job itself
+    demote: tuple[tuple[Node, str, str], ...] = ()  # children whose DONE no longer holds
+    stop: str | None = None  # the loop's stop code (`groundskeeper.acceptance.loops`)
+    gate: GateOpened | None = None  # the task waits at this gate (its headline unchanged)
