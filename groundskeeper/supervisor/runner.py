@@ -675,7 +675,9 @@ class Runner:
         reports: list[TaskReport] = []
         for idx, heading in enumerate(self.plan.tasks()):
             keyword = heading.keyword or ""  # a task the run never took keeps its state
-            task = self.tasks.get(heading) or TaskRun(heading, idx, None, None, keyword, keyword)
+            task = self.tasks.get(heading) or TaskRun(
+                heading, idx, None, None, keyword, keyword, self.spec.of(heading)
+            )
             state = "WAITING" if task.waiting is not None else task.state  # headline unchanged
             reports.append(
                 TaskReport(heading.task_id, heading.title, heading.line + self._verdicts.shift,

@@ -17,8 +17,8 @@ from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.plan.contract_syntax import Contract
 from groundskeeper.plan.invariants import Invariant
 from groundskeeper.plan.org import Heading, Plan
-from groundskeeper.plan.properties import DEFAULT_MAX_ATTEMPTS, EvidenceField
-from groundskeeper.plan.spec import PlanSpec, compile_plan
+from groundskeeper.plan.properties import EvidenceField
+from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
 from groundskeeper.plan.tree import Node
 from groundskeeper.supervisor.plan_guard import Tamper
 
@@ -56,23 +56,53 @@ class TaskRun:
     check_sha256: str | None
     start_state: str
     state: str
+    spec: TaskSpec  # what its stages judge, as compiled from the plan
     attempts: int = 0
     verified: bool | None = None
     reason: str | None = None
     output: str = ""
     tainted: Tamper | None = None
     red: str | None = None  # under --require-red: why this task fails before any work
-    contracts: tuple[Contract, ...] = ()
-    evidence: tuple[EvidenceField, ...] = ()
-    invariants: tuple[Invariant, ...] = ()  # what its worker is told must hold
     stop: str | None = None
-    gated: bool = False  # `:gate: approval`: a passing check waits for a person
     waiting: GateOpened | None = None
     criteria: str | None = None  # what its judge checks the work against; None: no judge
-    judge_files: tuple[str, ...] = ()  # `:judge-files:`, shown to the judge first
-    gate_files: tuple[str, ...] | None = None  # `:gate-files:`, the artifacts a gate binds
-    dock: str | None = None  # the `:dock:` component path
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+
+    @property
+    def contracts(self) -> tuple[Contract, ...]:
+        return self.spec.contracts
+
+    @property
+    def evidence(self) -> tuple[EvidenceField, ...]:
+        return self.spec.evidence
+
+    @property
+    def invariants(self) -> tuple[Invariant, ...]:
+        """What its worker is told must hold."""
+        return self.spec.invariants
+
+    @property
+    def gated(self) -> bool:
+        """`:gate: approval`: a passing check waits for a person."""
+        return self.spec.gated
+
+    @property
+    def judge_files(self) -> tuple[str, ...]:
+        """`:judge-files:`, shown to the judge first."""
+        return self.spec.judge_files
+
+    @property
+    def gate_files(self) -> tuple[str, ...] | None:
+        """`:gate-files:`, the artifacts a gate binds."""
+        return self.spec.gate_files
+
+    @property
+    def dock(self) -> str | None:
+        """The `:dock:` component path."""
+        return self.spec.dock
+
+    @property
+    def max_attempts(self) -> int:
+        return self.spec.max_attempts
 
 
 def task_runs(spec: PlanSpec, judge_profile: str) -> dict[Heading, TaskRun]:
@@ -84,12 +114,8 @@ def task_runs(spec: PlanSpec, judge_profile: str) -> dict[Heading, TaskRun]:
         check = SealedCheck.seal(task.check) if task.check else None
         keyword = heading.keyword or ""
         sha256 = check.sha256 if check else None
-        run = runs[heading] = TaskRun(heading, idx, check, sha256, keyword, keyword)
-        run.contracts, run.evidence, run.gated = task.contracts, task.evidence, task.gated
-        run.invariants = task.invariants
+        run = runs[heading] = TaskRun(heading, idx, check, sha256, keyword, keyword, task)
         run.criteria = judge_criteria(task, judge_profile)
-        run.judge_files, run.gate_files = task.judge_files, task.gate_files
-        run.dock, run.max_attempts = task.dock, task.max_attempts
     return runs
 
 
