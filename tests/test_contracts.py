@@ -218,6 +218,35 @@ def test_json_schema(tmp_path: Path) -> None:
     assert judge(tmp_path, "json-schema schema.json missing.json").code == "C001"
 
 
+def test_json_schema_enforces_format_with_the_library_checker(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {
+        "when": {"type": "string", "format": "date-time"},
+        "day": {"type": "string", "format": "date"},
+        "home": {"type": "string", "format": "uri"},
+        "mail": {"type": "string", "format": "email"},
+    }}  # fmt: skip
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    good = {"when": "2026-11-27T15:00:00Z", "day": "2026-11-27",
+            "home": "https://example.com/a", "mail": "a@example.com"}  # fmt: skip
+    (tmp_path / "good.json").write_text(json.dumps(good))
+    assert judge(tmp_path, "json-schema schema.json good.json").ok
+    for key, wrong in (("when", "yesterday"), ("day", "2026-13-45"), ("home", "not a uri"),
+                       ("mail", "nobody")):  # fmt: skip
+        (tmp_path / "bad.json").write_text(json.dumps({**good, key: wrong}))
+        bad = judge(tmp_path, "json-schema schema.json bad.json")
+        assert bad.code == "C005", (key, bad.message)
+        assert f"at {key}: {wrong!r} is not a" in bad.message
+
+
+def test_a_format_no_checker_knows_fails_closed(tmp_path: Path) -> None:
+    schema = {"properties": {"a": {"format": "colour-name"}}, "examples": [{"format": "x"}]}
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    (tmp_path / "doc.json").write_text('{"a": "red"}')
+    verdict = judge(tmp_path, "json-schema schema.json doc.json")
+    assert verdict.code == "C006"
+    assert "names a format that cannot be checked: colour-name (known: " in verdict.message
+
+
 def test_json_schema_that_is_missing_or_invalid_fails_closed(tmp_path: Path) -> None:
     (tmp_path / "good.json").write_text('{"ok": true}')
     (tmp_path / "invalid.json").write_text('{"type": 12}')

@@ -327,13 +327,22 @@ def _json_schema(contract: Contract, context: ContractContext) -> str:
         ) from None
     except Exception as exc:  # a schema that is not even an object: validator_for refuses it
         raise ContractFailure("C006", f"`{schema_path}` is not a valid schema: {exc}") from None
+    # `format` is an assertion here, checked by the library's own checker for the draft
+    checker = validator_class.FORMAT_CHECKER
+    unknown = sorted(set(_formats(schema)) - set(checker.checkers))
+    if unknown:
+        raise ContractFailure(
+            "C006",
+            f"`{schema_path}` names a format that cannot be checked: {', '.join(unknown)}"
+            f" (known: {', '.join(sorted(checker.checkers))})",
+        )
     try:
         document = json.loads(context.read_text(path), parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         raise ContractFailure("C004", f"`{path}` is not JSON: {exc}") from None
     try:
         errors = sorted(
-            validator_class(schema).iter_errors(document),
+            validator_class(schema, format_checker=checker).iter_errors(document),
             key=lambda e: [str(p) for p in e.absolute_path],
         )
     except referencing.exceptions.Unresolvable as exc:
@@ -350,6 +359,24 @@ def _json_schema(contract: Contract, context: ContractContext) -> str:
             "C005", f"`{path}` does not match `{schema_path}` at {where}: {first.message}{more}"
         )
     return f"`{path}` matches `{schema_path}`"
+
+
+_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})  # data, never a subschema
+
+
+def _formats(schema: object) -> list[str]:
+    """Every `format` a schema asserts, at any depth (its data keywords aside)."""
+    found: list[str] = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("format"), str):
+                found.append(node["format"])
+            stack.extend(v for k, v in node.items() if k not in _NOT_SCHEMAS)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
