@@ -295,7 +295,7 @@ def test_identical_failure_ends_early_at_the_breaker(tmp_path: Path) -> None:
     assert doc["tasks"][0]["stop"] == "breaker"
     assert doc["tasks"][0]["reason"].startswith(
         "breaker: the same failure 3 times in a row (volatile parts such as timings, temp names"
-        " and line numbers aside), so attempt 4 of 5 was not started; the failure:"
+        " and pids aside), so attempt 4 of 5 was not started; the failure:"
         " nonzero_status: "
     )
 

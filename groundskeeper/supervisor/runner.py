@@ -620,7 +620,7 @@ class Runner:
         n = self.options.breaker
         return (
             f"breaker: the same failure {n} times in a row (volatile parts such as timings,"
-            f" temp names and line numbers aside), so attempt {attempt + 1} of {limit} was not"
+            f" temp names and pids aside), so attempt {attempt + 1} of {limit} was not"
             f" started; the failure: {reason}"
         )
 
