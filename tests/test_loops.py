@@ -241,7 +241,10 @@ def test_failures_that_differ_in_substance_are_not_a_loop(tmp_path: Path) -> Non
     assert [(s["to"], s.get("stop")) for s in steps(plan, "state")] == [("DONE", None)]
 
 
-FIELDS = "awk 'NF != 3 { print FILENAME \":\" NR \": expected 3 fields\"; bad = 1 } END { exit bad }' data.txt"
+FIELDS = (
+    'awk \'NF != 3 { print FILENAME ":" NR ": expected 3 fields"; bad = 1 }'
+    " END { exit bad }' data.txt"
+)
 
 
 def data_turns(*contents: str) -> str:
