@@ -9,9 +9,9 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.plan.contract_syntax import SHAPES
+from groundskeeper.plan.contract_syntax import SHAPES, judged_on_files
 from groundskeeper.plan.properties import GATE_KINDS, command_matches, covers
-from groundskeeper.plan.spec import PlanSpec
+from groundskeeper.plan.spec import PlanSpec, TaskSpec
 
 if TYPE_CHECKING:
     pass
@@ -52,15 +52,39 @@ def _self_made(pattern: str) -> str | None:
     return next((c.split()[0] for c in _SELF_MADE if command_matches(pattern, c)), None)
 
 
+def _parent_record_rules(task: TaskSpec) -> Iterator[Diagnostic]:
+    """T020: a parent has no worker and so no record of an attempt: a rule judged on that
+    record could never be judged (it is judged at the roll-up only on the files)."""
+    heading = task.heading
+    for contract in task.contracts:
+        if not judged_on_files(contract):
+            message = (
+                f"contract `{contract.text}` on a parent task: `{contract.kind}` is judged on"
+                " the record of a worker's attempt, and a parent has no worker; put it on the"
+                " child task that does the work"
+            )
+            yield Diagnostic("error", heading.title, message, contract.line, "T020")
+    if task.evidence:
+        line = heading.property_lines.get("evidence", heading.line)
+        message = (
+            ":evidence: on a parent task: evidence is checked against a worker's attempt, and a"
+            " parent has no worker; put it on the child task that does the work"
+        )
+        yield Diagnostic("error", heading.title, message, line, "T020")
+
+
 def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
     name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
     cannot be read; T018: a `ran` or `output-of` pattern that a command printing its own
-    arguments matches."""
+    arguments matches; T020: a contract judged on a worker's record (`changed`, `ran`) or
+    `:evidence:` on a parent task, which no worker attempts."""
     plan = spec.plan
     base = plan.path.parent if plan.path is not None else None
     for task in spec:
         heading = task.heading
+        if heading.child_tasks:
+            yield from _parent_record_rules(task)
         if task.contracts or task.contract_problems:
             for problem in task.contract_problems:
                 line = problem.line or heading.line

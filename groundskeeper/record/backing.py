@@ -27,6 +27,7 @@ LIMIT_CODES = frozenset(
 )
 
 Step = tuple[str, str, Mapping[str, Any]]  # (run id, step type, body)
+Bound = tuple[tuple[str, str | None], ...]  # files a verdict was given on, with their hashes
 
 
 @runtime_checkable
@@ -57,6 +58,11 @@ class Record:
     gates: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     # task id → (gate id, decision) of the last answer applied to it (`gate-decision`)
     decided: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # task id → the artifacts (path, sha256 as shown) of its last passing judge: what a DONE
+    # was judged on, and must still be when it is asserted again
+    judged: dict[str, Bound] = field(default_factory=dict)
+    # task id → the files (path, sha256) of the gate a person last approved
+    approved: dict[str, Bound] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -121,8 +127,12 @@ def read_record(steps: Iterable[Step]) -> Record:
                     tampered.add((run, blamed))
         elif step == "gate" and isinstance(task, str):
             record.gates[task] = body
+        elif step == "judge" and isinstance(task, str) and body.get("verdict") == "pass":
+            record.judged[task] = bound_files(body.get("artifacts"))
         elif step == "gate-decision" and isinstance(task, str) and body.get("applied") is True:
-            record.gates.pop(task, None)  # answered: the gate is closed
+            shown = record.gates.pop(task, None)  # answered: the gate is closed
+            if body.get("decision") == "yes" and shown is not None:
+                record.approved[task] = bound_files(shown.get("files"))
             record.decided[task] = (str(body.get("gate_id")), str(body.get("decision")))
         elif step == "state" and isinstance(task, str):
             to = str(body.get("to"))
@@ -133,6 +143,16 @@ def read_record(steps: Iterable[Step]) -> Record:
                 failure = _failure(key, tampered, docked, last_check, unmet)
             record.tasks[task] = TaskRecord(to, check.get(key), run, failure)
     return record
+
+
+def bound_files(files: object) -> Bound:
+    """`[{path, sha256}, …]` as sealed (a judge's artifacts, a gate's files), as pairs."""
+    found: list[tuple[str, str | None]] = []
+    for item in files if isinstance(files, list) else []:
+        if isinstance(item, Mapping) and isinstance(item.get("path"), str):
+            sha = item.get("sha256")
+            found.append((item["path"], sha if isinstance(sha, str) else None))
+    return tuple(found)
 
 
 def _first_hard_failure(verdicts: object) -> str | None:

@@ -81,7 +81,12 @@ from groundskeeper.supervisor.sealing import (
     StepRecorder,
     excerpt,
 )
-from groundskeeper.supervisor.stages import StageTools, attempt_stages, verify_stages
+from groundskeeper.supervisor.stages import (
+    StageTools,
+    again_stages,
+    attempt_stages,
+    verify_stages,
+)
 from groundskeeper.supervisor.tampering import Tampering
 from groundskeeper.supervisor.task_run import (
     VERDICT_STATES,
@@ -207,6 +212,7 @@ class Runner:
         self._outputs = OutputStore(self.control.path / OUTPUTS_DIR)
         self._budget = AttemptBudget(self.options.max_total_attempts)
         self._answers = dict(gate_answers or {})  # task id → a person's answer to its gate
+        self._ran = False  # whether the walk started any task (a worker or a roll-up)
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -266,7 +272,9 @@ class Runner:
             self._phases.red_first(diagnostics, self._require_red)
             self._walk.begin()
             self._loop()
-            if self._halted is None:  # a model that went away leaves the earned DONEs to check
+            # a model that went away leaves the earned DONEs to check; a run that started no
+            # task changed nothing a DONE stands on
+            if self._halted is None and self._ran:
                 self._phases.final_sweep(self._nodes)
         finally:
             self._executor.shutdown(wait=True, cancel_futures=True)
@@ -331,8 +339,14 @@ class Runner:
         self._pipeline = Pipeline(self._books, attempt_stages(tools))
         self._verify = Pipeline(self._books, verify_stages(tools))
         settle = self._verdicts.settle
+        again = Pipeline(self._books, again_stages(tools))
         self._phases = RunPhases(self.tasks, self._record, self._checks, self._verify, settle,
-                                 self.options)  # fmt: skip
+                                 self.options, again)  # fmt: skip
+        for task in self.tasks.values():  # what earlier verdicts were given on, from the record
+            task_id = task.heading.task_id
+            for who, bound in (("judge", self._record.judged), ("gate", self._record.approved)):
+                if task_id in bound:
+                    task.bound[who] = bound[task_id]
         self._gates = ApprovalGates(self._record, self._answers, self._checks, self._verify, skip)
 
     def _report(self, diagnostics: list[Diagnostic]) -> RunReport:
@@ -389,6 +403,7 @@ class Runner:
         return True
 
     def submit(self, node: Node) -> None:
+        self._ran = True
         self._inflight[node] = None
         job = self._leaf_job if node.kind == "leaf" else self._phases.roll_up
         self._executor.submit(self._guarded, job, node)
@@ -472,10 +487,12 @@ class Runner:
             self._tampering.record(tamper, blamed=True)
         self._inflight.pop(outcome.node, None)
         self._tampering.judged(outcome.node)
-        for child, why, output in outcome.demote:
-            self._verdicts.settle(self._task(child), "FAILED", self._task(child).attempts, True,
-                                  why, output, 0)  # fmt: skip
-            child.outcome = "FAILED"
+        for demoted in outcome.demote:
+            child = self._task(demoted.node)
+            child.waiting = demoted.gate
+            self._verdicts.settle(child, demoted.state, child.attempts, True, demoted.reason,
+                                  demoted.output, 0)  # fmt: skip
+            demoted.node.outcome = demoted.state
         task = self._task(outcome.node)
         task.waiting = outcome.gate if task.tainted is None else None
         state, reason, verified = outcome.state, outcome.reason, outcome.verified
