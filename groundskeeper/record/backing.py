@@ -27,6 +27,9 @@ LIMIT_CODES = frozenset(
 )
 
 Step = tuple[str, str, Mapping[str, Any]]  # (run id, step type, body)
+#: Run-level rules (as `run-start` seals them) that hold for every later run of a plan once
+#: one run was given them: a resume cannot drop what an earlier run refused by.
+STICKY_RULES = ("require_red", "require_checks")
 Bound = tuple[tuple[str, str | None], ...]  # files a verdict was given on, with their hashes
 
 
@@ -63,6 +66,11 @@ class Record:
     judged: dict[str, Bound] = field(default_factory=dict)
     # task id → the files (path, sha256) of the gate a person last approved
     approved: dict[str, Bound] = field(default_factory=dict)
+    # (task id, check sha256): a red observation, its check failing before any work
+    red: set[tuple[str, str]] = field(default_factory=set)
+    # run-level rules an earlier run of the plan was held to (`require_red`, `require_checks`):
+    # a later run is held to them too
+    rules: set[str] = field(default_factory=set)
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -99,6 +107,7 @@ def read_record(steps: Iterable[Step]) -> Record:
         key = (run, task if isinstance(task, str) else "")
         if step == "run-start":
             record.runs.append(run)
+            record.rules.update(r for r in STICKY_RULES if body.get(r) is True)
         elif step == "run-end":
             record.ended.add(run)
         elif step == "task-start":
@@ -108,6 +117,9 @@ def read_record(steps: Iterable[Step]) -> Record:
         elif step == "check":
             check[key] = _sha(body.get("check_sha256"))
             failed = body.get("verdict") == "FAIL"
+            sha = check[key]
+            if failed and body.get("phase") == "red-first" and isinstance(task, str) and sha:
+                record.red.add((task, sha))
             reason = body.get("reason")
             last_check[key] = (str(reason) if reason else "failed") if failed else None
         elif step == "claim":

@@ -114,13 +114,20 @@ class RunPhases:
         """Before any worker runs: each pending task's check, once, on the untouched workdir.
         A check that already passes cannot tell work from no work: reported (R007), and
         FAILED when `required` (--require-red or `#+REQUIRE_RED: t`). A resumed plan asks
-        this only of tasks that have never started."""
+        this only of tasks that have never started — and, when red is required, of every
+        task whose check was never seen red: a second run cannot skip what the first
+        refused."""
+        record = self.record
         pending = [
             t
             for t in self.tasks.values()
             if t.start_state != "DONE"
             and t.check is not None
-            and t.heading.task_id not in self.record.started
+            and t.check_sha256 is not None
+            and (
+                t.heading.task_id not in record.started
+                or (required and (t.heading.task_id, t.check_sha256) not in record.red)
+            )
         ]
         results = self._phase(pending, "red-first")
         if results is None:

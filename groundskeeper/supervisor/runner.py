@@ -255,14 +255,22 @@ class Runner:
         if has_errors(diagnostics):
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
         self.tasks.update(task_runs(self.spec, self.options.judge_profile))
+        self._record = read_record(
+            self.seal.recorder.history() if isinstance(self.seal.recorder, HasHistory) else ()
+        )
+        # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
+        rules, options = self._record.rules, self.options
+        self.options = replace(
+            options,
+            require_red=options.require_red or "require_red" in rules,
+            require_checks=options.require_checks or "require_checks" in rules,
+        )
         try:
             self._seal_start()
         except SealingError:
             diagnostics.append(unsealed_diagnostic(self.seal.failure, started=False))
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
-        self._record = read_record(
-            self.seal.recorder.history() if isinstance(self.seal.recorder, HasHistory) else ()
-        )
+        self._record.runs.append(self.run_id)
         self._reconcile_telemetry()
         self._prepare()
         self._guard.start()
