@@ -613,7 +613,38 @@ def test_lint_warns_of_patterns_that_let_evidence_be_self_made(tmp_path: Path) -
     found = [(d.code, d.line, d.level, d.message) for d in validate(load_plan(plan))
              if d.code == "T018"]  # fmt: skip
     assert [(code, line, level) for code, line, level, _ in found] == [
-        ("T018", 5, "warning"), ("T018", 7, "warning")
+        ("T018", 5, "warning"), ("T018", 7, "warning"), ("T018", 7, "warning")
     ]  # fmt: skip
     assert "lets `echo` count" in found[0][3]
     assert "`q:output-of:c*`: the pattern lets `cat` print the quote" in found[1][3]
+    assert found[2][3] == (
+        ":evidence: `r:output-of:yamllint *`: the pattern ends in a bare `*`, so the worker"
+        " chooses what `yamllint` reads (a file it wrote could print the quote); bind it to the"
+        " file it must read: `output-of:yamllint FILE`"
+    )
+
+
+@pytest.mark.parametrize(
+    "command", ["grep", "sort", "uniq", "cut", "tr", "awk", "jq", "tee", "nl", "rev", "paste",
+                "xargs", "find", "python3", "date", "ls", "base64"],
+)  # fmt: skip
+def test_every_print_back_command_the_sandbox_has_is_named(tmp_path: Path, command: str) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :done-when: grep -q x a.txt\n"
+        f"  :evidence: 'q:output-of:{command} *'\n  :END:\n"
+    )
+    (found,) = [d.message for d in validate(load_plan(plan)) if d.code == "T018"]
+    assert f"the pattern lets `{command}` print the quote" in found
+
+
+def test_a_bare_star_names_the_artifact_to_bind(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :done-when: grep -q x a.txt\n"
+        "  :contract: format json out/report.json\n"
+        "  :evidence: 'v:output-of:jsonlint *' 'w:output-of:jsonlint out/report.json'\n  :END:\n"
+    )
+    (found,) = [d.message for d in validate(load_plan(plan)) if d.code == "T018"]
+    assert found.endswith("bind it to the artifact `out/report.json`: "
+                          "`output-of:jsonlint out/report.json`")  # fmt: skip

@@ -17,7 +17,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from groundskeeper.acceptance.check import sha256_text
@@ -125,6 +125,46 @@ def read_at_most(handle: BinaryIO, limit: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
+
+
+#: The most files an attempt's stamps list; past it, every file is taken as written.
+MAX_STAMPED_FILES = 50_000
+
+Stamp = tuple[int, int, int]  # (size, mtime ns, inode)
+
+
+def workdir_stamps(root: Path, skip: Iterable[Path]) -> dict[str, Stamp] | None:
+    """Every regular file under `root` (relative, POSIX) with its size, mtime and inode, the
+    `skip` paths (the plan, the control directory) left out and links never followed: taken
+    around an attempt, what changed between two is what the attempt wrote by any tool. None
+    when there are more files than `MAX_STAMPED_FILES` (then nothing can be told apart)."""
+    skipped = {os.path.realpath(p) for p in skip}
+    found: dict[str, Stamp] = {}
+    for top, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if os.path.realpath(os.path.join(top, d)) not in skipped]
+        for name in names:
+            path = os.path.join(top, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode) or os.path.realpath(path) in skipped:
+                continue
+            relative = PurePosixPath(Path(path).relative_to(root)).as_posix()
+            found[relative] = (info.st_size, info.st_mtime_ns, info.st_ino)
+            if len(found) > MAX_STAMPED_FILES:
+                return None
+    return found
+
+
+def stamps_changed(
+    before: Mapping[str, Stamp] | None, after: Mapping[str, Stamp] | None
+) -> tuple[str, ...] | None:
+    """The files created or changed between two stamps, sorted (a removed file is not
+    content anyone can read); None when either could not be taken."""
+    if before is None or after is None:
+        return None
+    return tuple(sorted(p for p, s in after.items() if before.get(p) != s))
 
 
 def changed_between(

@@ -43,13 +43,37 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                 yield Diagnostic("warning", heading.title, message, check.line, "T014")
 
 
-# Commands that print what they are given: a pattern that lets one of them through lets a
-# worker make its own evidence (`echo`, or `cat` of a file it wrote).
-_SELF_MADE = ("echo x", "printf x", "cat x", "head x", "tail x", "sed p x", "true", ":")
+# Every sandbox command that can print what it is given back (its arguments, a file it reads,
+# names it finds, a format it is handed): a pattern that lets one of them through lets a worker
+# make its own evidence (`echo`, `cat` or `grep` of a file it wrote, `python3 -c`, `date +…`).
+_PRINT_BACK = (
+    "echo", "printf", "cat", "head", "tail", "sed", "grep", "sort", "uniq", "cut", "tr", "awk",
+    "jq", "tee", "nl", "rev", "paste", "xargs", "find", "python", "python3", "base64",
+    "basename", "dirname", "expr", "env", "ls", "readlink", "realpath", "date", "diff", "comm",
+    "wc", "stat", "seq",
+)  # fmt: skip
+_SELF_MADE = (*(f"{c} x" for c in _PRINT_BACK), "sed p x", "true", ":")
 
 
 def _self_made(pattern: str) -> str | None:
     return next((c.split()[0] for c in _SELF_MADE if command_matches(pattern, c)), None)
+
+
+def _open_ended(pattern: str, task: TaskSpec) -> str | None:
+    """T018: an `output-of` pattern ending in a bare `*` lets the worker choose what the
+    command reads (a file it wrote): the message names the artifact to bind it to."""
+    words = pattern.split()
+    if len(words) < 2 or words[-1] != "*":
+        return None
+    named = [a for c in task.contracts if judged_on_files(c)
+             for a in c.args if "/" in a or "." in a]  # fmt: skip
+    artifact = next(iter([*named, *task.judge_files]), None)
+    bound = " ".join([*words[:-1], artifact or "FILE"])
+    which = f"the artifact `{artifact}`" if artifact else "the file it must read"
+    return (
+        f"the pattern ends in a bare `*`, so the worker chooses what `{words[0]}` reads (a file"
+        f" it wrote could print the quote); bind it to {which}: `output-of:{bound}`"
+    )
 
 
 def _parent_record_rules(task: TaskSpec) -> Iterator[Diagnostic]:
@@ -116,6 +140,9 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                         " so the worker could make its own evidence; name the command that"
                         " reads the work"
                     )
+                    yield Diagnostic("warning", heading.title, message, line, "T018")
+                elif field.pattern and (open_ended := _open_ended(field.pattern, task)):
+                    message = f":evidence: `{field.spec}`: {open_ended}"
                     yield Diagnostic("warning", heading.title, message, line, "T018")
 
 

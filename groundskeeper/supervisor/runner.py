@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from groundskeeper.acceptance import protect
-from groundskeeper.acceptance.attempt_record import OUTPUTS_DIR, AttemptRecord, OutputStore
+from groundskeeper.acceptance.attempt_record import (
+    OUTPUTS_DIR,
+    AttemptRecord,
+    OutputStore,
+    Stamp,
+    stamps_changed,
+    workdir_stamps,
+)
 from groundskeeper.acceptance.check import Shell
 from groundskeeper.acceptance.contracts import ContractContext
 from groundskeeper.acceptance.gates import GateAnswer
@@ -588,10 +595,16 @@ class Runner:
         session.on_tool_call = partial(self._tool_call, task_id, attempt, sealed, keep)
         session.on_model_call = partial(self._books.model_called, task_id, attempt)
         watched = self._watch(task)
+        stamped = _stamped(task)
+        stamps = self._stamps() if stamped else None
         unavailable = ""
+        wrote: tuple[str, ...] | None = ()
         try:
             claim: AttemptOutcome | None = session.attempt(loop.feedback)
             loop.history.written.update(_written_paths(sealed))
+            if stamped:  # what the attempt wrote by any tool, the shell included
+                wrote = stamps_changed(stamps, self._stamps())
+                loop.history.written.update(wrote or ())
         except ModelCallError as exc:
             claim, unavailable = None, f"model unavailable: {exc}"
         # look at the plan before anything else can run: the culprit is among the started
@@ -610,7 +623,8 @@ class Runner:
             loop.state, loop.verified, loop.reason = "FAILED", None, claim.no_claim
             loop.output = claim.claim
             return True
-        context = AttemptContext(task, attempt, claim, tuple(sealed), watched, loop.history)
+        context = AttemptContext(task, attempt, claim, tuple(sealed), watched, loop.history,
+                                 wrote=wrote)  # fmt: skip
         return self._take(node, task, claim, loop, self._pipeline.judge(context))
 
     def _take(
@@ -678,6 +692,9 @@ class Runner:
                 log.warning("could not keep a tool call's output: %s", exc)
         sealed.append(self.seal.tool_call(task_id, attempt, call))
 
+    def _stamps(self) -> dict[str, Stamp] | None:
+        return workdir_stamps(self.workdir, (self.plan_path, self.control.root))
+
     def _watch(self, task: TaskRun) -> dict[str, str | None]:
         """The content hash, as the attempt starts, of every path a `changed` contract names."""
         paths = watched_paths(task.contracts)
@@ -710,6 +727,13 @@ class Runner:
                            task.stop)
             )  # fmt: skip
         return tuple(reports)
+
+
+def _stamped(task: TaskRun) -> bool:
+    """Whether a task's stages must know every file an attempt wrote by any tool: one that
+    quotes output as evidence (a quote found in what the worker wrote is not evidence), and
+    a gate that names no files (it binds what was written)."""
+    return any(f.pattern for f in task.evidence) or (task.gated and not task.gate_files)
 
 
 def _written_paths(sealed: list[dict[str, Any]]) -> set[str]:

@@ -129,18 +129,37 @@ class EvidenceStage:
 
     def __init__(self, tools: StageTools) -> None:
         self.outputs = tools.outputs
+        self.toolbox = tools.toolbox
 
     def judge(self, context: AttemptContext) -> StageResult:
         task, claim = context.task, context.claim
         if not task.evidence or claim is None:
             return StageResult(self.name)
         record = AttemptRecord(context.sealed, self.outputs)
-        verdicts = tuple(judge_evidence(task.evidence, claim.evidence, record))
+        wrote = self._wrote(context) if any(f.pattern for f in task.evidence) else {}
+        verdicts = tuple(judge_evidence(task.evidence, claim.evidence, record, wrote))
         rows: list[dict[str, Any]] = [{"kind": "evidence", "spec": v.field.spec, "soft": False,
                                        "ok": v.ok, "code": v.code, "message": v.message}
                                       for v in verdicts]  # fmt: skip
         problems = [v.reason for v in verdicts if not v.ok]
         return _claim_result(self.name, problems, [EvidenceSealed(verdicts)], rows)
+
+    def _wrote(self, context: AttemptContext) -> dict[str, str | None] | None:
+        """The text of every file the attempt wrote by any tool (None: unreadable)."""
+        if context.wrote is None:
+            return None
+        texts: dict[str, str | None] = {}
+        for path in context.wrote:
+            try:
+                data = self.toolbox.read_limited(path, EVIDENCE_READ_LIMIT)
+            except (OSError, ValueError, GroundskeeperError):
+                texts[path] = None
+                continue
+            texts[path] = data.decode("utf-8", "replace")
+        return texts
+
+
+EVIDENCE_READ_LIMIT = 4 * 1024 * 1024  # a written file larger than this cannot clear a quote
 
 
 @dataclass(frozen=True, slots=True)
