@@ -214,10 +214,14 @@ def test_resume_skips_done_and_reruns_failed(tmp_path: Path) -> None:
 """
     )
     result, doc = resume(plan, script)
-    assert result.exit_code == 0
-    assert states(doc) == {"easy": ("DONE", 0, None), "hard": ("DONE", 1, True)}
+    assert result.exit_code == 1
+    # easy's worker is not asked again; but the run worked on hard, so the final sweep judges
+    # every DONE again, the carried one included: its work is gone
+    assert states(doc) == {"easy": ("FAILED", 0, True), "hard": ("DONE", 1, True)}
+    assert doc["tasks"][0]["reason"].startswith("no longer passes: nonzero_status")
     assert not (tmp_path / "ran.txt").exists()
-    assert [r for r in telemetry(plan) if r[0] == "easy"] == [("easy", "DONE", 1)]
+    assert [r for r in telemetry(plan) if r[0] == "easy"] == [("easy", "DONE", 1),
+                                                              ("easy", "FAILED", 0)]  # fmt: skip
     assert "▶ easy" not in result.stderr
 
 
