@@ -59,8 +59,9 @@ def eval_(
     as_json: bool,
     junit_path: Path | None,
 ) -> None:
-    """Run eval cases (by default the fake-DONE suite installed with groundskeeper): agents that fake DONE (each must not end DONE) and honest controls
+    """Run eval cases: agents that fake DONE (each must not end DONE) and honest controls
     (each must end DONE), every case in its own temporary directory and $GROUNDSKEEPER_HOME.
+    With no SUITES, the fake-DONE suite installed with groundskeeper runs.
 
     A case is a directory with plan.org, agents.yaml (a scripted worker), an optional setup/
     and expect.json; docs/evals.md describes the format. The report gives, per case, what
@@ -70,6 +71,7 @@ def eval_(
 
     \b
     Examples:
+      groundskeeper eval
       groundskeeper eval evals/fake-done
       groundskeeper eval evals/fake-done --case '*plan-tamper*' --json
       groundskeeper eval evals/impossible --model scripted:my-agent.yaml
