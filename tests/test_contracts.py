@@ -441,6 +441,37 @@ def test_ran_is_not_fooled(tmp_path: Path, cmd: str, why: str) -> None:
     assert why in first["message"]
 
 
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "cd decoy && grep -q ok a.txt",  # the decoy's a.txt, not the work's
+        "printf 'ok\\n' > a.txt && grep -q ok a.txt",  # it wrote what the command then reads
+        "cp decoy/a.txt a.txt && grep -q ok a.txt",
+        "export GREP_COLOR=1 && grep -q ok a.txt",
+        "grep -q ok < decoy/a.txt",  # its input redirected from a file of the worker's choice
+    ],
+)
+def test_ran_refuses_a_chain_that_changes_what_the_command_runs_on(
+    tmp_path: Path, cmd: str
+) -> None:
+    turns = f"    - {{tool: sh, input: {{cmd: {json.dumps(cmd)}}}}}\n" + SAY_DONE
+    files = {"a.txt": "not yet\n", "decoy/a.txt": "ok\n"}
+    task, recorder, _ = run(tmp_path, ["ran 'grep -q ok*'"], turns, files)
+    assert task.state == "FAILED"
+    first = recorder.of("contract")[0]["verdicts"][0]
+    assert first["code"] == "C010"
+    assert "it does not count" in first["message"]
+
+
+@pytest.mark.parametrize(
+    "cmd", ["grep -q ok a.txt", "test -s a.txt && grep -q ok a.txt", "grep -q ok a.txt 2>/dev/null"]
+)
+def test_ran_counts_a_chain_of_commands_that_only_read(tmp_path: Path, cmd: str) -> None:
+    turns = f"    - {{tool: sh, input: {{cmd: {json.dumps(cmd)}}}}}\n" + SAY_DONE
+    task, _, _ = run(tmp_path, ["ran 'grep -q ok*'"], turns, {"a.txt": "ok\n"})
+    assert task.state == "DONE", task.reason
+
+
 def test_soft_failure_is_a_warning_sealed_and_in_telemetry(tmp_path: Path) -> None:
     turns = "    - {tool: write_file, input: {path: a.txt, content: x}}\n" + SAY_DONE
     task, recorder, plan = run(tmp_path, ["non-empty a.txt", "soft non-empty notes.md"], turns)

@@ -230,27 +230,3 @@ def test_approved_work_unchanged_stays_done(tmp_path: Path) -> None:
     doc = _approved_then_resumed(tmp_path, None)
     assert _by_id(doc, "report")["state"] == "DONE"
     assert len(steps(tmp_path / "work" / "plan.org", "gate")) == 1
-
-
-# -- a gate naming no files binds what the attempt wrote by any tool -----------------------------
-
-UNNAMED = (
-    "#+TITLE: gated\n"
-    "* TODO Write the report\n  :PROPERTIES:\n  :ID: report\n  :gate: approval\n"
-    "  :done-when: grep -q ok report.txt\n  :END:\n"
-)
-
-
-def test_a_gate_naming_no_files_binds_what_the_shell_wrote_too(tmp_path: Path) -> None:
-    mission = tmp_path / "mission.yaml"
-    workers = {"report": [_write("notes.txt", "draft\n"),
-                          {"tool": "sh", "input": {"cmd": "printf 'ok\\n' > report.txt"}},
-                          {"say": "DONE"}]}  # fmt: skip
-    mission.write_text(yaml.safe_dump({"author": [UNNAMED], "workers": workers}))
-    work = tmp_path / "work"
-    run = CliRunner().invoke(main, ["run", "report", "--model", f"scripted:{mission}", "--dir",
-                                    str(work), "--json"])  # fmt: skip
-    assert run.exit_code == 3, run.output
-    (gate,) = json.loads(run.stdout)["waiting"]["gates"]
-    (sealed,) = steps(work / "plan.org", "gate")
-    assert [f["path"] for f in sealed["files"]] == ["notes.txt", "report.txt"], gate

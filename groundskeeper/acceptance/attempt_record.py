@@ -190,6 +190,43 @@ def sealable_changed(changed: tuple[str, ...] | None) -> list[str] | None:
 # -- commands ----------------------------------------------------------------------------------
 
 
+#: Commands that change what a later command of a chain sees: the directory, the environment,
+#: or files (a chain `cd decoy && pytest`, `cp fake.py test_x.py && pytest` proves no pytest).
+STATEFUL_COMMANDS = frozenset({
+    "cd", "pushd", "popd", "export", "unset", "set", "source", ".", "umask", "alias", "read",
+    "cp", "mv", "rm", "rmdir", "ln", "touch", "mkdir", "tee", "sed", "python", "python3",
+    "truncate", "chmod", "install", "xargs", "find",
+})  # fmt: skip
+
+
+def counted_commands(cmd: str) -> list[str] | None:
+    """The commands of a line (as `chain_commands` gives them) whose success the line's exit
+    status 0 proves on the work as it is: a member counts only when no member before it
+    changes state (`STATEFUL_COMMANDS`, or a redirection that writes a file) and its own
+    input is not redirected from a file or a here-document. None for any other line."""
+    from groundskeeper.sandbox.syntax import SimpleCommand, parse
+
+    texts = chain_commands(cmd)
+    if texts is None:
+        return None
+    script = parse(cmd)
+    item = script.items[0]
+    counted: list[str] = []
+    for text, pipeline in zip(texts, (item.first, *(p for _, p in item.rest)), strict=True):
+        command = pipeline.commands[0]
+        assert isinstance(command, SimpleCommand)
+        ops = {r.op for r in command.redirects}
+        if not ops & {"<", "<<", "<<<"}:
+            counted.append(text)
+        writes = any(
+            r.op in (">", ">>") and (r.target is None or r.target.literal() != "/dev/null")
+            for r in command.redirects
+        )
+        if writes or text.split(" ")[0] in STATEFUL_COMMANDS:
+            break  # what it changed, every later member ran on
+    return counted
+
+
 def chain_commands(cmd: str) -> list[str] | None:
     """The commands of a line that is one command or a chain joined only by `&&`, each as its
     words joined by single spaces (quotes removed); None for anything else.

@@ -459,7 +459,7 @@ def _changed(contract: Contract, context: ContractContext) -> str:
 
 
 def _ran(contract: Contract, context: ContractContext) -> str:
-    from groundskeeper.acceptance.attempt_record import chain_commands
+    from groundskeeper.acceptance.attempt_record import chain_commands, counted_commands
     from groundskeeper.plan.properties import command_matches
 
     (pattern,) = contract.args
@@ -467,8 +467,14 @@ def _ran(contract: Contract, context: ContractContext) -> str:
     for call in context.record.sh_calls():
         if call.cmd is None:
             continue
-        commands = chain_commands(call.cmd)
+        commands = counted_commands(call.cmd)
         if commands is None or not any(command_matches(pattern, c) for c in commands):
+            members = chain_commands(call.cmd) or []
+            if any(command_matches(pattern, c) for c in members):
+                failed.append(
+                    f"`{call.cmd}` (an earlier command of its chain changes what it runs on,"
+                    " or its input is redirected: it does not count)"
+                )
             continue
         if call.exit_status == 0:
             return f"`{call.cmd}` ran and exited 0 (tool call {call.index})"
@@ -478,7 +484,8 @@ def _ran(contract: Contract, context: ContractContext) -> str:
     raise ContractFailure(
         "C010",
         f"no command matching `{pattern}` ran and exited 0 in this attempt{also} (a command"
-        " counts when it is the whole line, or part of a chain joined only by &&)",
+        " counts when it is the whole line, or part of a chain joined only by && with no"
+        " earlier member that changes state: cd, export, a write)",
     )
 
 

@@ -88,7 +88,7 @@ class AttemptContext:
     history: AttemptHistory = field(default_factory=AttemptHistory)
     phase: str | None = None  # a verdict asserted again: `rollup`, `sweep`; None: an attempt
     # every file the attempt created or changed, by any tool (None: it could not be told);
-    # taken only for a task that quotes output as evidence or has a gate naming no files
+    # taken only for a task that quotes output as evidence
     wrote: tuple[str, ...] | None = ()
 
 

@@ -604,7 +604,6 @@ class Runner:
             loop.history.written.update(_written_paths(sealed))
             if stamped:  # what the attempt wrote by any tool, the shell included
                 wrote = stamps_changed(stamps, self._stamps())
-                loop.history.written.update(wrote or ())
         except ModelCallError as exc:
             claim, unavailable = None, f"model unavailable: {exc}"
         # look at the plan before anything else can run: the culprit is among the started
@@ -731,9 +730,9 @@ class Runner:
 
 def _stamped(task: TaskRun) -> bool:
     """Whether a task's stages must know every file an attempt wrote by any tool: one that
-    quotes output as evidence (a quote found in what the worker wrote is not evidence), and
-    a gate that names no files (it binds what was written)."""
-    return any(f.pattern for f in task.evidence) or (task.gated and not task.gate_files)
+    quotes output as evidence (a quote found in what the worker wrote is not evidence). The
+    stamps see a sibling's writes during the attempt too, which only ever refuses more."""
+    return any(f.pattern for f in task.evidence)
 
 
 def _written_paths(sealed: list[dict[str, Any]]) -> set[str]:
