@@ -370,6 +370,11 @@ class Runner:
             diagnostics.append(cap_diagnostic(self._budget, reports))
             capped = f"attempt-cap: {self._budget.taken} attempt(s) started"
         waiting = tuple(t.waiting for t in self.tasks.values() if t.waiting is not None)
+        if self._verdicts.shift:  # name the lines of the plan as it now is, below the #+TODO:
+            diagnostics = [
+                d if d.line is None else replace(d, line=d.line + self._verdicts.shift)
+                for d in diagnostics
+            ]
         return RunReport(
             self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits,
             self._books.usage, None if down is None else f"model unavailable: {down}",
