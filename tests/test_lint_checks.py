@@ -217,3 +217,14 @@ def test_a_vacuous_compound_check_passes_before_any_work_as_lint_says(tmp_path: 
     text = "if grep -q ok report.txt; then echo ok; fi"
     result = run_check(SealedCheck.seal(Check(text, "sh", 1, "done-when")), tmp_path)
     assert result.verdict == "PASS"  # no report.txt at all: T005 is right to refuse it
+
+
+def test_the_usual_strict_preamble_is_accepted_and_runs(tmp_path: Path) -> None:
+    text = "set -euo pipefail\nsort -u out.txt | grep -qx ok\n"
+    assert codes("set -euo pipefail; grep -q ok out.txt") == []
+    (tmp_path / "out.txt").write_text("ok\nok\n")
+    result = run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path)
+    assert result.verdict == "PASS"
+    (tmp_path / "out.txt").write_text("no\n")
+    result = run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path)
+    assert (result.verdict, result.failed_line) == ("FAIL", 2)

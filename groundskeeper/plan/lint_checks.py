@@ -224,7 +224,7 @@ def _command_outcomes(command: SimpleCommand) -> frozenset[str]:
         # bare assignments succeed unless a `$(…)` in them can fail
         return _EITHER if any(_has_substitution(a.value) for a in command.assignments) else _OK
     name = command.words[0].literal()
-    if name in ("true", ":", "echo", "continue", "break"):
+    if name in ("true", ":", "echo", "continue", "break", "set"):
         return _OK
     if name == "false" or name == "exit":
         return _FAIL  # `exit` inside a pipeline: its stage's status
