@@ -70,6 +70,9 @@ class TaskRun:
     # what its DONE was given on, by who gave it ("judge", "gate"): (path, sha256) pairs
     # that must still hash the same whenever the DONE is asserted again
     bound: dict[str, Bound] = field(default_factory=dict)
+    # the attempts caught lying, each "attempt N: what" (false evidence, a forged sentinel, a
+    # write the fence refused): kept beside the last reason for a reviewer
+    lies: list[str] = field(default_factory=list)
 
     @property
     def contracts(self) -> tuple[Contract, ...]:
