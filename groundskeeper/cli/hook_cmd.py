@@ -1,0 +1,147 @@
+"""`groundskeeper hook AGENT`: an agent's "done" event in, that agent's own answer out.
+
+The decision is `groundskeeper.agents.gate`'s; this module reads stdin, keeps the deadline
+and makes sure every way it can fail is a block in the form the agent obeys: the agents let
+a stop through on a hook that exits 1, crashes or times out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from groundskeeper.cli.params import Seconds
+
+#: The agents `hook` speaks for (`groundskeeper.agents.dialects.AGENTS`; kept here so that
+#: `--help` needs no import of the package).
+AGENT_NAMES = ("claude-code", "codex", "copilot", "cursor", "gemini")
+
+#: What is left of the agent's own hook timeout for groundskeeper to answer in.
+MARGIN = 0.8
+
+
+_ANSWERED = threading.Lock()
+
+
+def _emit(status: int, stdout: str, stderr: str) -> NoReturn:
+    """Answer once and leave at once: nothing at interpreter exit may change the status, and
+    the deadline's answer and the decision's never both go out."""
+    if not _ANSWERED.acquire(blocking=False):
+        threading.Event().wait()  # the other answer is being given; it ends the process
+    with contextlib.suppress(OSError, ValueError):
+        if stdout:
+            sys.stdout.write(stdout)
+        if stderr:
+            sys.stderr.write(stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(status)
+
+
+@click.command("hook")
+@click.argument("agent", type=click.Choice(AGENT_NAMES))
+@click.option("--plan", type=click.Path(path_type=Path), help="The plan the session works on"
+              " (default: plan.org, or the only *.org, in the session's directory).")  # fmt: skip
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="The folder the checks see (default: the plan's folder).",
+)
+@click.option(
+    "--max-blocks",
+    type=click.IntRange(1, 1000),
+    default=8,
+    show_default=True,
+    help="Refuse a session's stops at most this many times in a row; then its failing tasks are"
+    " sealed FAILED (breaker) and the user is told.",
+)
+@click.option(
+    "--budget",
+    type=Seconds(),
+    default=None,
+    help="Answer within SECONDS however long the checks take (default: 80% of the agent's own"
+    " hook timeout: 480 s for Claude Code and Codex, 48 s for Gemini CLI, 24 s for Copilot"
+    " and Cursor); past it the stop is blocked.",
+)
+def hook(
+    agent: str,
+    plan: Path | None,
+    workdir: Path | None,
+    max_blocks: int,
+    budget: float | None,
+) -> None:
+    """Answer AGENT's "done" event (on stdin): allow the stop only when every open task's check
+    passes in the sandbox.
+
+    \b
+    Events: claude-code  Stop, SubagentStop, TaskCompleted, TeammateIdle,
+                         SessionStart (seals the plan), ConfigChange (refused)
+            codex        Stop, SubagentStop, SessionStart
+            gemini       AfterAgent, SessionStart
+            copilot      agentStop, subagentStop, sessionStart
+            cursor       stop, subagentStop, sessionStart
+
+    The claim, each check and the decision are sealed in the plan's ledger before the answer.
+    A stop is blocked with the failing task, its check line and the reason; any failure of
+    groundskeeper's own (no plan, a key it cannot use, a ledger that does not verify, a plan
+    changed since the session started, the budget spent) blocks too, in the form the agent
+    honours: exit 2 with the reason on stderr (Claude Code), a JSON block on stdout (Codex,
+    Copilot), `decision: deny` (Gemini CLI), a `followup_message` (Cursor). Never
+    `stop_hook_active`: --max-blocks bounds the loop.
+
+    Set it up with `groundskeeper agent setup AGENT --plan PLAN` (docs/agents.md).
+    """
+    from groundskeeper.agents.dialects import Decision, dialect_for
+
+    dialect = dialect_for(agent)
+    seconds = budget if budget is not None else dialect.agent_timeout * MARGIN
+    session = ""
+    cwd: str | None = None
+
+    def fail(kind: str, message: str) -> NoReturn:
+        from groundskeeper.agents.gate import count_failure
+
+        try:
+            count = count_failure(plan, cwd, session)
+        except Exception:
+            count = 1
+        text = f"groundskeeper could not confirm this stop ({kind}): {message}"
+        if count >= max_blocks:
+            text += (
+                f"\n(refused {count} times for groundskeeper's own failure; the turn ends with"
+                " nothing confirmed — fix groundskeeper's set-up and run again)"
+            )
+            answer = dialect.answer(Decision("stop", text))
+        else:
+            answer = dialect.answer(Decision("block", text))
+        _emit(answer.status, answer.stdout, answer.stderr)
+
+    def deadline() -> NoReturn:
+        fail("timeout", f"the checks did not finish within the hook's budget of {seconds:g} s")
+
+    timer = threading.Timer(seconds, deadline)
+    timer.daemon = True
+    timer.start()
+    try:
+        from groundskeeper.agents.gate import HookOptions, decide
+        from groundskeeper.agents.seal import HookFailure
+
+        event = dialect.read(sys.stdin.buffer.read())
+        session, cwd = event.session_id, event.cwd
+        options = HookOptions(plan=plan, workdir=workdir, max_blocks=max_blocks)
+        decision = decide(event, options)
+    except HookFailure as exc:
+        timer.cancel()
+        fail(exc.kind, str(exc))
+    except BaseException as exc:  # fail closed: whatever breaks is a block, never exit 1
+        timer.cancel()
+        fail("error", f"{type(exc).__name__}: {exc}")
+    timer.cancel()
+    answer = dialect.answer(decision, event.name)
+    _emit(answer.status, answer.stdout, answer.stderr)
