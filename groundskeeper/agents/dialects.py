@@ -109,7 +109,7 @@ class Dialect:
             )
         subject = None
         if name in ("TaskCompleted",):
-            subject = _text(raw, "task_id", "task_subject")
+            subject = _text(raw, "task_subject", "task_id")
         elif name in ("SubagentStop", "subagentStop"):
             subject = _text(raw, "agent_type", "agentType", "agent_name")
         claim = (
