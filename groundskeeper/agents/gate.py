@@ -82,8 +82,8 @@ def find_plan(given: Path | None, cwd: str | None) -> Path:
     what = "no plan" if not found else f"{len(found)} plans ({', '.join(p.name for p in found)})"
     raise HookFailure(
         "no-plan",
-        f"{what} in {where}: name the plan in the hook's command"
-        " (`groundskeeper hook AGENT --plan PLAN`, or `groundskeeper agent setup AGENT --plan PLAN`)",
+        f"{what} in {where}: name the plan in the hook's command (`groundskeeper hook AGENT"
+        " --plan PLAN`, or `groundskeeper agent setup AGENT --plan PLAN`)",
     )
 
 
@@ -148,19 +148,36 @@ def _open(plan_path: Path) -> tuple[ControlDir, SigningKey]:
     return control, _load_key()
 
 
-def seal_plan(plan_path: Path, workdir: Path | None, by: str, session: str = "") -> Fingerprint:
-    """Seal the plan as it is now as the one sessions are held to (a `hook-seal` run)."""
+def seal_plan(
+    plan_path: Path,
+    workdir: Path | None,
+    by: str,
+    session: str = "",
+    guarded: list[Path] | None = None,
+) -> Fingerprint:
+    """Seal the plan as it is now as the one sessions are held to (a `hook-seal` run), with
+    the agent configuration files in `guarded` (None: those of the seal before)."""
     control, key = _open(plan_path)
-    _verified_steps(control, plan_path)
+    view = LedgerView.read(_verified_steps(control, plan_path), session)
     plan = _load(plan_path)
     root = (workdir or plan_path.parent).resolve()
-    now = fingerprint(plan, root)
+    if guarded is None:
+        paths = [p for p, _ in view.seal.guarded] if view.seal is not None else []
+    else:
+        paths = [str(p.absolute()) for p in guarded]
+    now = fingerprint(plan, root, paths)
     record = _Record(
         control,
         key,
-        {"kind": "hook-seal", "plan": str(plan_path), "by": by, "session_id": session,
-         **now.to_json(), "versions": _versions()},
-    )  # fmt: skip
+        {
+            "kind": "hook-seal",
+            "plan": str(plan_path),
+            "by": by,
+            "session_id": session,
+            **now.to_json(),
+            "versions": _versions(),
+        },
+    )
     record.seal("run-end", {"ok": True, "states": [], "tampers": 0})
     write_anchor(plan_path, control.path)
     return now
@@ -188,7 +205,7 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     view = LedgerView.read(steps, event.session_id)
     plan = _load(plan_path)
     root = (options.workdir or plan_path.parent).resolve()
-    now = fingerprint(plan, root)
+    now = fingerprint(plan, root, [p for p, _ in view.seal.guarded] if view.seal else ())
     if view.seal is None:
         by = "session-start" if event.kind == "session-start" else "first hook call"
         seal_plan(plan_path, options.workdir, by, event.session_id)
@@ -199,11 +216,19 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     record = _Record(
         control,
         key,
-        {"kind": "hook", "agent": event.agent, "event": event.name,
-         "session_id": event.session_id, "plan": str(plan_path), "plan_sha256": now.plan_sha256,
-         "checks": [{"task_id": t, "check_sha256": s} for t, s in now.checks],
-         "workdir": str(root), "max_blocks": options.max_blocks, "versions": _versions()},
-    )  # fmt: skip
+        {
+            "kind": "hook",
+            "agent": event.agent,
+            "event": event.name,
+            "session_id": event.session_id,
+            "plan": str(plan_path),
+            "plan_sha256": now.plan_sha256,
+            "checks": [{"task_id": t, "check_sha256": s} for t, s in now.checks],
+            "workdir": str(root),
+            "max_blocks": options.max_blocks,
+            "versions": _versions(),
+        },
+    )
     claim_body = {
         "task_id": event.subject,
         "attempt": view.blocks + 1,
@@ -326,8 +351,15 @@ def _finish(
         # the agent would be stopped anyway: the tasks it could not finish are FAILED, sealed,
         # and the user is told (never a silent allow)
         for task, _ in failures:
-            record.seal("state", {"task_id": task.task_id, "from": task.heading.keyword or "",
-                                  "to": "FAILED", "stop": "breaker"})  # fmt: skip
+            record.seal(
+                "state",
+                {
+                    "task_id": task.task_id,
+                    "from": task.heading.keyword or "",
+                    "to": "FAILED",
+                    "stop": "breaker",
+                },
+            )
             states.append((task.task_id, "FAILED"))
         failed = ", ".join(f"`{t}`" for t, _ in states) or "none (the plan itself changed)"
         decision = Decision(
@@ -338,16 +370,25 @@ def _finish(
         )
     record.seal(
         "hook-decision",
-        {"agent": event.agent, "event": event.name, "session_id": event.session_id,
-         "task_id": event.subject, "decision": decision.outcome,
-         "reason": excerpt(decision.reason), "reason_sha256": sha256_text(decision.reason),
-         "blocks": blocks},
-    )  # fmt: skip
+        {
+            "agent": event.agent,
+            "event": event.name,
+            "session_id": event.session_id,
+            "task_id": event.subject,
+            "decision": decision.outcome,
+            "reason": excerpt(decision.reason),
+            "reason_sha256": sha256_text(decision.reason),
+            "blocks": blocks,
+        },
+    )
     record.seal(
         "run-end",
-        {"ok": decision.outcome == "allow",
-         "states": [{"task_id": t, "state": s} for t, s in states], "tampers": 0},
-    )  # fmt: skip
+        {
+            "ok": decision.outcome == "allow",
+            "states": [{"task_id": t, "state": s} for t, s in states],
+            "tampers": 0,
+        },
+    )
     control = ControlDir.for_plan(plan_path)
     write_anchor(plan_path, control.path)
     if states:

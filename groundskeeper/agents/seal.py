@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from groundskeeper.acceptance.check import SealedCheck, sha256_text
-from groundskeeper.acceptance.protect import input_sha256, matched_files
+from groundskeeper.acceptance.protect import file_sha256, input_sha256, matched_files
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan.org import Plan
 from groundskeeper.plan.spec import compile_plan
@@ -63,22 +63,27 @@ class Fingerprint:
     plan_sha256: str
     checks: tuple[tuple[str, str | None], ...]
     protected: tuple[tuple[str, str | None], ...]
+    #: the agent's hook configuration `agent setup` wrote (absolute paths)
+    guarded: tuple[tuple[str, str | None], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "plan_sha256": self.plan_sha256,
             "checks": [{"task_id": t, "check_sha256": s} for t, s in self.checks],
             "protected": [{"path": p, "sha256": s} for p, s in self.protected],
+            "guarded": [{"path": p, "sha256": s} for p, s in self.guarded],
         }
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> Fingerprint:
         checks = body.get("checks") or []
         protected = body.get("protected") or []
+        guarded = body.get("guarded") or []
         return cls(
             str(body.get("plan_sha256", "")),
             tuple((str(c.get("task_id")), c.get("check_sha256")) for c in checks),
             tuple((str(p.get("path")), p.get("sha256")) for p in protected),
+            tuple((str(p.get("path")), p.get("sha256")) for p in guarded),
         )
 
     def changes_from(self, sealed: Fingerprint) -> list[str]:
@@ -96,16 +101,19 @@ class Fingerprint:
         for path in sorted(was.keys() | now_p.keys()):
             if was.get(path) != now_p.get(path):
                 found.append(f"the protected input `{path}` was changed")
+        was_g, now_g = dict(sealed.guarded), dict(self.guarded)
+        for path in sorted(was_g.keys() | now_g.keys()):
+            if was_g.get(path) != now_g.get(path):
+                found.append(f"the agent's hook configuration {path} was changed")
         if self.plan_sha256 != sealed.plan_sha256 and not found:
             found.append("the plan file was edited (its headlines, properties or text)")
         return found
 
 
-def fingerprint(plan: Plan, workdir: Path) -> Fingerprint:
+def fingerprint(plan: Plan, workdir: Path, guarded: Iterable[str] = ()) -> Fingerprint:
     spec = compile_plan(plan)
     checks = tuple(
-        (t.task_id, SealedCheck.seal(t.check).sha256 if t.check is not None else None)
-        for t in spec
+        (t.task_id, SealedCheck.seal(t.check).sha256 if t.check is not None else None) for t in spec
     )
     patterns = sorted({p for t in spec for p in t.protect})
     try:
@@ -113,7 +121,8 @@ def fingerprint(plan: Plan, workdir: Path) -> Fingerprint:
     except ValueError as exc:
         raise HookFailure("plan", f"cannot hash the protected inputs: {exc}") from exc
     protected = tuple((f, input_sha256(workdir, f)) for f in files)
-    return Fingerprint(sha256_text(plan.text), checks, protected)
+    configuration = tuple((g, file_sha256(Path(g))) for g in sorted(set(guarded)))
+    return Fingerprint(sha256_text(plan.text), checks, protected, configuration)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +179,10 @@ def check_anchor(plan_path: Path, control: Path) -> None:
         return
     except (OSError, ValueError) as exc:
         raise HookFailure(
-            "ledger", f"the ledger anchor {anchor} cannot be read ({exc}); it names"
-            f" {plan_path}'s ledger: inspect it, or move it aside to start over"
-        ) from exc  # fmt: skip
+            "ledger",
+            f"the ledger anchor {anchor} cannot be read ({exc}); it names"
+            f" {plan_path}'s ledger: inspect it, or move it aside to start over",
+        ) from exc
     head = _ledger_head(control / LEDGER_FILE)
     origin, size = known.get("origin"), known.get("lines")
     if head is None:
@@ -183,9 +193,10 @@ def check_anchor(plan_path: Path, control: Path) -> None:
         )
     if head[0] != origin:
         raise HookFailure(
-            "ledger", f"the plan's ledger {control / LEDGER_FILE} is not the one sealed before"
+            "ledger",
+            f"the plan's ledger {control / LEDGER_FILE} is not the one sealed before"
             f" (recorded in {anchor}): it was replaced",
-        )  # fmt: skip
+        )
     if isinstance(size, int) and head[1] < size:
         raise HookFailure(
             "ledger",

@@ -46,8 +46,12 @@ def _emit(status: int, stdout: str, stderr: str) -> NoReturn:
 
 @click.command("hook")
 @click.argument("agent", type=click.Choice(AGENT_NAMES))
-@click.option("--plan", type=click.Path(path_type=Path), help="The plan the session works on"
-              " (default: plan.org, or the only *.org, in the session's directory).")  # fmt: skip
+@click.option(
+    "--plan",
+    type=click.Path(path_type=Path),
+    help="The plan the session works on"
+    " (default: plan.org, or the only *.org, in the session's directory).",
+)
 @click.option(
     "--workdir",
     type=click.Path(path_type=Path),

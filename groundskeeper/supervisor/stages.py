@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
-from groundskeeper.acceptance.check import CheckResult, SealedCheck, check_feedback
+from groundskeeper.acceptance.check import CheckResult, check_feedback
 from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
 from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
 from groundskeeper.acceptance.gates import GateOpened

@@ -15,16 +15,32 @@ from tests.agents.conftest import call_hook, do_the_work
 
 # each agent's own stop event, as its documentation gives the input
 EVENTS: dict[str, dict[str, Any]] = {
-    "claude-code": {"hook_event_name": "Stop", "stop_hook_active": False,
-                    "last_assistant_message": "done"},
-    "codex": {"hook_event_name": "Stop", "turn_id": "t1", "stop_hook_active": False,
-              "last_assistant_message": "done", "model": "gpt-5"},
-    "gemini": {"hook_event_name": "AfterAgent", "prompt": "write notes",
-               "prompt_response": "done", "stop_hook_active": False},
+    "claude-code": {
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        "last_assistant_message": "done",
+    },
+    "codex": {
+        "hook_event_name": "Stop",
+        "turn_id": "t1",
+        "stop_hook_active": False,
+        "last_assistant_message": "done",
+        "model": "gpt-5",
+    },
+    "gemini": {
+        "hook_event_name": "AfterAgent",
+        "prompt": "write notes",
+        "prompt_response": "done",
+        "stop_hook_active": False,
+    },
     "copilot": {"timestamp": 1764252000000, "sessionId": "s-1"},
-    "cursor": {"hook_event_name": "stop", "status": "completed", "loop_count": 0,
-               "conversation_id": "s-1"},
-}  # fmt: skip
+    "cursor": {
+        "hook_event_name": "stop",
+        "status": "completed",
+        "loop_count": 0,
+        "conversation_id": "s-1",
+    },
+}
 
 
 def event(agent: str, work: Path) -> dict[str, Any]:
@@ -72,10 +88,22 @@ def test_each_agent_is_blocked_on_a_failure_of_groundskeepers_own(agent: str, wo
 
 def test_the_forms_themselves() -> None:
     block = Decision("block", "why")
-    assert (AGENTS["claude-code"].answer(block).status, AGENTS["claude-code"].answer(block).stderr) == (2, "why\n")  # fmt: skip
-    assert json.loads(AGENTS["codex"].answer(block).stdout) == {"decision": "block", "reason": "why"}  # fmt: skip
-    assert json.loads(AGENTS["copilot"].answer(block).stdout) == {"decision": "block", "reason": "why"}  # fmt: skip
-    assert json.loads(AGENTS["gemini"].answer(block).stdout) == {"decision": "deny", "reason": "why"}  # fmt: skip
+    assert (
+        AGENTS["claude-code"].answer(block).status,
+        AGENTS["claude-code"].answer(block).stderr,
+    ) == (2, "why\n")
+    assert json.loads(AGENTS["codex"].answer(block).stdout) == {
+        "decision": "block",
+        "reason": "why",
+    }
+    assert json.loads(AGENTS["copilot"].answer(block).stdout) == {
+        "decision": "block",
+        "reason": "why",
+    }
+    assert json.loads(AGENTS["gemini"].answer(block).stdout) == {
+        "decision": "deny",
+        "reason": "why",
+    }
     assert json.loads(AGENTS["cursor"].answer(block).stdout) == {"followup_message": "why"}
     stop = AGENTS["claude-code"].answer(Decision("stop", "told"))
     assert stop.status == 0 and json.loads(stop.stdout)["continue"] is False
@@ -83,11 +111,27 @@ def test_the_forms_themselves() -> None:
 
 def test_task_and_subagent_events_name_their_task() -> None:
     claude = dialect_for("claude-code")
-    completed = claude.read(json.dumps({"hook_event_name": "TaskCompleted", "session_id": "s",
-                                        "task_id": "notes", "task_subject": "Write the notes"}).encode())  # fmt: skip
+    completed = claude.read(
+        json.dumps(
+            {
+                "hook_event_name": "TaskCompleted",
+                "session_id": "s",
+                "task_id": "notes",
+                "task_subject": "Write the notes",
+            }
+        ).encode()
+    )
     assert (completed.kind, completed.subject) == ("stop", "Write the notes")
-    subagent = claude.read(json.dumps({"hook_event_name": "SubagentStop", "session_id": "s",
-                                       "agent_type": "count", "last_assistant_message": "ok"}).encode())  # fmt: skip
+    subagent = claude.read(
+        json.dumps(
+            {
+                "hook_event_name": "SubagentStop",
+                "session_id": "s",
+                "agent_type": "count",
+                "last_assistant_message": "ok",
+            }
+        ).encode()
+    )
     assert (subagent.kind, subagent.subject, subagent.claim) == ("stop", "count", "ok")
     with pytest.raises(EventError, match="not a JSON object"):
         claude.read(b"[1]")

@@ -124,8 +124,12 @@ def test_an_event_it_does_not_gate_blocks(work: Path) -> None:
 
 def test_a_config_change_is_refused(work: Path) -> None:
     keyed()
-    event = {**stop_event(work), "hook_event_name": "ConfigChange", "source": "project_settings",
-             "file_path": str(work / ".claude" / "settings.json")}  # fmt: skip
+    event = {
+        **stop_event(work),
+        "hook_event_name": "ConfigChange",
+        "source": "project_settings",
+        "file_path": str(work / ".claude" / "settings.json"),
+    }
     run = call_hook("claude-code", event)
     assert_blocked(run, "settings")
 

@@ -12,7 +12,9 @@ from tests.agents.conftest import call_hook, do_the_work, ledger_steps, stop_eve
 
 def start(work: Path) -> None:
     create_signing_key()
-    run = call_hook("claude-code", stop_event(work, hook_event_name="SessionStart", source="startup"))
+    run = call_hook(
+        "claude-code", stop_event(work, hook_event_name="SessionStart", source="startup")
+    )
     assert run.status == 0, run.stderr
 
 
@@ -75,9 +77,14 @@ def test_the_block_bound_seals_failed_and_tells_the_user(work: Path) -> None:
     assert "NOT a pass" in told["stopReason"] and "FAILED: `notes`" in told["stopReason"]
     states = [b for s, b in ledger_steps(work) if s == "state"]
     assert states == [
-        {"run_id": states[0]["run_id"], "task_id": "notes", "from": "TODO", "to": "FAILED",
-         "stop": "breaker"}
-    ]  # fmt: skip
+        {
+            "run_id": states[0]["run_id"],
+            "task_id": "notes",
+            "from": "TODO",
+            "to": "FAILED",
+            "stop": "breaker",
+        }
+    ]
     assert "* FAILED Write the notes" in (work / "plan.org").read_text()
     # the breaker's own edit re-sealed the plan: the next stop is judged, not "changed"
     after = call_hook("claude-code", stop_event(work))
@@ -95,8 +102,13 @@ def test_another_session_counts_its_own_blocks(work: Path) -> None:
 def test_task_completed_checks_only_the_task_it_names(work: Path) -> None:
     start(work)
     (work / "COUNT").write_text("1\n")
-    completed = {**stop_event(work), "hook_event_name": "TaskCompleted", "task_id": "7",
-                 "task_subject": "count", "task_description": "count the notes"}  # fmt: skip
+    completed = {
+        **stop_event(work),
+        "hook_event_name": "TaskCompleted",
+        "task_id": "7",
+        "task_subject": "count",
+        "task_description": "count the notes",
+    }
     assert call_hook("claude-code", completed).status == 0  # `count` passes
     wrong = {**completed, "task_subject": "notes"}
     run = call_hook("claude-code", wrong)
