@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from groundskeeper.acceptance.check import (
 )
 from groundskeeper.agents.dialects import Decision, HookEvent
 from groundskeeper.agents.seal import (
+    ANCHOR_DIR,
     Fingerprint,
     HookFailure,
     LedgerView,
@@ -43,7 +44,12 @@ from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan.org import Heading, Plan, load_plan
 from groundskeeper.plan.spec import TaskSpec, compile_plan
 from groundskeeper.record.control import CONTROL_ROOT, ControlDir
-from groundskeeper.record.keys import SigningKey, load_signing_key, trusted_keys
+from groundskeeper.record.keys import (
+    SigningKey,
+    groundskeeper_home,
+    load_signing_key,
+    trusted_keys,
+)
 from groundskeeper.record.ledger import Ledger, excerpt, read_steps, verify_ledger
 
 __all__ = ["DEFAULT_MAX_BLOCKS", "HookOptions", "decide", "find_plan", "seal_plan"]
@@ -412,11 +418,16 @@ def _write_failed(plan_path: Path, task_ids: list[str], workdir: Path | None) ->
 # -- failures of groundskeeper's own, counted where nothing could be sealed ---------------------
 
 
-def count_failure(plan_hint: Path | None, cwd: str | None, session: str) -> int:
-    """Count one failure block for `session`; return the count so far. Kept in the control
-    directory when there is one, else in $TMPDIR: a broken groundskeeper must not loop an
-    agent forever either."""
+def count_failure(
+    plan_hint: Path | None, cwd: str | None, session: str, *, reset: bool = False
+) -> int:
+    """Count one failure block for `session` in a row (`reset`: a decision was sealed, the
+    row ends); return the count so far. Kept in the control directory when there is one,
+    else in $GROUNDSKEEPER_HOME: a broken groundskeeper must not loop an agent forever
+    either."""
     where = _failure_file(plan_hint, cwd)
+    if reset and not where.exists():
+        return 0
     counts: dict[str, int] = {}
     try:
         loaded = json.loads(where.read_text(encoding="utf-8"))
@@ -424,7 +435,7 @@ def count_failure(plan_hint: Path | None, cwd: str | None, session: str) -> int:
             counts = {str(k): int(v) for k, v in loaded.items() if isinstance(v, int)}
     except (OSError, ValueError):
         pass
-    counts[session] = counts.get(session, 0) + 1
+    counts[session] = 0 if reset else counts.get(session, 0) + 1
     try:
         where.parent.mkdir(parents=True, exist_ok=True)
         temporary = where.with_name(where.name + f".{os.getpid()}.tmp")
@@ -436,12 +447,7 @@ def count_failure(plan_hint: Path | None, cwd: str | None, session: str) -> int:
 
 
 def _failure_file(plan_hint: Path | None, cwd: str | None) -> Path:
-    import tempfile
-
     for candidate in (plan_hint, Path(cwd) / "plan.org" if cwd else None):
         if candidate is not None and (candidate.parent / CONTROL_ROOT).is_dir():
             return ControlDir.for_plan(candidate).path / FAILURES_FILE
-    return Path(tempfile.gettempdir()) / f"groundskeeper-{os.getuid()}-{FAILURES_FILE}"
-
-
-FailureCounter = Callable[[Path | None, str | None, str], int]
+    return groundskeeper_home() / ANCHOR_DIR / FAILURES_FILE

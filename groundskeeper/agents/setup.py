@@ -55,7 +55,9 @@ class Setup:
         }
 
 
-def hook_command(agent: str, plan: Path, max_blocks: int, workdir: Path | None = None) -> str:
+def hook_command(
+    agent: str, plan: Path, max_blocks: int, workdir: Path | None = None, event: str | None = None
+) -> str:
     """The hook's command line: this interpreter, this home, this plan, by absolute path, so
     that nothing in the agent's PATH or environment picks another groundskeeper; any exit
     but the answer itself (the interpreter gone: 127) is turned into that agent's block."""
@@ -75,7 +77,7 @@ def hook_command(agent: str, plan: Path, max_blocks: int, workdir: Path | None =
     if workdir is not None:
         words += ["--workdir", str(workdir.absolute())]
     line = shlex.join(words)
-    form = dialect_for(agent).block_form
+    form = dialect_for(agent).form(event)
     if form == "exit2":
         return f"{line} || exit 2"
     fallback = {
@@ -96,10 +98,19 @@ def claude_code_settings(
     plan: Path, max_blocks: int, workdir: Path | None, protected: list[Path]
 ) -> dict[str, Any]:
     control = ControlDir.for_plan(plan)
-    command = hook_command("claude-code", plan, max_blocks, workdir)
     timeout = int(dialect_for("claude-code").agent_timeout)
     hooks = {
-        event: [{"hooks": [{"type": "command", "command": command, "timeout": timeout}]}]
+        event: [
+            {
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": hook_command("claude-code", plan, max_blocks, workdir, event),
+                        "timeout": timeout,
+                    }
+                ]
+            }
+        ]
         for event in EVENTS["claude-code"]
     }
     deny: list[str] = []

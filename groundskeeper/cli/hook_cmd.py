@@ -44,6 +44,18 @@ def _emit(status: int, stdout: str, stderr: str) -> NoReturn:
     os._exit(status)
 
 
+def _event_name(data: bytes) -> str | None:
+    """The event's name, read before anything can fail, to answer in that event's form."""
+    import json
+
+    try:
+        raw = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    name = raw.get("hook_event_name") if isinstance(raw, dict) else None
+    return name if isinstance(name, str) else None
+
+
 @click.command("hook")
 @click.argument("agent", type=click.Choice(AGENT_NAMES))
 @click.option(
@@ -107,12 +119,14 @@ def hook(
     seconds = budget if budget is not None else dialect.agent_timeout * MARGIN
     session = ""
     cwd: str | None = None
+    event_name: str | None = None
 
     def fail(kind: str, message: str) -> NoReturn:
         from groundskeeper.agents.gate import count_failure
 
-        try:
-            count = count_failure(plan, cwd, session)
+        starting = event_name in ("SessionStart", "sessionStart")
+        try:  # a session start cannot be refused: only claimed stops count towards the bound
+            count = 1 if starting else count_failure(plan, cwd, session)
         except Exception:
             count = 1
         text = f"groundskeeper could not confirm this stop ({kind}): {message}"
@@ -121,9 +135,9 @@ def hook(
                 f"\n(refused {count} times for groundskeeper's own failure; the turn ends with"
                 " nothing confirmed — fix groundskeeper's set-up and run again)"
             )
-            answer = dialect.answer(Decision("stop", text))
+            answer = dialect.answer(Decision("stop", text), event_name)
         else:
-            answer = dialect.answer(Decision("block", text))
+            answer = dialect.answer(Decision("block", text), event_name)
         _emit(answer.status, answer.stdout, answer.stderr)
 
     def deadline() -> NoReturn:
@@ -136,7 +150,9 @@ def hook(
         from groundskeeper.agents.gate import HookOptions, decide
         from groundskeeper.agents.seal import HookFailure
 
-        event = dialect.read(sys.stdin.buffer.read())
+        data = sys.stdin.buffer.read()
+        event_name = _event_name(data)
+        event = dialect.read(data)
         session, cwd = event.session_id, event.cwd
         options = HookOptions(plan=plan, workdir=workdir, max_blocks=max_blocks)
         decision = decide(event, options)
@@ -147,5 +163,9 @@ def hook(
         timer.cancel()
         fail("error", f"{type(exc).__name__}: {exc}")
     timer.cancel()
+    with contextlib.suppress(Exception):  # the row of failures of its own ends here
+        from groundskeeper.agents.gate import count_failure
+
+        count_failure(plan, cwd, session, reset=True)
     answer = dialect.answer(decision, event.name)
     _emit(answer.status, answer.stdout, answer.stderr)

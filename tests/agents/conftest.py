@@ -38,6 +38,19 @@ class HookRun:
     def json(self) -> Any:
         return json.loads(self.stdout)
 
+    @property
+    def blocked(self) -> str | None:
+        """The reason, when this is Claude Code's block (JSON on a Stop or SubagentStop, exit
+        2 elsewhere); None when the agent may stop."""
+        if self.status == 2:
+            return self.stderr
+        if self.status == 0 and self.stdout.strip():
+            answer = json.loads(self.stdout)
+            if answer.get("decision") == "block":
+                assert answer["reason"].strip()
+                return str(answer["reason"])
+        return None
+
 
 def stop_event(work: Path, **extra: Any) -> dict[str, Any]:
     return {

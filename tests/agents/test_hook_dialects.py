@@ -49,14 +49,11 @@ def event(agent: str, work: Path) -> dict[str, Any]:
 
 def blocked(agent: str, status: int, stdout: str, stderr: str) -> str:
     """The reason, if the answer is that agent's block; fails the test otherwise."""
-    if agent == "claude-code":
-        assert status == 2 and stdout == ""
-        return stderr
     assert status == 0, (status, stderr)
     answer = json.loads(stdout)
     if agent == "cursor":
         return str(answer["followup_message"])
-    word = "deny" if agent == "gemini" else "block"
+    word = "deny" if agent == "gemini" else "block"  # Claude Code: JSON on a Stop
     assert answer["decision"] == word
     assert answer["reason"].strip()
     return str(answer["reason"])
@@ -88,10 +85,9 @@ def test_each_agent_is_blocked_on_a_failure_of_groundskeepers_own(agent: str, wo
 
 def test_the_forms_themselves() -> None:
     block = Decision("block", "why")
-    assert (
-        AGENTS["claude-code"].answer(block).status,
-        AGENTS["claude-code"].answer(block).stderr,
-    ) == (2, "why\n")
+    assert AGENTS["claude-code"].answer(block, "TaskCompleted").status == 2
+    assert AGENTS["claude-code"].answer(block, "TaskCompleted").stderr == "why\n"
+    assert json.loads(AGENTS["claude-code"].answer(block, "Stop").stdout)["decision"] == "block"
     assert json.loads(AGENTS["codex"].answer(block).stdout) == {
         "decision": "block",
         "reason": "why",

@@ -9,18 +9,18 @@ import os
 from pathlib import Path
 
 from groundskeeper.record.keys import create_signing_key
-from tests.agents.conftest import call_hook, do_the_work, ledger_steps, stop_event
+from tests.agents.conftest import HookRun, call_hook, do_the_work, ledger_steps, stop_event
 
 
 def keyed() -> None:
     create_signing_key()
 
 
-def assert_blocked(run: object, *needles: str) -> None:
-    status, stderr = run.status, run.stderr  # type: ignore[attr-defined]
-    assert status == 2, (status, stderr)
+def assert_blocked(run: HookRun, *needles: str) -> None:
+    reason = run.blocked
+    assert reason is not None, (run.status, run.stdout, run.stderr)
     for needle in needles:
-        assert needle in stderr, stderr
+        assert needle in reason, reason
 
 
 def test_no_plan_blocks(tmp_path: Path) -> None:
@@ -54,7 +54,7 @@ def test_an_unreadable_key_blocks(work: Path, groundskeeper_home: Path) -> None:
 def test_a_damaged_ledger_blocks(work: Path) -> None:
     keyed()
     first = call_hook("claude-code", stop_event(work))
-    assert first.status == 2  # sealed a block: the ledger exists now
+    assert first.blocked  # sealed a block: the ledger exists now
     ledger = work / ".groundskeeper" / "plan.org" / "_steps.jsonl"
     text = ledger.read_text()
     ledger.write_text(text.replace('"verdict":"FAIL"', '"verdict":"PASS"', 1))
@@ -65,7 +65,7 @@ def test_a_damaged_ledger_blocks(work: Path) -> None:
 
 def test_a_deleted_ledger_blocks(work: Path) -> None:
     keyed()
-    assert call_hook("claude-code", stop_event(work)).status == 2
+    assert call_hook("claude-code", stop_event(work)).blocked
     control = work / ".groundskeeper" / "plan.org"
     for name in ("_steps.jsonl", "_steps.checkpoint"):
         (control / name).unlink()
@@ -76,13 +76,13 @@ def test_a_deleted_ledger_blocks(work: Path) -> None:
 
 def test_a_replaced_ledger_blocks(work: Path, tmp_path: Path) -> None:
     keyed()
-    assert call_hook("claude-code", stop_event(work)).status == 2
+    assert call_hook("claude-code", stop_event(work)).blocked
     # a fresh ledger of another plan, signed with the same key, moved into place
     other = tmp_path / "other"
     other.mkdir()
     (other / "plan.org").write_text((work / "plan.org").read_text())
     do_the_work(other)
-    assert call_hook("claude-code", stop_event(other)).status == 0
+    assert call_hook("claude-code", stop_event(other)).blocked is None
     control = work / ".groundskeeper" / "plan.org"
     for name in ("_steps.jsonl", "_steps.checkpoint"):
         (control / name).write_bytes((other / ".groundskeeper" / "plan.org" / name).read_bytes())
@@ -143,8 +143,8 @@ def test_stop_hook_active_is_not_trusted(work: Path) -> None:
 def test_failures_of_its_own_are_bounded_too(work: Path) -> None:
     # no key: every call blocks; after --max-blocks the turn ends, told as NOT confirmed
     runs = [call_hook("claude-code", stop_event(work), "--max-blocks", "2") for _ in range(2)]
-    assert runs[0].status == 2
-    assert runs[1].status == 0
+    assert runs[0].blocked
+    assert runs[1].status == 0 and runs[1].blocked is None
     answer = json.loads(runs[1].stdout)
     assert answer["continue"] is False
     assert "nothing confirmed" in answer["stopReason"]
