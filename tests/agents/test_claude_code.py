@@ -253,3 +253,42 @@ def test_e_the_block_bound_seals_failed_and_tells_the_user(
     told = [h["stdout"] for h in result["hooks"] if h["hook_event"] == "Stop"][-1]
     assert json.loads(told)["continue"] is False and "NOT a pass" in told
     verified(project)
+
+
+def test_f_a_subagent_stop_is_checked_against_the_task_its_agent_names(
+    project: Path, stub: MessagesStub
+) -> None:
+    setup(project)
+    marker = "SUBAGENT-NOTES"
+    main_turns: list[Turn] = [
+        ("Agent", {"description": "Write the notes", "prompt": "Write NOTES.md",
+                   "subagent_type": "notes", "run_in_background": False}),
+        write(project, "COUNT", "1\n"),
+        "DONE: the notes and the count.",
+    ]  # fmt: skip
+    sub_turns: list[Turn] = [
+        "DONE: notes written.",  # a lie: refused by SubagentStop, checked against `notes`
+        write(project, "NOTES.md", "shipped\n"),
+        "DONE: notes written, really.",
+    ]
+    main = Model(stub, main_turns)
+    sub = Model(stub, sub_turns)
+
+    def route(request: RecordedRequest) -> Reply | None:
+        if request.path.startswith("/v1/messages/count_tokens"):
+            return None
+        return (sub if marker in json.dumps(request.body.get("system", "")) else main)(request)
+
+    stub.handler = route
+    agents = {"notes": {"description": "Writes the release notes", "prompt": f"{marker}: write"}}
+    claude(project, stub, "--agents", json.dumps(agents))
+    steps = ledger_steps(project)
+    made = [(b["event"], b["task_id"], b["decision"]) for s, b in steps if s == "hook-decision"]
+    assert made == [
+        ("SubagentStop", "notes", "block"),
+        ("SubagentStop", "notes", "allow"),
+        ("Stop", None, "allow"),
+    ]
+    checked = [b["task_id"] for s, b in steps if s == "check"]
+    assert checked == ["notes", "notes", "notes", "count"]
+    assert any("groundskeeper: not done — 1 of 1" in s for s in sub.seen)
