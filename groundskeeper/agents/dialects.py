@@ -32,7 +32,7 @@ __all__ = [
 Outcome = Literal["allow", "block", "stop"]
 
 #: What an event asks: a stop-like claim, a session start, a settings change.
-EventKind = Literal["stop", "session-start", "config-change"]
+EventKind = Literal["stop", "session-start", "config-change", "tool"]
 
 
 class EventError(UsageError):
@@ -103,6 +103,8 @@ class Dialect:
             kind = "session-start"
         elif name in self.config_events:
             kind = "config-change"
+        elif name in ("PostToolUse", "postToolUse"):
+            kind = "tool"
         else:
             raise EventError(
                 f"groundskeeper does not gate the {self.name} event {name!r}; wire it only to"

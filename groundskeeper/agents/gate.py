@@ -14,7 +14,7 @@ import json
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,17 @@ from groundskeeper.record.keys import (
 )
 from groundskeeper.record.ledger import Ledger, excerpt, read_steps, verify_ledger
 
-__all__ = ["DEFAULT_MAX_BLOCKS", "HookOptions", "decide", "find_plan", "seal_plan"]
+__all__ = [
+    "DEFAULT_MAX_BLOCKS",
+    "HookOptions",
+    "HookRecord",
+    "check_body",
+    "decide",
+    "find_plan",
+    "open_plan_record",
+    "seal_plan",
+    "verified_steps",
+]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +80,8 @@ class HookOptions:
     max_blocks: int = DEFAULT_MAX_BLOCKS
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     shell: Shell | None = field(default=None, repr=False)
+    #: the one task this session works on (Claude Code as groundskeeper's worker)
+    task: str | None = None
 
 
 def find_plan(given: Path | None, cwd: str | None) -> Path:
@@ -93,17 +105,18 @@ def find_plan(given: Path | None, cwd: str | None) -> Path:
     )
 
 
-class _Record:
-    """One hook call's run in the plan's ledger."""
+class HookRecord:
+    """One hook call's (or MCP tool call's) run in the plan's ledger."""
 
     def __init__(self, control: ControlDir, key: SigningKey, first: Mapping[str, Any]) -> None:
         self.run_id = new_hook_run_id()
         self.ledger = Ledger(control.path, key, self.run_id)
         self.seal("run-start", first)
 
-    def seal(self, step: str, body: Mapping[str, Any]) -> None:
+    def seal(self, step: str, body: Mapping[str, Any]) -> int:
+        """Seal one step; its sequence number in the ledger."""
         try:
-            self.ledger.record(step, {"run_id": self.run_id, **body})
+            return self.ledger.record(step, {"run_id": self.run_id, **body}).seq
         except GroundskeeperError as exc:
             raise HookFailure("ledger", f"cannot seal the `{step}` step: {exc}") from exc
         except OSError as exc:
@@ -123,7 +136,7 @@ def _load_key() -> SigningKey:
         raise HookFailure("key", f"groundskeeper cannot sign its decision: {exc}") from exc
 
 
-def _verified_steps(control: ControlDir, plan_path: Path) -> list[tuple[str, dict[str, Any]]]:
+def verified_steps(control: ControlDir, plan_path: Path) -> list[tuple[str, dict[str, Any]]]:
     check_anchor(plan_path, control.path)
     if not control.ledger.exists():
         return []
@@ -146,7 +159,7 @@ def _verified_steps(control: ControlDir, plan_path: Path) -> list[tuple[str, dic
     ]
 
 
-def _open(plan_path: Path) -> tuple[ControlDir, SigningKey]:
+def open_plan_record(plan_path: Path) -> tuple[ControlDir, SigningKey]:
     try:
         control = ControlDir.for_plan(plan_path).ensure()
     except GroundskeeperError as exc:
@@ -163,8 +176,8 @@ def seal_plan(
 ) -> Fingerprint:
     """Seal the plan as it is now as the one sessions are held to (a `hook-seal` run), with
     the agent configuration files in `guarded` (None: those of the seal before)."""
-    control, key = _open(plan_path)
-    view = LedgerView.read(_verified_steps(control, plan_path), session)
+    control, key = open_plan_record(plan_path)
+    view = LedgerView.read(verified_steps(control, plan_path), session)
     plan = _load(plan_path)
     root = (workdir or plan_path.parent).resolve()
     if guarded is None:
@@ -172,7 +185,7 @@ def seal_plan(
     else:
         paths = [str(p.absolute()) for p in guarded]
     now = fingerprint(plan, root, paths)
-    record = _Record(
+    record = HookRecord(
         control,
         key,
         {
@@ -206,8 +219,12 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             " setup`); a change to them is refused. Ask the user to change them outside the"
             " session.",
         )
-    control, key = _open(plan_path)
-    steps = _verified_steps(control, plan_path)
+    if options.task is not None and event.kind == "stop":
+        event = replace(event, subject=options.task)
+    control, key = open_plan_record(plan_path)
+    if event.kind == "tool":
+        return _record_tool(event, plan_path, control, key, options)
+    steps = verified_steps(control, plan_path)
     view = LedgerView.read(steps, event.session_id)
     plan = _load(plan_path)
     root = (options.workdir or plan_path.parent).resolve()
@@ -219,7 +236,7 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     if event.kind == "session-start":
         return Decision("allow", "")
     changes = now.changes_from(view.seal) if view.seal is not None else []
-    record = _Record(
+    record = HookRecord(
         control,
         key,
         {
@@ -274,6 +291,42 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     )
 
 
+def _record_tool(
+    event: HookEvent, plan_path: Path, control: ControlDir, key: SigningKey, options: HookOptions
+) -> Decision:
+    """A PostToolUse: the tool call sealed as the worker's record (it decides nothing)."""
+    raw = event.raw
+    tool = raw.get("tool_name")
+    response = raw.get("tool_response")
+    is_error = isinstance(response, dict) and bool(
+        response.get("is_error") or response.get("error")
+    )
+    record = HookRecord(
+        control,
+        key,
+        {
+            "kind": "hook-tool",
+            "agent": event.agent,
+            "session_id": event.session_id,
+            "plan": str(plan_path),
+        },
+    )
+    record.seal(
+        "tool-call",
+        {
+            "task_id": options.task,
+            "attempt": 0,
+            "tool": str(tool or ""),
+            "input_sha256": sha256_text(json.dumps(raw.get("tool_input"), sort_keys=True)),
+            "status": "error" if is_error else "ok",
+            "is_error": is_error,
+            "tool_use_id": str(raw.get("tool_use_id") or ""),
+        },
+    )
+    record.seal("run-end", {"ok": True, "states": [], "tampers": 0})
+    return Decision("allow", "")
+
+
 def _tasks_for(plan: Plan, event: HookEvent) -> tuple[list[TaskSpec] | None, str]:
     """The tasks a stop claims: the one a TaskCompleted or SubagentStop names, else every
     open task. None: the event names no task of the plan (nothing of it is claimed)."""
@@ -296,7 +349,7 @@ def _tasks_for(plan: Plan, event: HookEvent) -> tuple[list[TaskSpec] | None, str
 
 
 def _judge_task(
-    task: TaskSpec, root: Path, shell: Shell, timeout: float, record: _Record, attempt: int
+    task: TaskSpec, root: Path, shell: Shell, timeout: float, record: HookRecord, attempt: int
 ) -> str | None:
     """Why the task is not done (None: its check passed), its check sealed."""
     if task.check is None:
@@ -316,7 +369,7 @@ def _judge_task(
     ]
     sealed = SealedCheck.seal(task.check)
     result = run_check(sealed, root, shell=shell, timeout=timeout)
-    record.seal("check", _check_body(task.task_id, attempt, result))
+    record.seal("check", check_body(task.task_id, attempt, result))
     if not result.passed:
         detail = f"{result.reason}\n{result.output}".rstrip()
         return f"{result.code}: " + check_feedback(sealed, detail)
@@ -328,9 +381,12 @@ def _judge_task(
     return None
 
 
-def _check_body(task_id: str, attempt: int, result: CheckResult) -> dict[str, Any]:
+def check_body(
+    task_id: str, attempt: int, result: CheckResult, phase: str = "hook"
+) -> dict[str, Any]:
+    """A `check` step's body (SPEC §7), with the `phase` that ran it."""
     return {
-        "phase": "hook",
+        "phase": phase,
         "task_id": task_id,
         "attempt": attempt,
         "check_sha256": result.check_sha256,
@@ -343,7 +399,7 @@ def _check_body(task_id: str, attempt: int, result: CheckResult) -> dict[str, An
 
 
 def _finish(
-    record: _Record,
+    record: HookRecord,
     event: HookEvent,
     view: LedgerView,
     options: HookOptions,

@@ -44,14 +44,19 @@ class PlanTools:
     def list_tasks(self) -> list[dict[str, Any]]:
         plan, spec = self._spec()
         return [
-            {"task_id": t.task_id, "title": t.title, "state": t.heading.keyword or "",
-             "line": t.heading.line, "has_check": t.check is not None,
-             "open": t.heading.keyword not in plan.done_states}
+            {
+                "task_id": t.task_id,
+                "title": t.title,
+                "state": t.heading.keyword or "",
+                "line": t.heading.line,
+                "has_check": t.check is not None,
+                "open": t.heading.keyword not in plan.done_states,
+            }
             for t in spec
-        ]  # fmt: skip
+        ]
 
     def get_task(self, task_id: str) -> dict[str, Any]:
-        plan, spec = self._spec()
+        _, spec = self._spec()
         for task in spec:
             if task.task_id == task_id:
                 check = SealedCheck.seal(task.check) if task.check is not None else None
@@ -77,16 +82,27 @@ class PlanTools:
         if task is None:
             raise HookFailure("task", f"no task `{task_id}` in {self.plan_path}")
         if task.check is None:
-            return {"task_id": task_id, "verdict": "NO_CHECK", "code": None,
-                    "reason": "the task has no acceptance check", "output": "", "seq": None}  # fmt: skip
+            return {
+                "task_id": task_id,
+                "verdict": "NO_CHECK",
+                "code": None,
+                "reason": "the task has no acceptance check",
+                "output": "",
+                "seq": None,
+            }
         sealed = SealedCheck.seal(task.check)
         if view.seal is not None:
             now = fingerprint(plan, root, [p for p, _ in view.seal.guarded])
             changes = now.changes_from(view.seal)
             if changes:
-                return {"task_id": task_id, "verdict": "FAIL", "code": "plan_changed",
-                        "reason": "the plan changed since the session started: "
-                        + "; ".join(changes), "output": "", "seq": None}  # fmt: skip
+                return {
+                    "task_id": task_id,
+                    "verdict": "FAIL",
+                    "code": "plan_changed",
+                    "reason": "the plan changed since the session started: " + "; ".join(changes),
+                    "output": "",
+                    "seq": None,
+                }
         result = run_check(sealed, root)
         record = HookRecord(
             control, key, {"kind": "mcp", "tool": "run_check", "plan": str(self.plan_path)}
@@ -121,8 +137,11 @@ class PlanTools:
         if not ledger.exists():
             return {"ok": False, "lines": 0, "findings": [], "note": "no ledger yet"}
         report = verify_ledger(ledger, trusted_keys())
-        return {"ok": report.ok, "lines": report.lines,
-                "findings": [f.to_json() for f in report.findings]}  # fmt: skip
+        return {
+            "ok": report.ok,
+            "lines": report.lines,
+            "findings": [f.to_json() for f in report.findings],
+        }
 
 
 def _body(task_id: str, result: Any) -> dict[str, Any]:

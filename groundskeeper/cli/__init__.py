@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "approve": "groundskeeper.cli.approve_cmd:approve",
     "hook": "groundskeeper.cli.hook_cmd:hook",
     "agent": "groundskeeper.cli.agent_cmd:agent",
+    "mcp": "groundskeeper.cli.mcp_cmd:mcp",
     "validate-script": "groundskeeper.cli.validate_script_cmd:validate_script",
 }
 

@@ -179,3 +179,69 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
             f"cannot start {command[0]}: {exc.strerror}; install Claude Code or point"
             " $GROUNDSKEEPER_CLAUDE at its binary"
         )
+
+
+@agent.command("work", context_settings={"ignore_unknown_options": True})
+@click.argument("agent_name", metavar="AGENT", type=click.Choice(("claude-code",)))
+@click.option(
+    "--plan",
+    "plan",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The plan whose open tasks Claude Code works on, one session per task.",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="The folder the work and the checks are in (default: the plan's folder).",
+)
+@click.option(
+    "--max-blocks",
+    type=click.IntRange(1, 1000),
+    default=8,
+    show_default=True,
+    help="A task's stops refused at most this many times; then it is FAILED.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def work(
+    agent_name: str,
+    plan: Path,
+    workdir: Path | None,
+    max_blocks: int,
+    as_json: bool,
+    args: tuple[str, ...],
+) -> None:
+    """Claude Code as groundskeeper's worker: each open task of PLAN, in document order, is
+    one headless session (`claude -p`, JSON out) whose Stop hook is that task's check and
+    whose PostToolUse hook seals each tool call; afterwards the check runs again and decides
+    DONE or FAILED, sealed and written into the headline. Its usage and cost are sealed as a
+    `model-call`. ARGS go to claude (e.g. `--model sonnet --permission-mode acceptEdits`).
+    The claude binary is $GROUNDSKEEPER_CLAUDE, else `claude` on PATH. Exit 0 when every
+    task is DONE, 1 otherwise.
+
+    \b
+    Example:
+      groundskeeper agent work claude-code --plan plan.org -- --permission-mode acceptEdits
+    """
+    import os
+
+    from groundskeeper.agents.seal import HookFailure
+    from groundskeeper.agents.worker import work_plan
+    from groundskeeper.record.keys import ensure_signing_key
+
+    if not plan.is_file():
+        fail_usage(f"{plan}: no such plan file; pass the plan to work on")
+    binary = os.environ.get("GROUNDSKEEPER_CLAUDE", "claude")
+    try:
+        ensure_signing_key()
+        outcomes = work_plan(plan, binary, list(args), max_blocks=max_blocks, workdir=workdir)
+    except (HookFailure, GroundskeeperError, OSError) as exc:
+        fail_usage(str(exc))
+    if as_json:
+        emit_json({"tasks": [o.to_json() for o in outcomes]})
+    else:
+        for outcome in outcomes:
+            why = f" — {outcome.reason}" if outcome.reason else ""
+            click.echo(f"{outcome.state} {outcome.task_id} (blocks {outcome.blocks}){why}")
+    raise SystemExit(EXIT_OK if all(o.state == "DONE" for o in outcomes) else 1)

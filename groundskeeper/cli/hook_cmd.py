@@ -85,12 +85,25 @@ def _event_name(data: bytes) -> str | None:
     " hook timeout: 480 s for Claude Code and Codex, 48 s for Gemini CLI, 24 s for Copilot"
     " and Cursor); past it the stop is blocked.",
 )
+@click.option(
+    "--task",
+    "task_id",
+    default=None,
+    help="Check only this task (Claude Code as groundskeeper's worker on one task).",
+)
+@click.option(
+    "--record-tool",
+    is_flag=True,
+    help="For PostToolUse: seal the tool call as the worker's record (decides nothing).",
+)
 def hook(
     agent: str,
     plan: Path | None,
     workdir: Path | None,
     max_blocks: int,
     budget: float | None,
+    task_id: str | None,
+    record_tool: bool,
 ) -> None:
     """Answer AGENT's "done" event (on stdin): allow the stop only when every open task's check
     passes in the sandbox.
@@ -154,7 +167,9 @@ def hook(
         event_name = _event_name(data)
         event = dialect.read(data)
         session, cwd = event.session_id, event.cwd
-        options = HookOptions(plan=plan, workdir=workdir, max_blocks=max_blocks)
+        options = HookOptions(plan=plan, workdir=workdir, max_blocks=max_blocks, task=task_id)
+        if event.kind == "tool" and not record_tool:
+            raise HookFailure("event", "a PostToolUse is only taken with --record-tool")
         decision = decide(event, options)
     except HookFailure as exc:
         timer.cancel()
