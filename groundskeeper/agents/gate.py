@@ -82,6 +82,8 @@ class HookOptions:
     shell: Shell | None = field(default=None, repr=False)
     #: the one task this session works on (Claude Code as groundskeeper's worker)
     task: str | None = None
+    #: set-up sealed the plan: a ledger without a seal was deleted or replaced
+    require_seal: bool = False
 
 
 def find_plan(given: Path | None, cwd: str | None) -> Path:
@@ -226,6 +228,15 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         return _record_tool(event, plan_path, control, key, options)
     steps = verified_steps(control, plan_path)
     view = LedgerView.read(steps, event.session_id)
+    if view.seal is None and options.require_seal:
+        # `agent setup` sealed the plan before the session: were the ledger and its anchor
+        # both removed, a first call would otherwise seal whatever the plan says now
+        raise HookFailure(
+            "ledger",
+            f"the plan's ledger {control.ledger} holds no seal, but `agent setup` sealed the"
+            " plan: the ledger was deleted or replaced. Inspect it; `groundskeeper agent setup`"
+            " seals the plan again",
+        )
     plan = _load(plan_path)
     root = (options.workdir or plan_path.parent).resolve()
     now = fingerprint(plan, root, [p for p, _ in view.seal.guarded] if view.seal else ())

@@ -73,6 +73,7 @@ def hook_command(
         str(plan.absolute()),
         "--max-blocks",
         str(max_blocks),
+        "--require-seal",
     ]
     if workdir is not None:
         words += ["--workdir", str(workdir.absolute())]

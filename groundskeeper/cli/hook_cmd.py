@@ -56,7 +56,24 @@ def _event_name(data: bytes) -> str | None:
     return name if isinstance(name, str) else None
 
 
-@click.command("hook")
+class FailClosedCommand(click.Command):
+    """A command whose every error after its options were read is the agent's block: a
+    traceback's exit 1 would let the stop through."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BaseException as exc:  # _emit leaves by os._exit: nothing normal lands here
+            from groundskeeper.agents.dialects import Decision, dialect_for
+
+            agent = ctx.params.get("agent", "claude-code")
+            answer = dialect_for(str(agent)).answer(
+                Decision("block", f"groundskeeper could not confirm this stop (error): {exc!r}")
+            )
+            _emit(answer.status, answer.stdout, answer.stderr)
+
+
+@click.command("hook", cls=FailClosedCommand)
 @click.argument("agent", type=click.Choice(AGENT_NAMES))
 @click.option(
     "--plan",
@@ -92,6 +109,11 @@ def _event_name(data: bytes) -> str | None:
     help="Check only this task (Claude Code as groundskeeper's worker on one task).",
 )
 @click.option(
+    "--require-seal",
+    is_flag=True,
+    help="The plan was sealed at set-up: a ledger without that seal blocks every stop.",
+)
+@click.option(
     "--record-tool",
     is_flag=True,
     help="For PostToolUse: seal the tool call as the worker's record (decides nothing).",
@@ -103,6 +125,7 @@ def hook(
     max_blocks: int,
     budget: float | None,
     task_id: str | None,
+    require_seal: bool,
     record_tool: bool,
 ) -> None:
     """Answer AGENT's "done" event (on stdin): allow the stop only when every open task's check
@@ -167,7 +190,13 @@ def hook(
         event_name = _event_name(data)
         event = dialect.read(data)
         session, cwd = event.session_id, event.cwd
-        options = HookOptions(plan=plan, workdir=workdir, max_blocks=max_blocks, task=task_id)
+        options = HookOptions(
+            plan=plan,
+            workdir=workdir,
+            max_blocks=max_blocks,
+            task=task_id,
+            require_seal=require_seal,
+        )
         if event.kind == "tool" and not record_tool:
             raise HookFailure("event", "a PostToolUse is only taken with --record-tool")
         decision = decide(event, options)

@@ -124,3 +124,27 @@ def test_a_subagent_stop_is_checked_against_its_agent_type(work: Path) -> None:
     explore = stop_event(work, hook_event_name="SubagentStop", agent_id="a2", agent_type="Explore")
     assert call_hook("claude-code", explore).blocked is None
     assert call_hook("claude-code", stop_event(work)).blocked
+
+
+def test_a_ledger_and_anchor_removed_after_setup_cannot_reseal_a_changed_plan(
+    work: Path, groundskeeper_home: Path
+) -> None:
+    import shutil
+
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    plan = work / "plan.org"
+    result = CliRunner().invoke(main, ["agent", "setup", "claude-code", "--plan", str(plan)])
+    assert result.exit_code == 0, result.output
+    control = work / ".groundskeeper" / "plan.org"
+    for name in ("_steps.jsonl", "_steps.checkpoint"):
+        (control / name).unlink()
+    shutil.rmtree(groundskeeper_home / "agents")
+    plan.write_text(plan.read_text().replace("grep -q shipped NOTES.md", "true"))
+    (work / "COUNT").write_text("1\n")
+    run = call_hook("claude-code", stop_event(work), "--plan", str(plan), "--require-seal")
+    assert "holds no seal, but `agent setup` sealed the plan" in (run.blocked or "")
+    # without the set-up's word the first call seals what it finds: why set-up passes it
+    assert call_hook("claude-code", stop_event(work), "--plan", str(plan)).blocked is None
