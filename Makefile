@@ -16,7 +16,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# CPython for the sandbox (groundskeeper/sandbox/cpython_setup.py): the pinned module checked
+# against its SHA-256 and compiled once (8-40 s; never in a user's first check), and the
+# read-only site directory with pytest built from hash-pinned wheels. A no-op when done.
 setup: $(STAMP)
+	$(PY) -m groundskeeper.sandbox.cpython_setup
 
 lint: setup
 	$(PY) -m ruff check groundskeeper tests benchmarks docs ledger

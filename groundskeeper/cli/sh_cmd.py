@@ -96,7 +96,7 @@ def sh(
     and eval are refused with a message saying what to write instead.
     Builtins: cd (inside the workdir), :, exit, export, read, break,
     continue. xargs and find -exec run their commands as stages of their
-    own. Other commands come from box.wasm and MicroPython (`--commands`
+    own. Other commands come from box.wasm and CPython (`--commands`
     lists them all with their options); anything else answers 127 "command
     not found (not in the sandbox)", naming the closest command there is.
     Several CMD words are joined with spaces. The whole grammar:
