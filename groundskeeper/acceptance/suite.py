@@ -112,7 +112,7 @@ def refused_configuration(workdir: Path, fence: fences.Fence) -> tuple[list[str]
         dirs[:] = sorted(d for d in dirs if not fence.hides_name(d))
         seen += len(dirs) + len(files)
         if seen > _WALK_LIMIT:
-            raise SuiteRefused("C013", f"the workdir holds more than {_WALK_LIMIT} entries")
+            raise SuiteRefused("C021", f"the workdir holds more than {_WALK_LIMIT} entries")
         here = Path(top)
         for name in sorted(files):
             path = here / name
@@ -154,7 +154,7 @@ def run_suite(workdir: Path, target: str, *, timeout: float = SUITE_TIMEOUT) -> 
     refused, config = refused_configuration(workdir, fences.active())
     if refused:
         raise SuiteRefused(
-            "C013",
+            "C021",
             "configuration the worker could have written is not used: "
             + ", ".join(refused)
             + " (a suite's conftest.py, pytest.ini, pyproject [tool.pytest], sitecustomize,"
@@ -176,10 +176,10 @@ def run_suite(workdir: Path, target: str, *, timeout: float = SUITE_TIMEOUT) -> 
     output = (ran.stdout + ran.stderr)[-4000:]
     data = ran.kept.get(report)
     if ran.fault is not None:
-        raise SuiteRefused("C017", f"the suite was stopped: {ran.fault} limit ({output[-300:]})")
+        raise SuiteRefused("C025", f"the suite was stopped: {ran.fault} limit ({output[-300:]})")
     if data is None:
         raise SuiteRefused(
-            "C017",
+            "C025",
             f"the suite ended (status {ran.status}) before pytest finished: something exited "
             f"the process early or it crashed; output: {output[-600:]}",
         )
@@ -195,14 +195,14 @@ def run_suite(workdir: Path, target: str, *, timeout: float = SUITE_TIMEOUT) -> 
             output,
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:
-        raise SuiteRefused("C017", f"the suite's record cannot be read: {error}") from None
+        raise SuiteRefused("C025", f"the suite's record cannot be read: {error}") from None
 
 
 def judge_suite(record: SuiteRecord, baseline: Baseline | None, minimum: int = 0) -> str:
     """A message when the suite passes as acceptance; `SuiteRefused` naming why not."""
     if record.tampered:
         raise SuiteRefused(
-            "C016",
+            "C024",
             "the suite's pass-or-fail machinery was replaced while it ran: "
             + ", ".join(record.tampered),
         )
@@ -210,7 +210,7 @@ def judge_suite(record: SuiteRecord, baseline: Baseline | None, minimum: int = 0
     if record.errors or failed:
         named = [*(f"{e} (collection error)" for e in record.errors), *failed]
         raise SuiteRefused(
-            "C012",
+            "C020",
             f"{len(named)} of the suite's tests failed: {', '.join(named[:10])}"
             + (f" and {len(named) - 10} more" if len(named) > 10 else "")
             + f"\n{record.output[-1500:]}",
@@ -218,17 +218,17 @@ def judge_suite(record: SuiteRecord, baseline: Baseline | None, minimum: int = 0
         )
     missing = [i for i in record.collected if i not in record.outcomes]
     if missing:
-        raise SuiteRefused("C017", f"tests collected but never reported: {', '.join(missing)}")
+        raise SuiteRefused("C025", f"tests collected but never reported: {', '.join(missing)}")
     if baseline is None:
         raise SuiteRefused(
-            "C018", "no red-first record of the suite (taken before any worker ran) to compare"
+            "C026", "no red-first record of the suite (taken before any worker ran) to compare"
         )
     _compare(record, baseline)
     if record.exitstatus != 0:
-        raise SuiteRefused("C012", f"pytest exited with status {record.exitstatus}")
+        raise SuiteRefused("C020", f"pytest exited with status {record.exitstatus}")
     passed = sum(1 for o in record.outcomes.values() if o == "passed")
     if passed < minimum:
-        raise SuiteRefused("C018", f"{passed} tests passed, fewer than --min {minimum}")
+        raise SuiteRefused("C026", f"{passed} tests passed, fewer than --min {minimum}")
     return f"{passed} passed, the {len(baseline.collected)} red-first tests all among them"
 
 
@@ -237,7 +237,7 @@ def _compare(record: SuiteRecord, baseline: Baseline) -> None:
     vanished = [i for i in baseline.collected if i not in now]
     if vanished:
         raise SuiteRefused(
-            "C014",
+            "C022",
             f"tests collected before any work are gone: {', '.join(vanished[:10])}",
             {"vanished": vanished},
         )
@@ -247,7 +247,7 @@ def _compare(record: SuiteRecord, baseline: Baseline) -> None:
     ]
     if new:
         raise SuiteRefused(
-            "C014", f"tests not collected before any work: {', '.join(new[:10])}", {"new": new}
+            "C022", f"tests not collected before any work: {', '.join(new[:10])}", {"new": new}
         )
     skipped = [
         i
@@ -257,7 +257,7 @@ def _compare(record: SuiteRecord, baseline: Baseline) -> None:
     skipped += [i for i in record.deselected if i not in baseline.skipped]
     if skipped:
         raise SuiteRefused(
-            "C015",
+            "C023",
             f"tests skipped, xfailed or deselected beyond the red-first run: "
             f"{', '.join(sorted(skipped)[:10])}",
             {"skipped": sorted(skipped)},
