@@ -276,7 +276,7 @@ def test_every_subversion_is_caught_by_its_own_reason_and_every_twin_is_done() -
         capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     report = json.loads(done.stdout)
-    cases = {case["name"]: case for case in report["cases"]}
+    cases = {case["case"]: case for case in report["cases"]}
     caught = {name: case["caught_by"] for name, case in cases.items() if name in CAUGHT_BY}
     assert caught == CAUGHT_BY
     honest = {name: case["actual"] for name, case in cases.items() if name.endswith("honest")}

@@ -173,7 +173,8 @@ FENCE_ATTACKS = {
     "rename-dir": "os.rename('tests', 'tests2')",
     "link-test": "os.link('tests/test_key.py', 'alias.py'); open('alias.py', 'a').write('#')",
     "utime-test": "os.utime('tests/test_key.py', (0, 0))",
-    "chmod-test": "os.chmod('tests/test_key.py', 0o777)",
+    "chmod-test": "os.chmod('tests/test_key.py', 0o777); "
+    "assert os.stat('tests/test_key.py').st_mode & 0o777 == 0o777",
     "shutil-copy-over": "shutil.copy('plan.org', 'tests/test_key.py')",
     "shutil-move-over": "open('t2.py', 'w').write('x'); shutil.move('t2.py', 'tests/test_key.py')",
     "rmtree-tests": "shutil.rmtree('tests')",
