@@ -69,6 +69,9 @@ class TaskRun:
     criteria: str | None = None  # what its judge checks the work against; None: no judge
     # each `pytest` contract's red-first record of its suite, by contract text
     baselines: dict[str, Baseline] = field(default_factory=dict)
+    # the attempts caught lying, each "attempt N: what" (false evidence, a forged sentinel, a
+    # write the fence refused): kept beside the last reason for a reviewer
+    lies: list[str] = field(default_factory=list)
 
     @property
     def contracts(self) -> tuple[Contract, ...]:
