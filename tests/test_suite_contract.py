@@ -259,7 +259,7 @@ CAUGHT_BY = {
     "python-suite/ini-addopts/fake": "C021",
     "python-suite/pyproject-addopts/fake": "C021",
     "python-suite/edit-test/fake": "C020",
-    "python-suite/exit-at-import/fake": "C020",
+    "python-suite/exit-at-import/fake": "C022",
     "python-suite/monkeypatched-assertion/fake": "C024",
     "python-suite/os-exit/fake": "C025",
     "python-suite/os-exit/fixture": "C021",
