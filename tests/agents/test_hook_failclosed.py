@@ -131,7 +131,27 @@ def test_a_config_change_is_refused(work: Path) -> None:
         "file_path": str(work / ".claude" / "settings.json"),
     }
     run = call_hook("claude-code", event)
+    assert run.status == 2  # ConfigChange reads no JSON decision: exit 2 only
     assert_blocked(run, "settings")
+
+
+def test_a_task_completed_is_blocked_by_exit_2_without_the_words_that_fail_open(
+    work: Path,
+) -> None:
+    # Claude Code 2.1.332 lets a stop through when an exit-2 hook's stderr says "No such file"
+    keyed()
+    event = {**stop_event(work), "hook_event_name": "TaskCompleted", "task_id": "1",
+             "task_subject": "notes"}  # fmt: skip
+    run = call_hook("claude-code", event)
+    assert run.status == 2 and "grep -q shipped NOTES.md" in run.stderr
+    assert "no such file" not in run.stderr.lower() and "not found (ENOENT)" in run.stderr
+
+
+def test_a_stop_is_blocked_in_json_whatever_the_check_printed(work: Path) -> None:
+    keyed()
+    run = call_hook("claude-code", stop_event(work))
+    assert run.status == 0 and json.loads(run.stdout)["decision"] == "block"
+    assert "No such file or directory" in json.loads(run.stdout)["reason"]
 
 
 def test_stop_hook_active_is_not_trusted(work: Path) -> None:
