@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from groundskeeper.acceptance.check import SealedCheck
 from groundskeeper.acceptance.gates import GateOpened
 from groundskeeper.acceptance.judge import judge_criteria
+from groundskeeper.acceptance.suite import Baseline
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.plan.contract_syntax import Contract
 from groundskeeper.plan.invariants import Invariant
@@ -70,6 +71,8 @@ class TaskRun:
     # what its DONE was given on, by who gave it ("judge", "gate"): (path, sha256) pairs
     # that must still hash the same whenever the DONE is asserted again
     bound: dict[str, Bound] = field(default_factory=dict)
+    # each `pytest` contract's red-first record of its suite, by contract text
+    baselines: dict[str, Baseline] = field(default_factory=dict)
     # the attempts caught lying, each "attempt N: what" (false evidence, a forged sentinel, a
     # write the fence refused): kept beside the last reason for a reviewer
     lies: list[str] = field(default_factory=list)
