@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.path_patterns import pattern_problem
 from groundskeeper.plan.contract_syntax import SHAPES
 from groundskeeper.plan.properties import GATE_KINDS, command_matches, covers
 from groundskeeper.plan.spec import PlanSpec
@@ -21,6 +22,7 @@ from groundskeeper.plan.lint_checks import CHECK_LANGUAGE, compared_files
 def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T014: a check compares against a file that exists and is not protected, so a worker
     could rewrite the expectation instead of meeting it."""
+    yield from _pattern_diagnostics(spec)
     if spec.plan.path is None:
         return
     from groundskeeper.sandbox import ShellSyntaxError, parse
@@ -41,6 +43,21 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                     f" with `:protect: {name}` on the task (or `#+PROTECT: {name}` for the file)"
                 )
                 yield Diagnostic("warning", heading.title, message, check.line, "T014")
+
+
+def _pattern_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """P001: a path pattern that can name nothing inside the workdir (`..`, `~`, `!…`), said
+    once per pattern, where it is first inherited or written."""
+    told: set[str] = set()
+    for task in spec:
+        for pattern in task.protect:
+            problem = pattern_problem(pattern)
+            if problem is None or pattern in told:
+                continue
+            told.add(pattern)
+            line = task.heading.property_lines.get("protect", task.heading.line)
+            message = f"path pattern {problem}"
+            yield Diagnostic("error", task.heading.title, message, line, "P001")
 
 
 # Commands that print what they are given: a pattern that lets one of them through lets a

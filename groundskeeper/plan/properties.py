@@ -8,11 +8,11 @@ compiles them once per task, lint judges them, the acceptance stages act on them
 from __future__ import annotations
 
 import fnmatch
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from groundskeeper import path_patterns
 from groundskeeper.plan.contract_syntax import protected_by, task_contracts
 from groundskeeper.plan.keywords import file_keywords
 from groundskeeper.plan.org import Heading, Plan
@@ -50,9 +50,9 @@ def command_matches(pattern: str, command: str) -> bool:
 
 
 def covers(patterns: Iterable[str], relative: str) -> bool:
-    """Whether `relative` (a path inside the workdir) is one of the patterns' files."""
-    path = PurePosixPath(os.path.normpath(relative)).as_posix()
-    return any(fnmatch.fnmatchcase(path, os.path.normpath(p)) for p in patterns)
+    """Whether `relative` (a file's path inside the workdir) is covered by the patterns, read
+    as every path property reads them (`groundskeeper.path_patterns`, gitignore's rules)."""
+    return path_patterns.covers(patterns, relative)
 
 
 # -- evidence -------------------------------------------------------------------------------------
