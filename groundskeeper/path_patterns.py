@@ -121,4 +121,3 @@ def covers(patterns: Iterable[str], relative: str, *, is_dir: bool = False) -> b
     """Whether any of `patterns` covers `relative`: the one glob rule every path property
     and the fence use."""
     return PathPatterns(patterns).covers(relative, is_dir=is_dir)
-

@@ -186,6 +186,7 @@ def test_every_directory_pattern_form_protects_a_nested_golden(
         tmp_path, task("T", "t", "diff out.txt tests/sub/expected.txt", protect=protect), script
     )
     result, doc = resume(plan, script_path, "--max-parallel", "1")
+    assert result.exit_code == 1
     assert (tmp_path / "tests" / "sub" / "expected.txt").read_text() == "42\n"
     (row,) = doc["tasks"]
     assert row["state"] == "FAILED"
