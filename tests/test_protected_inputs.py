@@ -215,4 +215,4 @@ def test_a_pattern_naming_nothing_inside_is_a_lint_error(tmp_path: Path) -> None
     plan = tmp_path / "plan.org"
     plan.write_text(HEAD + task("T", "t", "grep -q 42 out.txt", protect="../secret !tests/a"))
     found = [(d.code, d.level) for d in validate(load_plan(plan))]
-    assert found == [("P001", "error"), ("P001", "error")]
+    assert found == [("F001", "error"), ("F001", "error")]

@@ -46,7 +46,7 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
 
 
 def _pattern_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
-    """P001: a path pattern that can name nothing inside the workdir (`..`, `~`, `!…`), said
+    """F001: a path pattern that can name nothing inside the workdir (`..`, `~`, `!…`), said
     once per pattern, where it is first inherited or written."""
     told: set[str] = set()
     for task in spec:
@@ -57,7 +57,7 @@ def _pattern_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
             told.add(pattern)
             line = task.heading.property_lines.get("protect", task.heading.line)
             message = f"path pattern {problem}"
-            yield Diagnostic("error", task.heading.title, message, line, "P001")
+            yield Diagnostic("error", task.heading.title, message, line, "F001")
 
 
 # Commands that print what they are given: a pattern that lets one of them through lets a
