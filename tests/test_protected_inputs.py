@@ -196,16 +196,16 @@ def test_every_directory_pattern_form_protects_a_nested_golden(
 
 @pytest.mark.parametrize("protect", ["tests/**", "tests", "tests/*"])
 def test_lint_reads_the_patterns_as_the_run_does(tmp_path: Path, protect: str) -> None:
-    """T014 stays silent only when the run protects the file: one reading of the pattern."""
+    """T014 stays silent only when the run hides the file: one reading of the pattern."""
     from groundskeeper.plan.lint import validate
 
     (tmp_path / "tests" / "sub").mkdir(parents=True)
     (tmp_path / "tests" / "sub" / "expected.txt").write_text("42\n")
     plan = tmp_path / "plan.org"
-    plan.write_text(HEAD + task("T", "t", "diff out.txt tests/sub/expected.txt", protect=protect))
+    plan.write_text(HEAD + task("T", "t", "diff out.txt tests/sub/expected.txt", hide=protect))
     assert [d.code for d in validate(load_plan(plan))] == []
     assert matched_files(tmp_path, [protect]) == ["tests/sub/expected.txt"]
-    plan.write_text(HEAD + task("T", "t", "diff out.txt tests/sub/expected.txt", protect="docs"))
+    plan.write_text(HEAD + task("T", "t", "diff out.txt tests/sub/expected.txt", hide="docs"))
     assert [d.code for d in validate(load_plan(plan))] == ["T014"]
 
 
