@@ -270,3 +270,41 @@ def test_a_sibling_regenerating_a_file_another_task_protects_is_not_refused(
     assert [_row(doc, t)["state"] for t in ("regen", "use")] == ["DONE", "DONE"], doc
     assert _worker_calls(plan, "regen")[0]["is_error"] is False
     assert result.exit_code == 0
+
+
+# -- the judge never sees a hidden input (issue 23 item 1) --------------------------------------
+
+
+def test_the_judge_is_never_shown_a_hidden_input(tmp_path: Path) -> None:
+    from groundskeeper.models import load_model
+
+    _golden(tmp_path, "SECRET-42")
+    plan, script = setup(
+        tmp_path,
+        task(
+            "Answer",
+            "t",
+            "test -s out/result.txt",
+            hide="tests/",
+            judge="the answer is the product of the two numbers",
+            judge_files="out/result.txt tests/expected.txt tests/*",
+        ),
+        _script("t", _write("out/result.txt", "42")),
+    )
+    shown: list[str] = []
+
+    class Judge:
+        name = "recording-judge"
+
+        def respond(self, request: ModelRequest) -> AssistantTurn:
+            shown.append(repr(request.system) + repr(request.messages))
+            return AssistantTurn(({"type": "text", "text": "no verdict"},), "end_turn")
+
+    report = Runner(load_plan(plan), model=load_model(f"scripted:{script}"), judge_model=Judge(),
+                    options=RunOptions(max_parallel=1)).run()  # fmt: skip
+    assert shown, (report.diagnostics, report.tasks)
+    assert "out/result.txt" in shown[0] and "42" in shown[0]
+    assert all("SECRET" not in text for text in shown)
+    codes = [d.code for d in report.diagnostics]
+    assert codes.count("F003") == 2  # tests/expected.txt and tests/*: left out, said so
+    assert (tmp_path / "tests" / "expected.txt").read_text() == "SECRET-42\n"

@@ -23,8 +23,9 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T014: a check compares against a file that exists and that its worker can read, so
     it could copy the expectation instead of meeting it (a run protects such a file from
     change on its own, unless `:writable:` frees it); F001: a path pattern naming nothing
-    inside the workdir."""
+    inside the workdir; F003: a hidden `:judge-files:` path."""
     yield from _pattern_diagnostics(spec)
+    yield from _hidden_judge_files(spec)
     if spec.plan.path is None:
         return
     base = spec.plan.path.parent
@@ -43,6 +44,22 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
             if covers(task.writable, name) and not covers(task.protect, name):
                 message += "; `:writable:` lets the worker rewrite it, too"
             yield Diagnostic("warning", task.heading.title, message, check.line, "T014")
+
+
+def _hidden_judge_files(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """F003: a `:judge-files:` path a hidden pattern covers: the judge never sees it."""
+    hide = tuple(dict.fromkeys(p for task in spec for p in task.hide))
+    if not hide:
+        return
+    for task in spec:
+        for path in task.judge_files:
+            if covers(hide, path):
+                line = task.heading.property_lines.get("judge-files", task.heading.line)
+                message = (
+                    f":judge-files: `{path}` is hidden (`:hide:`); the judge never sees a hidden"
+                    " input, so it is left out"
+                )
+                yield Diagnostic("warning", task.heading.title, message, line, "F003")
 
 
 def _pattern_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:

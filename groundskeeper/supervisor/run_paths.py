@@ -59,6 +59,7 @@ class RunPaths:
         self.start: Hashes = {
             f: protect.input_sha256(workdir, f) for f in sorted({*kept, *self.hidden})
         }
+        self._hide = hide
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
         self._lock = threading.Lock()
@@ -112,11 +113,12 @@ class RunPaths:
     def judged(self, patterns: tuple[str, ...]) -> tuple[str, ...]:
         """`:judge-files:` read by the one matcher: a plain path as written (the judge is told
         when it cannot be read), a pattern or a directory as the files it covers now —
-        never a hidden input."""
+        never a hidden input, named or covered."""
         found: list[str] = []
         for pattern in patterns:
             if not any(c in pattern for c in "*?[") and not (self.workdir / pattern).is_dir():
-                found.append(pattern)
+                if pattern not in self.hidden and not covers(self._hide, pattern):
+                    found.append(pattern)  # a hidden one is left out, as lint's F003 says
                 continue
             try:
                 covered = protect.matched_files(self.workdir, [pattern])
