@@ -8,7 +8,7 @@ BOX_OUT ?= groundskeeper/sandbox/box.wasm
 BOX_SRC := $(sort $(wildcard groundskeeper/sandbox/box/*.c))
 BOX_HDR := $(wildcard groundskeeper/sandbox/box/*.h)
 
-.PHONY: setup test lint demo eval wasm clean org-goldens
+.PHONY: setup test lint demo eval wasm clean org-goldens browsers
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,20 +30,23 @@ lint: setup
 # subprocesses would otherwise compile it again.
 TEST_WORKERS ?= 2
 
-test: lint
+test: lint browsers
 	$(PY) -m compileall -q groundskeeper
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 # The main job, offline: a goal → an outline the validator rejects → the one retry carrying its
 # diagnostic → a valid plan → an honest worker and a lying one → the lie caught and fed back →
-# the signed ledger verified. The scripted model plays author and workers; nothing leaves the
-# machine. The run happens in a scratch directory.
+# the signed ledger verified, and the run's report written: one page a reviewer opens in a
+# browser. The scripted model plays author and workers; nothing leaves the machine. The run
+# happens in a scratch directory.
 demo: setup
 	@d=$$(mktemp -d) && export GROUNDSKEEPER_HOME=$$d/.home && \
 	$(VENV)/bin/groundskeeper run "Write the release notes for 0.1.0 and count the changes" \
 	  --model scripted:examples/demo/mission.yaml --dir $$d/work --require-checks && \
 	echo && echo "plan after the run ($$d/work/plan.org):" && cat $$d/work/plan.org && \
-	echo && $(VENV)/bin/groundskeeper ledger verify $$d/work
+	echo && $(VENV)/bin/groundskeeper ledger verify $$d/work && \
+	$(VENV)/bin/groundskeeper report $$d/work -o $$d/report.html && \
+	echo "the run's report: $$d/report.html"
 
 # The shipped suite of fake-DONE agents and honest controls (make test runs it too).
 eval: setup
@@ -57,6 +60,15 @@ org-goldens: setup
 	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y --no-install-recommends emacs-nox; }
 	$(PY) -m tests.org_corpus.make_goldens
+
+# The report's browser tests (tests/review/test_browser.py) drive Debian's chromium through
+# Playwright's Python package pointed at it (never `playwright install`, which downloads a
+# browser of its own and fails offline): installed here when it is missing.
+browsers:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends chromium; }
 
 # The sandbox's commands: one multi-call WASI binary built from our own C sources.
 wasm: setup
