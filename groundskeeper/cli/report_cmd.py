@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -136,7 +137,10 @@ def report(
             headlines = plan_headlines(snapshot.plan_path, snapshot.lines)
         except GroundskeeperError as exc:
             narrate(f"groundskeeper: the plan cannot be read ({exc}); headlines not judged")
-    reverify = f"groundskeeper ledger verify {snapshot.ledger_path}"
+    command = ["groundskeeper", "ledger", "verify", str(snapshot.ledger_path)]
+    for key_file in key_files:
+        command += ["--key", str(key_file)]
+    reverify = shlex.join(command)
     document = build_document(snapshot, headlines=headlines, prices=price_table, reverify=reverify)
     integrity = document["integrity"]
     intact: bool = integrity["intact"]

@@ -42,10 +42,14 @@ def build_document(
     for line in snapshot.lines:
         table.read(line)
     summary = _summary(snapshot.lines, prices)
+    integrity = _integrity(snapshot, reverify)
+    if headlines is not None and not integrity["intact"]:
+        # a record that does not verify backs nothing
+        headlines = {task: {**found, "backed": False} for task, found in headlines.items()}
     return {
         "format": FORMAT,
         "generator": f"groundskeeper {__version__}",
-        "integrity": _integrity(snapshot, reverify),
+        "integrity": integrity,
         "summary": summary,
         "runs": _runs(snapshot.lines),
         "tasks": table.rows(headlines),
@@ -312,7 +316,8 @@ def _entry(
         "attempt": attempt if type(attempt) is int else None,
         "summary": summary,
         "verdict": verdict,
-        "failed": verdict in _FAILED_VERDICTS,
+        # a check failing before any work (red first) is what it must do, not a failure
+        "failed": verdict in _FAILED_VERDICTS and body.get("phase") != "red-first",
         "findings": findings,
         "sha256": line.sha256,
         "prev": line.text("prev"),

@@ -88,9 +88,14 @@ def render_page(document: dict[str, Any]) -> str:
         for group in run["groups"]
         for entry in group["entries"]
     }
+    altered: dict[int, list[str]] = {}
+    for finding in document["integrity"]["findings"]:
+        if finding["line"] is not None:
+            altered.setdefault(finding["line"], []).append(finding["code"])
     template = _environment().get_template("report.html.j2")
     return template.render(
         doc=document,
+        altered=altered,
         css=css,
         csp=content_security_policy(css),
         line_anchor=line_anchor,

@@ -97,6 +97,9 @@ def test_an_edited_copy_of_the_demo_reads_broken_at_the_edited_line(
     assert link.inner_text() == f"line {number}"
     anchor = (link.get_attribute("href") or "").lstrip("#")
     assert "finding: bad-signature" in opened.page.locator(f"li#{anchor}").inner_text()
+    # and the task table flags the claim read from it
+    row = opened.page.locator("#tasks tr", has_text="DONE: verified the changes").inner_text()
+    assert f"line {number}: bad-signature" in row and "NOT backed" in row
 
 
 def test_the_demo_report_shows_claims_beside_checks(

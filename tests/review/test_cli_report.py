@@ -50,7 +50,10 @@ def test_a_broken_ledger_still_gets_its_page_and_exit_1(
     assert set(summary) == SUMMARY_KEYS
     assert (summary["status"], summary["first_broken_line"]) == ("broken", 5)
     assert summary["written"] == ["report.html"]
-    assert "Ledger broken at line 5" in (tmp_path / "report.html").read_text()
+    page = (tmp_path / "report.html").read_text()
+    assert "Ledger broken at line 5" in page
+    ledger = VECTORS / "edited-value" / "_steps.jsonl"
+    assert f"groundskeeper ledger verify {ledger} --key {VECTOR_KEY}" in page
     assert "does NOT verify" in err
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,8 @@ def test_an_edited_demo_ledger_is_broken_at_the_edited_line(demo: Run) -> None:
     assert {"line": number, "code": "bad-signature"} in [
         {"line": f["line"], "code": f["code"]} for f in integrity["findings"]
     ]
+    # a record that does not verify backs no headline
+    assert [t["headline"]["backed"] for t in demo_document(demo)["tasks"]] == [False] * 3
 
 
 def test_what_is_verified_is_what_is_shown(demo: Run) -> None:
@@ -163,3 +166,22 @@ def test_the_schema_can_fail() -> None:
     del document["summary"]["tokens"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(document, SCHEMA)
+
+
+def test_an_edit_to_any_line_of_the_demo_is_reported_at_that_line(demo: Run) -> None:
+    original = demo.ledger.read_bytes().splitlines(keepends=True)
+    keys = read_public_keys(demo.key)
+    found = []
+    for number in range(1, len(original) + 1):
+        lines = list(original)
+        # one digit of the line's time, still canonical JSON: only the signature can tell
+        lines[number - 1] = re.sub(
+            rb'("ts":"[^"]*)(\d)Z"',
+            lambda m: m[1] + str((int(m[2]) + 1) % 10).encode() + b'Z"',
+            lines[number - 1],
+        )
+        assert lines[number - 1] != original[number - 1]
+        demo.ledger.write_bytes(b"".join(lines))
+        integrity = document_of(demo.work, keys)["integrity"]
+        found.append((integrity["status"], integrity["first_broken_line"]))
+    assert found == [("broken", n) for n in range(1, len(original) + 1)]
