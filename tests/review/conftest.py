@@ -148,6 +148,18 @@ def hostile(tmp_path: Path) -> Hostile:
         },
     )
     ledger.record(
+        "evidence",
+        {"task_id": bad, "attempt": 1, "verdicts": [
+            {"field": bad, "type": "quote", "pattern": bad, "ok": False, "code": "E003",
+             "message": bad}]},
+    )  # fmt: skip
+    ledger.record(
+        "contract",
+        {"task_id": bad, "attempt": 1, "verdicts": [
+            {"contract": bad, "type": "json-schema", "soft": False, "ok": True, "code": None,
+             "message": "", "detail_json": None, "detail_sha256": None}]},
+    )  # fmt: skip
+    ledger.record(
         "check",
         {
             "task_id": bad,

@@ -18,7 +18,7 @@ from groundskeeper.record.keys import PublicKey, read_public_keys
 from groundskeeper.review.document import build_document
 from groundskeeper.review.snapshot import read_snapshot
 from groundskeeper.review.tasks import plan_headlines
-from tests.review.conftest import VECTOR_KEY, VECTORS, Run
+from tests.review.conftest import VECTOR_KEY, VECTORS, Hostile, Run
 
 SCHEMA = json.loads(
     (resources.files("groundskeeper.review") / "report.schema.json").read_text(encoding="utf-8")
@@ -185,3 +185,20 @@ def test_an_edit_to_any_line_of_the_demo_is_reported_at_that_line(demo: Run) -> 
         integrity = document_of(demo.work, keys)["integrity"]
         found.append((integrity["status"], integrity["first_broken_line"]))
     assert found == [("broken", n) for n in range(1, len(original) + 1)]
+
+
+def test_evidence_and_contracts_sit_beside_the_claim_they_judged(hostile: Hostile) -> None:
+    document = document_of(hostile.run.work, read_public_keys(hostile.run.key))
+    (task,) = document["tasks"]
+    (attempt,) = task["attempts"]
+    assert [(v["ok"], v["code"]) for v in attempt["evidence"]] == [(False, "E003")]
+    assert [(v["ok"], v["code"]) for v in attempt["contracts"]] == [(True, None)]
+    assert (attempt["outcome"], attempt["claim_refuted"]) == ("claim refuted: E003", True)
+    assert attempt["tokens"] == {
+        "input_tokens": 1200,
+        "output_tokens": 340,
+        "cache_read_tokens": 1000,
+        "cache_write_tokens": 7,
+    }
+    assert (task["state"], task["stop"]) == ("FAILED", "max-attempts")
+    assert document["summary"]["model_wait_ms"] == 1500

@@ -26,7 +26,7 @@ from groundskeeper.review.document import build_document
 from groundskeeper.review.intoto import intoto_lines, public_key_json
 from groundskeeper.review.otlp import otlp_document, trace_id
 from groundskeeper.review.snapshot import read_snapshot
-from tests.review.conftest import Hostile, Run
+from tests.review.conftest import HOSTILE, Hostile, Run
 from tests.test_ledger import KEY
 
 CLOCK = lambda: datetime(2026, 11, 27, 12, 0, tzinfo=UTC)  # noqa: E731
@@ -165,7 +165,13 @@ def test_otlp_has_one_chat_span_per_sealed_model_call_with_its_tokens(hostile: H
         (attributes(e)["gen_ai.evaluation.name"], attributes(e)["gen_ai.evaluation.score.label"])
         for e in agent.events
     ]
-    assert evaluations == [("check", "FAIL"), ("judge", "fail")]
+    bad = " ".join(HOSTILE.values())
+    assert evaluations == [
+        (f"evidence {bad}", "fail"),
+        (f"contract {bad}", "pass"),
+        ("check", "FAIL"),
+        ("judge", "fail"),
+    ]
     assert agent.status.code == 2  # STATUS_CODE_ERROR
     assert all("groundskeeper.ledger.seq" in attributes(s) for s in spans)
 
