@@ -29,6 +29,7 @@ LONGEST_FIRST = (
     "test_a_run_killed_during_execute_resumes_without_asking_the_author_again",
     "test_sigkill_mid_run_then_resume",  # tests/test_cli_run.py
     "test_twenty_kills_then_resume",  # tests/test_sigkill_resume.py
+    "test_each_tamper_vector_reads_broken_at_its_line",  # tests/review/test_browser.py
 )
 
 
