@@ -8,7 +8,7 @@ BOX_OUT ?= groundskeeper/sandbox/box.wasm
 BOX_SRC := $(sort $(wildcard groundskeeper/sandbox/box/*.c))
 BOX_HDR := $(wildcard groundskeeper/sandbox/box/*.h)
 
-.PHONY: setup test lint demo eval wasm clean org-goldens browsers
+.PHONY: setup test lint demo eval wasm clean org-goldens claude-code browsers
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,9 +34,30 @@ lint: setup
 # subprocesses would otherwise compile it again.
 TEST_WORKERS ?= 2
 
-test: lint browsers
+test: lint claude-code browsers
 	$(PY) -m compileall -q groundskeeper
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
+	GROUNDSKEEPER_TEST_CLAUDE=$(CLAUDE_CODE_BIN) $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
+
+# The real Claude Code CLI for tests/agents (offline, against a local Messages API stub): the
+# pinned npm package, a self-contained native binary (~400 MB), installed once into a cache
+# outside the clone and reused by every later run. Its postinstall step only links the
+# platform binary, which the tests call directly, so npm runs no package scripts. npm (with
+# node) comes from Debian's packages when missing.
+CLAUDE_CODE_VERSION := 2.1.332
+CLAUDE_CODE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/groundskeeper/claude-code/$(CLAUDE_CODE_VERSION)
+CLAUDE_CODE_BIN := $(CLAUDE_CODE_DIR)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
+
+claude-code: $(CLAUDE_CODE_BIN)
+
+$(CLAUDE_CODE_BIN):
+	@command -v npm >/dev/null 2>&1 || { \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends nodejs npm; }
+	mkdir -p $(CLAUDE_CODE_DIR)
+	npm install --prefix $(CLAUDE_CODE_DIR) --ignore-scripts --no-audit --no-fund \
+	  --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	test -x $@ && $@ --version
 
 # The main job, offline: a goal → an outline the validator rejects → the one retry carrying its
 # diagnostic → a valid plan → an honest worker and a lying one → the lie caught and fed back →
