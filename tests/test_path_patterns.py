@@ -89,8 +89,13 @@ def test_an_empty_set_covers_nothing() -> None:
 _NAMES = st.sampled_from(["a", "b", "B", "tests", "x.txt", "X.TXT", "ab.md", ".hidden", "c d"])
 _PATHS = st.lists(_NAMES, min_size=1, max_size=4).map("/".join)
 _PIECES = st.sampled_from(["a", "b", "tests", "x", ".txt", "*", "?", "**", "[ab]", ".md", "B"])
-# pathspec 1.1 and git part ways on runs of three or more `*` (`***/a`); no plan writes them
-_SEGMENTS = st.lists(_PIECES, min_size=1, max_size=2).map("".join).filter(lambda s: "***" not in s)
+# pathspec 1.1 and git part ways on `**` inside a name (`x**/b`, `***/a`): git's wildmatch
+# lets it cross `/` there, pathspec does not; no plan writes them, `**` stands alone
+_SEGMENTS = (
+    st.lists(_PIECES, min_size=1, max_size=2)
+    .map("".join)
+    .filter(lambda s: "**" not in s or s == "**")
+)
 
 
 @st.composite
