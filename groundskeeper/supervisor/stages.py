@@ -10,6 +10,8 @@ and the attempt loop the runner's. A new stage is a class here, added to `attemp
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +36,7 @@ from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCall, Usage
 from groundskeeper.plan.contract_syntax import judged_on_files
 from groundskeeper.record.backing import Record
+from groundskeeper.sandbox import fence as fences
 from groundskeeper.supervisor.gating import open_gate
 from groundskeeper.supervisor.pipeline import (
     AttemptContext,
@@ -45,6 +48,7 @@ from groundskeeper.supervisor.pipeline import (
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.run_checks import RunChecks
 from groundskeeper.supervisor.sealing import excerpt
+from groundskeeper.supervisor.task_run import TaskRun
 from groundskeeper.supervisor.worker import AttemptOutcome
 
 if TYPE_CHECKING:
@@ -313,6 +317,7 @@ class JudgeStage:
 
     def __init__(self, tools: StageTools) -> None:
         self.toolbox = tools.toolbox
+        self.checks = tools.checks
         self.model = tools.judge_model
         self.prompt = tools.judge_prompt
         self.profile = tools.judge_profile
@@ -324,10 +329,15 @@ class JudgeStage:
         if context.claim is None:
             return self._again(context)
         # lint refused a plan whose `:judge-files:` paths cannot be read
-        artifacts, unreadable = collect_artifacts(
-            self.toolbox, task.judge_files, context.history.wrote
-        )
+        artifacts, unreadable = self._collect(task, context.history.wrote)
         return self._judged(context, artifacts, unreadable)
+
+    def _collect(self, task: TaskRun, changed: Iterable[str]) -> tuple[list[Artifact], list[str]]:
+        paths = self.checks.paths
+        # the judge never sees a hidden input: it reads under the fence the workers do
+        with fences.binding(paths.judge_fence()) if paths is not None else nullcontext():
+            files = paths.judged(task.judge_files) if paths is not None else task.judge_files
+            return collect_artifacts(self.toolbox, files, changed)
 
     def _again(self, context: AttemptContext) -> StageResult:
         """A judged DONE asserted again: the artifacts its judge passed, as they are now. The
@@ -338,7 +348,7 @@ class JudgeStage:
         if bound is None:  # no judge passed it (`fast` and an unavailable judge): nothing bound
             return StageResult(self.name)
         judged = [p for p, _ in bound if p not in task.judge_files]
-        artifacts, unreadable = collect_artifacts(self.toolbox, task.judge_files, judged)
+        artifacts, unreadable = self._collect(task, judged)
         changed = _changed(bound, tuple((a.path, a.sha256) for a in artifacts))
         if not changed and not unreadable:
             return StageResult(self.name)

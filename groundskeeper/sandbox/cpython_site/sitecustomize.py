@@ -6,6 +6,7 @@ of the workdir (read and written only under a read-only prefix: a planted `__pyc
 never loaded), and fills in what pytest expects of a POSIX system.
 """
 
+import importlib.machinery  # before the finder below exists: it must not import itself
 import os
 import sys
 
@@ -24,5 +25,56 @@ def _start() -> None:
     os.environ["PYTEST_ADDOPTS"] = f"{options} {os.environ.get('PYTEST_ADDOPTS', '')}".strip()
 
 
+class _StandardFirst:
+    """A module named like one of the standard library's resolves to the standard library's,
+    never to a file of the same name in the workdir: a worker's `json.py` beside a check
+    cannot replace the `json` the check imports. Everything else imports as usual."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+
+    def find_spec(
+        self, name: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if path is not None or name not in sys.stdlib_module_names:
+            return None
+        return importlib.machinery.PathFinder.find_spec(name, self.paths)
+
+
 _start()
 del _start
+sys.meta_path.insert(
+    0,
+    _StandardFirst([p for p in sys.path if p.startswith(sys.prefix) and "site-packages" not in p]),
+)
+
+
+class _CExtension:
+    """Last on `sys.meta_path`: an import nothing else found, for which the workdir holds a
+    compiled extension (`name.cpython-312-x86_64-linux-gnu.so`, `name.pyd`), says so plainly
+    instead of "No module named"."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> None:
+        base = name.rpartition(".")[2]
+        entries = path if isinstance(path, list) else sys.path
+        for entry in entries:
+            folder = os.path.abspath(entry or ".")
+            if not folder.startswith("/workdir"):
+                continue  # the project's own directories: the standard library has none
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for found in names:
+                if found.startswith(base + ".") and found.endswith((".so", ".pyd", ".dylib")):
+                    raise ModuleNotFoundError(
+                        f"No module named {name!r}: {os.path.join(folder, found)} is a C "
+                        "extension, which cannot load in the sandbox (CPython for WASI runs "
+                        "pure Python only)",
+                        name=name,
+                    )
+        return None
+
+
+sys.meta_path.append(_CExtension)
