@@ -98,6 +98,10 @@ class _Tail:
     origin: str = ""
     tree: MerkleTree = field(default_factory=MerkleTree)
     stamp: tuple[int, int, int] | None = None  # (inode, size, mtime_ns) when last seen
+    # The bytes after the last LF when the file was read (a torn line: an append that never
+    # became durable, so nothing was acted on); the next commit drops them and seals a
+    # `repair` step naming them (SPEC §9).
+    torn: bytes = b""
     # Where each new checkpoint is recorded (None: not recorded, see _record_witness) and
     # the entry this writer last knew there, which every head it records extends.
     witness: Witness | None = None
@@ -260,12 +264,12 @@ class _Writer:
     def _load_tail(self, stamp: tuple[int, int, int] | None, keys: list[PublicKey]) -> _Tail:
         data = read_if_present(self.path, "ledger") or b""
         checkpoint_data = read_if_present(self.checkpoint_path, "checkpoint")
+        cut = data.rfind(b"\n") + 1
+        data, torn = data[:cut], data[cut:]
         if not data:
             if checkpoint_data is not None:
                 self._refuse("the ledger is empty but a checkpoint exists (lines removed?)")
-            return _Tail(stamp=stamp, witness=Witness())
-        if not data.endswith(b"\n"):
-            self._refuse("it ends in a torn line (an append that did not complete)")
+            return _Tail(stamp=stamp, witness=Witness(), torn=torn)
         if checkpoint_data is None:
             self._refuse("its checkpoint is missing")
         checkpoint = parse_checkpoint(checkpoint_data)
@@ -291,7 +295,8 @@ class _Writer:
             # A crash between an append and its checkpoint leaves a stale checkpoint; the
             # extra lines are accepted only if the whole ledger verifies apart from that.
             report = verify_ledger(self.path, keys) if stale else None
-            if report is None or [f.code for f in report.findings] != ["checkpoint-stale"]:
+            codes = [] if report is None else [f.code for f in report.findings]
+            if [c for c in codes if c != "torn-line" or not torn] != ["checkpoint-stale"]:
                 self._refuse(
                     f"its checkpoint covers {checkpoint.size} lines but the file has {len(lines)}"
                 )
@@ -322,6 +327,7 @@ class _Writer:
             stamp=stamp,
             witness=witness,
             witnessed=witnessed,
+            torn=torn,
         )
 
     def _witness_entry(self, origin: str) -> tuple[Witness | None, WitnessEntry | None]:
@@ -375,7 +381,7 @@ class _Writer:
     def _write(self, tail: _Tail, batch: list[_Append]) -> None:
         seq, prev = tail.last_seq, tail.prev
         written: list[tuple[_Append, bytes]] = []
-        for request in batch:
+        for request in self._with_repair(tail, batch):
             line = _signed_line(request, seq + 1, prev)
             if len(line) > MAX_LINE_BYTES:
                 request.error = LedgerError(
@@ -385,45 +391,89 @@ class _Writer:
                 continue
             seq, prev = seq + 1, hashlib.sha256(line).hexdigest()
             written.append((request, line))
-        if not written:
+        if not any(request in batch for request, _ in written):
             return
         created = tail.size == 0
         data = b"".join(line for _, line in written)
-        size_before = tail.stamp[1] if tail.stamp is not None else 0
+        size_before = (tail.stamp[1] if tail.stamp is not None else 0) - len(tail.torn)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            _write_whole(fd, data)
-            os.fdatasync(fd)
+            if tail.torn:
+                os.ftruncate(fd, size_before)
+            try:
+                _write_whole(fd, data)
+                os.fdatasync(fd)
+            except OSError:
+                self._undo(fd, size_before)
+                raise
             st = os.fstat(fd)
+            if st.st_size != size_before + len(data):
+                # Bytes from outside groundskeeper (a worker's `>> _steps.jsonl`) landed
+                # beside ours: adopting the file as it now is would sign over them.
+                self._tail = None
+                raise LedgerError(
+                    f"the ledger {self.path} changed while a line was appended ({st.st_size} "
+                    f"bytes, expected {size_before + len(data)}): another writer outside "
+                    "groundskeeper"
+                )
+            hashes = []
+            for _, line in written:
+                tail.tree.append(line)
+                hashes.append(hashlib.sha256(line).hexdigest())
+            if created:
+                tail.origin = ledger_origin(written[0][1])
+            tail.size += len(written)
+            tail.last_seq, tail.prev = seq, prev
+            tail.stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+            tail.torn = b""
+            root = tail.tree.root()
+            checkpoint = format_checkpoint(tail.origin, tail.size, root, batch[0].key)
+            try:
+                self._replace_checkpoint(checkpoint)
+            except OSError:
+                # No checkpoint names these lines and no caller was told they are written:
+                # take them back, so a full disk leaves the ledger as it was before.
+                self._undo(fd, size_before)
+                raise
         finally:
             os.close(fd)
-        if st.st_size != size_before + len(data):
-            # Bytes from outside groundskeeper (a worker's `>> _steps.jsonl`) landed beside
-            # ours: adopting the file as it now is would sign over them.
-            self._tail = None
-            raise LedgerError(
-                f"the ledger {self.path} changed while a line was appended ({st.st_size} bytes,"
-                f" expected {size_before + len(data)}): another writer outside groundskeeper"
-            )
-        hashes = []
-        for _, line in written:
-            tail.tree.append(line)
-            hashes.append(hashlib.sha256(line).hexdigest())
         if created:
-            tail.origin = ledger_origin(written[0][1])
-        tail.size += len(written)
-        tail.last_seq, tail.prev = seq, prev
-        tail.stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
-        root = tail.tree.root()
-        checkpoint = format_checkpoint(tail.origin, tail.size, root, batch[0].key)
-        self._write_checkpoint(checkpoint, created)
+            self._sync_directory()
         self._record_witness(tail, WitnessEntry(tail.origin, tail.size, root, checkpoint))
         head = Head(tail.size, root.hex())
         first_seq = seq - len(written) + 1
         for offset, ((request, _), sha) in enumerate(zip(written, hashes, strict=True)):
             request.result = AppendedLine(first_seq + offset, sha, head)
 
-    def _write_checkpoint(self, data: bytes, sync_dir: bool) -> None:
+    def _with_repair(self, tail: _Tail, batch: list[_Append]) -> list[_Append]:
+        """`batch`, with a `repair` step naming a torn tail this commit drops (SPEC §9): just
+        after a run-start that opens the batch (every line belongs to the latest run), else
+        first, in the run of the step it precedes."""
+        if not tail.torn:
+            return batch
+        first = batch[0]
+        text = tail.torn.decode("utf-8", errors="replace")
+        body = {
+            "run_id": first.run_id,
+            "offset": (tail.stamp[1] if tail.stamp is not None else 0) - len(tail.torn),
+            "dropped_bytes": len(tail.torn),
+            "dropped_sha256": hashlib.sha256(tail.torn).hexdigest(),
+            "excerpt": excerpt(text),
+        }
+        repair = _Append(first.key, first.run_id, "repair", body, first.trusted, first.clock)
+        at = 1 if first.step == "run-start" else 0
+        return [*batch[:at], repair, *batch[at:]]
+
+    def _undo(self, fd: int, size: int) -> None:
+        """Cut the file back to `size` (its last complete, checkpointed line) after a failed
+        append; if even that fails, the next open finds a torn tail and repairs it."""
+        try:
+            os.ftruncate(fd, size)
+            os.fdatasync(fd)
+        except OSError as exc:
+            log.error("could not undo a failed append to %s: %s", self.path, exc)
+
+    def _replace_checkpoint(self, data: bytes) -> None:
         # A fresh, unpredictable temp name: a fixed one could be squatted (a directory made
         # under that name by a worker) and stop every later append.
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.checkpoint_path.name + ".")
@@ -439,12 +489,13 @@ class _Writer:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        if sync_dir:
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+
+    def _sync_directory(self) -> None:
+        dir_fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
 
 
 _writers: dict[Path, _Writer] = {}
