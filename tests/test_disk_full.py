@@ -31,8 +31,8 @@ def _script(big: int) -> str:
         lines.append(f"  t{n}:")
         if n == 1 and big:
             # a worker that fills the disk: the file is cut short, and so is the next append
-            content = "x" * big
-            lines.append(f"    - {{tool: write_file, input: {{path: big.bin, content: {content}}}}}")
+            fill = "{tool: write_file, input: {path: big.bin, content: " + "x" * big + "}}"
+            lines.append(f"    - {fill}")
         lines.append(f"    - {{tool: write_file, input: {{path: out{n}.txt, content: ok}}}}")
         lines.append("    - say: DONE")
     return "\n".join(lines) + "\n"
