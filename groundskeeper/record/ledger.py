@@ -79,6 +79,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# Staged steps a run may hold before its next commit is forced (a long attempt's tool calls).
+MAX_STAGED = 256
+
 
 @dataclass(frozen=True)
 class AppendedLine:
@@ -122,7 +125,7 @@ def _utc_now() -> datetime:
 
 def _signed_line(request: _Append, seq: int, prev: str) -> bytes:
     """The bytes of one line (SPEC §3, §4), LF included."""
-    now = request.clock().astimezone(UTC)
+    now = (request.at or request.clock()).astimezone(UTC)
     entry: dict[str, Any] = {
         "v": FORMAT_VERSION,
         "run": request.run_id,
@@ -148,6 +151,7 @@ class _Append:
     body: dict[str, Any]
     trusted: tuple[PublicKey, ...]
     clock: Callable[[], datetime]
+    at: datetime | None = None  # when it was staged (its `ts`); None: when it is signed
     done: bool = False
     result: AppendedLine | None = None
     error: GroundskeeperError | None = None
@@ -175,7 +179,7 @@ class _Writer:
         self._tail: _Tail | None = None
         self._lock_fd: int | None = None
 
-    def append(
+    def request(
         self,
         key: SigningKey,
         run_id: str,
@@ -183,7 +187,10 @@ class _Writer:
         body: Mapping[str, Any],
         trusted: Iterable[PublicKey],
         clock: Callable[[], datetime],
-    ) -> AppendedLine:
+        *,
+        staged: bool = False,
+    ) -> _Append:
+        """A step checked and queued for the next commit, which any caller may lead."""
         if not RUN_ID.fullmatch(run_id):
             raise LedgerError(f"run id {run_id!r} does not match {RUN_ID.pattern}")
         if step not in STEP_TYPES:
@@ -191,14 +198,21 @@ class _Writer:
         body_dict = dict(body)
         check_json_subset(body_dict, "body")
         request = _Append(key, run_id, step, body_dict, tuple(trusted), clock)
+        if staged:
+            request.at = clock()
         with self._turn:
             self._queue.append(request)
+        return request
+
+    def wait(self, request: _Append) -> None:
+        """Return once a commit covering `request` (and every step queued before it) ended,
+        leading commits while none is under way; its result or error is then set."""
         while True:
             with self._turn:
                 while self._leading and not request.done:
                     self._turn.wait()
                 if request.done:
-                    break
+                    return
                 self._leading = True
                 batch = self._next_batch()
             try:
@@ -213,10 +227,19 @@ class _Writer:
                         queued.done = True
                     self._leading = False
                     self._turn.notify_all()
-        if request.error is not None:
-            raise request.error
-        assert request.result is not None  # set whenever error is not
-        return request.result
+
+    def append(
+        self,
+        key: SigningKey,
+        run_id: str,
+        step: str,
+        body: Mapping[str, Any],
+        trusted: Iterable[PublicKey],
+        clock: Callable[[], datetime],
+    ) -> AppendedLine:
+        request = self.request(key, run_id, step, body, trusted, clock)
+        self.wait(request)
+        return _outcome(request)
 
     def _next_batch(self) -> list[_Append]:
         # FIFO, and one signer per commit: the tail is checked against that signer's trusted
@@ -498,6 +521,13 @@ class _Writer:
             os.close(dir_fd)
 
 
+def _outcome(request: _Append) -> AppendedLine:
+    if request.error is not None:
+        raise request.error
+    assert request.result is not None  # set whenever error is not
+    return request.result
+
+
 _writers: dict[Path, _Writer] = {}
 _writers_lock = threading.Lock()
 
@@ -589,6 +619,8 @@ class Ledger:
         self._seqs: set[int] = set()  # appends run concurrently: seqs return out of order
         self._first_seq = 0
         self._seen_lock = threading.Lock()  # record() may hold _lock around _append
+        self._staged: list[_Append] = []  # staged steps not yet known to be durable
+        self._staged_lock = threading.Lock()
 
     def record(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
         """Append one step of this run; thread-safe and durable when it returns."""
@@ -602,6 +634,41 @@ class Ledger:
         if step == "run-start":
             raise LedgerError(f"run {self.run_id} has already started")
         return self._append(step, body)
+
+    def stage(self, step: str, body: Mapping[str, Any]) -> None:
+        """Queue one step of this run for the next commit (group commit, SPEC §9): it is
+        chained in the order staged, and durable only once `commit` (or a `record`, of any
+        thread) returns. Nothing may be acted upon before that. LedgerError at once for a
+        body outside SPEC §2; a write that fails is reported by the commit."""
+        with self._lock:
+            if not self._started:
+                raise LedgerError(f"a run's first step must be a recorded run-start, not {step!r}")
+        if step == "run-start":
+            raise LedgerError(f"run {self.run_id} has already started")
+        request = _writer_for(self.path).request(
+            self._key, self.run_id, step, body, self._trusted, self._clock, staged=True
+        )
+        with self._staged_lock:
+            self._staged.append(request)
+            crowded = len(self._staged) >= MAX_STAGED
+        if crowded:
+            self.commit()
+
+    def commit(self) -> None:
+        """Make every step this run staged durable: one write, one fdatasync and one
+        checkpoint for all of them (and for whatever other threads queued meanwhile).
+        LedgerError if any of them could not be written."""
+        with self._staged_lock:
+            staged, self._staged = self._staged, []
+        if not staged:
+            return
+        if self._identity is not None:
+            self._check_still_ours()
+        writer = _writer_for(self.path)
+        for request in staged:
+            writer.wait(request)
+        for request in staged:
+            self._seen(_outcome(request))
 
     def history(self) -> list[tuple[str, str, dict[str, Any]]]:
         """(run id, step, body) of every complete line that says what became of a task (not
@@ -637,6 +704,8 @@ class Ledger:
     def _append(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
         if self._identity is not None:
             self._check_still_ours()
+        with self._staged_lock:
+            staged, self._staged = self._staged, []
         appended = append_step(
             self.path,
             self._key,
@@ -646,6 +715,11 @@ class Ledger:
             trusted=self._trusted,
             clock=self._clock,
         )
+        for request in staged:  # queued before this one: the same commit or an earlier one
+            self._seen(_outcome(request))
+        return self._seen(appended)
+
+    def _seen(self, appended: AppendedLine) -> AppendedLine:
         with self._seen_lock:
             if appended.seq in self._seqs or appended.seq < self._first_seq:
                 raise LedgerError(

@@ -186,7 +186,9 @@ class Runner:
         self.judge_model = FailFastModel(judge_model) if judge_model is not None else None
         self.options = options or RunOptions()
         self.run_id = run_id or new_run_id()
-        self.seal = RunSeal(recorder if recorder is not None else MemoryRecorder(), self.run_id)
+        self.seal = RunSeal(
+            recorder if recorder is not None else MemoryRecorder(), self.run_id, group_commit=True
+        )
         self.telemetry = telemetry
         self.shell = shell
         self.on_event = on_event
@@ -196,7 +198,10 @@ class Runner:
         self._event_lock = threading.Lock()
         self._tampering = Tampering(self.tasks, self._books, self._emit)
         self.tampers = self._tampering.tampers
-        self._guard = PlanGuard(self.plan_path, plan.text, self.control.rejected)
+        # a decision point: the steps behind every verdict are durable before the plan shows it
+        self._guard = PlanGuard(
+            self.plan_path, plan.text, self.control.rejected, hold=self.seal.commit
+        )
         self._verdicts = VerdictWriter(plan, self.tasks, self._guard, self._books, self._emit)
         # custom done states (after `|`, not a verdict of ours): finished, never run again
         self._finished_states = frozenset(plan.done_states) - set(VERDICT_STATES)
@@ -562,6 +567,7 @@ class Runner:
         keep = bool(task.contracts or task.evidence)
         session.on_tool_call = partial(self._tool_call, task_id, attempt, sealed, keep)
         session.on_model_call = partial(self._books.model_called, task_id, attempt)
+        session.before_acting = self.seal.commit  # before tools run and feedback goes out
         watched = self._watch(task)
         unavailable = ""
         try:
