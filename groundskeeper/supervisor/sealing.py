@@ -155,16 +155,17 @@ class RunSeal:
         self.recorder = recorder
         self.run_id = run_id
         self.failure: str | None = None
-        self._lock = threading.Lock()  # guards `failure` only: steps go to the recorder at once
+        self._lock = threading.Lock()  # guards `failure` and the counts below
         # with group commit, STAGED_STEPS wait for the next `commit` (a decision point)
-        self._staging = (
-            recorder if group_commit and isinstance(recorder, GroupCommitting) else None
-        )
+        self._staging = recorder if group_commit and isinstance(recorder, GroupCommitting) else None
+        self._staged = self._committed = 0  # steps staged, and how many of them are durable
 
     def record(self, step: str, body: Mapping[str, Any], *, opens_work: bool = True) -> None:
         if self.failure is None:
             try:
                 if self._staging is not None and step in STAGED_STEPS:
+                    with self._lock:
+                        self._staged += 1
                     self._staging.stage(step, {"run_id": self.run_id, **body})
                 else:
                     self.recorder.record(step, {"run_id": self.run_id, **body})
@@ -178,12 +179,20 @@ class RunSeal:
     def commit(self) -> None:
         """A decision point: every step recorded so far is durable when this returns.
         SealingError (latched, like a step that could not be sealed) if they cannot be made
-        durable: nothing may then act on them — no plan write, no feedback, no dock."""
+        durable: nothing may then act on them — no plan write, no feedback, no dock.
+
+        After a failure, what was durable before it stays so: a commit with nothing staged
+        since the last one returns (a verdict taken before the failure may still be
+        written); one with steps staged fails (they may never become durable)."""
+        with self._lock:
+            staged = self._staged
+        if self._staging is None or staged == self._committed:
+            return
         if self.failure is None:
-            if self._staging is None:
-                return
             try:
                 self._staging.commit()
+                with self._lock:
+                    self._committed = max(self._committed, staged)
                 return
             except Exception as exc:
                 log.error("committing the run's steps failed: %s", exc)
@@ -390,13 +399,19 @@ class RunSeal:
             opens_work=False,
         )
 
-    def run_end(self, ok: bool, states: Iterable[tuple[str, str]], tampers: int) -> None:
-        self.record(
-            "run-end",
-            {
-                "ok": ok,
-                "states": [{"task_id": t, "state": s} for t, s in states],
-                "tampers": tampers,
-            },
-            opens_work=False,
-        )
+    def run_end(
+        self,
+        ok: bool,
+        states: Iterable[tuple[str, str]],
+        tampers: int,
+        interrupted: tuple[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        """`interrupted`: the signal that stopped the run and the tasks then in flight."""
+        body: dict[str, Any] = {
+            "ok": ok,
+            "states": [{"task_id": t, "state": s} for t, s in states],
+            "tampers": tampers,
+        }
+        if interrupted is not None:
+            body["interrupted"], body["in_flight"] = interrupted[0], list(interrupted[1])
+        self.record("run-end", body, opens_work=False)
