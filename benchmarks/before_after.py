@@ -61,20 +61,16 @@ def _get(*path: str) -> Extract:
 
 
 def benches(tasks: int) -> list[Bench]:
+    runner = (
+        Figure("overhead_ms_per_task_signed_ledger", "ms", 1.5,
+               _get("serial_signed_ledger", "overhead_ms_per_task")),
+        Figure("overhead_ms_per_task_runner_alone", "ms", 1.5,
+               _get("serial_memory_recorder", "overhead_ms_per_task")),
+        Figure("resume_1000_one_left_subprocess_s", "s", 0.3,
+               _get("resume_all_but_one_done", "resume_subprocess_s")),
+    )  # fmt: skip
     return [
-        Bench(
-            "runner",
-            "runner_overhead.py",
-            ("--tasks", str(tasks)),
-            (
-                Figure("overhead_ms_per_task_signed_ledger", "ms", 1.5,
-                       _get("serial_signed_ledger", "overhead_ms_per_task")),
-                Figure("overhead_ms_per_task_runner_alone", "ms", 1.5,
-                       _get("serial_memory_recorder", "overhead_ms_per_task")),
-                Figure("resume_1000_one_left_subprocess_s", "s", 0.3,
-                       _get("resume_all_but_one_done", "resume_subprocess_s")),
-            ),
-        ),  # fmt: skip
+        Bench("runner", "runner_overhead.py", ("--tasks", str(tasks)), runner),
         Bench(
             "check",
             "check_latency.py",
