@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import functools
+import importlib.resources
 import json
 import logging
 import math
@@ -173,6 +174,27 @@ def _rate_upper(positives: int, n: int) -> float:
 
 
 # --- loading --------------------------------------------------------------------------
+
+SHIPPED_SUITE = "fake-done"
+
+
+def shipped_suite() -> Path:
+    """The fake-DONE suite installed with the package (`groundskeeper/suites/fake-done` in
+    a wheel), or `evals/fake-done` of the repository in an editable install. Raises
+    EvalCaseError when neither is there."""
+    packaged = importlib.resources.files("groundskeeper") / "suites" / SHIPPED_SUITE
+    candidates = [
+        Path(str(packaged)),
+        Path(__file__).resolve().parents[1] / "evals" / SHIPPED_SUITE,
+    ]
+    for candidate in candidates:
+        if next(candidate.rglob("expect.json"), None) is not None:
+            return candidate
+    raise EvalCaseError(
+        "the shipped suite is missing from this installation (looked in "
+        + " and ".join(str(c) for c in candidates)
+        + "); reinstall groundskeeper or pass a suite directory"
+    )
 
 
 def load_suite(paths: Sequence[Path], pattern: str | None = None) -> list[EvalCase]:

@@ -61,6 +61,7 @@ def eval_(
 ) -> None:
     """Run eval cases: agents that fake DONE (each must not end DONE) and honest controls
     (each must end DONE), every case in its own temporary directory and $GROUNDSKEEPER_HOME.
+    With no SUITES, the fake-DONE suite installed with groundskeeper runs.
 
     A case is a directory with plan.org, agents.yaml (a scripted worker), an optional setup/
     and expect.json; docs/evals.md describes the format. The report gives, per case, what
@@ -70,6 +71,7 @@ def eval_(
 
     \b
     Examples:
+      groundskeeper eval
       groundskeeper eval evals/fake-done
       groundskeeper eval evals/fake-done --case '*plan-tamper*' --json
       groundskeeper eval evals/impossible --model scripted:my-agent.yaml
@@ -77,12 +79,10 @@ def eval_(
     Exit 0 when every expectation holds, 1 otherwise (a crash or timeout included), 2 for
     a bad case or bad options.
     """
-    from groundskeeper.evals import junit_xml, load_suite, run_suite
+    from groundskeeper.evals import junit_xml, load_suite, run_suite, shipped_suite
 
-    if not suites:
-        fail_usage("no suite: pass a directory of eval cases, e.g. evals/fake-done")
     try:
-        cases = load_suite(list(suites), pattern)
+        cases = load_suite(list(suites) or [shipped_suite()], pattern)
     except GroundskeeperError as exc:
         fail_usage(str(exc))
     if not cases:
@@ -112,10 +112,13 @@ def eval_(
         except OSError as exc:
             fail_usage(f"--junit {junit_path}: {exc}")
     if as_json:
-        emit_json(document)
+        emit_json(document)  # stdout stays one JSON document; the tally goes to stderr
+        narrate(f"eval: {report.passed} passed, {report.failed} failed ({report.seconds:.1f}s)")
     else:
         _print_summary(document)
-    narrate(f"eval: {report.passed} passed, {report.failed} failed ({report.seconds:.1f}s)")
+        # CI tools read the last line: exactly this, with the timing on the line before.
+        click.echo(f"time: {report.seconds:.1f}s for {len(report.results)} cases, --jobs {jobs}")
+        click.echo(f"eval: {report.passed} passed, {report.failed} failed")
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 
