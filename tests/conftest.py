@@ -29,6 +29,8 @@ LONGEST_FIRST = (
     "test_a_run_killed_during_execute_resumes_without_asking_the_author_again",
     "test_sigkill_mid_run_then_resume",  # tests/test_cli_run.py
     "test_twenty_kills_then_resume",  # tests/test_sigkill_resume.py
+    "test_kills_between_buffered_steps_and_their_commit_then_resume",  # the same module
+    "test_a_signal_mid_command_ends_the_run_promptly_and_resume_finishes",  # test_interrupt.py
 )
 
 
