@@ -245,6 +245,11 @@ def resume(
       GROUNDSKEEPER_MODEL=scripted:w.yaml groundskeeper resume --json
       ANTHROPIC_API_KEY=… groundskeeper resume plan.org --model anthropic:claude-sonnet-4-5
 
+    Ctrl-C (SIGINT), or SIGTERM from a process manager, stops the run at once: its sandbox
+    commands end, the tasks in flight keep their state, the run's end is sealed as
+    interrupted [R009] and the command that continues it is printed (exit 130); a second
+    Ctrl-C exits without sealing the end.
+
     Exit 0 when every task is DONE, 1 otherwise (or when the plan does not pass
     `groundskeeper lint`), 2 for an unreadable plan, a bad script or bad options (an
     `anthropic:` model without ANTHROPIC_API_KEY included), 3 when tasks wait at their
