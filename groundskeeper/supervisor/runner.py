@@ -358,6 +358,16 @@ class Runner:
         self._gates = ApprovalGates(self._record, self._answers, self._checks, self._verify, skip)
 
     def _report(self, diagnostics: list[Diagnostic]) -> RunReport:
+        if self._budget.refused:  # the tasks the walk never started: the cap stopped them too
+            for task in self.tasks.values():
+                untouched = task.stop is None and task.reason is None and task.attempts == 0
+                if (
+                    untouched
+                    and task.state == task.start_state
+                    and task.state not in ("DONE", *self._finished_states)
+                    and not task.heading.child_tasks
+                ):
+                    task.stop, task.reason = STOP_ATTEMPT_CAP, self._capped(0, None)
         diagnostics.extend(t.diagnostic() for t in self.tampers)
         diagnostics.extend(self._books.soft_warnings)
         lost = self.telemetry.displaced() if self.telemetry is not None else None

@@ -107,6 +107,9 @@ class VerdictWriter:
                 seal.plan_edit(1, TODO_LINE, f"`{state}` is a state org knows only from it")
             seal.state(heading.task_id, before, state, stop)  # a failure latches; the loop stops
             if telemetry is not None:
+                # the row stands only beside a durable verdict: a crash before this commit
+                # leaves it pending (dropped by the next run, which re-verifies the headline)
+                seal.commit()
                 telemetry.commit_verdicts(rows)
 
         # the writer thread does the I/O, so the next task starts meanwhile
