@@ -8,7 +8,7 @@ BOX_OUT ?= groundskeeper/sandbox/box.wasm
 BOX_SRC := $(sort $(wildcard groundskeeper/sandbox/box/*.c))
 BOX_HDR := $(wildcard groundskeeper/sandbox/box/*.h)
 
-.PHONY: setup test lint demo eval wasm clean org-goldens
+.PHONY: setup test lint demo eval wasm clean org-goldens claude-code
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -16,7 +16,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# CPython for the sandbox (groundskeeper/sandbox/cpython_setup.py): the pinned module checked
+# against its SHA-256 and compiled once (8-40 s; never in a user's first check), and the
+# read-only site directory with pytest built from hash-pinned wheels. A no-op when done.
 setup: $(STAMP)
+	$(PY) -m groundskeeper.sandbox.cpython_setup
 
 lint: setup
 	$(PY) -m ruff check groundskeeper tests benchmarks docs ledger
@@ -30,20 +34,48 @@ lint: setup
 # subprocesses would otherwise compile it again.
 TEST_WORKERS ?= 2
 
-test: lint
+test: lint claude-code
 	$(PY) -m compileall -q groundskeeper
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
+	GROUNDSKEEPER_TEST_CLAUDE=$(CLAUDE_CODE_BIN) $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
+
+# The real Claude Code CLI for tests/agents (offline, against a local Messages API stub): the
+# pinned npm package, a self-contained native binary (~400 MB), installed once into a cache
+# outside the clone and reused by every later run. Its postinstall step only links the
+# platform binary, which the tests call directly, so npm runs no package scripts. npm (with
+# node) comes from Debian's packages when missing.
+CLAUDE_CODE_VERSION := 2.1.332
+CLAUDE_CODE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/groundskeeper/claude-code/$(CLAUDE_CODE_VERSION)
+CLAUDE_CODE_BIN := $(CLAUDE_CODE_DIR)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
+
+claude-code: $(CLAUDE_CODE_BIN)
+
+$(CLAUDE_CODE_BIN):
+	@command -v npm >/dev/null 2>&1 || { \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends nodejs npm; }
+	mkdir -p $(CLAUDE_CODE_DIR)
+	npm install --prefix $(CLAUDE_CODE_DIR) --ignore-scripts --no-audit --no-fund \
+	  --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	test -x $@ && $@ --version
 
 # The main job, offline: a goal → an outline the validator rejects → the one retry carrying its
 # diagnostic → a valid plan → an honest worker and a lying one → the lie caught and fed back →
-# the signed ledger verified. The scripted model plays author and workers; nothing leaves the
-# machine. The run happens in a scratch directory.
+# the signed ledger verified. Then a Python project (examples/demo/textkit) whose own pytest
+# suite is the check: a DONE claimed over a failing test, pytest's report fed back, the bug
+# fixed. The scripted model plays author and workers; nothing leaves the machine. The runs
+# happen in a scratch directory.
 demo: setup
 	@d=$$(mktemp -d) && export GROUNDSKEEPER_HOME=$$d/.home && \
 	$(VENV)/bin/groundskeeper run "Write the release notes for 0.1.0 and count the changes" \
 	  --model scripted:examples/demo/mission.yaml --dir $$d/work --require-checks && \
 	echo && echo "plan after the run ($$d/work/plan.org):" && cat $$d/work/plan.org && \
-	echo && $(VENV)/bin/groundskeeper ledger verify $$d/work
+	echo && $(VENV)/bin/groundskeeper ledger verify $$d/work && \
+	echo && echo "a Python project's own test suite as acceptance (CPython in the sandbox):" && \
+	cp -r examples/demo/textkit $$d/textkit && cp -r examples/pylib/tests $$d/textkit/tests && \
+	$(VENV)/bin/groundskeeper resume $$d/textkit/plan.org \
+	  --model scripted:examples/demo/textkit.yaml --require-checks && \
+	echo && cat $$d/textkit/plan.org && echo && $(VENV)/bin/groundskeeper ledger verify $$d/textkit
 
 # The shipped suite of fake-DONE agents and honest controls (make test runs it too).
 eval: setup

@@ -30,6 +30,9 @@ COMMANDS: dict[str, str] = {
     "eval": "groundskeeper.cli.eval_cmd:eval_",
     "run": "groundskeeper.cli.goal_cmd:run",
     "approve": "groundskeeper.cli.approve_cmd:approve",
+    "hook": "groundskeeper.cli.hook_cmd:hook",
+    "agent": "groundskeeper.cli.agent_cmd:agent",
+    "mcp": "groundskeeper.cli.mcp_cmd:mcp",
     "validate-script": "groundskeeper.cli.validate_script_cmd:validate_script",
 }
 

@@ -55,6 +55,8 @@ STEP_TYPES = (
     "outline-retry",
     "approval",
     "plan-sealed",
+    # an agent's hook (`groundskeeper hook AGENT`): what it answered to a claimed stop
+    "hook-decision",
     "run-end",
 )
 FIELDS = frozenset({"v", "run", "seq", "step", "ts", "prev", "key", "body", "sig"})

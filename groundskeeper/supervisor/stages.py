@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
-from groundskeeper.acceptance.check import CheckResult, SealedCheck
+from groundskeeper.acceptance.check import CheckResult, check_feedback
 from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
 from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
 from groundskeeper.acceptance.gates import GateOpened
@@ -78,10 +78,6 @@ def verify_stages(tools: StageTools) -> list[Stage | Joint]:
     """A task's own verdict without an attempt to judge (a roll-up, an approved gate): its
     check, then its dock."""
     return [CheckStage(tools), DockStage(tools)]
-
-
-def check_feedback(check: SealedCheck, detail: str) -> str:
-    return f"your work did not pass its acceptance check: {check.text.strip()} → {detail}"
 
 
 # -- the claim: evidence and contracts, against the record of the attempt ----------------------
@@ -166,7 +162,12 @@ class ContractsStage:
             return StageResult(self.name)
         record = AttemptRecord(context.sealed, self.outputs)
         judged = tuple(
-            judge_contracts(task.contracts, ContractContext(self.toolbox, record, context.watched))
+            judge_contracts(
+                task.contracts,
+                ContractContext(
+                    self.toolbox, record, context.watched, self.toolbox.workdir, task.baselines
+                ),
+            )
         )
         steps: list[Step] = [ContractsSealed(judged)]
         problems: list[str] = []
