@@ -35,6 +35,7 @@ LONGEST_FIRST = (
     "test_g_claude_code_as_the_worker_of_a_two_task_plan_with_one_liar",
     "test_e_the_block_bound_seals_failed_and_tells_the_user",
     "test_b_a_check_rewritten_to_true_is_blocked_as_a_plan_change",
+    "test_each_tamper_vector_reads_broken_at_its_line",  # tests/review/test_browser.py
 )
 
 

@@ -10,6 +10,7 @@ and the attempt loop the runner's. A new stage is a class here, added to `attemp
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCall, Usage
 from groundskeeper.record.backing import Record
+from groundskeeper.sandbox import fence as fences
 from groundskeeper.supervisor.gating import open_gate
 from groundskeeper.supervisor.pipeline import (
     AttemptContext,
@@ -279,6 +281,7 @@ class JudgeStage:
 
     def __init__(self, tools: StageTools) -> None:
         self.toolbox = tools.toolbox
+        self.checks = tools.checks
         self.model = tools.judge_model
         self.prompt = tools.judge_prompt
         self.profile = tools.judge_profile
@@ -288,10 +291,12 @@ class JudgeStage:
         if task.check is None or task.criteria is None:
             return StageResult(self.name)
         heading = task.heading
-        # lint refused a plan whose `:judge-files:` paths cannot be read
-        artifacts, unreadable = collect_artifacts(
-            self.toolbox, task.judge_files, context.history.wrote
-        )
+        paths = self.checks.paths
+        # the judge never sees a hidden input: it reads under the fence the workers do
+        with fences.binding(paths.judge_fence()) if paths is not None else nullcontext():
+            # lint refused a plan whose `:judge-files:` paths cannot be read
+            files = paths.judged(task.judge_files) if paths is not None else task.judge_files
+            artifacts, unreadable = collect_artifacts(self.toolbox, files, context.history.wrote)
         judgement = self._ask(context, artifacts, unreadable)
         steps: list[Step] = []
         if judgement.called:
