@@ -202,7 +202,12 @@ class ContractsStage:
             judge_contracts(
                 contracts,
                 ContractContext(
-                    self.toolbox, record, context.watched, self.toolbox.workdir, task.baselines
+                    self.toolbox,
+                    record,
+                    context.watched,
+                    self.toolbox.workdir,
+                    task.baselines,
+                    task.spec.protect,
                 ),
             )
         )
