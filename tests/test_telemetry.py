@@ -189,3 +189,47 @@ def test_model_call_rows_and_a_database_from_before_the_table(tmp_path: Path) ->
          "request_id": None, "retries": 0},
     ]  # fmt: skip
     assert rows[0]["ts"] == iso_utc(fixed_clock())
+
+
+CREATE = """
+import sys
+from pathlib import Path
+from groundskeeper.record.telemetry import Telemetry
+with Telemetry(Path(sys.argv[1])) as t:
+    pass
+print("sqlite_utils" in sys.modules)
+"""
+
+
+def _schema(path: Path) -> list[tuple[str, str, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        return sorted(conn.execute("SELECT type, name, sql FROM sqlite_master"))
+    finally:
+        conn.close()
+
+
+def test_a_first_run_creates_the_schema_without_sqlite_utils(tmp_path: Path) -> None:
+    """A plan's first run (every eval case) makes the tables with plain sqlite3, exactly as
+    sqlite-utils declares them (the reference): the same SQL, so queries through `db` and
+    databases made by earlier versions read alike."""
+    import sqlite_utils
+
+    from groundskeeper.record import telemetry
+
+    done = subprocess.run(
+        [sys.executable, "-c", CREATE, str(tmp_path / "ours.db")],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert done.stdout.strip() == "False"
+    reference = sqlite_utils.Database(tmp_path / "reference.db")
+    for name, columns in telemetry._TABLES.items():
+        reference.table(name).create(columns, not_null={"run_id", "ts"}, if_not_exists=True)
+    reference.table("task_events").create_index(
+        ["task_id", "state"], index_name="idx_task_events_task", if_not_exists=True
+    )
+    reference.close()
+    ours = _schema(tmp_path / "ours.db")
+    assert ours == _schema(tmp_path / "reference.db")
+    assert ("index", "idx_task_events_task") in {(kind, name) for kind, name, _ in ours}
+    assert len(ours) == len(telemetry._TABLES) + 1

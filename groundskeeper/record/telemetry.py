@@ -166,12 +166,24 @@ _TABLES = {
 }
 
 
+def _create_table_sql(name: str, columns: Mapping[str, type]) -> str:
+    """sqlite-utils' CREATE TABLE for `columns` (int: INTEGER, str: TEXT; run_id and ts
+    NOT NULL), with IF NOT EXISTS (which SQLite leaves out of the SQL it keeps)."""
+    lines = [
+        f'   "{column}" {"INTEGER" if kind is int else "TEXT"}'
+        + (" NOT NULL" if column in ("run_id", "ts") else "")
+        for column, kind in columns.items()
+    ]
+    return f'CREATE TABLE IF NOT EXISTS "{name}" (\n' + ",\n".join(lines) + "\n)"
+
+
 class Telemetry:
     """One connection guarded by a lock, so any thread may record (see NOTES.md).
 
     Writes are plain parameterised INSERTs on the stdlib connection: they are on every
     verdict's path, and importing sqlite-utils (and its plugin scan) cost ~0.2 s a process here.
-    sqlite-utils declares the schema when a table is missing and serves `db` and the queries.
+    So is the schema (`_create_table_sql`, sqlite-utils' own SQL); sqlite-utils serves `db`
+    and the queries.
     """
 
     def __init__(self, path: Path, *, clock: Clock = utc_now) -> None:
@@ -249,12 +261,15 @@ class Telemetry:
         return self._db
 
     def _create_schema(self) -> None:
-        with self._lock:
+        # The SQL sqlite-utils writes for these tables (tests compare the two), issued on the
+        # stdlib connection: a plan's first run is every eval case's, and the import is not
+        # worth paying there. IF NOT EXISTS: two processes may open a fresh directory at once.
+        with self._lock, self.conn:
             for name, columns in _TABLES.items():
-                # IF NOT EXISTS: two processes may open a fresh plan directory at once.
-                self.db.table(name).create(columns, not_null={"run_id", "ts"}, if_not_exists=True)
-            self.db.table("task_events").create_index(
-                ["task_id", "state"], index_name="idx_task_events_task", if_not_exists=True
+                self.conn.execute(_create_table_sql(name, columns))
+            self.conn.execute(
+                'CREATE INDEX IF NOT EXISTS "idx_task_events_task"\n'
+                '    ON "task_events" ("task_id", "state")'
             )
 
     @classmethod
