@@ -9,6 +9,7 @@ A case is a directory with `plan.org`, `agents.yaml`, an optional `setup/` and
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
 import functools
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from groundskeeper.errors import UsageError
+from groundskeeper.fork_client import ForkLost, ForkServer, ForkUnavailable
 
 __all__ = [
     "CaseResult",
@@ -388,41 +390,68 @@ def _groundskeeper(*args: str) -> list[str]:
 
 
 def warm_cache(directory: Path) -> Path | None:
-    """Compile the sandbox (box.wasm, then QuickJS) once into `directory`/home/cache, for each
-    case's home to start with its own copy of (as a user's home would after a first run);
-    None if box.wasm's compile fails."""
+    """Compile the sandbox (box.wasm, and QuickJS beside it) once into `directory`/home/cache,
+    for each case's home to start with its own copy of (as a user's home would after a first
+    run); None if box.wasm's compile fails."""
     home = directory / "home"
     home.mkdir(mode=0o700, exist_ok=True)
-    try:
-        subprocess.run(
-            _groundskeeper("sh", "--", "true"),
-            env=_env(home),
-            cwd=directory,
-            capture_output=True,
-            timeout=60,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        logger.warning("could not compile the sandbox ahead; each case compiles its own")
-        return None
     # QuickJS too (script validation: lint's `:validate workflow`, `workflow-script`
-    # contracts): compiling it costs each case that needs it ~2 s of CPU, copying it ~5 ms
+    # contracts): compiling it costs each case that needs it ~2 s of CPU, copying it ~5 ms.
+    # Both compile at once, each on a core (their cache key is made once, by either).
     script = directory / "warm.js"
     script.write_text("const workflow = { producers: { p: { schedule: { cron: '* * * * *' },"
                       " handler() {} } } };\n")  # fmt: skip
-    try:
-        subprocess.run(
-            _groundskeeper("validate-script", str(script)),
-            env=_env(home),
-            cwd=directory,
-            capture_output=True,
-            timeout=60,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        logger.warning("could not compile QuickJS ahead; each case that needs it compiles it")
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        quickjs = beside.submit(_warm, ("validate-script", str(script)), home, directory)
+        box = _warm(("sh", "--", "true"), home, directory)
+        if not quickjs.result():
+            logger.warning("could not compile QuickJS ahead; each case that needs it compiles it")
+    if not box:
+        logger.warning("could not compile the sandbox ahead; each case compiles its own")
+        return None
     cache = home / "cache"
     return cache if cache.is_dir() else None
+
+
+def _warm(args: tuple[str, ...], home: Path, directory: Path) -> bool:
+    try:
+        subprocess.run(_groundskeeper(*args), env=_env(home), cwd=directory,
+                       capture_output=True, timeout=60, check=True)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return True
+
+
+# What the cases' commands import (resume, ledger verify, a goal run, approve, a json-schema
+# contract): a command forked from the server finds them imported; others it imports itself.
+FORK_PRELOAD = (
+    "groundskeeper.cli.run_cmd",
+    "groundskeeper.cli.ledger_cmd",
+    "groundskeeper.cli.goal_cmd",
+    "groundskeeper.cli.approve_cmd",
+    "groundskeeper.cli.interrupts",
+    "groundskeeper.supervisor.runner",
+    "groundskeeper.supervisor.graph",
+    "groundskeeper.models.scripted",
+    "groundskeeper.sandbox.shell",
+    "groundskeeper.record.telemetry",
+    "groundskeeper.review.timeline",
+    "langgraph.graph",
+    "langgraph.types",
+    "langgraph.checkpoint.sqlite",
+    "jsonschema",
+)
+
+
+def start_fork_server() -> ForkServer | None:
+    """The server the cases' commands are forked from (`groundskeeper.fork_client`): each is
+    still a process of its own, with its own home, directory and output, but it does not
+    start Python and import groundskeeper again. None when it cannot start."""
+    try:
+        return ForkServer(_env(Path(os.devnull)), FORK_PRELOAD)  # the home is per command
+    except OSError as error:
+        logger.warning("no fork server (%s): each command starts Python", error)
+        return None
 
 
 def run_case(
@@ -430,11 +459,13 @@ def run_case(
     timeout: float = DEFAULT_TIMEOUT,
     cache: Path | None = None,
     model: str | None = None,
+    forks: ForkServer | None = None,
 ) -> CaseResult:
     """Run one case in its own temporary directory and `$GROUNDSKEEPER_HOME`: `runs`
     resumes in a row, then (if asked) `ledger verify`. A crash or timeout fails it.
     `cache` (from `warm_cache`) is copied into the case's home, never shared. `model` (a
-    `--model` spec) replaces the case's scripted `agents.yaml` as the worker."""
+    `--model` spec) replaces the case's scripted `agents.yaml` as the worker. `forks`
+    (from `start_fork_server`) forks each command instead of starting Python for it."""
     started = time.monotonic()
     main = case.expectations[0]
     expected = main.describe()
@@ -459,7 +490,7 @@ def run_case(
         report: dict[str, Any] | None = None
         try:
             if case.approve is not None:
-                report = _gated_run(case, root, run_dir, agents, model, env, deadline)
+                report = _gated_run(case, root, run_dir, agents, model, env, deadline, forks)
             for _ in range(case.runs if case.approve is None else 0):
                 report = _run_json(
                     _groundskeeper(
@@ -473,6 +504,7 @@ def run_case(
                     env,
                     root,
                     deadline,
+                    forks=forks,
                 )
             ledger = None
             if case.ledger_ok:
@@ -481,6 +513,7 @@ def run_case(
                     env,
                     root,
                     deadline,
+                    forks=forks,
                 )
             refusals = _tool_refusals(run_dir / ".groundskeeper" / "plan.org" / "_steps.jsonl")
         except _CaseFault as fault:
@@ -534,6 +567,7 @@ def _gated_run(
     worker: str | None,
     env: dict[str, str],
     deadline: float,
+    forks: ForkServer | None = None,
 ) -> dict[str, Any]:
     """A case with a task gate: the plan as a goal run's outline (the scripted author gives
     it back), the answer, the changes after it, and the resumed run's report."""
@@ -549,16 +583,16 @@ def _gated_run(
     goal = f"eval case {case.name}"
     model = ("--model", worker or f"scripted:{mission}", "--author-model", f"scripted:{mission}")
     _run_json(_groundskeeper("run", goal, *model, "--dir", str(run_dir), "--json", *case.args),
-              env, root, deadline, ok=(0, 1, 3))  # fmt: skip
+              env, root, deadline, ok=(0, 1, 3), forks=forks)  # fmt: skip
     answer = ["--revise", str(approve.get("note"))] if approve["answer"] == "revise" else []
     answer = answer or [f"--{approve['answer']}"]
     _run_json(_groundskeeper("approve", str(run_dir), "--task", approve["task"], *answer,
-                             "--json"), env, root, deadline, ok=(0,))  # fmt: skip
+                             "--json"), env, root, deadline, ok=(0,), forks=forks)  # fmt: skip
     for path, text in (approve.get("then_write") or {}).items():
         (run_dir / path).parent.mkdir(parents=True, exist_ok=True)
         (run_dir / path).write_text(text, encoding="utf-8")
     return _run_json(_groundskeeper("run", "--resume", str(run_dir), "--json"), env, root,
-                     deadline, ok=(0, 1, 3))  # fmt: skip
+                     deadline, ok=(0, 1, 3), forks=forks)  # fmt: skip
 
 
 def _run_json(
@@ -567,18 +601,19 @@ def _run_json(
     cwd: Path,
     deadline: float,
     ok: tuple[int, ...] = (0, 1, 3),  # 3: tasks wait at approval gates (never DONE)
+    forks: ForkServer | None = None,
 ) -> dict[str, Any]:
     left = deadline - time.monotonic()
     if left <= 0:
         raise _CaseFault("timeout", "timeout: the case ran past its time limit")
     try:
-        done = subprocess.run(
-            cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=left, check=False
-        )
+        done = _execute(cmd, env, cwd, left, forks)
     except subprocess.TimeoutExpired:
         raise _CaseFault(
             "timeout", f"timeout: `{' '.join(cmd[3:5])}` ran past the case's time limit"
         ) from None
+    except ForkLost as lost:
+        raise _CaseFault("crash", f"crash: {lost}") from None
     if done.returncode not in ok:
         tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise _CaseFault("crash", f"crash: `{' '.join(cmd[3:5])}` exited {done.returncode}: {tail}")
@@ -589,6 +624,19 @@ def _run_json(
     if not isinstance(parsed, dict):
         raise _CaseFault("crash", f"crash: `{' '.join(cmd[3:5])}` printed no JSON object")
     return parsed
+
+
+def _execute(
+    cmd: list[str], env: dict[str, str], cwd: Path, timeout: float, forks: ForkServer | None
+) -> subprocess.CompletedProcess[str]:
+    """The `groundskeeper` command `cmd`, forked from `forks` when it can be, else a new
+    Python: a process of its own either way, with the same arguments, environment and cwd."""
+    if forks is not None:
+        with contextlib.suppress(ForkUnavailable):
+            return forks.run(cmd[3:], env=env, cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def _judge(
@@ -719,12 +767,16 @@ def run_suite(
     started = time.monotonic()
     results: dict[str, CaseResult] = {}
     with (
+        contextlib.ExitStack() as stack,
         tempfile.TemporaryDirectory(prefix="gk-eval-cache-") as tmp,
         ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
     ):
         if runner is None:
+            forks = start_fork_server() if cases else None  # it imports while the cache fills
+            if forks is not None:
+                stack.callback(forks.close)
             cache = warm_cache(Path(tmp)) if cases else None
-            runner = functools.partial(run_case, cache=cache, model=model)
+            runner = functools.partial(run_case, cache=cache, model=model, forks=forks)
         futures = {pool.submit(runner, case, timeout): case for case in cases}
         from concurrent.futures import as_completed
 

@@ -123,24 +123,25 @@ class ForkServer:
         try:
             self._send({"id": ident, "argv": list(argv), "env": dict(env), "cwd": str(cwd),
                         "stdout": str(out), "stderr": str(err)})  # fmt: skip
-            with self._changed:
-                self._changed.wait_for(
-                    lambda: call.pid is not None or call.error is not None or not self._alive
-                )
-            if call.pid is None:
-                raise ForkUnavailable(call.error or "the fork server is gone")
-            with self._changed:
+            with self._changed:  # the timeout counts from the request: a busy server too
                 ended = self._changed.wait_for(
-                    lambda: call.status is not None or not self._alive, timeout
+                    lambda: call.status is not None or call.error is not None or not self._alive,
+                    timeout,
                 )
-            if call.status is None and self._alive:
-                # the server kills it only while it has not reaped it: never another process
-                self._send({"kill": ident})
-                with self._changed:
-                    self._changed.wait_for(
-                        lambda: call.status is not None or not self._alive, KILL_WAIT
-                    )
+            if call.error is not None:
+                raise ForkUnavailable(call.error)
+            if call.pid is None and call.status is None and not self._alive:
+                raise ForkUnavailable("the fork server is gone")
             if not ended:
+                # The server reads this after the request, so it has forked the command by
+                # then, and kills it only while it has not reaped it: never another process.
+                with contextlib.suppress(ForkUnavailable):  # gone: it killed its children
+                    self._send({"kill": ident})
+                if call.pid is not None:  # running: wait for its end, as subprocess.run does
+                    with self._changed:
+                        self._changed.wait_for(
+                            lambda: call.status is not None or not self._alive, KILL_WAIT
+                        )
                 raise subprocess.TimeoutExpired(cmd, timeout, output=_text(out), stderr=_text(err))
             if call.status is None:
                 raise ForkLost(f"the fork server ended while `{' '.join(argv[:2])}` ran")

@@ -105,11 +105,13 @@ def test_cases_are_isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     seen: list[tuple[list[str], dict[str, str]]] = []
     real = evals._run_json
 
-    def spy(cmd: list[str], env: dict[str, str], cwd: Path, deadline: float) -> dict[str, Any]:
+    def spy(
+        cmd: list[str], env: dict[str, str], cwd: Path, deadline: float, **more: Any
+    ) -> dict[str, Any]:
         seen.append((cmd, env))
         # what the other case left is not in this one's temp directory
         assert sorted(p.name for p in cwd.iterdir()) == ["agents.yaml", "home", "run"]
-        return real(cmd, env, cwd, deadline)
+        return real(cmd, env, cwd, deadline, **more)
 
     monkeypatch.setattr(evals, "_run_json", spy)
     snoop = "test ! -e ../secret.txt; test ! -e secret-of-a.txt"
@@ -250,7 +252,7 @@ def test_a_case_runs_the_same_resume_a_user_runs(tmp_path: Path) -> None:
     assert isinstance(case, EvalCase)
     calls: list[list[str]] = []
 
-    def fake_run(cmd: list[str], env: dict[str, str], cwd: Path, deadline: float) -> Any:
+    def fake_run(cmd: list[str], env: dict[str, str], cwd: Path, deadline: float, **_: Any) -> Any:
         calls.append(cmd)
         return {"tasks": [{"id": "t", "state": "FAILED", "reason": "nonzero_status: x"}]}
 

@@ -18,6 +18,7 @@ then is killed, since no one is left to read its answer.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -147,6 +148,9 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the client ends the server, by closing stdin
     for name in sys.argv[1:]:
         importlib.import_module(name)
+    # What the imports made lives as long as every child: out of the collector's sight, a
+    # child's collections do not walk it (nor touch, and so copy, its pages).
+    gc.freeze()
     request = serve()
     if request is not None:
         become(request)
