@@ -405,14 +405,16 @@ def active() -> Fence:
 
 
 def _process_fence() -> Fence:
-    home = str(groundskeeper_home())
-    found = _cache.get(home)
+    # keyed by the variables that spell the home, read as they are (every sandbox run and
+    # tool call asks this several times; making the home's Path each time cost ~10 µs)
+    spelled = os.environ.get("GROUNDSKEEPER_HOME") or "~" + os.environ.get("HOME", "")
+    found = _cache.get(spelled)
     if found is not None:
         return found
     with _lock:
-        fence = hiding(Path(home))
+        fence = hiding(groundskeeper_home())
         for other in _registered:
             fence = fence.union(other)
         if fence.hidden:  # a home that does not exist yet is looked at again next time
-            _cache[home] = fence
+            _cache[spelled] = fence
     return fence

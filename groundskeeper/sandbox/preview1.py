@@ -9,6 +9,7 @@ calls `preview1_paths`', the numbers and byte layouts `preview1_abi`'s (re-expor
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 import time
@@ -114,15 +115,19 @@ class Process(PathCalls):
     @staticmethod
     def _sizes(memory: Memory, strings: list[bytes], count: int, size: int) -> int:
         U32.pack_into(memory, count, len(strings))
-        U32.pack_into(memory, size, sum(len(s) + 1 for s in strings))
+        U32.pack_into(memory, size, sum(map(len, strings)) + len(strings))
         return SUCCESS
 
     @staticmethod
     def _strings(memory: Memory, strings: list[bytes], pointers: int, buffer: int) -> int:
-        for index, string in enumerate(strings):
-            U32.pack_into(memory, pointers + 4 * index, buffer)
-            store(memory, buffer, string + b"\0")
-            buffer += len(string) + 1
+        # every pointer in one pack, every string (each NUL-ended) in one store
+        if not strings:
+            return SUCCESS
+        ends = itertools.accumulate((len(s) + 1 for s in strings), initial=buffer)
+        struct.pack_into(
+            f"<{len(strings)}I", memory, pointers, *itertools.islice(ends, len(strings))
+        )
+        store(memory, buffer, b"\0".join(strings) + b"\0")
         return SUCCESS
 
     def clock_time_get(self, memory: Memory, clock: int, _precision: int, out: int) -> int:

@@ -9,6 +9,7 @@ through `preview1`.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Mapping
@@ -59,7 +60,7 @@ def run_cmdline(
     if not os.path.isdir(workdir):
         raise SandboxError(f"workdir {workdir} is not a directory")
     try:
-        script = parse(cmdline)
+        script = _parsed(cmdline)
     except ShellSyntaxError as error:
         message = f"sh: syntax error at line {error.line}, column {error.column}: {error.message}\n"
         return ShellResult(2, "", message, _ms(started), "syntax")
@@ -109,6 +110,12 @@ def run_cmdline(
         tuple(dict.fromkeys(run.missing)),
         failed_line,
     )
+
+
+# A tree is never changed once parsed (tree.py), so a line run again (a check at red-first,
+# its attempt, the roll-up and the sweep; a stop hook on every stop) is parsed once. A
+# syntax error is raised again each time: lru_cache keeps only what returned.
+_parsed = functools.lru_cache(maxsize=256)(parse)
 
 
 def _ms(started: float) -> float:
