@@ -53,6 +53,9 @@ STEP_TYPES = (
     "outline-retry",
     "approval",
     "plan-sealed",
+    # an eval sweep's suite ledger (`groundskeeper eval`), sealed by its driver alone
+    "case-verdict",
+    "case-duplicate",
     "run-end",
 )
 FIELDS = frozenset({"v", "run", "seq", "step", "ts", "prev", "key", "body", "sig"})
