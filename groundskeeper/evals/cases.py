@@ -99,7 +99,7 @@ def load_suite(paths: Sequence[Path], pattern: str | None = None) -> list[EvalCa
                 continue  # a file a case's setup/ carries, not a case
             name = case_dir.resolve().relative_to(base).as_posix()
             try:
-                found.append(_load_case(case_dir, name))
+                found.append(load_case(case_dir, name))
             except EvalCaseError as exc:
                 errors.append(str(exc))
     if errors:
@@ -114,7 +114,9 @@ def load_suite(paths: Sequence[Path], pattern: str | None = None) -> list[EvalCa
     return cases
 
 
-def _load_case(case_dir: Path, name: str) -> EvalCase:
+def load_case(case_dir: Path, name: str) -> EvalCase:
+    """One case directory under the name it has in its suite; EvalCaseError if bad."""
+
     def bad(problem: str) -> EvalCaseError:
         return EvalCaseError(f"{case_dir}: {problem}")
 
