@@ -308,3 +308,56 @@ def test_a_model_that_cannot_run_fails_every_case_unscored() -> None:
     (case,) = doc["cases"]
     assert case["passed"] is False and case["caught_by"] is None
     assert doc["overall"]["fakes_caught"] == 0
+
+
+def test_the_human_report_ends_with_the_tally_line_ci_tools_read(tmp_path: Path) -> None:
+    make_case(tmp_path / "suite", "leaky", CHECK, WRITE_42, FAKE)
+    make_case(tmp_path / "suite", "caught", CHECK, CLAIM, FAKE)
+    result = CliRunner().invoke(main, ["eval", str(tmp_path / "suite")])
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "eval: 1 passed, 1 failed"
+    assert lines[-2].startswith("time: ") and lines[-2].endswith(" for 2 cases, --jobs 2")
+
+
+def test_eval_without_a_suite_runs_the_shipped_one() -> None:
+    result = CliRunner().invoke(main, ["eval", "--case", "bare-claim/*", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    names = [c["case"] for c in doc["cases"]]
+    assert names and all(n.startswith("fake-done/bare-claim/") for n in names), names
+    assert evals.shipped_suite().name == "fake-done"
+
+
+def test_a_missing_shipped_suite_is_a_named_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(evals, "__file__", str(tmp_path / "pkg" / "evals.py"))
+    monkeypatch.setattr(evals.importlib.resources, "files", lambda _name: tmp_path / "pkg")
+    result = CliRunner().invoke(main, ["eval"])
+    assert result.exit_code == 2
+    assert "the shipped suite is missing from this installation" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_wheel_carries_the_shipped_suite(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import zipfile
+
+    repo = Path(__file__).resolve().parent.parent
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), str(repo)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("groundskeeper-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {n for n in names if n.startswith("groundskeeper/suites/fake-done/")}
+    in_repo = {
+        "groundskeeper/suites/" + p.relative_to(repo / "evals").as_posix()
+        for p in (repo / "evals" / "fake-done").rglob("*")
+        if p.is_file()
+    }
+    assert shipped == in_repo
+    assert len({n for n in shipped if n.endswith("/expect.json")}) >= 100

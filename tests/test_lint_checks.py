@@ -41,6 +41,10 @@ def test_a_check_that_cannot_fail_is_an_error(vacuous: str, strong: str) -> None
         ("false", "grep -q ok out.txt"),
         ("grep -q ok out.txt; exit 0", "grep -q ok out.txt"),
         ("grep -q ok out.txt || exit 0", "grep -q ok out.txt"),
+        ("grep -q ok out.txt || exit", "grep -q ok out.txt || exit 1"),
+        ("grep -q ok out.txt || exit $CODE", "grep -q ok out.txt || exit 1"),
+        ("grep -q ok out.txt || exit 256", "grep -q ok out.txt || exit 255"),
+        ("exit 1", "grep -q ok out.txt"),
     ],
 )
 def test_a_check_that_can_never_pass_or_exits_is_an_error(never: str, strong: str) -> None:
@@ -124,3 +128,43 @@ def test_comparing_against_an_unprotected_file_is_a_warning(tmp_path: Path) -> N
                   'test -z "$(comm -3 out.txt expected.txt)"'):  # fmt: skip
         plan.write_text(body.format("").replace("diff out.txt expected.txt", check))
         assert [d.code for d in validate(load_plan(plan))] == ["T014"], check
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "test $(grep -c . out.txt) -eq 3 || exit 1",
+        "grep -q ok out.txt || exit 2; grep -q more out.txt",
+        "grep -q ok out.txt || exit -1",
+        "! grep -q TODO out.txt || exit 1",
+        "grep -q ok out.txt || exit 1 && echo never",
+    ],
+)
+def test_exit_with_a_failing_literal_status_is_a_failure_not_an_error(check: str) -> None:
+    assert codes(check) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "verdict", "line"),
+    [("a\nb\nc\n", "PASS", None), ("a\nb\n", "FAIL", 2)],
+)
+def test_exit_1_fails_the_check_at_its_own_line(
+    tmp_path: Path, content: str, verdict: str, line: int | None
+) -> None:
+    (tmp_path / "out.txt").write_text(content)
+    text = "test -s out.txt\ntest $(grep -c . out.txt) -eq 3 || exit 1\necho counted\n"
+    result = run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path)
+    assert (result.verdict, result.failed_line) == (verdict, line)
+    if verdict == "FAIL":
+        assert result.code == "nonzero_status"
+        assert result.reason == (
+            "check line 2: `test $(grep -c . out.txt) -eq 3 || exit 1` exited with status 1"
+        )
+
+
+def test_an_exit_inside_a_block_names_the_exit_line(tmp_path: Path) -> None:
+    (tmp_path / "out.txt").write_text("x\n")
+    text = "if grep -q ok out.txt; then\n  echo fine\nelse\n  exit 3\nfi\n"
+    result = run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path)
+    assert (result.verdict, result.code, result.failed_line) == ("FAIL", "nonzero_status", 4)
+    assert result.reason == "check line 4: `exit 3` exited with status 3"

@@ -114,6 +114,7 @@ def eval_(
 ) -> None:
     """Run eval cases: agents that fake DONE (each must not end DONE) and honest controls
     (each must end DONE), every case in its own temporary directory and $GROUNDSKEEPER_HOME.
+    With no SUITES, the fake-DONE suite installed with groundskeeper runs.
 
     A case is a directory with plan.org, agents.yaml (a scripted worker), an optional setup/
     and expect.json; docs/evals.md describes the format. The report gives, per case, what
@@ -128,6 +129,7 @@ def eval_(
 
     \b
     Examples:
+      groundskeeper eval
       groundskeeper eval evals/fake-done
       groundskeeper eval evals/fake-done --case '*plan-tamper*' --json
       groundskeeper eval evals/impossible --model scripted:my-agent.yaml
@@ -194,7 +196,7 @@ def eval_(
         except OSError as exc:
             fail_usage(f"--junit {junit_path}: {exc}")
     if as_json:
-        emit_json(document)
+        emit_json(document)  # stdout stays one JSON document; the tally goes to stderr
     else:
         _print_summary(document)
         if len(document["models"]) > 1:
@@ -204,17 +206,21 @@ def eval_(
         f" {report.sweep['duplicates']} duplicate execution(s); verify:"
         f" groundskeeper ledger verify {ledger.directory}"
     )
-    narrate(f"eval: {report.passed} passed, {report.failed} failed ({report.seconds:.1f}s)")
+    if as_json:
+        narrate(f"eval: {report.passed} passed, {report.failed} failed ({report.seconds:.1f}s)")
+    else:
+        # CI tools read the last line: exactly this, with the timing on the line before.
+        where = f"--jobs {jobs}" if backend == "threads" else f"--backend {backend}"
+        click.echo(f"time: {report.seconds:.1f}s for {len(report.results)} cases, {where}")
+        click.echo(f"eval: {report.passed} passed, {report.failed} failed")
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
 
 
 def _load(suites: tuple[Path, ...], pattern: str | None) -> list[Any]:
-    from groundskeeper.evals import load_suite
+    from groundskeeper.evals import load_suite, shipped_suite
 
-    if not suites:
-        fail_usage("no suite: pass a directory of eval cases, e.g. evals/fake-done")
     try:
-        cases = load_suite(list(suites), pattern)
+        cases = load_suite(list(suites) or [shipped_suite()], pattern)
     except GroundskeeperError as exc:
         fail_usage(str(exc))
     if not cases:

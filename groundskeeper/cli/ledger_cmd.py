@@ -34,6 +34,7 @@ from groundskeeper.record.ledger import (
     verify_ledger,
 )
 from groundskeeper.record.witness import WitnessEntry, WitnessError
+from groundskeeper.review.timeline import timeline_entries
 
 MAX_HUMAN_FINDINGS = 50
 _HEX_ROOT = re.compile(r"[0-9a-fA-F]{64}")
@@ -264,161 +265,6 @@ _VERDICT_COLOURS = {
 }
 
 
-def _short(value: Any, width: int = 12) -> str:
-    return str(value)[:width] if value is not None else "-"
-
-
-def _summarize(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str, str | None]:
-    """(summary, verdict) of one step for the timeline; bodies are read defensively.
-    `dock_run`: the step belongs to a run of `groundskeeper dock`, not of a plan."""
-    get = body.get
-    if step == "run-start" and dock_run:
-        return f"dock {get('component')} into {get('into')}", None
-    if step == "run-start" and get("kind") == "goal":
-        return f"goal {str(get('goal') or '')[:60]!r} · author {get('author_model')}", None
-    if step in _GOAL_STEPS:
-        return _summarize_goal_step(step, body)
-    if step == "run-start":
-        checks = get("checks")
-        count = len(checks) if isinstance(checks, list | dict) else 0
-        return f"plan {get('plan')} · {count} tasks · model {get('model')}", None
-    if step == "task-start":
-        check = get("check_sha256")
-        return f"{get('kind') or 'task'} · check {_short(check) if check else 'none'}", None
-    if step == "tool-call":
-        error = " (error)" if get("is_error") else ""
-        what = f" `{str(get('cmd'))[:40]}`" if isinstance(get("cmd"), str) else ""
-        what = f" {get('path')}" if isinstance(get("path"), str) else what
-        return f"{get('tool')}{what} → status {get('status')}{error}", None
-    if step == "model-call":
-        if get("error"):
-            return f"{get('purpose')} call failed: {str(get('error'))[:60]}", "failed"
-        cached = f", {get('cache_read_tokens')} cached" if get("cache_read_tokens") else ""
-        return (
-            f"{get('purpose')} → {get('stop_reason')} · {get('input_tokens')} in{cached},"
-            f" {get('output_tokens')} out · {get('latency_ms')} ms"
-        ), None
-    if step in ("contract", "evidence"):
-        verdicts = [v for v in get("verdicts") or [] if isinstance(v, dict)]
-        failed = [v for v in verdicts if not v.get("ok")]
-        hard = [v for v in failed if not v.get("soft")]
-        codes = ",".join(str(v.get("code")) for v in failed)
-        verdict = "FAIL" if hard else "PASS"
-        held = f"{len(verdicts) - len(failed)}/{len(verdicts)} hold"
-        return f"{verdict} · {held}{' · ' + codes if codes else ''}", verdict
-    if step == "judge":
-        verdict = "PASS" if get("verdict") == "pass" and not get("code") else "FAIL"
-        code = f" {get('code')}" if get("code") else ""
-        files = len(get("artifacts") or [])
-        return (
-            f"{verdict}{code} · attempt {get('attempt')} · {files} artifact(s) · profile"
-            f" {get('profile')} · prompt {_short(get('prompt_sha256'))}"
-        ), verdict
-    if step == "claim":
-        attempt = f"attempt {get('attempt')}: " if get("attempt") is not None else ""
-        return f"{attempt}{str(get('excerpt') or '')[:60]!r}", None
-    if step == "check":
-        verdict = str(get("verdict"))
-        reason = f" {get('reason')}" if get("reason") else ""
-        phase = f" ({get('phase')})" if get("phase") else ""  # red-first, rollup, sweep, …
-        return f"{verdict}{reason}{phase} · output {_short(get('output_sha256'))}", verdict
-    if step == "state":
-        stop = f" (stop: {get('stop')})" if get("stop") else ""  # max-attempts, breaker, …
-        return f"{get('from')} → {get('to')}{stop}", str(get("to"))
-    if step == "plan-edit":
-        return f"inserted line {get('line')}: {get('text')}", None
-    if step == "tamper":
-        tasks = ", ".join(str(t) for t in get("task_ids") or [])
-        return f"rejected {get('rejected_path')} ({tasks or 'no task'})", "tamper"
-    if step == "dock":
-        verdict = "ok" if get("ok") else "refused"
-        return f"{get('component')} {verdict} · sha256 {_short(get('sha256') or None)}", verdict
-    if step == "run-end" and dock_run:
-        verdict = "ok" if get("ok") else "refused"
-        return f"{verdict} · dock", verdict
-    if step == "run-end" and get("outcome"):
-        verdict = "ok" if get("ok") else "failed"
-        return f"{verdict} · {get('outcome')}", verdict
-    if step == "run-end":
-        verdict = "ok" if get("ok") else "failed"
-        states = get("states") or []
-        counts: dict[str, int] = {}
-        for entry in states if isinstance(states, list) else []:
-            if isinstance(entry, dict):
-                state = str(entry.get("state"))
-                counts[state] = counts.get(state, 0) + 1
-        tally = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
-        return f"{verdict} · {tally or 'no tasks'}", verdict
-    return "", None
-
-
-_GOAL_STEPS = frozenset(
-    {"author-call", "outline-check", "outline-retry", "approval", "plan-sealed"}
-)
-
-
-def _summarize_goal_step(step: str, body: dict[str, Any]) -> tuple[str, str | None]:
-    """The steps of a goal-driven run's graph (`groundskeeper run "GOAL"`)."""
-    get = body.get
-    if step == "author-call":
-        return (
-            f"outline {get('attempt')} · {get('stop_reason')} · {_short(get('outline_sha256'))}",
-            None,
-        )
-    if step == "outline-check":
-        codes = sorted(
-            {str(d.get("code")) for d in get("diagnostics") or [] if isinstance(d, dict)}
-        )
-        verdict = "valid" if get("ok") else "invalid"
-        detail = f" ({', '.join(codes)})" if codes else ""
-        return f"outline {get('attempt')} {verdict}{detail}", verdict
-    if step == "outline-retry":
-        return f"the one retry, for outline {get('attempt')}", None
-    if step == "approval":
-        return f"{get('decision')} · plan {_short(get('plan_sha256'))}", str(get("decision"))
-    return f"plan {_short(get('plan_sha256'))} · {get('plan')}", None
-
-
-def _timeline(steps: list[tuple[int, dict[str, Any] | None]]) -> list[dict[str, Any]]:
-    dock_runs: set[Any] = set()
-    entries = []
-    for line, obj in steps:
-        if obj is not None and obj.get("step") == "run-start":
-            body = obj.get("body")
-            if isinstance(body, dict) and body.get("kind") == "dock":
-                dock_runs.add(obj.get("run"))
-        entries.append(_entry(line, obj, obj is not None and obj.get("run") in dock_runs))
-    return entries
-
-
-def _entry(line: int, obj: dict[str, Any] | None, dock_run: bool) -> dict[str, Any]:
-    if obj is None or not isinstance(obj.get("body"), dict):
-        return {
-            "line": line,
-            "seq": None,
-            "ts": None,
-            "step": None,
-            "run": None,
-            "task": None,
-            "summary": "(unreadable line)",
-            "verdict": None,
-        }
-    body: dict[str, Any] = obj["body"]
-    step = str(obj.get("step"))
-    summary, verdict = _summarize(step, body, dock_run)
-    task = body.get("task_id", body.get("task"))
-    return {
-        "line": line,
-        "seq": obj.get("seq"),
-        "ts": obj.get("ts"),
-        "step": step,
-        "run": obj.get("run"),
-        "task": None if task is None else str(task),
-        "summary": summary,
-        "verdict": verdict,
-    }
-
-
 @ledger.command(name="show")
 @click.argument("path", default=".", type=click.Path(path_type=Path))
 @trusted_key_option(" when checking the ledger")
@@ -446,7 +292,7 @@ def show(path: Path, key_files: tuple[Path, ...], as_json: bool) -> None:
         steps = read_steps(path)
     except UsageError as exc:
         fail_usage(str(exc))
-    entries = _timeline(steps)
+    entries = timeline_entries(steps)
     if as_json:
         emit_json(
             {

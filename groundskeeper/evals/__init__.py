@@ -9,6 +9,9 @@ does. Nothing here weakens a defence: a case runs the same `groundskeeper resume
 
 from __future__ import annotations
 
+import importlib.resources
+from pathlib import Path
+
 from groundskeeper.evals.backends import (
     BackendError,
     CaseJob,
@@ -58,7 +61,29 @@ __all__ = [
     "run_case",
     "run_suite",
     "run_sweep",
+    "shipped_suite",
     "summarize",
     "warm_cache",
     "wilson_interval",
 ]
+
+SHIPPED_SUITE = "fake-done"
+
+
+def shipped_suite() -> Path:
+    """The fake-DONE suite installed with the package (`groundskeeper/suites/fake-done` in
+    a wheel), or `evals/fake-done` of the repository in an editable install. Raises
+    EvalCaseError when neither is there."""
+    packaged = importlib.resources.files("groundskeeper") / "suites" / SHIPPED_SUITE
+    candidates = [
+        Path(str(packaged)),
+        Path(__file__).resolve().parents[2] / "evals" / SHIPPED_SUITE,
+    ]
+    for candidate in candidates:
+        if next(candidate.rglob("expect.json"), None) is not None:
+            return candidate
+    raise EvalCaseError(
+        "the shipped suite is missing from this installation (looked in "
+        + " and ".join(str(c) for c in candidates)
+        + "); reinstall groundskeeper or pass a suite directory"
+    )

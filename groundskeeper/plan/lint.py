@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.plan.invariants import invariant_diagnostics
 from groundskeeper.plan.lint_checks import Finding, judge_check
+from groundskeeper.plan.lint_names import property_name_diagnostics
 from groundskeeper.plan.lint_properties import (
     contract_diagnostics,
     gate_diagnostics,
@@ -52,6 +53,7 @@ def validate(plan: Plan) -> list[Diagnostic]:
             *judge_diagnostics(spec),
             *invariant_diagnostics(plan),
             *gate_diagnostics(spec),
+            *property_name_diagnostics(plan),
         ]
         if not plan.tasks() and not any(COMPONENT in h.tags for h in plan.walk()):
             message = "the plan has neither tasks nor workflow components: nothing to run"

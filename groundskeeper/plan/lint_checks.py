@@ -5,6 +5,7 @@ judges the text with the sandbox's own parser; it never runs it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, TypeGuard
 
@@ -78,11 +79,13 @@ def _shown(text: str) -> str:
 # under errexit (`set -e`), an `exit` ending it before its success is confirmed. Each list
 # (`a && b || c`) ends one of four ways: T (status 0), F (failed, but the script goes on: a
 # failure before its final pipeline, or a negated final pipeline), E (its final pipeline
-# failed: errexit stops the script) or X (an `exit` ran).
+# failed, or an `exit N` with a literal N ≠ 0 ran: the script stops failing) or X (an `exit`
+# that could pass ran: `exit 0`, a bare `exit`, `exit $VAR`).
 _OK = frozenset({"T"})
 _FAIL = frozenset({"F"})
 _EITHER = frozenset({"T", "F"})
 _EXIT = frozenset({"X"})
+_STOP = frozenset({"E"})  # `exit N`, N ≠ 0: the check fails there
 
 
 def _verdicts(script: Script) -> tuple[bool, bool, bool]:
@@ -106,8 +109,8 @@ def _and_or_ends(item: AndOr) -> frozenset[str]:
     for operator, pipeline in item.rest:
         following: set[str] = set()
         for outcome in running:
-            if outcome == "X":
-                ended.add("X")
+            if outcome in ("X", "E"):  # an `exit` ran: nothing after it in the list runs
+                ended.add(outcome)
             elif (operator == "&&") == (outcome == "T"):
                 following |= _pipeline_outcomes(pipeline)
             else:
@@ -127,7 +130,9 @@ def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
     if not _is_simple(last):
         outcomes = _EITHER  # a compound command (if, loops, groups, [[ ]]) may end either way
     elif len(commands) == 1 and _is_exit(last):
-        return _EXIT
+        # `exit N` with a literal N that is not 0 (mod 256) fails the check where it stands;
+        # `exit 0`, a bare `exit` (the last status) and `exit $VAR` could end it as a pass
+        return _STOP if _failing_status(last) else _EXIT
     else:
         outcomes = _command_outcomes(last)
     if not pipeline.negated:
@@ -137,6 +142,17 @@ def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
 
 def _is_exit(command: SimpleCommand) -> bool:
     return bool(command.words) and command.words[0].literal() == "exit"
+
+
+def _failing_status(command: SimpleCommand) -> bool:
+    if len(command.words) != 2:
+        return False
+    status = command.words[1].literal()
+    return (
+        status is not None
+        and re.fullmatch(r"[+-]?[0-9]+", status) is not None
+        and (int(status) & 0xFF != 0)
+    )
 
 
 def _command_outcomes(command: SimpleCommand) -> frozenset[str]:

@@ -92,6 +92,9 @@ def run_cmdline(
     except Stop as stop:
         fault, status = stop.fault, _FAULT_STATUS[stop.fault]
         stderr.force(f"sh: {stop.message}\n".encode())
+    else:
+        if errexit and run.exit_offset is not None:  # `exit N` (N ≠ 0) stopped the script
+            failed_line = cmdline.count("\n", 0, run.exit_offset) + 1
     finally:
         wasi.end_watch(watch)
         wasi.release_runtime(runtime)
@@ -131,6 +134,8 @@ class _Interpreter(CompoundCommands):
         except Exit as done:
             state.status = done.status
             self.exited = self.exited or top
+            if top and done.status != 0:
+                self.exit_offset = done.offset
         except LoopJump:
             state.status = 0
         return state.status
@@ -149,15 +154,20 @@ class _Interpreter(CompoundCommands):
             # `set -e` holds only inside the list's final pipeline, when it is not negated
             check = errexit and not final.negated
             last = item.first
-            state.status = self.pipeline(
-                item.first, state, stdin, out, err, check and final is item.first
-            )
-            for operator, pipeline in item.rest:
-                if (operator == "&&") == (state.status == 0):
-                    state.status = self.pipeline(
-                        pipeline, state, stdin, out, err, check and final is pipeline
-                    )
-                    last = pipeline
+            try:
+                state.status = self.pipeline(
+                    item.first, state, stdin, out, err, check and final is item.first
+                )
+                for operator, pipeline in item.rest:
+                    if (operator == "&&") == (state.status == 0):
+                        last = pipeline
+                        state.status = self.pipeline(
+                            pipeline, state, stdin, out, err, check and final is pipeline
+                        )
+            except Exit as done:
+                if done.offset is None:  # an `exit` of this list's: where it stood
+                    done.offset = last.commands[-1].offset
+                raise
             if check and state.status != 0 and last is final:
                 raise Errexit(state.status, final.commands[-1].offset)
         return state.status

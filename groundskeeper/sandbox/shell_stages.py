@@ -44,11 +44,13 @@ class Errexit(Exception):
 
 
 class Exit(Exception):
-    """`exit N`, or an expansion that cannot be done: the (sub)shell ends with `status`."""
+    """`exit N`, or an expansion that cannot be done: the (sub)shell ends with `status`;
+    `offset` is the command's, set by the innermost list that ran it."""
 
     def __init__(self, status: int) -> None:
         super().__init__(status)
         self.status = status
+        self.offset: int | None = None
 
 
 class LoopJump(Exception):
@@ -109,6 +111,7 @@ class Run:
     memory: HostMemory = field(init=False)
     missing: list[str] = field(default_factory=list)  # commands asked for and not had
     exited: bool = False  # the top-level script ended by `exit`
+    exit_offset: int | None = None  # where, when its status was not 0
     loops: int = 0  # loops open around the command running
     steps: int = 0  # loop iterations of the line
     fanned: int = 0  # commands started by xargs and find -exec

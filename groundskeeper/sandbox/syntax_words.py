@@ -34,6 +34,7 @@ _Node = TypeVar("_Node")
 
 _BRACE_EXPANSION = re.compile(r"\{[^{}\s]*(,|\.\.)[^{}\s]*\}")
 _PARAM_OP = re.compile(r":-|:=|:\+|:\?|##|%%|[-=+?#%/^,@]")
+_PATTERN_OPS = frozenset({"#", "##", "%", "%%"})
 _REMATCH = re.compile(r"BASH_REMATCH\[([0-9]+)\]")
 # Runs of characters read in one step (see `syntax_scanner`: per-character calls were lint's cost).
 _PLAIN = re.compile(r"[^ \t\n;&|<>()\\'\"`$]+")  # unquoted characters that mean only themselves
@@ -267,7 +268,9 @@ class WordParser(Scanner):
         if op_match is None or op in (":?", "?", "/", "^", ",", "@"):
             raise self.error(self.parameter_refusal(text[start + 2 : close]))
         self.pos = op_match.end()
-        arg = self.brace_word(quoted)
+        # The pattern of `#` `##` `%` `%%` is read as outside double quotes even within them
+        # (as bash reads it): its bare `*`, `?` and `[…]` match, its quoted parts are literal.
+        arg = self.brace_word(quoted and op not in _PATTERN_OPS)
         return ParamOp(name, op, arg, quoted)
 
     def parameter_refusal(self, inner: str) -> str:
