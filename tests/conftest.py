@@ -22,7 +22,9 @@ settings.load_profile("groundskeeper")
 # beside the many short ones instead of ending the run alone on one core. By function name,
 # so a test keeps its place when its module moves; the rest keep their collection order.
 LONGEST_FIRST = (
-    "test_the_shipped_suite_holds",  # tests/test_eval_suite.py
+    "test_the_shipped_suite_holds",  # tests/test_eval_suite.py (threads, then Ray)
+    "test_a_sweep_runs_on_both_nodes_and_is_sealed_by_the_driver",  # test_eval_ray_cluster
+    "test_a_killed_worker_is_rerun_and_its_key_sealed_once",  # tests/test_eval_ray.py
     "test_committed_box_matches_its_sources",  # tests/sandbox/test_box_build.py
     "test_a_run_killed_during_execute_resumes_without_the_author",  # tests/test_cli_goal.py
     "test_lexer_parses_well_formed_lines_as_the_oracle_does",  # tests/sandbox/test_syntax.py
