@@ -22,6 +22,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from groundskeeper.errors import UsageError
 from groundskeeper.evals.backends import (
     BackendError,
     CaseJob,
@@ -35,23 +36,17 @@ from groundskeeper.evals.backends import (
 from groundskeeper.evals.cases import load_case
 from groundskeeper.evals.figures import CaseResult
 from groundskeeper.evals.run import run_case, warm_cache
+from groundskeeper.ray_extra import require_ray as require_extra
 
-INSTALL_HINT = "pip install 'groundskeeper[ray]'"
 PROBE_TIMEOUT = 120.0
 
 
 def require_ray() -> ModuleType:
     """The `ray` module, or BackendError naming the extra to install."""
     try:
-        import ray
-
-        module: ModuleType = ray
-    except ImportError:
-        raise BackendError(
-            f"--backend ray needs Ray, an optional extra: {INSTALL_HINT} "
-            "(or drop --backend ray to run on this machine's thread pool)"
-        ) from None
-    return module
+        return require_extra()
+    except UsageError as exc:
+        raise BackendError(str(exc)) from None
 
 
 # --- what runs on a node ----------------------------------------------------------------
@@ -170,7 +165,6 @@ class RayBackend(ExecutionBackend):
 
     def start(self) -> dict[str, str]:
         ray = self._ray
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         if not ray.is_initialized():
             try:
                 ray.init(
