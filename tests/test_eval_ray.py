@@ -120,3 +120,20 @@ def test_a_node_with_other_versions_is_refused(
     assert f"wasmtime {real['wasmtime']}, the driver wasmtime 0.0.1" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "L" / "_steps.jsonl").exists()  # refused before anything ran
+
+
+def test_several_plans_run_as_ray_tasks(tmp_path: Path) -> None:
+    from tests.test_many_plans import HONEST as GREET
+    from tests.test_many_plans import plan_dir
+
+    a, script = plan_dir(tmp_path, "a", GREET)
+    b, _ = plan_dir(tmp_path, "b", GREET)
+    result = CliRunner().invoke(
+        main, ["resume", str(a), str(b), "--model", f"scripted:{script}", "--backend", "ray",
+               "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert [p["exit_code"] for p in doc["plans"]] == [0, 0]
+    assert [[t["state"] for t in p["report"]["tasks"]] for p in doc["plans"]] == [["DONE"]] * 2
+    assert "as Ray tasks" in result.stderr
