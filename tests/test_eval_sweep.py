@@ -95,6 +95,10 @@ def test_a_new_sweep_will_not_write_into_an_old_one(tmp_path: Path) -> None:
     result, _ = eval_cli(str(suite), "--ledger", str(tmp_path / "L"))
     assert result.exit_code == 2
     assert f"eval --resume {tmp_path / 'L'}" in result.stderr
+    shown = CliRunner().invoke(main, ["ledger", "show", str(tmp_path / "L")])
+    assert "eval sweep · 1 keys · models stand-in · ×1" in shown.stdout
+    assert "s/fake · stand-in · #1 · FAILED · caught by nonzero_status" in shown.stdout
+    assert "ok · 1 sealed, 0 duplicates" in shown.stdout
 
 
 def test_a_crash_in_a_sweep_is_sealed_unscored_never_caught(tmp_path: Path) -> None:
