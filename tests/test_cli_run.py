@@ -92,7 +92,8 @@ def test_honest_done_and_lying_failed_in_one_plan(tmp_path: Path) -> None:
     assert doc["ok"] is False and doc["diagnostics"] == []
     honest, liar = doc["tasks"]
     assert honest == {"id": "honest", "title": "Honest", "line": 2, "state": "DONE",
-                      "attempts": 1, "verified": True, "reason": None, "stop": None}  # fmt: skip
+                      "attempts": 1, "verified": True, "reason": None, "stop": None,
+                      "lies": []}  # fmt: skip
     assert (liar["state"], liar["attempts"], liar["verified"]) == ("FAILED", 2, True)
     assert liar["stop"] == "max-attempts"  # the default limit ended it, not the breaker
     assert liar["reason"].startswith("nonzero_status: check line 1: `grep -q hi b.txt`")

@@ -73,3 +73,22 @@ def test_a_resumed_plan_asks_it_only_of_tasks_never_started(tmp_path: Path) -> N
            if c.get("phase") == "red-first" and c["run_id"] == runs[1]]  # fmt: skip
     assert red == []  # a started in run 1; b was DONE
     assert keywords(plan) == {"a": "DONE", "b": "DONE"}
+
+
+def test_the_warning_names_the_task_once_and_its_line_after_the_todo_line_went_in(
+    tmp_path: Path,
+) -> None:
+    # no #+TODO: line: the run inserts one above every headline when it writes FAILED, so
+    # the task's headline moves from line 1 to line 2, and the warning says 2
+    plan, script = setup(tmp_path, PLAN, WORK.replace("b.txt, content: b", "b.txt, content: x"))
+    plan.write_text(PLAN)
+    (tmp_path / "a.txt").write_text("already here")
+    result, doc = resume(plan, script)
+    assert result.exit_code == 1
+    assert plan.read_text().splitlines()[:2] == [
+        "#+TODO: TODO NEXT | DONE FAILED PARTIAL",
+        "* DONE A",
+    ]
+    (warning,) = [d for d in doc["diagnostics"] if d["code"] == "R007"]
+    assert (warning["scope"], warning["line"]) == ("A", 2)
+    assert warning["message"].startswith("red-first: passes before any work — ")

@@ -56,6 +56,7 @@ class ToolOutcome:
 
 
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+_SHOWN_PATH = 200  # characters of a refused path kept in the record
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
 
 
@@ -104,7 +105,10 @@ class Toolbox:
             if name == "list_files":
                 return self._list(tool_input)
         except ToolRefused as exc:
-            return ToolOutcome(f"refused: {exc}", True, "refused")
+            # the path asked for is sealed with the refusal: a reviewer sees what was tried
+            asked = tool_input.get("path")
+            facts = {"path": asked[:_SHOWN_PATH]} if isinstance(asked, str) else {}
+            return ToolOutcome(f"refused: {exc}", True, "refused", facts)
         except (OSError, UnicodeError, ValueError) as exc:  # ValueError: a NUL in a path
             return ToolOutcome(f"{name} failed: {exc}", True, "error")
         return ToolOutcome(

@@ -86,7 +86,13 @@ def summarize_step(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str
         return f"{verdict}{reason}{phase} · output {_short(get('output_sha256'))}", verdict
     if step == "state":
         stop = f" (stop: {get('stop')})" if get("stop") else ""  # max-attempts, breaker, …
-        return f"{get('from')} → {get('to')}{stop}", str(get("to"))
+        lies = get("lies")
+        caught = (
+            "; caught lying: " + "; ".join(str(x) for x in lies)
+            if isinstance(lies, list) and lies
+            else ""
+        )  # the earlier attempts' lies, beside the last reason
+        return f"{get('from')} → {get('to')}{stop}{caught}", str(get("to"))
     if step == "plan-edit":
         return f"inserted line {get('line')}: {get('text')}", None
     if step == "tamper":

@@ -130,7 +130,7 @@ class RunPhases:
                 task.red = why
             else:
                 message = (
-                    f"{task.heading.title}: {why} — the check cannot tell the work from no work;"
+                    f"{why} — the check cannot tell the work from no work;"
                     " make it test what the task must produce (or pass --require-red to fail"
                     " such tasks)"
                 )

@@ -55,6 +55,7 @@ class TaskReport:
     stop: str | None = (
         None  # why the fix loop ended without DONE (`groundskeeper.acceptance.loops`)
     )
+    lies: tuple[str, ...] = ()  # attempts caught lying on the way ("attempt 1: false evidence…")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +67,7 @@ class TaskReport:
             "verified": self.verified,
             "reason": self.reason,
             "stop": self.stop,
+            "lies": list(self.lies),
         }
 
 

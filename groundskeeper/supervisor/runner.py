@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import secrets
 import threading
 import time
@@ -370,6 +371,11 @@ class Runner:
             diagnostics.append(cap_diagnostic(self._budget, reports))
             capped = f"attempt-cap: {self._budget.taken} attempt(s) started"
         waiting = tuple(t.waiting for t in self.tasks.values() if t.waiting is not None)
+        if self._verdicts.shift:  # name the lines of the plan as it now is, below the #+TODO:
+            diagnostics = [
+                d if d.line is None else replace(d, line=d.line + self._verdicts.shift)
+                for d in diagnostics
+            ]
         return RunReport(
             self.run_id, ok, True, tuple(diagnostics), reports, tuple(self.tampers), edits,
             self._books.usage, None if down is None else f"model unavailable: {down}",
@@ -586,7 +592,10 @@ class Runner:
             loop.output = claim.claim
             return True
         context = AttemptContext(task, attempt, claim, tuple(sealed), watched, loop.history)
-        return self._take(node, task, claim, loop, self._pipeline.judge(context))
+        verdict = self._pipeline.judge(context)
+        if verdict.kind == "FAILED":
+            task.lies.extend(caught_lying(attempt, verdict.reason, verdict.output, sealed))
+        return self._take(node, task, claim, loop, verdict)
 
     def _take(
         self, node: Node, task: TaskRun, claim: AttemptOutcome, loop: _Attempts, verdict: Verdict
@@ -682,9 +691,36 @@ class Runner:
             reports.append(
                 TaskReport(heading.task_id, heading.title, heading.line + self._verdicts.shift,
                            idx, state, task.attempts, task.verified, task.reason, task.output,
-                           task.stop)
+                           task.stop, tuple(task.lies) if state != "DONE" else ())
             )  # fmt: skip
         return tuple(reports)
+
+
+_FORGED_SENTINEL = re.compile(r"__WB_CHECK_OK_[0-9a-fA-F]+__")
+
+
+def caught_lying(
+    attempt: int, reason: str | None, output: str, sealed: list[dict[str, Any]]
+) -> list[str]:
+    """What a failed attempt was caught doing beyond failing: false evidence, a forged
+    sentinel in what its check printed (the real one never reaches the output), a tool call
+    a fence refused (the plan, the control directory, a protected input, outside the
+    workdir). Each as `attempt N: …`."""
+    found: list[str] = []
+    if reason is not None and reason.startswith("false evidence"):
+        found.append(f"attempt {attempt}: {reason}")
+    forged = _FORGED_SENTINEL.search(output)
+    if forged is not None:
+        found.append(
+            f"attempt {attempt}: forged sentinel: the check printed `{forged.group()[:24]}…`,"
+            " a success marker the sandbox never printed"
+        )
+    for body in sealed:
+        if body.get("status") == "refused":
+            target = body.get("path") or body.get("command") or ""
+            shown = f" `{excerpt(str(target))}`" if target else ""
+            found.append(f"attempt {attempt}: a {body.get('tool')}{shown} the fence refused")
+    return found
 
 
 def _written_paths(sealed: list[dict[str, Any]]) -> set[str]:

@@ -316,12 +316,22 @@ class RunSeal:
         false and the reason it was refused)."""
         self.record("gate-decision", body)
 
-    def state(self, task_id: str, before: str, after: str, stop: str | None = None) -> None:
+    def state(
+        self,
+        task_id: str,
+        before: str,
+        after: str,
+        stop: str | None = None,
+        lies: Iterable[str] = (),
+    ) -> None:
         """A verdict; `stop` names why a task's fix loop ended without DONE
-        (`groundskeeper.acceptance.loops`: `max-attempts`, `breaker`, `attempt-cap`)."""
-        body = {"task_id": task_id, "from": before, "to": after}
+        (`groundskeeper.acceptance.loops`: `max-attempts`, `breaker`, `attempt-cap`); `lies`
+        the attempts caught lying on the way (`attempt 1: false evidence: …`)."""
+        body: dict[str, Any] = {"task_id": task_id, "from": before, "to": after}
         if stop is not None:
             body["stop"] = stop
+        if lies := list(lies):
+            body["lies"] = lies
         self.record("state", body, opens_work=False)
 
     def plan_edit(self, line: int, text: str, reason: str) -> None:

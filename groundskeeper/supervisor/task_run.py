@@ -8,7 +8,7 @@ reading the properties is `plan.spec`'s.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from groundskeeper.acceptance.check import SealedCheck
 from groundskeeper.acceptance.gates import GateOpened
@@ -66,6 +66,9 @@ class TaskRun:
     stop: str | None = None
     waiting: GateOpened | None = None
     criteria: str | None = None  # what its judge checks the work against; None: no judge
+    # the attempts caught lying, each "attempt N: what" (false evidence, a forged sentinel, a
+    # write the fence refused): kept beside the last reason for a reviewer
+    lies: list[str] = field(default_factory=list)
 
     @property
     def contracts(self) -> tuple[Contract, ...]:

@@ -105,7 +105,8 @@ class VerdictWriter:
         def written() -> None:
             if inserted:
                 seal.plan_edit(1, TODO_LINE, f"`{state}` is a state org knows only from it")
-            seal.state(heading.task_id, before, state, stop)  # a failure latches; the loop stops
+            # a failure latches; the loop stops
+            seal.state(heading.task_id, before, state, stop, task.lies if state != "DONE" else ())
             if telemetry is not None:
                 telemetry.commit_verdicts(rows)
 

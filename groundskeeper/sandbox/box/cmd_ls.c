@@ -115,7 +115,9 @@ static void print_long(struct entry *list, size_t n) {
         format_time(&e->st.st_mtim, when, sizeof when);
         if (opts.human) human_size((uint64_t)e->st.st_size, size_text, sizeof size_text);
         else snprintf(size_text, sizeof size_text, "%lld", (long long)e->st.st_size);
-        printf("%c????????? %*llu ? ? %*s %s %s", type_char(e->st.st_mode), wlink,
+        /* WASI tells a file's type, links, size and times, never its mode or owner: those
+           columns are left out rather than filled with guesses */
+        printf("%c %*llu %*s %s %s", type_char(e->st.st_mode), wlink,
                (unsigned long long)e->st.st_nlink, wsize, size_text, when, e->name);
         if (S_ISLNK(e->st.st_mode)) {
             char target[PATH_MAX + 1];
