@@ -168,3 +168,63 @@ def test_an_exit_inside_a_block_names_the_exit_line(tmp_path: Path) -> None:
     result = run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path)
     assert (result.verdict, result.code, result.failed_line) == ("FAIL", "nonzero_status", 4)
     assert result.reason == "check line 4: `exit 3` exited with status 3"
+
+
+@pytest.mark.parametrize(
+    "vacuous",
+    [
+        "if grep -q ok report.txt; then echo ok; fi",  # no else: a failed test ends with 0
+        'for f in a b; do [ -e "$f" ] || continue; done',  # every failure continues
+        "while read line; do echo $line; done < out.txt || true",
+        "{ grep -q ok out.txt || echo missing; }",
+        "case $X in a) grep -q ok out.txt || true ;; esac",
+    ],
+)
+def test_a_compound_check_whose_every_path_ends_well_cannot_fail(vacuous: str) -> None:
+    assert codes(vacuous) == ["T005"]
+
+
+@pytest.mark.parametrize(
+    "exits",
+    [
+        "if grep -q answer out.txt; then exit 0; else exit 1; fi",
+        "for f in out/*; do grep -q ok $f && exit; done; grep -q ok out.txt",
+        "{ grep -q ok out.txt; exit $CODE; }",
+    ],
+)
+def test_an_exit_that_could_pass_inside_a_compound_is_an_error(exits: str) -> None:
+    assert "T009" in codes(exits)
+
+
+@pytest.mark.parametrize(
+    "strong",
+    [
+        "if grep -q ok out.txt; then grep -q more out.txt; else exit 1; fi",
+        "if grep -q ok out.txt; then :; else exit 1; fi",
+        "for f in a.txt b.txt; do grep -q ok $f; done",
+        "for f in a.txt b.txt; do grep -q ok $f || exit 1; done",
+        "while read n; do test $n -ge 3; done < counts.txt",
+        "( exit 0 ); grep -q ok out.txt",
+        "( grep -q ok out.txt )",
+        "case $(cat kind.txt) in a) grep -q a out.txt ;; *) exit 1 ;; esac",
+    ],
+)
+def test_compound_checks_that_can_fail_and_pass_are_clean(strong: str) -> None:
+    assert codes(strong) == []
+
+
+def test_a_vacuous_compound_check_passes_before_any_work_as_lint_says(tmp_path: Path) -> None:
+    text = "if grep -q ok report.txt; then echo ok; fi"
+    result = run_check(SealedCheck.seal(Check(text, "sh", 1, "done-when")), tmp_path)
+    assert result.verdict == "PASS"  # no report.txt at all: T005 is right to refuse it
+
+
+def test_the_usual_strict_preamble_is_accepted_and_runs(tmp_path: Path) -> None:
+    text = "set -euo pipefail\nsort -u out.txt | grep -qx ok\n"
+    assert codes("set -euo pipefail; grep -q ok out.txt") == []
+    (tmp_path / "out.txt").write_text("ok\nok\n")
+    result = run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path)
+    assert result.verdict == "PASS"
+    (tmp_path / "out.txt").write_text("no\n")
+    result = run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path)
+    assert (result.verdict, result.failed_line) == ("FAIL", 2)

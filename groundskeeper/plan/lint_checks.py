@@ -103,7 +103,7 @@ def _verdicts(script: Script) -> tuple[bool, bool, bool]:
     return can_pass, can_fail, exits
 
 
-def _and_or_ends(item: AndOr) -> frozenset[str]:
+def _and_or_ends(item: AndOr, errexit: bool = True) -> frozenset[str]:
     ended: set[str] = set()
     running = _pipeline_outcomes(item.first)  # outcomes of the pipeline that ran last
     for operator, pipeline in item.rest:
@@ -118,8 +118,70 @@ def _and_or_ends(item: AndOr) -> frozenset[str]:
         running = frozenset(following)
     final = item.rest[-1][1] if item.rest else item.first
     for outcome in running:
-        ended.add("E" if outcome == "F" and not final.negated else outcome)
+        stops = errexit and outcome == "F" and not final.negated
+        ended.add("E" if stops else outcome)
     return frozenset(ended)
+
+
+def _body_ends(script: Script, errexit: bool = True) -> frozenset[str]:
+    """How a nested list (a compound command's body or condition) can end: T or F (its last
+    status; F without stopping the script), E (errexit or `exit N` stopped the script) or
+    X (an `exit` that could pass). Conditions run without errexit, as in the runtime."""
+    ended: set[str] = set()
+    items = script.items
+    for index, item in enumerate(items):
+        ends = _and_or_ends(item, errexit)
+        ended |= ends & {"E", "X"}
+        going = ends - {"E", "X"}
+        if not going:
+            return frozenset(ended)
+        if index == len(items) - 1:
+            ended |= going
+    return frozenset(ended) if items else _OK
+
+
+def _compound_outcomes(command: object, alone: bool) -> frozenset[str]:
+    """A compound command's outcomes, from what its bodies can do: an `if` without `else`
+    (or a `case` no arm matches, or a loop that runs no more) ends with status 0, and a body
+    that cannot fail makes a command that cannot fail. `alone`: the whole pipeline, so an
+    `exit` inside ends the script; in a longer pipeline it ends only its own stage."""
+    from groundskeeper.sandbox.tree import Case, For, Group, If, Loop
+
+    errexit = alone  # a stage of a longer pipeline runs without errexit
+    found: set[str] = set()
+    if isinstance(command, If):
+        reaches_else = True
+        for condition, body in command.clauses:
+            tested = _body_ends(condition, errexit=False)
+            found |= tested & {"E", "X"}
+            if "T" in tested:
+                found |= _body_ends(body, errexit)
+            reaches_else = "F" in tested
+            if not reaches_else:
+                break
+        if reaches_else:
+            found |= _body_ends(command.otherwise, errexit) if command.otherwise else _OK
+    elif isinstance(command, For):
+        found |= _OK | _body_ends(command.body, errexit)  # no words: no iteration, status 0
+    elif isinstance(command, Loop):
+        tested = _body_ends(command.condition, errexit=False)
+        found |= (tested & {"E", "X"}) | _OK | _body_ends(command.body, errexit)
+    elif isinstance(command, Case):
+        found |= _OK  # no arm matched
+        for arm in command.arms:
+            found |= _body_ends(arm.body, errexit)
+    elif isinstance(command, Group):
+        inner = _body_ends(command.body, errexit)
+        if command.subshell and "X" in inner:  # `exit` ends the subshell: its status
+            inner = (inner - {"X"}) | _EITHER
+        found |= inner
+    else:
+        return _EITHER  # [[ … ]], (( … )): either way
+    if getattr(command, "redirects", ()):
+        found |= _EITHER  # a redirection can fail on its own
+    if not alone and found & {"X", "E"}:
+        found = (found - {"X", "E"}) | _EITHER  # the stage ends, with a status
+    return frozenset(found)
 
 
 def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
@@ -128,7 +190,7 @@ def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
     commands = pipeline.commands
     last = commands[-1] if commands else None
     if not _is_simple(last):
-        outcomes = _EITHER  # a compound command (if, loops, groups, [[ ]]) may end either way
+        outcomes = _compound_outcomes(last, alone=len(commands) == 1)
     elif len(commands) == 1 and _is_exit(last):
         # `exit N` with a literal N that is not 0 (mod 256) fails the check where it stands;
         # `exit 0`, a bare `exit` (the last status) and `exit $VAR` could end it as a pass
@@ -137,7 +199,7 @@ def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
         outcomes = _command_outcomes(last)
     if not pipeline.negated:
         return outcomes
-    return frozenset({"F" if o == "T" else "T" for o in outcomes})
+    return frozenset({"F" if o == "T" else "T" if o == "F" else o for o in outcomes})
 
 
 def _is_exit(command: SimpleCommand) -> bool:
@@ -162,7 +224,7 @@ def _command_outcomes(command: SimpleCommand) -> frozenset[str]:
         # bare assignments succeed unless a `$(…)` in them can fail
         return _EITHER if any(_has_substitution(a.value) for a in command.assignments) else _OK
     name = command.words[0].literal()
-    if name in ("true", ":", "echo"):
+    if name in ("true", ":", "echo", "continue", "break", "set"):
         return _OK
     if name == "false" or name == "exit":
         return _FAIL  # `exit` inside a pipeline: its stage's status

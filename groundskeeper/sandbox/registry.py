@@ -32,7 +32,7 @@ BOX_COMMANDS: frozenset[str] = frozenset(
 
 # Run by the interpreter itself, because they change the shell's own state.
 BUILTINS: frozenset[str] = frozenset(
-    {"cd", ":", "exit", "export"}
+    {"cd", ":", "exit", "export", "set"}
     | {"break", "continue", "read", "xargs"}  # xargs: its commands run as stages of their own
 )
 
@@ -61,6 +61,7 @@ COMMAND_SYNOPSES: Mapping[str, Synopsis] = MappingProxyType(
         "cd": _s("change the shell's directory (inside the workdir)"),
         ":": _s("do nothing, successfully"),
         "exit": _s("end the command line with a status", "[N]"),
+        "set": _s("turn on shell options (never off)", "-e", "-u", "-o errexit|nounset|pipefail"),
         "export": _s("mark variables for the commands' environment", "NAME[=VALUE]"),
         "read": _s("read a line of stdin into variables (honours IFS)", "-r", "NAME…"),
         "break": _s("leave the innermost loop (or N loops)", "[N]"),

@@ -130,7 +130,7 @@ class _Interpreter(CompoundCommands):
         top: bool = False,
     ) -> int:
         try:
-            self.body(script, state, stdin, out, err, errexit)
+            self.body(script, state, stdin, out, err, errexit, root=True)
         except Exit as done:
             state.status = done.status
             self.exited = self.exited or top
@@ -148,11 +148,15 @@ class _Interpreter(CompoundCommands):
         out: Sink,
         err: Sink,
         errexit: bool,
+        *,
+        root: bool = False,
     ) -> int:
         for item in script.items:
             final = item.rest[-1][1] if item.rest else item.first
-            # `set -e` holds only inside the list's final pipeline, when it is not negated
-            check = errexit and not final.negated
+            # `set -e` holds only inside the list's final pipeline, when it is not negated; a
+            # script's own `set -e` turns it on for its later lists (and what they run)
+            on = errexit or (root and "errexit" in state.options)
+            check = on and not final.negated
             last = item.first
             try:
                 state.status = self.pipeline(
@@ -186,6 +190,7 @@ class _Interpreter(CompoundCommands):
             status = self.command(commands[0], state, stdin, out, err, errexit)
         else:
             source = stdin
+            failed = 0  # under `set -o pipefail`: the last stage's status that was not 0
             for index, command in enumerate(commands):
                 last = index == len(commands) - 1
                 target = out if last else Capture(self.limits.pipe)
@@ -198,8 +203,11 @@ class _Interpreter(CompoundCommands):
                     status = 0
                 finally:
                     self.give_back(stage_state)
+                failed = status or failed
                 if isinstance(target, Capture):
                     source = bytes(target.data)
+            if "pipefail" in state.options:
+                status = failed
         return (0 if status else 1) if pipeline.negated else status
 
     def command(

@@ -98,6 +98,8 @@ class Expansion(Run):
             if isinstance(part, Lit):
                 yield part.text, part.quoted, False
             elif isinstance(part, Param):
+                if part.name != "?":
+                    self.bound(part.name, state, err)
                 value = (
                     str(state.status) if part.name == "?" else state.variables.get(part.name, "")
                 )
@@ -120,6 +122,8 @@ class Expansion(Run):
         name, op = part.name, part.op
         value = state.variables.get(name)
         splits = not part.quoted
+        if op not in (":-", "-", ":+", "+", ":=", "="):
+            self.bound(name, state, err)
         if op == "len":
             yield str(len(value or "")), part.quoted, splits
             return
@@ -154,6 +158,12 @@ class Expansion(Run):
                 text = text[: len(text) - size]
                 break
         yield text, part.quoted, splits
+
+    def bound(self, name: str, state: State, err: Sink) -> None:
+        """Under `set -u`, an unset variable ends the (sub)shell with 127, as in bash."""
+        if "nounset" in state.options and name not in state.variables:
+            err.write(f"sh: {name}: unbound variable\n".encode())
+            raise Exit(127)
 
     def substitute(self, part: CommandSub, state: State, err: Sink) -> str:
         capture = Capture(self.limits.pipe, self.memory)

@@ -149,6 +149,8 @@ class SimpleCommands(Expansion):
                 return 0
             raise LoopJump(name == "break", min(int(args[0]) if args else 1, self.loops))
 
+        if name == "set":
+            return self.set_options(args, state, err)
         if name == "exit":
             if not args:
                 raise Exit(state.status)
@@ -190,6 +192,41 @@ class SimpleCommands(Expansion):
                 state.exported.add(key)
             return status
         raise SandboxError(f"builtin {name} has no implementation")
+
+    def set_options(self, args: list[str], state: State, err: Sink) -> int:
+        """`set -e`, `set -u`, `set -o pipefail` and their spellings (`-euo pipefail`,
+        `-o errexit`, `-o nounset`): options are only turned on; turning one off (`+e`) is
+        refused, since a check's errexit is what makes every line count."""
+        turned_on: set[str] = set()
+        letters = {"e": "errexit", "u": "nounset"}
+        pending = list(args)
+        while pending:
+            arg = pending.pop(0)
+            if arg.startswith("+"):
+                err.write(
+                    f"set: {arg}: turning an option off is not supported in the sandbox\n".encode()
+                )
+                return 2
+            if not arg.startswith("-") or arg in ("-", "--"):
+                err.write(f"set: {arg}: the sandbox's set takes only -e, -u and -o NAME\n".encode())
+                return 2
+            for flag in arg[1:]:
+                if flag == "o":
+                    name = pending.pop(0) if pending else ""
+                    if name not in ("errexit", "nounset", "pipefail"):
+                        known = "the sandbox knows errexit, nounset, pipefail"
+                        err.write(f"set: -o {name or '(none)'}: {known}\n".encode())
+                        return 2
+                    turned_on.add(name)
+                elif flag in letters:
+                    turned_on.add(letters[flag])
+                else:
+                    err.write(
+                        f"set: -{flag}: the sandbox's set takes only -e, -u and -o NAME\n".encode()
+                    )
+                    return 2
+        state.options = state.options | turned_on
+        return 0
 
     def read(self, args: list[str], state: State, stdin: Stdin, err: Sink, ifs: str) -> int:
         """`read [-r] [NAME…]`: one line of stdin into the names (REPLY when none), cut at

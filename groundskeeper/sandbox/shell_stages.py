@@ -81,6 +81,7 @@ class State:
     exported: set[str]
     status: int
     charged: dict[str, int] = field(default_factory=dict)  # host memory its own values hold
+    options: frozenset[str] = frozenset()  # `set -e/-u/-o pipefail`: errexit, nounset, pipefail
 
     def copy(self) -> State:
         return replace(

@@ -320,8 +320,8 @@ class _Parser(CompoundParser):
             raise self.error(f"'<{following}' redirections are not supported; use '<' or '>'")
         if following == "(":
             raise self.error(
-                "process substitution '<(…)' / '>(…)' is not supported; write the output to a "
-                "file first"
+                "process substitution '<(…)' / '>(…)' is not supported; pipe the command into"
+                " the other, which reads '-' as stdin: `sort out.txt | diff - expected.txt`"
             )
         if op == ">" and following == "|":
             raise self.error("'>|' is not supported; use '>'")

@@ -277,3 +277,30 @@ def test_a_corrupt_artefact_is_logged_and_recompiled(
     assert [r.getMessage() for r in caplog.records] == [f"ignoring corrupt compiled module {entry}"]
     assert entry.read_bytes() == sealed(groundskeeper_home, payload)
     assert "_start" in [export.name for export in module.exports]
+
+
+@pytest.mark.parametrize(
+    ("line", "stdout", "status"),
+    [
+        ('set -o pipefail; false | cat; echo "st=$?"', "st=1\n", 0),
+        ('false | cat; echo "st=$?"', "st=0\n", 0),
+        ('set -u; echo "${X:-d}"; echo "$X"; echo after', "d\n", 127),
+        ("set -e; false; echo after", "", 1),
+        ("set -e; if false; then :; fi; false && true; echo after", "after\n", 0),
+        ('( set -o pipefail; false | cat; echo "in=$?" ); false | cat; echo "out=$?"',
+         "in=1\nout=0\n", 0),
+        ("set -euo pipefail; printf '' | grep -c . | cat; echo never", "0\n", 1),
+    ],
+)  # fmt: skip
+def test_set_turns_options_on_as_bash_does(
+    tmp_path: Path, line: str, stdout: str, status: int
+) -> None:
+    result = sandbox.run(line, workdir=tmp_path)
+    assert (result.stdout, result.status) == (stdout, status)
+
+
+@pytest.mark.parametrize("line", ["set +e", "set +o errexit", "set -x", "set -o posix", "set x"])
+def test_set_never_turns_an_option_off_and_names_what_it_knows(tmp_path: Path, line: str) -> None:
+    result = sandbox.run(line, workdir=tmp_path)
+    assert result.status == 2
+    assert result.stderr.startswith("set: ")
