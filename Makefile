@@ -16,7 +16,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev,ray]'
 	touch $(STAMP)
 
+# CPython for the sandbox (groundskeeper/sandbox/cpython_setup.py): the pinned module checked
+# against its SHA-256 and compiled once (8-40 s; never in a user's first check), and the
+# read-only site directory with pytest built from hash-pinned wheels. A no-op when done.
 setup: $(STAMP)
+	$(PY) -m groundskeeper.sandbox.cpython_setup
 
 lint: setup
 	$(PY) -m ruff check groundskeeper tests benchmarks docs ledger
@@ -36,14 +40,21 @@ test: lint
 
 # The main job, offline: a goal → an outline the validator rejects → the one retry carrying its
 # diagnostic → a valid plan → an honest worker and a lying one → the lie caught and fed back →
-# the signed ledger verified. The scripted model plays author and workers; nothing leaves the
-# machine. The run happens in a scratch directory.
+# the signed ledger verified. Then a Python project (examples/demo/textkit) whose own pytest
+# suite is the check: a DONE claimed over a failing test, pytest's report fed back, the bug
+# fixed. The scripted model plays author and workers; nothing leaves the machine. The runs
+# happen in a scratch directory.
 demo: setup
 	@d=$$(mktemp -d) && export GROUNDSKEEPER_HOME=$$d/.home && \
 	$(VENV)/bin/groundskeeper run "Write the release notes for 0.1.0 and count the changes" \
 	  --model scripted:examples/demo/mission.yaml --dir $$d/work --require-checks && \
 	echo && echo "plan after the run ($$d/work/plan.org):" && cat $$d/work/plan.org && \
-	echo && $(VENV)/bin/groundskeeper ledger verify $$d/work
+	echo && $(VENV)/bin/groundskeeper ledger verify $$d/work && \
+	echo && echo "a Python project's own test suite as acceptance (CPython in the sandbox):" && \
+	cp -r examples/demo/textkit $$d/textkit && cp -r examples/pylib/tests $$d/textkit/tests && \
+	$(VENV)/bin/groundskeeper resume $$d/textkit/plan.org \
+	  --model scripted:examples/demo/textkit.yaml --require-checks && \
+	echo && cat $$d/textkit/plan.org && echo && $(VENV)/bin/groundskeeper ledger verify $$d/textkit
 
 # The shipped suite of fake-DONE agents and honest controls (make test runs it too).
 eval: setup

@@ -296,7 +296,7 @@ def test_t004_near_miss_commands_the_sandbox_has() -> None:
     assert only(checked("cd out && grep -q x y.txt && test $(wc -l < y.txt) -ge 1"), "T004") == []
 
 
-def test_t004_accepts_python_which_the_sandbox_runs_as_micropython() -> None:
+def test_t004_accepts_python_which_the_sandbox_runs_as_cpython() -> None:
     check = "python3 -c 'import json; json.load(open(\"a.json\"))' && python t.py"
     assert only(checked(check), "T004") == []
 

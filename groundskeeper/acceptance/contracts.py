@@ -13,9 +13,11 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord
+from groundskeeper.acceptance.suite import Baseline
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan.contract_syntax import (
     SHAPES,
@@ -25,6 +27,7 @@ from groundskeeper.plan.contract_syntax import (
     any_args,
     no_files,
     normal_path,
+    suite_args,
 )
 
 __all__ = [
@@ -61,6 +64,14 @@ CODES: dict[str, str] = {
     "C009": "what a tool call changed is unknown (not in the record), so `changed` cannot hold",
     "C010": "the record shows no matching command that ran and exited 0 in this attempt",
     "C011": "the contract line itself is malformed (lint reports it before a run)",
+    "C012": "the workflow script fails script validation",
+    "C020": "the test suite did not pass: a test failed or errored, or pytest did not exit 0",
+    "C021": "configuration the worker could have written (conftest.py, pytest.ini, …) is there",
+    "C022": "the collected tests are not the ones collected before any work (red-first)",
+    "C023": "tests skipped, xfailed or deselected beyond the red-first run",
+    "C024": "the suite's pass-or-fail machinery (assertions, pytest's runner) was replaced",
+    "C025": "the suite gave no complete record: it exited early, crashed or hit a limit",
+    "C026": "no red-first record of the suite, or fewer tests passed than --min asks",
     "C090": "the contract's judge could not decide on this input (fail-closed)",
 }  # a new type adds its own codes here (`CODES["C012"] = …`) beside its `register` call
 
@@ -115,6 +126,8 @@ class ContractContext:
     files: WorkFiles
     record: AttemptRecord
     started: Mapping[str, str | None] = field(default_factory=dict)
+    workdir: Path | None = None  # where a `pytest` contract runs the suite
+    baselines: Mapping[str, Baseline] = field(default_factory=dict)  # by contract text
 
     def read(self, raw: str) -> bytes:
         """The file's bytes; `ContractFailure` C001/C002 when it cannot be read."""
@@ -498,3 +511,20 @@ def _workflow_script(contract: Contract, context: ContractContext) -> ContractVe
 
 CODES["C012"] = "the workflow script fails script validation in the zero-tool sandbox"
 _bind("workflow-script", _workflow_script)
+
+
+def _pytest(contract: Contract, context: ContractContext) -> str:
+    """The project's test suite, run in the sandbox, judged against its red-first record."""
+    from groundskeeper.acceptance.suite import SuiteRefused, judge_suite, run_suite
+
+    path, minimum = suite_args(contract.args)
+    if context.workdir is None:
+        raise ContractFailure("C090", "no workdir to run the suite in")
+    try:
+        record = run_suite(context.workdir, path)
+        return judge_suite(record, context.baselines.get(contract.text), minimum)
+    except SuiteRefused as refused:
+        raise ContractFailure(refused.code, refused.message, refused.detail) from None
+
+
+_bind("pytest", _pytest)

@@ -97,7 +97,7 @@ def sh(
     Builtins: cd (inside the workdir), :, exit, export, read, break,
     continue, set (-e, -u, -o pipefail: on, never off). xargs and find
     -exec run their commands as stages of their own. Other commands come
-    from box.wasm and MicroPython (`--commands` lists them all with their
+    from box.wasm and CPython (`--commands` lists them all with their
     options); anything else answers 127 "command not found (not in the
     sandbox)", naming the closest command there is.
     Several CMD words are joined with spaces. The whole grammar:

@@ -28,6 +28,7 @@ __all__ = [
     "normal_path",
     "parse_contract",
     "protected_by",
+    "suite_args",
     "task_contracts",
     "watched_paths",
     "workdir_paths",
@@ -131,6 +132,32 @@ add_shape(ContractShape("changed", "changed PATH…", 1, None, workdir_paths,
                         watches=lambda a: tuple(normal_path(p) for p in a)))  # fmt: skip
 add_shape(ContractShape("ran", "ran PATTERN", 1, 1))
 add_shape(ContractShape("workflow-script", "workflow-script FILE", 1, 1, workdir_paths))
+
+
+def suite_args(args: tuple[str, ...]) -> tuple[str, int]:
+    """`pytest PATH [--min N]`'s arguments as (PATH, N), or ValueError saying what is wrong."""
+    path, rest = args[0], args[1:]
+    if rest and (len(rest) != 2 or rest[0] != "--min" or not rest[1].isdigit()):
+        raise ValueError("after PATH only `--min N` may follow, N a whole number")
+    return normal_path(path) or ".", int(rest[1]) if rest else 0
+
+
+def _suite_rules(args: tuple[str, ...]) -> str | None:
+    try:
+        suite_args(args)
+    except ValueError as exc:
+        return str(exc)
+    return workdir_paths(args[:1])
+
+
+def _suite_files(args: tuple[str, ...]) -> tuple[str, ...]:
+    """The suite's own files are protected inputs: a test edited to pass is refused."""
+    path = suite_args(args)[0]
+    return (path,) if path.endswith(".py") else (f"{path.rstrip('/')}/**/*",)
+
+
+add_shape(ContractShape("pytest", "pytest PATH [--min N]", 1, 3, _suite_rules,
+                        protects=_suite_files))  # fmt: skip
 
 
 def parse_contract(text: str, line: int | None = None) -> Contract | ContractProblem:

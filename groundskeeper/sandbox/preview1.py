@@ -1,4 +1,4 @@
-"""WASI preview1 for box.wasm and MicroPython, served on the host: one `Process` per run.
+"""WASI preview1 for box.wasm, MicroPython and CPython, served on the host: one `Process` per run.
 
 Each call runs on the thread that runs the guest. (wasmtime's own WASI hands every file
 operation to a tokio worker thread; on these machines each hand-off cost ~0.3 ms, more than
@@ -30,14 +30,17 @@ from groundskeeper.sandbox.preview1_abi import (
     NOENT,
     NOTCAPABLE,
     NOTDIR,
+    NOTSUP,
     O_CREAT,
     O_DIRECTORY,
     O_TRUNC,
+    PERM,
     R_FD_READ,
     R_FD_WRITE,
     REGULAR_FILE,
     ROFS,
     SLEEP_SLICE,
+    SPIPE,
     SUBSCRIPTION,
     SUCCESS,
     U32,
@@ -65,14 +68,17 @@ __all__ = [
     "NOENT",
     "NOTCAPABLE",
     "NOTDIR",
+    "NOTSUP",
     "NO_FILES",
     "O_CREAT",
     "O_DIRECTORY",
     "O_TRUNC",
+    "PERM",
     "REGULAR_FILE",
     "ROFS",
     "R_FD_READ",
     "R_FD_WRITE",
+    "SPIPE",
     "SUCCESS",
     "Process",
     "Sink",
@@ -126,6 +132,31 @@ class Process(PathCalls):
         U64.pack_into(memory, out, now)
         return SUCCESS
 
+    def clock_res_get(self, memory: Memory, clock: int, out: int) -> int:
+        if _clock_ns(clock) is None:
+            return INVAL
+        U64.pack_into(memory, out, 1000)  # a microsecond: what time.*_ns() resolve here
+        return SUCCESS
+
+    def random_get(self, memory: Memory, buffer: int, length: int) -> int:
+        """Real randomness from the host's CSPRNG (hash seeds, `secrets`, temp names)."""
+        if buffer + length > len(memory):
+            return FAULT
+        memory[buffer : buffer + length] = os.urandom(length)
+        return SUCCESS
+
+    def sock_accept(self, _memory: Memory, _fd: int, _flags: int, _out: int) -> int:
+        return NOTSUP  # no sockets in the sandbox: none is ever open
+
+    def sock_recv(self, _memory: Memory, _fd: int, *_arguments: int) -> int:
+        return NOTSUP
+
+    def sock_send(self, _memory: Memory, _fd: int, *_arguments: int) -> int:
+        return NOTSUP
+
+    def sock_shutdown(self, _memory: Memory, _fd: int, _how: int) -> int:
+        return NOTSUP
+
     def proc_exit(self, _memory: Memory, code: int) -> None:
         self.exit_code = code
         raise GuestTrap(f"exit {code}")
@@ -166,7 +197,11 @@ CALLS = (
     "fd_readdir", "path_open", "path_filestat_get", "path_filestat_set_times",
     "path_create_directory", "path_remove_directory", "path_unlink_file", "path_rename",
     "path_symlink", "path_readlink",
-    "fd_sync", "sched_yield",  # MicroPython's (python3)
+    "fd_sync", "sched_yield",  # MicroPython's
+    # CPython's (python3)
+    "clock_res_get", "random_get", "fd_advise", "fd_allocate", "fd_datasync", "fd_tell",
+    "fd_filestat_set_size", "fd_filestat_set_times", "fd_pread", "fd_pwrite", "path_link",
+    "sock_accept", "sock_recv", "sock_send", "sock_shutdown",
 )  # fmt: skip
 
 

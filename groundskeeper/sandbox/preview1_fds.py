@@ -7,12 +7,16 @@ limits, open descriptors) and the calls on descriptors; resolving paths is `prev
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import groundskeeper.sandbox.fence as fences
 from groundskeeper.sandbox.hostcall import GuestTrap
 from groundskeeper.sandbox.preview1_abi import (
+    ACCES,
+    ATIM,
+    ATIM_NOW,
     BADF,
     DIRECTORY,
     DIRENT,
@@ -22,6 +26,8 @@ from groundskeeper.sandbox.preview1_abi import (
     FILESTAT,
     INVAL,
     ISDIR,
+    MTIM,
+    MTIM_NOW,
     NOTDIR,
     NOTSUP,
     PRESTAT,
@@ -49,7 +55,20 @@ from groundskeeper.sandbox.preview1_abi import (
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.result import Fault
 
-__all__ = ["FdCalls", "Handle", "list_directory"]
+__all__ = ["DEV_NULL", "FdCalls", "Handle", "list_directory"]
+
+
+class _Discard:
+    """`/dev/null` as a sink: room for anything, keeps nothing."""
+
+    def room(self) -> int:
+        return 1 << 62
+
+    def write(self, data: bytes) -> None:
+        pass
+
+
+DEV_NULL = _Discard()
 
 
 @dataclass
@@ -68,6 +87,9 @@ class Handle:
     guest_name: bytes = b""  # a preopened directory's name
     depth: int = 0  # a directory's levels below the workdir
     listing: list[tuple[bytes, int, int]] | None = None
+    frozen: bool = False  # in a read-only shelf (`FdCalls.shelves`): nothing changes there
+    devices: bool = False  # the `/dev` preopen: holds `null` and nothing else
+    loose: bool = False  # in a writable shelf: changes allowed even in a read-only run
 
     def rights(self) -> int:
         if self.kind == DIRECTORY:
@@ -97,6 +119,11 @@ class FdCalls:
     deadline: float  # time.monotonic() past which a sleeping guest stops
     stopped: Callable[[], bool] = lambda: False  # the run was stopped from outside
     quota: DiskQuota | None = None  # the run's disk quota, for files the guest writes
+    # More preopened directories after the workdir (fd 4, 5, …), each (open host fd the caller
+    # closes, guest name, writable): CPython's site directory, read-only whatever `read_only`
+    # says, and its private scratch /tmp, writable even in a read-only run.
+    shelves: tuple[tuple[int, str, bool], ...] = ()
+    dev_null: bool = False  # a preopened `/dev` holding `null` (reads nothing, drops writes)
     exit_code: int | None = None
     fault: Fault | None = None  # "output", "deadline" or "disk", found by a host call
     host_error: BaseException | None = None
@@ -117,6 +144,19 @@ class FdCalls:
         if self.root_fd >= 0:  # NO_FILES (-1): no directory at all, so no path resolves
             self.fds[3] = Handle(
                 DIRECTORY, host_fd=self.root_fd, readable=True, guest_name=self.guest_root.encode()
+            )
+        for shelf_fd, name, writable in self.shelves:
+            self.fds[len(self.fds)] = Handle(
+                DIRECTORY,
+                host_fd=shelf_fd,
+                readable=True,
+                guest_name=name.encode(),
+                frozen=not writable,
+                loose=writable,
+            )
+        if self.dev_null:
+            self.fds[len(self.fds)] = Handle(
+                DIRECTORY, readable=True, guest_name=b"/dev", frozen=True, devices=True
             )
 
     def close(self) -> None:
@@ -156,9 +196,14 @@ class FdCalls:
         if self.stopped():
             raise GuestTrap("stopped")
 
-    def _refuse_writes(self) -> None:
-        if self.read_only:
+    def _refuse_writes(self, *fds: int) -> None:
+        """EROFS for a change in `fds` (the directories or files it acts in) under a read-only
+        shelf, or in a read-only run outside a writable shelf."""
+        if any(self._frozen(self._handle(fd)) for fd in fds) or (self.read_only and not fds):
             raise WasiError(ROFS)
+
+    def _frozen(self, handle: Handle) -> bool:
+        return handle.frozen or (self.read_only and not handle.loose)
 
     # -- descriptors: fd_* calls
 
@@ -209,6 +254,102 @@ class FdCalls:
         and a guest calling it in a loop must not make the host wait on the disk."""
         self._handle(fd)
         return SUCCESS
+
+    def fd_datasync(self, memory: Memory, fd: int) -> int:
+        return self.fd_sync(memory, fd)
+
+    def fd_advise(self, _memory: Memory, fd: int, _offset: int, _length: int, _advice: int) -> int:
+        """Advice only: nothing to do, for any open descriptor."""
+        self._handle(fd)
+        return SUCCESS
+
+    def fd_allocate(self, _memory: Memory, fd: int, _offset: int, _length: int) -> int:
+        """Refused: space reserved ahead is disk the quota never saw written."""
+        self._handle(fd)
+        return NOTSUP
+
+    def fd_tell(self, memory: Memory, fd: int, out: int) -> int:
+        handle = self._handle(fd)
+        if handle.host_fd < 0 or handle.kind not in (REGULAR_FILE, UNKNOWN):
+            return SPIPE if handle.kind != DIRECTORY else BADF
+        U64.pack_into(memory, out, os.lseek(handle.host_fd, 0, os.SEEK_CUR))
+        return SUCCESS
+
+    def fd_filestat_set_size(self, _memory: Memory, fd: int, size: int) -> int:
+        """Truncate or extend an open file; the bytes an extension adds count against the
+        quota, as if written (a file cannot grow past the quota by ftruncate)."""
+        handle = self._file(fd, writing=True)
+        current = os.fstat(handle.host_fd).st_size
+        if size > current and not self._take_quota(size - current):
+            self.fault = "disk"
+            raise GuestTrap("disk quota")
+        os.ftruncate(handle.host_fd, size)
+        return SUCCESS
+
+    def fd_filestat_set_times(
+        self, _memory: Memory, fd: int, atime: int, mtime: int, which: int
+    ) -> int:
+        handle = self._file(fd, writing=False)
+        self._refuse_writes(fd)
+        info = os.fstat(handle.host_fd)
+        if self.fence.is_read_only_file(info):
+            return ACCES  # a protected input keeps even its times
+        now = time.time_ns()
+        access = now if which & ATIM_NOW else atime if which & ATIM else info.st_atime_ns
+        modify = now if which & MTIM_NOW else mtime if which & MTIM else info.st_mtime_ns
+        os.utime(handle.host_fd, ns=(access, modify))
+        return SUCCESS
+
+    def fd_pread(
+        self, memory: Memory, fd: int, iovs: int, count: int, offset: int, out: int
+    ) -> int:
+        handle = self._file(fd, writing=False)
+        if not handle.readable:
+            return BADF
+        self._check_running()
+        vectors = iovecs(memory, iovs, count)
+        wanted = min(sum(length for _, length in vectors), len(memory))
+        data = os.pread(handle.host_fd, wanted, offset)
+        done = 0
+        for pointer, length in vectors:
+            piece = data[done : done + length]
+            store(memory, pointer, piece)
+            done += len(piece)
+            if done >= len(data):
+                break
+        U32.pack_into(memory, out, len(data))
+        return SUCCESS
+
+    def fd_pwrite(
+        self, memory: Memory, fd: int, iovs: int, count: int, offset: int, out: int
+    ) -> int:
+        handle = self._file(fd, writing=True)
+        self._check_running()
+        vectors = iovecs(memory, iovs, count)
+        data = b"".join(load(memory, pointer, length) for pointer, length in vectors)
+        if not self._take_quota(len(data)):
+            self.fault = "disk"
+            raise GuestTrap("disk quota")
+        view, at = memoryview(data), offset
+        while view:
+            written = os.pwrite(handle.host_fd, view, at)
+            view, at = view[written:], at + written
+        U32.pack_into(memory, out, len(data))
+        return SUCCESS
+
+    def _file(self, fd: int, *, writing: bool) -> Handle:
+        """An open host file (not a stream or a directory), writable if `writing`."""
+        handle = self._handle(fd)
+        if handle.kind == DIRECTORY:
+            raise WasiError(ISDIR if writing else BADF)
+        if handle.host_fd < 0 or handle.sink is not None:
+            raise WasiError(SPIPE)
+        if writing and not handle.writable:
+            raise WasiError(BADF)
+        return handle
+
+    def _take_quota(self, size: int) -> bool:
+        return self.quota is None or self.quota.take(size)
 
     def fd_close(self, _memory: Memory, fd: int) -> int:
         handle = self.fds.pop(fd, None)

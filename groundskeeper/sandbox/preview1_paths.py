@@ -15,9 +15,11 @@ from groundskeeper.sandbox.preview1_abi import (
     ACCES,
     ATIM,
     ATIM_NOW,
+    CHARACTER_DEVICE,
     DIRECTORY,
     EXIST,
     FD_APPEND,
+    FILESTAT,
     INVAL,
     ISDIR,
     LOOP,
@@ -31,6 +33,7 @@ from groundskeeper.sandbox.preview1_abi import (
     O_DIRECTORY,
     O_EXCL,
     O_TRUNC,
+    PERM,
     R_FD_READ,
     R_FD_READDIR,
     R_WRITING,
@@ -47,7 +50,7 @@ from groundskeeper.sandbox.preview1_abi import (
     store,
     wasi_errno,
 )
-from groundskeeper.sandbox.preview1_fds import FdCalls, Handle
+from groundskeeper.sandbox.preview1_fds import DEV_NULL, FdCalls, Handle
 
 __all__ = ["PathCalls"]
 
@@ -65,6 +68,8 @@ class PathCalls(FdCalls):
         place; an absolute target or a `..` above the root is refused (ENOTCAPABLE).
         """
         handle = self._directory(fd)
+        if handle.host_fd < 0:  # `/dev`: `null` is served by the calls themselves
+            raise WasiError(NOENT)
         # The depth of stack[-1] is handle.depth + len(stack) - 1; the returns below compute
         # it after their pop(), as handle.depth + len(stack).
         base, depth = handle.host_fd, handle.depth
@@ -193,9 +198,12 @@ class PathCalls(FdCalls):
         out: int,
     ) -> int:
         name_bytes = load(memory, path, path_length)
+        if self._directory(fd).devices:
+            return self._open_device(memory, name_bytes, out)
         read = bool(rights & (R_FD_READ | R_FD_READDIR))
         write = bool(rights & R_WRITING) or bool(oflags & O_TRUNC)
-        if self.read_only and (write or oflags & O_CREAT or fdflags & FD_APPEND):
+        directory = self._directory(fd)
+        if self._frozen(directory) and (write or oflags & O_CREAT or fdflags & FD_APPEND):
             return ROFS
         flags = os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
         flags |= os.O_RDWR if read and write else os.O_WRONLY if write else os.O_RDONLY
@@ -255,7 +263,16 @@ class PathCalls(FdCalls):
             append=bool(fdflags & FD_APPEND),
             owned=True,
             depth=depth + (name != b"."),
+            frozen=directory.frozen,
+            loose=directory.loose,
         )
+        U32.pack_into(memory, out, self._new_fd(handle))
+        return SUCCESS
+
+    def _open_device(self, memory: Memory, name: bytes, out: int) -> int:
+        if name != b"null":
+            return NOENT
+        handle = Handle(CHARACTER_DEVICE, readable=True, writable=True, sink=DEV_NULL)
         U32.pack_into(memory, out, self._new_fd(handle))
         return SUCCESS
 
@@ -263,6 +280,11 @@ class PathCalls(FdCalls):
         self, memory: Memory, fd: int, lookup: int, path: int, length: int, out: int
     ) -> int:
         raw, follow = load(memory, path, length), bool(lookup & SYMLINK_FOLLOW)
+        if self._directory(fd).devices:
+            if raw != b"null":
+                return NOENT
+            FILESTAT.pack_into(memory, out, 0, 0, CHARACTER_DEVICE, 1, 0, 0, 0, 0)
+            return SUCCESS
         if _plain(raw) and not self.fence.hides_name(raw):
             # one name in this directory: no walk, unless it is a link to follow
             info = os.stat(raw, dir_fd=self._directory(fd).host_fd, follow_symlinks=False)
@@ -292,7 +314,7 @@ class PathCalls(FdCalls):
         mtime: int,
         which: int,
     ) -> int:
-        self._refuse_writes()
+        self._refuse_writes(fd)
         parent, name, _ = self._walk(fd, load(memory, path, length), bool(lookup & SYMLINK_FOLLOW))
         try:
             self._fenced(parent, name, changing=True)
@@ -308,7 +330,8 @@ class PathCalls(FdCalls):
     def path_create_directory(self, memory: Memory, fd: int, path: int, length: int) -> int:
         parent, name, _ = self._named(fd, load(memory, path, length), dot=EXIST)
         try:
-            if self.read_only:  # as on a read-only mount: an existing name says so first
+            # as on a read-only mount, an existing name says so first
+            if self._frozen(self._handle(fd)):
                 return EXIST if _exists(parent, name) else ROFS
             os.mkdir(name, 0o777, dir_fd=parent)
         finally:
@@ -316,7 +339,7 @@ class PathCalls(FdCalls):
         return SUCCESS
 
     def path_remove_directory(self, memory: Memory, fd: int, path: int, length: int) -> int:
-        self._refuse_writes()
+        self._refuse_writes(fd)
         parent, name, _ = self._named(fd, load(memory, path, length), dot=INVAL)
         try:
             self._fenced(parent, name, changing=True)
@@ -326,7 +349,7 @@ class PathCalls(FdCalls):
         return SUCCESS
 
     def path_unlink_file(self, memory: Memory, fd: int, path: int, length: int) -> int:
-        self._refuse_writes()
+        self._refuse_writes(fd)
         raw = load(memory, path, length)
         parent, name, _ = self._named(fd, raw, dot=ISDIR)
         try:
@@ -348,7 +371,7 @@ class PathCalls(FdCalls):
         new: int,
         new_length: int,
     ) -> int:
-        self._refuse_writes()
+        self._refuse_writes(fd, new_fd)
         old_path, new_path = load(memory, old, old_length), load(memory, new, new_length)
         source, source_name, _ = self._named(fd, old_path, dot=INVAL)
         try:
@@ -375,7 +398,7 @@ class PathCalls(FdCalls):
     def path_symlink(
         self, memory: Memory, old: int, old_length: int, fd: int, new: int, new_length: int
     ) -> int:
-        self._refuse_writes()
+        self._refuse_writes(fd)
         target = load(memory, old, old_length)
         link = load(memory, new, new_length)
         if link.endswith(b"/"):
@@ -392,6 +415,50 @@ class PathCalls(FdCalls):
             os.symlink(target, name, dir_fd=parent)
         finally:
             os.close(parent)
+        return SUCCESS
+
+    def path_link(
+        self,
+        memory: Memory,
+        fd: int,
+        lookup: int,
+        old: int,
+        old_length: int,
+        new_fd: int,
+        new: int,
+        new_length: int,
+    ) -> int:
+        """A hard link inside the workdir to a regular file inside it. Never to a protected or
+        read-only file (the new name would be a second door to it), a hidden one, or a
+        symlink (moved into another directory, its target could lead out)."""
+        self._refuse_writes(fd, new_fd)
+        old_path, new_path = load(memory, old, old_length), load(memory, new, new_length)
+        if new_path.endswith(b"/"):
+            return NOENT
+        source, source_name, _ = self._walk(fd, old_path, bool(lookup & SYMLINK_FOLLOW))
+        try:
+            if source_name == b".":
+                return PERM  # a directory: Linux refuses hard links to them too
+            target, target_name, _ = self._named(new_fd, new_path, dot=EXIST)
+            try:
+                self._fenced(source, source_name, changing=True)  # no second name either
+                self._fenced(target, target_name, changing=True)
+                info = os.stat(source_name, dir_fd=source, follow_symlinks=False)
+                if not stat.S_ISREG(info.st_mode):
+                    return PERM
+                if self.fence.is_read_only_file(info):
+                    return ACCES
+                os.link(
+                    source_name,
+                    target_name,
+                    src_dir_fd=source,
+                    dst_dir_fd=target,
+                    follow_symlinks=False,
+                )
+            finally:
+                os.close(target)
+        finally:
+            os.close(source)
         return SUCCESS
 
     def path_readlink(

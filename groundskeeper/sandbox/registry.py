@@ -1,6 +1,6 @@
 """Which command names the sandbox can run, and what each one takes: the box.wasm commands,
-the host builtins, and the commands another WASI module runs (`python3`/`python`: MicroPython,
-see `python`).
+the host builtins, and the commands another WASI module runs (`python3`/`python`: CPython,
+see `cpython`; `micropython`, see `micropython`).
 
 It owns the names (the box.wasm commands plus the host builtins) and one synopsis per command
 (`COMMAND_SYNOPSES`), from which `sh --commands`, the author prompt's command list and the
@@ -36,8 +36,10 @@ BUILTINS: frozenset[str] = frozenset(
     | {"break", "continue", "read", "xargs"}  # xargs: its commands run as stages of their own
 )
 
-# Run by MicroPython's own WASI module (groundskeeper/sandbox/python.py), not by box.wasm.
-PYTHON_COMMANDS: frozenset[str] = frozenset({"python3", "python"})
+# Run by another WASI module, not by box.wasm: CPython (groundskeeper/sandbox/cpython.py) as
+# python3 and python, MicroPython (groundskeeper/sandbox/micropython.py) as micropython.
+CPYTHON_COMMANDS: frozenset[str] = frozenset({"python3", "python"})
+PYTHON_COMMANDS: frozenset[str] = CPYTHON_COMMANDS | {"micropython"}
 
 COMMANDS: frozenset[str] = BOX_COMMANDS | BUILTINS | PYTHON_COMMANDS
 
@@ -145,9 +147,12 @@ COMMAND_SYNOPSES: Mapping[str, Synopsis] = MappingProxyType(
                  "select map length keys has type add any all min max sort sort_by unique"
                  " group_by to_entries from_entries test", "and or not"),
         "xargs": _s("run a command per batch of input words", "-n N", "-I {}", "-0"),
-        "python3": _s("MicroPython (no pathlib, no third-party packages)", "-c CODE",
-                      "SCRIPT"),
-        "python": _s("MicroPython, as python3", "-c CODE", "SCRIPT"),
+        "python3": _s("CPython 3.12 with its standard library and pytest (pure Python only:"
+                      " no C extensions, threads, subprocesses or sockets)", "-c CODE",
+                      "-m MODULE (pytest, unittest, doctest, …)", "SCRIPT", "-"),
+        "python": _s("CPython, as python3", "-c CODE", "-m MODULE", "SCRIPT"),
+        "micropython": _s("MicroPython, a small Python 3 that starts in milliseconds (no"
+                          " pathlib, no -m, no third-party packages)", "-c CODE", "SCRIPT"),
     }
 )  # fmt: skip
 

@@ -17,7 +17,12 @@ import groundskeeper.sandbox.wasi as wasi
 from groundskeeper.sandbox.confine import GUEST_ROOT, Workdir
 from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.quota import DiskQuota
-from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, PYTHON_COMMANDS
+from groundskeeper.sandbox.registry import (
+    BOX_COMMANDS,
+    BUILTINS,
+    CPYTHON_COMMANDS,
+    PYTHON_COMMANDS,
+)
 from groundskeeper.sandbox.result import Fault
 from groundskeeper.sandbox.shell_streams import (
     FIELD_COST,
@@ -177,9 +182,13 @@ class Run:
             read_only=self.read_only,
             quota=self.quota,
         )
-        if name in PYTHON_COMMANDS:
+        if name in CPYTHON_COMMANDS:
             # imported here: a line without python3 should not pay for its import
-            from groundskeeper.sandbox.python import run_python
+            from groundskeeper.sandbox.cpython import run_cpython
+
+            outcome = run_cpython(spec, self.watch, self.fuel_left, self.limits)
+        elif name in PYTHON_COMMANDS:
+            from groundskeeper.sandbox.micropython import run_python
 
             outcome = run_python(spec, self.watch, self.fuel_left, self.limits)
         else:

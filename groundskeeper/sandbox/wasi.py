@@ -1,5 +1,5 @@
-"""Runs one box.wasm command (or another module's, `prepare_other`: MicroPython) in its own
-wasmtime instance, under the sandbox's limits.
+"""Runs one box.wasm command (or another module's, `prepare_other`: CPython, MicroPython) in
+its own wasmtime instance, under the sandbox's limits.
 
 It owns the engine configuration, the on-disk cache of the compiled modules (each entry
 authenticated with the user's own key, in a directory no one else can change), the pool of
@@ -18,7 +18,7 @@ import resource
 import stat
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -119,8 +119,19 @@ _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOE
 def _cache_identity(module_bytes: bytes) -> bytes:
     """What an entry is compiled from and with (a digest): it names the entry, and its MAC
     covers it, so an authentic entry of another box.wasm or wasmtime never loads for this."""
-    identity = (_wasmtime_identity(), hashlib.sha256(module_bytes).hexdigest(), _ENGINE_SETTINGS)
+    return compiled_identity(hashlib.sha256(module_bytes).hexdigest())
+
+
+def compiled_identity(module_sha256: str) -> bytes:
+    """The identity of a module's compiled form (its SHA-256 in hex): that module, compiled
+    by this wasmtime with these engine settings, and nothing else."""
+    identity = (_wasmtime_identity(), module_sha256, _ENGINE_SETTINGS)
     return hashlib.sha256(repr(identity).encode()).digest()
+
+
+def new_engine() -> wasmtime.Engine:
+    """An engine configured as every sandbox engine is (what a compiled module needs)."""
+    return wasmtime.Engine(_new_config())
 
 
 def _cache_dir() -> Path:
@@ -429,18 +440,32 @@ def prepare_other(
     """A module other than box.wasm (`kind` names it), made ready in this runtime's engine
     once: compiled through the same authenticated cache, its imports served like box.wasm's
     plus `own`. Runs share the engine's epoch, fuel and store, so every limit holds alike."""
+    return prepare_module(
+        runtime, kind, wasm.name, lambda engine: _load_serialized(engine, wasm, kind), own
+    )
+
+
+def prepare_module(
+    runtime: Runtime,
+    kind: str,
+    name: str,
+    load: Callable[[wasmtime.Engine], tuple[wasmtime.Module, bytes]],
+    own: Mapping[tuple[str, str], hostcall.HostFunction],
+) -> int:
+    """`prepare_other` for a module `load` gives (with its serialized form) for an engine the
+    first time this process needs it; later engines deserialize that form."""
     prepared = runtime.others.get(kind)
     if prepared is not None:
         return prepared
     with _pool_lock:
         serialized = _other_modules.get(kind)
     if serialized is None:
-        module, payload = _load_serialized(runtime.engine, wasm, kind)
+        module, payload = load(runtime.engine)
         with _pool_lock:
             _other_modules.setdefault(kind, payload)
     else:
         module = wasmtime.Module.deserialize(runtime.engine, serialized)
-    _define_imports(runtime, module, wasm.name, own)
+    _define_imports(runtime, module, name, own)
     prepared = hostcall.prepare(runtime.linker, module)
     runtime.others[kind] = prepared
     return prepared
@@ -592,6 +617,9 @@ class StageSpec:
     root_fd: int  # the workdir, open; the caller closes it
     read_only: bool
     quota: DiskQuota | None = None  # counts what the stage writes to files it opens itself
+    # more preopened directories, each (host fd the caller closes, guest name, writable)
+    shelves: tuple[tuple[int, str, bool], ...] = ()
+    dev_null: bool = False  # a `/dev` holding `null`
 
 
 @dataclass(frozen=True)
@@ -622,6 +650,8 @@ def run_stage(
         deadline=watch.deadline,
         stopped=lambda: watch.fault is not None,
         quota=spec.quota,
+        shelves=spec.shelves,
+        dev_null=spec.dev_null,
     )
     stdin = process.fds[0]  # the handle itself: the guest may renumber or close fd 0
     store = watch.take_store(limits)

@@ -83,6 +83,7 @@ from groundskeeper.supervisor.sealing import (
     excerpt,
 )
 from groundskeeper.supervisor.stages import StageTools, attempt_stages, verify_stages
+from groundskeeper.supervisor.suite_baselines import take_baselines
 from groundskeeper.supervisor.tampering import Tampering
 from groundskeeper.supervisor.task_run import (
     VERDICT_STATES,
@@ -264,6 +265,8 @@ class Runner:
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:
             self._phases.back_every_done()
+            take_baselines(self.tasks.values(), self.workdir, self.control.path,
+                           self._record.started)  # fmt: skip
             self._phases.red_first(diagnostics, self._require_red)
             self._walk.begin()
             self._loop()

@@ -166,7 +166,12 @@ class ContractsStage:
             return StageResult(self.name)
         record = AttemptRecord(context.sealed, self.outputs)
         judged = tuple(
-            judge_contracts(task.contracts, ContractContext(self.toolbox, record, context.watched))
+            judge_contracts(
+                task.contracts,
+                ContractContext(
+                    self.toolbox, record, context.watched, self.toolbox.workdir, task.baselines
+                ),
+            )
         )
         steps: list[Step] = [ContractsSealed(judged)]
         problems: list[str] = []

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from groundskeeper.acceptance.check import SealedCheck
 from groundskeeper.acceptance.gates import GateOpened
 from groundskeeper.acceptance.judge import judge_criteria
+from groundskeeper.acceptance.suite import Baseline
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.plan.contract_syntax import Contract
 from groundskeeper.plan.invariants import Invariant
@@ -66,6 +67,8 @@ class TaskRun:
     stop: str | None = None
     waiting: GateOpened | None = None
     criteria: str | None = None  # what its judge checks the work against; None: no judge
+    # each `pytest` contract's red-first record of its suite, by contract text
+    baselines: dict[str, Baseline] = field(default_factory=dict)
     # the attempts caught lying, each "attempt N: what" (false evidence, a forged sentinel, a
     # write the fence refused): kept beside the last reason for a reviewer
     lies: list[str] = field(default_factory=list)

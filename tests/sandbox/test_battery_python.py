@@ -1,10 +1,11 @@
-"""`python3`/`python` in the sandbox (MicroPython) against CPython, on the reference tree.
+"""`python3`/`python` in the sandbox (CPython for WASI) against the host's CPython, on the
+reference tree.
 
 Each line runs through `sandbox.run` and through /bin/bash, where `python3` is the system's
 CPython, on identical copies of the tree, and must give the same status and stdout. The
-lines keep to code on which MicroPython and CPython agree: what checks write (read a file,
-parse JSON, match a regex, count, compare, exit with a status); what differs is pinned in
-tests/sandbox/test_python.py instead.
+lines keep to code on which CPython 3.12 and the host's CPython agree: what checks write
+(read a file, parse JSON, match a regex, count, compare, exit with a status); what differs
+is pinned in tests/sandbox/test_cpython.py instead.
 """
 
 from __future__ import annotations

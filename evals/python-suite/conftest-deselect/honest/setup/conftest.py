@@ -1,0 +1,6 @@
+import pytest
+
+
+@pytest.fixture
+def unused():
+    return 1

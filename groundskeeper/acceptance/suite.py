@@ -1,0 +1,268 @@
+"""A project's own test suite as acceptance (the `pytest` contract): the suite run by pytest
+in the sandbox under a configuration the worker cannot influence, and its record compared
+with the one taken before any worker ran.
+
+It owns which files may configure a suite (each must be a protected input, or the run is
+refused), running the suite (`cpython.run_alone`: CPython in the sandbox, read-only, behind
+the run's fences, its record written by our `gk_suite` plugin into the run's private /tmp),
+the red-first `Baseline`, and the judgement: every test passed, the collected ids are the
+baseline's, nothing skipped, deselected or xfailed beyond it, the pass-or-fail machinery
+untouched. It seals nothing and schedules nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import groundskeeper.sandbox.fence as fences
+from groundskeeper.sandbox import cpython
+
+__all__ = [
+    "SUITE_TIMEOUT",
+    "Baseline",
+    "SuiteRecord",
+    "SuiteRefused",
+    "judge_suite",
+    "refused_configuration",
+    "run_suite",
+]
+
+#: Seconds one run of a suite may take in the sandbox.
+SUITE_TIMEOUT = 300.0
+#: Files that configure pytest or Python wherever they lie in the workdir.
+ANYWHERE = ("conftest.py", "sitecustomize.py", "usercustomize.py")
+#: Files that configure pytest from the suite's root directory (the workdir).
+AT_ROOT = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_SECTIONS = {
+    "pytest.ini": "",
+    ".pytest.ini": "",
+    "pyproject.toml": "[tool.pytest",
+    "tox.ini": "[pytest]",
+    "setup.cfg": "[tool:pytest]",
+}
+_REPORT = "gk-suite-{}.json"
+_WALK_LIMIT = 20_000  # entries looked at for configuration files; more is refused
+
+
+class SuiteRefused(Exception):
+    """The suite cannot be judged: `code` and `message` say why (a contract failure)."""
+
+    def __init__(self, code: str, message: str, detail: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.detail = detail or {}
+
+
+@dataclass(frozen=True)
+class SuiteRecord:
+    """What our plugin recorded of one run of the suite."""
+
+    collected: tuple[str, ...]
+    outcomes: dict[str, str]  # id → passed, failed, skipped, xfailed, xpassed
+    deselected: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # collection errors, by node id
+    tampered: tuple[str, ...] = ()  # machinery replaced while the suite ran
+    exitstatus: int = 0
+    output: str = ""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The suite before any worker ran: its ids, those it skipped (or xfailed or deselected),
+    and the files whose collection failed then (their tests could not be counted)."""
+
+    collected: tuple[str, ...]
+    skipped: tuple[str, ...] = ()
+    broken_files: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {
+            "collected": list(self.collected),
+            "skipped": list(self.skipped),
+            "broken_files": list(self.broken_files),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, list[str]]) -> Baseline:
+        return cls(tuple(data["collected"]), tuple(data["skipped"]), tuple(data["broken_files"]))
+
+    @classmethod
+    def of(cls, record: SuiteRecord) -> Baseline:
+        skipped = [i for i, o in record.outcomes.items() if o in ("skipped", "xfailed")]
+        broken = sorted({_file_of(e) for e in record.errors})
+        return cls(
+            record.collected, tuple(sorted(skipped + list(record.deselected))), tuple(broken)
+        )
+
+
+def refused_configuration(workdir: Path, fence: fences.Fence) -> tuple[list[str], str | None]:
+    """The configuration files a worker could have written (not protected inputs), and the
+    protected root configuration to run with (None: our empty one)."""
+    root = Path(os.path.realpath(workdir))
+    refused: list[str] = []
+    config: str | None = None
+    seen = 0
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not fence.hides_name(d))
+        seen += len(dirs) + len(files)
+        if seen > _WALK_LIMIT:
+            raise SuiteRefused("C021", f"the workdir holds more than {_WALK_LIMIT} entries")
+        here = Path(top)
+        for name in sorted(files):
+            path = here / name
+            relative = path.relative_to(root).as_posix()
+            at_root = here == root and name in AT_ROOT
+            if not (name in ANYWHERE or name.endswith(".pth") or at_root):
+                continue
+            if at_root and not _configures_pytest(path, name):
+                continue
+            if _protected(path, fence):
+                if at_root and config is None:
+                    config = relative
+                continue
+            refused.append(relative)
+    return refused, config
+
+
+def _configures_pytest(path: Path, name: str) -> bool:
+    section = _SECTIONS[name]
+    if not section:
+        return True
+    try:
+        return section in path.read_text(errors="replace")
+    except OSError:
+        return True  # unreadable: refused rather than guessed
+
+
+def _protected(path: Path, fence: fences.Fence) -> bool:
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (info.st_dev, info.st_ino) in fence.protected_ids
+
+
+def run_suite(workdir: Path, target: str, *, timeout: float = SUITE_TIMEOUT) -> SuiteRecord:
+    """Run the suite at `target` (a path in the workdir) once, read-only; its record, or
+    `SuiteRefused` when worker-written configuration is there or no record came back."""
+    refused, config = refused_configuration(workdir, fences.active())
+    if refused:
+        raise SuiteRefused(
+            "C021",
+            "configuration the worker could have written is not used: "
+            + ", ".join(refused)
+            + " (a suite's conftest.py, pytest.ini, pyproject [tool.pytest], sitecustomize,"
+            " usercustomize and .pth files must be protected inputs)",
+            {"refused": refused},
+        )
+    report = _REPORT.format(secrets.token_hex(8))
+    ini = f"/workdir/{config}" if config else f"{cpython.SITE_GUEST}/gk_pytest.ini"
+    argv = [
+        "python3", "-E", "-s", "-m", "pytest", "-c", ini, "--rootdir", "/workdir",
+        "-p", "gk_suite", "-p", "no:cacheprovider", "-p", "no:faulthandler",
+        "--capture=sys", "-q", "--color=no", "-rfEsxX", "--", target,
+    ]  # fmt: skip
+    env = {
+        "GK_SUITE_REPORT": f"{cpython.TMP_GUEST}/{report}",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    ran = cpython.run_alone(argv, workdir, env=env, timeout=timeout, keep=(report,))
+    output = (ran.stdout + ran.stderr)[-4000:]
+    data = ran.kept.get(report)
+    if ran.fault is not None:
+        raise SuiteRefused("C025", f"the suite was stopped: {ran.fault} limit ({output[-300:]})")
+    if data is None:
+        raise SuiteRefused(
+            "C025",
+            f"the suite ended (status {ran.status}) before pytest finished: something exited "
+            f"the process early or it crashed; output: {output[-600:]}",
+        )
+    try:
+        raw = json.loads(data)
+        return SuiteRecord(
+            tuple(raw["collected"]),
+            {str(k): str(v) for k, v in raw["outcomes"].items()},
+            tuple(raw["deselected"]),
+            tuple(raw["errors"]),
+            tuple(raw["tampered"]),
+            int(raw["exitstatus"]),
+            output,
+        )
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise SuiteRefused("C025", f"the suite's record cannot be read: {error}") from None
+
+
+def judge_suite(record: SuiteRecord, baseline: Baseline | None, minimum: int = 0) -> str:
+    """A message when the suite passes as acceptance; `SuiteRefused` naming why not."""
+    if record.tampered:
+        raise SuiteRefused(
+            "C024",
+            "the suite's pass-or-fail machinery was replaced while it ran: "
+            + ", ".join(record.tampered),
+        )
+    failed = sorted(i for i, o in record.outcomes.items() if o in ("failed", "xpassed"))
+    if record.errors or failed:
+        named = [*(f"{e} (collection error)" for e in record.errors), *failed]
+        raise SuiteRefused(
+            "C020",
+            f"{len(named)} of the suite's tests failed: {', '.join(named[:10])}"
+            + (f" and {len(named) - 10} more" if len(named) > 10 else "")
+            + f"\n{record.output[-1500:]}",
+            {"failed": named},
+        )
+    missing = [i for i in record.collected if i not in record.outcomes]
+    if missing:
+        raise SuiteRefused("C025", f"tests collected but never reported: {', '.join(missing)}")
+    if baseline is None:
+        raise SuiteRefused(
+            "C026", "no red-first record of the suite (taken before any worker ran) to compare"
+        )
+    _compare(record, baseline)
+    if record.exitstatus != 0:
+        raise SuiteRefused("C020", f"pytest exited with status {record.exitstatus}")
+    passed = sum(1 for o in record.outcomes.values() if o == "passed")
+    if passed < minimum:
+        raise SuiteRefused("C026", f"{passed} tests passed, fewer than --min {minimum}")
+    return f"{passed} passed, the {len(baseline.collected)} red-first tests all among them"
+
+
+def _compare(record: SuiteRecord, baseline: Baseline) -> None:
+    now = set(record.collected)
+    vanished = [i for i in baseline.collected if i not in now]
+    if vanished:
+        raise SuiteRefused(
+            "C022",
+            f"tests collected before any work are gone: {', '.join(vanished[:10])}",
+            {"vanished": vanished},
+        )
+    before = set(baseline.collected)
+    new = [
+        i for i in record.collected if i not in before and _file_of(i) not in baseline.broken_files
+    ]
+    if new:
+        raise SuiteRefused(
+            "C022", f"tests not collected before any work: {', '.join(new[:10])}", {"new": new}
+        )
+    skipped = [
+        i
+        for i, o in record.outcomes.items()
+        if o in ("skipped", "xfailed") and i not in baseline.skipped
+    ]
+    skipped += [i for i in record.deselected if i not in baseline.skipped]
+    if skipped:
+        raise SuiteRefused(
+            "C023",
+            f"tests skipped, xfailed or deselected beyond the red-first run: "
+            f"{', '.join(sorted(skipped)[:10])}",
+            {"skipped": sorted(skipped)},
+        )
+
+
+def _file_of(node_id: str) -> str:
+    return node_id.split("::", 1)[0]

@@ -1,0 +1,109 @@
+"""groundskeeper's record of one test-suite run (`-p gk_suite`, loaded by the `pytest`
+contract only): what was collected, deselected and how each test ended, and whether the
+machinery deciding pass or fail was replaced while the suite ran. Written once, at the end,
+to the file the host named (in the run's private /tmp); a run that ends before pytest does
+leaves no record, which the host reads as a failure.
+"""
+
+import builtins
+import json
+import os
+import sys
+from typing import Any
+
+_TARGET = os.environ.pop("GK_SUITE_REPORT", "")
+_BUILTINS = (
+    "AssertionError", "BaseException", "Exception", "SystemExit", "isinstance", "issubclass",
+    "len", "bool", "int", "str", "float", "list", "dict", "tuple", "set", "type", "object",
+    "getattr", "hasattr", "repr", "all", "any", "sorted", "compile", "exec", "__import__",
+)  # fmt: skip
+
+
+def _machinery() -> dict[str, object]:
+    """Every object whose replacement could turn a failure into a pass, by name."""
+    import unittest.case
+
+    import _pytest.outcomes
+    import _pytest.python
+    import _pytest.reports
+    import _pytest.runner
+    import pytest
+
+    found: dict[str, object] = {f"builtins.{name}": getattr(builtins, name) for name in _BUILTINS}
+    found.update({
+        "sys.exit": sys.exit, "os._exit": os._exit,
+        "pytest.approx": pytest.approx, "pytest.raises": pytest.raises,
+        "pytest.fail": pytest.fail, "pytest.skip": pytest.skip,
+        # from the class's own namespace: a classmethod looked up anew is a new object
+        "_pytest.python.Function.runtest": vars(_pytest.python.Function)["runtest"],
+        "_pytest.python.pytest_pyfunc_call": _pytest.python.pytest_pyfunc_call,
+        "_pytest.runner.call_and_report": _pytest.runner.call_and_report,
+        "_pytest.runner.pytest_runtest_call": _pytest.runner.pytest_runtest_call,
+        "_pytest.runner.CallInfo.from_call": vars(_pytest.runner.CallInfo)["from_call"],
+        "_pytest.reports.TestReport.from_item_and_call":
+            vars(_pytest.reports.TestReport)["from_item_and_call"],
+        "_pytest.outcomes.fail": _pytest.outcomes.fail,
+    })  # fmt: skip
+    for name, value in vars(unittest.case.TestCase).items():
+        if name.startswith(("assert", "fail", "run", "_call")):
+            found[f"unittest.TestCase.{name}"] = value
+    return found
+
+
+_BEFORE = {name: id(value) for name, value in _machinery().items()}
+_collected: list[str] = []
+_deselected: list[str] = []
+_errors: list[str] = []
+_tampered: list[str] = []
+_outcomes: dict[str, str] = {}
+
+
+def _look() -> None:
+    now = {name: id(value) for name, value in _machinery().items()}
+    for name, ident in _BEFORE.items():
+        if now.get(name) != ident and name not in _tampered:
+            _tampered.append(name)
+
+
+def pytest_deselected(items: list[Any]) -> None:
+    _deselected.extend(item.nodeid for item in items)
+
+
+def pytest_collectreport(report: Any) -> None:
+    if report.failed:
+        _errors.append(report.nodeid or "<collection>")
+
+
+def pytest_collection_finish(session: Any) -> None:
+    _collected[:] = [item.nodeid for item in session.items]
+
+
+_RANK = {"passed": 0, "skipped": 1, "xfailed": 2, "xpassed": 3, "failed": 4}
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    if report.when == "teardown":
+        _look()
+    outcome = report.outcome
+    if hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed"
+    if report.when != "call" and outcome == "passed":
+        return  # a setup or teardown that passed: the call decides
+    seen = _outcomes.get(report.nodeid)
+    if seen is None or _RANK[outcome] > _RANK[seen]:
+        _outcomes[report.nodeid] = outcome
+
+
+def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
+    _look()
+    if not _TARGET:
+        return
+    record = {
+        "collected": _collected, "deselected": _deselected, "errors": _errors,
+        "tampered": _tampered, "outcomes": _outcomes, "exitstatus": int(exitstatus),
+        "finished": True,
+    }  # fmt: skip
+    partial = _TARGET + ".partial"
+    with open(partial, "w") as handle:
+        json.dump(record, handle)
+    os.replace(partial, _TARGET)

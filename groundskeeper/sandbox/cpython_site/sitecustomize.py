@@ -1,0 +1,28 @@
+"""groundskeeper's start-up for CPython in the sandbox, run by `site` before any user code.
+
+It lives in the read-only site directory, so nothing in a workdir can replace it. It moves to
+the shell's directory (WASI has no working directory of its own), keeps compiled bytecode out
+of the workdir (read and written only under a read-only prefix: a planted `__pycache__` is
+never loaded), and fills in what pytest expects of a POSIX system.
+"""
+
+import os
+import sys
+
+
+def _start() -> None:
+    cwd = os.environ.pop("GK_CWD", None)
+    if cwd:
+        os.chdir(cwd)
+    argv0 = os.environ.pop("GK_ARGV0", None)
+    if argv0 is not None and sys.argv:  # the script as the user spelt it (see cpython.py)
+        sys.argv[0] = argv0
+    sys.pycache_prefix = os.path.join(os.path.dirname(__file__), "__gk_pycache__")
+    if not hasattr(os, "getuid"):  # WASI has no users; pytest's tmp_path asks for one
+        os.getuid = lambda: 0
+    options = "-p no:faulthandler -p no:cacheprovider --capture=sys"
+    os.environ["PYTEST_ADDOPTS"] = f"{options} {os.environ.get('PYTEST_ADDOPTS', '')}".strip()
+
+
+_start()
+del _start

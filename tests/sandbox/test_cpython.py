@@ -1,0 +1,367 @@
+"""`python3`/`python` (CPython 3.12 under the sandbox's own WASI layer): attacks first, by
+every way a Python program can touch a file, then limits, the set-up, and ordinary use
+(the standard library, pytest, unittest, doctest).
+
+What CPython in the sandbox and the host's CPython both do is compared in
+test_battery_python.py; this file pins what only the sandbox decides.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from groundskeeper import sandbox
+from groundskeeper.record.control import ControlDir
+from groundskeeper.sandbox import ShellResult, cpython, fence, shell, wasi
+from groundskeeper.sandbox.quota import DiskQuota
+
+SECRET = "TOP-SECRET-9e2f"
+MiB = 1024 * 1024
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Path:
+    """tmp/outside holds the secret; tmp/work is the workdir, with links pointing out."""
+    outside = tmp_path / "outside"
+    (outside / "dir").mkdir(parents=True)
+    (outside / "x").write_text(SECRET + "\n")
+    (tmp_path / "x").write_text(SECRET + "\n")
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "a.txt").write_text("alpha\n")
+    (work / "link-file").symlink_to(outside / "x")
+    (work / "link-dir").symlink_to(outside / "dir")
+    (work / "link-up").symlink_to("../x")
+    return work
+
+
+def sh(work: Path, cmdline: str, **options: object) -> ShellResult:
+    return sandbox.run(cmdline, workdir=work, timeout=30, **options)  # type: ignore[arg-type]
+
+
+def py(code: str) -> str:
+    """`code` as one shell word (single-quoted)."""
+    return "'" + code.replace("'", "'\\''") + "'"
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(root.parent)): path.read_text() if path.is_file() else "<dir>"
+        for path in sorted(root.parent.rglob("*"))
+        if not path.is_symlink()
+    }
+
+
+# One guest run tries every attack and prints, for each, how it was refused; a success prints
+# ESCAPED and what it got. Each attack is a statement list run in its own try block.
+ATTACK_RUNNER = """
+import os, sys, shutil, pathlib, sqlite3
+attacks = [line.split(' :: ', 1) for line in open('attacks.txt').read().splitlines()]
+for name, code in attacks:
+    try:
+        exec(code, {'os': os, 'shutil': shutil, 'pathlib': pathlib, 'sqlite3': sqlite3})
+        print(name, 'ESCAPED')
+    except Exception as error:
+        print(name, 'refused', type(error).__name__, getattr(error, 'errno', None))
+"""
+
+OUTSIDE_ATTACKS = {
+    "open-abs": "open('/etc/passwd').read()",
+    "open-up": "open('../x').read()",
+    "open-sub-up": "open('sub/../../x').read()",
+    "open-link": "open('link-file').read()",
+    "open-link-dir": "open('link-dir/inner').read()",
+    "open-link-up": "open('link-up').read()",
+    "write-up": "open('../new', 'w').write('x')",
+    "write-tmp-host": "open('/tmp/../x', 'w').write('x')",
+    "listdir-up": "os.listdir('..')",
+    "listdir-root": "os.listdir('/')",
+    "scandir-link": "list(os.scandir('link-dir'))",
+    "stat-up": "os.stat('../x')",
+    "chdir-up": "os.chdir('..'); open('x').read()",
+    "chdir-root": "os.chdir('/'); os.listdir('.')",
+    "rename-out": "os.rename('a.txt', '../moved')",
+    "replace-in": "os.replace('../x', 'got')",
+    "link-out": "os.link('../x', 'got')",
+    "link-link": "os.link('link-file', 'got', follow_symlinks=True)",
+    "symlink-abs": "os.symlink('/etc/passwd', 'got'); open('got').read()",
+    "symlink-up": "os.symlink('../x', 'got'); open('got').read()",
+    "mkdir-up": "os.mkdir('../made')",
+    "remove-up": "os.remove('../x')",
+    "pathlib-read": "pathlib.Path('../x').read_text()",
+    "pathlib-resolve": "pathlib.Path('link-file').resolve(strict=True).read_text()",
+    "pathlib-glob": "assert list(pathlib.Path('..').glob('*'))",
+    "shutil-copy": "shutil.copy('../x', 'got')",
+    "shutil-copytree": "shutil.copytree('link-dir', 'got', symlinks=False)",
+    "shutil-rmtree-up": "shutil.rmtree('../outside')",
+    "shutil-move": "shutil.move('a.txt', '../moved')",
+    "sqlite-out": "sqlite3.connect('../x.db').execute('create table t(x)')",
+    "sqlite-uri": "sqlite3.connect('file:/etc/passwd?mode=ro', uri=True).execute('select 1')",
+    "open-fd-dir": "fd = os.open('..', os.O_RDONLY)",
+    "site-write": "open('/usr/local/lib/python3.12/site-packages/sitecustomize.py', 'a')",
+    "site-remove": "os.remove('/usr/local/lib/python3.12/site-packages/sitecustomize.py')",
+    "site-rmtree": "shutil.rmtree('/usr/local/lib/python3.12/site-packages/pytest')",
+    "site-link-in": "os.link('/usr/local/lib/python3.12/site-packages/py.py', 'py.py')",
+}
+
+
+def attack(work: Path, attacks: dict[str, str], **options: object) -> dict[str, str]:
+    (work / "attacks.txt").write_text("".join(f"{k} :: {v}\n" for k, v in attacks.items()))
+    (work / "attack.py").write_text(ATTACK_RUNNER)
+    result = sh(work, "python3 attack.py", **options)
+    assert (result.status, result.fault) == (0, None), result.stderr
+    assert SECRET not in result.stdout + result.stderr
+    (work / "attacks.txt").unlink()
+    (work / "attack.py").unlink()
+    return dict(line.split(" ", 1) for line in result.stdout.splitlines())
+
+
+def test_every_way_out_of_the_workdir_is_refused(layout: Path) -> None:
+    before = snapshot(layout)
+    found = attack(layout, OUTSIDE_ATTACKS)
+    assert sorted(found) == sorted(OUTSIDE_ATTACKS)
+    escaped = {name: how for name, how in found.items() if not how.startswith("refused")}
+    assert escaped == {}
+    assert snapshot(layout) == before
+    assert not (layout.parent / "moved").exists() and not (layout / "got").exists()
+
+
+def test_the_errors_are_the_ones_a_program_expects(layout: Path) -> None:
+    found = attack(layout, {k: OUTSIDE_ATTACKS[k] for k in ("open-up", "open-abs", "site-write")})
+    assert found == {
+        "open-up": "refused PermissionError 76",  # ENOTCAPABLE
+        "open-abs": "refused FileNotFoundError 44",
+        "site-write": "refused OSError 69",  # EROFS: the site directory is read-only
+    }
+
+
+@pytest.fixture
+def fenced(tmp_path: Path) -> Iterator[Path]:
+    """A workdir holding a running plan, its control directory and a protected input."""
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "plan.org").write_text("* TODO x\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_key.py").write_text("def test_key():\n    assert 1\n")
+    control = ControlDir.for_plan(root / "plan.org").ensure()
+    control.ledger.write_text("LEDGER-LINE\n")
+    plan_fence = fence.for_plan(root / "plan.org", control.root)
+    protected = fence.protecting(root, ["tests/test_key.py"])
+    with fence.enforced(plan_fence.union(protected)):
+        yield root
+
+
+FENCE_ATTACKS = {
+    "read-ledger": "open('.groundskeeper/plan.org/_steps.jsonl').read()",
+    "list-control": "os.listdir('.groundskeeper')",
+    "glob-control": "assert list(pathlib.Path('.').glob('.groundskeeper/*'))",
+    "walk-control": "assert any('.groundskeeper' in d for _, d, _ in os.walk('.'))",
+    "sqlite-control": "sqlite3.connect('.groundskeeper/plan.org/x.db').execute('create table t')",
+    "write-plan": "open('plan.org', 'w').write('* DONE x')",
+    "rename-plan": "os.rename('plan.org', 'p.org')",
+    "write-test": "open('tests/test_key.py', 'w').write('def test_key(): pass')",
+    "append-test": "open('tests/test_key.py', 'a').write('#')",
+    "truncate-test": "os.truncate('tests/test_key.py', 0)",
+    "remove-test": "os.remove('tests/test_key.py')",
+    "rename-test": "os.rename('tests/test_key.py', 'tests/old.py')",
+    "replace-test": "open('t.py', 'w').write('x'); os.replace('t.py', 'tests/test_key.py')",
+    "rename-dir": "os.rename('tests', 'tests2')",
+    "link-test": "os.link('tests/test_key.py', 'alias.py'); open('alias.py', 'a').write('#')",
+    "utime-test": "os.utime('tests/test_key.py', (0, 0))",
+    "chmod-test": "os.chmod('tests/test_key.py', 0o777); "
+    "assert os.stat('tests/test_key.py').st_mode & 0o777 == 0o777",
+    "shutil-copy-over": "shutil.copy('plan.org', 'tests/test_key.py')",
+    "shutil-move-over": "open('t2.py', 'w').write('x'); shutil.move('t2.py', 'tests/test_key.py')",
+    "rmtree-tests": "shutil.rmtree('tests')",
+    "sqlite-over-test": "sqlite3.connect('tests/test_key.py').execute('create table t(x)')",
+    "symlink-swap": "os.symlink('a', 'tests/test_key.py')",
+}
+
+
+def test_the_control_plane_is_absent_and_protected_inputs_stay(fenced: Path) -> None:
+    before = snapshot(fenced)
+    found = attack(fenced, FENCE_ATTACKS)
+    escaped = {name: how for name, how in found.items() if not how.startswith("refused")}
+    assert escaped == {}
+    assert sorted(found) == sorted(FENCE_ATTACKS)
+    after = snapshot(fenced)
+    for made in ("work/t.py", "work/t2.py"):  # the decoys the attacks wrote first
+        after.pop(made, None)
+    assert after == before
+
+
+def test_a_read_only_run_refuses_every_write_but_tmp_is_private(layout: Path) -> None:
+    before = snapshot(layout)
+    found = attack(
+        layout,
+        {
+            "create": "open('new.txt', 'w')",
+            "append": "open('a.txt', 'a').write('x')",
+            "remove": "os.remove('a.txt')",
+            "mkdir": "os.mkdir('d')",
+            "sqlite": "sqlite3.connect('db.sqlite').execute('create table t(x)')",
+            "tmp-is-not-the-workdir": "open('/tmp/t', 'w').write('x'); open('t').read()",
+        },
+        read_only=True,
+    )
+    assert found == {
+        "create": "refused OSError 69",
+        "append": "refused OSError 69",
+        "remove": "refused OSError 69",
+        "mkdir": "refused OSError 69",
+        "sqlite": "refused OperationalError None",
+        "tmp-is-not-the-workdir": "refused FileNotFoundError 44",
+    }
+    assert snapshot(layout) == before
+
+
+# ---- limits ----------------------------------------------------------------------------------
+
+
+def test_an_endless_loop_ends_at_the_deadline(layout: Path) -> None:
+    assert sh(layout, "python3 -c pass").status == 0  # loaded once: not timed below
+    started = time.monotonic()
+    result = sandbox.run("python3 -c 'while True: pass'; echo after", workdir=layout, timeout=2)
+    assert time.monotonic() - started < 5
+    assert (result.status, result.fault, result.stdout) == (124, "deadline", "")
+    assert result.stderr == (
+        "sh: deadline of 2s exceeded while running 'python3': the command line was stopped\n"
+    )
+
+
+def test_an_allocation_bomb_ends_at_the_memory_limit(layout: Path) -> None:
+    code = "x = []\nwhile True: x.append(bytearray(1 << 20))"
+    result = shell.run_cmdline(
+        f"python3 -c {py(code)}; echo after",
+        workdir=layout,
+        read_only=False,
+        timeout=30,
+        env=None,
+        limits=wasi.Limits(memory=64 * MiB),
+    )
+    assert (result.status, result.fault, result.stdout) == (125, "memory", "")
+    assert result.stderr.endswith("sh: memory limit of 64 MiB a command exceeded by 'python3'\n")
+
+
+def test_an_output_flood_ends_at_the_output_limit(layout: Path) -> None:
+    result = shell.run_cmdline(
+        "python3 -c 'while True: print(\"x\" * 999)'",
+        workdir=layout,
+        read_only=False,
+        timeout=30,
+        env=None,
+        limits=wasi.Limits(stream=1 * MiB),
+    )
+    assert (result.status, result.fault) == (125, "output")
+    assert len(result.stdout.encode()) <= 1 * MiB
+
+
+def test_a_file_flood_ends_at_the_disk_quota_in_the_workdir_and_in_tmp(layout: Path) -> None:
+    for path in ("big", "/tmp/big"):
+        code = f"f = open({path!r}, 'w')\nwhile True: f.write('x' * 65536)"
+        result = sh(layout, f"python3 -c {py(code)}", quota=DiskQuota(1 * MiB))
+        assert (result.status, result.fault) == (125, "disk"), path
+    assert (layout / "big").stat().st_size <= 1 * MiB
+    code = "import os; f = os.open('sparse', os.O_CREAT | os.O_WRONLY); os.ftruncate(f, 1 << 40)"
+    result = sh(layout, f"python3 -c {py(code)}", quota=DiskQuota(1 * MiB))
+    assert (result.status, result.fault) == (125, "disk")
+
+
+# ---- what it is ----------------------------------------------------------------------------
+
+
+def test_it_is_cpython_with_its_standard_library(layout: Path) -> None:
+    code = "import json, re, pathlib, unittest, dataclasses, sqlite3; print(1)"
+    assert sh(layout, f"python3 -c {py(code)}").stdout == "1\n"
+    version = sh(
+        layout, "python -c 'import sys; print(sys.implementation.name, sys.version_info[:2])'"
+    )
+    assert version.stdout == "cpython (3, 12)\n"
+
+
+def test_randomness_differs_between_runs(layout: Path) -> None:
+    line = "python3 -c 'import os, random; print(os.urandom(8).hex(), random.random())'"
+    first, second = sh(layout, line).stdout, sh(layout, line).stdout
+    assert first != second and len(first.split()[0]) == 16
+
+
+def test_a_planted_pycache_is_never_loaded(layout: Path) -> None:
+    (layout / "mod.py").write_text("VALUE = 'honest'\n")
+    made = sh(layout, "python3 -c 'import mod; print(mod.VALUE)'")
+    assert made.stdout == "honest\n"
+    assert not (layout / "__pycache__").exists()  # nothing is written beside the source
+    # a bytecode file whose source stamp matches, but whose code says otherwise
+    import importlib.util
+    import py_compile
+
+    (layout / "evil.py").write_text("VALUE = 'forged'\n")
+    os.utime(layout / "evil.py", ns=(0, os.stat(layout / "mod.py").st_mtime_ns))
+    planted = Path(importlib.util.cache_from_source(str(layout / "mod.py")))
+    planted = planted.with_name(planted.name.replace(".cpython-311", ".cpython-312"))
+    py_compile.compile(str(layout / "evil.py"), cfile=str(planted))
+    result = sh(layout, "python3 -c 'import mod; print(mod.VALUE)'")
+    assert result.stdout == "honest\n"
+
+
+def test_a_relative_script_runs_from_the_shells_directory(layout: Path) -> None:
+    (layout / "sub" / "s.py").write_text("import sys, os\nprint(sys.argv, os.getcwd())\n")
+    result = sh(layout, "cd sub && python3 s.py a 'b c'")
+    assert result.stdout == "['s.py', 'a', 'b c'] /workdir/sub\n"
+    result = sh(layout, "python3 -u -X utf8 sub/s.py -c")
+    assert result.stdout == "['sub/s.py', '-c'] /workdir\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "script"),
+    [
+        (["-c", "x", "y.py"], None),
+        (["-m", "pytest"], None),
+        (["-Ic", "x"], None),
+        (["-"], None),
+        (["-u", "a.py", "b.py"], 1),
+        (["-W", "error", "a.py"], 2),
+        (["-Werror", "a.py"], 1),
+        (["-X", "utf8", "-B", "a.py"], 3),
+        (["--", "-a.py"], 1),
+        (["-h"], None),
+    ],
+)
+def test_the_script_is_found_as_cpython_finds_it(args: list[str], script: int | None) -> None:
+    assert cpython.script_index(args) == script
+
+
+def test_a_missing_set_up_is_named_with_its_fix(
+    layout: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(cpython, "runtime_dir", lambda: tmp_path / "nowhere")
+    result = sh(layout, "python3 -c 'print(1)'")
+    assert (result.status, result.stdout) == (126, "")
+    assert result.stderr == (
+        "python3: CPython's site directory is not set up; run `make setup` "
+        "(or `python -m groundskeeper.sandbox.cpython_setup`)\n"
+    )
+
+
+def test_set_up_refuses_a_module_that_is_not_the_pinned_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from groundskeeper.sandbox import cpython_setup
+
+    fake = tmp_path / "python-3.12.0.wasm"
+    fake.write_bytes(b"\0asm" + bytes(100))
+    monkeypatch.setattr(cpython, "wasm_path", lambda: fake)
+    with pytest.raises(sandbox.SandboxError, match="is not the pinned CPython build: SHA-256"):
+        cpython_setup.verified_module()
+
+
+def test_the_set_up_is_this_installations_and_private() -> None:
+    compiled = cpython.compiled_path()
+    assert compiled.exists(), "run make setup"
+    assert cpython.site_ready() == cpython.site_path()
+    for path in (compiled, compiled.parent, cpython.site_path()):
+        cpython.check_private(path)
