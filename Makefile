@@ -8,7 +8,7 @@ BOX_OUT ?= groundskeeper/sandbox/box.wasm
 BOX_SRC := $(sort $(wildcard groundskeeper/sandbox/box/*.c))
 BOX_HDR := $(wildcard groundskeeper/sandbox/box/*.h)
 
-.PHONY: setup test lint demo eval wasm clean org-goldens
+.PHONY: setup test lint demo eval wasm clean org-goldens claude-code browsers
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,16 +34,38 @@ lint: setup
 # subprocesses would otherwise compile it again.
 TEST_WORKERS ?= 2
 
-test: lint
+test: lint claude-code browsers
 	$(PY) -m compileall -q groundskeeper
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
+	GROUNDSKEEPER_TEST_CLAUDE=$(CLAUDE_CODE_BIN) $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
+
+# The real Claude Code CLI for tests/agents (offline, against a local Messages API stub): the
+# pinned npm package, a self-contained native binary (~400 MB), installed once into a cache
+# outside the clone and reused by every later run. Its postinstall step only links the
+# platform binary, which the tests call directly, so npm runs no package scripts. npm (with
+# node) comes from Debian's packages when missing.
+CLAUDE_CODE_VERSION := 2.1.332
+CLAUDE_CODE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/groundskeeper/claude-code/$(CLAUDE_CODE_VERSION)
+CLAUDE_CODE_BIN := $(CLAUDE_CODE_DIR)/node_modules/@anthropic-ai/claude-code-linux-x64/claude
+
+claude-code: $(CLAUDE_CODE_BIN)
+
+$(CLAUDE_CODE_BIN):
+	@command -v npm >/dev/null 2>&1 || { \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends nodejs npm; }
+	mkdir -p $(CLAUDE_CODE_DIR)
+	npm install --prefix $(CLAUDE_CODE_DIR) --ignore-scripts --no-audit --no-fund \
+	  --loglevel=error @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	test -x $@ && $@ --version
 
 # The main job, offline: a goal → an outline the validator rejects → the one retry carrying its
 # diagnostic → a valid plan → an honest worker and a lying one → the lie caught and fed back →
 # the signed ledger verified. Then a Python project (examples/demo/textkit) whose own pytest
 # suite is the check: a DONE claimed over a failing test, pytest's report fed back, the bug
-# fixed. The scripted model plays author and workers; nothing leaves the machine. The runs
-# happen in a scratch directory.
+# fixed. Last, the first run's report: one page a reviewer opens in a browser. The scripted
+# model plays author and workers; nothing leaves the machine. The runs happen in a scratch
+# directory.
 demo: setup
 	@d=$$(mktemp -d) && export GROUNDSKEEPER_HOME=$$d/.home && \
 	$(VENV)/bin/groundskeeper run "Write the release notes for 0.1.0 and count the changes" \
@@ -54,7 +76,9 @@ demo: setup
 	cp -r examples/demo/textkit $$d/textkit && cp -r examples/pylib/tests $$d/textkit/tests && \
 	$(VENV)/bin/groundskeeper resume $$d/textkit/plan.org \
 	  --model scripted:examples/demo/textkit.yaml --require-checks && \
-	echo && cat $$d/textkit/plan.org && echo && $(VENV)/bin/groundskeeper ledger verify $$d/textkit
+	echo && cat $$d/textkit/plan.org && echo && $(VENV)/bin/groundskeeper ledger verify $$d/textkit && \
+	echo && $(VENV)/bin/groundskeeper report $$d/work -o $$d/report.html && \
+	echo "the run's report: $$d/report.html"
 
 # The shipped suite of fake-DONE agents and honest controls (make test runs it too).
 eval: setup
@@ -68,6 +92,15 @@ org-goldens: setup
 	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y --no-install-recommends emacs-nox; }
 	$(PY) -m tests.org_corpus.make_goldens
+
+# The report's browser tests (tests/review/test_browser.py) drive Debian's chromium through
+# Playwright's Python package pointed at it (never `playwright install`, which downloads a
+# browser of its own and fails offline): installed here when it is missing.
+browsers:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y --no-install-recommends chromium; }
 
 # The sandbox's commands: one multi-call WASI binary built from our own C sources.
 wasm: setup

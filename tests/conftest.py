@@ -31,6 +31,11 @@ LONGEST_FIRST = (
     "test_a_run_killed_during_execute_resumes_without_asking_the_author_again",
     "test_sigkill_mid_run_then_resume",  # tests/test_cli_run.py
     "test_twenty_kills_then_resume",  # tests/test_sigkill_resume.py
+    # tests/agents/test_claude_code.py: the real Claude Code binary, several sessions each
+    "test_g_claude_code_as_the_worker_of_a_two_task_plan_with_one_liar",
+    "test_e_the_block_bound_seals_failed_and_tells_the_user",
+    "test_b_a_check_rewritten_to_true_is_blocked_as_a_plan_change",
+    "test_each_tamper_vector_reads_broken_at_its_line",  # tests/review/test_browser.py
 )
 
 

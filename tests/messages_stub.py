@@ -199,6 +199,53 @@ class Script:
         return self.reply(body, status, headers, delay)
 
 
+def message_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A `message` object as the stream of events the Messages API sends for it."""
+    usage = dict(message.get("usage") or {})
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**usage, "output_tokens": 1},
+    }
+    yield "message_start", {"type": "message_start", "message": start}
+    for index, block in enumerate(message.get("content") or []):
+        if block.get("type") == "text":
+            yield (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
+            delta = {"type": "text_delta", "text": block.get("text", "")}
+        elif block.get("type") == "tool_use":
+            yield (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {**block, "input": {}},
+                },
+            )
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input"))}
+        else:
+            continue
+        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": None},
+            "usage": {"output_tokens": usage.get("output_tokens", 1)},
+        },
+    )
+    yield "message_stop", {"type": "message_stop"}
+
+
 class _Server(ThreadingHTTPServer):
     # The stdlib's listen backlog is 5: a client opening more connections at once (16
     # parallel workers) had some SYNs dropped and retried a second later, which looked like
@@ -336,7 +383,11 @@ class MessagesStub(Script):
                     body if isinstance(body, dict) else {"_not_an_object": body},
                 )
                 stub.requests.append(recorded)
-                if self.path.split("?")[0] != "/v1/messages":
+                route = self.path.split("?")[0]
+                if route == "/v1/messages/count_tokens":
+                    # Claude Code counts before it sends; a rough count is all it needs
+                    reply = Reply(200, {"input_tokens": max(1, len(raw) // 4)})
+                elif route != "/v1/messages":
                     reply = Reply(
                         404,
                         {
@@ -351,6 +402,9 @@ class MessagesStub(Script):
                     reply = stub._answer(recorded)
                 if reply.delay and stub._closing.wait(reply.delay):
                     return
+                if body.get("stream") is True and reply.status == 200:
+                    self._stream(reply)
+                    return
                 data = json.dumps(reply.body).encode()
                 try:
                     self.send_response(reply.status)
@@ -364,6 +418,24 @@ class MessagesStub(Script):
                     self.wfile.write(data)
                 except OSError:
                     pass  # the client gave up (a timeout test): nothing to answer
+
+            def _stream(self, reply: Reply) -> None:
+                """The message as server-sent events, as the API streams it."""
+                try:
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("cache-control", "no-cache")
+                    self.send_header("request-id", stub.next_id("req"))
+                    self.send_header("connection", "close")
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    for event, data in message_events(reply.body):
+                        self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+                    self.wfile.flush()
+                    self.close_connection = True
+                except OSError:
+                    pass
 
             def log_message(self, format: str, *args: Any) -> None:
                 return None  # quiet: the tests read `stub.requests`

@@ -24,7 +24,9 @@ Graph = dict[str, dict[str, int]]
 
 ROOT = "groundskeeper"
 #: What every layer may stand on: the package's own `__init__` and its foundation modules.
-FOUNDATION = frozenset({ROOT, f"{ROOT}.errors", f"{ROOT}.diagnostics", f"{ROOT}.regular_file"})
+FOUNDATION = frozenset(
+    {ROOT, f"{ROOT}.errors", f"{ROOT}.diagnostics", f"{ROOT}.regular_file", f"{ROOT}.path_patterns"}
+)
 CLI = f"{ROOT}.cli"
 RECORD = f"{ROOT}.record"
 

@@ -110,17 +110,20 @@ def test_a_plan_with_nothing_to_run_is_a_warning() -> None:
     assert (found.code, found.level) == ("T013", "warning")
 
 
-def test_comparing_against_an_unprotected_file_is_a_warning(tmp_path: Path) -> None:
+def test_comparing_against_a_file_the_worker_can_read_is_a_warning(tmp_path: Path) -> None:
     (tmp_path / "expected.txt").write_text("42\n")
     plan = tmp_path / "plan.org"
     body = "* TODO t\n:PROPERTIES:\n:done-when: diff out.txt expected.txt\n{}:END:\n"
     plan.write_text(body.format(""))
     (found,) = validate(load_plan(plan))
     assert (found.code, found.level) == ("T014", "warning")
-    assert "`:protect: expected.txt`" in found.message
-    plan.write_text(body.format(":protect: expected.txt\n"))
+    assert "a file the worker can read — it could copy it" in found.message
+    assert "`:hide: expected.txt`" in found.message
+    plan.write_text(body.format(":protect: expected.txt\n"))  # protected, but still readable
+    assert [d.code for d in validate(load_plan(plan))] == ["T014"]
+    plan.write_text(body.format(":hide: expected.txt\n"))
     assert validate(load_plan(plan)) == []
-    plan.write_text("#+PROTECT: *.txt\n" + body.format(""))
+    plan.write_text("#+HIDE: *.txt\n" + body.format(""))
     assert validate(load_plan(plan)) == []
     for check in ("cmp out.txt expected.txt", "grep -qf expected.txt out.txt" ,
                   'test "$(cat expected.txt)" = "$(cat out.txt)"', "md5sum -c expected.txt",

@@ -165,3 +165,54 @@ def test_a_protected_link_protects_its_target_and_itself(tmp_path: Path) -> None
         assert doc["tasks"][0]["state"] == "FAILED", attack
         assert (work / "data" / "expected.txt").read_text() == "42\n"
         assert (work / "tests" / "expected.txt").is_symlink()
+
+
+# -- the pattern forms the issue names (issue 28 item 1): each protects the nested golden ----
+
+
+@pytest.mark.parametrize("protect", ["tests/**", "tests/*", "tests", "tests/", "*.txt"])
+def test_every_directory_pattern_form_protects_a_nested_golden(
+    tmp_path: Path, protect: str
+) -> None:
+    (tmp_path / "tests" / "sub").mkdir(parents=True)
+    (tmp_path / "tests" / "sub" / "expected.txt").write_text("42\n")
+    script = (
+        "workers:\n  t:\n"
+        "    - {tool: sh, input: {cmd: 'echo 41 > tests/sub/expected.txt'}}\n"
+        '    - {tool: write_file, input: {path: out.txt, content: "41\\n"}}\n'
+        "    - say: DONE\n"
+    )
+    plan, script_path = setup(
+        tmp_path, task("T", "t", "diff out.txt tests/sub/expected.txt", protect=protect), script
+    )
+    result, doc = resume(plan, script_path, "--max-parallel", "1")
+    assert result.exit_code == 1
+    assert (tmp_path / "tests" / "sub" / "expected.txt").read_text() == "42\n"
+    (row,) = doc["tasks"]
+    assert row["state"] == "FAILED"
+    (start,) = steps(plan, "run-start")
+    assert [p["path"] for p in start["protected"]] == ["tests/sub/expected.txt"]
+
+
+@pytest.mark.parametrize("protect", ["tests/**", "tests", "tests/*"])
+def test_lint_reads_the_patterns_as_the_run_does(tmp_path: Path, protect: str) -> None:
+    """T014 stays silent only when the run hides the file: one reading of the pattern."""
+    from groundskeeper.plan.lint import validate
+
+    (tmp_path / "tests" / "sub").mkdir(parents=True)
+    (tmp_path / "tests" / "sub" / "expected.txt").write_text("42\n")
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("T", "t", "diff out.txt tests/sub/expected.txt", hide=protect))
+    assert [d.code for d in validate(load_plan(plan))] == []
+    assert matched_files(tmp_path, [protect]) == ["tests/sub/expected.txt"]
+    plan.write_text(HEAD + task("T", "t", "diff out.txt tests/sub/expected.txt", hide="docs"))
+    assert [d.code for d in validate(load_plan(plan))] == ["T014"]
+
+
+def test_a_pattern_naming_nothing_inside_is_a_lint_error(tmp_path: Path) -> None:
+    from groundskeeper.plan.lint import validate
+
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("T", "t", "grep -q 42 out.txt", protect="../secret !tests/a"))
+    found = [(d.code, d.level) for d in validate(load_plan(plan))]
+    assert found == [("F001", "error"), ("F001", "error")]

@@ -185,6 +185,11 @@ FAILURE_CODES: frozenset[str] = frozenset(
 )
 
 
+def check_feedback(check: SealedCheck, detail: str) -> str:
+    """What a worker (or a gated agent) is told when its work fails `check`."""
+    return f"your work did not pass its acceptance check: {check.text.strip()} → {detail}"
+
+
 def new_sentinel() -> str:
     return f"__WB_CHECK_OK_{secrets.token_hex(16)}__"
 

@@ -12,6 +12,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
+from groundskeeper.path_patterns import PathPatterns
 from groundskeeper.sandbox.fence import HIDDEN_NAMES
 
 #: How many files one plan may protect (a pattern like `**` must not hash a whole disk).
@@ -19,37 +20,45 @@ MAX_PROTECTED = 10_000
 
 
 def matched_files(workdir: Path, patterns: Iterable[str]) -> list[str]:
-    """The regular files inside `workdir` the patterns match now (relative, sorted), and
-    each matched link to a regular file inside it with its target. Links leading out of the
-    workdir and anything behind the fence are not followed."""
-    root = Path(os.path.realpath(workdir))
+    """The regular files inside `workdir` the patterns cover now (relative, sorted; read by
+    `groundskeeper.path_patterns`, gitignore's rules), and each covered link to a regular
+    file inside it with its target. Links leading out of the workdir and anything behind
+    the fence are not followed; no directory link is walked into."""
+    rules = PathPatterns(patterns)
+    if not rules:
+        return []
+    root = os.path.realpath(workdir)
     found: set[str] = set()
-    for pattern in dict.fromkeys(patterns):
-        if pattern.startswith("/") or ".." in PurePosixPath(pattern).parts:
-            continue  # lint says so; a run protects only what lies inside the workdir
-        for candidate in root.glob(pattern):
-            relative = candidate.relative_to(root)
-            if any(part.casefold() in HIDDEN_NAMES for part in relative.parts):
+    for directory, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = [d for d in dirs if d.casefold() not in HIDDEN_NAMES]
+        base = os.path.relpath(directory, root)
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(directory, d))]:
+            relative = name if base == "." else f"{base}/{name}"
+            if not rules.covers(relative):
                 continue
-            try:
-                info = os.stat(candidate, follow_symlinks=False)
-            except OSError:
-                continue
-            real = os.path.realpath(candidate)
-            if not real.startswith(str(root) + os.sep):
-                continue
-            if stat.S_ISREG(info.st_mode):
-                found.add(relative.as_posix())
-            elif stat.S_ISLNK(info.st_mode) and os.path.isfile(real):
-                # a protected name that is a link protects the link and what it points to:
-                # otherwise the file it reads could be rewritten under another name
-                target = Path(real).relative_to(root)
-                if not any(part.casefold() in HIDDEN_NAMES for part in target.parts):
-                    found.add(relative.as_posix())
-                    found.add(target.as_posix())
+            _add(root, relative, found)
             if len(found) > MAX_PROTECTED:
-                raise ValueError(f"the protected patterns match more than {MAX_PROTECTED} files")
+                raise ValueError(f"the patterns match more than {MAX_PROTECTED} files")
     return sorted(found)
+
+
+def _add(root: str, relative: str, found: set[str]) -> None:
+    path = os.path.join(root, relative)
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return
+    if stat.S_ISREG(info.st_mode):
+        found.add(relative)
+        return
+    real = os.path.realpath(path)
+    if stat.S_ISLNK(info.st_mode) and real.startswith(root + os.sep) and os.path.isfile(real):
+        # a protected name that is a link protects the link and what it points to:
+        # otherwise the file it reads could be rewritten under another name
+        target = PurePosixPath(os.path.relpath(real, root))
+        if not any(part.casefold() in HIDDEN_NAMES for part in target.parts):
+            found.add(relative)
+            found.add(target.as_posix())
 
 
 def file_sha256(path: Path) -> str | None:

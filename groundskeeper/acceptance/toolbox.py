@@ -152,8 +152,10 @@ class Toolbox:
 
     def _guard_writable(self, raw: str, parent: int, name: str) -> None:
         fence = self.fence
-        why = fence.refusal(os.fstat(parent), name)
-        if why == "protected by the plan":
+        why = fence.refusal_at(parent, name)
+        if why == fences.ABSENT:
+            raise _absent(raw)
+        if why is not None and why.startswith(fences.PROTECTED):
             raise ToolRefused(f"`{raw}` is protected by the plan; workers may read it, never"
                               " change it")  # fmt: skip
         if why is not None:

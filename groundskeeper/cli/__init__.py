@@ -26,10 +26,14 @@ COMMANDS: dict[str, str] = {
     "resume": "groundskeeper.cli.run_cmd:resume",
     "check": "groundskeeper.cli.run_cmd:check",
     "ledger": "groundskeeper.cli.ledger_cmd:ledger",
+    "report": "groundskeeper.cli.report_cmd:report",
     "keygen": "groundskeeper.cli.ledger_cmd:keygen",
     "eval": "groundskeeper.cli.eval_cmd:eval_",
     "run": "groundskeeper.cli.goal_cmd:run",
     "approve": "groundskeeper.cli.approve_cmd:approve",
+    "hook": "groundskeeper.cli.hook_cmd:hook",
+    "agent": "groundskeeper.cli.agent_cmd:agent",
+    "mcp": "groundskeeper.cli.mcp_cmd:mcp",
     "validate-script": "groundskeeper.cli.validate_script_cmd:validate_script",
 }
 
@@ -66,6 +70,7 @@ def main() -> None:
                                                    run it: DONE only on a passing check
       groundskeeper check plan.org                 is every DONE still earned?
       groundskeeper ledger verify .                did anyone alter the signed record?
+      groundskeeper report . -o review.html        the run on one page that re-verifies it
       groundskeeper sh -- 'grep -c x notes.md'     try a command in the sandbox
       groundskeeper conform component.wasm         rung 3: does a component fit its world?
 

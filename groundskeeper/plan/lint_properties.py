@@ -9,38 +9,77 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.path_patterns import covers, pattern_problem
 from groundskeeper.plan.contract_syntax import SHAPES
-from groundskeeper.plan.properties import GATE_KINDS, command_matches, covers
+from groundskeeper.plan.expected import compared_by
+from groundskeeper.plan.properties import GATE_KINDS, command_matches
 from groundskeeper.plan.spec import PlanSpec
 
 if TYPE_CHECKING:
     pass
-from groundskeeper.plan.lint_checks import CHECK_LANGUAGE, compared_files
 
 
 def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
-    """T014: a check compares against a file that exists and is not protected, so a worker
-    could rewrite the expectation instead of meeting it."""
+    """T014: a check compares against a file that exists and that its worker can read, so
+    it could copy the expectation instead of meeting it (a run protects such a file from
+    change on its own, unless `:writable:` frees it); F001: a path pattern naming nothing
+    inside the workdir; F003: a hidden `:judge-files:` path."""
+    yield from _pattern_diagnostics(spec)
+    yield from _hidden_judge_files(spec)
     if spec.plan.path is None:
         return
-    from groundskeeper.sandbox import ShellSyntaxError, parse
-
     base = spec.plan.path.parent
     for task in spec:
-        heading, patterns, check = task.heading, task.protect, task.check
-        if check is None or check.language != CHECK_LANGUAGE:
+        check = task.check
+        if check is None:
             continue
-        try:
-            script = parse(check.text)
-        except ShellSyntaxError:
-            continue  # T003 says so
-        for name in dict.fromkeys(compared_files(script)):
-            if (base / name).is_file() and not covers(patterns, name):
+        for name in compared_by(check.language, check.text):
+            if not (base / name).is_file() or covers(task.hide, name):
+                continue
+            message = (
+                f"check compares against `{name}`, a file the worker can read — it could copy"
+                f" it; hide it with `:hide: {name}` on the task (or `#+HIDE: {name}` for the"
+                " file)"
+            )
+            if covers(task.writable, name) and not covers(task.protect, name):
+                message += "; `:writable:` lets the worker rewrite it, too"
+            yield Diagnostic("warning", task.heading.title, message, check.line, "T014")
+
+
+def _hidden_judge_files(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """F003: a `:judge-files:` path a hidden pattern covers: the judge never sees it."""
+    hide = tuple(dict.fromkeys(p for task in spec for p in task.hide))
+    if not hide:
+        return
+    for task in spec:
+        for path in task.judge_files:
+            if covers(hide, path):
+                line = task.heading.property_lines.get("judge-files", task.heading.line)
                 message = (
-                    f"check compares against `{name}`, which workers could rewrite; protect it"
-                    f" with `:protect: {name}` on the task (or `#+PROTECT: {name}` for the file)"
+                    f":judge-files: `{path}` is hidden (`:hide:`); the judge never sees a hidden"
+                    " input, so it is left out"
                 )
-                yield Diagnostic("warning", heading.title, message, check.line, "T014")
+                yield Diagnostic("warning", task.heading.title, message, line, "F003")
+
+
+def _pattern_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """F001: a path pattern that can name nothing inside the workdir (`..`, `~`, `!…`), said
+    once per pattern, where it is first inherited or written."""
+    told: set[tuple[str, str]] = set()
+    for task in spec:
+        for name, patterns in (
+            ("protect", task.protect),
+            ("hide", task.hide),
+            ("writable", task.writable),
+        ):
+            for pattern in patterns:
+                problem = pattern_problem(pattern)
+                if problem is None or (name, pattern) in told:
+                    continue
+                told.add((name, pattern))
+                line = task.heading.property_lines.get(name, task.heading.line)
+                message = f":{name}: path pattern {problem}"
+                yield Diagnostic("error", task.heading.title, message, line, "F001")
 
 
 # Commands that print what they are given: a pattern that lets one of them through lets a

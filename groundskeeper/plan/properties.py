@@ -1,6 +1,7 @@
 """Reading a task's acceptance properties: `:evidence:` fields, `:judge:` and `:judge-files:`,
 `:gate:` and `:gate-files:`, `:protect:` (inherited, with `#+PROTECT:` and the schemas of the
-task's contracts), `:max-attempts:` and `:dock:`, and how a plan's patterns match a path or a
+task's contracts), `:hide:` (inherited, with `#+HIDE:`), `:writable:` (inherited),
+`:max-attempts:` and `:dock:`, and how a plan's patterns match a path or a
 command line. It owns what these properties say, not what is done with them: `plan.spec`
 compiles them once per task, lint judges them, the acceptance stages act on them.
 """
@@ -8,11 +9,11 @@ compiles them once per task, lint judges them, the acceptance stages act on them
 from __future__ import annotations
 
 import fnmatch
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from groundskeeper import path_patterns
 from groundskeeper.plan.contract_syntax import protected_by, task_contracts
 from groundskeeper.plan.keywords import file_keywords
 from groundskeeper.plan.org import Heading, Plan
@@ -26,6 +27,7 @@ __all__ = [
     "command_matches",
     "covers",
     "gate_files",
+    "inherited_patterns",
     "is_gated",
     "judge_files",
     "max_attempts",
@@ -50,9 +52,9 @@ def command_matches(pattern: str, command: str) -> bool:
 
 
 def covers(patterns: Iterable[str], relative: str) -> bool:
-    """Whether `relative` (a path inside the workdir) is one of the patterns' files."""
-    path = PurePosixPath(os.path.normpath(relative)).as_posix()
-    return any(fnmatch.fnmatchcase(path, os.path.normpath(p)) for p in patterns)
+    """Whether `relative` (a file's path inside the workdir) is covered by the patterns, read
+    as every path property reads them (`groundskeeper.path_patterns`, gitignore's rules)."""
+    return path_patterns.covers(patterns, relative)
 
 
 # -- evidence -------------------------------------------------------------------------------------
@@ -163,20 +165,32 @@ def gate_files(heading: Heading) -> tuple[str, ...] | None:
 
 
 def patterns_by_task(plan: Plan) -> dict[Heading, tuple[str, ...]]:
-    """Every task's protected patterns: the file's, its ancestors' and its own `:protect:`."""
+    """Every task's protected patterns: the file's, its ancestors' and its own `:protect:`,
+    and the schemas of its contracts."""
+    found = inherited_patterns(plan, "protect", "PROTECT")
+    for heading in found:
+        if heading.get_property("contract") is not None:
+            # the schemas its contracts judge with are protected like the checks' inputs
+            found[heading] += protected_by(task_contracts(plan, heading)[0])
+    return found
+
+
+def inherited_patterns(
+    plan: Plan, name: str, keyword: str | None = None
+) -> dict[Heading, tuple[str, ...]]:
+    """Every task's path patterns of property `name` (`protect`, `hide`, `writable`): the
+    file's `#+KEYWORD:` lines, its ancestors' and its own property, in that order."""
     found: dict[Heading, tuple[str, ...]] = {}
-    base = tuple(p for value in file_keywords(plan.text, "PROTECT") for p in value.split())
+    base: tuple[str, ...] = ()
+    if keyword is not None:
+        base = tuple(p for value in file_keywords(plan.text, keyword) for p in value.split())
 
     def visit(headings: Iterable[Heading], inherited: tuple[str, ...]) -> None:
         for heading in headings:
-            own = heading.get_property("protect")
+            own = heading.get_property(name)
             mine = inherited + tuple(own.split() if own else ())
             if heading.is_task:
-                # the schemas its contracts judge with are protected like the checks' inputs
-                schemas: tuple[str, ...] = ()
-                if heading.get_property("contract") is not None:
-                    schemas = protected_by(task_contracts(plan, heading)[0])
-                found[heading] = mine + schemas
+                found[heading] = mine
             visit(heading.children, mine)
 
     visit(plan.roots, base)

@@ -1,8 +1,8 @@
 """The task, compiled once: each task's acceptance properties read from its heading into one
-typed `TaskSpec` — check, protected patterns, contracts, evidence, judge criteria and files,
-gate and gate files, dock, invariants, attempt limit — with what could not be read kept
-beside it for lint. Lint, the runner, the worker prompt and `check` read the spec; nothing
-else reads a heading's properties. It does not judge anything (lint and the stages do).
+typed `TaskSpec` — check, protected, hidden and writable patterns, contracts, evidence, judge
+criteria and files, gate and gate files, dock, invariants, attempt limit — with what could not
+be read kept beside it for lint. Lint, the runner, the worker prompt and `check` read the spec;
+nothing else reads a heading's properties. It does not judge anything (lint and the stages do).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from groundskeeper.plan.org import Check, Heading, Plan
 from groundskeeper.plan.properties import (
     EvidenceField,
     gate_files,
+    inherited_patterns,
     is_gated,
     judge_files,
     max_attempts,
@@ -36,6 +37,8 @@ class TaskSpec:
     heading: Heading
     check: Check | None
     protect: tuple[str, ...]  # the patterns its worker may not change (inherited, file, schemas)
+    hide: tuple[str, ...]  # the patterns no worker may see or change (inherited, `#+HIDE:`)
+    writable: tuple[str, ...]  # expected files its worker may change after all (inherited)
     contracts: tuple[Contract, ...]
     contract_problems: tuple[ContractProblem, ...]  # lint's T015
     evidence: tuple[EvidenceField, ...]
@@ -89,15 +92,26 @@ def compile_plan(plan: Plan) -> PlanSpec:
         return found
     invariants = read_invariants(plan)
     seen = invariants.for_tasks(plan)
-    protect = patterns_by_task(plan)
-    tasks = {h: _compile_task(plan, h, protect[h], seen.get(h, ())) for h in plan.tasks()}
+    paths = _PathProperties(
+        patterns_by_task(plan),
+        inherited_patterns(plan, "hide", "HIDE"),
+        inherited_patterns(plan, "writable"),
+    )
+    tasks = {h: _compile_task(plan, h, paths, seen.get(h, ())) for h in plan.tasks()}
     spec = PlanSpec(plan, tasks, invariants)
     with _lock:
         return _compiled.setdefault(plan, spec)
 
 
+@dataclass(frozen=True, slots=True)
+class _PathProperties:
+    protect: dict[Heading, tuple[str, ...]]
+    hide: dict[Heading, tuple[str, ...]]
+    writable: dict[Heading, tuple[str, ...]]
+
+
 def _compile_task(
-    plan: Plan, heading: Heading, protect: tuple[str, ...], invariants: tuple[Invariant, ...]
+    plan: Plan, heading: Heading, paths: _PathProperties, invariants: tuple[Invariant, ...]
 ) -> TaskSpec:
     contracts: tuple[Contract, ...] = ()
     contract_problems: tuple[ContractProblem, ...] = ()
@@ -114,7 +128,9 @@ def _compile_task(
     return TaskSpec(
         heading=heading,
         check=heading.check,
-        protect=protect,
+        protect=paths.protect[heading],
+        hide=paths.hide[heading],
+        writable=paths.writable[heading],
         contracts=contracts,
         contract_problems=contract_problems,
         evidence=evidence,

@@ -56,6 +56,8 @@ STEP_TYPES = (
     # an eval sweep's suite ledger (`groundskeeper eval`), sealed by its driver alone
     "case-verdict",
     "case-duplicate",
+    # an agent's hook (`groundskeeper hook AGENT`): what it answered to a claimed stop
+    "hook-decision",
     "run-end",
 )
 FIELDS = frozenset({"v", "run", "seq", "step", "ts", "prev", "key", "body", "sig"})
@@ -156,8 +158,15 @@ def encode_canonical(value: Any) -> str:
 
 
 def signed_message(payload: bytes) -> bytes:
-    """What a line's signature covers: the DSSE pre-authentication encoding (SPEC §4)."""
+    """What a line's signature covers: the DSSE pre-authentication encoding (SPEC §4), that
+    is `pae(PAYLOAD_TYPE, payload)` with the prefix computed once."""
     return b"%s%d %s" % (_PAE_PREFIX, len(payload), payload)
+
+
+def pae(payload_type: bytes, payload: bytes) -> bytes:
+    """DSSE v1's pre-authentication encoding of any payload type (the report's in-toto
+    envelopes sign it too)."""
+    return b"DSSEv1 %d %s %d %s" % (len(payload_type), payload_type, len(payload), payload)
 
 
 def decode_canonical_base64(text: str, size: int) -> bytes | None:

@@ -98,7 +98,9 @@ class Workdir:
             truncate = bool(flags & os.O_TRUNC) and fence.keeps_files
             if truncate:  # only once the file is known not to be the plan under another name
                 flags &= ~os.O_TRUNC
-            why = fence.refusal(os.fstat(directory), parts[-1]) if changing else None
+            why = fence.refusal_at(directory, parts[-1]) if changing else None
+            if why == fences.ABSENT:
+                raise PathRefused(f"{path}: No such file or directory")
             if why is not None:
                 raise PathRefused(f"{path}: Permission denied ({why})")
             # O_NONBLOCK: opening a FIFO would otherwise wait for its other end, forever and
@@ -206,6 +208,10 @@ class Workdir:
             return False
         if any(self.fence.hides_name(part) for part in lexical.split("/")):
             return False
+        try:
+            self.resolve("", lexical)  # a hidden input is not there to be found
+        except PathRefused:
+            return os.path.islink(self.host(lexical))
         # A dangling or outward symlink still exists as a name inside the directory.
         return os.path.lexists(self.host("" if lexical == "." else lexical))
 

@@ -1,26 +1,70 @@
 """The fence: what neither the sandbox nor a worker's tools may reach, whatever the spelling.
 
 Hidden (seen as absent): every directory named `.groundskeeper` (a plan's control plane),
-and `$GROUNDSKEEPER_HOME` (keys, caches, witness), by name and by identity. Read-only: a
-running plan's file. Pinned (never renamed or removed): the directories leading to those,
-so the supervisor's paths stay true. Paths are judged one real component at a time by
-`preview1`, `confine` and the worker's `Toolbox`; this module only says what is fenced.
+and `$GROUNDSKEEPER_HOME` (keys, caches, witness), by name and by identity; a plan's hidden
+inputs (`:hide:`), by identity and, for names made later, by pattern. Read-only: a running
+plan's file; protected inputs, by identity and by pattern (`PathRules`, read by
+`groundskeeper.path_patterns`), so a file made or renamed under a protected pattern after
+the run started is protected too. Pinned (never renamed or removed): the directories leading
+to those, so the supervisor's paths stay true. Paths are judged one real component at a time
+by `preview1`, `confine` and the worker's `Toolbox`; this module only says what is fenced.
+
+Fences in force: the process's (`enforced`: every sandbox run and tool call) and, on top,
+the one `binding` puts on the current thread for the work it does (a worker's attempt: its
+task's protection and the run's hidden inputs, which its checks must still see).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from groundskeeper.path_patterns import PathPatterns
 
 #: Directory names hidden wherever they appear (compared case-insensitively).
 HIDDEN_NAMES = frozenset({".groundskeeper"})
 
 Identity = tuple[int, int]  # (st_dev, st_ino)
+
+#: `refusal`'s answer for a name that must look absent (a hidden input): callers say ENOENT.
+ABSENT = "no such file or directory"
+PROTECTED = "protected by the plan"
+#: How many names a renamed or removed directory may hold for its contents to be judged one
+#: by one against the pattern rules; past that the move is refused.
+MAX_MOVED_NAMES = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class PathRules:
+    """Pattern rules over one workdir (`root`, a real path): a name under `conceal` is
+    absent and never made; a name under `keep` is never made, changed, renamed or removed."""
+
+    root: str
+    keep: tuple[str, ...] = ()
+    conceal: tuple[str, ...] = ()
+
+    def refusal(self, relative: str, *, is_dir: bool = False) -> str | None:
+        if self.conceal and PathPatterns(self.conceal).covers(relative, is_dir=is_dir):
+            return ABSENT
+        if self.keep and PathPatterns(self.keep).covers(relative, is_dir=is_dir):
+            return PROTECTED
+        return None
+
+    def inside(self, real: str) -> str | None:
+        """`real` relative to the root (`/`-separated), '' for the root, None outside it."""
+        if real == self.root:
+            return ""
+        if real.startswith(self.root + os.sep):
+            return real[len(self.root) + 1 :].replace(os.sep, "/")
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,15 +76,18 @@ class Fence:
     read_only_paths: tuple[str, ...] = ()  # the same files by path, for their hard links
     protected: frozenset[tuple[int, int, str]] = frozenset()  # a plan's protected inputs
     protected_ids: frozenset[Identity] = frozenset()  # the same files, under any other name
+    hidden_files: frozenset[Identity] = frozenset()  # hidden inputs (files, links), by identity
+    rules: tuple[PathRules, ...] = ()  # protected and hidden patterns, for names made later
     hidden_inodes: frozenset[int] = field(init=False)  # for a listing's quick first look
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "hidden_inodes", frozenset(ino for _, ino in self.hidden))
+        inodes = {ino for _, ino in self.hidden} | {ino for _, ino in self.hidden_files}
+        object.__setattr__(self, "hidden_inodes", frozenset(inodes))
 
     @property
     def keeps_files(self) -> bool:
-        """Whether some file is read-only or protected (a write must be looked at first)."""
-        return bool(self.read_only or self.protected)
+        """Whether some file is read-only, protected or hidden (a write is looked at first)."""
+        return bool(self.read_only or self.protected or self.rules or self.hidden_files)
 
     def hides_name(self, name: str | bytes) -> bool:
         text = os.fsdecode(name) if isinstance(name, bytes) else name
@@ -53,16 +100,87 @@ class Fence:
         )
 
     def hides(self, info: os.stat_result) -> bool:
-        """A directory (by identity) the sandbox must treat as absent."""
-        return stat.S_ISDIR(info.st_mode) and (info.st_dev, info.st_ino) in self.hidden
+        """A directory or a hidden input (by identity) the sandbox must treat as absent."""
+        identity = (info.st_dev, info.st_ino)
+        if self.hidden_files and identity in self.hidden_files:
+            return True
+        return stat.S_ISDIR(info.st_mode) and identity in self.hidden
 
     def hides_path(self, root: str, relative: str) -> bool:
         """Whether `relative`, a symlink-free path below the real directory `root`, passes
-        through a hidden name or lies in a hidden directory."""
+        through a hidden name, lies in a hidden directory, is a hidden input or lies under
+        a hidden pattern."""
         if any(self.hides_name(part) for part in relative.split(os.sep)):
             return True
         real = os.path.join(root, relative)
-        return any(real == p or real.startswith(p + os.sep) for p in self.hidden_paths)
+        if any(real == p or real.startswith(p + os.sep) for p in self.hidden_paths):
+            return True
+        return self.rule_refusal(real) == ABSENT
+
+    def rule_refusal(self, real: str, *, is_dir: bool = False) -> str | None:
+        """What the pattern rules say of the real path `real` (ABSENT, PROTECTED or None)."""
+        found: str | None = None
+        for rules in self.rules:
+            relative = rules.inside(real)
+            if relative:
+                found = rules.refusal(relative, is_dir=is_dir) or found
+                if found == ABSENT:
+                    return found
+        return found
+
+    def refusal_at(self, parent: int, name: str | bytes) -> str | None:
+        """Why `name` in the open directory `parent` may not be made or changed: ABSENT for
+        a hidden input (which must look absent), else a reason to show, or None."""
+        text = os.fsdecode(name) if isinstance(name, bytes) else name
+        if self.hidden_files:
+            try:
+                info = os.stat(text, dir_fd=parent, follow_symlinks=False)
+            except OSError:
+                info = None
+            if info is not None and self.hides(info):
+                return ABSENT
+        why = self.refusal(os.fstat(parent), text)
+        if why is not None or not self.rules:
+            return why
+        directory = directory_path(parent)
+        if directory is None:
+            return PROTECTED  # where it is cannot be told: refused, not guessed
+        return self.rule_refusal(os.path.join(directory, text))
+
+    def tree_refusal(
+        self, parent: int, name: str | bytes, to: tuple[int, str | bytes] | None = None
+    ) -> str | None:
+        """What the pattern rules say of `name` in `parent` and, when it is a directory, of
+        every name under it — at `to` (a directory fd and a new name) when it is about to be
+        renamed there, else where it is (about to be removed or moved away)."""
+        if not self.rules:
+            return None
+        text = os.fsdecode(name) if isinstance(name, bytes) else name
+        try:
+            is_dir = stat.S_ISDIR(os.stat(text, dir_fd=parent, follow_symlinks=False).st_mode)
+        except OSError:
+            return None
+        directory = directory_path(parent)
+        where = directory if to is None else directory_path(to[0])
+        if directory is None or where is None:
+            return PROTECTED  # where it is cannot be told: refused, not guessed
+        top = os.path.join(directory, text)
+        landing = top if to is None else os.path.join(where, os.fsdecode(to[1]))
+        why = self.rule_refusal(landing, is_dir=is_dir)
+        if not is_dir or why == ABSENT:
+            return why
+        seen = 0
+        for base, dirs, files in os.walk(top, followlinks=False):
+            inner = os.path.relpath(base, top)
+            for entry in dirs + files:
+                seen += 1
+                if seen > MAX_MOVED_NAMES:
+                    return f"{PROTECTED} (a directory of more than {MAX_MOVED_NAMES} names)"
+                moved = os.path.normpath(os.path.join(landing, inner, entry))
+                why = why or self.rule_refusal(moved, is_dir=entry in dirs)
+                if why == ABSENT:
+                    return why
+        return why
 
     def pins(self, info: os.stat_result) -> bool:
         return stat.S_ISDIR(info.st_mode) and (info.st_dev, info.st_ino) in self.pinned
@@ -81,7 +199,7 @@ class Fence:
         if key in self.read_only:
             return "the plan file of the running plan is read-only"
         if (parent.st_dev, parent.st_ino, text) in self.protected:
-            return "protected by the plan"
+            return PROTECTED
         return None
 
     def is_read_only_file(self, info: os.stat_result) -> bool:
@@ -102,7 +220,27 @@ class Fence:
             tuple(dict.fromkeys(self.read_only_paths + other.read_only_paths)),
             self.protected | other.protected,
             self.protected_ids | other.protected_ids,
+            self.hidden_files | other.hidden_files,
+            self.rules + other.rules,
         )
+
+
+def directory_path(fd: int) -> str | None:
+    """The real path an open directory has now (a rename since it was opened included), or
+    None when the system cannot say."""
+    if sys.platform.startswith("linux"):
+        try:
+            return os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return None
+    getpath = getattr(fcntl, "F_GETPATH", None)
+    if getpath is None:
+        return None
+    try:
+        raw = fcntl.fcntl(fd, getpath, bytes(1024))
+    except OSError:
+        return None
+    return os.fsdecode(raw.split(b"\0", 1)[0])
 
 
 def _identity(path: str | Path) -> Identity | None:
@@ -136,9 +274,10 @@ def for_plan(plan_path: Path, control_root: Path) -> Fence:
     return hiding(control_root).union(Fence(read_only=read_only, read_only_paths=(str(plan_real),)))
 
 
-def protecting(workdir: Path, files: list[str]) -> Fence:
+def protecting(workdir: Path, files: list[str], patterns: tuple[str, ...] = ()) -> Fence:
     """A fence keeping `files` (relative to `workdir`, regular files) as they are: no write,
-    rename, removal or link over them, nor a move of a directory above them."""
+    rename, removal or link over them, nor a move of a directory above them; and every name
+    `patterns` cover, made or renamed there later, as well."""
     root = Path(os.path.realpath(workdir))
     entries: set[tuple[int, int, str]] = set()
     ids: set[Identity] = set()
@@ -153,8 +292,57 @@ def protecting(workdir: Path, files: list[str]) -> Fence:
         ids.add((own.st_dev, own.st_ino))
         pinned |= _ancestors(path.parent)
     return Fence(
-        pinned=frozenset(pinned), protected=frozenset(entries), protected_ids=frozenset(ids)
+        pinned=frozenset(pinned),
+        protected=frozenset(entries),
+        protected_ids=frozenset(ids),
+        rules=(PathRules(str(root), keep=patterns),) if patterns else (),
     )
+
+
+def hiding_inputs(workdir: Path, files: list[str], patterns: tuple[str, ...]) -> Fence:
+    """A fence making `files` (relative to `workdir`: the hidden inputs found at run start)
+    absent by identity and every name `patterns` cover absent by path, never made."""
+    root = Path(os.path.realpath(workdir))
+    ids: set[Identity] = set()
+    paths: list[str] = []
+    pinned: set[Identity] = set()
+    for relative in files:
+        path = root / relative
+        try:
+            own = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        ids.add((own.st_dev, own.st_ino))
+        paths.append(str(path))
+        pinned |= _ancestors(path.parent)
+    directories = _covered_directories(root, patterns)
+    return Fence(
+        hidden=frozenset(i for i in map(_identity, directories) if i is not None),
+        hidden_paths=tuple(paths + [str(d) for d in directories]),
+        pinned=frozenset(pinned),
+        hidden_files=frozenset(ids),
+        rules=(PathRules(str(root), conceal=patterns),) if patterns else (),
+    )
+
+
+def _covered_directories(root: Path, patterns: tuple[str, ...]) -> list[Path]:
+    """The directories under `root` the patterns cover as directories (`tests/`), topmost."""
+    rules = PathPatterns(patterns)
+    found: list[Path] = []
+    if not rules:
+        return found
+    for base, dirs, _ in os.walk(root, followlinks=False):
+        keep: list[str] = []
+        for name in dirs:
+            relative = os.path.relpath(os.path.join(base, name), root).replace(os.sep, "/")
+            if name.casefold() in HIDDEN_NAMES:
+                continue
+            if rules.covers(relative, is_dir=True):
+                found.append(Path(base) / name)  # what is under it is hidden with it
+            else:
+                keep.append(name)
+        dirs[:] = keep
+    return found
 
 
 def groundskeeper_home() -> Path:
@@ -168,6 +356,22 @@ def groundskeeper_home() -> Path:
 _lock = threading.Lock()
 _registered: list[Fence] = []
 _cache: dict[str, Fence] = {}  # by $GROUNDSKEEPER_HOME's spelling: the home's fence + all runs'
+# the fence `binding` put on this thread's work, with the union last computed from it
+_bound: ContextVar[tuple[Fence, dict[str, Fence]] | None] = ContextVar("fence", default=None)
+
+
+@contextmanager
+def binding(fence: Fence) -> Iterator[Fence]:
+    """Add `fence` to what the sandbox runs and tool calls of the current thread (this
+    context) respect, on top of the process's: a worker's attempt, bound by its task's
+    protection and the run's hidden inputs while the checks of other threads are not."""
+    outer = _bound.get()
+    joined = fence if outer is None else outer[0].union(fence)
+    token = _bound.set((joined, {}))
+    try:
+        yield joined
+    finally:
+        _bound.reset(token)
 
 
 @contextmanager
@@ -185,7 +389,22 @@ def enforced(fence: Fence) -> Iterator[Fence]:
 
 
 def active() -> Fence:
-    """The union of the enforced fences and the home's; cheap when nothing changed."""
+    """The union of the enforced fences, the home's and the one bound to this thread's work;
+    cheap when nothing changed."""
+    bound = _bound.get()
+    if bound is None:
+        return _process_fence()
+    fence, unions = bound
+    base = _process_fence()
+    joined = unions.get("base")
+    if joined is None or unions.get("of") is not base:
+        joined = base.union(fence)
+        unions.clear()
+        unions.update({"base": joined, "of": base})
+    return joined
+
+
+def _process_fence() -> Fence:
     home = str(groundskeeper_home())
     found = _cache.get(home)
     if found is not None:

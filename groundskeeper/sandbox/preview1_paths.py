@@ -11,6 +11,7 @@ import os
 import stat
 import time
 
+import groundskeeper.sandbox.fence as fences
 from groundskeeper.sandbox.preview1_abi import (
     ACCES,
     ATIM,
@@ -162,19 +163,24 @@ class PathCalls(FdCalls):
         return parent, name, depth
 
     def _fenced(self, parent: int, name: bytes, *, changing: bool) -> None:
-        """Refuse acting on `name` in `parent` when the fence says so: a hidden directory is
-        absent; a pinned directory or a read-only file cannot be changed (EACCES)."""
+        """Refuse acting on `name` in `parent` when the fence says so: a hidden directory or
+        input is absent; a pinned directory, a read-only file or a name under a protected
+        pattern (a directory holding one included) cannot be changed (EACCES)."""
         try:
             info: os.stat_result | None = os.stat(name, dir_fd=parent, follow_symlinks=False)
         except FileNotFoundError:
             info = None
-        if info is not None and self.fence.hides(info):
+        fence = self.fence
+        if info is not None and fence.hides(info):
             raise WasiError(NOENT)
-        if changing and (
-            (info is not None and self.fence.pins(info))
-            or self.fence.guards(os.fstat(parent), name)
-        ):
+        if not changing:
+            return
+        if info is not None and fence.pins(info):
             raise WasiError(ACCES)
+        if fence.keeps_files:
+            why = fence.refusal_at(parent, name) or fence.tree_refusal(parent, name)
+            if why is not None:
+                raise WasiError(NOENT if why == fences.ABSENT else ACCES)
 
     @staticmethod
     def _require_directory(parent: int, name: bytes) -> None:
@@ -234,8 +240,9 @@ class PathCalls(FdCalls):
             parent, name, depth = self._walk(fd, name_bytes, follow)
             try:
                 fence = self.fence
-                if changing and fence.keeps_files and fence.guards(os.fstat(parent), name):
-                    return ACCES  # the running plan's file, a protected input: read-only
+                why = fence.refusal_at(parent, name) if changing and fence.keeps_files else None
+                if why is not None:  # a hidden input is absent; the plan, a protected input
+                    return NOENT if why == fences.ABSENT else ACCES  # are read-only
                 host_fd = os.open(name, flags, 0o666, dir_fd=parent)
             except OSError as error:
                 return wasi_errno(error)
@@ -333,6 +340,8 @@ class PathCalls(FdCalls):
             # as on a read-only mount, an existing name says so first
             if self._frozen(self._handle(fd)):
                 return EXIST if _exists(parent, name) else ROFS
+            if self.fence.keeps_files and self.fence.refusal_at(parent, name) == fences.ABSENT:
+                return NOENT  # a hidden input's name: nothing may be made there
             os.mkdir(name, 0o777, dir_fd=parent)
         finally:
             os.close(parent)
@@ -379,6 +388,9 @@ class PathCalls(FdCalls):
             try:
                 self._fenced(source, source_name, changing=True)
                 self._fenced(target, target_name, changing=True)
+                moved = self.fence.tree_refusal(source, source_name, (target, target_name))
+                if moved is not None:  # it would bring a name under a protected pattern
+                    return NOENT if moved == fences.ABSENT else ACCES
                 info = os.stat(source_name, dir_fd=source, follow_symlinks=False)
                 if (old_path.endswith(b"/") or new_path.endswith(b"/")) and not stat.S_ISDIR(
                     info.st_mode
@@ -469,6 +481,7 @@ class PathCalls(FdCalls):
             return INVAL  # "link/" names what the link points to, which is not a link
         parent, name, _ = self._named(fd, raw, dot=INVAL)
         try:
+            self._fenced(parent, name, changing=False)  # a hidden link is absent
             target = os.readlink(name, dir_fd=parent)
         finally:
             os.close(parent)

@@ -323,7 +323,11 @@ class CompoundCommands(SimpleCommands):
         if self.read_only or fence.is_read_only_file(info):
             return True
         parent, _, name = relative.rpartition(os.sep)
-        return bool(name) and fence.refusal(os.stat(self.workdir.host(parent)), name) is not None
+        if not name:
+            return False
+        if fence.refusal(os.stat(self.workdir.host(parent)), name) is not None:
+            return True
+        return fence.rule_refusal(self.workdir.host(relative)) is not None
 
 
 def _ere_escape(text: str) -> str:

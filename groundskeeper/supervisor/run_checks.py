@@ -1,5 +1,6 @@
-"""A run's checks: a task's check runs in the sandbox on the workdir, unless a protected input
-it reads has changed since the run started, which fails it without running it.
+"""A run's checks: a task's check runs in the sandbox on the workdir, unless a hidden input it
+reads changed since the run started or a protected input since the task started
+(`run_paths`), which fails it without running it.
 
 It owns that rule and the run's sealed checks outside the pipeline (phases, roll-ups, gates);
 it does not decide what a result means for the task, and `acceptance.check` runs the check.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from groundskeeper.acceptance import protect
 from groundskeeper.acceptance.check import (
     CheckResult,
     SealedCheck,
@@ -18,24 +18,24 @@ from groundskeeper.acceptance.check import (
     sha256_text,
 )
 from groundskeeper.supervisor.run_books import RunBooks
+from groundskeeper.supervisor.run_paths import RunPaths
 
 
 class RunChecks:
-    """The checks of one run on `workdir`; `inputs` and `inputs_of` are set as it starts."""
+    """The checks of one run on `workdir`; `paths` is set as it starts."""
 
     def __init__(self, workdir: Path, shell: Shell | None, timeout: float, books: RunBooks) -> None:
         self.workdir = workdir
         self.shell = shell
         self.timeout = timeout
         self.books = books
-        self.inputs: dict[str, str | None] = {}  # protected input → sha256 at run start
-        self.inputs_of: dict[str, list[str]] = {}  # task id → the protected inputs it reads
+        self.paths: RunPaths | None = None  # the run's protected and hidden inputs
 
     def run(self, task_id: str, check: SealedCheck) -> CheckResult:
         """The check's result, not sealed."""
-        gone = protect.changed(self.workdir, self.inputs, self.inputs_of.get(task_id, ()))
+        gone = self.paths.changed(task_id) if self.paths is not None else []
         if gone:
-            why = f"protected input changed: {', '.join(gone)}"
+            why = "; ".join(gone)
             return CheckResult("FAIL", "protected_input_changed", why, "", check.sha256,
                                sha256_text(""), 0, None)  # fmt: skip
         return run_check(check, self.workdir, shell=self.shell, timeout=self.timeout)

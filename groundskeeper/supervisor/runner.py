@@ -23,7 +23,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from groundskeeper.acceptance import protect
 from groundskeeper.acceptance.attempt_record import OUTPUTS_DIR, AttemptRecord, OutputStore
 from groundskeeper.acceptance.check import Shell
 from groundskeeper.acceptance.contracts import ContractContext
@@ -44,7 +43,7 @@ from groundskeeper.plan.contract_syntax import watched_paths
 from groundskeeper.plan.edit import TODO_LINE
 from groundskeeper.plan.keywords import file_flag
 from groundskeeper.plan.org import Heading, Plan, PlanReadError
-from groundskeeper.plan.properties import DEFAULT_MAX_ATTEMPTS, covers
+from groundskeeper.plan.properties import DEFAULT_MAX_ATTEMPTS
 from groundskeeper.plan.spec import compile_plan
 from groundskeeper.plan.tree import Node, TaskWalk, build_tree
 from groundskeeper.record.backing import HasHistory, Record, read_record
@@ -75,6 +74,7 @@ from groundskeeper.supervisor.reports import (
 )
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.run_checks import RunChecks
+from groundskeeper.supervisor.run_paths import RunPaths
 from groundskeeper.supervisor.sealing import (
     MemoryRecorder,
     RunSeal,
@@ -225,17 +225,15 @@ class Runner:
     def _run(self, lint: Callable[[Plan], list[Diagnostic]] | None) -> RunReport:
         self.control.ensure()
         fence = fences.for_plan(self.plan_path, self.control.root)
-        patterns = {task.heading: task.protect for task in self.spec}
         try:
-            files = protect.matched_files(self.workdir, [p for ps in patterns.values() for p in ps])
+            self._paths = RunPaths(self.workdir, self.spec)
         except ValueError as exc:
-            raise PlanReadError(f"{self.plan_path}: :protect: {exc}; narrow the patterns") from exc
-        # sealed at run start: what each protected input holds before any worker runs
-        self._checks.inputs = {f: protect.input_sha256(self.workdir, f) for f in files}
-        self._checks.inputs_of = {
-            h.task_id: [f for f in files if covers(ps, f)] for h, ps in patterns.items()
-        }
-        with fences.enforced(fence.union(fences.protecting(self.workdir, files))):
+            raise PlanReadError(
+                f"{self.plan_path}: :protect:/:hide: {exc}; narrow the patterns"
+            ) from exc
+        self._checks.paths = self._paths
+        # protection binds each task's own worker (`_attempt`); the process keeps the plan's
+        with fences.enforced(fence):
             return self._run_fenced(lint)
 
     def _run_fenced(self, lint: Callable[[Plan], list[Diagnostic]] | None) -> RunReport:
@@ -247,6 +245,7 @@ class Runner:
             *lint(self.plan),
             *preflight(self.plan),
             *judge_preflight(self.spec, self.judge_model, self.options.judge_profile),
+            *self._paths.announcement(),
         ]
         if has_errors(diagnostics):
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
@@ -295,7 +294,9 @@ class Runner:
             max_parallel=self.options.max_parallel,
             require_checks=self.options.require_checks,
             require_red=self._require_red,
-            protected=sorted(self._checks.inputs.items()),
+            protected=sorted(self._paths.start.items()),
+            hidden=self._paths.hidden,
+            automatic=sorted(self._paths.automatic),
             breaker=self.options.breaker,
             max_total_attempts=self.options.max_total_attempts,
         )
@@ -462,9 +463,12 @@ class Runner:
             return
         try:
             invariants = [i.to_json() for i in task.invariants] if node.kind == "leaf" else None
+            # its protected inputs as its work starts: what its checks compare against now
+            inputs = self._paths.task_started(task.heading.task_id) if node.kind == "leaf" else None
             self.seal.task_start(
-                task.heading.task_id, node.kind, task.check_sha256, invariants=invariants
-            )
+                task.heading.task_id, node.kind, task.check_sha256, invariants=invariants,
+                protected=None if inputs is None else sorted(inputs.items()),
+            )  # fmt: skip
             self._tampering.started(node)
             self._emit(RunEvent("task-start", task.heading.task_id, task.heading.title))
             outcome = job(node)
@@ -550,6 +554,10 @@ class Runner:
             tuple(c.text for c in task.contracts),
             tuple(f.spec for f in task.evidence),
             task.invariants,
+            held_out=bool(self._paths.hidden),
+            protected=tuple(
+                p for p, ids in self._paths.automatic.items() if heading.task_id in ids
+            ),
         )
         # the paths a `changed` contract names are looked at around each of its `sh` calls
         watching = watched_paths(task.contracts)
@@ -574,7 +582,10 @@ class Runner:
         watched = self._watch(task)
         unavailable = ""
         try:
-            claim: AttemptOutcome | None = session.attempt(loop.feedback)
+            # the worker is bound by its task's protection and the run's hidden inputs, in
+            # this thread only: the checks of other threads still see the hidden inputs
+            with fences.binding(self._paths.worker_fence(task_id)):
+                claim: AttemptOutcome | None = session.attempt(loop.feedback)
             loop.history.written.update(_written_paths(sealed))
         except ModelCallError as exc:
             claim, unavailable = None, f"model unavailable: {exc}"

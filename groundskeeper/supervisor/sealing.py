@@ -111,6 +111,10 @@ def _protected_inputs(listed: list[dict[str, str | None]]) -> dict[str, Any]:
     }
 
 
+def _paths(key: str, paths: list[str]) -> dict[str, Any]:
+    return {key: paths if len(canonical_json(paths)) <= CHECKS_INLINE_BYTES // 4 else None}
+
+
 class RunSeal:
     """The steps of one run, recorded one at a time from any thread.
 
@@ -152,6 +156,8 @@ class RunSeal:
         require_checks: bool,
         require_red: bool = False,
         protected: Iterable[tuple[str, str | None]] = (),
+        hidden: Iterable[str] = (),
+        automatic: Iterable[str] = (),
         breaker: int | None = None,
         max_total_attempts: int | None = None,
     ) -> None:
@@ -178,6 +184,10 @@ class RunSeal:
                 "max_total_attempts": max_total_attempts,
                 # the protected inputs as they were before any work (hash-only past a line)
                 **_protected_inputs([{"path": p, "sha256": h} for p, h in protected]),
+                # which of them are hidden from workers, and which expected files were
+                # protected without a pattern naming them (the digest covers the hashes)
+                **_paths("hidden", list(hidden)),
+                **_paths("protected_automatically", list(automatic)),
                 "versions": {"groundskeeper": __version__, "python": platform.python_version()},
             },
         )
@@ -189,12 +199,17 @@ class RunSeal:
         check_sha256: str | None,
         *,
         invariants: list[dict[str, object]] | None = None,
+        protected: list[tuple[str, str | None]] | None = None,
     ) -> None:
         """`invariants` (a leaf's): each `{context, line, sha256}` its worker's system prompt
-        states, for every attempt of this task-start (the texts are in the sealed plan)."""
+        states, for every attempt of this task-start (the texts are in the sealed plan).
+        `protected` (a leaf's): its protected inputs as its work starts, which its checks
+        compare against from then on."""
         body: dict[str, Any] = {"task_id": task_id, "kind": kind, "check_sha256": check_sha256}
         if invariants is not None:
             body["invariants"] = invariants
+        if protected is not None:
+            body.update(_protected_inputs([{"path": p, "sha256": h} for p, h in protected]))
         self.record("task-start", body)
 
     def tool_call(self, task_id: str, attempt: int, call: ToolCallRecord) -> dict[str, Any]:

@@ -10,12 +10,13 @@ and the attempt loop the runner's. A new stage is a class here, added to `attemp
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
-from groundskeeper.acceptance.check import CheckResult, SealedCheck
+from groundskeeper.acceptance.check import CheckResult, check_feedback
 from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
 from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
 from groundskeeper.acceptance.gates import GateOpened
@@ -33,6 +34,7 @@ from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCall, Usage
 from groundskeeper.record.backing import Record
+from groundskeeper.sandbox import fence as fences
 from groundskeeper.supervisor.gating import open_gate
 from groundskeeper.supervisor.pipeline import (
     AttemptContext,
@@ -78,10 +80,6 @@ def verify_stages(tools: StageTools) -> list[Stage | Joint]:
     """A task's own verdict without an attempt to judge (a roll-up, an approved gate): its
     check, then its dock."""
     return [CheckStage(tools), DockStage(tools)]
-
-
-def check_feedback(check: SealedCheck, detail: str) -> str:
-    return f"your work did not pass its acceptance check: {check.text.strip()} → {detail}"
 
 
 # -- the claim: evidence and contracts, against the record of the attempt ----------------------
@@ -283,6 +281,7 @@ class JudgeStage:
 
     def __init__(self, tools: StageTools) -> None:
         self.toolbox = tools.toolbox
+        self.checks = tools.checks
         self.model = tools.judge_model
         self.prompt = tools.judge_prompt
         self.profile = tools.judge_profile
@@ -292,10 +291,12 @@ class JudgeStage:
         if task.check is None or task.criteria is None:
             return StageResult(self.name)
         heading = task.heading
-        # lint refused a plan whose `:judge-files:` paths cannot be read
-        artifacts, unreadable = collect_artifacts(
-            self.toolbox, task.judge_files, context.history.wrote
-        )
+        paths = self.checks.paths
+        # the judge never sees a hidden input: it reads under the fence the workers do
+        with fences.binding(paths.judge_fence()) if paths is not None else nullcontext():
+            # lint refused a plan whose `:judge-files:` paths cannot be read
+            files = paths.judged(task.judge_files) if paths is not None else task.judge_files
+            artifacts, unreadable = collect_artifacts(self.toolbox, files, context.history.wrote)
         judgement = self._ask(context, artifacts, unreadable)
         steps: list[Step] = []
         if judgement.called:

@@ -125,6 +125,8 @@ class WorkerTask:
     contracts: tuple[str, ...] = ()  # the task's contract lines, as written
     evidence: tuple[str, ...] = ()  # its evidence fields, `name:type[:pattern]`
     invariants: tuple[Invariant, ...] = ()  # the plan's and its contexts' (`:contexts:`)
+    held_out: bool = False  # the run hides inputs from workers (`:hide:`, `#+HIDE:`)
+    protected: tuple[str, ...] = ()  # expected files protected without a `:protect:`
 
 
 def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
@@ -160,6 +162,18 @@ def _requirements(task: WorkerTask) -> str:
         lines.append(
             "An `output-of:PATTERN` field quotes what a command matching PATTERN printed when"
             " you ran it on its own line with `sh` in this attempt, and it must have exited 0."
+        )
+    if task.held_out:
+        lines.append(
+            "Held-out files: the plan hides some inputs from every worker (an answer key, held-out"
+            " tests). They exist and the acceptance check reads them, but your tools and the"
+            " sandbox see them as absent, and what they hold is not told. Do the work the task"
+            " asks for; it is judged against them."
+        )
+    if task.protected:
+        listed = ", ".join(f"`{p}`" for p in task.protected)
+        lines.append(
+            f"Expected files your work is compared against, not yours to change: {listed}."
         )
     if not lines:
         return "Nothing beyond the acceptance check."

@@ -365,3 +365,39 @@ def test_the_set_up_is_this_installations_and_private() -> None:
     assert cpython.site_ready() == cpython.site_path()
     for path in (compiled, compiled.parent, cpython.site_path()):
         cpython.check_private(path)
+
+
+# ---- test runners and imports -------------------------------------------------------------
+
+
+def test_unittest_and_doctest_run_a_projects_tests(layout: Path) -> None:
+    (layout / "mathx.py").write_text(
+        'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return x * 2\n'
+    )
+    (layout / "test_mathx.py").write_text(
+        "import unittest\n\nimport mathx\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_double(self):\n        self.assertEqual(mathx.double(3), 6)\n"
+    )
+    unit = sh(layout, "python3 -m unittest -q test_mathx 2>&1", read_only=True)
+    assert (unit.status, unit.stdout.splitlines()[-1]) == (0, "OK")
+    doc = sh(layout, "python3 -m doctest -v mathx.py", read_only=True)
+    assert (doc.status, doc.stdout.splitlines()[-1]) == (0, "Test passed.")
+    (layout / "mathx.py").write_text(
+        'def double(x):\n    """\n    >>> double(2)\n    4\n    """\n    return x * 3\n'
+    )
+    assert sh(layout, "python3 -m unittest -q test_mathx", read_only=True).status == 1
+    failed = sh(layout, "python3 -m doctest mathx.py", read_only=True)
+    assert failed.status == 1 and "Expected:\n    4\nGot:\n    6" in failed.stdout
+
+
+def test_a_c_extension_that_cannot_load_is_named(layout: Path) -> None:
+    (layout / "fastmath.cpython-312-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    result = sh(layout, "python3 -c 'import fastmath'")
+    assert result.status == 1
+    assert result.stderr.endswith(
+        "ModuleNotFoundError: No module named 'fastmath': "
+        "/workdir/fastmath.cpython-312-x86_64-linux-gnu.so is a C extension, which cannot "
+        "load in the sandbox (CPython for WASI runs pure Python only)\n"
+    )
+    plain = sh(layout, "python3 -c 'import nosuchmodule'")
+    assert plain.stderr.endswith("ModuleNotFoundError: No module named 'nosuchmodule'\n")

@@ -26,3 +26,34 @@ def _start() -> None:
 
 _start()
 del _start
+
+
+class _CExtension:
+    """Last on `sys.meta_path`: an import nothing else found, for which the workdir holds a
+    compiled extension (`name.cpython-312-x86_64-linux-gnu.so`, `name.pyd`), says so plainly
+    instead of "No module named"."""
+
+    @staticmethod
+    def find_spec(name: str, path: object = None, target: object = None) -> None:
+        base = name.rpartition(".")[2]
+        entries = path if isinstance(path, list) else sys.path
+        for entry in entries:
+            folder = os.path.abspath(entry or ".")
+            if not folder.startswith("/workdir"):
+                continue  # the project's own directories: the standard library has none
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                continue
+            for found in names:
+                if found.startswith(base + ".") and found.endswith((".so", ".pyd", ".dylib")):
+                    raise ModuleNotFoundError(
+                        f"No module named {name!r}: {os.path.join(folder, found)} is a C "
+                        "extension, which cannot load in the sandbox (CPython for WASI runs "
+                        "pure Python only)",
+                        name=name,
+                    )
+        return None
+
+
+sys.meta_path.append(_CExtension)

@@ -1,0 +1,520 @@
+"""The decision behind `groundskeeper hook AGENT`: may this agent stop?
+
+It owns one hook call from event to sealed decision: find the plan, refuse a ledger or key
+it cannot trust, compare the plan with the one sealed at session start, run the open tasks'
+checks in the sandbox exactly as `groundskeeper check` does (`acceptance.check`), count the
+session's blocks, and seal the claim, each check and the decision before answering. Anything
+it cannot confirm raises `HookFailure`, which the caller turns into a block. It does not
+speak any agent's dialect (`agents.dialects`) and never prints.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from groundskeeper import __version__
+from groundskeeper.acceptance.check import (
+    DEFAULT_CHECK_TIMEOUT,
+    CheckResult,
+    SealedCheck,
+    Shell,
+    check_feedback,
+    run_check,
+    sandbox_shell,
+    sha256_text,
+)
+from groundskeeper.agents.dialects import Decision, HookEvent
+from groundskeeper.agents.seal import (
+    ANCHOR_DIR,
+    Fingerprint,
+    HookFailure,
+    LedgerView,
+    check_anchor,
+    fingerprint,
+    new_hook_run_id,
+    write_anchor,
+)
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.plan.org import Heading, Plan, load_plan
+from groundskeeper.plan.spec import TaskSpec, compile_plan
+from groundskeeper.record.control import CONTROL_ROOT, ControlDir
+from groundskeeper.record.keys import (
+    SigningKey,
+    groundskeeper_home,
+    load_signing_key,
+    trusted_keys,
+)
+from groundskeeper.record.ledger import Ledger, excerpt, read_steps, verify_ledger
+
+__all__ = [
+    "DEFAULT_MAX_BLOCKS",
+    "HookOptions",
+    "HookRecord",
+    "check_body",
+    "decide",
+    "find_plan",
+    "open_plan_record",
+    "seal_plan",
+    "verified_steps",
+]
+
+log = logging.getLogger(__name__)
+
+#: Claude Code's own cap; a model that calls a tool between blocks is never stopped by it.
+DEFAULT_MAX_BLOCKS = 8
+
+#: Where failures of groundskeeper's own are counted when nothing can be sealed.
+FAILURES_FILE = "hook-failures.json"
+
+
+@dataclass(frozen=True, slots=True)
+class HookOptions:
+    plan: Path | None = None
+    workdir: Path | None = None
+    max_blocks: int = DEFAULT_MAX_BLOCKS
+    check_timeout: float = DEFAULT_CHECK_TIMEOUT
+    shell: Shell | None = field(default=None, repr=False)
+    #: the one task this session works on (Claude Code as groundskeeper's worker)
+    task: str | None = None
+    #: set-up sealed the plan: a ledger without a seal was deleted or replaced
+    require_seal: bool = False
+
+
+def find_plan(given: Path | None, cwd: str | None) -> Path:
+    """The plan a hook gates: the one named on its command line, else the single plan in the
+    session's directory (`plan.org`, else its only `*.org`)."""
+    if given is not None:
+        if not given.is_file():
+            raise HookFailure("no-plan", f"the plan {given} named by the hook is not a file")
+        return given
+    where = Path(cwd) if cwd else Path.cwd()
+    if (where / "plan.org").is_file():
+        return where / "plan.org"
+    found = sorted(p for p in where.glob("*.org") if p.is_file())
+    if len(found) == 1:
+        return found[0]
+    what = "no plan" if not found else f"{len(found)} plans ({', '.join(p.name for p in found)})"
+    raise HookFailure(
+        "no-plan",
+        f"{what} in {where}: name the plan in the hook's command (`groundskeeper hook AGENT"
+        " --plan PLAN`, or `groundskeeper agent setup AGENT --plan PLAN`)",
+    )
+
+
+class HookRecord:
+    """One hook call's (or MCP tool call's) run in the plan's ledger."""
+
+    def __init__(self, control: ControlDir, key: SigningKey, first: Mapping[str, Any]) -> None:
+        self.run_id = new_hook_run_id()
+        self.ledger = Ledger(control.path, key, self.run_id)
+        self.seal("run-start", first)
+
+    def seal(self, step: str, body: Mapping[str, Any]) -> int:
+        """Seal one step; its sequence number in the ledger."""
+        try:
+            return self.ledger.record(step, {"run_id": self.run_id, **body}).seq
+        except GroundskeeperError as exc:
+            raise HookFailure("ledger", f"cannot seal the `{step}` step: {exc}") from exc
+        except OSError as exc:
+            raise HookFailure("ledger", f"cannot seal the `{step}` step: {exc}") from exc
+
+
+def _versions() -> dict[str, str]:
+    return {"groundskeeper": __version__}
+
+
+def _load_key() -> SigningKey:
+    try:
+        return load_signing_key().key
+    except GroundskeeperError as exc:
+        raise HookFailure("key", f"groundskeeper cannot sign its decision: {exc}") from exc
+    except Exception as exc:  # an unreadable file is as unusable as a malformed one
+        raise HookFailure("key", f"groundskeeper cannot sign its decision: {exc}") from exc
+
+
+def verified_steps(control: ControlDir, plan_path: Path) -> list[tuple[str, dict[str, Any]]]:
+    check_anchor(plan_path, control.path)
+    if not control.ledger.exists():
+        return []
+    try:
+        report = verify_ledger(control.ledger, trusted_keys())
+    except GroundskeeperError as exc:
+        raise HookFailure("ledger", f"the plan's ledger cannot be read: {exc}") from exc
+    if not report.ok:
+        first = report.findings[0]
+        raise HookFailure(
+            "ledger",
+            f"the plan's ledger {control.ledger} does not verify (line {first.line}:"
+            f" {first.code}: {first.reason}); run `groundskeeper ledger verify"
+            f" {control.plan_path}`",
+        )
+    return [
+        (str(obj["step"]), obj["body"])
+        for _, obj in read_steps(control.ledger)
+        if obj is not None and isinstance(obj.get("body"), dict)
+    ]
+
+
+def open_plan_record(plan_path: Path) -> tuple[ControlDir, SigningKey]:
+    try:
+        control = ControlDir.for_plan(plan_path).ensure()
+    except GroundskeeperError as exc:
+        raise HookFailure("control", str(exc)) from exc
+    return control, _load_key()
+
+
+def seal_plan(
+    plan_path: Path,
+    workdir: Path | None,
+    by: str,
+    session: str = "",
+    guarded: list[Path] | None = None,
+) -> Fingerprint:
+    """Seal the plan as it is now as the one sessions are held to (a `hook-seal` run), with
+    the agent configuration files in `guarded` (None: those of the seal before)."""
+    control, key = open_plan_record(plan_path)
+    view = LedgerView.read(verified_steps(control, plan_path), session)
+    plan = _load(plan_path)
+    root = (workdir or plan_path.parent).resolve()
+    if guarded is None:
+        paths = [p for p, _ in view.seal.guarded] if view.seal is not None else []
+    else:
+        paths = [str(p.absolute()) for p in guarded]
+    now = fingerprint(plan, root, paths)
+    record = HookRecord(
+        control,
+        key,
+        {
+            "kind": "hook-seal",
+            "plan": str(plan_path),
+            "by": by,
+            "session_id": session,
+            **now.to_json(),
+            "versions": _versions(),
+        },
+    )
+    record.seal("run-end", {"ok": True, "states": [], "tampers": 0})
+    write_anchor(plan_path, control.path)
+    return now
+
+
+def _load(plan_path: Path) -> Plan:
+    try:
+        return load_plan(plan_path)
+    except GroundskeeperError as exc:
+        raise HookFailure("plan", f"the plan cannot be read: {exc}") from exc
+
+
+def decide(event: HookEvent, options: HookOptions) -> Decision:
+    """The answer to one hook event, sealed before it is returned."""
+    plan_path = find_plan(options.plan, event.cwd).absolute()
+    if event.kind == "config-change":
+        return Decision(
+            "block",
+            "groundskeeper fixed this session's settings when it started (`groundskeeper agent"
+            " setup`); a change to them is refused. Ask the user to change them outside the"
+            " session.",
+        )
+    if options.task is not None and event.kind == "stop":
+        event = replace(event, subject=options.task)
+    control, key = open_plan_record(plan_path)
+    if event.kind == "tool":
+        return _record_tool(event, plan_path, control, key, options)
+    steps = verified_steps(control, plan_path)
+    view = LedgerView.read(steps, event.session_id)
+    if view.seal is None and options.require_seal:
+        # `agent setup` sealed the plan before the session: were the ledger and its anchor
+        # both removed, a first call would otherwise seal whatever the plan says now
+        raise HookFailure(
+            "ledger",
+            f"the plan's ledger {control.ledger} holds no seal, but `agent setup` sealed the"
+            " plan: the ledger was deleted or replaced. Inspect it; `groundskeeper agent setup`"
+            " seals the plan again",
+        )
+    plan = _load(plan_path)
+    root = (options.workdir or plan_path.parent).resolve()
+    now = fingerprint(plan, root, [p for p, _ in view.seal.guarded] if view.seal else ())
+    if view.seal is None:
+        by = "session-start" if event.kind == "session-start" else "first hook call"
+        seal_plan(plan_path, options.workdir, by, event.session_id)
+        view = LedgerView(now, by, view.blocks)
+    if event.kind == "session-start":
+        return Decision("allow", "")
+    changes = now.changes_from(view.seal) if view.seal is not None else []
+    record = HookRecord(
+        control,
+        key,
+        {
+            "kind": "hook",
+            "agent": event.agent,
+            "event": event.name,
+            "session_id": event.session_id,
+            "plan": str(plan_path),
+            "plan_sha256": now.plan_sha256,
+            "checks": [{"task_id": t, "check_sha256": s} for t, s in now.checks],
+            "workdir": str(root),
+            "max_blocks": options.max_blocks,
+            "versions": _versions(),
+        },
+    )
+    claim_body = {
+        "task_id": event.subject,
+        "attempt": view.blocks + 1,
+        "claim_sha256": sha256_text(event.claim, keep_surrogates=True),
+        "excerpt": excerpt(event.claim),
+        "evidence_json": None,
+        "evidence_sha256": None,
+    }
+    record.seal("claim", claim_body)
+    if changes:
+        reason = (
+            "the plan changed since the session started: " + "; ".join(changes) + f" ({plan_path})."
+            " Put the plan, its checks and protected inputs back as they were: only the user"
+            " re-seals a plan (`groundskeeper agent seal`)."
+        )
+        return _finish(record, event, view, options, Decision("block", reason), [], plan_path)
+    tasks, note = _tasks_for(plan, event)
+    if tasks is None:
+        return _finish(record, event, view, options, Decision("allow", note), [], plan_path)
+    failures: list[tuple[TaskSpec, str]] = []
+    shell = options.shell if options.shell is not None else sandbox_shell()
+    for task in tasks:
+        why = _judge_task(task, root, shell, options.check_timeout, record, view.blocks + 1)
+        if why is not None:
+            failures.append((task, why))
+    if not failures:
+        done = ", ".join(f"`{t.task_id}`" for t in tasks) or "no open task"
+        return _finish(
+            record, event, view, options, Decision("allow", f"checks pass: {done}"), [], plan_path
+        )
+    lines = [f"groundskeeper: not done — {len(failures)} of {len(tasks)} open task(s) fail:"]
+    for task, why in failures:
+        lines.append(f"- task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
+    lines.append("Do the work (not the plan, its checks or the settings), then stop again.")
+    return _finish(
+        record, event, view, options, Decision("block", "\n".join(lines)), failures, plan_path
+    )
+
+
+def _record_tool(
+    event: HookEvent, plan_path: Path, control: ControlDir, key: SigningKey, options: HookOptions
+) -> Decision:
+    """A PostToolUse: the tool call sealed as the worker's record (it decides nothing)."""
+    raw = event.raw
+    tool = raw.get("tool_name")
+    response = raw.get("tool_response")
+    is_error = isinstance(response, dict) and bool(
+        response.get("is_error") or response.get("error")
+    )
+    record = HookRecord(
+        control,
+        key,
+        {
+            "kind": "hook-tool",
+            "agent": event.agent,
+            "session_id": event.session_id,
+            "plan": str(plan_path),
+        },
+    )
+    record.seal(
+        "tool-call",
+        {
+            "task_id": options.task,
+            "attempt": 0,
+            "tool": str(tool or ""),
+            "input_sha256": sha256_text(json.dumps(raw.get("tool_input"), sort_keys=True)),
+            "status": "error" if is_error else "ok",
+            "is_error": is_error,
+            "tool_use_id": str(raw.get("tool_use_id") or ""),
+        },
+    )
+    record.seal("run-end", {"ok": True, "states": [], "tampers": 0})
+    return Decision("allow", "")
+
+
+def _tasks_for(plan: Plan, event: HookEvent) -> tuple[list[TaskSpec] | None, str]:
+    """The tasks a stop claims: the one a TaskCompleted or SubagentStop names, else every
+    open task. None: the event names no task of the plan (nothing of it is claimed)."""
+    spec = compile_plan(plan)
+    done = set(plan.done_states)
+    open_leaves = [t for t in spec if not t.heading.child_tasks and t.heading.keyword not in done]
+    if event.subject is None:
+        return open_leaves, ""
+    named = [h for h in plan.tasks() if event.subject in (h.task_id, h.title)]
+    if not named:
+        return None, f"`{event.subject}` is no task of the plan; the final stop checks them all"
+    heads: set[Heading] = set()
+    for heading in named:
+        stack = [heading]
+        while stack:
+            current = stack.pop()
+            heads.add(current)
+            stack.extend(current.child_tasks)
+    return [t for t in spec if t.heading in heads and not t.heading.child_tasks], ""
+
+
+def _judge_task(
+    task: TaskSpec, root: Path, shell: Shell, timeout: float, record: HookRecord, attempt: int
+) -> str | None:
+    """Why the task is not done (None: its check passed), its check sealed."""
+    if task.check is None:
+        return (
+            "it has no acceptance check, so nothing can confirm it; add `:done-when:` or a"
+            " `#+begin_src sh :check` block to the plan (the user re-seals it)"
+        )
+    more = [
+        name
+        for name, present in (
+            ("contracts", bool(task.contracts or task.contract_problems)),
+            ("evidence", bool(task.evidence or task.evidence_problems)),
+            ("a judge", task.judge is not None),
+            ("an approval gate", task.gate is not None),
+        )
+        if present
+    ]
+    sealed = SealedCheck.seal(task.check)
+    result = run_check(sealed, root, shell=shell, timeout=timeout)
+    record.seal("check", check_body(task.task_id, attempt, result))
+    if not result.passed:
+        detail = f"{result.reason}\n{result.output}".rstrip()
+        return f"{result.code}: " + check_feedback(sealed, detail)
+    if more:
+        return (
+            f"its check passes, but it is also judged on {' and '.join(more)}, which a hook"
+            " cannot confirm; finish it with `groundskeeper resume`"
+        )
+    return None
+
+
+def check_body(
+    task_id: str, attempt: int, result: CheckResult, phase: str = "hook"
+) -> dict[str, Any]:
+    """A `check` step's body (SPEC §7), with the `phase` that ran it."""
+    return {
+        "phase": phase,
+        "task_id": task_id,
+        "attempt": attempt,
+        "check_sha256": result.check_sha256,
+        "output_sha256": result.output_sha256,
+        "verdict": result.verdict,
+        "reason": result.code or None,
+        "excerpt": excerpt(result.output),
+        "duration_ms": result.duration_ms,
+    }
+
+
+def _finish(
+    record: HookRecord,
+    event: HookEvent,
+    view: LedgerView,
+    options: HookOptions,
+    decision: Decision,
+    failures: list[tuple[TaskSpec, str]],
+    plan_path: Path,
+) -> Decision:
+    blocks = view.blocks + 1 if decision.outcome == "block" else 0
+    states: list[tuple[str, str]] = []
+    if decision.outcome == "block" and blocks >= options.max_blocks:
+        # the agent would be stopped anyway: the tasks it could not finish are FAILED, sealed,
+        # and the user is told (never a silent allow)
+        for task, _ in failures:
+            record.seal(
+                "state",
+                {
+                    "task_id": task.task_id,
+                    "from": task.heading.keyword or "",
+                    "to": "FAILED",
+                    "stop": "breaker",
+                },
+            )
+            states.append((task.task_id, "FAILED"))
+        failed = ", ".join(f"`{t}`" for t, _ in states) or "none (the plan itself changed)"
+        decision = Decision(
+            "stop",
+            f"groundskeeper: the agent was refused {blocks} times (--max-blocks"
+            f" {options.max_blocks}); its stop is NOT a pass. FAILED: {failed}. Last reason:"
+            f" {decision.reason}",
+        )
+    record.seal(
+        "hook-decision",
+        {
+            "agent": event.agent,
+            "event": event.name,
+            "session_id": event.session_id,
+            "task_id": event.subject,
+            "decision": decision.outcome,
+            "reason": excerpt(decision.reason),
+            "reason_sha256": sha256_text(decision.reason),
+            "blocks": blocks,
+        },
+    )
+    record.seal(
+        "run-end",
+        {
+            "ok": decision.outcome == "allow",
+            "states": [{"task_id": t, "state": s} for t, s in states],
+            "tampers": 0,
+        },
+    )
+    control = ControlDir.for_plan(plan_path)
+    write_anchor(plan_path, control.path)
+    if states:
+        _write_failed(plan_path, [t for t, _ in states], options.workdir)
+    return decision
+
+
+def _write_failed(plan_path: Path, task_ids: list[str], workdir: Path | None) -> None:
+    """Write the breaker's FAILED into the headlines, then re-seal the plan so the change
+    groundskeeper made is not taken for the agent's."""
+    from groundskeeper.plan.edit import set_state
+
+    for task_id in task_ids:
+        try:
+            set_state(plan_path, task_id, "FAILED")
+        except GroundskeeperError as exc:
+            log.warning("cannot write FAILED for %s into %s: %s", task_id, plan_path, exc)
+    seal_plan(plan_path, workdir, "breaker")
+
+
+# -- failures of groundskeeper's own, counted where nothing could be sealed ---------------------
+
+
+def count_failure(
+    plan_hint: Path | None, cwd: str | None, session: str, *, reset: bool = False
+) -> int:
+    """Count one failure block for `session` in a row (`reset`: a decision was sealed, the
+    row ends); return the count so far. Kept in the control directory when there is one,
+    else in $GROUNDSKEEPER_HOME: a broken groundskeeper must not loop an agent forever
+    either."""
+    where = _failure_file(plan_hint, cwd)
+    if reset and not where.exists():
+        return 0
+    counts: dict[str, int] = {}
+    try:
+        loaded = json.loads(where.read_text(encoding="utf-8"))
+        if isinstance(loaded, dict):
+            counts = {str(k): int(v) for k, v in loaded.items() if isinstance(v, int)}
+    except (OSError, ValueError):
+        pass
+    counts[session] = 0 if reset else counts.get(session, 0) + 1
+    try:
+        where.parent.mkdir(parents=True, exist_ok=True)
+        temporary = where.with_name(where.name + f".{os.getpid()}.tmp")
+        temporary.write_text(json.dumps(counts), encoding="utf-8")
+        os.replace(temporary, where)
+    except OSError:
+        log.warning("cannot record a hook failure in %s", where)
+    return counts[session]
+
+
+def _failure_file(plan_hint: Path | None, cwd: str | None) -> Path:
+    for candidate in (plan_hint, Path(cwd) / "plan.org" if cwd else None):
+        if candidate is not None and (candidate.parent / CONTROL_ROOT).is_dir():
+            return ControlDir.for_plan(candidate).path / FAILURES_FILE
+    return groundskeeper_home() / ANCHOR_DIR / FAILURES_FILE

@@ -1,0 +1,216 @@
+"""The plan as sealed for an agent's sessions, and what a hook reads back of the ledger.
+
+It owns the fingerprint of a plan (the file's hash, each task's check hash, the protected
+inputs' hashes), the `hook-seal` runs that record it, the anchor in $GROUNDSKEEPER_HOME that
+names each plan's ledger (so a deleted or swapped ledger is seen), and counting a session's
+blocks from the signed record. It does not run checks or answer agents.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from groundskeeper.acceptance.check import SealedCheck, sha256_text
+from groundskeeper.acceptance.protect import file_sha256, input_sha256, matched_files
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.plan.org import Plan
+from groundskeeper.plan.spec import compile_plan
+from groundskeeper.record.keys import groundskeeper_home
+from groundskeeper.record.ledger_format import LEDGER_FILE, ledger_origin
+
+__all__ = [
+    "ANCHOR_DIR",
+    "Fingerprint",
+    "HookFailure",
+    "LedgerView",
+    "check_anchor",
+    "fingerprint",
+    "new_hook_run_id",
+    "write_anchor",
+]
+
+#: Where each gated plan's ledger is named, under $GROUNDSKEEPER_HOME.
+ANCHOR_DIR = "agents"
+
+
+class HookFailure(GroundskeeperError):
+    """Something groundskeeper needs to confirm a stop is missing or damaged: the hook blocks
+    with this message (no plan, an unusable key, a ledger that does not verify, …)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def new_hook_run_id() -> str:
+    now = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    return f"hook-{now}-{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What a session may not change: the plan file, each task's check, the protected
+    inputs (by content)."""
+
+    plan_sha256: str
+    checks: tuple[tuple[str, str | None], ...]
+    protected: tuple[tuple[str, str | None], ...]
+    #: the agent's hook configuration `agent setup` wrote (absolute paths)
+    guarded: tuple[tuple[str, str | None], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "plan_sha256": self.plan_sha256,
+            "checks": [{"task_id": t, "check_sha256": s} for t, s in self.checks],
+            "protected": [{"path": p, "sha256": s} for p, s in self.protected],
+            "guarded": [{"path": p, "sha256": s} for p, s in self.guarded],
+        }
+
+    @classmethod
+    def from_json(cls, body: Mapping[str, Any]) -> Fingerprint:
+        checks = body.get("checks") or []
+        protected = body.get("protected") or []
+        guarded = body.get("guarded") or []
+        return cls(
+            str(body.get("plan_sha256", "")),
+            tuple((str(c.get("task_id")), c.get("check_sha256")) for c in checks),
+            tuple((str(p.get("path")), p.get("sha256")) for p in protected),
+            tuple((str(p.get("path")), p.get("sha256")) for p in guarded),
+        )
+
+    def changes_from(self, sealed: Fingerprint) -> list[str]:
+        """What differs from `sealed`, each said for a person (empty: nothing)."""
+        found: list[str] = []
+        before, now = dict(sealed.checks), dict(self.checks)
+        for task_id in sorted(before.keys() | now.keys()):
+            if task_id not in now:
+                found.append(f"task `{task_id}` was removed")
+            elif task_id not in before:
+                found.append(f"task `{task_id}` was added")
+            elif before[task_id] != now[task_id]:
+                found.append(f"the check of task `{task_id}` was changed")
+        was, now_p = dict(sealed.protected), dict(self.protected)
+        for path in sorted(was.keys() | now_p.keys()):
+            if was.get(path) != now_p.get(path):
+                found.append(f"the protected input `{path}` was changed")
+        was_g, now_g = dict(sealed.guarded), dict(self.guarded)
+        for path in sorted(was_g.keys() | now_g.keys()):
+            if was_g.get(path) != now_g.get(path):
+                found.append(f"the agent's hook configuration {path} was changed")
+        if self.plan_sha256 != sealed.plan_sha256 and not found:
+            found.append("the plan file was edited (its headlines, properties or text)")
+        return found
+
+
+def fingerprint(plan: Plan, workdir: Path, guarded: Iterable[str] = ()) -> Fingerprint:
+    spec = compile_plan(plan)
+    checks = tuple(
+        (t.task_id, SealedCheck.seal(t.check).sha256 if t.check is not None else None) for t in spec
+    )
+    patterns = sorted({p for t in spec for p in t.protect})
+    try:
+        files = matched_files(workdir, patterns)
+    except ValueError as exc:
+        raise HookFailure("plan", f"cannot hash the protected inputs: {exc}") from exc
+    protected = tuple((f, input_sha256(workdir, f)) for f in files)
+    configuration = tuple((g, file_sha256(Path(g))) for g in sorted(set(guarded)))
+    return Fingerprint(sha256_text(plan.text), checks, protected, configuration)
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerView:
+    """What the hook reads back of a plan's (verified) ledger: the latest seal, and the
+    session's decisions since it."""
+
+    seal: Fingerprint | None
+    sealed_by: str | None
+    blocks: int  # this session's blocks since its last allow (or the last seal)
+
+    @classmethod
+    def read(cls, steps: Iterable[tuple[str, dict[str, Any]]], session: str) -> LedgerView:
+        seal: Fingerprint | None = None
+        by: str | None = None
+        blocks = 0
+        for step, body in steps:
+            if step == "run-start" and body.get("kind") == "hook-seal":
+                seal, by = Fingerprint.from_json(body), str(body.get("by", ""))
+                blocks = 0
+            elif step == "hook-decision" and body.get("session_id") == session:
+                if body.get("decision") == "block":
+                    blocks += 1
+                else:
+                    blocks = 0
+        return cls(seal, by, blocks)
+
+
+def _anchor_path(plan_path: Path) -> Path:
+    digest = hashlib.sha256(str(plan_path.absolute()).encode("utf-8", "surrogatepass"))
+    return groundskeeper_home() / ANCHOR_DIR / f"{digest.hexdigest()}.json"
+
+
+def _ledger_head(ledger: Path) -> tuple[str, int] | None:
+    try:
+        data = ledger.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise HookFailure("ledger", f"cannot read the ledger {ledger}: {exc.strerror}") from exc
+    if not data:
+        return None
+    first, _, _ = data.partition(b"\n")
+    return ledger_origin(first + b"\n"), data.count(b"\n")
+
+
+def check_anchor(plan_path: Path, control: Path) -> None:
+    """Refuse a ledger that is not the one this home last sealed for the plan (deleted,
+    replaced, or cut short)."""
+    anchor = _anchor_path(plan_path)
+    try:
+        known = json.loads(anchor.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as exc:
+        raise HookFailure(
+            "ledger",
+            f"the ledger anchor {anchor} cannot be read ({exc}); it names"
+            f" {plan_path}'s ledger: inspect it, or move it aside to start over",
+        ) from exc
+    head = _ledger_head(control / LEDGER_FILE)
+    origin, size = known.get("origin"), known.get("lines")
+    if head is None:
+        raise HookFailure(
+            "ledger",
+            f"the plan's ledger {control / LEDGER_FILE} is gone, but {size} sealed lines of it"
+            f" were recorded in {anchor}: it was deleted",
+        )
+    if head[0] != origin:
+        raise HookFailure(
+            "ledger",
+            f"the plan's ledger {control / LEDGER_FILE} is not the one sealed before"
+            f" (recorded in {anchor}): it was replaced",
+        )
+    if isinstance(size, int) and head[1] < size:
+        raise HookFailure(
+            "ledger",
+            f"the plan's ledger has {head[1]} lines but {size} were sealed: it was cut short",
+        )
+
+
+def write_anchor(plan_path: Path, control: Path) -> None:
+    head = _ledger_head(control / LEDGER_FILE)
+    if head is None:
+        return
+    anchor = _anchor_path(plan_path)
+    anchor.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    document = {"plan": str(plan_path.absolute()), "origin": head[0], "lines": head[1]}
+    temporary = anchor.with_name(anchor.name + f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(document) + "\n", encoding="utf-8")
+    os.replace(temporary, anchor)

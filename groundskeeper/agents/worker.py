@@ -1,0 +1,268 @@
+"""Claude Code as groundskeeper's worker: each open task of a plan is done by the real
+`claude` in headless mode (`-p`, JSON out), in the task's work directory, with groundskeeper's
+settings injected, and decided by groundskeeper, never by its word.
+
+It owns one task's session: the settings (a Stop hook that is that task's check through
+`groundskeeper hook claude-code --task ID`, a PostToolUse hook that seals each tool call),
+the prompt, the launch, the usage it reports (sealed as a `model-call`), and the verdict:
+the task's check run again after the session, sealed and written into the headline. Attempts
+are the hook's blocks; `--max-blocks` ends a task that cannot pass. The author graph is not
+involved; only the worker differs. It never prints.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from groundskeeper.acceptance.check import SealedCheck, run_check
+from groundskeeper.agents.gate import (
+    HookRecord,
+    check_body,
+    open_plan_record,
+    seal_plan,
+    verified_steps,
+)
+from groundskeeper.agents.setup import _write_json, claude_code_settings
+from groundskeeper.plan.org import load_plan
+from groundskeeper.plan.spec import TaskSpec, compile_plan
+from groundskeeper.record.control import ControlDir
+from groundskeeper.record.ledger import excerpt
+
+__all__ = ["TaskOutcome", "work_plan"]
+
+PROMPT = """You are working on one task of a plan; groundskeeper decides when it is done.
+
+Task: {title}
+{body}
+It is done when this acceptance check passes (run by groundskeeper in its sandbox, in {root}):
+
+{check}
+
+Do the work in {root}. Do not edit the plan, its checks, or groundskeeper's files. When the
+check would pass, say DONE."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOutcome:
+    task_id: str
+    state: str
+    blocks: int
+    reason: str
+    session_id: str | None
+    cost_usd: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "state": self.state,
+            "blocks": self.blocks,
+            "reason": self.reason,
+            "session_id": self.session_id,
+            "cost_usd": self.cost_usd,
+        }
+
+
+def _settings(plan: Path, task: TaskSpec, max_blocks: int, workdir: Path | None) -> Path:
+    control = ControlDir.for_plan(plan).ensure()
+    settings = claude_code_settings(plan, max_blocks, workdir, [])
+    for event, groups in settings["hooks"].items():
+        for group in groups:
+            for hook in group["hooks"]:
+                hook["command"] = hook["command"].replace(
+                    " hook claude-code ", f" hook claude-code --task {_quote(task.task_id)} ", 1
+                )
+        settings["hooks"][event] = groups
+    record_tool = settings["hooks"]["Stop"][0]["hooks"][0]["command"].split(" || ")[0]
+    settings["hooks"]["PostToolUse"] = [
+        {
+            "matcher": "*",
+            "hooks": [
+                {
+                    "type": "command",
+                    "timeout": 60,
+                    "command": record_tool + " --record-tool || true",
+                }
+            ],
+        }
+    ]
+    path = control.path / f"claude-code.worker.{_safe(task.task_id)}.settings.json"
+    _write_json(path, settings)
+    return path
+
+
+def _quote(text: str) -> str:
+    return shlex.quote(text)
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)[:64]
+
+
+def work_plan(
+    plan: Path,
+    binary: str,
+    args: Sequence[str],
+    *,
+    max_blocks: int,
+    workdir: Path | None = None,
+    timeout: float = 1800.0,
+    env: dict[str, str] | None = None,
+) -> list[TaskOutcome]:
+    """Run every open leaf task of `plan` through Claude Code, in document order."""
+    plan = plan.absolute()
+    root = (workdir or plan.parent).resolve()
+    outcomes: list[TaskOutcome] = []
+    loaded = load_plan(plan)
+    done = set(loaded.done_states)
+    tasks = [
+        t
+        for t in compile_plan(loaded)
+        if not t.heading.child_tasks and t.heading.keyword not in done
+    ]
+    for task in tasks:
+        outcomes.append(
+            _work_task(plan, root, task, binary, args, max_blocks, workdir, timeout, env)
+        )
+    return outcomes
+
+
+def _work_task(
+    plan: Path,
+    root: Path,
+    task: TaskSpec,
+    binary: str,
+    args: Sequence[str],
+    max_blocks: int,
+    workdir: Path | None,
+    timeout: float,
+    env: dict[str, str] | None,
+) -> TaskOutcome:
+    if task.check is None:
+        return TaskOutcome(
+            task.task_id,
+            task.heading.keyword or "",
+            0,
+            "no acceptance check: nothing could confirm it",
+            None,
+            None,
+        )
+    settings = _settings(plan, task, max_blocks, workdir)
+    seal_plan(plan, workdir, f"worker {task.task_id}", guarded=[settings])
+    sealed = SealedCheck.seal(task.check)
+    prompt = PROMPT.format(
+        title=task.title, body=task.heading.body.strip(), root=root, check=sealed.text.strip()
+    )
+    command = [
+        binary,
+        "--settings",
+        str(settings),
+        "--setting-sources",
+        "",
+        "-p",
+        prompt,
+        "--output-format",
+        "json",
+        *args,
+    ]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(
+            command, cwd=root, env=env, capture_output=True, text=True, timeout=timeout
+        )
+        output = proc.stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        output = ""
+        error: str | None = f"{type(exc).__name__}: {exc}"
+    else:
+        error = None if proc.stdout.strip() else f"claude exited {proc.returncode}: {proc.stderr}"
+    latency = int((time.monotonic() - started) * 1000)
+    result = _parse(output)
+    session = result.get("session_id") if isinstance(result.get("session_id"), str) else None
+    control, key = open_plan_record(plan)
+    steps = verified_steps(control, plan)
+    blocks = sum(
+        1
+        for s, b in steps
+        if s == "hook-decision" and b.get("session_id") == session and b.get("decision") == "block"
+    )
+    record = HookRecord(
+        control,
+        key,
+        {
+            "kind": "worker",
+            "worker": "claude-code",
+            "task_id": task.task_id,
+            "session_id": session,
+            "plan": str(plan),
+        },
+    )
+    found = result.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
+    record.seal(
+        "model-call",
+        {
+            "task_id": task.task_id,
+            "attempt": blocks + 1,
+            "purpose": "worker",
+            "model": _model(result),
+            "stop_reason": result.get("stop_reason"),
+            "error": excerpt(error) if error else None,
+            "input_tokens": int(usage.get("input_tokens") or 0),
+            "output_tokens": int(usage.get("output_tokens") or 0),
+            "cache_read_tokens": int(usage.get("cache_read_input_tokens") or 0),
+            "cache_write_tokens": int(usage.get("cache_creation_input_tokens") or 0),
+            "latency_ms": latency,
+            "request_id": None,
+            "retries": 0,
+            "num_turns": int(result.get("num_turns") or 0),
+            "cost_usd": _cost(result),
+        },
+    )
+    # the verdict is the check, run again now: never the session's own last word
+    verdict = run_check(sealed, root)
+    record.seal("check", check_body(task.task_id, blocks + 1, verdict, phase="worker"))
+    state = "DONE" if verdict.passed else "FAILED"
+    record.seal("state", {"task_id": task.task_id, "from": task.heading.keyword or "", "to": state})
+    record.seal(
+        "run-end",
+        {"ok": verdict.passed, "states": [{"task_id": task.task_id, "state": state}], "tampers": 0},
+    )
+    from groundskeeper.plan.edit import set_state
+
+    current = load_plan(plan).get(task.task_id).keyword
+    if current != state:
+        set_state(plan, task.task_id, state)
+    seal_plan(plan, workdir, f"worker {task.task_id} verdict", guarded=[])
+    reason = "" if verdict.passed else f"{verdict.code}: {verdict.reason}"
+    if error:
+        reason = f"{reason} ({error})".strip()
+    return TaskOutcome(task.task_id, state, blocks, reason, session, _cost(result))
+
+
+def _parse(output: str) -> dict[str, Any]:
+    for line in reversed(output.strip().splitlines()):
+        try:
+            found = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(found, dict):
+            return found
+    return {}
+
+
+def _model(result: dict[str, Any]) -> str:
+    models = result.get("modelUsage")
+    return ",".join(sorted(models)) if isinstance(models, dict) else ""
+
+
+def _cost(result: dict[str, Any]) -> str | None:
+    # no floats in the ledger: the cost as the text Claude Code printed
+    cost = result.get("total_cost_usd")
+    return None if cost is None else str(cost)

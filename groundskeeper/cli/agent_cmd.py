@@ -1,0 +1,247 @@
+"""`groundskeeper agent`: put an agent's stops behind `groundskeeper hook`, seal the plan its
+sessions are held to, and launch it with settings it cannot edit.
+
+The set-up itself is `groundskeeper.agents.setup`'s; this module parses, narrates and exits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from groundskeeper.cli.output import EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.errors import GroundskeeperError
+
+
+@click.group("agent")
+def agent() -> None:
+    """Gate an agent you already run (Claude Code, Codex, Gemini CLI, Copilot, Cursor): its
+    "done" goes through `groundskeeper hook`, which allows a stop only on passing checks.
+
+    \b
+    Example (Claude Code):
+      groundskeeper agent setup claude-code --plan plan.org
+      groundskeeper agent run claude-code --plan plan.org -- -p "do the plan"
+    """
+
+
+@agent.command("seal")
+@click.argument("plan", type=click.Path(path_type=Path))
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="The folder the checks see (default: the plan's folder).",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
+    """Seal PLAN as it is now: the plan, its checks and protected inputs that every agent
+    session is held to. A session's stop is refused while any of them differs from the seal;
+    only this command (the user's) accepts a change."""
+    from groundskeeper.agents.gate import seal_plan
+    from groundskeeper.agents.seal import HookFailure
+    from groundskeeper.record.keys import ensure_signing_key
+
+    if not plan.is_file():
+        fail_usage(f"{plan}: no such plan file; pass the plan the agent works on")
+    try:
+        ensure_signing_key()
+        sealed = seal_plan(plan.absolute(), workdir, "agent seal")
+    except (HookFailure, GroundskeeperError) as exc:
+        fail_usage(str(exc))
+    if as_json:
+        emit_json({"plan": str(plan), **sealed.to_json()})
+    else:
+        narrate(
+            f"sealed {plan}: {len(sealed.checks)} task(s), {len(sealed.protected)} protected"
+            f" input(s) (plan sha256 {sealed.plan_sha256[:16]}…)"
+        )
+    raise SystemExit(EXIT_OK)
+
+
+@agent.command("setup")
+@click.argument(
+    "agent_name",
+    metavar="AGENT",
+    type=click.Choice(("claude-code", "codex", "copilot", "cursor", "gemini")),
+)
+@click.option(
+    "--plan",
+    "plan",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The plan the agent works on.",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="The folder the checks see (default: the plan's folder).",
+)
+@click.option(
+    "--max-blocks",
+    type=click.IntRange(1, 1000),
+    default=8,
+    show_default=True,
+    help="Refuse a session's stops at most this many times in a row.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+def setup(
+    agent_name: str, plan: Path, workdir: Path | None, max_blocks: int, as_json: bool
+) -> None:
+    """Wire AGENT's "done" event to `groundskeeper hook`, and seal the plan.
+
+    \b
+    claude-code  a settings file in the plan's control directory (hooks on SessionStart,
+                 Stop, SubagentStop, TaskCompleted, ConfigChange; deny rules for the control
+                 directory, $GROUNDSKEEPER_HOME, the plan and its protected inputs; the
+                 block cap; Claude Code's sandbox where bubblewrap is installed), used by
+                 `groundskeeper agent run claude-code --plan PLAN -- ARGS…`
+    codex        .codex/hooks.json (trust it in codex: /hooks)
+    gemini       .gemini/settings.json
+    copilot      .github/hooks/groundskeeper.json
+    cursor       .cursor/hooks.json
+
+    The files written are sealed with the plan: while any differs, every stop is blocked.
+    """
+    from groundskeeper.acceptance.protect import matched_files
+    from groundskeeper.agents.gate import seal_plan
+    from groundskeeper.agents.seal import HookFailure
+    from groundskeeper.agents.setup import write_setup
+    from groundskeeper.plan.org import load_plan
+    from groundskeeper.plan.spec import compile_plan
+    from groundskeeper.record.keys import ensure_signing_key
+
+    if not plan.is_file():
+        fail_usage(f"{plan}: no such plan file; pass the plan the agent works on")
+    root = (workdir or plan.parent).resolve()
+    try:
+        loaded = ensure_signing_key()
+        if loaded.created:
+            narrate(f"created a signing key: {loaded.private_path}")
+        spec = compile_plan(load_plan(plan))
+        patterns = sorted({p for t in spec for p in t.protect})
+        protected = [root / f for f in matched_files(root, patterns)]
+        done = write_setup(
+            agent_name, plan, max_blocks=max_blocks, workdir=workdir, protected=protected
+        )
+        sealed = seal_plan(
+            plan.absolute(), workdir, f"agent setup {agent_name}", guarded=list(done.files)
+        )
+    except (HookFailure, GroundskeeperError, ValueError, OSError) as exc:
+        fail_usage(str(exc))
+    if as_json:
+        emit_json({**done.to_json(), "sealed": sealed.to_json()})
+    else:
+        for path in done.files:
+            narrate(f"wrote {path}")
+        for note in done.notes:
+            narrate(f"note: {note}")
+        narrate(f"sealed {plan} ({len(sealed.checks)} task(s)); launch with:")
+        click.echo(done.launch)
+    raise SystemExit(EXIT_OK)
+
+
+@agent.command("run", context_settings={"ignore_unknown_options": True})
+@click.argument("agent_name", metavar="AGENT", type=click.Choice(("claude-code",)))
+@click.option(
+    "--plan",
+    "plan",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The plan set up with `agent setup`.",
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
+    """Launch AGENT with groundskeeper's settings and only them: `claude --settings FILE
+    --setting-sources "" ARGS…` (a project's .claude/settings*.json, which the agent can
+    edit, is not read). The claude binary is $GROUNDSKEEPER_CLAUDE, else `claude` on PATH.
+
+    \b
+    Example:
+      groundskeeper agent run claude-code --plan plan.org -- -p "do the plan's tasks"
+    """
+    import os
+
+    from groundskeeper.agents.setup import SETTINGS_NAME, claude_code_command
+    from groundskeeper.record.control import ControlDir
+
+    settings = ControlDir.for_plan(plan.absolute()).path / SETTINGS_NAME
+    if not settings.is_file():
+        fail_usage(
+            f"{settings}: no settings yet; run `groundskeeper agent setup {agent_name}"
+            f" --plan {plan}` first"
+        )
+    command = claude_code_command(plan.absolute(), list(args))
+    try:
+        os.execvp(command[0], command)
+    except OSError as exc:
+        fail_usage(
+            f"cannot start {command[0]}: {exc.strerror}; install Claude Code or point"
+            " $GROUNDSKEEPER_CLAUDE at its binary"
+        )
+
+
+@agent.command("work", context_settings={"ignore_unknown_options": True})
+@click.argument("agent_name", metavar="AGENT", type=click.Choice(("claude-code",)))
+@click.option(
+    "--plan",
+    "plan",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The plan whose open tasks Claude Code works on, one session per task.",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="The folder the work and the checks are in (default: the plan's folder).",
+)
+@click.option(
+    "--max-blocks",
+    type=click.IntRange(1, 1000),
+    default=8,
+    show_default=True,
+    help="A task's stops refused at most this many times; then it is FAILED.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def work(
+    agent_name: str,
+    plan: Path,
+    workdir: Path | None,
+    max_blocks: int,
+    as_json: bool,
+    args: tuple[str, ...],
+) -> None:
+    """Claude Code as groundskeeper's worker: each open task of PLAN, in document order, is
+    one headless session (`claude -p`, JSON out) whose Stop hook is that task's check and
+    whose PostToolUse hook seals each tool call; afterwards the check runs again and decides
+    DONE or FAILED, sealed and written into the headline. Its usage and cost are sealed as a
+    `model-call`. ARGS go to claude (e.g. `--model sonnet --permission-mode acceptEdits`).
+    The claude binary is $GROUNDSKEEPER_CLAUDE, else `claude` on PATH. Exit 0 when every
+    task is DONE, 1 otherwise.
+
+    \b
+    Example:
+      groundskeeper agent work claude-code --plan plan.org -- --permission-mode acceptEdits
+    """
+    import os
+
+    from groundskeeper.agents.seal import HookFailure
+    from groundskeeper.agents.worker import work_plan
+    from groundskeeper.record.keys import ensure_signing_key
+
+    if not plan.is_file():
+        fail_usage(f"{plan}: no such plan file; pass the plan to work on")
+    binary = os.environ.get("GROUNDSKEEPER_CLAUDE", "claude")
+    try:
+        ensure_signing_key()
+        outcomes = work_plan(plan, binary, list(args), max_blocks=max_blocks, workdir=workdir)
+    except (HookFailure, GroundskeeperError, OSError) as exc:
+        fail_usage(str(exc))
+    if as_json:
+        emit_json({"tasks": [o.to_json() for o in outcomes]})
+    else:
+        for outcome in outcomes:
+            why = f" — {outcome.reason}" if outcome.reason else ""
+            click.echo(f"{outcome.state} {outcome.task_id} (blocks {outcome.blocks}){why}")
+    raise SystemExit(EXIT_OK if all(o.state == "DONE" for o in outcomes) else 1)

@@ -1,0 +1,185 @@
+"""No path through `groundskeeper hook` lets a stop through unchecked: every failure of
+groundskeeper's own blocks, in the form the agent honours (Claude Code: exit 2, reason on
+stderr; never exit 1, never a timeout)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from groundskeeper.record.keys import create_signing_key
+from tests.agents.conftest import HookRun, call_hook, do_the_work, ledger_steps, stop_event
+
+
+def keyed() -> None:
+    create_signing_key()
+
+
+def assert_blocked(run: HookRun, *needles: str) -> None:
+    reason = run.blocked
+    assert reason is not None, (run.status, run.stdout, run.stderr)
+    for needle in needles:
+        assert needle in reason, reason
+
+
+def test_no_plan_blocks(tmp_path: Path) -> None:
+    keyed()
+    run = call_hook("claude-code", stop_event(tmp_path))
+    assert_blocked(run, "(no-plan)", "no plan in")
+
+
+def test_a_named_plan_that_is_gone_blocks(work: Path) -> None:
+    keyed()
+    run = call_hook("claude-code", stop_event(work), "--plan", str(work / "missing.org"))
+    assert_blocked(run, "(no-plan)", "missing.org")
+
+
+def test_no_signing_key_blocks_even_when_the_checks_pass(work: Path) -> None:
+    do_the_work(work)
+    run = call_hook("claude-code", stop_event(work))
+    assert_blocked(run, "(key)", "cannot sign")
+
+
+def test_an_unreadable_key_blocks(work: Path, groundskeeper_home: Path) -> None:
+    keyed()
+    do_the_work(work)
+    key = groundskeeper_home / "signing_key.pem"
+    key.write_text("not a key\n")
+    os.chmod(key, 0o600)
+    run = call_hook("claude-code", stop_event(work))
+    assert_blocked(run, "(key)", "not an unencrypted PKCS#8 PEM key")
+
+
+def test_a_damaged_ledger_blocks(work: Path) -> None:
+    keyed()
+    first = call_hook("claude-code", stop_event(work))
+    assert first.blocked  # sealed a block: the ledger exists now
+    ledger = work / ".groundskeeper" / "plan.org" / "_steps.jsonl"
+    text = ledger.read_text()
+    ledger.write_text(text.replace('"verdict":"FAIL"', '"verdict":"PASS"', 1))
+    do_the_work(work)
+    run = call_hook("claude-code", stop_event(work))
+    assert_blocked(run, "(ledger)", "does not verify")
+
+
+def test_a_deleted_ledger_blocks(work: Path) -> None:
+    keyed()
+    assert call_hook("claude-code", stop_event(work)).blocked
+    control = work / ".groundskeeper" / "plan.org"
+    for name in ("_steps.jsonl", "_steps.checkpoint"):
+        (control / name).unlink()
+    do_the_work(work)
+    run = call_hook("claude-code", stop_event(work))
+    assert_blocked(run, "(ledger)", "it was deleted")
+
+
+def test_a_replaced_ledger_blocks(work: Path, tmp_path: Path) -> None:
+    keyed()
+    assert call_hook("claude-code", stop_event(work)).blocked
+    # a fresh ledger of another plan, signed with the same key, moved into place
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "plan.org").write_text((work / "plan.org").read_text())
+    do_the_work(other)
+    assert call_hook("claude-code", stop_event(other)).blocked is None
+    control = work / ".groundskeeper" / "plan.org"
+    for name in ("_steps.jsonl", "_steps.checkpoint"):
+        (control / name).write_bytes((other / ".groundskeeper" / "plan.org" / name).read_bytes())
+    do_the_work(work)
+    run = call_hook("claude-code", stop_event(work))
+    assert_blocked(run, "(ledger)", "replaced")
+
+
+def test_a_sandbox_error_blocks(work: Path) -> None:
+    keyed()
+    do_the_work(work)
+    # a check the sandbox cannot run: an unknown command is its own named failure
+    plan = work / "plan.org"
+    plan.write_text(plan.read_text().replace("grep -qx 1 COUNT", "curl -s example.org"))
+    run = call_hook("claude-code", stop_event(work))
+    assert_blocked(run, "unknown_command", "`curl`")
+
+
+def test_the_budget_spent_blocks_before_the_agent_times_out(work: Path) -> None:
+    keyed()
+    do_the_work(work)
+    plan = work / "plan.org"
+    plan.write_text(plan.read_text().replace("grep -qx 1 COUNT", "sleep 8"))
+    run = call_hook("claude-code", stop_event(work), "--budget", "1.5")
+    assert_blocked(run, "(timeout)", "budget of 1.5 s")
+
+
+def test_input_that_is_not_json_blocks(work: Path) -> None:
+    keyed()
+    run = call_hook("claude-code", b"{not json")
+    assert_blocked(run, "(error)", "not JSON")
+
+
+def test_an_event_it_does_not_gate_blocks(work: Path) -> None:
+    keyed()
+    run = call_hook("claude-code", stop_event(work, hook_event_name="PreCompact"))
+    assert_blocked(run, "does not gate", "PreCompact")
+
+
+def test_a_config_change_is_refused(work: Path) -> None:
+    keyed()
+    event = {
+        **stop_event(work),
+        "hook_event_name": "ConfigChange",
+        "source": "project_settings",
+        "file_path": str(work / ".claude" / "settings.json"),
+    }
+    run = call_hook("claude-code", event)
+    assert run.status == 2  # ConfigChange reads no JSON decision: exit 2 only
+    assert_blocked(run, "settings")
+
+
+def test_a_task_completed_is_blocked_by_exit_2_without_the_words_that_fail_open(
+    work: Path,
+) -> None:
+    # Claude Code 2.1.332 lets a stop through when an exit-2 hook's stderr says "No such file"
+    keyed()
+    event = {**stop_event(work), "hook_event_name": "TaskCompleted", "task_id": "1",
+             "task_subject": "notes"}  # fmt: skip
+    run = call_hook("claude-code", event)
+    assert run.status == 2 and "grep -q shipped NOTES.md" in run.stderr
+    assert "no such file" not in run.stderr.lower() and "not found (ENOENT)" in run.stderr
+
+
+def test_a_stop_is_blocked_in_json_whatever_the_check_printed(work: Path) -> None:
+    keyed()
+    run = call_hook("claude-code", stop_event(work))
+    assert run.status == 0 and json.loads(run.stdout)["decision"] == "block"
+    assert "No such file or directory" in json.loads(run.stdout)["reason"]
+
+
+def test_stop_hook_active_is_not_trusted(work: Path) -> None:
+    keyed()
+    run = call_hook("claude-code", stop_event(work, stop_hook_active=True))
+    assert_blocked(run, "not done", "notes")
+
+
+def test_failures_of_its_own_are_bounded_too(work: Path) -> None:
+    # no key: every call blocks; after --max-blocks the turn ends, told as NOT confirmed
+    runs = [call_hook("claude-code", stop_event(work), "--max-blocks", "2") for _ in range(2)]
+    assert runs[0].blocked
+    assert runs[1].status == 0 and runs[1].blocked is None
+    answer = json.loads(runs[1].stdout)
+    assert answer["continue"] is False
+    assert "nothing confirmed" in answer["stopReason"]
+
+
+def test_a_blocked_stop_is_sealed_with_the_claim_and_each_check(work: Path) -> None:
+    keyed()
+    run = call_hook("claude-code", stop_event(work))
+    assert_blocked(run, "notes", "grep -q shipped NOTES.md", "nonzero_status")
+    steps = ledger_steps(work)
+    kinds = [s for s, _ in steps]
+    assert kinds[:2] == ["run-start", "run-end"]  # the plan as sealed at the first call
+    assert steps[0][1]["kind"] == "hook-seal"
+    hook_run = kinds[2:]
+    assert hook_run == ["run-start", "claim", "check", "check", "hook-decision", "run-end"]
+    decision = steps[-2][1]
+    assert (decision["decision"], decision["blocks"], decision["session_id"]) == ("block", 1, "s-1")
+    assert steps[3][1]["excerpt"] == "All done: the notes are written."
