@@ -31,6 +31,8 @@ LONGEST_FIRST = (
     "test_a_run_killed_during_execute_resumes_without_asking_the_author_again",
     "test_sigkill_mid_run_then_resume",  # tests/test_cli_run.py
     "test_twenty_kills_then_resume",  # tests/test_sigkill_resume.py
+    "test_kills_between_buffered_steps_and_their_commit_then_resume",  # the same module
+    "test_a_signal_mid_command_ends_the_run_promptly_and_resume_finishes",  # test_interrupt.py
     # tests/agents/test_claude_code.py: the real Claude Code binary, several sessions each
     "test_g_claude_code_as_the_worker_of_a_two_task_plan_with_one_liar",
     "test_e_the_block_bound_seals_failed_and_tells_the_user",

@@ -86,7 +86,7 @@ def test_honest_done_and_lying_failed_in_one_plan(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert set(doc) == {"run_id", "ok", "diagnostics", "tasks", "plan_edits", "usage",
                         "model_unavailable", "judge_unavailable", "attempt_cap",
-                        "continue_with", "waiting"}  # fmt: skip
+                        "continue_with", "waiting", "interrupted"}  # fmt: skip
     assert doc["usage"]["calls"] == 4 and doc["usage"]["input_tokens"] == 0  # scripted: zeros
     assert (doc["model_unavailable"], doc["continue_with"]) == (None, None)
     assert doc["ok"] is False and doc["diagnostics"] == []

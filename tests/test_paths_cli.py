@@ -308,3 +308,27 @@ def test_the_judge_is_never_shown_a_hidden_input(tmp_path: Path) -> None:
     codes = [d.code for d in report.diagnostics]
     assert codes.count("F003") == 2  # tests/expected.txt and tests/*: left out, said so
     assert (tmp_path / "tests" / "expected.txt").read_text() == "SECRET-42\n"
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        "os.symlink('../tests/expected.txt', 'out/result.txt')",  # the hidden file itself
+        "os.symlink('../tests', 'out/t'); os.symlink('t/expected.txt', 'out/result.txt')",
+        "os.symlink('..', 'out/up'); os.symlink('up/tests/expected.txt', 'out/result.txt')",
+    ],
+)
+def test_a_link_naming_a_hidden_input_is_refused(tmp_path: Path, link: str) -> None:
+    # the worker cannot read through such a link, but the check (which sees hidden inputs)
+    # would follow it and compare the answer with itself
+    _golden(tmp_path)
+    cmd = f'mkdir -p out && python3 -c "import os; {link}"'
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", DIFF, hide="tests/expected.txt"),
+        _script("t", _sh(cmd)),
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert result.exit_code == 1
+    assert _row(doc, "t")["state"] == "FAILED"
+    assert not (tmp_path / "out" / "result.txt").is_symlink()

@@ -99,3 +99,53 @@ def assert_invariants(plan: Path) -> None:
     report = CliRunner().invoke(main, ["ledger", "verify", str(plan), "--json"])
     findings = {f["code"] for f in json.loads(report.stdout)["findings"]}
     assert findings <= {"checkpoint-stale"}, report.stdout  # a kill mid-append, nothing else
+
+
+# Kills the process in `Ledger.commit` on its Nth call: steps staged (buffered), not yet written.
+KILL_AT_COMMIT = """
+import os, signal, sys
+from groundskeeper.record.ledger import Ledger
+left = int(sys.argv[1])
+real = Ledger.commit
+def commit(self):
+    global left
+    left -= 1
+    if left == 0 and self._staged:
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(self)
+Ledger.commit = commit
+from groundskeeper.cli import main
+sys.argv = ["groundskeeper", *sys.argv[2:]]
+main()
+"""
+
+
+def test_kills_between_buffered_steps_and_their_commit_then_resume(tmp_path: Path) -> None:
+    """The buffered steps of a group commit die with the process: the ledger ends at its last
+    commit, verifies, and no verdict or work was acted on past it; `resume` finishes."""
+    plan = tmp_path / "plan.org"
+    body = "".join(
+        task(f"Task {n}", f"t{n}", "grep -qx correct attack.txt" if n == ATTACKER
+             else f"grep -qx ok out{n}.txt")
+        for n in range(TASKS)
+    )  # fmt: skip
+    plan.write_text(HEAD + body)
+    workers = tmp_path / "workers.yaml"
+    workers.write_text(script())
+    args = ["resume", str(plan), "--model", f"scripted:{workers}", "--max-parallel", "4"]
+    killed = 0
+    for nth in (2, 5, 9, 3, 7):
+        process = subprocess.run([sys.executable, "-c", KILL_AT_COMMIT, str(nth), *args],
+                                 capture_output=True, check=False)  # fmt: skip
+        assert b"Traceback" not in process.stderr, process.stderr.decode()
+        killed += process.returncode == -signal.SIGKILL
+        assert_invariants(plan)
+    assert killed >= 3  # most rounds died with steps buffered
+    final = CliRunner().invoke(main, [*args, "--json"])
+    assert final.exit_code == 1, final.output
+    states = keywords(plan)
+    assert states[f"t{ATTACKER}"] == "FAILED"
+    assert all(states[f"t{n}"] == "DONE" for n in range(TASKS) if n != ATTACKER), states
+    assert_invariants(plan)
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(plan), "--json"])
+    assert verified.exit_code == 0, verified.output

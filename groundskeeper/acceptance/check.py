@@ -169,6 +169,7 @@ FAILURE_CODES: frozenset[str] = frozenset(
         "disk",
         "loop-steps",
         "fan-out",
+        "interrupted",
         "protected_input_changed",
         "unknown_command",
         "parse_error",
@@ -297,6 +298,7 @@ _LIMITS = {
     "disk": "hit the run's disk quota",
     "loop-steps": "ran more loop iterations than the loop step limit",
     "fan-out": "started more commands through xargs or find -exec than the fan-out limit",
+    "interrupted": "was interrupted (SIGINT or SIGTERM): not a verdict on the work",
 }
 
 

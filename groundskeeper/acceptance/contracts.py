@@ -128,6 +128,7 @@ class ContractContext:
     started: Mapping[str, str | None] = field(default_factory=dict)
     workdir: Path | None = None  # where a `pytest` contract runs the suite
     baselines: Mapping[str, Baseline] = field(default_factory=dict)  # by contract text
+    protect: tuple[str, ...] = ()  # the task's protected patterns (a suite's configuration)
 
     def read(self, raw: str) -> bytes:
         """The file's bytes; `ContractFailure` C001/C002 when it cannot be read."""
@@ -521,7 +522,7 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
     if context.workdir is None:
         raise ContractFailure("C090", "no workdir to run the suite in")
     try:
-        record = run_suite(context.workdir, path)
+        record = run_suite(context.workdir, path, protect=context.protect)
         return judge_suite(record, context.baselines.get(contract.text), minimum)
     except SuiteRefused as refused:
         raise ContractFailure(refused.code, refused.message, refused.detail) from None

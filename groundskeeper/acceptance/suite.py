@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import groundskeeper.sandbox.fence as fences
+from groundskeeper.path_patterns import covers
 from groundskeeper.sandbox import cpython
 
 __all__ = [
@@ -101,7 +102,9 @@ class Baseline:
         )
 
 
-def refused_configuration(workdir: Path, fence: fences.Fence) -> tuple[list[str], str | None]:
+def refused_configuration(
+    workdir: Path, fence: fences.Fence, protect: tuple[str, ...] = ()
+) -> tuple[list[str], str | None]:
     """The configuration files a worker could have written (not protected inputs), and the
     protected root configuration to run with (None: our empty one)."""
     root = Path(os.path.realpath(workdir))
@@ -122,7 +125,7 @@ def refused_configuration(workdir: Path, fence: fences.Fence) -> tuple[list[str]
                 continue
             if at_root and not _configures_pytest(path, name):
                 continue
-            if _protected(path, fence):
+            if _protected(path, fence) or covers(protect, relative):
                 if at_root and config is None:
                     config = relative
                 continue
@@ -148,10 +151,16 @@ def _protected(path: Path, fence: fences.Fence) -> bool:
     return (info.st_dev, info.st_ino) in fence.protected_ids
 
 
-def run_suite(workdir: Path, target: str, *, timeout: float = SUITE_TIMEOUT) -> SuiteRecord:
+def run_suite(
+    workdir: Path,
+    target: str,
+    *,
+    timeout: float = SUITE_TIMEOUT,
+    protect: tuple[str, ...] = (),
+) -> SuiteRecord:
     """Run the suite at `target` (a path in the workdir) once, read-only; its record, or
     `SuiteRefused` when worker-written configuration is there or no record came back."""
-    refused, config = refused_configuration(workdir, fences.active())
+    refused, config = refused_configuration(workdir, fences.active(), protect)
     if refused:
         raise SuiteRefused(
             "C021",

@@ -258,6 +258,11 @@ def resume(
       GROUNDSKEEPER_MODEL=scripted:w.yaml groundskeeper resume --json
       ANTHROPIC_API_KEY=… groundskeeper resume plan.org --model anthropic:claude-sonnet-4-5
 
+    Ctrl-C (SIGINT), or SIGTERM from a process manager, stops the run at once: its sandbox
+    commands end, the tasks in flight keep their state, the run's end is sealed as
+    interrupted [R009] and the command that continues it is printed (exit 130); a second
+    Ctrl-C exits without sealing the end.
+
     Exit 0 when every task is DONE, 1 otherwise (or when the plan does not pass
     `groundskeeper lint`), 2 for an unreadable plan, a bad script or bad options (an
     `anthropic:` model without ANTHROPIC_API_KEY included), 3 when tasks wait at their
@@ -310,6 +315,14 @@ def resume(
     def narrate_event(event: RunEvent) -> None:
         narrate(event_line(event))
 
+    from groundskeeper.cli.interrupts import EXIT_INTERRUPTED, interruptible
+
+    same: list[tuple[str, Path | bool | str | None]] = [
+        ("--workdir", workdir), ("--require-checks", require_checks),
+        ("--require-red", require_red), ("--judge-model", judge_spec),
+        ("--judge-profile", judge_profile if judge_profile != "auto" else None),
+    ]  # fmt: skip
+    again = _continue_command(path, model_spec, same)
     run_id = new_run_id()
     with plan_lock(path) as lock:
         recorder = open_ledger(lock.control, run_id)
@@ -327,7 +340,8 @@ def resume(
                 run_lock=lock,
                 judge_model=judge,
             )
-            report = runner.run(lint=validate)
+            with interruptible(runner.interrupt, again):
+                report = runner.run(lint=validate)
         except GroundskeeperError as exc:
             fail_usage(str(exc))
         finally:
@@ -336,13 +350,8 @@ def resume(
         report.model_unavailable is not None
         or report.judge_unavailable is not None
         or report.attempt_cap is not None
+        or report.interrupted is not None
     )
-    same: list[tuple[str, Path | bool | str | None]] = [
-        ("--workdir", workdir), ("--require-checks", require_checks),
-        ("--require-red", require_red), ("--judge-model", judge_spec),
-        ("--judge-profile", judge_profile if judge_profile != "auto" else None),
-    ]  # fmt: skip
-    again = _continue_command(path, model_spec, same)
     if as_json:
         document = report.to_json()
         document["continue_with"] = again if resumable else None
@@ -373,8 +382,11 @@ def resume(
             narrate(f"run {report.run_id}: {len(states)} tasks — {counts}")
             narrate(usage_line(report.usage))
     if resumable:
-        why = report.model_unavailable or report.judge_unavailable or report.attempt_cap
+        why = (report.model_unavailable or report.judge_unavailable or report.attempt_cap
+               or f"interrupted by {report.interrupted}")  # fmt: skip
         narrate(f"{why}\ncontinue with: {again}")
+    if report.interrupted is not None:
+        sys.exit(EXIT_INTERRUPTED)
     if report.waiting:
         narrate(
             f"{len(report.waiting)} task(s) wait at their approval gates (`:gate: approval`);"

@@ -23,6 +23,7 @@ LIMIT_CODES = frozenset(
         "disk",
         "loop-steps",
         "fan-out",
+        "interrupted",
     }
 )
 

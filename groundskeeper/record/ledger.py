@@ -79,6 +79,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# Staged steps a run may hold before its next commit is forced (a long attempt's tool calls).
+MAX_STAGED = 256
+
 
 @dataclass(frozen=True)
 class AppendedLine:
@@ -98,6 +101,10 @@ class _Tail:
     origin: str = ""
     tree: MerkleTree = field(default_factory=MerkleTree)
     stamp: tuple[int, int, int] | None = None  # (inode, size, mtime_ns) when last seen
+    # The bytes after the last LF when the file was read (a torn line: an append that never
+    # became durable, so nothing was acted on); the next commit drops them and seals a
+    # `repair` step naming them (SPEC §9).
+    torn: bytes = b""
     # Where each new checkpoint is recorded (None: not recorded, see _record_witness) and
     # the entry this writer last knew there, which every head it records extends.
     witness: Witness | None = None
@@ -118,7 +125,7 @@ def _utc_now() -> datetime:
 
 def _signed_line(request: _Append, seq: int, prev: str) -> bytes:
     """The bytes of one line (SPEC §3, §4), LF included."""
-    now = request.clock().astimezone(UTC)
+    now = (request.at or request.clock()).astimezone(UTC)
     entry: dict[str, Any] = {
         "v": FORMAT_VERSION,
         "run": request.run_id,
@@ -144,6 +151,7 @@ class _Append:
     body: dict[str, Any]
     trusted: tuple[PublicKey, ...]
     clock: Callable[[], datetime]
+    at: datetime | None = None  # when it was staged (its `ts`); None: when it is signed
     done: bool = False
     result: AppendedLine | None = None
     error: GroundskeeperError | None = None
@@ -171,7 +179,7 @@ class _Writer:
         self._tail: _Tail | None = None
         self._lock_fd: int | None = None
 
-    def append(
+    def request(
         self,
         key: SigningKey,
         run_id: str,
@@ -179,7 +187,10 @@ class _Writer:
         body: Mapping[str, Any],
         trusted: Iterable[PublicKey],
         clock: Callable[[], datetime],
-    ) -> AppendedLine:
+        *,
+        staged: bool = False,
+    ) -> _Append:
+        """A step checked and queued for the next commit, which any caller may lead."""
         if not RUN_ID.fullmatch(run_id):
             raise LedgerError(f"run id {run_id!r} does not match {RUN_ID.pattern}")
         if step not in STEP_TYPES:
@@ -187,14 +198,21 @@ class _Writer:
         body_dict = dict(body)
         check_json_subset(body_dict, "body")
         request = _Append(key, run_id, step, body_dict, tuple(trusted), clock)
+        if staged:
+            request.at = clock()
         with self._turn:
             self._queue.append(request)
+        return request
+
+    def wait(self, request: _Append) -> None:
+        """Return once a commit covering `request` (and every step queued before it) ended,
+        leading commits while none is under way; its result or error is then set."""
         while True:
             with self._turn:
                 while self._leading and not request.done:
                     self._turn.wait()
                 if request.done:
-                    break
+                    return
                 self._leading = True
                 batch = self._next_batch()
             try:
@@ -209,10 +227,19 @@ class _Writer:
                         queued.done = True
                     self._leading = False
                     self._turn.notify_all()
-        if request.error is not None:
-            raise request.error
-        assert request.result is not None  # set whenever error is not
-        return request.result
+
+    def append(
+        self,
+        key: SigningKey,
+        run_id: str,
+        step: str,
+        body: Mapping[str, Any],
+        trusted: Iterable[PublicKey],
+        clock: Callable[[], datetime],
+    ) -> AppendedLine:
+        request = self.request(key, run_id, step, body, trusted, clock)
+        self.wait(request)
+        return _outcome(request)
 
     def _next_batch(self) -> list[_Append]:
         # FIFO, and one signer per commit: the tail is checked against that signer's trusted
@@ -260,12 +287,12 @@ class _Writer:
     def _load_tail(self, stamp: tuple[int, int, int] | None, keys: list[PublicKey]) -> _Tail:
         data = read_if_present(self.path, "ledger") or b""
         checkpoint_data = read_if_present(self.checkpoint_path, "checkpoint")
+        cut = data.rfind(b"\n") + 1
+        data, torn = data[:cut], data[cut:]
         if not data:
             if checkpoint_data is not None:
                 self._refuse("the ledger is empty but a checkpoint exists (lines removed?)")
-            return _Tail(stamp=stamp, witness=Witness())
-        if not data.endswith(b"\n"):
-            self._refuse("it ends in a torn line (an append that did not complete)")
+            return _Tail(stamp=stamp, witness=Witness(), torn=torn)
         if checkpoint_data is None:
             self._refuse("its checkpoint is missing")
         checkpoint = parse_checkpoint(checkpoint_data)
@@ -291,7 +318,8 @@ class _Writer:
             # A crash between an append and its checkpoint leaves a stale checkpoint; the
             # extra lines are accepted only if the whole ledger verifies apart from that.
             report = verify_ledger(self.path, keys) if stale else None
-            if report is None or [f.code for f in report.findings] != ["checkpoint-stale"]:
+            codes = [] if report is None else [f.code for f in report.findings]
+            if [c for c in codes if c != "torn-line" or not torn] != ["checkpoint-stale"]:
                 self._refuse(
                     f"its checkpoint covers {checkpoint.size} lines but the file has {len(lines)}"
                 )
@@ -322,6 +350,7 @@ class _Writer:
             stamp=stamp,
             witness=witness,
             witnessed=witnessed,
+            torn=torn,
         )
 
     def _witness_entry(self, origin: str) -> tuple[Witness | None, WitnessEntry | None]:
@@ -375,7 +404,7 @@ class _Writer:
     def _write(self, tail: _Tail, batch: list[_Append]) -> None:
         seq, prev = tail.last_seq, tail.prev
         written: list[tuple[_Append, bytes]] = []
-        for request in batch:
+        for request in self._with_repair(tail, batch):
             line = _signed_line(request, seq + 1, prev)
             if len(line) > MAX_LINE_BYTES:
                 request.error = LedgerError(
@@ -385,45 +414,89 @@ class _Writer:
                 continue
             seq, prev = seq + 1, hashlib.sha256(line).hexdigest()
             written.append((request, line))
-        if not written:
+        if not any(request in batch for request, _ in written):
             return
         created = tail.size == 0
         data = b"".join(line for _, line in written)
-        size_before = tail.stamp[1] if tail.stamp is not None else 0
+        size_before = (tail.stamp[1] if tail.stamp is not None else 0) - len(tail.torn)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            _write_whole(fd, data)
-            os.fdatasync(fd)
+            if tail.torn:
+                os.ftruncate(fd, size_before)
+            try:
+                _write_whole(fd, data)
+                os.fdatasync(fd)
+            except OSError:
+                self._undo(fd, size_before)
+                raise
             st = os.fstat(fd)
+            if st.st_size != size_before + len(data):
+                # Bytes from outside groundskeeper (a worker's `>> _steps.jsonl`) landed
+                # beside ours: adopting the file as it now is would sign over them.
+                self._tail = None
+                raise LedgerError(
+                    f"the ledger {self.path} changed while a line was appended ({st.st_size} "
+                    f"bytes, expected {size_before + len(data)}): another writer outside "
+                    "groundskeeper"
+                )
+            hashes = []
+            for _, line in written:
+                tail.tree.append(line)
+                hashes.append(hashlib.sha256(line).hexdigest())
+            if created:
+                tail.origin = ledger_origin(written[0][1])
+            tail.size += len(written)
+            tail.last_seq, tail.prev = seq, prev
+            tail.stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+            tail.torn = b""
+            root = tail.tree.root()
+            checkpoint = format_checkpoint(tail.origin, tail.size, root, batch[0].key)
+            try:
+                self._replace_checkpoint(checkpoint)
+            except OSError:
+                # No checkpoint names these lines and no caller was told they are written:
+                # take them back, so a full disk leaves the ledger as it was before.
+                self._undo(fd, size_before)
+                raise
         finally:
             os.close(fd)
-        if st.st_size != size_before + len(data):
-            # Bytes from outside groundskeeper (a worker's `>> _steps.jsonl`) landed beside
-            # ours: adopting the file as it now is would sign over them.
-            self._tail = None
-            raise LedgerError(
-                f"the ledger {self.path} changed while a line was appended ({st.st_size} bytes,"
-                f" expected {size_before + len(data)}): another writer outside groundskeeper"
-            )
-        hashes = []
-        for _, line in written:
-            tail.tree.append(line)
-            hashes.append(hashlib.sha256(line).hexdigest())
         if created:
-            tail.origin = ledger_origin(written[0][1])
-        tail.size += len(written)
-        tail.last_seq, tail.prev = seq, prev
-        tail.stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
-        root = tail.tree.root()
-        checkpoint = format_checkpoint(tail.origin, tail.size, root, batch[0].key)
-        self._write_checkpoint(checkpoint, created)
+            self._sync_directory()
         self._record_witness(tail, WitnessEntry(tail.origin, tail.size, root, checkpoint))
         head = Head(tail.size, root.hex())
         first_seq = seq - len(written) + 1
         for offset, ((request, _), sha) in enumerate(zip(written, hashes, strict=True)):
             request.result = AppendedLine(first_seq + offset, sha, head)
 
-    def _write_checkpoint(self, data: bytes, sync_dir: bool) -> None:
+    def _with_repair(self, tail: _Tail, batch: list[_Append]) -> list[_Append]:
+        """`batch`, with a `repair` step naming a torn tail this commit drops (SPEC §9): just
+        after a run-start that opens the batch (every line belongs to the latest run), else
+        first, in the run of the step it precedes."""
+        if not tail.torn:
+            return batch
+        first = batch[0]
+        text = tail.torn.decode("utf-8", errors="replace")
+        body = {
+            "run_id": first.run_id,
+            "offset": (tail.stamp[1] if tail.stamp is not None else 0) - len(tail.torn),
+            "dropped_bytes": len(tail.torn),
+            "dropped_sha256": hashlib.sha256(tail.torn).hexdigest(),
+            "excerpt": excerpt(text),
+        }
+        repair = _Append(first.key, first.run_id, "repair", body, first.trusted, first.clock)
+        at = 1 if first.step == "run-start" else 0
+        return [*batch[:at], repair, *batch[at:]]
+
+    def _undo(self, fd: int, size: int) -> None:
+        """Cut the file back to `size` (its last complete, checkpointed line) after a failed
+        append; if even that fails, the next open finds a torn tail and repairs it."""
+        try:
+            os.ftruncate(fd, size)
+            os.fdatasync(fd)
+        except OSError as exc:
+            log.error("could not undo a failed append to %s: %s", self.path, exc)
+
+    def _replace_checkpoint(self, data: bytes) -> None:
         # A fresh, unpredictable temp name: a fixed one could be squatted (a directory made
         # under that name by a worker) and stop every later append.
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.checkpoint_path.name + ".")
@@ -439,12 +512,20 @@ class _Writer:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        if sync_dir:
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+
+    def _sync_directory(self) -> None:
+        dir_fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _outcome(request: _Append) -> AppendedLine:
+    if request.error is not None:
+        raise request.error
+    assert request.result is not None  # set whenever error is not
+    return request.result
 
 
 _writers: dict[Path, _Writer] = {}
@@ -538,6 +619,8 @@ class Ledger:
         self._seqs: set[int] = set()  # appends run concurrently: seqs return out of order
         self._first_seq = 0
         self._seen_lock = threading.Lock()  # record() may hold _lock around _append
+        self._staged: list[_Append] = []  # staged steps not yet known to be durable
+        self._staged_lock = threading.Lock()
 
     def record(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
         """Append one step of this run; thread-safe and durable when it returns."""
@@ -551,6 +634,41 @@ class Ledger:
         if step == "run-start":
             raise LedgerError(f"run {self.run_id} has already started")
         return self._append(step, body)
+
+    def stage(self, step: str, body: Mapping[str, Any]) -> None:
+        """Queue one step of this run for the next commit (group commit, SPEC §9): it is
+        chained in the order staged, and durable only once `commit` (or a `record`, of any
+        thread) returns. Nothing may be acted upon before that. LedgerError at once for a
+        body outside SPEC §2; a write that fails is reported by the commit."""
+        with self._lock:
+            if not self._started:
+                raise LedgerError(f"a run's first step must be a recorded run-start, not {step!r}")
+        if step == "run-start":
+            raise LedgerError(f"run {self.run_id} has already started")
+        request = _writer_for(self.path).request(
+            self._key, self.run_id, step, body, self._trusted, self._clock, staged=True
+        )
+        with self._staged_lock:
+            self._staged.append(request)
+            crowded = len(self._staged) >= MAX_STAGED
+        if crowded:
+            self.commit()
+
+    def commit(self) -> None:
+        """Make every step this run staged durable: one write, one fdatasync and one
+        checkpoint for all of them (and for whatever other threads queued meanwhile).
+        LedgerError if any of them could not be written."""
+        with self._staged_lock:
+            staged, self._staged = self._staged, []
+        if not staged:
+            return
+        if self._identity is not None:
+            self._check_still_ours()
+        writer = _writer_for(self.path)
+        for request in staged:
+            writer.wait(request)
+        for request in staged:
+            self._seen(_outcome(request))
 
     def history(self) -> list[tuple[str, str, dict[str, Any]]]:
         """(run id, step, body) of every complete line that says what became of a task (not
@@ -586,6 +704,8 @@ class Ledger:
     def _append(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
         if self._identity is not None:
             self._check_still_ours()
+        with self._staged_lock:
+            staged, self._staged = self._staged, []
         appended = append_step(
             self.path,
             self._key,
@@ -595,6 +715,11 @@ class Ledger:
             trusted=self._trusted,
             clock=self._clock,
         )
+        for request in staged:  # queued before this one: the same commit or an earlier one
+            self._seen(_outcome(request))
+        return self._seen(appended)
+
+    def _seen(self, appended: AppendedLine) -> AppendedLine:
         with self._seen_lock:
             if appended.seq in self._seqs or appended.seq < self._first_seq:
                 raise LedgerError(

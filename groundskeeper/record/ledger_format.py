@@ -47,6 +47,8 @@ STEP_TYPES = (
     "judge",
     "gate",
     "gate-decision",
+    # the writer's own: a torn tail (bytes of an append that never became durable) dropped
+    "repair",
     # a goal-driven run's graph steps (`groundskeeper run "GOAL"`)
     "author-call",
     "outline-check",

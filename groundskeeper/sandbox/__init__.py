@@ -26,9 +26,11 @@ __all__ = [
     "Script",
     "ShellResult",
     "ShellSyntaxError",
+    "allow_runs",
     "closest_command",
     "command_names",
     "command_reference",
+    "interrupt_runs",
     "parse",
     "run",
 ]
@@ -72,3 +74,18 @@ def run(
         errexit=errexit,
         sentinel=sentinel,
     )
+
+
+def interrupt_runs() -> None:
+    """Stop every sandbox run of this process at once (fault "interrupted", status 130), and
+    every run started after, until `allow_runs`: what SIGINT and SIGTERM do to a run."""
+    from groundskeeper.sandbox.wasi import interrupt_runs as stop_all
+
+    stop_all()
+
+
+def allow_runs() -> None:
+    """Let runs start again after `interrupt_runs` (a process that goes on after one run)."""
+    from groundskeeper.sandbox.wasi import allow_runs as allow
+
+    allow()

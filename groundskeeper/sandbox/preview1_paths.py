@@ -423,11 +423,39 @@ class PathCalls(FdCalls):
                 self.fence.hides_name(part) for part in target.split(b"/")
             ):
                 return NOTCAPABLE
+            if self._aliases_hidden(parent, target):
+                return NOTCAPABLE  # a second name for a hidden input, which checks follow
             self._fenced(parent, name, changing=True)
             os.symlink(target, name, dir_fd=parent)
         finally:
             os.close(parent)
         return SUCCESS
+
+    def _aliases_hidden(self, parent: int, target: bytes) -> bool:
+        """Whether a link to `target` from the directory `parent` would name a hidden input
+        (as it is, or under a hidden pattern) or a directory that holds one: the worker
+        could not read through it, but a check, which sees hidden inputs, would."""
+        fence = self.fence
+        if not (fence.hidden_files or fence.hidden_paths or fence.rules):
+            return False
+        directory = fences.directory_path(parent)
+        if directory is None:
+            return True  # where it is cannot be told: refused, not guessed
+        real = os.path.normpath(os.path.join(directory, os.fsdecode(target)))
+        for path in fence.hidden_paths:
+            if real == path or real.startswith(path + os.sep) or path.startswith(real + os.sep):
+                return True
+        if fence.rule_refusal(real) == fences.ABSENT:
+            return True
+        try:
+            info = os.stat(real)
+        except OSError:
+            return False
+        if fence.hides(info):
+            return True
+        if not stat.S_ISDIR(info.st_mode) or not fence.hidden_files:
+            return False
+        return _hidden_under(fence, real)
 
     def path_link(
         self,
@@ -494,6 +522,26 @@ class PathCalls(FdCalls):
 def _plain(path: bytes) -> bool:
     """One ordinary name: what a path usually is, and what needs no walk."""
     return b"/" not in path and path not in (b"", b".", b"..") and b"\0" not in path
+
+
+_ALIAS_SCAN = 10_000  # names looked at under a link's target directory before refusing
+
+
+def _hidden_under(fence: fences.Fence, real: str) -> bool:
+    """Whether the directory `real` holds a hidden input, or more names than are looked at."""
+    seen = 0
+    for base, dirs, files in os.walk(real):
+        for name in dirs + files:
+            seen += 1
+            if seen > _ALIAS_SCAN:
+                return True
+            try:
+                info = os.stat(os.path.join(base, name), follow_symlinks=False)
+            except OSError:
+                continue
+            if fence.hides(info):
+                return True
+    return False
 
 
 def _stays_inside(target: bytes, depth: int) -> bool:

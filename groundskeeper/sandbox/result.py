@@ -22,6 +22,7 @@ Fault = Literal[
     "disk",
     "loop-steps",
     "fan-out",
+    "interrupted",  # the process was asked to stop (SIGINT, SIGTERM): not the command's doing
 ]
 
 

@@ -38,6 +38,7 @@ _FAULT_STATUS: dict[Fault, int] = {
     "disk": 125,
     "loop-steps": 124,
     "fan-out": 124,
+    "interrupted": 130,
 }
 
 

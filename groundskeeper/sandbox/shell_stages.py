@@ -218,6 +218,8 @@ class Run:
             "host-memory": host_memory_message(limits.host_memory, name),
             "disk": f"{self.quota.message() if self.quota else 'disk quota exceeded'} by "
             f"'{name}' (all this run's commands and tools write counts)",
+            "interrupted": f"interrupted {where}: the process was asked to stop "
+            "(SIGINT or SIGTERM)",
         }
         return Stop(fault, messages[fault])
 

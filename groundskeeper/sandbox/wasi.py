@@ -573,10 +573,28 @@ class _Watchdog:
 
 
 _watchdog = _Watchdog()
+_interrupted = threading.Event()  # set: every run stops at once, and every new one too
+
+
+def interrupt_runs() -> None:
+    """Stop every run of this process now, as its deadline would, with the fault
+    "interrupted"; runs started from now on stop at once, until `allow_runs`. Safe from a
+    signal handler (it takes only locks no handler's thread can hold for long)."""
+    _interrupted.set()
+    with _watchdog.wake:
+        watches = list(_watchdog.watches)
+    for watch in watches:
+        watch.stop("interrupted")
+
+
+def allow_runs() -> None:
+    _interrupted.clear()
 
 
 def start_watch(runtime: Runtime, timeout: float) -> Watch:
     watch = Watch(runtime, time.monotonic() + timeout)
+    if _interrupted.is_set():
+        watch.fault = "interrupted"
     _watchdog.add(watch)
     return watch
 

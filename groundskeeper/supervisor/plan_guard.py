@@ -53,8 +53,18 @@ class PlanGuard:
     containing their verdict is written, the others once it is durable.
     """
 
-    def __init__(self, path: Path, text: str, rejected_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        text: str,
+        rejected_dir: Path | None = None,
+        hold: Callable[[], None] | None = None,
+    ) -> None:
         self.path = path
+        # called on the writer thread before every write: if it raises, nothing is written
+        # from then on (the runner's seal, which reports its own failure)
+        self._hold = hold
+        self.held = False
         self.rejected_dir = rejected_dir if rejected_dir is not None else path.parent
         data = text.encode("utf-8")
         self._io = threading.Lock()
@@ -78,7 +88,7 @@ class PlanGuard:
         self, text: str, written: Callable[[], None], before: Callable[[], None] | None = None
     ) -> None:
         with self._cond:
-            if self.failure is not None:
+            if self.failure is not None or self.held:
                 return  # latched: the runner stops at its next scheduling point
             self._wanted = text.encode("utf-8")
             self._wanted_text = text
@@ -123,6 +133,14 @@ class PlanGuard:
                 data, callbacks, befores = self._wanted, self._callbacks, self._befores
                 self._wanted, self._callbacks, self._befores = None, [], []
                 text = self._wanted_text
+            if self._hold is not None:
+                try:
+                    self._hold()
+                except Exception as exc:
+                    log.error("not writing %s: %s", self.path, exc)
+                    with self._cond:
+                        self.held = True
+                    return
             try:
                 for callback in befores:
                     callback()

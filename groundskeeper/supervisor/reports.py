@@ -16,6 +16,7 @@ from groundskeeper.acceptance.judge import J_UNAVAILABLE
 from groundskeeper.acceptance.loops import DEFAULT_BREAKER, STOP_ATTEMPT_CAP, AttemptBudget
 from groundskeeper.acceptance.toolbox import DEFAULT_SH_TIMEOUT
 from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import UsageTotals
 from groundskeeper.sandbox.quota import DEFAULT_DISK_QUOTA
 from groundskeeper.supervisor.plan_guard import Tamper
@@ -90,6 +91,8 @@ class RunReport:
     # why the run started no more attempts (`attempt-cap: …`): the tasks left are resumable
     attempt_cap: str | None = None
     waiting: tuple[GateOpened, ...] = ()  # gated tasks whose check passed: a person decides
+    # the signal that stopped the run (`SIGINT`, `SIGTERM`): every task is left resumable
+    interrupted: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -103,6 +106,7 @@ class RunReport:
             "judge_unavailable": self.judge_unavailable,
             "attempt_cap": self.attempt_cap,
             "waiting": [g.to_json() for g in self.waiting],
+            "interrupted": self.interrupted,
         }
 
 
@@ -154,6 +158,20 @@ def judge_down_diagnostic(down: str, reports: tuple[TaskReport, ...]) -> Diagnos
         " answers, or choose --judge-profile fast to let a passing check stand"
     )
     return Diagnostic("error", "judge", message, None, J_UNAVAILABLE)
+
+
+class RunInterrupted(GroundskeeperError):
+    """The run was asked to stop (SIGINT, SIGTERM): an attempt in flight ends where it is."""
+
+
+def interrupted_diagnostic(why: str, in_flight: tuple[str, ...]) -> Diagnostic:
+    running = f" ({', '.join(in_flight)})" if in_flight else ""
+    message = (
+        f"interrupted by {why}: the run stopped its sandbox commands, started nothing more and"
+        f" sealed its end; the {len(in_flight)} task(s) in flight{running} keep their state,"
+        " and every task not DONE is resumable: run the same `groundskeeper resume` again"
+    )
+    return Diagnostic("error", "run", message, None, "R009")
 
 
 def unsealed_diagnostic(failure: str | None, *, started: bool) -> Diagnostic:

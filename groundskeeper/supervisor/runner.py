@@ -49,6 +49,7 @@ from groundskeeper.plan.tree import Node, TaskWalk, build_tree
 from groundskeeper.record.backing import HasHistory, Record, read_record
 from groundskeeper.record.control import ControlDir, RunLock
 from groundskeeper.record.telemetry import Telemetry
+from groundskeeper.sandbox import allow_runs, interrupt_runs
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.supervisor.gating import ApprovalGates
@@ -64,10 +65,12 @@ from groundskeeper.supervisor.plan_guard import PlanGuard, Tamper
 from groundskeeper.supervisor.reports import (
     DEFAULT_MAX_PARALLEL,
     RunEvent,
+    RunInterrupted,
     RunOptions,
     RunReport,
     TaskReport,
     cap_diagnostic,
+    interrupted_diagnostic,
     judge_down_diagnostic,
     model_down_diagnostic,
     unsealed_diagnostic,
@@ -188,7 +191,9 @@ class Runner:
         self.judge_model = FailFastModel(judge_model) if judge_model is not None else None
         self.options = options or RunOptions()
         self.run_id = run_id or new_run_id()
-        self.seal = RunSeal(recorder if recorder is not None else MemoryRecorder(), self.run_id)
+        self.seal = RunSeal(
+            recorder if recorder is not None else MemoryRecorder(), self.run_id, group_commit=True
+        )
         self.telemetry = telemetry
         self.shell = shell
         self.on_event = on_event
@@ -198,7 +203,10 @@ class Runner:
         self._event_lock = threading.Lock()
         self._tampering = Tampering(self.tasks, self._books, self._emit)
         self.tampers = self._tampering.tampers
-        self._guard = PlanGuard(self.plan_path, plan.text, self.control.rejected)
+        # a decision point: the steps behind every verdict are durable before the plan shows it
+        self._guard = PlanGuard(
+            self.plan_path, plan.text, self.control.rejected, hold=self.seal.commit
+        )
         self._verdicts = VerdictWriter(plan, self.tasks, self._guard, self._books, self._emit)
         # custom done states (after `|`, not a verdict of ours): finished, never run again
         self._finished_states = frozenset(plan.done_states) - set(VERDICT_STATES)
@@ -209,6 +217,8 @@ class Runner:
         self._outputs = OutputStore(self.control.path / OUTPUTS_DIR)
         self._budget = AttemptBudget(self.options.max_total_attempts)
         self._answers = dict(gate_answers or {})  # task id → a person's answer to its gate
+        self._interrupted: str | None = None  # the signal that asked the run to stop
+        self._in_flight: tuple[str, ...] = ()  # the tasks running when it came
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -221,6 +231,16 @@ class Runner:
             return self._run(lint)
         with RunLock(self.control):
             return self._run(lint)
+
+    def interrupt(self, why: str) -> None:
+        """Stop the run promptly (`why`: the signal, e.g. "SIGINT"); safe from a signal
+        handler or another thread. The sandbox's commands end at once, nothing new starts,
+        the tasks in flight keep their state (resumable, never judged on a cut-short check),
+        and `run` returns a report whose run-end is sealed as interrupted."""
+        if self._interrupted is None:
+            self._in_flight = tuple(self._task(n).heading.task_id for n in list(self._inflight))
+            self._interrupted = why
+            interrupt_runs()
 
     def _run(self, lint: Callable[[Plan], list[Diagnostic]] | None) -> RunReport:
         self.control.ensure()
@@ -269,9 +289,11 @@ class Runner:
             self._phases.red_first(diagnostics, self._require_red)
             self._walk.begin()
             self._loop()
-            if self._halted is None:  # a model that went away leaves the earned DONEs to check
-                self._phases.final_sweep(self._nodes)
+            if self._halted is None and self._interrupted is None:
+                self._phases.final_sweep(self._nodes)  # the earned DONEs checked once more
         finally:
+            if self._interrupted is not None:
+                allow_runs()  # this process may go on to run something else
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._phases.close()
             tampers = self._guard.close()
@@ -335,12 +357,22 @@ class Runner:
                            self.control.components, self._record)  # fmt: skip
         self._pipeline = Pipeline(self._books, attempt_stages(tools))
         self._verify = Pipeline(self._books, verify_stages(tools))
-        settle = self._verdicts.settle
+        settle = self._settle_phase
         self._phases = RunPhases(self.tasks, self._record, self._checks, self._verify, settle,
                                  self.options)  # fmt: skip
         self._gates = ApprovalGates(self._record, self._answers, self._checks, self._verify, skip)
 
     def _report(self, diagnostics: list[Diagnostic]) -> RunReport:
+        if self._budget.refused:  # the tasks the walk never started: the cap stopped them too
+            for task in self.tasks.values():
+                untouched = task.stop is None and task.reason is None and task.attempts == 0
+                if (
+                    untouched
+                    and task.state == task.start_state
+                    and task.state not in ("DONE", *self._finished_states)
+                    and not task.heading.child_tasks
+                ):
+                    task.stop, task.reason = STOP_ATTEMPT_CAP, self._capped(0, None)
         diagnostics.extend(t.diagnostic() for t in self.tampers)
         diagnostics.extend(self._books.soft_warnings)
         lost = self.telemetry.displaced() if self.telemetry is not None else None
@@ -355,7 +387,12 @@ class Runner:
                 " plan (the next run re-verifies whatever the plan shows)"
             )
             diagnostics.append(Diagnostic("error", "plan", message, None, "R006"))
-        self.seal.run_end(ok, [(r.id, r.state) for r in reports], len(self.tampers))
+        interrupted = None
+        if self._interrupted is not None:
+            ok = False
+            interrupted = (self._interrupted, self._in_flight)
+            diagnostics.append(interrupted_diagnostic(self._interrupted, self._in_flight))
+        self.seal.run_end(ok, [(r.id, r.state) for r in reports], len(self.tampers), interrupted)
         if self.seal.failure is not None:
             ok = False
             diagnostics.append(unsealed_diagnostic(self.seal.failure, started=True))
@@ -386,6 +423,7 @@ class Runner:
             None if judge_failure is None else f"judge unavailable: {judge_failure}",
             capped,
             waiting,
+            self._interrupted,
         )  # fmt: skip
 
     # -- the walk's host (scheduler thread) -----------------------------------------------------
@@ -440,6 +478,7 @@ class Runner:
             return self._halted or self.model.failure or "attempt cap reached"
         return (
             self._halted
+            or self._interrupted
             or self.model.failure
             or judge_stops_run(self.judge_model, self.options.judge_profile)
         )
@@ -485,11 +524,16 @@ class Runner:
             self._tampering.record(tamper, blamed=True)
         self._inflight.pop(outcome.node, None)
         self._tampering.judged(outcome.node)
-        for child, why, output in outcome.demote:
+        for child, why, output in outcome.demote:  # (none once interrupted)
             self._verdicts.settle(self._task(child), "FAILED", self._task(child).attempts, True,
                                   why, output, 0)  # fmt: skip
             child.outcome = "FAILED"
         task = self._task(outcome.node)
+        if self._interrupted is not None and outcome.state != "DONE":
+            # stopped in flight: no verdict on a cut-short attempt or check, nothing demoted
+            why = f"interrupted by {self._interrupted}: stopped in flight, left as it was"
+            outcome = replace(outcome, state=task.start_state, verified=None, reason=why,
+                              demote=(), stop=None, gate=None)  # fmt: skip
         task.waiting = outcome.gate if task.tainted is None else None
         state, reason, verified = outcome.state, outcome.reason, outcome.verified
         if task.tainted is not None:
@@ -525,7 +569,7 @@ class Runner:
             if settled is not None:
                 return settled
         limit = task.max_attempts
-        while loop.attempt < limit:
+        while loop.attempt < limit and self._interrupted is None:
             if not self._budget.take():
                 # the run's cap, not this task's failure: it keeps its state, resumable
                 last = loop.reason if loop.attempt else None
@@ -579,6 +623,7 @@ class Runner:
         keep = bool(task.contracts or task.evidence)
         session.on_tool_call = partial(self._tool_call, task_id, attempt, sealed, keep)
         session.on_model_call = partial(self._books.model_called, task_id, attempt)
+        session.before_acting = self._before_acting  # before tools run and feedback goes out
         watched = self._watch(task)
         unavailable = ""
         try:
@@ -637,6 +682,17 @@ class Runner:
             )  # fmt: skip
         loop.feedback = verdict.feedback
         return False
+
+    def _before_acting(self) -> None:
+        """A decision point in an attempt: stop there if interrupted, else seal."""
+        if self._interrupted is not None:
+            raise RunInterrupted(f"interrupted by {self._interrupted}")
+        self.seal.commit()
+
+    def _settle_phase(self, task: TaskRun, state: str, *args: Any, **kwargs: Any) -> None:
+        """A phase's verdict, unless an interrupt cut its check short (only a pass stands)."""
+        if self._interrupted is None or state == "DONE":
+            self._verdicts.settle(task, state, *args, **kwargs)
 
     def _broken(self, reason: str | None, attempt: int, limit: int) -> str:
         """The reason a breaker gives: it names itself first (its code), then the failure."""

@@ -12,7 +12,7 @@ import platform
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from groundskeeper import __version__
 from groundskeeper.acceptance.check import CheckResult, sha256_text
@@ -38,6 +38,36 @@ class StepRecorder(Protocol):
     the step is durable (the ledger commits concurrent steps together)."""
 
     def record(self, step: str, body: Mapping[str, Any]) -> object: ...
+
+
+@runtime_checkable
+class GroupCommitting(Protocol):
+    """A recorder that can hold steps until a decision needs them durable (the ledger):
+    `stage` queues a step in order, `commit` makes everything staged durable at once."""
+
+    def stage(self, step: str, body: Mapping[str, Any]) -> None: ...
+
+    def commit(self) -> None: ...
+
+
+# The steps a run stages for its next decision point (ledger/SPEC.md §9, "Decision points"):
+# what happened, not what is decided. Every other step (run-start, gate, gate-decision, dock,
+# run-end, a goal run's steps) is durable before `record` returns.
+STAGED_STEPS = frozenset(
+    {
+        "task-start",
+        "tool-call",
+        "model-call",
+        "claim",
+        "check",
+        "contract",
+        "evidence",
+        "judge",
+        "state",
+        "plan-edit",
+        "tamper",
+    }
+)
 
 
 @dataclass
@@ -125,24 +155,58 @@ class RunSeal:
     scheduling point.
     """
 
-    def __init__(self, recorder: StepRecorder, run_id: str) -> None:
+    def __init__(self, recorder: StepRecorder, run_id: str, *, group_commit: bool = False) -> None:
         self.recorder = recorder
         self.run_id = run_id
         self.failure: str | None = None
-        self._lock = threading.Lock()  # guards `failure` only: steps go to the recorder at once
+        self._lock = threading.Lock()  # guards `failure` and the counts below
+        # with group commit, STAGED_STEPS wait for the next `commit` (a decision point)
+        self._staging = recorder if group_commit and isinstance(recorder, GroupCommitting) else None
+        self._staged = self._committed = 0  # steps staged, and how many of them are durable
 
     def record(self, step: str, body: Mapping[str, Any], *, opens_work: bool = True) -> None:
         if self.failure is None:
             try:
-                self.recorder.record(step, {"run_id": self.run_id, **body})
+                if self._staging is not None and step in STAGED_STEPS:
+                    with self._lock:
+                        self._staged += 1
+                    self._staging.stage(step, {"run_id": self.run_id, **body})
+                else:
+                    self.recorder.record(step, {"run_id": self.run_id, **body})
                 return
             except Exception as exc:  # whatever the cause, this step is not sealed
                 log.error("sealing a %s step failed: %s", step, exc)
-                with self._lock:
-                    if self.failure is None:
-                        self.failure = f"the `{step}` step could not be sealed: {exc}"
+                self._latch(f"the `{step}` step could not be sealed: {exc}")
         if opens_work:
             raise SealingError(self.failure)
+
+    def commit(self) -> None:
+        """A decision point: every step recorded so far is durable when this returns.
+        SealingError (latched, like a step that could not be sealed) if they cannot be made
+        durable: nothing may then act on them — no plan write, no feedback, no dock.
+
+        After a failure, what was durable before it stays so: a commit with nothing staged
+        since the last one returns (a verdict taken before the failure may still be
+        written); one with steps staged fails (they may never become durable)."""
+        with self._lock:
+            staged = self._staged
+        if self._staging is None or staged == self._committed:
+            return
+        if self.failure is None:
+            try:
+                self._staging.commit()
+                with self._lock:
+                    self._committed = max(self._committed, staged)
+                return
+            except Exception as exc:
+                log.error("committing the run's steps failed: %s", exc)
+                self._latch(f"the run's steps could not be made durable: {exc}")
+        raise SealingError(self.failure)
+
+    def _latch(self, failure: str) -> None:
+        with self._lock:
+            if self.failure is None:
+                self.failure = failure
 
     def run_start(
         self,
@@ -360,13 +424,19 @@ class RunSeal:
             opens_work=False,
         )
 
-    def run_end(self, ok: bool, states: Iterable[tuple[str, str]], tampers: int) -> None:
-        self.record(
-            "run-end",
-            {
-                "ok": ok,
-                "states": [{"task_id": t, "state": s} for t, s in states],
-                "tampers": tampers,
-            },
-            opens_work=False,
-        )
+    def run_end(
+        self,
+        ok: bool,
+        states: Iterable[tuple[str, str]],
+        tampers: int,
+        interrupted: tuple[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        """`interrupted`: the signal that stopped the run and the tasks then in flight."""
+        body: dict[str, Any] = {
+            "ok": ok,
+            "states": [{"task_id": t, "state": s} for t, s in states],
+            "tampers": tampers,
+        }
+        if interrupted is not None:
+            body["interrupted"], body["in_flight"] = interrupted[0], list(interrupted[1])
+        self.record("run-end", body, opens_work=False)

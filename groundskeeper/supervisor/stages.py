@@ -167,7 +167,12 @@ class ContractsStage:
             judge_contracts(
                 task.contracts,
                 ContractContext(
-                    self.toolbox, record, context.watched, self.toolbox.workdir, task.baselines
+                    self.toolbox,
+                    record,
+                    context.watched,
+                    self.toolbox.workdir,
+                    task.baselines,
+                    task.spec.protect,
                 ),
             )
         )

@@ -42,7 +42,7 @@ def take_baselines(
                     task.baselines[contract.text] = Baseline.from_json(kept[contract.text])
                 continue
             try:
-                record = run_suite(workdir, suite_args(contract.args)[0])
+                record = run_suite(workdir, suite_args(contract.args)[0], protect=task.spec.protect)
             except SuiteRefused as refused:
                 logger.warning("%s: no red-first record of `%s`: %s", task_id, contract.text,
                                refused.message)  # fmt: skip

@@ -108,6 +108,9 @@ class VerdictWriter:
             # a failure latches; the loop stops
             seal.state(heading.task_id, before, state, stop, task.lies if state != "DONE" else ())
             if telemetry is not None:
+                # the row stands only beside a durable verdict: a crash before this commit
+                # leaves it pending (dropped by the next run, which re-verifies the headline)
+                seal.commit()
                 telemetry.commit_verdicts(rows)
 
         # the writer thread does the I/O, so the next task starts meanwhile

@@ -250,6 +250,9 @@ class WorkerSession:
     on_tool_call: Callable[[ToolCallRecord], None] | None = None
     # every model call, answered or failed, before its reply is acted on (the runner seals it)
     on_model_call: Callable[[ModelCall], None] | None = None
+    # called before a reply's tool calls run and before a request carrying feedback or tool
+    # results is sent: the runner makes the steps recorded so far durable (a decision point)
+    before_acting: Callable[[], None] | None = None
     system: str = ""
     messages: list[Message] = field(default_factory=list)
 
@@ -274,6 +277,8 @@ class WorkerSession:
         calls: list[ToolCallRecord] = []
         last_text = ""
         for turn in range(1, self.max_turns + 1):
+            if (turn > 1 or feedback is not None) and self.before_acting is not None:
+                self.before_acting()
             reply = self._call()
             self.messages.append(reply.to_message())
             if reply.text:
@@ -285,6 +290,8 @@ class WorkerSession:
                 # any other stop ends the attempt; tool calls in a refused or cut-off turn
                 # (their input may be incomplete) are never run
                 return AttemptOutcome(reply.text, reply.stop_reason, turn, tuple(calls))
+            if self.before_acting is not None:
+                self.before_acting()
             results: list[ContentBlock] = []
             claimed: AttemptOutcome | None = None
             for use in uses:

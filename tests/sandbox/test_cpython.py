@@ -401,3 +401,21 @@ def test_a_c_extension_that_cannot_load_is_named(layout: Path) -> None:
     )
     plain = sh(layout, "python3 -c 'import nosuchmodule'")
     assert plain.stderr.endswith("ModuleNotFoundError: No module named 'nosuchmodule'\n")
+
+
+def test_a_workdir_file_never_replaces_a_standard_module(tmp_path: Path) -> None:
+    # a worker's json.py beside a protected check script: the check's `import json` must be
+    # the standard library's, so invalid JSON stays invalid; a module of the project's own
+    # name still imports from the workdir
+    (tmp_path / "json.py").write_text("def loads(s):\n    return {}\n")
+    (tmp_path / "check.py").write_text(
+        "import json, sys\njson.loads(open(sys.argv[1]).read())\nprint('valid')\n"
+    )
+    (tmp_path / "data.json").write_text("name: [")
+    (tmp_path / "mylib.py").write_text("def helper():\n    return 7\n")
+    result = sandbox.run("python3 check.py data.json", workdir=tmp_path)
+    assert result.status == 1
+    assert "json.decoder.JSONDecodeError" in result.stderr
+    assert "valid" not in result.stdout
+    mine = sandbox.run('python3 -c "import mylib, json; print(mylib.helper())"', workdir=tmp_path)
+    assert (mine.stdout, mine.status) == ("7\n", 0)

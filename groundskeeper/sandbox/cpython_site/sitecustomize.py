@@ -6,6 +6,7 @@ of the workdir (read and written only under a read-only prefix: a planted `__pyc
 never loaded), and fills in what pytest expects of a POSIX system.
 """
 
+import importlib.machinery  # before the finder below exists: it must not import itself
 import os
 import sys
 
@@ -24,8 +25,28 @@ def _start() -> None:
     os.environ["PYTEST_ADDOPTS"] = f"{options} {os.environ.get('PYTEST_ADDOPTS', '')}".strip()
 
 
+class _StandardFirst:
+    """A module named like one of the standard library's resolves to the standard library's,
+    never to a file of the same name in the workdir: a worker's `json.py` beside a check
+    cannot replace the `json` the check imports. Everything else imports as usual."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+
+    def find_spec(
+        self, name: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if path is not None or name not in sys.stdlib_module_names:
+            return None
+        return importlib.machinery.PathFinder.find_spec(name, self.paths)
+
+
 _start()
 del _start
+sys.meta_path.insert(
+    0,
+    _StandardFirst([p for p in sys.path if p.startswith(sys.prefix) and "site-packages" not in p]),
+)
 
 
 class _CExtension:

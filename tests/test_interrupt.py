@@ -1,0 +1,122 @@
+"""Ctrl-C is an answer (issue 27): SIGINT (or SIGTERM) in the middle of a long sandbox command
+ends the run within half a second, seals an interrupted run-end naming the tasks in flight,
+leaves every task resumable and prints the command that continues; a second one exits at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from groundskeeper.cli import main
+from tests.test_cli_run import HEAD, control, keywords, steps, task
+
+SCRIPT = """workers:
+  slow:
+    - {tool: sh, input: {cmd: 'sleep 20'}}
+    - {tool: write_file, input: {path: slow.txt, content: ok}}
+    - say: DONE
+  quick:
+    - {tool: write_file, input: {path: quick.txt, content: ok}}
+    - say: DONE
+"""
+RESUMED = """workers:
+  slow:
+    - {tool: write_file, input: {path: slow.txt, content: ok}}
+    - say: DONE
+  quick:
+    - {tool: write_file, input: {path: quick.txt, content: ok}}
+    - say: DONE
+"""
+
+
+def _start(tmp_path: Path) -> tuple[Path, subprocess.Popen[bytes], list[str]]:
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("Quick", "quick", "grep -qx ok quick.txt")
+                    + task("Slow", "slow", "grep -qx ok slow.txt"))  # fmt: skip
+    script = tmp_path / "workers.yaml"
+    script.write_text(SCRIPT)
+    args = ["resume", str(plan), "--model", f"scripted:{script}", "--max-parallel", "1"]
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from groundskeeper.cli import main; main()", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    return plan, process, args
+
+
+def _wait_for_sleep(plan: Path, process: subprocess.Popen[bytes]) -> None:
+    """Until the slow task's `sleep 20` runs: its model-call is sealed before the tool runs."""
+    deadline = time.monotonic() + 60
+    ledger = control(plan) / "_steps.jsonl"
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read() if process.stderr else b""
+        started = ledger.exists() and b'"task_id":"slow"' in ledger.read_bytes()
+        if started and any(s.get("task_id") == "slow" for s in steps(plan, "model-call")):
+            time.sleep(0.3)  # the tool call is under way
+            return
+        time.sleep(0.05)
+    pytest.fail("the slow task never started its sandbox command")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_mid_command_ends_the_run_promptly_and_resume_finishes(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    plan, process, args = _start(tmp_path)
+    _wait_for_sleep(plan, process)
+    sent = time.monotonic()
+    process.send_signal(sig)
+    _, stderr = process.communicate(timeout=30)
+    took = time.monotonic() - sent
+    text = stderr.decode()
+    assert process.returncode == 130, text
+    assert took < 5, took  # the process, exit included; the run itself: the next test
+    assert "Traceback" not in text and "Aborted!" not in text
+    assert f"continue with: groundskeeper resume {plan}" in text
+    [end] = steps(plan, "run-end")
+    assert (end["ok"], end["interrupted"], end["in_flight"]) == (False, sig.name, ["slow"])
+    assert keywords(plan) == {"quick": "DONE", "slow": "TODO"}  # resumable, not FAILED
+    assert not any(s["to"] == "FAILED" for s in steps(plan, "state"))
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(plan), "--json"])
+    assert verified.exit_code == 0, verified.output
+    (tmp_path / "workers.yaml").write_text(RESUMED)
+    final = CliRunner().invoke(main, [*args, "--json"])
+    assert final.exit_code == 0, final.output
+    assert json.loads(final.stdout)["interrupted"] is None
+    assert keywords(plan) == {"quick": "DONE", "slow": "DONE"}
+
+
+def test_the_run_ends_within_half_a_second_of_the_signal(tmp_path: Path) -> None:
+    """Timed from inside: the run-end's own timestamp against the moment of the signal."""
+    plan, process, _ = _start(tmp_path)
+    _wait_for_sleep(plan, process)
+    os.kill(process.pid, signal.SIGINT)
+    sent = time.time()
+    process.communicate(timeout=30)
+    ledger = (control(plan) / "_steps.jsonl").read_bytes().splitlines()
+    end = json.loads(ledger[-1])
+    assert end["step"] == "run-end"
+    sealed = time.mktime(time.strptime(end["ts"][:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone
+    sealed += int(end["ts"][20:23]) / 1000
+    assert sealed - sent < 0.5, sealed - sent
+
+
+def test_a_second_signal_exits_at_once(tmp_path: Path) -> None:
+    plan, process, _ = _start(tmp_path)
+    _wait_for_sleep(plan, process)
+    process.send_signal(signal.SIGINT)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    text = stderr.decode()
+    assert "Traceback" not in text
+    assert f"continue with: groundskeeper resume {plan}" in text
