@@ -618,8 +618,9 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
             if seal.failure is not None:
                 raise SealingError(seal.failure)
 
-        # a task with contracts or evidence is judged on a worker's claim, and a gated one
-        # by a person, never by its check alone: `check --write` does not promote it
+        # a task with contracts or evidence is judged on a worker's claim, a gated one by a
+        # person and a docking one by conformance, never by its check alone: `check --write`
+        # does not promote it
         claimed = {
             t.task_id
             for t in compile_plan(loaded)
@@ -629,6 +630,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
             or t.evidence_problems
             or t.judge is not None  # DONE only with a judge's pass
             or t.gate is not None  # DONE only with a person's yes
+            or t.dock is not None  # DONE only once its component docked, which a check is not
         }
 
         def promotable(task_id: str) -> bool:

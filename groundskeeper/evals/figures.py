@@ -92,6 +92,8 @@ _PHRASES = (
     ("answer refused (stale", "gate: stale answer refused"),
     ("waiting for approval", "gate: waiting for a person"),
     ("aborted at its approval gate", "gate: aborted"),
+    ("judged work changed since its verdict", "judge: work changed since its verdict"),
+    ("approved work changed since its approval", "gate: work changed since its approval"),
 )
 _CODE = re.compile(r"^([a-z][a-z_-]*(?: [a-z]+)*|[CJ]\d{3}):")  # C001…, J010…: contract, judge
 
