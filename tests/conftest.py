@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +10,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.messages_stub import MessagesStub
+
+# read as Ray loads, before any test module imports it: what groundskeeper's own driver sets
+# (`ray_extra.require_ray`), or a test's guest trap after a Ray test ends the whole worker
+os.environ.setdefault("RAY_DISABLE_FAILURE_SIGNAL_HANDLER", "1")
 
 # Wall-clock limits (per-example deadlines, the too-slow health check) would make property
 # tests flaky on a loaded 2-core CI machine; the properties themselves are what must hold.

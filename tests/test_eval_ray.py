@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ray
 from click.testing import CliRunner
 
 from groundskeeper import __version__
@@ -21,14 +20,18 @@ from groundskeeper.cli import main
 from groundskeeper.evals import CaseJob, SuiteLedger, SweepHooks, load_suite, run_sweep
 from groundskeeper.evals.backends import Started
 from groundskeeper.evals.ray_backend import RayBackend
+from groundskeeper.ray_extra import connect, require_ray
+from tests.ray_start import started
 from tests.test_eval_sweep import verdicts
 from tests.test_evals import CHECK, CLAIM, FAKE, HONEST, WRITE_42, make_case
+
+ray = require_ray()  # before Ray loads: what groundskeeper's driver sets (ray_extra)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster() -> Iterator[None]:
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    started(lambda: connect(ray, num_cpus=2, include_dashboard=False, log_to_driver=False))
     yield
     ray.shutdown()
 
@@ -137,3 +140,32 @@ def test_several_plans_run_as_ray_tasks(tmp_path: Path) -> None:
     assert [p["exit_code"] for p in doc["plans"]] == [0, 0]
     assert [[t["state"] for t in p["report"]["tasks"]] for p in doc["plans"]] == [["DONE"]] * 2
     assert "as Ray tasks" in result.stderr
+
+
+TRAP_AFTER_RAY = """
+import faulthandler, sys
+if sys.argv[1] == "pytest-like":
+    faulthandler.enable()  # as pytest does, before anything else
+from groundskeeper.sandbox.script_validation import validate_script
+DOWN = "function down(n) { return down(n + 1) + 1; }\\ndown(0);\\n"
+print(validate_script(DOWN).errors[0].code, flush=True)  # wasmtime's handlers installed
+from groundskeeper.ray_extra import connect, require_ray
+connect(require_ray(), address=sys.argv[2], log_to_driver=False)
+print(validate_script(DOWN).errors[0].code, flush=True)  # a trap after Ray: still a trap
+"""
+
+
+@pytest.mark.parametrize("faults", ["pytest-like", "plain"])
+def test_a_guest_trap_after_joining_ray_is_the_guest_s_not_the_process_s(
+    tmp_path: Path, faults: str
+) -> None:
+    import subprocess
+    import sys
+
+    address = ray.get_runtime_context().gcs_address
+    env = {k: v for k, v in os.environ.items() if k != "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"}
+    done = subprocess.run(
+        [sys.executable, "-c", TRAP_AFTER_RAY, faults, address],
+        capture_output=True, text=True, timeout=240, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.split()) == (0, ["stack", "stack"]), done.stderr[-2000:]

@@ -9,24 +9,32 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import ray
 from click.testing import CliRunner
 from ray.cluster_utils import Cluster
 
 from groundskeeper.cli import main
+from groundskeeper.ray_extra import connect, require_ray
+from tests.ray_start import started
 from tests.test_eval_sweep import verdicts
 from tests.test_evals import CHECK, CLAIM, FAKE, HONEST, WRITE_42, make_case
+
+ray = require_ray()  # before Ray loads: what groundskeeper's driver sets (ray_extra)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def two_nodes() -> Iterator[Cluster]:
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    cluster = Cluster(
-        initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
-    )
-    cluster.add_node(num_cpus=1)
-    cluster.wait_for_nodes()
-    ray.init(address=cluster.address, log_to_driver=False)
+
+    def start() -> Cluster:
+        cluster = Cluster(
+            initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False}
+        )
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        connect(ray, address=cluster.address, log_to_driver=False)
+        return cluster
+
+    cluster = started(start)
     yield cluster
     ray.shutdown()
     cluster.shutdown()

@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ray
 from click.testing import CliRunner
 
 from groundskeeper.cli import main
+from groundskeeper.ray_extra import connect, require_ray
+from tests.ray_start import started
+
+ray = require_ray()  # before Ray loads: what groundskeeper's driver sets (ray_extra)
 
 SUITE = Path(__file__).resolve().parent.parent / "evals" / "fake-done"
 
@@ -23,7 +26,7 @@ SUITE = Path(__file__).resolve().parent.parent / "evals" / "fake-done"
 @pytest.fixture(scope="module")
 def local_cluster() -> Iterator[None]:
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    started(lambda: connect(ray, num_cpus=2, include_dashboard=False, log_to_driver=False))
     yield
     ray.shutdown()
 

@@ -36,6 +36,7 @@ from groundskeeper.evals.backends import (
 from groundskeeper.evals.cases import load_case
 from groundskeeper.evals.figures import CaseResult
 from groundskeeper.evals.run import run_case, warm_cache
+from groundskeeper.ray_extra import connect
 from groundskeeper.ray_extra import require_ray as require_extra
 
 PROBE_TIMEOUT = 120.0
@@ -167,7 +168,8 @@ class RayBackend(ExecutionBackend):
         ray = self._ray
         if not ray.is_initialized():
             try:
-                ray.init(
+                connect(
+                    ray,
                     address=self._address,
                     include_dashboard=False,
                     log_to_driver=False,

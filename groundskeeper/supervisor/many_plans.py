@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groundskeeper.ray_extra import require_ray
+from groundskeeper.ray_extra import connect, require_ray
 
 EXIT_USAGE = 2
 EXIT_WAITING = 3
@@ -129,7 +129,7 @@ def run_plans_on_ray(
     owns = False
     if not ray.is_initialized():
         try:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            connect(ray, address=address, include_dashboard=False, log_to_driver=False)
         except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError…
             from groundskeeper.errors import UsageError
 
