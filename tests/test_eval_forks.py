@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from groundskeeper import evals
-from groundskeeper.fork_client import ForkLost, ForkServer, ForkUnavailable
+from groundskeeper.evals import run as evals
+from groundskeeper.evals.fork_client import ForkLost, ForkServer, ForkUnavailable
 from tests.test_evals import CHECK, CLAIM, FAKE, HONEST, WRITE_42, make_case, run_eval
 
 

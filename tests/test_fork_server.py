@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from groundskeeper.fork_client import ForkLost, ForkServer, ForkUnavailable
+from groundskeeper.evals.fork_client import ForkLost, ForkServer, ForkUnavailable
 
 PRELOAD = ("groundskeeper.cli.lint_cmd", "groundskeeper.cli.ledger_cmd", "groundskeeper.cli.sh_cmd")
 
