@@ -41,6 +41,14 @@ class HasHistory(Protocol):
     def history(self) -> Iterable[Step]: ...
 
 
+@runtime_checkable
+class HasSealedRecord(Protocol):
+    """A recorder that reads its own record, faster than from `history` (the ledger, through
+    its record index)."""
+
+    def sealed_record(self) -> Record: ...
+
+
 @dataclass(frozen=True, slots=True)
 class TaskRecord:
     state: str  # the last sealed state
@@ -96,14 +104,31 @@ class Record:
 
 
 def read_record(steps: Iterable[Step]) -> Record:
-    record = Record()
-    check: dict[tuple[str, str], str | None] = {}
-    last_check: dict[tuple[str, str], str | None] = {}  # the reason code of a failing check
-    docked: dict[tuple[str, str], bool] = {}
-    # the code of the first hard contract or evidence failure of the task's latest claim
-    unmet: dict[tuple[str, str], str | None] = {}
-    tampered: set[tuple[str, str]] = set()
+    reader = RecordReader()
     for run, step, body in steps:
+        reader.feed(run, step, body)
+    return reader.record
+
+
+Key = tuple[str, str]  # (run id, task id): what a step says within one run
+
+
+@dataclass
+class RecordReader:
+    """`read_record` a step at a time: the record so far, and what it keeps of each run's
+    steps until that run's state steps (`to_json`/`from_json`: the record index, which
+    continues it from the lines after the ones it read)."""
+
+    record: Record = field(default_factory=Record)
+    check: dict[Key, str | None] = field(default_factory=dict)
+    last_check: dict[Key, str | None] = field(default_factory=dict)  # a failing check's code
+    docked: dict[Key, bool] = field(default_factory=dict)
+    # the code of the first hard contract or evidence failure of the task's latest claim
+    unmet: dict[Key, str | None] = field(default_factory=dict)
+    tampered: set[Key] = field(default_factory=set)
+
+    def feed(self, run: str, step: str, body: Mapping[str, Any]) -> None:
+        record, check = self.record, self.check
         task = body.get("task_id")
         key = (run, task if isinstance(task, str) else "")
         if step == "run-start":
@@ -122,22 +147,22 @@ def read_record(steps: Iterable[Step]) -> Record:
             if failed and body.get("phase") == "red-first" and isinstance(task, str) and sha:
                 record.red.add((task, sha))
             reason = body.get("reason")
-            last_check[key] = (str(reason) if reason else "failed") if failed else None
+            self.last_check[key] = (str(reason) if reason else "failed") if failed else None
         elif step == "claim":
-            unmet[key] = None  # a new attempt's claim: judged afresh
+            self.unmet[key] = None  # a new attempt's claim: judged afresh
             if isinstance(task, str):
                 record.decided.pop(task, None)  # worked on since the person's answer
-        elif step in ("contract", "evidence") and unmet.get(key) is None:
-            unmet[key] = _first_hard_failure(body.get("verdicts"))
+        elif step in ("contract", "evidence") and self.unmet.get(key) is None:
+            self.unmet[key] = _first_hard_failure(body.get("verdicts"))
         elif step == "dock":
-            docked[key] = body.get("ok") is True
+            self.docked[key] = body.get("ok") is True
             component, sha = body.get("component"), body.get("sha256")
-            if docked[key] and isinstance(component, str) and isinstance(sha, str):
+            if self.docked[key] and isinstance(component, str) and isinstance(sha, str):
                 record.docks[PurePosixPath(component).name] = sha
         elif step == "tamper":
             for blamed in body.get("task_ids") or []:
                 if isinstance(blamed, str):
-                    tampered.add((run, blamed))
+                    self.tampered.add((run, blamed))
         elif step == "gate" and isinstance(task, str):
             record.gates[task] = body
         elif step == "judge" and isinstance(task, str) and body.get("verdict") == "pass":
@@ -153,9 +178,67 @@ def read_record(steps: Iterable[Step]) -> Record:
                 record.gates.pop(task, None)  # a verdict (or a hand edit re-verified) closes it
             failure = None
             if to == "FAILED":
-                failure = _failure(key, tampered, docked, last_check, unmet)
+                failure = _failure(key, self.tampered, self.docked, self.last_check, self.unmet)
             record.tasks[task] = TaskRecord(to, check.get(key), run, failure)
-    return record
+
+    def to_json(self) -> dict[str, Any]:
+        """Everything the reader holds, as JSON values (`from_json` gives it back whole)."""
+        r = self.record
+        return {
+            "tasks": {
+                t: [v.state, v.check_sha256, v.run_id, v.failure] for t, v in r.tasks.items()
+            },
+            "runs": list(r.runs),
+            "ended": sorted(r.ended),
+            "docks": dict(r.docks),
+            "started": sorted(r.started),
+            "gates": {t: dict(body) for t, body in r.gates.items()},
+            "decided": {t: list(v) for t, v in r.decided.items()},
+            "judged": {t: [list(f) for f in v] for t, v in r.judged.items()},
+            "approved": {t: [list(f) for f in v] for t, v in r.approved.items()},
+            "red": sorted([t, sha] for t, sha in r.red),
+            "rules": sorted(r.rules),
+            "check": [[*k, v] for k, v in self.check.items()],
+            "last_check": [[*k, v] for k, v in self.last_check.items()],
+            "docked": [[*k, v] for k, v in self.docked.items()],
+            "unmet": [[*k, v] for k, v in self.unmet.items()],
+            "tampered": sorted([*k] for k in self.tampered),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RecordReader:
+        """The reader `to_json` described. KeyError, TypeError or ValueError when `data` is
+        not such a description (the caller then reads the record from the ledger)."""
+        record = Record(
+            tasks={t: TaskRecord(*_four(v)) for t, v in data["tasks"].items()},
+            runs=[str(r) for r in data["runs"]],
+            ended={str(r) for r in data["ended"]},
+            docks={str(k): str(v) for k, v in data["docks"].items()},
+            started={str(t) for t in data["started"]},
+            gates={str(t): dict(body) for t, body in data["gates"].items()},
+            decided={str(t): (str(v[0]), str(v[1])) for t, v in data["decided"].items()},
+            judged={str(t): _bound(v) for t, v in data["judged"].items()},
+            approved={str(t): _bound(v) for t, v in data["approved"].items()},
+            red={(str(t), str(sha)) for t, sha in data["red"]},
+            rules={str(r) for r in data["rules"]},
+        )
+        return cls(
+            record,
+            check={(str(r), str(t)): _sha(v) for r, t, v in data["check"]},
+            last_check={(str(r), str(t)): _sha(v) for r, t, v in data["last_check"]},
+            docked={(str(r), str(t)): bool(v) for r, t, v in data["docked"]},
+            unmet={(str(r), str(t)): _sha(v) for r, t, v in data["unmet"]},
+            tampered={(str(r), str(t)) for r, t in data["tampered"]},
+        )
+
+
+def _four(value: Any) -> tuple[str, str | None, str, str | None]:
+    state, sha, run, failure = value
+    return str(state), _sha(sha), str(run), _sha(failure)
+
+
+def _bound(files: Any) -> Bound:
+    return tuple((str(path), _sha(sha)) for path, sha in files)
 
 
 def bound_files(files: object) -> Bound:

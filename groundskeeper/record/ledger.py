@@ -13,7 +13,6 @@ import base64
 import contextlib
 import fcntl
 import hashlib
-import json
 import logging
 import os
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.record.backing import Record
 from groundskeeper.record.keys import PublicKey, SigningKey, trusted_keys
 from groundskeeper.record.ledger_format import (
     CHECKPOINT_FILE,
@@ -46,6 +46,7 @@ from groundskeeper.record.ledger_format import (
     encode_canonical,
     excerpt,
     format_checkpoint,
+    history_steps,
     ledger_origin,
     parse_checkpoint,
     read_if_present,
@@ -53,6 +54,7 @@ from groundskeeper.record.ledger_format import (
     signed_message,
 )
 from groundskeeper.record.ledger_verify import Finding, Head, Report, read_steps, verify_ledger
+from groundskeeper.record.record_index import LoadedRecord, load_record, save_record
 from groundskeeper.record.witness import Witness, WitnessEntry, WitnessError
 
 __all__ = [
@@ -621,6 +623,7 @@ class Ledger:
         self._seen_lock = threading.Lock()  # record() may hold _lock around _append
         self._staged: list[_Append] = []  # staged steps not yet known to be durable
         self._staged_lock = threading.Lock()
+        self._loaded: LoadedRecord | None = None  # the record as `sealed_record` read it
 
     def record(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
         """Append one step of this run; thread-safe and durable when it returns."""
@@ -633,7 +636,17 @@ class Ledger:
                 return appended
         if step == "run-start":
             raise LedgerError(f"run {self.run_id} has already started")
-        return self._append(step, body)
+        appended = self._append(step, body)
+        if step == "run-end" and self._loaded is not None:
+            save_record(self._loaded, self.path, self._key)  # the next resume starts there
+        return appended
+
+    def sealed_record(self) -> Record:
+        """What the ledger records of each task (`backing.read_record` of every line), read
+        through the record index (`record_index`), which this run's `run-end` brings up to
+        date (`backing.HasSealedRecord`)."""
+        self._loaded = load_record(self.path, self._key)
+        return self._loaded.record
 
     def stage(self, step: str, body: Mapping[str, Any]) -> None:
         """Queue one step of this run for the next commit (group commit, SPEC §9): it is
@@ -682,24 +695,7 @@ class Ledger:
             data = read_if_present(self.path, "ledger") or b""
         except GroundskeeperError:
             return []
-        found: list[tuple[str, str, dict[str, Any]]] = []
-        for raw in data.split(b"\n")[:-1]:
-            # canonical JSON escapes every quote inside a string, so these bytes can only be
-            # the line's own `step` member: skipped unparsed (most of a ledger's lines)
-            if (
-                b'"step":"tool-call"' in raw
-                or b'"step":"claim"' in raw
-                or b'"step":"model-call"' in raw
-            ):
-                continue
-            try:
-                obj = json.loads(raw)
-            except (ValueError, RecursionError):  # not a line this writer made
-                continue
-            body = obj.get("body") if isinstance(obj, dict) else None
-            if isinstance(body, dict) and isinstance(obj.get("step"), str):
-                found.append((str(obj.get("run", "")), obj["step"], body))
-        return found
+        return history_steps(data)
 
     def _append(self, step: str, body: Mapping[str, Any]) -> AppendedLine:
         if self._identity is not None:

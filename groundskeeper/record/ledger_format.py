@@ -412,3 +412,27 @@ def checkpoint_signer(cp: Checkpoint, keys: Iterable[PublicKey]) -> tuple[str, s
     if candidates:
         return "bad-signature", ", ".join(name for name, _ in cp.signatures)
     return "untrusted", ", ".join(name for name, _ in cp.signatures)
+
+
+def history_steps(data: bytes) -> list[tuple[str, str, dict[str, Any]]]:
+    """(run id, step, body) of every complete line of ledger bytes `data` that says what
+    became of a task (not tool calls, model calls or claims), in order; a line that does not
+    parse is skipped. Parsing only: the lines' signatures and chain are checked elsewhere."""
+    found: list[tuple[str, str, dict[str, Any]]] = []
+    for raw in data.split(b"\n")[:-1]:
+        # canonical JSON escapes every quote inside a string, so these bytes can only be
+        # the line's own `step` member: skipped unparsed (most of a ledger's lines)
+        if (
+            b'"step":"tool-call"' in raw
+            or b'"step":"claim"' in raw
+            or b'"step":"model-call"' in raw
+        ):
+            continue
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):  # not a line this writer made
+            continue
+        body = obj.get("body") if isinstance(obj, dict) else None
+        if isinstance(body, dict) and isinstance(obj.get("step"), str):
+            found.append((str(obj.get("run", "")), obj["step"], body))
+    return found

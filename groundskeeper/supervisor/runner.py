@@ -53,7 +53,7 @@ from groundskeeper.plan.org import Heading, Plan, PlanReadError
 from groundskeeper.plan.properties import DEFAULT_MAX_ATTEMPTS
 from groundskeeper.plan.spec import compile_plan
 from groundskeeper.plan.tree import Node, TaskWalk, build_tree
-from groundskeeper.record.backing import HasHistory, Record, read_record
+from groundskeeper.record.backing import HasHistory, HasSealedRecord, Record, read_record
 from groundskeeper.record.control import ControlDir, RunLock
 from groundskeeper.record.telemetry import Telemetry
 from groundskeeper.sandbox import allow_runs, interrupt_runs
@@ -283,9 +283,13 @@ class Runner:
         if has_errors(diagnostics):
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
         self.tasks.update(task_runs(self.spec, self.options.judge_profile))
-        self._record = read_record(
-            self.seal.recorder.history() if isinstance(self.seal.recorder, HasHistory) else ()
-        )
+        recorder = self.seal.recorder
+        if isinstance(recorder, HasSealedRecord):
+            self._record = recorder.sealed_record()
+        else:
+            self._record = read_record(
+                recorder.history() if isinstance(recorder, HasHistory) else ()
+            )
         # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
         rules, options = self._record.rules, self.options
         self.options = replace(
