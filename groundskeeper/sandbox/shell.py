@@ -79,6 +79,7 @@ def run_cmdline(
     state = State(cwd="", variables=dict(env or {}), exported=set(env or {}), status=0)
     fault: Fault | None = None
     failed_line: int | None = None
+    ended = False  # not after a fault, an error of the sandbox's own or an interrupt
     try:
         status = run.script(script, state, b"", stdout, stderr, errexit=errexit, top=True)
         if status == 0 and sentinel is not None and not run.exited:
@@ -91,14 +92,17 @@ def run_cmdline(
     except Errexit as stopped:
         status = stopped.status
         failed_line = cmdline.count("\n", 0, stopped.offset) + 1
+        ended = True
     except Stop as stop:
         fault, status = stop.fault, _FAULT_STATUS[stop.fault]
         stderr.force(f"sh: {stop.message}\n".encode())
     else:
         if errexit and run.exit_offset is not None:  # `exit N` (N ≠ 0) stopped the script
             failed_line = cmdline.count("\n", 0, run.exit_offset) + 1
+        ended = True
     finally:
-        wasi.end_watch(watch)
+        # the runtime keeps its store for the next run only after a run that ended well
+        wasi.end_watch(watch, keep_store=ended)
         wasi.release_runtime(runtime)
         os.close(root_fd)
     return ShellResult(

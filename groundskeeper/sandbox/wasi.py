@@ -373,6 +373,18 @@ class Runtime:
     prepared: int = 0  # hostcall.prepare's handle, made once the linker is complete
     others: dict[str, int] = field(default_factory=dict)  # other modules' handles, by kind
     served: set[tuple[str, str]] = field(default_factory=set)  # imports its linker defines
+    # The store its stages run in, kept from a run that ended well to the next (see
+    # STAGES_PER_STORE): making one and freeing it cost a short check ~5% of its time. Each
+    # run arms it again (its epoch deadline; fuel is set per stage); a run with another
+    # memory limit gets a new one.
+    store: wasmtime.Store | None = None
+    store_memory: int = 0
+    stages_in_store: int = 0
+
+    def close_store(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
 
     def on_error(self, error: BaseException) -> bytes:
         if self.process is not None:
@@ -495,26 +507,35 @@ class Watch:
     fault: Fault | None = None
     active: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
-    store: wasmtime.Store | None = None  # the run's current store (see STAGES_PER_STORE)
-    stages_in_store: int = 0
+    armed: bool = False  # the runtime's store has this run's epoch deadline
 
     def take_store(self, limits: Limits) -> wasmtime.Store:
-        if self.store is None:
-            self.store = wasmtime.Store(self.runtime.engine)
-            self.store.set_limits(memory_size=limits.memory)
-            self.store.set_epoch_deadline(1)  # one epoch on: a stop() traps the guest
-            self.stages_in_store = 0
-        return self.store
+        """The runtime's store, with `limits.memory` as its memory limit, armed for this run:
+        one epoch on from now, so a stop() of this run traps its guest (an earlier run's
+        stop may have used up the deadline the store was armed with)."""
+        runtime = self.runtime
+        if runtime.store is not None and runtime.store_memory != limits.memory:
+            runtime.close_store()
+        if runtime.store is None:
+            runtime.store = wasmtime.Store(runtime.engine)
+            runtime.store.set_limits(memory_size=limits.memory)
+            runtime.store_memory = limits.memory
+            runtime.stages_in_store = 0
+            self.armed = False
+        if not self.armed:
+            runtime.store.set_epoch_deadline(1)
+            self.armed = True
+        return runtime.store
 
     def give_back_store(self, memory_size: int) -> None:
-        self.stages_in_store += 1
-        if self.stages_in_store >= STAGES_PER_STORE or memory_size > SMALL_STAGE_MEMORY:
+        runtime = self.runtime
+        runtime.stages_in_store += 1
+        if runtime.stages_in_store >= STAGES_PER_STORE or memory_size > SMALL_STAGE_MEMORY:
             self.close_store()
 
     def close_store(self) -> None:
-        if self.store is not None:
-            self.store.close()
-            self.store = None
+        self.runtime.close_store()
+        self.armed = False
 
     def stop(self, fault: Fault) -> None:
         """Record why and interrupt the running stage (stores trap one epoch later).
@@ -615,11 +636,14 @@ def excused(watch: Watch) -> Iterator[None]:
         _watchdog.add(watch)  # wakes it when this is now the nearest deadline
 
 
-def end_watch(watch: Watch) -> None:
+def end_watch(watch: Watch, keep_store: bool = False) -> None:
+    """The run is over. `keep_store`: its runtime keeps the store for its next run, unless
+    the run was stopped."""
     with watch.lock:
         watch.active = False
     _watchdog.remove(watch)
-    watch.close_store()
+    if not keep_store or watch.fault is not None:
+        watch.close_store()
 
 
 # ---- one stage ------------------------------------------------------------------------------
