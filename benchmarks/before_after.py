@@ -96,7 +96,12 @@ def eval_suite_seconds(tree: Path, env: dict[str, str]) -> dict[str, Any]:
             env={**env, "GROUNDSKEEPER_HOME": home},
         )  # fmt: skip
         wall = time.perf_counter() - started
-    return {"eval_suite_s": round(wall, 2), "exit_code": done.returncode}
+    try:
+        report = json.loads(done.stdout)
+        tally = {"cases": len(report["cases"]), "passed": report["passed"]}
+    except (ValueError, KeyError, TypeError):
+        tally = {"cases": None, "passed": None}
+    return {"eval_suite_s": round(wall, 2), "exit_code": done.returncode, **tally}
 
 
 def run_in(tree: Path, bench: Bench) -> dict[str, Any]:
@@ -163,10 +168,16 @@ def main() -> None:
             figures[figure.name] = _row(figure, values[figure.name])
     if "eval" in wanted:
         runs: dict[str, list[float]] = {"before": [], "after": []}
+        outcomes: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
         for _ in range(max(1, args.repeat // 3)):
             for side, tree in trees.items():
-                runs[side].append(eval_suite_seconds(tree, _env(tree))["eval_suite_s"])
-        figures["eval_suite_jobs_2_s"] = _row(Figure("eval_suite_jobs_2_s", "s", 30, _get()), runs)
+                suite = eval_suite_seconds(tree, _env(tree))
+                runs[side].append(suite["eval_suite_s"])
+                outcomes[side].append({k: v for k, v in suite.items() if k != "eval_suite_s"})
+        figures["eval_suite_jobs_2_s"] = {
+            **_row(Figure("eval_suite_jobs_2_s", "s", 30, _get()), runs),
+            "outcomes": outcomes,  # each run's exit code, cases and cases passed
+        }
     print(json.dumps({"before": str(trees["before"]), "after": str(trees["after"]),
                       "repeat": args.repeat, "figures": figures, "errors": errors},
                      indent=2))  # fmt: skip
