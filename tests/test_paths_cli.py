@@ -4,6 +4,7 @@ follows paths, per task, for the whole run. Each fake has its honest twin beside
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -332,3 +333,88 @@ def test_a_link_naming_a_hidden_input_is_refused(tmp_path: Path, link: str) -> N
     assert result.exit_code == 1
     assert _row(doc, "t")["state"] == "FAILED"
     assert not (tmp_path / "out" / "result.txt").is_symlink()
+
+
+# -- what a failed attempt is told when the plan holds files out ---------------------------------
+
+
+class _Recording:
+    """The scripted worker, with every request it is sent kept as text."""
+
+    def __init__(self, script: Path) -> None:
+        from groundskeeper.models import load_model
+
+        self.inner = load_model(f"scripted:{script}")
+        self.name = self.inner.name
+        self.heard: list[str] = []
+
+    def respond(self, request: ModelRequest) -> AssistantTurn:
+        self.heard.append(json.dumps(list(request.messages)))
+        return self.inner.respond(request)
+
+
+def _run_recorded(plan: Path, script: Path) -> tuple[_Recording, dict[str, Any]]:
+    model = _Recording(script)
+    report = Runner(load_plan(plan), model=model, options=RunOptions(max_parallel=1)).run()
+    return model, {t.id: t for t in report.tasks}
+
+
+SECRET_DIFF = "diff out.txt tests/expected.txt"
+TWO_WRONG_ATTEMPTS = (
+    "workers:\n  t:\n"
+    + "    - {tool: sh, input: {cmd: 'echo 41 > out.txt'}}\n    - say: DONE\n" * 2
+)
+
+
+def test_a_failed_check_never_tells_the_worker_what_a_hidden_file_holds(tmp_path: Path) -> None:
+    _golden(tmp_path, "SECRET7731")
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", SECRET_DIFF, hide="tests/expected.txt", max_attempts="2"),
+        TWO_WRONG_ATTEMPTS,
+    )
+    model, rows = _run_recorded(plan, script)
+    assert rows["t"].state == "FAILED"
+    told = model.heard[-1]
+    assert "SECRET7731" not in told
+    assert "check line 1: `diff out.txt tests/expected.txt` exited with status 1" in told
+    assert "withheld" in told
+
+
+def test_without_hidden_files_a_failed_check_shows_its_output(tmp_path: Path) -> None:
+    _golden(tmp_path, "SECRET7731")
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", SECRET_DIFF, protect="tests/expected.txt", max_attempts="2"),
+        TWO_WRONG_ATTEMPTS,
+    )
+    model, rows = _run_recorded(plan, script)
+    assert rows["t"].state == "FAILED"
+    assert "SECRET7731" in model.heard[-1]
+
+
+def test_a_failed_contract_never_tells_the_worker_what_a_hidden_test_holds(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_hidden.py").write_text(
+        "from sol import f\n\n\ndef test_f():\n    assert f(3) == 'SECRET7731'\n"
+    )
+    plan, script = setup(
+        tmp_path,
+        task(
+            "Write f",
+            "t",
+            None,
+            hide="tests/test_hidden.py",
+            contract="pytest tests",
+            max_attempts="2",
+        ),
+        "workers:\n  t:\n" + '    - {tool: write_file, input: {path: sol.py, content: "def f(x):\\n'
+        "    return 'nope'\\n\"}}\n    - say: DONE\n" * 2,
+    )
+    model, rows = _run_recorded(plan, script)
+    assert rows["t"].state == "FAILED"
+    told = model.heard[-1]
+    assert "SECRET7731" not in told
+    assert "C020" in told and "withheld" in told

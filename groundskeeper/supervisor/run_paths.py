@@ -64,6 +64,11 @@ class RunPaths:
         self._at_task: dict[str, Hashes] = {}
         self._lock = threading.Lock()
 
+    @property
+    def holds_out(self) -> bool:
+        """Whether the plan hides any input: then no check's output reaches a worker."""
+        return bool(self._hide)
+
     def inputs_of(self, task_id: str) -> list[str]:
         """The files the task protects now (made since run start included)."""
         return protect.matched_files(self.workdir, self.keep.get(task_id, ()))

@@ -377,7 +377,8 @@ class Runner:
         skip = (self.plan_path, self.control.root)
         tools = StageTools(self._toolbox, self._outputs, self._checks, self.options.require_checks,
                            self.judge_model, judge_prompt, self.options.judge_profile, skip,
-                           self.control.components, self._record)  # fmt: skip
+                           self.control.components, self._record,
+                           holds_out=self._paths.holds_out)  # fmt: skip
         self._pipeline = Pipeline(self._books, attempt_stages(tools))
         self._verify = Pipeline(self._books, verify_stages(tools))
         settle = self._settle_phase

@@ -71,6 +71,15 @@ class StageTools:
     components: Path
     record: Record
     docks_lock: threading.Lock = field(default_factory=threading.Lock)
+    # the plan hides inputs: a check's or contract's output could quote one, so a worker is
+    # told where its work failed and never what was printed
+    holds_out: bool = False
+
+
+WITHHELD = (
+    "what it printed is withheld: this plan holds files out of the workers' sight, and a"
+    " check's output could quote them"
+)
 
 
 def attempt_stages(tools: StageTools) -> list[Stage | Joint]:
@@ -189,6 +198,7 @@ class ContractsStage:
     def __init__(self, tools: StageTools) -> None:
         self.toolbox = tools.toolbox
         self.outputs = tools.outputs
+        self.holds_out = tools.holds_out
 
     def judge(self, context: AttemptContext) -> StageResult:
         task = context.task
@@ -219,7 +229,9 @@ class ContractsStage:
                          "ok": v.ok, "code": v.code, "message": v.message,
                          "detail": dict(v.detail)})  # fmt: skip
             if v.hard_failure:
-                problems.append(v.reason)
+                problems.append(
+                    f"{v.code}: {v.contract.text}: {WITHHELD}" if self.holds_out else v.reason
+                )
             elif not v.ok:
                 warning = Diagnostic("warning", task.heading.title,
                                      f"soft contract failed: {v.reason}", v.contract.line,
@@ -249,6 +261,7 @@ class CheckStage:
     def __init__(self, tools: StageTools) -> None:
         self.checks = tools.checks
         self.require_checks = tools.require_checks
+        self.holds_out = tools.holds_out
 
     def judge(self, context: AttemptContext) -> StageResult:
         task, claim = context.task, context.claim
@@ -265,7 +278,8 @@ class CheckStage:
         reason = f"{result.code}: {result.reason}"
         if claim is not None and claim.no_claim is not None:  # e.g. cut off at max_tokens
             reason = f"{reason} (and the worker made no claim: {claim.no_claim})"
-        detail = f"{result.reason}\n{result.output}".rstrip()
+        shown = WITHHELD if self.holds_out else result.output
+        detail = f"{result.reason}\n{shown}".rstrip()
         return StageResult(self.name, "fail", reason, check_feedback(task.check, detail),
                            f"{result.code}\n{result.reason}\n{result.output}", True,
                            result.output, steps)  # fmt: skip
