@@ -77,14 +77,22 @@ def _line(check: Check, offset: int) -> int | None:
 
 def _looks_strict(script: Script, check: Check) -> Iterator[Finding]:
     """Checks that look strict but are not: T021, a failure errexit ignores on the left of
-    `&&` in a line that is not the last; T022, `find -exec … \\;`, whose status ignores the
-    command's; T024, a write (a redirection to a file, `tee FILE`), which fails in a read-only
-    check."""
+    `&&` in a line that is not the last; T025, a negated command there, never a failure;
+    T022, `find -exec … \\;`, whose status ignores the command's; T024, a write (a
+    redirection to a file, `tee FILE`), which fails in a read-only check."""
     from groundskeeper.sandbox.syntax import SimpleCommand
 
     for item in script.items[:-1]:
         ops = [op for op, _ in item.rest]
         first = item.first.commands[0]
+        if not ops and item.first.negated:
+            negated = _shown(check.text[first.offset :].split("\n", 1)[0].strip())
+            message = (
+                f"`! {negated}` can never fail the check: under errexit a negated command's"
+                " status is ignored on a line that is not the check's last; write"
+                f" `! {negated} || exit 1`, which fails at this line"
+            )
+            yield ("error", "T025", message, _line(check, first.offset))
         if "&&" in ops and "||" not in ops:
             left = _command_text(check.text, first.offset, item)
             message = (
