@@ -418,3 +418,40 @@ def test_a_failed_contract_never_tells_the_worker_what_a_hidden_test_holds(
     told = model.heard[-1]
     assert "SECRET7731" not in told
     assert "C020" in told and "withheld" in told
+
+
+# -- a name with a space, in every path property ------------------------------------------------
+
+
+@pytest.mark.parametrize("spelt", ['"golden output.txt"', "golden\\ output.txt"])
+def test_a_protected_name_with_a_space_is_protected(tmp_path: Path, spelt: str) -> None:
+    (tmp_path / "golden output.txt").write_text("42\n")
+    plan, script = setup(
+        tmp_path,
+        task("Keep", "t", "grep -qx 42 out.txt", protect=spelt),
+        _script("t", _sh("echo 7 > 'golden output.txt'; echo 42 > out.txt")),
+    )
+    assert [d.code for d in validate(load_plan(plan)) if d.level == "error"] == []
+    resume(plan, script, "--max-parallel", "1")
+    assert (tmp_path / "golden output.txt").read_text() == "42\n"  # the write was refused
+    (start,) = steps(plan, "task-start")
+    assert [p["path"] for p in start["protected"]] == ["golden output.txt"]
+
+
+@pytest.mark.parametrize("spelt", ['"golden output.txt"', "golden\\ output.txt"])
+def test_the_honest_twin_of_a_name_with_a_space_is_done(tmp_path: Path, spelt: str) -> None:
+    (tmp_path / "golden output.txt").write_text("42\n")
+    plan, script = setup(
+        tmp_path,
+        task("Keep", "t", "grep -qx 42 out.txt", protect=spelt),
+        _script("t", _sh("echo 42 > out.txt")),
+    )
+    _, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE"
+
+
+def test_an_unclosed_quote_in_a_path_property_is_an_error(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("Keep", "t", "test -s out.txt", protect='"golden output.txt'))
+    (found,) = [d for d in validate(load_plan(plan)) if d.code == "F001"]
+    assert "holds a quote left unclosed" in found.message
