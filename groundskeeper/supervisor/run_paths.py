@@ -6,13 +6,16 @@ check runs. It owns the rule "protection follows paths, per task"; it does not s
 
 A task's protection binds its own worker (and so, being inherited, its subtree's), not every
 worker of the run: a sibling whose job is to regenerate the file is not refused, and the
-task's check compares against what the file held when the task started. Hidden inputs bind
+task's check compares against what the file held when the task started. A change its own
+worker tried and the fence refused fails the attempt's check all the same, named: the worker
+tried to rewrite what it is judged against, whatever the tool. Hidden inputs bind
 every worker of the run — an answer key one worker could read, it could pass on through the
 shared workdir — and their hashes are the run-start ones, since no worker may change them.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,7 +27,10 @@ from groundskeeper.plan.expected import expected_files
 from groundskeeper.plan.spec import PlanSpec
 from groundskeeper.sandbox import fence as fences
 
-__all__ = ["RunPaths"]
+__all__ = ["TRIED", "RunPaths"]
+
+#: What a protected input's reason adds when the worker's change to it was refused.
+TRIED = "the worker tried to change it, and the sandbox refused"
 
 Hashes = dict[str, str | None]
 
@@ -62,6 +68,8 @@ class RunPaths:
         self._hide = hide
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
+        self._refused: dict[str, fences.Refusals] = {}  # the task's latest attempt's
+        self._root = os.path.realpath(workdir)
         self._lock = threading.Lock()
 
     def inputs_of(self, task_id: str) -> list[str]:
@@ -77,11 +85,37 @@ class RunPaths:
         return hashes
 
     def worker_fence(self, task_id: str) -> fences.Fence:
-        """What the task's worker is bound by: the run's hidden inputs, absent, and its own
-        protected inputs — the files now and every name its patterns cover, made later."""
+        """What the task's worker is bound by, for one attempt: the run's hidden inputs,
+        absent, and its own protected inputs — the files now and every name its patterns
+        cover, made later; each change it refuses is noted for `changed`."""
         keep = self.keep.get(task_id, ())
         files = self.inputs_of(task_id) if keep else []
-        return self._hiding.union(fences.protecting(self.workdir, files, keep))
+        witness = fences.Refusals()
+        with self._lock:
+            self._refused[task_id] = witness
+        return self._hiding.union(fences.protecting(self.workdir, files, keep, witness))
+
+    def refused(self, task_id: str) -> list[str]:
+        """The task's protected inputs its latest attempt's worker tried to change and the
+        fence refused (a directory holding one moved or removed included; a name under a
+        protected pattern, made or renamed there, as that name)."""
+        with self._lock:
+            witness = self._refused.get(task_id)
+        keep = self.keep.get(task_id, ())
+        if witness is None or not keep:
+            return []
+        inputs = self.inputs_of(task_id)
+        found: list[str] = []
+        for real in witness.paths():
+            if real != self._root and not real.startswith(self._root + os.sep):
+                continue
+            relative = os.path.relpath(real, self._root).replace(os.sep, "/")
+            inside = "" if relative == "." else relative + "/"
+            hit = [f for f in inputs if f == relative or f.startswith(inside)]
+            if not hit and relative != "." and covers(keep, relative):
+                hit = [relative]
+            found += hit
+        return list(dict.fromkeys(found))
 
     def judge_fence(self) -> fences.Fence:
         """What the judge's reading is bound by: the hidden inputs are absent to it."""
@@ -100,7 +134,13 @@ class RunPaths:
         if baseline is None:
             baseline = {f: h for f, h in self.start.items() if f in now or f in self._kept(task_id)}
         paths = sorted({*now, *baseline})
-        found += [f"protected input changed: {f}" for f in self._differ(paths, baseline)]
+        differ = self._differ(paths, baseline)
+        found += [f"protected input changed: {f}" for f in differ]
+        found += [
+            f"protected input changed: {f}: {TRIED}"
+            for f in self.refused(task_id)
+            if f not in differ
+        ]
         return found
 
     def _kept(self, task_id: str) -> set[str]:
