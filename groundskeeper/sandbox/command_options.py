@@ -190,15 +190,15 @@ def parse_options(name: str, words: Sequence[str | None]) -> Parsed | None:
             options.append((f"--{long_name}", argument))
             continue
         for at, letter in enumerate(word[1:], start=1):
-            takes = grammar.takes(letter)
-            if takes is None:
+            short = grammar.takes(letter)
+            if short is None:
                 refused.append((f"-{letter}", ""))
                 continue
-            if not takes:
+            if not short:
                 options.append((f"-{letter}", None))
                 continue
             attached = word[at + 1 :]
-            if attached or takes == "::":
+            if attached or short == "::":
                 options.append((f"-{letter}", attached or None))
             elif index < len(words):
                 options.append((f"-{letter}", words[index]))
