@@ -48,7 +48,7 @@ def judge_check(check: Check) -> list[Finding]:
             if closest is not None:
                 message += f"; did you mean `{closest}`?"
             findings.append(("error", "T004", message, None))
-    for name, option, advice in _unsupported_options(script):
+    for name, option, advice in dict.fromkeys(_unsupported_options(script)):
         message = f"check uses `{name} {option}`, which the sandbox does not support; {advice}"
         findings.append(("error", "T012", message, None))
     can_pass, can_fail, exits = _verdicts(script)
@@ -291,36 +291,57 @@ def _command_outcomes(command: SimpleCommand) -> frozenset[str]:
     return _EITHER
 
 
-# Options a check may write that the sandbox's commands do not have, with what to write.
-_UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
-    "grep": {"-P": "use -E (POSIX extended regular expressions)"},
+# What to write instead of an option the sandbox's command lacks, where more can be said than
+# the options it has (`groundskeeper.sandbox.command_options`, the one table of what each
+# command accepts, held equal to box.wasm by its tests).
+_ADVICE: dict[str, str] = {
+    "grep -P": "use -E (POSIX extended regular expressions)",
+    "grep -f": "name each pattern with -e PATTERN",
+    "diff -r": "compare the files one by one (`for f in …; do diff out/$f gold/$f; done`)",
+    "diff --recursive": "compare the files one by one (`for f in …; do diff out/$f gold/$f;"
+    " done`)",
+    "find -execdir": "use `-exec CMD {} \\;` (names are relative to the starting point)",
+    "find -ok": "use `-exec CMD {} \\;` (nobody is there to answer)",
+    "find -okdir": "use `-exec CMD {} \\;` (nobody is there to answer)",
+    "find -mmin": "compare with a reference file: `find … -newer STAMP`",
+    "find -mtime": "compare with a reference file: `find … -newer STAMP`",
+}
+
+# Options the sandbox has that a check cannot use: it runs read-only.
+_READ_ONLY_OPTIONS: dict[str, dict[str, str]] = {
     "sed": {
         "-i": "a check runs read-only, so `sed -i` fails there; compare `sed … FILE` with"
         " what you expect"
     },
-    "find": {
-        "-execdir": "use `-exec CMD {} \\;` (names are relative to the starting point)",
-        "-ok": "use `-exec CMD {} \\;` (nobody is there to answer)",
-        "-okdir": "use `-exec CMD {} \\;` (nobody is there to answer)",
-        "-delete": "a check only reads",
-    },
+    "find": {"-delete": "a check only reads"},
 }
 
 
 def _unsupported_options(script: Script) -> Iterator[tuple[str, str, str]]:
+    """(command, the option or value as written, what to write instead) for each option a
+    check gives a sandbox command that the command does not take, or cannot use in a
+    read-only check."""
+    from groundskeeper.sandbox.command_options import parse_options, supported_options
+
     for command in _simple_commands(script):
         name = command.words[0].literal() if command.words else None
-        table = _UNSUPPORTED_OPTIONS.get(name or "")
-        if not table:
+        if name is None:
             continue
-        for word in command.words[1:]:
-            literal = word.literal() or ""
-            flags = [literal] if literal.startswith("--") or name == "find" else []
-            if literal.startswith("-") and not literal.startswith("--") and name != "find":
-                flags = [f"-{c}" for c in literal[1:]]  # `-qP` is `-q -P`
+        words = [w.literal() for w in command.words[1:]]
+        parsed = parse_options(name, words)
+        if parsed is not None:
+            for option, advice in parsed.refused:
+                said = advice or _ADVICE.get(f"{name} {option}", "")
+                has = f"the sandbox's `{name}` takes {supported_options(name)}"
+                yield name, option, f"{said}; {has}" if said else has
+        table = _READ_ONLY_OPTIONS.get(name, {})
+        for word in words:
+            flags = [word] if word and (word.startswith("--") or name == "find") else []
+            if word and word.startswith("-") and not word.startswith("--") and name != "find":
+                flags = [f"-{c}" for c in word[1:2]]  # `-i.bak` is `-i`
             for flag in flags:
                 if flag in table:
-                    yield name or "", flag, table[flag]
+                    yield name, flag, table[flag]
 
 
 def _simple_commands(script: Script) -> Iterator[SimpleCommand]:
