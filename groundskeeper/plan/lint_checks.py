@@ -298,8 +298,7 @@ _ADVICE: dict[str, str] = {
     "grep -P": "use -E (POSIX extended regular expressions)",
     "grep -f": "name each pattern with -e PATTERN",
     "diff -r": "compare the files one by one (`for f in …; do diff out/$f gold/$f; done`)",
-    "diff --recursive": "compare the files one by one (`for f in …; do diff out/$f gold/$f;"
-    " done`)",
+    "diff --recursive": "compare the files one by one (`for f in …; do diff out/$f gold/$f; done`)",
     "find -execdir": "use `-exec CMD {} \\;` (names are relative to the starting point)",
     "find -ok": "use `-exec CMD {} \\;` (nobody is there to answer)",
     "find -okdir": "use `-exec CMD {} \\;` (nobody is there to answer)",
