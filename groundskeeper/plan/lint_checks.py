@@ -1,6 +1,6 @@
-"""Lint of one acceptance check's script (T003–T012): whether it can fail and can pass, what
-it leaves unsupported or weak, and which files it compares against (T014 asks of those). It
-judges the text with the sandbox's own parser; it never runs it.
+"""Lint of one acceptance check's script (T003–T012): whether it can fail and can pass, and
+what it leaves unsupported or weak (which files it compares against is `plan.compared`'s).
+It judges the text with the sandbox's own parser and option table; it never runs it.
 """
 
 from __future__ import annotations
@@ -403,42 +403,3 @@ def _has_substitution(word: Word) -> bool:
     from groundskeeper.sandbox.syntax import CommandSub
 
     return any(isinstance(part, CommandSub) for part in word.parts)
-
-
-# --- protected inputs --------------------------------------------------------------------------
-
-# Commands whose file operands a check compares against (the expected side of a comparison).
-_COMPARERS = {"diff", "cmp", "comm"}
-_FILE_AFTER = {
-    "sha256sum": "-c",
-    "sha512sum": "-c",
-    "sha1sum": "-c",
-    "md5sum": "-c",
-    "grep": "-f",
-}
-
-
-def compared_files(script: Script) -> Iterator[str]:
-    from groundskeeper.sandbox.syntax import CommandSub
-
-    for command in _simple_commands(script):
-        words = [w.literal() for w in command.words]
-        name = words[0] if words else None
-        if name in _COMPARERS:
-            yield from (w for w in words[1:] if w and not w.startswith("-"))
-        flag = _FILE_AFTER.get(name or "")
-        if flag is not None:
-            for index, given in enumerate(words[1:-1], start=1):
-                # `-f FILE`, or the flag last in a cluster (`-qf FILE`)
-                if given and given.startswith("-") and not given.startswith("--"):
-                    after = words[index + 1]
-                    if given.endswith(flag[1]) and after:
-                        yield after
-        if name in ("test", "["):  # test "$(cat expected.txt)" = …
-            for word in command.words[1:]:
-                for part in word.parts:
-                    if isinstance(part, CommandSub):
-                        for inner in _simple_commands(part.script):
-                            got = [w.literal() for w in inner.words]
-                            if got and got[0] == "cat":
-                                yield from (g for g in got[1:] if g and not g.startswith("-"))

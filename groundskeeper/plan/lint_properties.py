@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers, pattern_problem
 from groundskeeper.plan.contract_syntax import SHAPES, judged_on_files
-from groundskeeper.plan.expected import compared_by
+from groundskeeper.plan.expected import asks_to_change, compared_by, existing_files
 from groundskeeper.plan.properties import GATE_KINDS, command_matches
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 
@@ -22,19 +22,23 @@ if TYPE_CHECKING:
 def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T014: a check compares against a file that exists and that its worker can read, so
     it could copy the expectation instead of meeting it (a run protects such a file from
-    change on its own, unless `:writable:` frees it); F001: a path pattern naming nothing
+    change on its own, unless `:writable:` frees it) — never a file a task's text asks a
+    worker to make or change, which is the work; F001: a path pattern naming nothing
     inside the workdir; F003: a hidden `:judge-files:` path."""
     yield from _pattern_diagnostics(spec)
     yield from _hidden_judge_files(spec)
     if spec.plan.path is None:
         return
     base = spec.plan.path.parent
-    for task in spec:
+    tasks = list(spec)
+    for task in tasks:
         check = task.check
         if check is None:
             continue
-        for name in compared_by(check.language, check.text):
-            if not (base / name).is_file() or covers(task.hide, name):
+        compared = compared_by(check.language, check.text)
+        for name in dict.fromkeys(f for c in compared for f in existing_files(base, c)):
+            # a file a task of the plan makes or changes is the work, not its expectation
+            if covers(task.hide, name) or any(asks_to_change(t, name) for t in tasks):
                 continue
             message = (
                 f"check compares against `{name}`, a file the worker can read — it could copy"

@@ -23,7 +23,7 @@ from pathlib import Path
 from groundskeeper.acceptance import protect
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
-from groundskeeper.plan.expected import expected_files
+from groundskeeper.plan.expected import existing_files, expected_files, freed
 from groundskeeper.plan.spec import PlanSpec
 from groundskeeper.sandbox import fence as fences
 
@@ -47,17 +47,26 @@ class RunPaths:
         #: expected files protected without a `:protect:` naming them → the tasks comparing
         self.automatic: dict[str, list[str]] = {}
         self.hide_of: dict[str, tuple[str, ...]] = {}
-        for task in spec:
+        tasks = list(spec)
+        for task in tasks:
             auto = tuple(
-                p
+                f
                 for p in expected_files(task)
-                if (workdir / p).is_file() and not covers(task.protect, p)
-                and not covers(task.hide, p)
-            )  # fmt: skip
-            for path in auto:
+                for f in existing_files(workdir, p)
+                if not covers(task.protect, f) and not covers(task.hide, f)
+            )
+            for path in dict.fromkeys(auto):
                 self.automatic.setdefault(path, []).append(task.task_id)
-            self.keep[task.task_id] = task.protect + tuple(f"/{p}" for p in auto)
+            self.keep[task.task_id] = task.protect + tuple(f"/{p}" for p in dict.fromkeys(auto))
             self.hide_of[task.task_id] = task.hide
+        #: expected files no task may change (none frees one with `:writable:` or asks for
+        #: it): every worker of the run is kept from them, and checks compare against what
+        #: they held at run start — an earlier sibling's rewrite is not an expectation
+        self.pinned = tuple(p for p in sorted(self.automatic) if not freed(tasks, p))
+        if self.pinned:
+            pins = tuple(f"/{p}" for p in self.pinned)
+            for task in tasks:
+                self.keep[task.task_id] = tuple(dict.fromkeys(self.keep[task.task_id] + pins))
         #: hidden inputs found at run start (hidden from every worker, seen by checks)
         self.hidden = protect.matched_files(workdir, hide)
         kept = protect.matched_files(workdir, [p for ps in self.keep.values() for p in ps])
@@ -133,6 +142,7 @@ class RunPaths:
         now = self.inputs_of(task_id) if self.keep.get(task_id) else []
         if baseline is None:
             baseline = {f: h for f, h in self.start.items() if f in now or f in self._kept(task_id)}
+        baseline = {**baseline, **{f: self.start.get(f) for f in self.pinned}}
         paths = sorted({*now, *baseline})
         differ = self._differ(paths, baseline)
         found += [f"protected input changed: {f}" for f in differ]
@@ -179,6 +189,8 @@ class RunPaths:
         first = min(self.automatic)
         message = (
             f"protected automatically, as expected output a check compares against: {listed};"
-            f" to let a task's worker change one, add `:writable: {first}` to that task"
+            f" to let a task's worker change one, add `:writable: {first}` to that task (a"
+            " task whose text asks to change it, as `regenerate FILE`, may; no other worker"
+            " of the run may)"
         )
         return [Diagnostic("info", "run", message, None, "F002")]
