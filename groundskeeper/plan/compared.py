@@ -42,7 +42,7 @@ from groundskeeper.sandbox.tree import (
     Word,
 )
 
-__all__ = ["compared_files"]
+__all__ = ["compared_files", "runs_pytest"]
 
 # A value as the shell holds it: pieces of text, each with whether its glob characters are
 # active (an unquoted `*` in a `for` list, or in an unquoted expansion).
@@ -86,6 +86,26 @@ def compared_files(script: Script) -> Iterator[str]:
     reader = _Reader()
     reader.script(script, _Env())
     yield from reader.found
+
+
+def runs_pytest(script: Script) -> bool:
+    """Whether the script runs pytest itself (`python3 -m pytest …`), which reads its
+    configuration and plugins from the workdir: `conftest.py`, `pytest.ini`, …"""
+    from groundskeeper.sandbox.syntax import simple_commands
+
+    for command in simple_commands(script):
+        words = [w.literal() for w in command.words]
+        if not words or words[0] not in ("python3", "python"):
+            continue
+        for at, word in enumerate(words[1:], start=1):
+            module = words[at + 1] if word == "-m" and at + 1 < len(words) else None
+            if word is not None and word.startswith("-m") and len(word) > 2:
+                module = word[2:]
+            if module in ("pytest", "py.test"):
+                return True
+            if word == "-c" or (word is not None and not word.startswith("-")):
+                break  # the program or the script: what follows is its own
+    return False
 
 
 class _Reader:

@@ -17,7 +17,31 @@ from groundskeeper.path_patterns import covers, normal_path
 from groundskeeper.plan.lint_checks import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
 
-__all__ = ["asks_to_change", "compared_by", "existing_files", "expected_files", "freed"]
+__all__ = [
+    "PYTEST_CONFIGURATION",
+    "asks_to_change",
+    "compared_by",
+    "configuration_kept",
+    "existing_files",
+    "expected_files",
+    "freed",
+    "runs_pytest_check",
+]
+
+#: What configures pytest (and the Python it runs in) from the workdir, as path patterns: a
+#: check that runs `python3 -m pytest` itself reads them, so a worker must not write them
+#: (the `pytest` contract refuses the same names, `acceptance.suite`).
+PYTEST_CONFIGURATION = (
+    "conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "*.pth",
+)
 
 # Verbs with which a task asks for a file to be made or changed, when the file is their
 # object: "regenerate tests/expected.txt", "update the golden tests/out.golden", "append a
@@ -65,22 +89,29 @@ def compared_by(language: str, text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name in found if name is not None))
 
 
-def asks_to_change(task: TaskSpec, path: str) -> bool:
+def asks_to_change(task: TaskSpec, path: str, *, anywhere: bool = False) -> bool:
     """Whether the task's title or text (its check aside) makes `path` the object of a
-    verb that changes it, not negated: then the file is the worker's to make."""
+    verb that changes it, not negated: then the file is the worker's to make. With
+    `anywhere`, a file of that name in any directory (`tests/conftest.py` for `conftest.py`)."""
     heading = task.heading
     check = heading.check.text if heading.check is not None else ""
     body = heading.body.replace(check, "") if check else heading.body
-    return any(_object_of_change(line, path) for line in [heading.title, *body.splitlines()])
+    return any(
+        _object_of_change(line, path, anywhere=anywhere)
+        for line in [heading.title, *body.splitlines()]
+    )
 
 
-def _object_of_change(line: str, path: str) -> bool:
+def _object_of_change(line: str, path: str, *, anywhere: bool = False) -> bool:
+    """Whether `line` makes `path` (with `anywhere`, a file of that name in any directory)
+    the object of a changing verb."""
     if path not in line:
         return False
     tokens = [t.strip(".").lower() for t in _TOKEN.findall(line)]
     wanted = path.lower().removeprefix("./")
     for at, token in enumerate(tokens):
-        if token.removeprefix("./") != wanted:
+        token = token.removeprefix("./")
+        if token != wanted and not (anywhere and token.endswith("/" + wanted)):
             continue
         between = 0
         for back in range(at - 1, -1, -1):
@@ -130,3 +161,36 @@ def existing_files(base: Path, name: str) -> list[str]:
         return []
     relative = (p.relative_to(base).as_posix() for p in found)
     return [r for r in relative if ".groundskeeper" not in r.casefold().split("/")]
+
+
+@functools.lru_cache(maxsize=4096)
+def _runs_pytest(language: str, text: str) -> bool:
+    if language != CHECK_LANGUAGE:
+        return False
+    from groundskeeper.plan.compared import runs_pytest
+    from groundskeeper.sandbox import ShellSyntaxError, parse
+
+    try:
+        return runs_pytest(parse(text))
+    except ShellSyntaxError:
+        return False
+
+
+def runs_pytest_check(task: TaskSpec) -> bool:
+    """Whether the task's check runs pytest itself (`python3 -m pytest …`)."""
+    return task.check is not None and _runs_pytest(task.check.language, task.check.text)
+
+
+def configuration_kept(tasks: tuple[TaskSpec, ...] | list[TaskSpec]) -> tuple[str, ...]:
+    """The pytest configuration patterns no worker of the run may write, when some task's
+    check runs pytest itself: each that no task frees (`:writable:` covering the name, or a
+    task's text asking to change a file of that name)."""
+    if not any(runs_pytest_check(t) for t in tasks):
+        return ()
+    return tuple(
+        pattern
+        for pattern in PYTEST_CONFIGURATION
+        if not any(
+            covers(t.writable, pattern) or asks_to_change(t, pattern, anywhere=True) for t in tasks
+        )
+    )

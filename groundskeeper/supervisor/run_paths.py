@@ -23,7 +23,12 @@ from pathlib import Path
 from groundskeeper.acceptance import protect
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
-from groundskeeper.plan.expected import existing_files, expected_files, freed
+from groundskeeper.plan.expected import (
+    configuration_kept,
+    existing_files,
+    expected_files,
+    freed,
+)
 from groundskeeper.plan.spec import PlanSpec
 from groundskeeper.sandbox import fence as fences
 
@@ -63,8 +68,11 @@ class RunPaths:
         #: it): every worker of the run is kept from them, and checks compare against what
         #: they held at run start — an earlier sibling's rewrite is not an expectation
         self.pinned = tuple(p for p in sorted(self.automatic) if not freed(tasks, p))
-        if self.pinned:
-            pins = tuple(f"/{p}" for p in self.pinned)
+        #: pytest's configuration, when a check runs pytest itself: kept from every worker
+        #: (made or changed, at any depth) and measured against run start, like `pinned`
+        self.configuration = configuration_kept(tasks)
+        pins = tuple(f"/{p}" for p in self.pinned) + self.configuration
+        if pins:
             for task in tasks:
                 self.keep[task.task_id] = tuple(dict.fromkeys(self.keep[task.task_id] + pins))
         #: hidden inputs found at run start (hidden from every worker, seen by checks)
@@ -143,6 +151,10 @@ class RunPaths:
         if baseline is None:
             baseline = {f: h for f, h in self.start.items() if f in now or f in self._kept(task_id)}
         baseline = {**baseline, **{f: self.start.get(f) for f in self.pinned}}
+        if self.configuration:
+            for path in {*now, *self.start}:
+                if covers(self.configuration, path):
+                    baseline[path] = self.start.get(path)
         paths = sorted({*now, *baseline})
         differ = self._differ(paths, baseline)
         found += [f"protected input changed: {f}" for f in differ]
@@ -179,9 +191,19 @@ class RunPaths:
 
     def announcement(self) -> list[Diagnostic]:
         """The run's one word on expected files it protects without a pattern naming them
-        (F002, info): which files, for which tasks, and how to let a worker change one."""
+        (F002, info): which files, for which tasks, and how to let a worker change one; and
+        on pytest's configuration, when a check runs pytest itself."""
+        said: list[Diagnostic] = []
+        if self.configuration:
+            message = (
+                "protected automatically, as pytest's configuration a check that runs pytest"
+                f" reads: {', '.join(f'`{p}`' for p in self.configuration)} (made or changed,"
+                " at any depth); to let a task's worker write one, add `:writable: conftest.py`"
+                " (or the name) to that task"
+            )
+            said.append(Diagnostic("info", "run", message, None, "F002"))
         if not self.automatic:
-            return []
+            return said
         listed = "; ".join(
             f"`{path}` (compared against by {', '.join(ids)})"
             for path, ids in sorted(self.automatic.items())
@@ -193,4 +215,4 @@ class RunPaths:
             " task whose text asks to change it, as `regenerate FILE`, may; no other worker"
             " of the run may)"
         )
-        return [Diagnostic("info", "run", message, None, "F002")]
+        return [Diagnostic("info", "run", message, None, "F002"), *said]
