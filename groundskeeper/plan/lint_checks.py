@@ -63,17 +63,6 @@ def judge_check(check: Check) -> list[Finding]:
         findings.append(("error", "T009", f"check can never pass: `{shown}`", None))
     if not can_fail:
         findings.append(("error", "T005", f"check cannot fail: `{shown}`", None))
-    from groundskeeper.plan.compared import runs_pytest
-
-    if runs_pytest(script):
-        message = (
-            "the check runs pytest itself, which reads its configuration and plugins from"
-            " the workdir (conftest.py, pytest.ini, pyproject's [tool.pytest], …); the run"
-            " keeps workers from writing them, but a skipped or deselected test still"
-            " passes: write `:contract: pytest PATH`, which also holds the suite to the tests"
-            " it collected before any work"
-        )
-        findings.append(("warning", "T025", message, None))
     weak = _weakness(script)
     if weak is not None and can_fail:
         findings.append(("warning", "T010", f"check is weak: `{shown}` {weak}", None))
