@@ -96,12 +96,8 @@ def test_a_hidden_name_answers_as_if_nothing_were_there(
 ) -> None:
     there = _answers(_workdir(tmp_path / "there", hidden, True), pattern, hidden)
     absent = _answers(_workdir(tmp_path / "absent", hidden, False), pattern, hidden)
-    differ = [
-        (probe, a, b)
-        for probe, a, b in zip(PROBES + ["read_file", "write_file", "list_files"], there, absent,
-                               strict=True)
-        if a != b
-    ]  # fmt: skip
+    names = [*PROBES, "read_file", "write_file", "list_files"]
+    differ = [(n, a, b) for n, a, b in zip(names, there, absent, strict=True) if a != b]
     assert differ == []
     assert (tmp_path / "there" / hidden).read_text() == "SECRET\n"
     assert not (tmp_path / "absent" / hidden).exists()
