@@ -90,6 +90,7 @@ def _spec(tmp_path: Path, text: str, check: str = "diff out.txt tests/expected.t
         ("Append a line to tests/expected.txt and out.txt.", True),
         ("Write the new answer into tests/expected.txt.", True),
         ("Refresh tests/expected.txt.", True),
+        ("Regenerate ./tests/expected.txt.", True),
     ],
 )
 def test_only_an_explicit_ask_frees_a_golden(tmp_path: Path, text: str, asks: bool) -> None:

@@ -107,7 +107,7 @@ def _object_of_change(line: str, path: str, *, anywhere: bool = False) -> bool:
     the object of a changing verb."""
     if path not in line:
         return False
-    tokens = [t.strip(".").lower() for t in _TOKEN.findall(line)]
+    tokens = [t.rstrip(".").lower() for t in _TOKEN.findall(line)]
     wanted = path.lower().removeprefix("./")
     for at, token in enumerate(tokens):
         token = token.removeprefix("./")
