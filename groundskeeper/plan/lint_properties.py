@@ -1,5 +1,5 @@
 """Lint of a task's acceptance properties, read from the compiled spec: protected inputs
-(T014), contracts and evidence (T015–T018), the judge (J001–J006) and gates (G001–G004).
+(T014, T025), contracts and evidence (T015–T018), the judge (J001–J006) and gates (G001–G004).
 """
 
 from __future__ import annotations
@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers, pattern_problem
 from groundskeeper.plan.contract_syntax import SHAPES, judged_on_files
-from groundskeeper.plan.expected import compared_by
+from groundskeeper.plan.expected import (
+    asks_to_change,
+    compared_by,
+    existing_files,
+    runs_pytest_check,
+)
 from groundskeeper.plan.properties import GATE_KINDS, command_matches
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 
@@ -22,19 +27,25 @@ if TYPE_CHECKING:
 def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T014: a check compares against a file that exists and that its worker can read, so
     it could copy the expectation instead of meeting it (a run protects such a file from
-    change on its own, unless `:writable:` frees it); F001: a path pattern naming nothing
-    inside the workdir; F003: a hidden `:judge-files:` path."""
+    change on its own, unless `:writable:` frees it) — never a file a task's text asks a
+    worker to make or change, which is the work; T025: a check runs pytest itself without
+    the `pytest` contract; F001: a path pattern naming nothing inside the workdir; F003: a
+    hidden `:judge-files:` path."""
     yield from _pattern_diagnostics(spec)
     yield from _hidden_judge_files(spec)
+    yield from _pytest_checks(spec)
     if spec.plan.path is None:
         return
     base = spec.plan.path.parent
-    for task in spec:
+    tasks = list(spec)
+    for task in tasks:
         check = task.check
         if check is None:
             continue
-        for name in compared_by(check.language, check.text):
-            if not (base / name).is_file() or covers(task.hide, name):
+        compared = compared_by(check.language, check.text)
+        for name in dict.fromkeys(f for c in compared for f in existing_files(base, c)):
+            # a file a task of the plan makes or changes is the work, not its expectation
+            if covers(task.hide, name) or any(asks_to_change(t, name) for t in tasks):
                 continue
             message = (
                 f"check compares against `{name}`, a file the worker can read — it could copy"
@@ -44,6 +55,23 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
             if covers(task.writable, name) and not covers(task.protect, name):
                 message += "; `:writable:` lets the worker rewrite it, too"
             yield Diagnostic("warning", task.heading.title, message, check.line, "T014")
+
+
+def _pytest_checks(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """T025: a check that runs pytest itself, on a task without the `pytest` contract."""
+    for task in spec:
+        if not runs_pytest_check(task) or any(c.kind == "pytest" for c in task.contracts):
+            continue
+        message = (
+            "the check runs pytest itself, which reads its configuration and plugins from the"
+            " workdir (conftest.py, pytest.ini, pyproject's [tool.pytest], …); the run keeps"
+            " workers from writing them, but a skipped or deselected test still passes:"
+            " write `:contract: pytest PATH`, which also holds the suite to the tests it"
+            " collected before any work"
+        )
+        check = task.check
+        line = check.line if check is not None else task.heading.line
+        yield Diagnostic("warning", task.heading.title, message, line, "T025")
 
 
 def _hidden_judge_files(spec: PlanSpec) -> Iterator[Diagnostic]:

@@ -11,7 +11,9 @@ by `preview1`, `confine` and the worker's `Toolbox`; this module only says what 
 
 Fences in force: the process's (`enforced`: every sandbox run and tool call) and, on top,
 the one `binding` puts on the current thread for the work it does (a worker's attempt: its
-task's protection and the run's hidden inputs, which its checks must still see).
+task's protection and the run's hidden inputs, which its checks must still see). A fence may
+carry `Refusals`, where every layer that refuses a change in its name notes the real path
+(a worker's attempt: the supervisor names the protected inputs it tried to change).
 """
 
 from __future__ import annotations
@@ -40,6 +42,29 @@ PROTECTED = "protected by the plan"
 #: How many names a renamed or removed directory may hold for its contents to be judged one
 #: by one against the pattern rules; past that the move is refused.
 MAX_MOVED_NAMES = 10_000
+
+
+class Refusals:
+    """The real paths a fence refused to let change (a write, a rename, a removal, a link),
+    in the order refused; safe from any thread. A record, never a decision: the layer that
+    refused has already answered the guest."""
+
+    def __init__(self) -> None:
+        self._paths: list[str] = []
+        self._lock = threading.Lock()
+
+    def add(self, real: str) -> None:
+        with self._lock:
+            if len(self._paths) < MAX_NOTED and real not in self._paths:
+                self._paths.append(real)
+
+    def paths(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(self._paths)
+
+
+#: How many refused paths one `Refusals` keeps (a flood of refusals is noted by its first).
+MAX_NOTED = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +103,8 @@ class Fence:
     protected_ids: frozenset[Identity] = frozenset()  # the same files, under any other name
     hidden_files: frozenset[Identity] = frozenset()  # hidden inputs (files, links), by identity
     rules: tuple[PathRules, ...] = ()  # protected and hidden patterns, for names made later
+    #: where refusals to change are noted (a bound worker's attempt), compared by identity
+    witnesses: tuple[Refusals, ...] = field(default=(), compare=False)
     hidden_inodes: frozenset[int] = field(init=False)  # for a listing's quick first look
 
     def __post_init__(self) -> None:
@@ -182,6 +209,21 @@ class Fence:
                     return why
         return why
 
+    def note(self, why: str, where: int | str | None, name: str | bytes = "") -> str:
+        """Note a refusal to change `name` in the open directory `where` (an fd), or the path
+        `where` itself (a real path, or an fd of an open file when `name` is empty), for
+        the witnesses this fence carries; `why`, for the caller to answer with."""
+        if not self.witnesses:
+            return why
+        base = directory_path(where) if isinstance(where, int) else where
+        if base is None:
+            return why  # where it is cannot be told: the refusal stands, unnamed
+        text = os.fsdecode(name) if isinstance(name, bytes) else name
+        real = os.path.normpath(os.path.join(base, text)) if text else base
+        for witness in self.witnesses:
+            witness.add(real)
+        return why
+
     def pins(self, info: os.stat_result) -> bool:
         return stat.S_ISDIR(info.st_mode) and (info.st_dev, info.st_ino) in self.pinned
 
@@ -222,6 +264,7 @@ class Fence:
             self.protected_ids | other.protected_ids,
             self.hidden_files | other.hidden_files,
             self.rules + other.rules,
+            self.witnesses + tuple(w for w in other.witnesses if w not in self.witnesses),
         )
 
 
@@ -274,10 +317,16 @@ def for_plan(plan_path: Path, control_root: Path) -> Fence:
     return hiding(control_root).union(Fence(read_only=read_only, read_only_paths=(str(plan_real),)))
 
 
-def protecting(workdir: Path, files: list[str], patterns: tuple[str, ...] = ()) -> Fence:
+def protecting(
+    workdir: Path,
+    files: list[str],
+    patterns: tuple[str, ...] = (),
+    witness: Refusals | None = None,
+) -> Fence:
     """A fence keeping `files` (relative to `workdir`, regular files) as they are: no write,
     rename, removal or link over them, nor a move of a directory above them; and every name
-    `patterns` cover, made or renamed there later, as well."""
+    `patterns` cover, made or renamed there later, as well. Each refusal to change is noted
+    in `witness`, when given."""
     root = Path(os.path.realpath(workdir))
     entries: set[tuple[int, int, str]] = set()
     ids: set[Identity] = set()
@@ -296,6 +345,7 @@ def protecting(workdir: Path, files: list[str], patterns: tuple[str, ...] = ()) 
         protected=frozenset(entries),
         protected_ids=frozenset(ids),
         rules=(PathRules(str(root), keep=patterns),) if patterns else (),
+        witnesses=(witness,) if witness is not None else (),
     )
 
 

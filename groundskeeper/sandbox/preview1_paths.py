@@ -176,10 +176,12 @@ class PathCalls(FdCalls):
         if not changing:
             return
         if info is not None and fence.pins(info):
+            fence.note(fences.PROTECTED, parent, name)
             raise WasiError(ACCES)
         if fence.keeps_files:
             why = fence.refusal_at(parent, name) or fence.tree_refusal(parent, name)
             if why is not None:
+                fence.note(why, parent, name)
                 raise WasiError(NOENT if why == fences.ABSENT else ACCES)
 
     @staticmethod
@@ -242,7 +244,8 @@ class PathCalls(FdCalls):
                 fence = self.fence
                 why = fence.refusal_at(parent, name) if changing and fence.keeps_files else None
                 if why is not None:  # a hidden input is absent; the plan, a protected input
-                    return NOENT if why == fences.ABSENT else ACCES  # are read-only
+                    fence.note(why, parent, name)  # are read-only
+                    return NOENT if why == fences.ABSENT else ACCES
                 host_fd = os.open(name, flags, 0o666, dir_fd=parent)
             except OSError as error:
                 return wasi_errno(error)
@@ -253,6 +256,7 @@ class PathCalls(FdCalls):
             os.close(host_fd)
             return NOENT
         if write and self.fence.is_read_only_file(info):
+            self.fence.note(fences.PROTECTED, host_fd)
             os.close(host_fd)
             return ACCES
         if truncate and stat.S_ISREG(info.st_mode):
@@ -390,6 +394,8 @@ class PathCalls(FdCalls):
                 self._fenced(target, target_name, changing=True)
                 moved = self.fence.tree_refusal(source, source_name, (target, target_name))
                 if moved is not None:  # it would bring a name under a protected pattern
+                    self.fence.note(moved, source, source_name)
+                    self.fence.note(moved, target, target_name)
                     return NOENT if moved == fences.ABSENT else ACCES
                 info = os.stat(source_name, dir_fd=source, follow_symlinks=False)
                 if (old_path.endswith(b"/") or new_path.endswith(b"/")) and not stat.S_ISDIR(
@@ -487,6 +493,7 @@ class PathCalls(FdCalls):
                 if not stat.S_ISREG(info.st_mode):
                     return PERM
                 if self.fence.is_read_only_file(info):
+                    self.fence.note(fences.PROTECTED, source, source_name)
                     return ACCES
                 os.link(
                     source_name,

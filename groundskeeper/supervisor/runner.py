@@ -84,7 +84,7 @@ from groundskeeper.supervisor.reports import (
 )
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.run_checks import RunChecks
-from groundskeeper.supervisor.run_paths import RunPaths
+from groundskeeper.supervisor.run_paths import TRIED, RunPaths
 from groundskeeper.supervisor.sealing import (
     MemoryRecorder,
     RunSeal,
@@ -822,12 +822,15 @@ def caught_lying(
     attempt: int, reason: str | None, output: str, sealed: list[dict[str, Any]]
 ) -> list[str]:
     """What a failed attempt was caught doing beyond failing: false evidence, a forged
-    sentinel in what its check printed (the real one never reaches the output), a tool call
-    a fence refused (the plan, the control directory, a protected input, outside the
-    workdir). Each as `attempt N: …`."""
+    sentinel in what its check printed (the real one never reaches the output), a change to
+    a protected input the sandbox refused (by any tool), a tool call a fence refused (the
+    plan, the control directory, a protected input, outside the workdir). Each as
+    `attempt N: …`."""
     found: list[str] = []
     if reason is not None and reason.startswith("false evidence"):
         found.append(f"attempt {attempt}: {reason}")
+    if reason is not None and TRIED in reason:  # a protected input, by any tool
+        found.append(f"attempt {attempt}: {reason.removeprefix('protected_input_changed: ')}")
     forged = _FORGED_SENTINEL.search(output)
     if forged is not None:
         found.append(
