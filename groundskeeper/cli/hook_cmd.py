@@ -28,6 +28,9 @@ MARGIN = 0.8
 
 _ANSWERED = threading.Lock()
 
+#: Where the hook keeps the event's name once read, for `FailClosedCommand`'s answer.
+EVENT_META = "groundskeeper.hook.event"
+
 
 def _emit(status: int, stdout: str, stderr: str) -> NoReturn:
     """Answer once and leave at once: nothing at interpreter exit may change the status, and
@@ -68,7 +71,8 @@ class FailClosedCommand(click.Command):
 
             agent = ctx.params.get("agent", "claude-code")
             answer = dialect_for(str(agent)).answer(
-                Decision("block", f"groundskeeper could not confirm this stop (error): {exc!r}")
+                Decision("block", f"groundskeeper could not confirm this stop (error): {exc!r}"),
+                ctx.meta.get(EVENT_META),
             )
             _emit(answer.status, answer.stdout, answer.stderr)
 
@@ -188,6 +192,7 @@ def hook(
 
         data = sys.stdin.buffer.read()
         event_name = _event_name(data)
+        click.get_current_context().meta[EVENT_META] = event_name
         event = dialect.read(data)
         session, cwd = event.session_id, event.cwd
         options = HookOptions(

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from groundskeeper.record.keys import create_signing_key
@@ -183,3 +185,61 @@ def test_a_blocked_stop_is_sealed_with_the_claim_and_each_check(work: Path) -> N
     decision = steps[-2][1]
     assert (decision["decision"], decision["blocks"], decision["session_id"]) == ("block", 1, "s-1")
     assert steps[3][1]["excerpt"] == "All done: the notes are written."
+
+
+# An exception outside the decision's own guard (here: the first rendering of the answer
+# fails) reaches `FailClosedCommand`, which must still answer with the agent's block, in the
+# form the event honours: a traceback's exit 1 lets every agent stop.
+BROKEN_ANSWER = """\
+import sys
+from groundskeeper.agents import dialects
+real = dialects.Dialect.answer
+calls = []
+def answer(self, decision, event_name=None):
+    calls.append(decision.outcome)
+    if len(calls) == 1:
+        raise RuntimeError("the answer broke")
+    return real(self, decision, event_name)
+dialects.Dialect.answer = answer
+from groundskeeper.cli import main
+main(["hook", *sys.argv[1:]])
+"""
+
+
+def call_broken_hook(agent: str, event: dict[str, object], *args: str) -> HookRun:
+    proc = subprocess.run(
+        [sys.executable, "-c", BROKEN_ANSWER, agent, *args],
+        input=json.dumps(event).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+def test_an_exception_after_the_options_are_read_is_a_block_not_exit_1(work: Path) -> None:
+    keyed()
+    do_the_work(work)  # the decision itself is "allow": only the failure can block
+    run = call_broken_hook("claude-code", stop_event(work))
+    assert run.status != 1, run.stderr
+    assert_blocked(run, "could not confirm this stop (error)", "the answer broke")
+    assert "Traceback" not in run.stderr
+
+
+def test_that_exception_on_a_task_completed_blocks_by_exit_2(work: Path) -> None:
+    # TaskCompleted reads no JSON: a JSON block there would let the task through
+    keyed()
+    do_the_work(work)
+    event = {**stop_event(work), "hook_event_name": "TaskCompleted", "task_id": "1",
+             "task_subject": "notes"}  # fmt: skip
+    run = call_broken_hook("claude-code", event)
+    assert (run.status, run.stdout) == (2, ""), (run.status, run.stdout, run.stderr)
+    assert "could not confirm this stop (error)" in run.stderr
+
+
+def test_that_exception_is_a_block_in_each_agents_form(work: Path) -> None:
+    keyed()
+    do_the_work(work)
+    gemini = call_broken_hook("gemini", stop_event(work, hook_event_name="AfterAgent"))
+    assert (gemini.status, gemini.json["decision"]) == (0, "deny")
+    cursor = call_broken_hook("cursor", stop_event(work, hook_event_name="stop"))
+    assert cursor.status == 0 and "(error)" in cursor.json["followup_message"]
