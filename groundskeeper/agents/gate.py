@@ -59,6 +59,7 @@ __all__ = [
     "check_body",
     "decide",
     "find_plan",
+    "hides_inputs",
     "open_plan_record",
     "seal_plan",
     "verified_steps",
@@ -239,7 +240,8 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         )
     plan = _load(plan_path)
     root = (options.workdir or plan_path.parent).resolve()
-    now = fingerprint(plan, root, [p for p, _ in view.seal.guarded] if view.seal else ())
+    guarded = [p for p, _ in view.seal.guarded] if view.seal else []
+    now = fingerprint(plan, root, guarded, view.seal)
     if view.seal is None:
         by = "session-start" if event.kind == "session-start" else "first hook call"
         seal_plan(plan_path, options.workdir, by, event.session_id)
@@ -284,8 +286,11 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         return _finish(record, event, view, options, Decision("allow", note), [], plan_path)
     failures: list[tuple[TaskSpec, str]] = []
     shell = options.shell if options.shell is not None else sandbox_shell()
+    withhold = hides_inputs(plan)
     for task in tasks:
-        why = _judge_task(task, root, shell, options.check_timeout, record, view.blocks + 1)
+        why = _judge_task(
+            task, root, shell, options.check_timeout, record, view.blocks + 1, withhold
+        )
         if why is not None:
             failures.append((task, why))
     if not failures:
@@ -359,8 +364,28 @@ def _tasks_for(plan: Plan, event: HookEvent) -> tuple[list[TaskSpec] | None, str
     return [t for t in spec if t.heading in heads and not t.heading.child_tasks], ""
 
 
+def hides_inputs(plan: Plan) -> bool:
+    """Whether the plan holds inputs out (`:hide:`, `#+HIDE:`): then no check output reaches
+    the agent or the ledger, whose control directory a native agent can read — a `diff`
+    against an answer key prints the answer."""
+    return any(t.hide for t in compile_plan(plan))
+
+
+#: Said instead of a check's output when the plan hides inputs.
+WITHHELD = (
+    "its output is withheld: the plan holds inputs out of the agent's sight, and a check's"
+    " output could show them"
+)
+
+
 def _judge_task(
-    task: TaskSpec, root: Path, shell: Shell, timeout: float, record: HookRecord, attempt: int
+    task: TaskSpec,
+    root: Path,
+    shell: Shell,
+    timeout: float,
+    record: HookRecord,
+    attempt: int,
+    withhold: bool,
 ) -> str | None:
     """Why the task is not done (None: its check passed), its check sealed."""
     if task.check is None:
@@ -380,9 +405,10 @@ def _judge_task(
     ]
     sealed = SealedCheck.seal(task.check)
     result = run_check(sealed, root, shell=shell, timeout=timeout)
-    record.seal("check", check_body(task.task_id, attempt, result))
+    record.seal("check", check_body(task.task_id, attempt, result, withhold=withhold))
     if not result.passed:
-        detail = f"{result.reason}\n{result.output}".rstrip()
+        shown = WITHHELD if withhold else result.output
+        detail = f"{result.reason}\n{shown}".rstrip()
         return f"{result.code}: " + check_feedback(sealed, detail)
     if more:
         return (
@@ -393,9 +419,10 @@ def _judge_task(
 
 
 def check_body(
-    task_id: str, attempt: int, result: CheckResult, phase: str = "hook"
+    task_id: str, attempt: int, result: CheckResult, phase: str = "hook", *, withhold: bool = False
 ) -> dict[str, Any]:
-    """A `check` step's body (SPEC §7), with the `phase` that ran it."""
+    """A `check` step's body (SPEC §7), with the `phase` that ran it; `withhold`: the output
+    only by its hash (the plan hides inputs)."""
     return {
         "phase": phase,
         "task_id": task_id,
@@ -404,7 +431,7 @@ def check_body(
         "output_sha256": result.output_sha256,
         "verdict": result.verdict,
         "reason": result.code or None,
-        "excerpt": excerpt(result.output),
+        "excerpt": "" if withhold else excerpt(result.output),
         "duration_ms": result.duration_ms,
     }
 

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.check import SealedCheck, run_check
-from groundskeeper.agents.gate import HookRecord, find_plan, open_plan_record, verified_steps
+from groundskeeper.agents.gate import (
+    WITHHELD,
+    HookRecord,
+    check_body,
+    find_plan,
+    hides_inputs,
+    open_plan_record,
+    verified_steps,
+)
 from groundskeeper.agents.seal import HookFailure, LedgerView, fingerprint
 from groundskeeper.plan.org import load_plan
 from groundskeeper.plan.spec import compile_plan
@@ -68,7 +76,7 @@ class PlanTools:
                     "check": check.text if check is not None else None,
                     "check_sha256": check.sha256 if check is not None else None,
                     "protected": list(task.protect),
-                    "hidden": [],
+                    "hidden": list(task.hide),
                 }
         raise HookFailure("task", f"no task `{task_id}` in {self.plan_path}")
 
@@ -92,7 +100,7 @@ class PlanTools:
             }
         sealed = SealedCheck.seal(task.check)
         if view.seal is not None:
-            now = fingerprint(plan, root, [p for p, _ in view.seal.guarded])
+            now = fingerprint(plan, root, [p for p, _ in view.seal.guarded], view.seal)
             changes = now.changes_from(view.seal)
             if changes:
                 return {
@@ -107,14 +115,15 @@ class PlanTools:
         record = HookRecord(
             control, key, {"kind": "mcp", "tool": "run_check", "plan": str(self.plan_path)}
         )
-        seq = record.seal("check", _body(task_id, result))
+        withhold = hides_inputs(plan)
+        seq = record.seal("check", check_body(task_id, 0, result, phase="mcp", withhold=withhold))
         record.seal("run-end", {"ok": result.passed, "states": [], "tampers": 0})
         return {
             "task_id": task_id,
             "verdict": result.verdict,
             "code": result.code or None,
             "reason": result.reason,
-            "output": result.output,
+            "output": f"({WITHHELD})" if withhold and result.output else result.output,
             "check_sha256": result.check_sha256,
             "seq": seq,
         }
@@ -144,12 +153,6 @@ class PlanTools:
         }
 
 
-def _body(task_id: str, result: Any) -> dict[str, Any]:
-    from groundskeeper.agents.gate import check_body
-
-    return check_body(task_id, 0, result, phase="mcp")
-
-
 def build_server(plan: Path | None, workdir: Path | None = None) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
 
@@ -163,14 +166,15 @@ def build_server(plan: Path | None, workdir: Path | None = None) -> MCPServer:
 
     @server.tool()
     def get_task(task_id: str) -> dict[str, Any]:
-        """One task: its state, its check's text and hash, the patterns it protects."""
+        """One task: its state, its check's text and hash, the patterns it protects and the
+        ones it hides (by name: what a hidden file holds is never shown)."""
         return tools.get_task(task_id)
 
     @server.tool()
     def run_check(task_id: str) -> dict[str, Any]:
         """Re-run the task's sealed check in groundskeeper's sandbox now: the verdict, the
-        reason, the output and the ledger sequence number it was sealed at. It marks
-        nothing done."""
+        reason, the output (withheld when the plan hides inputs) and the ledger sequence
+        number it was sealed at. It marks nothing done."""
         return tools.run_check(task_id)
 
     @server.tool()

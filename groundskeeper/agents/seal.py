@@ -1,9 +1,10 @@
 """The plan as sealed for an agent's sessions, and what a hook reads back of the ledger.
 
-It owns the fingerprint of a plan (the file's hash, each task's check hash, the protected
-inputs' hashes), the `hook-seal` runs that record it, the anchor in $GROUNDSKEEPER_HOME that
-names each plan's ledger (so a deleted or swapped ledger is seen), and counting a session's
-blocks from the signed record. It does not run checks or answer agents.
+It owns the fingerprint of a plan (the file's hash, each task's check hash, the protected and
+hidden inputs' hashes, read as a run reads them), the `hook-seal` runs that record it, the
+anchor in $GROUNDSKEEPER_HOME that names each plan's ledger (so a deleted or swapped ledger
+is seen), and counting a session's blocks from the signed record. It does not run checks or
+answer agents.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from groundskeeper.acceptance.check import SealedCheck, sha256_text
 from groundskeeper.acceptance.protect import file_sha256, input_sha256, matched_files
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan.org import Plan
-from groundskeeper.plan.spec import compile_plan
+from groundskeeper.plan.spec import PlanSpec, compile_plan
 from groundskeeper.record.keys import groundskeeper_home
 from groundskeeper.record.ledger_format import LEDGER_FILE, ledger_origin
 
@@ -33,6 +34,8 @@ __all__ = [
     "LedgerView",
     "check_anchor",
     "fingerprint",
+    "held_inputs",
+    "input_patterns",
     "new_hook_run_id",
     "write_anchor",
 ]
@@ -57,33 +60,38 @@ def new_hook_run_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
-    """What a session may not change: the plan file, each task's check, the protected
-    inputs (by content)."""
+    """What a session may not change: the plan file, each task's check, the protected and
+    hidden inputs (by content)."""
 
     plan_sha256: str
     checks: tuple[tuple[str, str | None], ...]
     protected: tuple[tuple[str, str | None], ...]
     #: the agent's hook configuration `agent setup` wrote (absolute paths)
     guarded: tuple[tuple[str, str | None], ...] = ()
+    #: the held-out files (`:hide:`, `#+HIDE:`): named and hashed, never shown
+    hidden: tuple[tuple[str, str | None], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "plan_sha256": self.plan_sha256,
             "checks": [{"task_id": t, "check_sha256": s} for t, s in self.checks],
             "protected": [{"path": p, "sha256": s} for p, s in self.protected],
+            "hidden": [{"path": p, "sha256": s} for p, s in self.hidden],
             "guarded": [{"path": p, "sha256": s} for p, s in self.guarded],
         }
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> Fingerprint:
+        def pairs(name: str) -> tuple[tuple[str, str | None], ...]:
+            return tuple((str(p.get("path")), p.get("sha256")) for p in body.get(name) or [])
+
         checks = body.get("checks") or []
-        protected = body.get("protected") or []
-        guarded = body.get("guarded") or []
         return cls(
             str(body.get("plan_sha256", "")),
             tuple((str(c.get("task_id")), c.get("check_sha256")) for c in checks),
-            tuple((str(p.get("path")), p.get("sha256")) for p in protected),
-            tuple((str(p.get("path")), p.get("sha256")) for p in guarded),
+            pairs("protected"),
+            pairs("guarded"),
+            pairs("hidden"),
         )
 
     def changes_from(self, sealed: Fingerprint) -> list[str]:
@@ -97,10 +105,14 @@ class Fingerprint:
                 found.append(f"task `{task_id}` was added")
             elif before[task_id] != now[task_id]:
                 found.append(f"the check of task `{task_id}` was changed")
-        was, now_p = dict(sealed.protected), dict(self.protected)
-        for path in sorted(was.keys() | now_p.keys()):
-            if was.get(path) != now_p.get(path):
-                found.append(f"the protected input `{path}` was changed")
+        for kind, was, now_i in (
+            ("protected", dict(sealed.protected), dict(self.protected)),
+            ("hidden", dict(sealed.hidden), dict(self.hidden)),
+        ):
+            # named, never shown: a hidden input's content is in no reason
+            for path in sorted(was.keys() | now_i.keys()):
+                if was.get(path) != now_i.get(path):
+                    found.append(f"the {kind} input `{path}` was changed")
         was_g, now_g = dict(sealed.guarded), dict(self.guarded)
         for path in sorted(was_g.keys() | now_g.keys()):
             if was_g.get(path) != now_g.get(path):
@@ -110,19 +122,64 @@ class Fingerprint:
         return found
 
 
-def fingerprint(plan: Plan, workdir: Path, guarded: Iterable[str] = ()) -> Fingerprint:
+def input_patterns(
+    spec: PlanSpec, workdir: Path, sealed: Fingerprint | None = None
+) -> tuple[list[str], list[str]]:
+    """(the protected patterns, the hidden ones) a session is held to, as a run reads them:
+    `:protect:` and `#+PROTECT:`, and each expected file a check compares against that is not
+    the worker's to change (`plan.expected`) and existed when the plan was sealed (`sealed`;
+    None: now, as it is being sealed); `:hide:` and `#+HIDE:`."""
+    from groundskeeper.path_patterns import covers
+    from groundskeeper.plan.expected import expected_files
+
+    was = None if sealed is None else {p for p, _ in sealed.protected}
+    protect: set[str] = set()
+    hide: set[str] = set()
+    for task in spec:
+        protect.update(task.protect)
+        hide.update(task.hide)
+        protect.update(
+            f"/{p}"
+            for p in expected_files(task)
+            if ((workdir / p).is_file() if was is None else p in was)
+            and not covers(task.protect, p)
+            and not covers(task.hide, p)
+        )
+    return sorted(protect), sorted(hide)
+
+
+def held_inputs(plan: Plan, workdir: Path) -> tuple[list[Path], list[Path]]:
+    """(the protected inputs, the hidden ones) of the plan in `workdir` now, as absolute
+    paths: what an agent's own deny rules name."""
+    protect, hide = input_patterns(compile_plan(plan), workdir)
+    try:
+        hidden = matched_files(workdir, hide)
+        protected = [f for f in matched_files(workdir, protect) if f not in hidden]
+    except ValueError as exc:
+        raise HookFailure("plan", f"cannot list the protected inputs: {exc}") from exc
+    root = workdir.absolute()
+    return [root / f for f in protected], [root / f for f in hidden]
+
+
+def fingerprint(
+    plan: Plan, workdir: Path, guarded: Iterable[str] = (), sealed: Fingerprint | None = None
+) -> Fingerprint:
+    """The plan and its inputs now; `sealed`: the seal it will be compared with, whose
+    expected files stay protected (one the agent removed reads as changed)."""
     spec = compile_plan(plan)
     checks = tuple(
         (t.task_id, SealedCheck.seal(t.check).sha256 if t.check is not None else None) for t in spec
     )
-    patterns = sorted({p for t in spec for p in t.protect})
+    protect, hide = input_patterns(spec, workdir, sealed)
     try:
-        files = matched_files(workdir, patterns)
+        hidden_files = matched_files(workdir, hide)
+        files = [f for f in matched_files(workdir, protect) if f not in hidden_files]
     except ValueError as exc:
         raise HookFailure("plan", f"cannot hash the protected inputs: {exc}") from exc
     protected = tuple((f, input_sha256(workdir, f)) for f in files)
+    hidden = tuple((f, input_sha256(workdir, f)) for f in hidden_files)
     configuration = tuple((g, file_sha256(Path(g))) for g in sorted(set(guarded)))
-    return Fingerprint(sha256_text(plan.text), checks, protected, configuration)
+    return Fingerprint(sha256_text(plan.text), checks, protected, configuration, hidden)
 
 
 @dataclass(frozen=True, slots=True)

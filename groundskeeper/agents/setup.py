@@ -96,7 +96,11 @@ def _absolute_rule(tool: str, path: Path, tree: bool) -> str:
 
 
 def claude_code_settings(
-    plan: Path, max_blocks: int, workdir: Path | None, protected: list[Path]
+    plan: Path,
+    max_blocks: int,
+    workdir: Path | None,
+    protected: list[Path],
+    hidden: list[Path] | None = None,
 ) -> dict[str, Any]:
     control = ControlDir.for_plan(plan)
     timeout = int(dialect_for("claude-code").agent_timeout)
@@ -119,6 +123,8 @@ def claude_code_settings(
         deny += [_absolute_rule(t, tree, True) for t in ("Read", "Edit", "Write")]
     for path in (plan, *protected):
         deny += [_absolute_rule(t, path, False) for t in ("Edit", "Write")]
+    for path in hidden or []:  # held out: not even to be read
+        deny += [_absolute_rule(t, path, False) for t in ("Read", "Edit", "Write")]
     deny += ["Bash(groundskeeper agent seal:*)", "Bash(groundskeeper agent setup:*)"]
     settings: dict[str, Any] = {
         "hooks": hooks,
@@ -146,6 +152,7 @@ def write_setup(
     max_blocks: int,
     workdir: Path | None = None,
     protected: list[Path] | None = None,
+    hidden: list[Path] | None = None,
 ) -> Setup:
     """Write AGENT's hook configuration for `plan`; return what was written."""
     plan = plan.absolute()
@@ -154,7 +161,7 @@ def write_setup(
     notes: list[str] = []
     if agent == "claude-code":
         path = control.path / SETTINGS_NAME
-        settings = claude_code_settings(plan, max_blocks, workdir, protected or [])
+        settings = claude_code_settings(plan, max_blocks, workdir, protected or [], hidden)
         _write_json(path, settings)
         if "sandbox" not in settings:
             notes.append(

@@ -25,10 +25,12 @@ from groundskeeper.acceptance.check import SealedCheck, run_check
 from groundskeeper.agents.gate import (
     HookRecord,
     check_body,
+    hides_inputs,
     open_plan_record,
     seal_plan,
     verified_steps,
 )
+from groundskeeper.agents.seal import held_inputs
 from groundskeeper.agents.setup import _write_json, claude_code_settings
 from groundskeeper.plan.org import load_plan
 from groundskeeper.plan.spec import TaskSpec, compile_plan
@@ -71,7 +73,8 @@ class TaskOutcome:
 
 def _settings(plan: Path, task: TaskSpec, max_blocks: int, workdir: Path | None) -> Path:
     control = ControlDir.for_plan(plan).ensure()
-    settings = claude_code_settings(plan, max_blocks, workdir, [])
+    protected, hidden = held_inputs(load_plan(plan), (workdir or plan.parent).resolve())
+    settings = claude_code_settings(plan, max_blocks, workdir, protected, hidden)
     for event, groups in settings["hooks"].items():
         for group in groups:
             for hook in group["hooks"]:
@@ -227,7 +230,10 @@ def _work_task(
     )
     # the verdict is the check, run again now: never the session's own last word
     verdict = run_check(sealed, root)
-    record.seal("check", check_body(task.task_id, blocks + 1, verdict, phase="worker"))
+    withhold = hides_inputs(load_plan(plan))
+    record.seal(
+        "check", check_body(task.task_id, blocks + 1, verdict, phase="worker", withhold=withhold)
+    )
     state = "DONE" if verdict.passed else "FAILED"
     record.seal("state", {"task_id": task.task_id, "from": task.heading.keyword or "", "to": state})
     record.seal(

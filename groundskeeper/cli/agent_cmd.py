@@ -93,7 +93,7 @@ def setup(
     \b
     claude-code  a settings file in the plan's control directory (hooks on SessionStart,
                  Stop, SubagentStop, TaskCompleted, ConfigChange; deny rules for the control
-                 directory, $GROUNDSKEEPER_HOME, the plan and its protected inputs; the
+                 directory, $GROUNDSKEEPER_HOME, the plan, its protected and hidden inputs; the
                  block cap; Claude Code's sandbox where bubblewrap is installed), used by
                  `groundskeeper agent run claude-code --plan PLAN -- ARGS…`
     codex        .codex/hooks.json (trust it in codex: /hooks)
@@ -103,12 +103,10 @@ def setup(
 
     The files written are sealed with the plan: while any differs, every stop is blocked.
     """
-    from groundskeeper.acceptance.protect import matched_files
     from groundskeeper.agents.gate import seal_plan
-    from groundskeeper.agents.seal import HookFailure
+    from groundskeeper.agents.seal import HookFailure, held_inputs
     from groundskeeper.agents.setup import write_setup
     from groundskeeper.plan.org import load_plan
-    from groundskeeper.plan.spec import compile_plan
     from groundskeeper.record.keys import ensure_signing_key
 
     if not plan.is_file():
@@ -118,11 +116,14 @@ def setup(
         loaded = ensure_signing_key()
         if loaded.created:
             narrate(f"created a signing key: {loaded.private_path}")
-        spec = compile_plan(load_plan(plan))
-        patterns = sorted({p for t in spec for p in t.protect})
-        protected = [root / f for f in matched_files(root, patterns)]
+        protected, hidden = held_inputs(load_plan(plan), root)
         done = write_setup(
-            agent_name, plan, max_blocks=max_blocks, workdir=workdir, protected=protected
+            agent_name,
+            plan,
+            max_blocks=max_blocks,
+            workdir=workdir,
+            protected=protected,
+            hidden=hidden,
         )
         sealed = seal_plan(
             plan.absolute(), workdir, f"agent setup {agent_name}", guarded=list(done.files)
