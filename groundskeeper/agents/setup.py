@@ -58,13 +58,16 @@ class Setup:
 def hook_command(
     agent: str, plan: Path, max_blocks: int, workdir: Path | None = None, event: str | None = None
 ) -> str:
-    """The hook's command line: this interpreter, this home, this plan, by absolute path, so
-    that nothing in the agent's PATH or environment picks another groundskeeper; any exit
-    but the answer itself (the interpreter gone: 127) is turned into that agent's block."""
+    """The hook's command line: this interpreter, this home, this plan, by absolute path, and
+    nothing looked up on the agent's PATH (the agent can write to a directory on it) or in
+    its directory (`-m` would import a `groundskeeper/` there first: `-I` isolates the
+    interpreter from the working directory, PYTHON* variables and the user's site
+    directory). Any exit but the answer itself (the interpreter gone: 127) is turned into
+    that agent's block."""
+    home = f"GROUNDSKEEPER_HOME={shlex.quote(str(groundskeeper_home().absolute()))}"
     words = [
-        "env",
-        f"GROUNDSKEEPER_HOME={groundskeeper_home().absolute()}",
         sys.executable,
+        "-I",
         "-m",
         "groundskeeper",
         "hook",
@@ -77,7 +80,7 @@ def hook_command(
     ]
     if workdir is not None:
         words += ["--workdir", str(workdir.absolute())]
-    line = shlex.join(words)
+    line = f"{home} {shlex.join(words)}"
     form = dialect_for(agent).form(event)
     if form == "exit2":
         return f"{line} || exit 2"

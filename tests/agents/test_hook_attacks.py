@@ -3,10 +3,15 @@ fixed by class: a test per attack, through the real `groundskeeper hook` command
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from groundskeeper.cli import main
 from groundskeeper.record.keys import create_signing_key
-from tests.agents.conftest import call_hook, stop_event
+from tests.agents.conftest import HookRun, call_hook, stop_event
 
 COMPARED = """\
 #+TODO: TODO | DONE FAILED
@@ -35,3 +40,46 @@ def test_an_expected_file_rewritten_to_agree_with_the_work_blocks(tmp_path: Path
     (work / "tests" / "expected.txt").write_text("42\n")
     (work / "out.txt").write_text("42\n")
     assert call_hook("claude-code", stop_event(work)).blocked is None
+
+
+def stop_command(work: Path, event: str = "Stop") -> str:
+    settings = work / ".groundskeeper" / "plan.org" / "claude-code.settings.json"
+    hooks = json.loads(settings.read_text())["hooks"][event]
+    return str(hooks[0]["hooks"][0]["command"])
+
+
+def run_as_the_agent_would(work: Path, command: str, path: str) -> HookRun:
+    """The hook's command line as Claude Code runs it: through a shell, in the session's
+    directory, with the session's PATH, the event on stdin."""
+    proc = subprocess.run(
+        ["/bin/sh", "-c", command],
+        cwd=work,
+        env={"PATH": path, "HOME": str(work.parent)},
+        input=json.dumps(stop_event(work)).encode(),
+        capture_output=True,
+        timeout=120,
+    )
+    return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+def test_the_hook_command_looks_nothing_up_on_path_or_in_the_session_directory(
+    work: Path,
+) -> None:
+    # the agent can write to a directory on its PATH (~/.local/bin) and to its own directory:
+    # an `env`, `python3` or `groundskeeper` there that exits 0 silently, and a package named
+    # `groundskeeper` beside the plan (`python -m` imports from the working directory first),
+    # would each let the stop through
+    result = CliRunner().invoke(
+        main, ["agent", "setup", "claude-code", "--plan", str(work / "plan.org")]
+    )
+    assert result.exit_code == 0, result.output
+    bin_dir = work.parent / "user-bin"
+    bin_dir.mkdir()
+    for name in ("env", "python3", "python", "groundskeeper", "sh", "bash"):
+        (bin_dir / name).write_text("#!/bin/sh\nexit 0\n")
+        (bin_dir / name).chmod(0o755)
+    (work / "groundskeeper").mkdir()
+    (work / "groundskeeper" / "__init__.py").write_text("")
+    (work / "groundskeeper" / "__main__.py").write_text("raise SystemExit(0)\n")
+    run = run_as_the_agent_would(work, stop_command(work), f"{bin_dir}:/usr/bin:/bin")
+    assert "groundskeeper: not done" in (run.blocked or ""), run
