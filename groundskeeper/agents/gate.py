@@ -35,6 +35,7 @@ from groundskeeper.agents.seal import (
     Fingerprint,
     HookFailure,
     LedgerView,
+    aliases_of_hidden,
     check_anchor,
     fingerprint,
     new_hook_run_id,
@@ -279,6 +280,15 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             "the plan changed since the session started: " + "; ".join(changes) + f" ({plan_path})."
             " Put the plan, its checks and protected inputs back as they were: only the user"
             " re-seals a plan (`groundskeeper agent seal`)."
+        )
+        return _finish(record, event, view, options, Decision("block", reason), [], plan_path)
+    aliases = aliases_of_hidden(root, [p for p, _ in now.hidden])
+    if aliases:
+        reason = (
+            "groundskeeper: not done — a hidden input is reachable by another name: "
+            + "; ".join(aliases)
+            + ". A check would follow it and compare the held-out file with itself. Remove"
+            " it and do the work."
         )
         return _finish(record, event, view, options, Decision("block", reason), [], plan_path)
     tasks, note = _tasks_for(plan, event)

@@ -22,7 +22,7 @@ from groundskeeper.agents.gate import (
     open_plan_record,
     verified_steps,
 )
-from groundskeeper.agents.seal import HookFailure, LedgerView, fingerprint
+from groundskeeper.agents.seal import HookFailure, LedgerView, aliases_of_hidden, fingerprint
 from groundskeeper.plan.org import load_plan
 from groundskeeper.plan.spec import compile_plan
 
@@ -99,15 +99,22 @@ class PlanTools:
                 "seq": None,
             }
         sealed = SealedCheck.seal(task.check)
-        if view.seal is not None:
-            now = fingerprint(plan, root, [p for p, _ in view.seal.guarded], view.seal)
-            changes = now.changes_from(view.seal)
-            if changes:
+        guarded = [p for p, _ in view.seal.guarded] if view.seal is not None else []
+        now = fingerprint(plan, root, guarded, view.seal)
+        refusals = [
+            ("plan_changed", "the plan changed since the session started: ", changes)
+            for changes in [now.changes_from(view.seal) if view.seal is not None else []]
+        ] + [
+            ("hidden_alias", "a hidden input is reachable by another name: ", aliases)
+            for aliases in [aliases_of_hidden(root, [p for p, _ in now.hidden])]
+        ]
+        for code, why, found in refusals:
+            if found:
                 return {
                     "task_id": task_id,
                     "verdict": "FAIL",
-                    "code": "plan_changed",
-                    "reason": "the plan changed since the session started: " + "; ".join(changes),
+                    "code": code,
+                    "reason": why + "; ".join(found),
                     "output": "",
                     "seq": None,
                 }

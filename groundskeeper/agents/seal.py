@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,12 +27,14 @@ from groundskeeper.plan.org import Plan
 from groundskeeper.plan.spec import PlanSpec, compile_plan
 from groundskeeper.record.keys import groundskeeper_home
 from groundskeeper.record.ledger_format import LEDGER_FILE, ledger_origin
+from groundskeeper.sandbox.fence import HIDDEN_NAMES
 
 __all__ = [
     "ANCHOR_DIR",
     "Fingerprint",
     "HookFailure",
     "LedgerView",
+    "aliases_of_hidden",
     "check_anchor",
     "fingerprint",
     "held_inputs",
@@ -180,6 +183,62 @@ def fingerprint(
     hidden = tuple((f, input_sha256(workdir, f)) for f in hidden_files)
     configuration = tuple((g, file_sha256(Path(g))) for g in sorted(set(guarded)))
     return Fingerprint(sha256_text(plan.text), checks, protected, configuration, hidden)
+
+
+#: Names looked at for links to hidden inputs before the hook gives up (and blocks).
+MAX_SCANNED = 200_000
+
+
+def aliases_of_hidden(workdir: Path, hidden: Iterable[str]) -> list[str]:
+    """Each name in `workdir` that reaches a hidden input other than by its own: a symbolic
+    link to one or to a directory holding one, and a hidden input with a hard link. A check
+    follows them, and the agent needs no read of the answer to make one; said by name."""
+    root = os.path.realpath(workdir)
+    named = set(hidden)
+    if not named:
+        return []
+    found: list[str] = []
+    targets: dict[str, str] = {}
+    for relative in sorted(named):
+        path = os.path.join(root, relative)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        targets[os.path.realpath(path)] = relative
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            found.append(f"the hidden input `{relative}` has another name (a hard link)")
+    seen = 0
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > MAX_SCANNED:
+                raise HookFailure(
+                    "inputs",
+                    f"more than {MAX_SCANNED} names in {workdir} to look through for links to"
+                    " the hidden inputs",
+                )
+            if entry.name.casefold() in HIDDEN_NAMES:
+                continue
+            relative = os.path.relpath(entry.path, root).replace(os.sep, "/")
+            if entry.is_symlink():
+                if relative in named:
+                    continue
+                real = os.path.realpath(entry.path)
+                reached = [
+                    h for t, h in targets.items() if t == real or t.startswith(real + os.sep)
+                ]
+                if reached:
+                    found.append(f"`{relative}` is a link to the hidden input `{reached[0]}`")
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return sorted(found)
 
 
 @dataclass(frozen=True, slots=True)

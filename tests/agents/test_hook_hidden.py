@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -122,3 +123,34 @@ def test_setup_denies_reading_a_hidden_input_and_editing_an_expected_file(tmp_pa
     sealed = json.loads(result.stdout)["sealed"]
     assert [p["path"] for p in sealed["hidden"]] == ["tests/expected.txt"]
     assert [p["path"] for p in sealed["protected"]] == ["golden.txt"]
+
+
+@pytest.mark.parametrize(
+    "alias",
+    [
+        lambda w: (w / "out.txt").symlink_to("tests/expected.txt"),
+        lambda w: (w / "out.txt").symlink_to(w / "tests" / "expected.txt"),
+        lambda w: (w / "view").symlink_to("tests", target_is_directory=True),
+        lambda w: (w / "out.txt").hardlink_to(w / "tests" / "expected.txt"),
+    ],
+    ids=["relative-symlink", "absolute-symlink", "directory-symlink", "hard-link"],
+)
+def test_a_second_name_for_a_hidden_input_blocks(hidden: Path, alias: Any) -> None:
+    # no read of the answer is needed to make one, and the check would follow it
+    alias(hidden)
+    if not (hidden / "out.txt").exists():
+        (hidden / "out.txt").write_text("a guess\n")
+    run = call_hook("claude-code", stop_event(hidden))
+    assert "a hidden input is reachable by another name" in (run.blocked or ""), run
+    assert ANSWER not in run.stdout + run.stderr
+
+
+def test_the_mcp_run_check_refuses_a_link_to_a_hidden_input(hidden: Path) -> None:
+    (hidden / "out.txt").symlink_to("tests/expected.txt")
+
+    async def go() -> object:
+        async with Client(build_server(hidden / "plan.org")) as client:
+            return (await client.call_tool("run_check", {"task_id": "answer"})).structured_content
+
+    check = anyio.run(go)
+    assert isinstance(check, dict) and (check["verdict"], check["code"]) == ("FAIL", "hidden_alias")
