@@ -189,6 +189,13 @@ def seal_plan(
     else:
         paths = [str(p.absolute()) for p in guarded]
     now = fingerprint(plan, root, paths)
+    _record_seal(plan_path, control, key, now, by, session)
+    return now
+
+
+def _record_seal(
+    plan_path: Path, control: ControlDir, key: SigningKey, now: Fingerprint, by: str, session: str
+) -> None:
     record = HookRecord(
         control,
         key,
@@ -203,7 +210,6 @@ def seal_plan(
     )
     record.seal("run-end", {"ok": True, "states": [], "tampers": 0})
     write_anchor(plan_path, control.path)
-    return now
 
 
 def _load(plan_path: Path) -> Plan:
@@ -281,7 +287,7 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             " Put the plan, its checks and protected inputs back as they were: only the user"
             " re-seals a plan (`groundskeeper agent seal`)."
         )
-        return _finish(record, event, view, options, Decision("block", reason), [], plan_path)
+        return _finish(record, event, view, options, Decision("block", reason), [], plan_path, now)
     aliases = aliases_of_hidden(root, [p for p, _ in now.hidden])
     if aliases:
         reason = (
@@ -290,10 +296,10 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             + ". A check would follow it and compare the held-out file with itself. Remove"
             " it and do the work."
         )
-        return _finish(record, event, view, options, Decision("block", reason), [], plan_path)
+        return _finish(record, event, view, options, Decision("block", reason), [], plan_path, now)
     tasks, note = _tasks_for(plan, event)
     if tasks is None:
-        return _finish(record, event, view, options, Decision("allow", note), [], plan_path)
+        return _finish(record, event, view, options, Decision("allow", note), [], plan_path, now)
     failures: list[tuple[TaskSpec, str]] = []
     shell = options.shell if options.shell is not None else sandbox_shell()
     withhold = hides_inputs(plan)
@@ -306,14 +312,21 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     if not failures:
         done = ", ".join(f"`{t.task_id}`" for t in tasks) or "no open task"
         return _finish(
-            record, event, view, options, Decision("allow", f"checks pass: {done}"), [], plan_path
+            record,
+            event,
+            view,
+            options,
+            Decision("allow", f"checks pass: {done}"),
+            [],
+            plan_path,
+            now,
         )
     lines = [f"groundskeeper: not done — {len(failures)} of {len(tasks)} open task(s) fail:"]
     for task, why in failures:
         lines.append(f"- task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
     lines.append("Do the work (not the plan, its checks or the settings), then stop again.")
     return _finish(
-        record, event, view, options, Decision("block", "\n".join(lines)), failures, plan_path
+        record, event, view, options, Decision("block", "\n".join(lines)), failures, plan_path, now
     )
 
 
@@ -454,6 +467,7 @@ def _finish(
     decision: Decision,
     failures: list[tuple[TaskSpec, str]],
     plan_path: Path,
+    verified: Fingerprint,
 ) -> Decision:
     blocks = view.blocks + 1 if decision.outcome == "block" else 0
     states: list[tuple[str, str]] = []
@@ -502,21 +516,34 @@ def _finish(
     control = ControlDir.for_plan(plan_path)
     write_anchor(plan_path, control.path)
     if states:
-        _write_failed(plan_path, [t for t, _ in states], options.workdir)
+        _write_failed(plan_path, [t for t, _ in states], verified, event.session_id)
     return decision
 
 
-def _write_failed(plan_path: Path, task_ids: list[str], workdir: Path | None) -> None:
-    """Write the breaker's FAILED into the headlines, then re-seal the plan so the change
-    groundskeeper made is not taken for the agent's."""
-    from groundskeeper.plan.edit import set_state
+def _write_failed(
+    plan_path: Path, task_ids: list[str], verified: Fingerprint, session: str
+) -> None:
+    """Write the breaker's FAILED into the headlines and re-seal the plan with that edit, so
+    it is not taken for the agent's. The seal is `verified` (the plan and inputs this call
+    compared with the last seal) with only groundskeeper's edit applied, never what is on
+    disk by then: the checks take time, and the agent's processes may still be running."""
+    from groundskeeper.plan.edit import state_edited, write_atomically
+    from groundskeeper.plan.org import parse_plan
 
-    for task_id in task_ids:
-        try:
-            set_state(plan_path, task_id, "FAILED")
-        except GroundskeeperError as exc:
-            log.warning("cannot write FAILED for %s into %s: %s", task_id, plan_path, exc)
-    seal_plan(plan_path, workdir, "breaker")
+    current = _load(plan_path)
+    if sha256_text(current.text) != verified.plan_sha256:
+        log.warning("%s changed while the checks ran: not edited, not re-sealed", plan_path)
+        return
+    edited = current
+    try:
+        for task_id in task_ids:
+            edited = parse_plan(state_edited(edited, task_id, "FAILED"), plan_path)
+        write_atomically(plan_path, edited.text)
+    except GroundskeeperError as exc:
+        log.warning("cannot write FAILED into %s: %s", plan_path, exc)
+        return
+    control, key = open_plan_record(plan_path)
+    _record_seal(plan_path, control, key, verified.with_plan(edited), "breaker", session)
 
 
 # -- failures of groundskeeper's own, counted where nothing could be sealed ---------------------

@@ -15,7 +15,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -97,6 +97,11 @@ class Fingerprint:
             pairs("hidden"),
         )
 
+    def with_plan(self, plan: Plan) -> Fingerprint:
+        """This fingerprint with the plan's own part (its hash, its checks) taken from `plan`
+        and the inputs' hashes kept: how groundskeeper re-seals an edit of its own."""
+        return replace(self, plan_sha256=sha256_text(plan.text), checks=_check_hashes(plan))
+
     def changes_from(self, sealed: Fingerprint) -> list[str]:
         """What differs from `sealed`, each said for a person (empty: nothing)."""
         found: list[str] = []
@@ -151,6 +156,13 @@ def input_patterns(
     return sorted(protect), sorted(hide)
 
 
+def _check_hashes(plan: Plan) -> tuple[tuple[str, str | None], ...]:
+    return tuple(
+        (t.task_id, SealedCheck.seal(t.check).sha256 if t.check is not None else None)
+        for t in compile_plan(plan)
+    )
+
+
 def held_inputs(plan: Plan, workdir: Path) -> tuple[list[Path], list[Path]]:
     """(the protected inputs, the hidden ones) of the plan in `workdir` now, as absolute
     paths: what an agent's own deny rules name."""
@@ -170,9 +182,7 @@ def fingerprint(
     """The plan and its inputs now; `sealed`: the seal it will be compared with, whose
     expected files stay protected (one the agent removed reads as changed)."""
     spec = compile_plan(plan)
-    checks = tuple(
-        (t.task_id, SealedCheck.seal(t.check).sha256 if t.check is not None else None) for t in spec
-    )
+    checks = _check_hashes(plan)
     protect, hide = input_patterns(spec, workdir, sealed)
     try:
         hidden_files = matched_files(workdir, hide)

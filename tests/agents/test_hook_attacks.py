@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -83,3 +85,39 @@ def test_the_hook_command_looks_nothing_up_on_path_or_in_the_session_directory(
     (work / "groundskeeper" / "__main__.py").write_text("raise SystemExit(0)\n")
     run = run_as_the_agent_would(work, stop_command(work), f"{bin_dir}:/usr/bin:/bin")
     assert "groundskeeper: not done" in (run.blocked or ""), run
+
+
+def test_a_plan_changed_while_the_breakers_checks_run_is_not_sealed(work: Path) -> None:
+    # the agent's process, left running, rewrites `count`'s check while the checks of the stop
+    # that trips the breaker run; groundskeeper then re-seals the plan with its FAILED edit —
+    # it must seal what it verified, not what is on disk by then. (`count`'s check waits for
+    # GO, made once the plan is rewritten, so the rewrite falls inside the checks.)
+    plan = work / "plan.org"
+    waits = "while ! test -e GO; do sleep 0.1; done"
+    plan.write_text(plan.read_text().replace("grep -qx 1 COUNT", waits))
+    create_signing_key()
+    assert call_hook("claude-code", stop_event(work, hook_event_name="SessionStart")).status == 0
+    hook = subprocess.Popen(
+        [sys.executable, "-m", "groundskeeper", "hook", "claude-code", "--max-blocks", "1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert hook.stdin is not None and hook.stdout is not None
+    hook.stdin.write(json.dumps(stop_event(work)).encode())
+    hook.stdin.close()
+    ledger = work / ".groundskeeper" / "plan.org" / "_steps.jsonl"
+    deadline = time.monotonic() + 60
+    while b'"kind":"hook"' not in ledger.read_bytes():  # the hook compared the plan: it runs
+        assert time.monotonic() < deadline and hook.poll() is None
+        time.sleep(0.02)
+    plan.write_text(plan.read_text().replace(waits, "true"))
+    (work / "GO").write_text("")
+    assert hook.wait(timeout=60) == 0
+    told = json.loads(hook.stdout.read())
+    assert told["continue"] is False and "FAILED: `notes`" in told["stopReason"]
+    # FAILED is sealed in the ledger; the headline is left, since the file is no longer the
+    # one groundskeeper verified, and the change stays a change
+    assert "* TODO Write the notes" in plan.read_text()
+    after = call_hook("claude-code", stop_event(work))
+    assert "the check of task `count` was changed" in (after.blocked or ""), after
