@@ -62,6 +62,7 @@ __all__ = [
     "find_plan",
     "hides_inputs",
     "open_plan_record",
+    "seal_fingerprint",
     "seal_plan",
     "verified_steps",
 ]
@@ -191,6 +192,14 @@ def seal_plan(
     now = fingerprint(plan, root, paths)
     _record_seal(plan_path, control, key, now, by, session)
     return now
+
+
+def seal_fingerprint(plan_path: Path, now: Fingerprint, by: str, session: str = "") -> None:
+    """Seal `now` (groundskeeper's own edit of a plan it verified) as the plan sessions are
+    held to, without reading the disk again."""
+    control, key = open_plan_record(plan_path)
+    verified_steps(control, plan_path)
+    _record_seal(plan_path, control, key, now, by, session)
 
 
 def _record_seal(

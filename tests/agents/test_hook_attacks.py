@@ -121,3 +121,39 @@ def test_a_plan_changed_while_the_breakers_checks_run_is_not_sealed(work: Path) 
     assert "* TODO Write the notes" in plan.read_text()
     after = call_hook("claude-code", stop_event(work))
     assert "the check of task `count` was changed" in (after.blocked or ""), after
+
+
+FAKE_CLAUDE = """\
+import json, pathlib, sys
+prompt = sys.argv[sys.argv.index("-p") + 1]
+if "Write the notes" in prompt:  # does the work, and rewrites the next task's check
+    pathlib.Path("NOTES.md").write_text("shipped\\n")
+    plan = pathlib.Path("plan.org")
+    plan.write_text(plan.read_text().replace("grep -qx 1 COUNT", "true"))
+print(json.dumps({"type": "result", "session_id": "fake-1", "usage": {}, "num_turns": 1}))
+"""
+
+
+def test_agent_work_never_seals_a_plan_a_session_changed(work: Path) -> None:
+    # Claude Code as the worker: each task's start and verdict used to re-seal the plan as the
+    # previous session left it, so a check rewritten in task 1's session was sealed as the
+    # plan task 2 (and every later hook) was held to
+    fake = work.parent / "fake-claude"
+    fake.write_text(f"#!{sys.executable}\n{FAKE_CLAUDE}")
+    fake.chmod(0o755)
+    create_signing_key()
+    result = CliRunner().invoke(
+        main,
+        ["agent", "work", "claude-code", "--plan", str(work / "plan.org"), "--json"],
+        env={"GROUNDSKEEPER_CLAUDE": str(fake)},
+    )
+    tasks = {t["task_id"]: t for t in json.loads(result.stdout)["tasks"]}
+    assert (
+        tasks["notes"]["state"] == "DONE"
+        and "changed during the session" in tasks["notes"]["reason"]
+    )
+    assert tasks["count"]["state"] == "TODO" and "not run" in tasks["count"]["reason"]
+    assert ":done-when: true" in (work / "plan.org").read_text()
+    (work / "COUNT").unlink(missing_ok=True)
+    after = call_hook("claude-code", stop_event(work))
+    assert "the check of task `count` was changed" in (after.blocked or ""), after
