@@ -38,6 +38,7 @@ from groundskeeper.agents.seal import (
     aliases_of_hidden,
     check_anchor,
     fingerprint,
+    input_identities,
     new_hook_run_id,
     write_anchor,
 )
@@ -257,6 +258,10 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     plan = _load(plan_path)
     root = (options.workdir or plan_path.parent).resolve()
     guarded = [p for p, _ in view.seal.guarded] if view.seal else []
+    # the inputs as they stand before they are hashed, read again after the checks: a process
+    # of the agent's may swap an input in for the checks and back before the next stop
+    inputs = [p for p, _ in view.seal.protected + view.seal.hidden] if view.seal else []
+    before = input_identities(root, inputs)
     now = fingerprint(plan, root, guarded, view.seal)
     if view.seal is None:
         by = "session-start" if event.kind == "session-start" else "first hook call"
@@ -318,6 +323,16 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         )
         if why is not None:
             failures.append((task, why))
+    after = input_identities(root, inputs)
+    moved = sorted(n for n in before.keys() | after.keys() if before.get(n) != after.get(n))
+    moved += aliases_of_hidden(root, [p for p, _ in now.hidden]) if now.hidden else []
+    if moved:
+        reason = (
+            "groundskeeper: not done — the plan's inputs changed while the checks ran: "
+            + "; ".join(f"`{n}`" if not n.startswith(("`", "the ")) else n for n in moved)
+            + ". A process of yours is still writing there: stop it, then stop again."
+        )
+        return _finish(record, event, view, options, Decision("block", reason), [], plan_path, now)
     if not failures:
         done = ", ".join(f"`{t.task_id}`" for t in tasks) or "no open task"
         return _finish(

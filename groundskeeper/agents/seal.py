@@ -38,6 +38,7 @@ __all__ = [
     "check_anchor",
     "fingerprint",
     "held_inputs",
+    "input_identities",
     "input_patterns",
     "new_hook_run_id",
     "write_anchor",
@@ -193,6 +194,36 @@ def fingerprint(
     hidden = tuple((f, input_sha256(workdir, f)) for f in hidden_files)
     configuration = tuple((g, file_sha256(Path(g))) for g in sorted(set(guarded)))
     return Fingerprint(sha256_text(plan.text), checks, protected, configuration, hidden)
+
+
+Identity = tuple[int, int, int, int, int, int] | None
+
+
+def input_identities(workdir: Path, inputs: Iterable[str]) -> dict[str, Identity]:
+    """Each input's and each folder holding it's file identity (device, inode, size, mtime,
+    ctime, links; None when absent), the workdir itself aside: taken before a hook hashes
+    the inputs and again after its checks, any write, rename or swap between the two reads
+    differently, since no process can set a ctime back."""
+    names: set[str] = set()
+    for relative in inputs:
+        parts = relative.split("/")
+        names.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    found: dict[str, Identity] = {}
+    for name in sorted(names):
+        try:
+            st = os.lstat(workdir / name)
+        except OSError:
+            found[name] = None
+            continue
+        found[name] = (
+            st.st_dev,
+            st.st_ino,
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ctime_ns,
+            st.st_nlink,
+        )
+    return found
 
 
 #: Names looked at for links to hidden inputs before the hook gives up (and blocks).

@@ -4,6 +4,7 @@ fixed by class: a test per attack, through the real `groundskeeper hook` command
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -97,20 +98,8 @@ def test_a_plan_changed_while_the_breakers_checks_run_is_not_sealed(work: Path) 
     plan.write_text(plan.read_text().replace("grep -qx 1 COUNT", waits))
     create_signing_key()
     assert call_hook("claude-code", stop_event(work, hook_event_name="SessionStart")).status == 0
-    hook = subprocess.Popen(
-        [sys.executable, "-m", "groundskeeper", "hook", "claude-code", "--max-blocks", "1"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert hook.stdin is not None and hook.stdout is not None
-    hook.stdin.write(json.dumps(stop_event(work)).encode())
-    hook.stdin.close()
-    ledger = work / ".groundskeeper" / "plan.org" / "_steps.jsonl"
-    deadline = time.monotonic() + 60
-    while b'"kind":"hook"' not in ledger.read_bytes():  # the hook compared the plan: it runs
-        assert time.monotonic() < deadline and hook.poll() is None
-        time.sleep(0.02)
+    hook = started_hook(work, "--max-blocks", "1")
+    assert hook.stdout is not None
     plan.write_text(plan.read_text().replace(waits, "true"))
     (work / "GO").write_text("")
     assert hook.wait(timeout=60) == 0
@@ -157,3 +146,53 @@ def test_agent_work_never_seals_a_plan_a_session_changed(work: Path) -> None:
     (work / "COUNT").unlink(missing_ok=True)
     after = call_hook("claude-code", stop_event(work))
     assert "the check of task `count` was changed" in (after.blocked or ""), after
+
+
+def test_an_input_swapped_in_for_the_checks_and_back_blocks(tmp_path: Path) -> None:
+    # a process of the agent's, still running at the stop, swaps the answer key for one that
+    # agrees with the work while the check reads it, and puts the real one back before the
+    # next stop: every hash taken before and after agrees with the seal
+    work = tmp_path / "work"
+    (work / "tests").mkdir(parents=True)
+    check = "sleep 1; diff out.txt tests/expected.txt; while ! test -e GO; do sleep 0.1; done"
+    (work / "plan.org").write_text(COMPARED.replace("diff out.txt tests/expected.txt", check))
+    (work / "tests" / "expected.txt").write_text("42\n")
+    create_signing_key()
+    assert call_hook("claude-code", stop_event(work, hook_event_name="SessionStart")).status == 0
+    (work / "out.txt").write_text("7\n")
+    (work / "fake.txt").write_text("7\n")
+    unread = os.stat(work / "fake.txt").st_atime_ns
+    hook = started_hook(work)
+    os.rename(work / "tests" / "expected.txt", work / "real.txt")
+    os.rename(work / "fake.txt", work / "tests" / "expected.txt")
+    deadline = time.monotonic() + 60
+    while os.stat(work / "tests" / "expected.txt").st_atime_ns == unread:  # the diff reads it
+        assert time.monotonic() < deadline and hook.poll() is None
+        time.sleep(0.02)
+    os.rename(work / "real.txt", work / "tests" / "expected.txt")
+    (work / "GO").write_text("")
+    assert hook.wait(timeout=60) == 0
+    assert hook.stdout is not None
+    answer = json.loads(hook.stdout.read())
+    assert answer["decision"] == "block", answer
+    assert "changed while the checks ran: `tests`; `tests/expected.txt`" in answer["reason"]
+
+
+def started_hook(work: Path, *args: str) -> subprocess.Popen[bytes]:
+    """A Stop hook running in the background, returned once it has compared the plan with
+    its seal (its run is in the ledger) and its checks are about to run."""
+    hook = subprocess.Popen(
+        [sys.executable, "-m", "groundskeeper", "hook", "claude-code", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert hook.stdin is not None
+    hook.stdin.write(json.dumps(stop_event(work)).encode())
+    hook.stdin.close()
+    ledger = work / ".groundskeeper" / "plan.org" / "_steps.jsonl"
+    deadline = time.monotonic() + 60
+    while b'"kind":"hook"' not in ledger.read_bytes():
+        assert time.monotonic() < deadline and hook.poll() is None
+        time.sleep(0.02)
+    return hook
