@@ -12,17 +12,10 @@ import hashlib
 import logging
 import secrets
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from groundskeeper.plan.edit import (
-    insert_todo_line,
-    needs_todo_line,
-    replace_keyword,
-    write_atomically,
-)
 from groundskeeper.plan.org import Check, Plan, PlanEditError
 from groundskeeper.plan.spec import TaskSpec, compile_plan
 from groundskeeper.sandbox.quota import DiskQuota
@@ -402,6 +395,8 @@ def check_plan(
         sealed = SealedCheck.seal(task.check) if task.check is not None else None
         return run_check(sealed, workdir, shell=run, timeout=timeout)
 
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=max(1, max_parallel)) as pool:
         results = list(pool.map(one, tasks))
     return [
@@ -443,6 +438,13 @@ def write_check_verdicts(
     inserted, before the plan is written (the CLI seals them there). Refuses
     (PlanEditError) if the file changed since it was read.
     """
+    from groundskeeper.plan.edit import (
+        insert_todo_line,
+        needs_todo_line,
+        replace_keyword,
+        write_atomically,
+    )
+
     if plan.path is None:
         raise PlanEditError("the plan was not read from a file")
     headings = plan.tasks()

@@ -128,6 +128,21 @@ class HookRecord:
         except OSError as exc:
             raise HookFailure("ledger", f"cannot seal the `{step}` step: {exc}") from exc
 
+    def stage(self, step: str, body: Mapping[str, Any]) -> None:
+        """Queue one step for `commit` (one write and one sync for all of a call's steps:
+        the hook answers only after its commit)."""
+        try:
+            self.ledger.stage(step, {"run_id": self.run_id, **body})
+        except GroundskeeperError as exc:
+            raise HookFailure("ledger", f"cannot seal the `{step}` step: {exc}") from exc
+
+    def commit(self) -> None:
+        """Make every staged step durable; HookFailure when they cannot be."""
+        try:
+            self.ledger.commit()
+        except (GroundskeeperError, OSError) as exc:
+            raise HookFailure("ledger", f"cannot seal this call's steps: {exc}") from exc
+
 
 def _versions() -> dict[str, str]:
     return {"groundskeeper": __version__}
@@ -218,7 +233,8 @@ def _record_seal(
             "versions": _versions(),
         },
     )
-    record.seal("run-end", {"ok": True, "states": [], "tampers": 0})
+    record.stage("run-end", {"ok": True, "states": [], "tampers": 0})
+    record.commit()
     write_anchor(plan_path, control.path)
 
 
@@ -294,7 +310,7 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         "evidence_json": None,
         "evidence_sha256": None,
     }
-    record.seal("claim", claim_body)
+    record.stage("claim", claim_body)
     if changes:
         reason = (
             "the plan changed since the session started: " + "; ".join(changes) + f" ({plan_path})."
@@ -374,7 +390,7 @@ def _record_tool(
             "plan": str(plan_path),
         },
     )
-    record.seal(
+    record.stage(
         "tool-call",
         {
             "task_id": options.task,
@@ -386,7 +402,8 @@ def _record_tool(
             "tool_use_id": str(raw.get("tool_use_id") or ""),
         },
     )
-    record.seal("run-end", {"ok": True, "states": [], "tampers": 0})
+    record.stage("run-end", {"ok": True, "states": [], "tampers": 0})
+    record.commit()
     return Decision("allow", "")
 
 
@@ -452,7 +469,7 @@ def _judge_task(
     ]
     sealed = SealedCheck.seal(task.check)
     result = run_check(sealed, root, shell=shell, timeout=timeout)
-    record.seal("check", check_body(task.task_id, attempt, result, withhold=withhold))
+    record.stage("check", check_body(task.task_id, attempt, result, withhold=withhold))
     if not result.passed:
         shown = WITHHELD if withhold else result.output
         detail = f"{result.reason}\n{shown}".rstrip()
@@ -499,7 +516,7 @@ def _finish(
         # the agent would be stopped anyway: the tasks it could not finish are FAILED, sealed,
         # and the user is told (never a silent allow)
         for task, _ in failures:
-            record.seal(
+            record.stage(
                 "state",
                 {
                     "task_id": task.task_id,
@@ -516,7 +533,7 @@ def _finish(
             f" {options.max_blocks}); its stop is NOT a pass. FAILED: {failed}. Last reason:"
             f" {decision.reason}",
         )
-    record.seal(
+    record.stage(
         "hook-decision",
         {
             "agent": event.agent,
@@ -529,7 +546,7 @@ def _finish(
             "blocks": blocks,
         },
     )
-    record.seal(
+    record.stage(
         "run-end",
         {
             "ok": decision.outcome == "allow",
@@ -537,6 +554,7 @@ def _finish(
             "tampers": 0,
         },
     )
+    record.commit()  # the claim, each check and the decision: durable before any answer
     control = ControlDir.for_plan(plan_path)
     write_anchor(plan_path, control.path)
     if states:
