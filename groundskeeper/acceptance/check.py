@@ -14,14 +14,14 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from groundskeeper.plan.org import Check, Plan, PlanEditError
 from groundskeeper.plan.spec import TaskSpec, compile_plan
-from groundskeeper.sandbox.quota import DiskQuota
-from groundskeeper.sandbox.registry import COMMANDS
-from groundskeeper.sandbox.result import ShellResult
-from groundskeeper.sandbox.syntax import ShellSyntaxError, command_names, parse
+
+if TYPE_CHECKING:  # the sandbox loads when a check runs, not when this module is imported
+    from groundskeeper.sandbox.quota import DiskQuota
+    from groundskeeper.sandbox.result import ShellResult
 
 log = logging.getLogger(__name__)
 
@@ -236,6 +236,8 @@ def run_check(
             errexit=True,
             sentinel=sentinel,
         )
+        from groundskeeper.sandbox.result import ShellResult
+
         if not isinstance(result, ShellResult):
             raise TypeError(f"the shell answered {type(result).__name__}, not a ShellResult")
     except Exception as exc:  # fail closed: whatever breaks in the sandbox is a FAIL
@@ -274,6 +276,9 @@ def _unknown_commands(text: str, result: ShellResult) -> list[str]:
     check even where `||`, `!` or `$(…)` would hide its 127; plus the interpreter's own record
     of what it could not run (`$CMD`), never text a command could print.
     """
+    from groundskeeper.sandbox.registry import COMMANDS
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, command_names, parse
+
     missing: list[str] = []
     with contextlib.suppress(ShellSyntaxError):  # the run itself reports a syntax error
         missing += [n for n in command_names(parse(text)) if n not in COMMANDS]

@@ -331,9 +331,11 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     if tasks is None:
         return _finish(record, event, view, options, Decision("allow", note), [], plan_path, now)
     failures: list[tuple[TaskSpec, str]] = []
-    shell = options.shell if options.shell is not None else sandbox_shell()
+    shell = options.shell
     withhold = hides_inputs(plan)
     for task in tasks:
+        if shell is None:  # the sandbox loads only when a check is to run
+            shell = sandbox_shell()
         why = _judge_task(
             task, root, shell, options.check_timeout, record, view.blocks + 1, withhold
         )

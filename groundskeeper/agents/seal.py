@@ -139,7 +139,6 @@ def input_patterns(
     the worker's to change (`plan.expected`) and existed when the plan was sealed (`sealed`;
     None: now, as it is being sealed); `:hide:` and `#+HIDE:`."""
     from groundskeeper.path_patterns import covers
-    from groundskeeper.plan.expected import expected_files
 
     was = None if sealed is None else {p for p, _ in sealed.protected}
     protect: set[str] = set()
@@ -147,6 +146,13 @@ def input_patterns(
     for task in spec:
         protect.update(task.protect)
         hide.update(task.hide)
+    if was is not None and sealed is not None and sealed.plan_sha256 == sha256_text(spec.plan.text):
+        # the plan as sealed: its expected files are the ones sealed (no check parsed again)
+        protect.update(f"/{p}" for p in was)
+        return sorted(protect), sorted(hide)
+    from groundskeeper.plan.expected import expected_files
+
+    for task in spec:
         protect.update(
             f"/{p}"
             for p in expected_files(task)

@@ -243,3 +243,68 @@ def test_that_exception_is_a_block_in_each_agents_form(work: Path) -> None:
     assert (gemini.status, gemini.json["decision"]) == (0, "deny")
     cursor = call_broken_hook("cursor", stop_event(work, hook_event_name="stop"))
     assert cursor.status == 0 and "(error)" in cursor.json["followup_message"]
+
+
+def test_that_exception_through_the_command_line_agent_setup_writes_blocks_too(work: Path) -> None:
+    # `python -m groundskeeper hook …` is answered without click (cli.hook_run): the same
+    # guard holds there
+    keyed()
+    do_the_work(work)
+    script = BROKEN_ANSWER.replace(
+        'from groundskeeper.cli import main\nmain(["hook", *sys.argv[1:]])',
+        "from groundskeeper.cli.hook_run import answer_from_argv\n"
+        'answer_from_argv(["hook", *sys.argv[1:]])\nraise SystemExit(1)',
+    )
+    assert script != BROKEN_ANSWER
+    event = {**stop_event(work), "hook_event_name": "TaskCompleted", "task_subject": "notes"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "claude-code"],
+        input=json.dumps(event).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout) == (2, b""), proc
+    assert b"could not confirm this stop (error)" in proc.stderr
+
+
+HOOK_ARGVS = [
+    ["hook", "claude-code"],
+    ["hook", "codex", "--plan", "p.org", "--max-blocks", "3", "--require-seal"],
+    ["hook", "--plan=p.org", "gemini", "--budget", "1.5", "--workdir", "w", "--record-tool"],
+    ["hook", "cursor", "--task", "t-1", "--max-blocks=1000", "--budget=86400"],
+    ["hook", "claude-code", "--plan", "a.org", "--plan", "b.org"],  # the last one counts
+]
+LEFT_TO_CLICK = [
+    ["hook", "claude-code", "--help"],
+    ["hook", "nobody"],
+    ["hook", "claude-code", "--max-blocks", "0"],
+    ["hook", "claude-code", "--max-blocks", "x"],
+    ["hook", "claude-code", "--budget", "nan"],
+    ["hook", "claude-code", "--budget", "0"],
+    ["hook", "claude-code", "--plan"],
+    ["hook", "claude-code", "--unknown"],
+    ["hook", "claude-code", "extra"],
+    ["hook", "claude-code", "--require-seal=yes"],
+    ["lint", "plan.org"],
+    [],
+]
+
+
+def test_the_quick_reader_of_the_hooks_command_line_agrees_with_click() -> None:
+    from dataclasses import astuple
+
+    from groundskeeper.cli.hook_cmd import hook
+    from groundskeeper.cli.hook_run import HookArgs, parse_argv
+
+    for argv in HOOK_ARGVS:
+        quick = parse_argv(argv)
+        params = hook.make_context("hook", argv[1:]).params
+        assert quick is not None, argv
+        assert astuple(quick) == astuple(HookArgs(**params)), argv
+    for argv in LEFT_TO_CLICK:
+        assert parse_argv(argv) is None, argv
+    # every option click knows, the quick reader knows
+    names = {o for p in hook.params for o in p.opts if o.startswith("--")}
+    from groundskeeper.cli import hook_run
+
+    assert names == hook_run._VALUED | hook_run._FLAGS
