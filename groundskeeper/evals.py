@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from groundskeeper.errors import UsageError
+from groundskeeper.evals_hook import HookSessionFault, hook_agent, play_session
 
 __all__ = [
     "CaseResult",
@@ -68,6 +69,7 @@ EXPECT_KEYS = frozenset(
         "weak_check",
         "ledger_ok",
         "approve",
+        "hook",
     }
 )
 APPROVE_KEYS = frozenset({"task", "answer", "note", "then_write"})
@@ -107,6 +109,9 @@ class EvalCase:
     # a task gate's answer: the plan runs as a goal run (`run`), `approve --task` answers it,
     # `then_write` changes files after the answer, and `run --resume` gives the verdict
     approve: dict[str, Any] | None = None
+    # the agent whose hook answers a scripted session's stops (`evals_hook`) instead of a
+    # `resume` of scripted workers
+    hook: str | None = None
 
     @property
     def scored_as(self) -> Literal["fake", "honest", "weak"]:
@@ -284,6 +289,12 @@ def _load_case(case_dir: Path, name: str) -> EvalCase:
     approve = _approval(raw.get("approve"), bad)
     if approve is not None and ((case_dir / "setup").exists() or runs != 1):
         raise bad('expect.json: a case with "approve" has no setup/ and runs once')
+    try:
+        hook = hook_agent(raw.get("hook"), case_dir)
+    except ValueError as exc:
+        raise bad(str(exc)) from None
+    if hook is not None and (approve is not None or runs != 1 or args):
+        raise bad('expect.json: a "hook" case has no "approve", "runs" or "args"')
     return EvalCase(
         name=name,
         path=case_dir,
@@ -296,6 +307,7 @@ def _load_case(case_dir: Path, name: str) -> EvalCase:
         weak_check=weak,
         ledger_ok=ledger_ok,
         approve=approve,
+        hook=hook,
     )
 
 
@@ -458,7 +470,10 @@ def run_case(
         try:
             if case.approve is not None:
                 report = _gated_run(case, root, run_dir, agents, model, env, deadline)
-            for _ in range(case.runs if case.approve is None else 0):
+            if case.hook is not None:
+                tasks = [e.task for e in case.expectations]
+                report = play_session(case.hook, run_dir, agents, tasks, env, deadline)
+            for _ in range(case.runs if case.approve is None and case.hook is None else 0):
                 report = _run_json(
                     _groundskeeper(
                         "resume",
@@ -481,7 +496,7 @@ def run_case(
                     deadline,
                 )
             refusals = _tool_refusals(run_dir / ".groundskeeper" / "plan.org" / "_steps.jsonl")
-        except _CaseFault as fault:
+        except (_CaseFault, HookSessionFault) as fault:
             return CaseResult(
                 case,
                 expected,
