@@ -204,6 +204,7 @@ def _task_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
             message = f"duplicate task id `{task_id}` (also at line {seen})"
             yield Diagnostic("error", heading.title, message, heading.line, "T007")
         check = heading.check
+        yield from _unrun_blocks(heading)
         if check is None:
             if heading.keyword in active and not heading.child_tasks:
                 message = "task has no acceptance check: DONE will rest on the worker's word"
@@ -217,6 +218,26 @@ def _task_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
         for level, code, message, offset in findings:
             line = check.line if offset is None else check.line + offset
             yield Diagnostic(level, heading.title, message, line, code)
+
+
+def _unrun_blocks(heading: Heading) -> Iterator[Diagnostic]:
+    """T023: a `:check` block that never runs — a second one (only the first is the task's
+    check), or any under a `:done-when:` (which comes first)."""
+    blocks = [b for b in heading.blocks if b.is_check]
+    check = heading.check
+    for block in blocks:
+        if check is not None and check.source == "block" and check.line == block.line:
+            continue
+        why = (
+            "the task's `:done-when:` is its check"
+            if check is not None and check.source == "done-when"
+            else f"only the first `:check` block (line {blocks[0].line}) is the task's check"
+        )
+        message = (
+            f"this `:check` block never runs: {why}; merge its lines into the one check, or"
+            " drop `:check` from its header"
+        )
+        yield Diagnostic("error", heading.title, message, block.line, "T023")
 
 
 # (level, code, message, line offset from the check's line or None for the check's line)

@@ -6,8 +6,8 @@ workdir (writes, removals, links: what a native agent does with the user's right
 `stop` run through the hook's command line in a shell, in the session's directory, with the
 event on stdin. What the last stop was answered becomes the report `evals` judges: a stop let
 through is the agent's DONE; a block (or the block bound's stop) is not, caught by the
-reason the hook gave. Like every case, nothing here weakens a defence; it imports nothing of
-groundskeeper's but runs its commands.
+reason the hook gave (`evals.run` judges it like any report). Like every case, nothing here
+weakens a defence; it imports nothing of groundskeeper's but runs its commands.
 """
 
 from __future__ import annotations
