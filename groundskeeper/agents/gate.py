@@ -62,9 +62,11 @@ __all__ = [
     "decide",
     "find_plan",
     "hides_inputs",
+    "ledger_lines",
     "open_plan_record",
     "seal_fingerprint",
     "seal_plan",
+    "session_outcome",
     "verified_steps",
 ]
 
@@ -588,6 +590,48 @@ def _write_failed(
         return
     control, key = open_plan_record(plan_path)
     _record_seal(plan_path, control, key, verified.with_plan(edited), "breaker", session)
+
+
+# -- what a launched session's stops came to ----------------------------------------------------
+
+
+def ledger_lines(plan_path: Path) -> int:
+    """How many lines the plan's ledger holds now (0: none yet)."""
+    try:
+        return ControlDir.for_plan(plan_path).ledger.read_bytes().count(b"\n")
+    except OSError:
+        return 0
+
+
+def session_outcome(plan_path: Path, after: int) -> str | None:
+    """What the user must hear about the hook calls sealed after line `after` (those of a
+    session `agent run` launched), or None when its last stop was allowed and every call was
+    answered. The agent stops whenever its hook is killed (Claude Code lets a stop through on
+    a hook that dies), and such a call leaves a run-start with no decision."""
+    control = ControlDir.for_plan(plan_path)
+    try:
+        steps = verified_steps(control, plan_path)
+    except HookFailure as exc:
+        return f"the plan's ledger cannot be trusted: {exc}"
+    runs: dict[str, str | None] = {}  # hook run id -> its decision (None: never answered)
+    for step, body in steps[after:]:
+        run = str(body.get("run_id", ""))
+        if step == "run-start" and body.get("kind") == "hook":
+            runs[run] = None
+        elif step == "hook-decision" and run in runs:
+            runs[run] = str(body.get("decision"))
+    unanswered = [r for r, d in runs.items() if d is None]
+    if unanswered:
+        return (
+            f"{len(unanswered)} stop(s) of the session were never answered (the hook was stopped"
+            f" before it could decide: {', '.join(unanswered)}); nothing of them is confirmed"
+        )
+    decisions = list(runs.values())
+    if not decisions:
+        return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
+    if decisions[-1] != "allow":
+        return f"the session's last stop was not allowed ({decisions[-1]}): the work is not done"
+    return None
 
 
 # -- failures of groundskeeper's own, counted where nothing could be sealed ---------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from groundskeeper.cli.output import EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
 from groundskeeper.errors import GroundskeeperError
 
 
@@ -157,12 +157,17 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     --setting-sources "" ARGS…` (a project's .claude/settings*.json, which the agent can
     edit, is not read). The claude binary is $GROUNDSKEEPER_CLAUDE, else `claude` on PATH.
 
+    When the agent exits, the stops its hook answered are read back from the signed ledger:
+    unless the last one was allowed and every one was answered (a hook the agent's own
+    processes killed lets the stop through), you are told on stderr and the exit status is 1.
+
     \b
     Example:
       groundskeeper agent run claude-code --plan plan.org -- -p "do the plan's tasks"
     """
-    import os
+    import subprocess
 
+    from groundskeeper.agents.gate import ledger_lines, session_outcome
     from groundskeeper.agents.setup import SETTINGS_NAME, claude_code_command
     from groundskeeper.record.control import ControlDir
 
@@ -173,13 +178,19 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
             f" --plan {plan}` first"
         )
     command = claude_code_command(plan.absolute(), list(args))
+    before = ledger_lines(plan.absolute())
     try:
-        os.execvp(command[0], command)
+        status = subprocess.call(command)  # the terminal, signals and all, are the agent's
     except OSError as exc:
         fail_usage(
             f"cannot start {command[0]}: {exc.strerror}; install Claude Code or point"
             " $GROUNDSKEEPER_CLAUDE at its binary"
         )
+    told = session_outcome(plan.absolute(), before)
+    if told is not None:
+        narrate(f"groundskeeper: {told}")
+        status = status or EXIT_FINDINGS
+    raise SystemExit(status)
 
 
 @agent.command("work", context_settings={"ignore_unknown_options": True})

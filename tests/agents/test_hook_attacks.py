@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from groundskeeper.cli import main
 from groundskeeper.record.keys import create_signing_key
-from tests.agents.conftest import HookRun, call_hook, stop_event
+from tests.agents.conftest import HookRun, call_hook, do_the_work, stop_event
 
 COMPARED = """\
 #+TODO: TODO | DONE FAILED
@@ -196,3 +196,65 @@ def started_hook(work: Path, *args: str) -> subprocess.Popen[bytes]:
         assert time.monotonic() < deadline and hook.poll() is None
         time.sleep(0.02)
     return hook
+
+
+FAKE_CLAUDE_STOPS = """\
+import json, os, pathlib, signal, subprocess, sys, time
+settings = json.loads(pathlib.Path(sys.argv[sys.argv.index("--settings") + 1]).read_text())
+command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+event = json.dumps({"session_id": "s-1", "cwd": os.getcwd(), "hook_event_name": "Stop",
+                    "last_assistant_message": "DONE"})
+hook = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE, start_new_session=True)
+hook.stdin.write(event.encode()); hook.stdin.close()
+if os.environ.get("KILL_THE_HOOK"):  # the agent's own process, still running, kills it
+    ledger = pathlib.Path(".groundskeeper/plan.org/_steps.jsonl")
+    while b'"kind":"hook"' not in ledger.read_bytes().split(b"hook-seal")[-1]:
+        time.sleep(0.02)
+    os.killpg(hook.pid, signal.SIGKILL)
+hook.wait()
+"""
+
+
+def test_agent_run_tells_the_user_when_a_stop_was_never_answered(work: Path) -> None:
+    # Claude Code lets a stop through when its hook dies (seen with 2.1.332: a Stop hook
+    # killed by SIGKILL reads as exit 1, and the turn ends); a process the agent left running
+    # can kill the hook. The stop is then in the ledger with no decision, and the launcher
+    # says so when the session ends
+    fake = work.parent / "fake-claude"
+    fake.write_text(f"#!{sys.executable}\n{FAKE_CLAUDE_STOPS}")
+    fake.chmod(0o755)
+    plan = work / "plan.org"
+    plan.write_text(plan.read_text().replace("grep -qx 1 COUNT", "sleep 3; grep -qx 1 COUNT"))
+    do_the_work(work)
+    setup = CliRunner().invoke(main, ["agent", "setup", "claude-code", "--plan", str(plan)])
+    assert setup.exit_code == 0, setup.output
+
+    def launch(**extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "groundskeeper",
+                "agent",
+                "run",
+                "claude-code",
+                "--plan",
+                str(plan),
+                "--",
+                "-p",
+                "work",
+            ],
+            cwd=work,
+            env={**os.environ, "GROUNDSKEEPER_CLAUDE": str(fake), **extra},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    killed = launch(KILL_THE_HOOK="1")
+    assert killed.returncode == 1, killed.stderr
+    assert "stop(s) of the session were never answered" in killed.stderr
+    answered = launch()  # the honest twin: the hook answers, and allows
+    assert answered.returncode == 0, answered.stderr
+    assert "groundskeeper:" not in answered.stderr
