@@ -165,6 +165,7 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     Example:
       groundskeeper agent run claude-code --plan plan.org -- -p "do the plan's tasks"
     """
+    import signal
     import subprocess
 
     from groundskeeper.agents.gate import ledger_lines, session_outcome
@@ -179,13 +180,18 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         )
     command = claude_code_command(plan.absolute(), list(args))
     before = ledger_lines(plan.absolute())
+    # the terminal is the agent's: Ctrl-C reaches it (same process group) and this launcher
+    # waits on (a handler, not SIG_IGN, which the agent would inherit through exec)
+    previous = signal.signal(signal.SIGINT, lambda number, frame: None)
     try:
-        status = subprocess.call(command)  # the terminal, signals and all, are the agent's
+        status = subprocess.call(command)
     except OSError as exc:
         fail_usage(
             f"cannot start {command[0]}: {exc.strerror}; install Claude Code or point"
             " $GROUNDSKEEPER_CLAUDE at its binary"
         )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     told = session_outcome(plan.absolute(), before)
     if told is not None:
         narrate(f"groundskeeper: {told}")
