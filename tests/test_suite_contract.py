@@ -251,6 +251,54 @@ def test_a_record_forged_early_by_the_code_under_test_is_not_believed(sample: Pa
     assert refused.value.code == "C025"
 
 
+# ---- a contract that is the task's only check ----------------------------------------------
+
+
+@pytest.mark.parametrize("require", [False, True])
+def test_a_task_checked_only_by_its_suite_is_verified(sample: Path, require: bool) -> None:
+    """The suite is an acceptance check: DONE is `verified` (not the worker's word), and a
+    run that requires checks accepts it; the worker is told the suite is its check."""
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    fixed = (sample / "textkit.py").read_text()
+    (sample / "textkit.py").write_text(fixed.replace("[a-z0-9]+", "[a-z]+"))
+    (sample / "plan.org").write_text(
+        "#+TODO: TODO | DONE FAILED PARTIAL\n* TODO Fix slugify\n  :PROPERTIES:\n  :ID: t\n"
+        "  :contract: pytest tests --min 20\n  :max-attempts: 1\n  :END:\n"
+    )
+    call = {"tool": "write_file", "input": {"path": "textkit.py", "content": fixed}}
+    (sample / "workers.yaml").write_text(
+        f"workers:\n  t:\n    - {json.dumps(call)}\n    - say: DONE\n"
+    )
+    args = ["resume", str(sample / "plan.org"), "--model", f"scripted:{sample / 'workers.yaml'}",
+            "--json", *(["--require-checks"] if require else [])]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    doc = json.loads(result.stdout)
+    (row,) = doc["tasks"]
+    assert (row["state"], row["verified"]) == ("DONE", True), row
+    assert result.exit_code == 0
+    assert [d["code"] for d in doc["diagnostics"] if d["code"] == "T002"] == []
+
+
+def test_the_worker_is_told_its_suite_is_the_check() -> None:
+    from groundskeeper.plan.org import parse_plan
+    from groundskeeper.plan.spec import compile_plan
+    from groundskeeper.supervisor.worker import WorkerTask, render_worker_prompt
+
+    plan = parse_plan("* TODO t\n:PROPERTIES:\n:contract: pytest tests --min 3\n:END:\n")
+    (spec,) = compile_plan(plan)
+    texts = tuple(c.text for c in spec.contracts)
+    about = WorkerTask("t", "t", "", None, contracts=texts, checked_by=texts)
+    prompt = render_worker_prompt(about)
+    assert "recorded as unverified" not in prompt
+    assert (
+        "This task's acceptance check is the project's test suite, run by its contract "
+        "(`pytest tests --min 3`) in the sandbox" in prompt
+    )
+
+
 # ---- every subversion through the CLI: the eval cases -------------------------------------
 
 CAUGHT_BY = {

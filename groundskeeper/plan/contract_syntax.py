@@ -30,6 +30,7 @@ __all__ = [
     "protected_by",
     "suite_args",
     "task_contracts",
+    "verifying",
     "watched_paths",
     "workdir_paths",
 ]
@@ -73,7 +74,9 @@ class ContractShape:
     `check_args` says what lint says of the arguments beyond their count (None: fine);
     `protects` names the argument files that become protected inputs (a schema);
     `schemas` names the argument files that must exist when the plan is linted;
-    `watches` names the paths whose content is hashed when an attempt starts (`changed`)."""
+    `watches` names the paths whose content is hashed when an attempt starts (`changed`);
+    `verifies`: a hard contract of this kind runs the work itself (the project's tests), so
+    it is an acceptance check in its own right."""
 
     name: str
     usage: str
@@ -83,6 +86,7 @@ class ContractShape:
     protects: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
     schemas: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
     watches: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
+    verifies: bool = False
 
 
 #: Every contract type a plan may name; `acceptance.contracts.REGISTRY` holds their judges.
@@ -157,7 +161,7 @@ def _suite_files(args: tuple[str, ...]) -> tuple[str, ...]:
 
 
 add_shape(ContractShape("pytest", "pytest PATH [--min N]", 1, 3, _suite_rules,
-                        protects=_suite_files))  # fmt: skip
+                        protects=_suite_files, verifies=True))  # fmt: skip
 
 
 def parse_contract(text: str, line: int | None = None) -> Contract | ContractProblem:
@@ -208,6 +212,14 @@ def task_contracts(plan: Plan, heading: Heading) -> tuple[list[Contract], list[C
 def protected_by(contracts: Iterable[Contract]) -> tuple[str, ...]:
     """The files contracts make protected inputs (their JSON schemas)."""
     return tuple(p for c in contracts if c.kind in SHAPES for p in SHAPES[c.kind].protects(c.args))
+
+
+def verifying(contracts: Iterable[Contract]) -> tuple[Contract, ...]:
+    """The hard contracts that check the work themselves (`pytest`): a task with one is not
+    left to the worker's word, whether or not it has a `:done-when:`."""
+    return tuple(
+        c for c in contracts if not c.soft and c.kind in SHAPES and SHAPES[c.kind].verifies
+    )
 
 
 def watched_paths(contracts: Iterable[Contract]) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
 """Lint of a task's acceptance properties, read from the compiled spec: protected inputs
-(T014), contracts and evidence (T015–T018), the judge (J001–J006) and gates (G001–G004).
+(T014), contracts and evidence (T015–T019), the judge (J001–J006) and gates (G001–G004).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers, pattern_problem
-from groundskeeper.plan.contract_syntax import SHAPES
+from groundskeeper.plan.contract_syntax import SHAPES, Contract, suite_args
 from groundskeeper.plan.expected import compared_by
 from groundskeeper.plan.properties import GATE_KINDS, command_matches
-from groundskeeper.plan.spec import PlanSpec
+from groundskeeper.plan.spec import PlanSpec, TaskSpec
 
 if TYPE_CHECKING:
     pass
@@ -95,7 +95,7 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
     name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
     cannot be read; T018: a `ran` or `output-of` pattern that a command printing its own
-    arguments matches."""
+    arguments matches; T019: a `pytest` suite with no held-out test."""
     plan = spec.plan
     base = plan.path.parent if plan.path is not None else None
     for task in spec:
@@ -112,6 +112,8 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                         " the command that must have run (e.g. `ran 'pytest *'`)"
                     )
                     yield Diagnostic("warning", heading.title, message, contract.line, "T018")
+                if contract.kind == "pytest" and not contract.soft:
+                    yield from _readable_suite(task, contract)
                 for schema in SHAPES[contract.kind].schemas(contract.args):
                     if base is not None and not (base / schema).is_file():
                         message = (
@@ -132,6 +134,33 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                         " reads the work"
                     )
                     yield Diagnostic("warning", heading.title, message, line, "T018")
+
+
+def _readable_suite(task: TaskSpec, contract: Contract) -> Iterator[Diagnostic]:
+    """T019 (info): a `pytest` suite none of whose tests is hidden. The worker reads every
+    input the tests give, and code that special-cases them passes (ImpossibleBench's and
+    EvilGenie's agents did); held-out tests catch that."""
+    try:
+        path = suite_args(contract.args)[0]
+    except ValueError:
+        return  # T015 says so
+    if any(_in_suite(pattern, path) for pattern in task.hide):
+        return
+    message = (
+        f"contract `{contract.text}`: the worker can read every test it runs, so code that"
+        " special-cases their inputs passes; hold some out with `:hide: PATH` (a test file"
+        f" under {path.rstrip('/')}/: the contract still runs it, the worker never sees it)"
+    )
+    yield Diagnostic("info", task.title, message, contract.line or task.heading.line, "T019")
+
+
+def _in_suite(pattern: str, suite: str) -> bool:
+    """Whether a hidden pattern can cover a file of the suite at `suite` (read from its text:
+    a pattern with no `/` before its end, or starting with `**`, matches at any depth)."""
+    pattern = pattern.lstrip("/")
+    if "/" not in pattern.rstrip("/") or pattern.startswith("**") or suite == ".":
+        return True
+    return pattern.rstrip("/") == suite or pattern.startswith(suite.rstrip("/") + "/")
 
 
 def judge_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:

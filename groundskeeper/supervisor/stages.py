@@ -33,6 +33,7 @@ from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCall, Usage
+from groundskeeper.plan.contract_syntax import verifying
 from groundskeeper.record.backing import Record
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.supervisor.gating import open_gate
@@ -50,6 +51,7 @@ from groundskeeper.supervisor.worker import AttemptOutcome
 
 if TYPE_CHECKING:
     from groundskeeper.conformance.rules import DockResult
+    from groundskeeper.supervisor.task_run import TaskRun
 
 
 @dataclass(frozen=True)
@@ -217,7 +219,7 @@ class CheckStage:
     def judge(self, context: AttemptContext) -> StageResult:
         task, claim = context.task, context.claim
         if task.check is None:
-            return StageResult(self.name) if claim is None else self._unchecked(claim)
+            return StageResult(self.name) if claim is None else self._unchecked(task, claim)
         result = self.checks.run(task.heading.task_id, task.check)
         wrote = context.history.wrote  # what the worker wrote, for the judge (every attempt's)
         for body in context.sealed:
@@ -234,7 +236,10 @@ class CheckStage:
                            f"{result.code}\n{result.reason}\n{result.output}", True,
                            result.output, steps)  # fmt: skip
 
-    def _unchecked(self, claim: AttemptOutcome) -> StageResult:
+    def _unchecked(self, task: TaskRun, claim: AttemptOutcome) -> StageResult:
+        if verifying(task.contracts) and claim.claims_done:
+            # its suite ran and passed in the claim's stage, before this one: a check
+            return StageResult(self.name, verified=True, output=claim.claim)
         if self.require_checks:
             reason = "no acceptance check (--require-checks)"
         elif claim.claims_done:
