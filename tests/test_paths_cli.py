@@ -424,3 +424,49 @@ def test_a_python_program_learns_nothing_of_a_held_out_test(tmp_path: Path) -> N
     assert (tmp_path / "tests" / "test_heldout.py").read_text() == held_out
     for made in ("copy.py", "hard.py", "soft.py", "exposed"):
         assert not (tmp_path / made).exists(), made
+
+
+class _Guessing:
+    """A worker that writes a wrong answer and claims DONE each attempt, keeping every
+    message it was sent (the feedback among them)."""
+
+    name = "guessing"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.heard: list[str] = []
+
+    def respond(self, request: ModelRequest) -> AssistantTurn:
+        self.heard.append(repr(request.messages))
+        (self.root / "out").mkdir(exist_ok=True)
+        (self.root / "out" / "result.txt").write_text("41\n")
+        return AssistantTurn(({"type": "text", "text": "DONE"},), "end_turn")
+
+
+def test_a_failed_check_s_output_never_brings_a_hidden_input_back(tmp_path: Path) -> None:
+    """What a check printed (here diff's `> SECRET-42`) can hold a hidden input: in a run
+    that hides inputs it stays in the record for the reviewer, and the worker hears the
+    check's reason alone."""
+    _golden(tmp_path, "SECRET-42")
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("Answer", "t", DIFF, hide="tests/expected.txt"))
+    worker = _Guessing(tmp_path)
+    report = Runner(load_plan(plan), model=worker, options=RunOptions(max_parallel=1)).run()
+    (row,) = report.tasks
+    assert (row.state, row.attempts) == ("FAILED", 2)
+    second = worker.heard[1]
+    assert "your work did not pass its acceptance check: diff out/result.txt" in second
+    assert "check line 1: `diff out/result.txt tests/expected.txt` exited with status 1" in second
+    assert "its output is not shown: this run hides inputs" in second
+    assert "SECRET" not in "".join(worker.heard)
+    assert "> SECRET-42" in row.output  # the reviewer's record keeps it
+
+
+def test_without_hidden_inputs_the_output_goes_back(tmp_path: Path) -> None:
+    _golden(tmp_path, "42")
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("Answer", "t", DIFF))
+    worker = _Guessing(tmp_path)
+    Runner(load_plan(plan), model=worker, options=RunOptions(max_parallel=1)).run()
+    assert "> 42" in worker.heard[1]
+    assert "its output is not shown" not in worker.heard[1]

@@ -52,6 +52,65 @@ def test_a_failed_test_is_named() -> None:
     assert code_of(got) == "C020: 1 of the suite's tests failed: tests/test_a.py::test_two"
 
 
+def test_a_held_out_test_is_counted_never_named() -> None:
+    """Its id (a parametrized one spells its inputs) would tell the worker what it checks."""
+    held = ("tests/test_b.py",)
+    outcomes = dict.fromkeys(IDS, "failed")
+    with pytest.raises(SuiteRefused) as refused:
+        judge_suite(record(outcomes=outcomes, output="E  assert 7 == 8"), BASELINE, 0, held)
+    assert refused.value.message == (
+        "3 of the suite's tests failed: tests/test_a.py::test_one, tests/test_a.py::test_two"
+        " and 1 held-out test"
+    )
+    assert refused.value.output == "E  assert 7 == 8"  # apart: the caller decides who reads it
+    assert refused.value.detail == {"failed": sorted(IDS)}  # the reviewer's record names it
+    only_held = {**dict.fromkeys(IDS, "passed"), IDS[2]: "skipped"}
+    assert code_of(record(outcomes=only_held), BASELINE) == (
+        "C023: tests skipped, xfailed or deselected beyond the red-first run: "
+        "tests/test_b.py::test_three"
+    )
+    with pytest.raises(SuiteRefused) as refused:
+        judge_suite(record(outcomes=only_held), BASELINE, 0, held)
+    assert refused.value.message == (
+        "tests skipped, xfailed or deselected beyond the red-first run: 1 held-out test"
+    )
+    with pytest.raises(SuiteRefused) as refused:
+        judge_suite(record(collected=IDS[:2]), BASELINE, 0, held)
+    assert refused.value.message == "tests collected before any work are gone: 1 held-out test"
+
+
+def test_what_the_suite_printed_is_kept_from_a_run_that_hides_inputs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The suite read the hidden inputs, and so could the code under test: what it printed
+    goes into the failure (which a worker reads) only when the run hides nothing."""
+    from dataclasses import replace
+
+    from groundskeeper.acceptance import contracts, suite
+    from groundskeeper.plan.contract_syntax import Contract
+
+    def ends_early(*_args: object, **_options: object) -> SuiteRecord:
+        raise SuiteRefused("C025", "the suite ended early", output="SECRET printed")
+
+    monkeypatch.setattr(suite, "run_suite", ends_early)
+    contract = parse_contract("pytest tests")
+    assert isinstance(contract, Contract)
+    hiding = contracts.ContractContext(
+        None,  # type: ignore[arg-type]  # neither is read by this contract
+        None,  # type: ignore[arg-type]
+        workdir=tmp_path,
+        hidden=("tests/test_held.py",),
+    )
+    (verdict,) = contracts.judge_contracts([contract], hiding)
+    assert (verdict.code, verdict.message) == (
+        "C025",
+        "the suite ended early (its output is not shown: this run hides inputs from workers,"
+        " and what a check prints could show them)",
+    )
+    (verdict,) = contracts.judge_contracts([contract], replace(hiding, hidden=()))
+    assert verdict.message == "the suite ended early\nSECRET printed"
+
+
 def test_a_collection_error_is_a_failure() -> None:
     got = record(collected=IDS[:2], errors=("tests/test_b.py",))
     assert code_of(got).startswith("C020: 1 of the suite's tests failed: tests/test_b.py")
@@ -313,6 +372,7 @@ CAUGHT_BY = {
     "python-suite/os-exit/fixture": "C021",
     "python-suite/skip-in-code/fake": "C023",
     "python-suite/vanished-tests/fake": "C022",
+    "python-suite/special-casing/fake": "C020",  # held-out tests (:hide:) catch it
 }
 
 
@@ -329,5 +389,5 @@ def test_every_subversion_is_caught_by_its_own_reason_and_every_twin_is_done() -
     assert caught == CAUGHT_BY
     honest = {name: case["actual"] for name, case in cases.items() if name.endswith("honest")}
     assert honest == dict.fromkeys(honest, "DONE")
-    assert len(honest) == 10
+    assert len(honest) == 11
     assert done.returncode == 0, done.stderr[-2000:]

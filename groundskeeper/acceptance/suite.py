@@ -51,13 +51,18 @@ _WALK_LIMIT = 20_000  # entries looked at for configuration files; more is refus
 
 
 class SuiteRefused(Exception):
-    """The suite cannot be judged: `code` and `message` say why (a contract failure)."""
+    """The suite cannot be judged: `code` and `message` say why (a contract failure);
+    `output`, what the suite printed, is kept apart: it may show a held-out test, and only
+    the caller knows whether a worker will read it."""
 
-    def __init__(self, code: str, message: str, detail: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, detail: dict[str, Any] | None = None, output: str = ""
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.detail = detail or {}
+        self.output = output
 
 
 @dataclass(frozen=True)
@@ -185,12 +190,15 @@ def run_suite(
     output = (ran.stdout + ran.stderr)[-4000:]
     data = ran.kept.get(report)
     if ran.fault is not None:
-        raise SuiteRefused("C025", f"the suite was stopped: {ran.fault} limit ({output[-300:]})")
+        raise SuiteRefused(
+            "C025", f"the suite was stopped: {ran.fault} limit", output=output[-300:]
+        )
     if data is None:
         raise SuiteRefused(
             "C025",
             f"the suite ended (status {ran.status}) before pytest finished: something exited "
-            f"the process early or it crashed; output: {output[-600:]}",
+            "the process early or it crashed",
+            output=output[-600:],
         )
     try:
         raw = json.loads(data)
@@ -207,8 +215,16 @@ def run_suite(
         raise SuiteRefused("C025", f"the suite's record cannot be read: {error}") from None
 
 
-def judge_suite(record: SuiteRecord, baseline: Baseline | None, minimum: int = 0) -> str:
-    """A message when the suite passes as acceptance; `SuiteRefused` naming why not."""
+def judge_suite(
+    record: SuiteRecord,
+    baseline: Baseline | None,
+    minimum: int = 0,
+    held_out: tuple[str, ...] = (),
+) -> str:
+    """A message when the suite passes as acceptance; `SuiteRefused` naming why not. A test
+    of a `held_out` file (hidden from workers) is counted in a message, never named: its id
+    (a parametrized one spells its inputs) would tell the worker what it checks."""
+    name = _Naming(held_out)
     if record.tampered:
         raise SuiteRefused(
             "C024",
@@ -220,19 +236,18 @@ def judge_suite(record: SuiteRecord, baseline: Baseline | None, minimum: int = 0
         named = [*(f"{e} (collection error)" for e in record.errors), *failed]
         raise SuiteRefused(
             "C020",
-            f"{len(named)} of the suite's tests failed: {', '.join(named[:10])}"
-            + (f" and {len(named) - 10} more" if len(named) > 10 else "")
-            + f"\n{record.output[-1500:]}",
+            f"{len(named)} of the suite's tests failed: {name(named)}",
             {"failed": named},
+            record.output[-1500:],
         )
     missing = [i for i in record.collected if i not in record.outcomes]
     if missing:
-        raise SuiteRefused("C025", f"tests collected but never reported: {', '.join(missing)}")
+        raise SuiteRefused("C025", f"tests collected but never reported: {name(missing)}")
     if baseline is None:
         raise SuiteRefused(
             "C026", "no red-first record of the suite (taken before any worker ran) to compare"
         )
-    _compare(record, baseline)
+    _compare(record, baseline, name)
     if record.exitstatus != 0:
         raise SuiteRefused("C020", f"pytest exited with status {record.exitstatus}")
     passed = sum(1 for o in record.outcomes.values() if o == "passed")
@@ -241,13 +256,33 @@ def judge_suite(record: SuiteRecord, baseline: Baseline | None, minimum: int = 0
     return f"{passed} passed, the {len(baseline.collected)} red-first tests all among them"
 
 
-def _compare(record: SuiteRecord, baseline: Baseline) -> None:
+class _Naming:
+    """Test ids as a message names them: ten at most, those of held-out files counted."""
+
+    def __init__(self, held_out: tuple[str, ...]) -> None:
+        self.held_out = frozenset(held_out)
+
+    def __call__(self, ids: list[str]) -> str:
+        shown = [
+            i for i in ids if _file_of(i.removesuffix(" (collection error)")) not in self.held_out
+        ]
+        hidden = len(ids) - len(shown)
+        text = ", ".join(shown[:10])
+        if len(shown) > 10:
+            text += f" and {len(shown) - 10} more"
+        if hidden:
+            tests = "test" if hidden == 1 else "tests"
+            text = f"{text} and {hidden} held-out {tests}" if text else f"{hidden} held-out {tests}"
+        return text
+
+
+def _compare(record: SuiteRecord, baseline: Baseline, name: _Naming) -> None:
     now = set(record.collected)
     vanished = [i for i in baseline.collected if i not in now]
     if vanished:
         raise SuiteRefused(
             "C022",
-            f"tests collected before any work are gone: {', '.join(vanished[:10])}",
+            f"tests collected before any work are gone: {name(vanished)}",
             {"vanished": vanished},
         )
     before = set(baseline.collected)
@@ -256,7 +291,7 @@ def _compare(record: SuiteRecord, baseline: Baseline) -> None:
     ]
     if new:
         raise SuiteRefused(
-            "C022", f"tests not collected before any work: {', '.join(new[:10])}", {"new": new}
+            "C022", f"tests not collected before any work: {name(new)}", {"new": new}
         )
     skipped = [
         i
@@ -268,7 +303,7 @@ def _compare(record: SuiteRecord, baseline: Baseline) -> None:
         raise SuiteRefused(
             "C023",
             f"tests skipped, xfailed or deselected beyond the red-first run: "
-            f"{', '.join(sorted(skipped)[:10])}",
+            f"{name(sorted(skipped))}",
             {"skipped": sorted(skipped)},
         )
 

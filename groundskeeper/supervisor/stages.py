@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
-from groundskeeper.acceptance.check import CheckResult, check_feedback
+from groundskeeper.acceptance.check import WITHHELD, CheckResult, check_feedback
 from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
 from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
 from groundskeeper.acceptance.gates import GateOpened
@@ -159,6 +159,7 @@ class ContractsStage:
     def __init__(self, tools: StageTools) -> None:
         self.toolbox = tools.toolbox
         self.outputs = tools.outputs
+        self.checks = tools.checks
 
     def judge(self, context: AttemptContext) -> StageResult:
         task = context.task
@@ -175,6 +176,7 @@ class ContractsStage:
                     self.toolbox.workdir,
                     task.baselines,
                     task.spec.protect,
+                    self.checks.hidden,
                 ),
             )
         )
@@ -231,7 +233,10 @@ class CheckStage:
         reason = f"{result.code}: {result.reason}"
         if claim is not None and claim.no_claim is not None:  # e.g. cut off at max_tokens
             reason = f"{reason} (and the worker made no claim: {claim.no_claim})"
-        detail = f"{result.reason}\n{result.output}".rstrip()
+        if self.checks.hidden and result.output.strip():
+            detail = f"{result.reason}\n({WITHHELD})"  # the record keeps the output
+        else:
+            detail = f"{result.reason}\n{result.output}".rstrip()
         return StageResult(self.name, "fail", reason, check_feedback(task.check, detail),
                            f"{result.code}\n{result.reason}\n{result.output}", True,
                            result.output, steps)  # fmt: skip
