@@ -111,6 +111,14 @@ def test_what_the_suite_printed_is_kept_from_a_run_that_hides_inputs(
     assert verdict.message == "the suite ended early\nSECRET printed"
 
 
+def test_a_value_equal_to_anything_is_named() -> None:
+    got = record(always_equal=(f"{IDS[0]}: Anything",))
+    assert code_of(got) == (
+        "C027: a value that compares equal to anything decided an assertion:"
+        " tests/test_a.py::test_one: Anything"
+    )
+
+
 def test_a_collection_error_is_a_failure() -> None:
     got = record(collected=IDS[:2], errors=("tests/test_b.py",))
     assert code_of(got).startswith("C020: 1 of the suite's tests failed: tests/test_b.py")
@@ -286,6 +294,77 @@ def test_the_twenty_test_sample_passes_then_fails_naming_the_test(sample: Path) 
     )
 
 
+ALWAYS_EQUAL = """
+class Anything:
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+
+def slugify(text):
+    return Anything()
+
+
+def honest(text):
+    return Point(1, 2)
+
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+"""
+
+ALWAYS_EQUAL_TESTS = """
+from unittest.mock import ANY
+
+from textkit import Point, honest, slugify
+
+
+class Helper:  # the suite's own matcher: protected with it, not the work's
+    def __eq__(self, other):
+        return True
+
+
+def test_equal():
+    assert slugify("Hello World") == "hello-world"
+
+
+def test_unequal():
+    assert not (slugify("a") != "a")
+
+
+def test_honest_value_object():
+    assert honest("x") == Point(1, 2)
+
+
+def test_the_suites_own_matchers():
+    assert {"a": 1} == {"a": ANY}
+    assert slugify("x") is not None and Helper() == 3
+"""
+
+
+def test_a_value_equal_to_anything_from_the_work_is_recorded(sample: Path) -> None:
+    (sample / "textkit.py").write_text(ALWAYS_EQUAL)
+    (sample / "tests" / "test_textkit.py").write_text(ALWAYS_EQUAL_TESTS)
+    got = run_suite(sample, "tests")
+    assert set(got.outcomes.values()) == {"passed"}  # pytest itself is fooled
+    assert got.always_equal == (
+        "tests/test_textkit.py::test_equal: Anything",
+        "tests/test_textkit.py::test_unequal: Anything",
+    )
+    with pytest.raises(SuiteRefused) as refused:
+        judge_suite(got, Baseline.of(got))
+    assert refused.value.code == "C027"
+
+
 def test_a_suite_that_exits_before_pytest_ends_has_no_record(sample: Path) -> None:
     (sample / "textkit.py").write_text("import os\nos._exit(0)\n")
     with pytest.raises(SuiteRefused) as refused:
@@ -308,6 +387,40 @@ def test_a_record_forged_early_by_the_code_under_test_is_not_believed(sample: Pa
     with pytest.raises(SuiteRefused) as refused:
         run_suite(sample, "tests")
     assert refused.value.code == "C025"
+
+
+FORGER = """
+import json as _json
+import sys
+
+_plugin = sys.modules.get("gk_suite")
+if _plugin is not None:  # code written against groundskeeper's own recorder
+
+    class _AllPassed(dict):
+        def __setitem__(self, key, value):
+            dict.__setitem__(self, key, "passed")
+
+    class _Json:
+        @staticmethod
+        def dump(record, handle):
+            _json.dump({**record, "exitstatus": 0}, handle)
+
+    _plugin._outcomes = _AllPassed()
+    _plugin.json = _Json
+"""
+
+
+def test_code_written_against_the_plugin_forges_a_pass_the_limit_docs_name(
+    sample: Path,
+) -> None:
+    """The honest limit (docs/plans.md, "What the contract cannot see"), pinned: the code
+    under test runs in pytest's own interpreter, so code written against the recorder makes
+    its record say every test passed. If this ever fails, the limit moved: say so there."""
+    text = (sample / "textkit.py").read_text().replace("[a-z0-9]+", "[a-z]+")
+    (sample / "textkit.py").write_text(text + FORGER)
+    forged = run_suite(sample, "tests")
+    assert "1 failed, 19 passed" in forged.output  # pytest itself saw the failure
+    assert judge_suite(forged, Baseline.of(forged)).startswith("20 passed")
 
 
 # ---- a contract that is the task's only check ----------------------------------------------
@@ -373,6 +486,7 @@ CAUGHT_BY = {
     "python-suite/skip-in-code/fake": "C023",
     "python-suite/vanished-tests/fake": "C022",
     "python-suite/special-casing/fake": "C020",  # held-out tests (:hide:) catch it
+    "python-suite/always-equal/fake": "C027",
 }
 
 
@@ -389,5 +503,5 @@ def test_every_subversion_is_caught_by_its_own_reason_and_every_twin_is_done() -
     assert caught == CAUGHT_BY
     honest = {name: case["actual"] for name, case in cases.items() if name.endswith("honest")}
     assert honest == dict.fromkeys(honest, "DONE")
-    assert len(honest) == 11
+    assert len(honest) == 12
     assert done.returncode == 0, done.stderr[-2000:]

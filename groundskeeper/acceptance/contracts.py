@@ -73,6 +73,7 @@ CODES: dict[str, str] = {
     "C024": "the suite's pass-or-fail machinery (assertions, pytest's runner) was replaced",
     "C025": "the suite gave no complete record: it exited early, crashed or hit a limit",
     "C026": "no red-first record of the suite, or fewer tests passed than --min asks",
+    "C027": "a value of the work that compares equal to anything decided an assertion",
     "C090": "the contract's judge could not decide on this input (fail-closed)",
 }  # a new type adds its own codes here (`CODES["C012"] = …`) beside its `register` call
 

@@ -7,7 +7,7 @@ refused), running the suite (`cpython.run_alone`: CPython in the sandbox, read-o
 the run's fences, its record written by our `gk_suite` plugin into the run's private /tmp),
 the red-first `Baseline`, and the judgement: every test passed, the collected ids are the
 baseline's, nothing skipped, deselected or xfailed beyond it, the pass-or-fail machinery
-untouched. It seals nothing and schedules nothing.
+untouched, no value of the work equal to anything. It seals nothing and schedules nothing.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ class SuiteRecord:
     tampered: tuple[str, ...] = ()  # machinery replaced while the suite ran
     exitstatus: int = 0
     output: str = ""
+    always_equal: tuple[str, ...] = ()  # `id: Type`: a value of the work equal to anything
 
 
 @dataclass(frozen=True)
@@ -180,10 +181,12 @@ def run_suite(
     argv = [
         "python3", "-E", "-s", "-m", "pytest", "-c", ini, "--rootdir", "/workdir",
         "-p", "gk_suite", "-p", "no:cacheprovider", "-p", "no:faulthandler",
+        "-o", "enable_assertion_pass_hook=true",
         "--capture=sys", "-q", "--color=no", "-rfEsxX", "--", target,
     ]  # fmt: skip
     env = {
         "GK_SUITE_REPORT": f"{cpython.TMP_GUEST}/{report}",
+        "GK_SUITE_PATH": f"/workdir/{target}".rstrip("/") if target != "." else "/workdir",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
     ran = cpython.run_alone(argv, workdir, env=env, timeout=timeout, keep=(report,))
@@ -210,6 +213,7 @@ def run_suite(
             tuple(raw["tampered"]),
             int(raw["exitstatus"]),
             output,
+            tuple(str(v) for v in raw.get("always_equal", ())),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise SuiteRefused("C025", f"the suite's record cannot be read: {error}") from None
@@ -230,6 +234,13 @@ def judge_suite(
             "C024",
             "the suite's pass-or-fail machinery was replaced while it ran: "
             + ", ".join(record.tampered),
+        )
+    if record.always_equal:
+        raise SuiteRefused(
+            "C027",
+            "a value that compares equal to anything decided an assertion: "
+            + name(list(record.always_equal)),
+            {"always_equal": list(record.always_equal)},
         )
     failed = sorted(i for i, o in record.outcomes.items() if o in ("failed", "xpassed"))
     if record.errors or failed:
