@@ -91,6 +91,22 @@ def test_a_refused_dock_is_not_promoted(tmp_path: Path) -> None:
     assert keywords(plan) == {"build": "FAILED"}
 
 
+def test_a_dock_task_that_failed_its_check_is_not_promoted_undocked(tmp_path: Path) -> None:
+    """The fake: the check fails first (no component yet); the file appears by hand and only
+    the check is run again. The task's DONE needs its component docked, which a check is not."""
+    plan, script = setup(
+        tmp_path,
+        task("Build", "build", "grep -q . comp.wasm", dock="comp.wasm"),
+        "workers:\n  build: [{say: DONE}]\n",
+    )
+    assert resume(plan, script)[0].exit_code == 1
+    assert keywords(plan) == {"build": "FAILED"}
+    (tmp_path / "comp.wasm").write_text("junk")
+    code, rows = check_write(plan)
+    assert (code, rows[0]["verdict"], rows[0]["state"]) == (0, "PASS", "FAILED")
+    assert keywords(plan) == {"build": "FAILED"}
+
+
 def test_the_parent_rule_holds(tmp_path: Path) -> None:
     body = (
         "* TODO Parent\n  :PROPERTIES:\n  :ID: parent\n  :END:\n"

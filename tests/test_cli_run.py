@@ -215,10 +215,14 @@ def test_resume_skips_done_and_reruns_failed(tmp_path: Path) -> None:
 """
     )
     result, doc = resume(plan, script)
-    assert result.exit_code == 0
-    assert states(doc) == {"easy": ("DONE", 0, None), "hard": ("DONE", 1, True)}
+    assert result.exit_code == 1
+    # easy's worker is not asked again; but the run worked on hard, so the final sweep judges
+    # every DONE again, the carried one included: its work is gone
+    assert states(doc) == {"easy": ("FAILED", 0, True), "hard": ("DONE", 1, True)}
+    assert doc["tasks"][0]["reason"].startswith("no longer passes: nonzero_status")
     assert not (tmp_path / "ran.txt").exists()
-    assert [r for r in telemetry(plan) if r[0] == "easy"] == [("easy", "DONE", 1)]
+    assert [r for r in telemetry(plan) if r[0] == "easy"] == [("easy", "DONE", 1),
+                                                              ("easy", "FAILED", 0)]  # fmt: skip
     assert "▶ easy" not in result.stderr
 
 
@@ -296,7 +300,7 @@ def test_identical_failure_ends_early_at_the_breaker(tmp_path: Path) -> None:
     assert doc["tasks"][0]["stop"] == "breaker"
     assert doc["tasks"][0]["reason"].startswith(
         "breaker: the same failure 3 times in a row (volatile parts such as timings, temp names"
-        " and line numbers aside), so attempt 4 of 5 was not started; the failure:"
+        " and pids aside), so attempt 4 of 5 was not started; the failure:"
         " nonzero_status: "
     )
 

@@ -218,6 +218,35 @@ def test_json_schema(tmp_path: Path) -> None:
     assert judge(tmp_path, "json-schema schema.json missing.json").code == "C001"
 
 
+def test_json_schema_enforces_format_with_the_library_checker(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {
+        "when": {"type": "string", "format": "date-time"},
+        "day": {"type": "string", "format": "date"},
+        "home": {"type": "string", "format": "uri"},
+        "mail": {"type": "string", "format": "email"},
+    }}  # fmt: skip
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    good = {"when": "2026-11-27T15:00:00Z", "day": "2026-11-27",
+            "home": "https://example.com/a", "mail": "a@example.com"}  # fmt: skip
+    (tmp_path / "good.json").write_text(json.dumps(good))
+    assert judge(tmp_path, "json-schema schema.json good.json").ok
+    for key, wrong in (("when", "yesterday"), ("day", "2026-13-45"), ("home", "not a uri"),
+                       ("mail", "nobody")):  # fmt: skip
+        (tmp_path / "bad.json").write_text(json.dumps({**good, key: wrong}))
+        bad = judge(tmp_path, "json-schema schema.json bad.json")
+        assert bad.code == "C005", (key, bad.message)
+        assert f"at {key}: {wrong!r} is not a" in bad.message
+
+
+def test_a_format_no_checker_knows_fails_closed(tmp_path: Path) -> None:
+    schema = {"properties": {"a": {"format": "colour-name"}}, "examples": [{"format": "x"}]}
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    (tmp_path / "doc.json").write_text('{"a": "red"}')
+    verdict = judge(tmp_path, "json-schema schema.json doc.json")
+    assert verdict.code == "C006"
+    assert "names a format that cannot be checked: colour-name (known: " in verdict.message
+
+
 def test_json_schema_that_is_missing_or_invalid_fails_closed(tmp_path: Path) -> None:
     (tmp_path / "good.json").write_text('{"ok": true}')
     (tmp_path / "invalid.json").write_text('{"type": 12}')
@@ -412,19 +441,53 @@ def test_ran_is_not_fooled(tmp_path: Path, cmd: str, why: str) -> None:
     assert why in first["message"]
 
 
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "cd decoy && grep -q ok a.txt",  # the decoy's a.txt, not the work's
+        "printf 'ok\\n' > a.txt && grep -q ok a.txt",  # it wrote what the command then reads
+        "cp decoy/a.txt a.txt && grep -q ok a.txt",
+        "export GREP_COLOR=1 && grep -q ok a.txt",
+        "grep -q ok < decoy/a.txt",  # its input redirected from a file of the worker's choice
+    ],
+)
+def test_ran_refuses_a_chain_that_changes_what_the_command_runs_on(
+    tmp_path: Path, cmd: str
+) -> None:
+    turns = f"    - {{tool: sh, input: {{cmd: {json.dumps(cmd)}}}}}\n" + SAY_DONE
+    files = {"a.txt": "not yet\n", "decoy/a.txt": "ok\n"}
+    task, recorder, _ = run(tmp_path, ["ran 'grep -q ok*'"], turns, files)
+    assert task.state == "FAILED"
+    first = recorder.of("contract")[0]["verdicts"][0]
+    assert first["code"] == "C010"
+    assert "it does not count" in first["message"]
+
+
+@pytest.mark.parametrize(
+    "cmd", ["grep -q ok a.txt", "test -s a.txt && grep -q ok a.txt", "grep -q ok a.txt 2>/dev/null"]
+)
+def test_ran_counts_a_chain_of_commands_that_only_read(tmp_path: Path, cmd: str) -> None:
+    turns = f"    - {{tool: sh, input: {{cmd: {json.dumps(cmd)}}}}}\n" + SAY_DONE
+    task, _, _ = run(tmp_path, ["ran 'grep -q ok*'"], turns, {"a.txt": "ok\n"})
+    assert task.state == "DONE", task.reason
+
+
 def test_soft_failure_is_a_warning_sealed_and_in_telemetry(tmp_path: Path) -> None:
     turns = "    - {tool: write_file, input: {path: a.txt, content: x}}\n" + SAY_DONE
     task, recorder, plan = run(tmp_path, ["non-empty a.txt", "soft non-empty notes.md"], turns)
     assert task.state == "DONE", task.reason
-    (sealed,) = recorder.of("contract")
-    assert [(v["contract"], v["ok"], v["code"], v["soft"]) for v in sealed["verdicts"]] == [
-        ("non-empty a.txt", True, None, False),
-        ("soft non-empty notes.md", False, "C001", True),
-    ]
+    # the attempt's verdicts, then the final sweep's: judged again on the files (attempt 0)
+    attempt, sweep = recorder.of("contract")
+    assert (attempt["attempt"], sweep["attempt"]) == (1, 0)
+    for sealed in (attempt, sweep):
+        assert [(v["contract"], v["ok"], v["code"], v["soft"]) for v in sealed["verdicts"]] == [
+            ("non-empty a.txt", True, None, False),
+            ("soft non-empty notes.md", False, "C001", True),
+        ]
     with Telemetry.for_plan(plan) as telemetry:
         rows = [(r["kind"], r["spec"], r["soft"], r["ok"], r["code"])
                 for r in telemetry.db["contract_events"].rows]  # fmt: skip
-    assert rows == [
+    assert rows == 2 * [
         ("contract", "non-empty a.txt", 0, 1, None),
         ("contract", "soft non-empty notes.md", 1, 0, "C001"),
     ]
@@ -451,7 +514,8 @@ def test_hard_failure_is_fed_back_and_a_second_attempt_can_meet_it(tmp_path: Pat
     )
     task, recorder, _ = run(tmp_path, ["non-empty a.txt"], turns)
     assert (task.state, task.attempts) == ("DONE", 2)
-    assert [s["verdicts"][0]["ok"] for s in recorder.of("contract")] == [False, True]
+    # the two attempts, then the final sweep judging it again on the file
+    assert [s["verdicts"][0]["ok"] for s in recorder.of("contract")] == [False, True, True]
 
 
 def test_the_schema_is_a_protected_input(tmp_path: Path) -> None:
@@ -580,7 +644,38 @@ def test_lint_warns_of_patterns_that_let_evidence_be_self_made(tmp_path: Path) -
     found = [(d.code, d.line, d.level, d.message) for d in validate(load_plan(plan))
              if d.code == "T018"]  # fmt: skip
     assert [(code, line, level) for code, line, level, _ in found] == [
-        ("T018", 5, "warning"), ("T018", 7, "warning")
+        ("T018", 5, "warning"), ("T018", 7, "warning"), ("T018", 7, "warning")
     ]  # fmt: skip
     assert "lets `echo` count" in found[0][3]
     assert "`q:output-of:c*`: the pattern lets `cat` print the quote" in found[1][3]
+    assert found[2][3] == (
+        ":evidence: `r:output-of:yamllint *`: the pattern ends in a bare `*`, so the worker"
+        " chooses what `yamllint` reads (a file it wrote could print the quote); bind it to the"
+        " file it must read: `output-of:yamllint FILE`"
+    )
+
+
+@pytest.mark.parametrize(
+    "command", ["grep", "sort", "uniq", "cut", "tr", "awk", "jq", "tee", "nl", "rev", "paste",
+                "xargs", "find", "python3", "date", "ls", "base64"],
+)  # fmt: skip
+def test_every_print_back_command_the_sandbox_has_is_named(tmp_path: Path, command: str) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :done-when: grep -q x a.txt\n"
+        f"  :evidence: 'q:output-of:{command} *'\n  :END:\n"
+    )
+    (found,) = [d.message for d in validate(load_plan(plan)) if d.code == "T018"]
+    assert f"the pattern lets `{command}` print the quote" in found
+
+
+def test_a_bare_star_names_the_artifact_to_bind(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO t\n  :PROPERTIES:\n  :done-when: grep -q x a.txt\n"
+        "  :contract: format json out/report.json\n"
+        "  :evidence: 'v:output-of:jsonlint *' 'w:output-of:jsonlint out/report.json'\n  :END:\n"
+    )
+    (found,) = [d.message for d in validate(load_plan(plan)) if d.code == "T018"]
+    assert found.endswith("bind it to the artifact `out/report.json`: "
+                          "`output-of:jsonlint out/report.json`")  # fmt: skip

@@ -22,6 +22,7 @@ from groundskeeper.evals import (
     run_case,
     wilson_interval,
 )
+from groundskeeper.evals import run as eval_run
 
 HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
 
@@ -103,7 +104,7 @@ def test_a_hanging_case_times_out_unscored(tmp_path: Path) -> None:
 def test_cases_are_isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each case has its own run directory and home, disjoint from every other's, gone after."""
     seen: list[tuple[list[str], dict[str, str]]] = []
-    real = evals._run_json
+    real = eval_run._run_json
 
     def spy(cmd: list[str], env: dict[str, str], cwd: Path, deadline: float) -> dict[str, Any]:
         seen.append((cmd, env))
@@ -111,7 +112,7 @@ def test_cases_are_isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert sorted(p.name for p in cwd.iterdir()) == ["agents.yaml", "home", "run"]
         return real(cmd, env, cwd, deadline)
 
-    monkeypatch.setattr(evals, "_run_json", spy)
+    monkeypatch.setattr(eval_run, "_run_json", spy)
     snoop = "test ! -e ../secret.txt; test ! -e secret-of-a.txt"
     make_case(tmp_path / "s", "a", CHECK, WRITE_42, HONEST, setup={"secret-of-a.txt": "x"})
     make_case(tmp_path / "s", "b", snoop + "; " + CHECK, WRITE_42, HONEST)
@@ -146,6 +147,8 @@ def test_json_and_junit_agree(tmp_path: Path) -> None:
         "caught_by",
         "cases",
         "fakes_refused_by_tools",
+        "models",
+        "sweep",
     }
     assert set(doc) == keys
     root = ET.parse(junit).getroot()
@@ -255,7 +258,7 @@ def test_a_case_runs_the_same_resume_a_user_runs(tmp_path: Path) -> None:
         return {"tasks": [{"id": "t", "state": "FAILED", "reason": "nonzero_status: x"}]}
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(evals, "_run_json", fake_run)
+        mp.setattr(eval_run, "_run_json", fake_run)
         result = run_case(case)
     (cmd,) = calls
     assert cmd[cmd.index("resume") :][2:] == ["--model", cmd[-3], "--json", "--require-red"]

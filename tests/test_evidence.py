@@ -198,7 +198,7 @@ def test_evidence_cannot_be_self_made(tmp_path: Path, cmd: str) -> None:
     assert (task.reason or "").startswith("false evidence: validation_output: no command")
 
 
-def test_a_quote_inside_the_command_text_is_not_evidence(tmp_path: Path) -> None:
+def test_a_quote_from_a_file_the_worker_wrote_is_not_evidence(tmp_path: Path) -> None:
     evidence = '"found:output-of:grep *"'
     turns = (
         "    - {tool: write_file, input: {path: notes.txt, content: 'Syntax: OK\n'}}\n"
@@ -207,17 +207,67 @@ def test_a_quote_inside_the_command_text_is_not_evidence(tmp_path: Path) -> None
     )
     task, _ = run(tmp_path, turns, evidence=evidence)
     assert task.state == "FAILED"
+    assert (task.reason or "").startswith(
+        "false evidence: found: `notes.txt`, which this attempt wrote, holds the quote"
+    )
+
+
+def test_a_quote_from_a_file_written_by_the_shell_is_not_evidence(tmp_path: Path) -> None:
+    evidence = '"found:output-of:grep -c *"'
+    turns = (
+        "    - {tool: sh, input: {cmd: \"printf '3\\\\n' > out/count.txt\"}}\n"
+        "    - {tool: sh, input: {cmd: 'grep -c name defs/order.yaml out/count.txt'}}\n"
+        + claim({"found": "3"})
+    )
+    (tmp_path / "out").mkdir()
+    task, _ = run(tmp_path, turns, evidence=evidence)
+    assert task.state == "FAILED"
+    assert "`out/count.txt`, which this attempt wrote, holds the quote" in (task.reason or "")
+
+
+def test_a_quote_equal_to_greps_own_pattern_from_a_file_it_did_not_write_holds(
+    tmp_path: Path,
+) -> None:
+    evidence = '"found:output-of:grep *"'
+    (tmp_path / "validate.log").write_text("checking\nSyntax: OK\n")  # the validator's
+    turns = "    - {tool: sh, input: {cmd: \"grep 'Syntax: OK' validate.log\"}}\n" + claim(
+        {"found": "Syntax: OK"}
+    )
+    task, _ = run(tmp_path, turns, evidence=evidence)
+    assert task.state == "DONE", task.reason
+
+
+def test_a_quote_elsewhere_in_greps_own_text_is_not_evidence(tmp_path: Path) -> None:
+    evidence = '"found:output-of:grep *"'
+    turns = "    - {tool: sh, input: {cmd: \"grep -h OK - <<< 'Syntax: OK'\"}}\n" + claim(
+        {"found": "Syntax: OK"}
+    )
+    task, _ = run(tmp_path, turns, evidence=evidence)
+    assert task.state == "FAILED"
     assert "has the quote in its own text: that is not evidence" in (task.reason or "")
 
 
-def test_a_chain_cannot_lend_its_output_to_the_matching_command(tmp_path: Path) -> None:
-    """`grep` matches and exits 0, but what the line printed came from `cat` of a file the
-    worker wrote: only a line that is the one matching command counts."""
-    evidence = '"found:output-of:grep -c *"'
+def test_the_last_run_of_the_pattern_decides(tmp_path: Path) -> None:
+    evidence = '"names:output-of:grep -c *"'
     turns = (
-        "    - {tool: write_file, input: {path: notes.txt, content: 'Syntax: OK'}}\n"
-        "    - {tool: sh, input: {cmd: 'grep -c name defs/order.yaml && cat notes.txt'}}\n"
-        + claim({"found": "Syntax: OK"})
+        "    - {tool: sh, input: {cmd: 'grep -c name defs/order.yaml'}}\n"
+        "    - {tool: sh, input: {cmd: 'grep -c nothing-here defs/order.yaml'}}\n"
+        + claim({"names": "1"})
+    )
+    task, _ = run(tmp_path, turns, evidence=evidence)
+    assert task.state == "FAILED"
+    assert "(exited 1) did not print it (the last of 2 runs of the pattern, which decides)" in (
+        task.reason or ""
+    )
+
+
+def test_a_chain_cannot_lend_its_output_to_the_matching_command(tmp_path: Path) -> None:
+    """`grep` matches and exits 0, but what the line printed came from `cat` of a file: only
+    a line that is the one matching command counts."""
+    evidence = '"found:output-of:grep -c *"'
+    (tmp_path / "notes.txt").write_text("Syntax: OK")
+    turns = "    - {tool: sh, input: {cmd: 'grep -c name defs/order.yaml && cat notes.txt'}}\n" + (
+        claim({"found": "Syntax: OK"})
     )
     task, _ = run(tmp_path, turns, evidence=evidence)
     assert task.state == "FAILED"

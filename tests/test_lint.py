@@ -388,9 +388,10 @@ def test_t006_near_misses() -> None:
     # a python block that is not a check is just text for the worker
     not_check = sh + "#+begin_src python\nprint(1)\n#+end_src\n"
     assert lint(not_check) == []
-    # :done-when wins over a later block, so the block's language does not matter
+    # :done-when wins over a later block, so the block's language does not matter (T006); the
+    # block never runs, which is T023's to say
     overridden = checked("grep -q ok x") + "#+begin_src python :check\nx\n#+end_src\n"
-    assert lint(overridden) == []
+    assert [d.code for d in lint(overridden)] == ["T023"]
 
 
 # --- T007 -------------------------------------------------------------------------------------

@@ -34,8 +34,12 @@ VOLATILE: dict[str, st.SearchStrategy[str]] = {
     "hash": st.text(alphabet="0123456789abcdef", min_size=40, max_size=40).map(
         lambda h: "a1" + h[2:]  # a digit and a letter at least, as a git hash has
     ),
-    "line": st.integers(1, 9999).map(lambda n: f"line {n}"),
-    "file-line": st.integers(1, 9999).map(lambda n: f"main.py:{n}"),
+    "temp-line": st.tuples(_tmp_tail, st.integers(1, 9999)).map(
+        lambda t: f"/tmp/tmp{t[0]}/x.py:{t[1]}"
+    ),
+    "temp-frame": st.tuples(_tmp_tail, st.integers(1, 9999)).map(
+        lambda t: f'File "/tmp/{t[0]}/x.py", line {t[1]}'
+    ),
     "pid": st.integers(2, 4_194_304).map(lambda n: f"pid {n}"),
     "clock": st.times().map(lambda t: t.strftime("%H:%M:%S")),
 }
@@ -44,7 +48,14 @@ VOLATILE: dict[str, st.SearchStrategy[str]] = {
 _WORDS = st.text(alphabet="ghijklnoqrtuvwxyz", min_size=2, max_size=9).filter(
     lambda w: w not in {"in", "took", "line", "lines", "col", "ln", "pid", "thread", "tmp"}
 )
-_SUBSTANCE = st.one_of(_WORDS, st.integers(0, 99).map(str))
+# line numbers that point into the work or the check are substance: a failure that moved is
+# progress
+_LINES = st.one_of(
+    st.integers(1, 9999).map(lambda n: f"line {n}"),
+    st.integers(1, 9999).map(lambda n: f"main.py:{n}"),
+    st.tuples(st.integers(1, 999), st.integers(1, 99)).map(lambda t: f"data.txt:{t[0]}:{t[1]}"),
+)
+_SUBSTANCE = st.one_of(_WORDS, st.integers(0, 99).map(str), _LINES)
 
 
 @st.composite
@@ -98,9 +109,11 @@ def test_normalizing_twice_changes_nothing(text: str) -> None:
         (  # a check's reason and output, as the runner compares them
             "nonzero_status\ncheck line 2: `grep -q ok out.txt` exited with status 1\nbuilt in"
             " 120 ms at 2026-11-23T13:40:00.123Z",
-            "nonzero_status\ncheck line 3: `grep -q ok out.txt` exited with status 1\nbuilt in"
+            "nonzero_status\ncheck line 2: `grep -q ok out.txt` exited with status 1\nbuilt in"
             " 98 ms at 2026-11-24T09:01:59.002Z",
         ),
+        ('File "/tmp/tmpq3x9a1/t.py", line 12, in f', 'File "/tmp/tmpz8k2m7/t.py", line 40, in f'),
+        ("/tmp/tmpq3x9a1/t.c:12:4: error: x", "/tmp/tmpz8k2m7/t.c:7:1: error: x"),
         ("commit 3f2a9c1 failed (0x7ffd1234)", "commit 9b8e7d6 failed (0x7ffd9999)"),
         ("python[4242]: killed in 1.5 seconds", "python[77]: killed in 0.25 seconds"),
         ("wrote .plan.org.k2j3h4x9.tmp", "wrote .plan.org.zz81qq7w.tmp"),
@@ -119,6 +132,11 @@ def test_volatile_examples_normalize_equal(one: str, other: str) -> None:
         ("errors: 3 in 4 files", "errors: 3 in 5 files"),
         ("decade added facade", "decade added façade"),  # hex-letter words are words
         ("nonzero_status\nexit 1", "deadline\nexit 1"),
+        # where it failed: the check's line, the input file's line, the diagnostic's place
+        ("check line 2: `grep -q ok out.txt`", "check line 3: `grep -q ok out.txt`"),
+        ("data.txt:2: expected 3 fields", "data.txt:4: expected 3 fields"),
+        ("main.c:12:4: error: x", "main.c:12:9: error: x"),
+        ("Expecting value: line 3 column 5", "Expecting value: line 4 column 5"),
     ],
 )
 def test_substance_examples_stay_apart(one: str, other: str) -> None:
@@ -128,7 +146,7 @@ def test_substance_examples_stay_apart(one: str, other: str) -> None:
 def test_normalized_text_names_what_it_replaced() -> None:
     assert normalize_failure(
         "check line 12: cat /tmp/tmpab12cd/x took 3.5 s, pid 99, __WB_CHECK_OK_00ff__"
-    ) == ("check line <n>: cat <tmp> took <duration>, pid <pid>, <sentinel>")
+    ) == ("check line 12: cat <tmp> took <duration>, pid <pid>, <sentinel>")
 
 
 # --- the breaker and the budget as values ---------------------------------------------------------
@@ -198,7 +216,7 @@ def test_the_breaker_stops_a_worker_failing_the_same_way_with_varying_volatile_p
     assert (report["state"], report["attempts"], report["stop"]) == ("FAILED", 3, "breaker")
     assert report["reason"].startswith(
         "breaker: the same failure 3 times in a row (volatile parts such as timings, temp names"
-        " and line numbers aside), so attempt 4 of 6 was not started; the failure:"
+        " and pids aside), so attempt 4 of 6 was not started; the failure:"
         " nonzero_status: "
     )
     # three claims, three checks: the loop really ended at the breaker
@@ -221,6 +239,32 @@ def test_failures_that_differ_in_substance_are_not_a_loop(tmp_path: Path) -> Non
     assert states(doc) == {"w": ("DONE", 4, True)}
     assert doc["tasks"][0]["stop"] is None
     assert [(s["to"], s.get("stop")) for s in steps(plan, "state")] == [("DONE", None)]
+
+
+FIELDS = (
+    'awk \'NF != 3 { print FILENAME ":" NR ": expected 3 fields"; bad = 1 }'
+    " END { exit bad }' data.txt"
+)
+
+
+def data_turns(*contents: str) -> str:
+    return log_turns(*contents).replace("path: log.txt", "path: data.txt")
+
+
+def test_a_failure_that_moved_to_another_line_of_the_input_is_progress(tmp_path: Path) -> None:
+    data = ["a b c\nd e\ng h i\nj k l\n", "a b c\nd e f\ng h i\nj k\n", "a b c\nd e f\ng h i\n"]
+    plan, script = setup(tmp_path, task("Fields", "w", FIELDS, max_attempts="3"), data_turns(*data))
+    result, doc = resume(plan, script, "--breaker", "2")
+    assert result.exit_code == 0, doc
+    assert states(doc) == {"w": ("DONE", 3, True)}
+
+
+def test_the_same_line_failing_again_with_other_noise_trips_the_breaker(tmp_path: Path) -> None:
+    data = ["a b c\nd e\n# took 12 ms\n", "a b c\nd e\n# took 31 ms\n", "a b c\nd e f\n"]
+    plan, script = setup(tmp_path, task("Fields", "w", FIELDS, max_attempts="3"), data_turns(*data))
+    _, doc = resume(plan, script, "--breaker", "2")
+    (report,) = doc["tasks"]
+    assert (report["state"], report["attempts"], report["stop"]) == ("FAILED", 2, "breaker")
 
 
 def test_max_attempts_ends_a_loop_before_the_breaker_and_says_so(tmp_path: Path) -> None:

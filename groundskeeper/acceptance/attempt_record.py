@@ -17,7 +17,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from groundskeeper.acceptance.check import sha256_text
@@ -127,6 +127,46 @@ def read_at_most(handle: BinaryIO, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+#: The most files an attempt's stamps list; past it, every file is taken as written.
+MAX_STAMPED_FILES = 50_000
+
+Stamp = tuple[int, int, int]  # (size, mtime ns, inode)
+
+
+def workdir_stamps(root: Path, skip: Iterable[Path]) -> dict[str, Stamp] | None:
+    """Every regular file under `root` (relative, POSIX) with its size, mtime and inode, the
+    `skip` paths (the plan, the control directory) left out and links never followed: taken
+    around an attempt, what changed between two is what the attempt wrote by any tool. None
+    when there are more files than `MAX_STAMPED_FILES` (then nothing can be told apart)."""
+    skipped = {os.path.realpath(p) for p in skip}
+    found: dict[str, Stamp] = {}
+    for top, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if os.path.realpath(os.path.join(top, d)) not in skipped]
+        for name in names:
+            path = os.path.join(top, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode) or os.path.realpath(path) in skipped:
+                continue
+            relative = PurePosixPath(Path(path).relative_to(root)).as_posix()
+            found[relative] = (info.st_size, info.st_mtime_ns, info.st_ino)
+            if len(found) > MAX_STAMPED_FILES:
+                return None
+    return found
+
+
+def stamps_changed(
+    before: Mapping[str, Stamp] | None, after: Mapping[str, Stamp] | None
+) -> tuple[str, ...] | None:
+    """The files created or changed between two stamps, sorted (a removed file is not
+    content anyone can read); None when either could not be taken."""
+    if before is None or after is None:
+        return None
+    return tuple(sorted(p for p, s in after.items() if before.get(p) != s))
+
+
 def changed_between(
     before: Mapping[str, str | None] | None, after: Mapping[str, str | None] | None
 ) -> tuple[str, ...] | None:
@@ -148,6 +188,43 @@ def sealable_changed(changed: tuple[str, ...] | None) -> list[str] | None:
 
 
 # -- commands ----------------------------------------------------------------------------------
+
+
+#: Commands that change what a later command of a chain sees: the directory, the environment,
+#: or files (a chain `cd decoy && pytest`, `cp fake.py test_x.py && pytest` proves no pytest).
+STATEFUL_COMMANDS = frozenset({
+    "cd", "pushd", "popd", "export", "unset", "set", "source", ".", "umask", "alias", "read",
+    "cp", "mv", "rm", "rmdir", "ln", "touch", "mkdir", "tee", "sed", "python", "python3",
+    "truncate", "chmod", "install", "xargs", "find",
+})  # fmt: skip
+
+
+def counted_commands(cmd: str) -> list[str] | None:
+    """The commands of a line (as `chain_commands` gives them) whose success the line's exit
+    status 0 proves on the work as it is: a member counts only when no member before it
+    changes state (`STATEFUL_COMMANDS`, or a redirection that writes a file) and its own
+    input is not redirected from a file or a here-document. None for any other line."""
+    from groundskeeper.sandbox.syntax import SimpleCommand, parse
+
+    texts = chain_commands(cmd)
+    if texts is None:
+        return None
+    script = parse(cmd)
+    item = script.items[0]
+    counted: list[str] = []
+    for text, pipeline in zip(texts, (item.first, *(p for _, p in item.rest)), strict=True):
+        command = pipeline.commands[0]
+        assert isinstance(command, SimpleCommand)
+        ops = {r.op for r in command.redirects}
+        if not ops & {"<", "<<", "<<<"}:
+            counted.append(text)
+        writes = any(
+            r.op in (">", ">>") and (r.target is None or r.target.literal() != "/dev/null")
+            for r in command.redirects
+        )
+        if writes or text.split(" ")[0] in STATEFUL_COMMANDS:
+            break  # what it changed, every later member ran on
+    return counted
 
 
 def chain_commands(cmd: str) -> list[str] | None:

@@ -344,13 +344,22 @@ def _json_schema(contract: Contract, context: ContractContext) -> str:
         ) from None
     except Exception as exc:  # a schema that is not even an object: validator_for refuses it
         raise ContractFailure("C006", f"`{schema_path}` is not a valid schema: {exc}") from None
+    # `format` is an assertion here, checked by the library's own checker for the draft
+    checker = validator_class.FORMAT_CHECKER
+    unknown = sorted(set(_formats(schema)) - set(checker.checkers))
+    if unknown:
+        raise ContractFailure(
+            "C006",
+            f"`{schema_path}` names a format that cannot be checked: {', '.join(unknown)}"
+            f" (known: {', '.join(sorted(checker.checkers))})",
+        )
     try:
         document = json.loads(context.read_text(path), parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         raise ContractFailure("C004", f"`{path}` is not JSON: {exc}") from None
     try:
         errors = sorted(
-            validator_class(schema).iter_errors(document),
+            validator_class(schema, format_checker=checker).iter_errors(document),
             key=lambda e: [str(p) for p in e.absolute_path],
         )
     except referencing.exceptions.Unresolvable as exc:
@@ -367,6 +376,24 @@ def _json_schema(contract: Contract, context: ContractContext) -> str:
             "C005", f"`{path}` does not match `{schema_path}` at {where}: {first.message}{more}"
         )
     return f"`{path}` matches `{schema_path}`"
+
+
+_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})  # data, never a subschema
+
+
+def _formats(schema: object) -> list[str]:
+    """Every `format` a schema asserts, at any depth (its data keywords aside)."""
+    found: list[str] = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("format"), str):
+                found.append(node["format"])
+            stack.extend(v for k, v in node.items() if k not in _NOT_SCHEMAS)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
@@ -449,7 +476,7 @@ def _changed(contract: Contract, context: ContractContext) -> str:
 
 
 def _ran(contract: Contract, context: ContractContext) -> str:
-    from groundskeeper.acceptance.attempt_record import chain_commands
+    from groundskeeper.acceptance.attempt_record import chain_commands, counted_commands
     from groundskeeper.plan.properties import command_matches
 
     (pattern,) = contract.args
@@ -457,8 +484,14 @@ def _ran(contract: Contract, context: ContractContext) -> str:
     for call in context.record.sh_calls():
         if call.cmd is None:
             continue
-        commands = chain_commands(call.cmd)
+        commands = counted_commands(call.cmd)
         if commands is None or not any(command_matches(pattern, c) for c in commands):
+            members = chain_commands(call.cmd) or []
+            if any(command_matches(pattern, c) for c in members):
+                failed.append(
+                    f"`{call.cmd}` (an earlier command of its chain changes what it runs on,"
+                    " or its input is redirected: it does not count)"
+                )
             continue
         if call.exit_status == 0:
             return f"`{call.cmd}` ran and exited 0 (tool call {call.index})"
@@ -468,7 +501,8 @@ def _ran(contract: Contract, context: ContractContext) -> str:
     raise ContractFailure(
         "C010",
         f"no command matching `{pattern}` ran and exited 0 in this attempt{also} (a command"
-        " counts when it is the whole line, or part of a chain joined only by &&)",
+        " counts when it is the whole line, or part of a chain joined only by && with no"
+        " earlier member that changes state: cd, export, a write)",
     )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord, chain_commands
@@ -72,9 +73,14 @@ def _type_name(value: object) -> str:
 
 
 def judge_evidence(
-    fields: Iterable[EvidenceField], evidence: Mapping[str, Any] | None, record: AttemptRecord
+    fields: Iterable[EvidenceField],
+    evidence: Mapping[str, Any] | None,
+    record: AttemptRecord,
+    wrote: Mapping[str, str | None] | None = MappingProxyType({}),
 ) -> list[EvidenceVerdict]:
-    """Each declared field's verdict; `evidence` None is a bare final text (no evidence)."""
+    """Each declared field's verdict; `evidence` None is a bare final text (no evidence).
+    `wrote`: the text of every file the attempt created or changed by any tool (None for one
+    that could not be read; `wrote` None: what the attempt wrote could not be told)."""
     verdicts: list[EvidenceVerdict] = []
     for declared in fields:
         if evidence is None or declared.name not in evidence:
@@ -95,7 +101,7 @@ def judge_evidence(
             continue
         if declared.type == OUTPUT_OF:
             assert declared.pattern is not None and isinstance(value, str)
-            verdicts.append(_quoted(declared, value, record))
+            verdicts.append(_self_made(declared, value, wrote) or _quoted(declared, value, record))
             continue
         verdicts.append(EvidenceVerdict(declared, None, f"a {declared.type}"))
     return verdicts
@@ -105,14 +111,37 @@ def _short(cmd: str) -> str:
     return cmd if len(cmd) <= 120 else cmd[:120] + "…"
 
 
+def _self_made(
+    declared: EvidenceField, quote: str, wrote: Mapping[str, str | None] | None
+) -> EvidenceVerdict | None:
+    """A quote found in what the worker wrote in this attempt (by any tool) is not evidence:
+    a command reading it back prints the worker's own words."""
+    if not quote.strip():
+        return None  # E002, said by `_quoted`
+    if wrote is None:
+        why = "what this attempt wrote could not be told (too many files), so no quote can hold"
+        return EvidenceVerdict(declared, "E003", why)
+    for path, text in sorted(wrote.items()):
+        if text is None or quote in text:
+            how = "cannot be read to tell" if text is None else "holds the quote"
+            message = (
+                f"`{path}`, which this attempt wrote, {how}: a command printing it back prints"
+                " the worker's own words, not evidence"
+            )
+            return EvidenceVerdict(declared, "E003", message)
+    return None
+
+
 def _quoted(declared: EvidenceField, quote: str, record: AttemptRecord) -> EvidenceVerdict:
+    """The last `sh` call of the attempt whose one command matches the pattern decides: it
+    must have exited 0 and printed the quote, and not have it in its own text."""
     pattern = declared.pattern or ""
     shown = quote if len(quote) <= 80 else quote[:80] + "…"
     if not quote.strip():
         return EvidenceVerdict(declared, "E002", "must quote some output, not an empty string")
     seen: list[str] = []
     ran: list[str] = []
-    for call in record.sh_calls():
+    for call in reversed(list(record.sh_calls())):
         if call.cmd is None:
             continue
         status = "was stopped" if call.exit_status is None else f"exited {call.exit_status}"
@@ -120,29 +149,62 @@ def _quoted(declared: EvidenceField, quote: str, record: AttemptRecord) -> Evide
         commands = chain_commands(call.cmd)
         if commands is None or len(commands) != 1 or not command_matches(pattern, commands[0]):
             continue
+        matched = sum(
+            1
+            for other in record.sh_calls()
+            if other.cmd is not None
+            and (found := chain_commands(other.cmd)) is not None
+            and len(found) == 1
+            and command_matches(pattern, found[0])
+        )
         printed = [record.text(call.stdout_sha256), record.text(call.stderr_sha256)]
         if all(p is None for p in printed):
             seen.append(f"`{_short(call.cmd)}` (its output is not in the record)")
             continue
         if not any(p is not None and quote in p for p in printed):
             seen.append(f"`{_short(call.cmd)}` ({status}) did not print it")
-            continue
-        if quote in call.cmd:
+        elif _in_own_text(quote, call.cmd):
             seen.append(f"`{_short(call.cmd)}` has the quote in its own text: that is not evidence")
-            continue
-        if call.exit_status != 0:
+        elif call.exit_status != 0:
             seen.append(f"`{_short(call.cmd)}` printed it but {status}")
-            continue
-        return EvidenceVerdict(
-            declared, None, f"printed by `{_short(call.cmd)}` (tool call {call.index})"
-        )
+        else:
+            return EvidenceVerdict(
+                declared, None, f"printed by `{_short(call.cmd)}` (tool call {call.index})"
+            )
+        break  # the last run decides: an earlier one's output is stale
     if seen:
-        found = "; ".join(seen[:3]) + (f"; and {len(seen) - 3} more" if len(seen) > 3 else "")
-        message = f"the record contradicts {shown!r}: {found}"
+        earlier = matched - 1
+        more = f" (the last of {matched} runs of the pattern, which decides)" if earlier else ""
+        message = f"the record contradicts {shown!r}: {seen[0]}{more}"
     else:
-        shows = "; ".join(ran[-3:]) if ran else "no command at all"
+        shows = "; ".join(ran[:3][::-1]) if ran else "no command at all"
         message = (
             f"no command matching `{pattern}`, run on its own line, printed {shown!r} in this"
             f" attempt; the record shows {shows}"
         )
     return EvidenceVerdict(declared, "E003", message)
+
+
+_GREP = frozenset({"grep", "egrep", "fgrep"})
+
+
+def _in_own_text(quote: str, cmd: str) -> bool:
+    """Whether the command's own text holds the quote. grep's pattern is left out: grep
+    prints lines of what it reads, so a line equal to its pattern came from the file (whose
+    writer `_self_made` asks about)."""
+    import shlex
+
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        return quote in cmd
+    if words and words[0] in _GREP:
+        for i, word in enumerate(words[1:], start=1):
+            if word == "-e" and i + 1 < len(words):
+                del words[i : i + 2]
+                break
+            if not word.startswith("-"):
+                del words[i]
+                break
+        return any(quote in word for word in words)
+    return quote in cmd

@@ -1,7 +1,7 @@
 """Fix loops that end: the circuit breaker and the run-wide attempt budget.
 
 It owns what "the same failure" means (`normalize_failure`: volatile parts such as
-sentinels, temp names, timings, hashes, line numbers and pids taken out), the breaker that
+sentinels, temp names, timings, hashes and pids taken out; line numbers kept), the breaker that
 ends a task after N of them in a row, the run's cap on attempts, and the stop codes. The
 runner decides when to ask them; `:max-attempts:` stays the runner's own per-task limit.
 """
@@ -55,9 +55,11 @@ _VOLATILE_TABLE: tuple[tuple[str, str], ...] = (
     # durations: `123 ms`, `1.5s`, `0.25 seconds`, `2 minutes`, `took 3.2`
     (rf"(?i)\b\d+(?:[.,]\d+)?\s?(?:{_DURATION_UNITS})\b", "<duration>"),
     (r"(?i)\b(took|elapsed)\s+\d+(?:[.,]\d+)?\b", r"\1 <duration>"),
-    # line and column numbers: `line 12`, `lines 3-4`, `col 7`, `file.py:12:4`
-    (r"(?i)\b(lines?|column|col|ln)\s*[:#]?\s*\d+(?:\s*[-–,]\s*\d+)?", r"\1 <n>"),
-    (r"\b([\w./-]*\.[A-Za-z0-9]+)(?::\d+){1,2}\b", r"\1:<n>"),
+    # a line in a temp file is as volatile as its name (`/tmp/x.py:12:4`, `"/tmp/x.py", line
+    # 12`); every other line number points into the work or the check (`check line 3`,
+    # `data.txt:12`): a failure that moved is progress, and stays apart
+    (r"<tmp>(?::\d+){1,2}\b", "<tmp>"),
+    (r"(?i)(<tmp>[\"']?,?\s*line)\s*\d+", r"\1 <n>"),
     # process ids: `pid 4242`, `pid=4242`, `PID: 4242`, `[4242]` after a program name
     (r"(?i)\b(pid|process|thread)\s*[:=#]?\s*\d+\b", r"\1 <pid>"),
     (r"(?<=[A-Za-z_])\[\d+\]", "[<pid>]"),

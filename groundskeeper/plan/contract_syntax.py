@@ -24,6 +24,7 @@ __all__ = [
     "ContractShape",
     "add_shape",
     "any_args",
+    "judged_on_files",
     "no_files",
     "normal_path",
     "parse_contract",
@@ -75,6 +76,8 @@ class ContractShape:
     `protects` names the argument files that become protected inputs (a schema);
     `schemas` names the argument files that must exist when the plan is linted;
     `watches` names the paths whose content is hashed when an attempt starts (`changed`);
+    `from_record`: it is judged on the record of a worker's attempt (`changed`, `ran`), not
+    on the files as they are, so a roll-up or the final sweep cannot judge it again;
     `verifies`: a hard contract of this kind runs the work itself (the project's tests), so
     it is an acceptance check in its own right."""
 
@@ -86,6 +89,7 @@ class ContractShape:
     protects: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
     schemas: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
     watches: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
+    from_record: bool = False
     verifies: bool = False
 
 
@@ -133,8 +137,9 @@ add_shape(
 add_shape(ContractShape("markdown-sections", 'markdown-sections FILE "Heading"…', 2, None,
                         lambda a: workdir_paths(a[:1])))  # fmt: skip
 add_shape(ContractShape("changed", "changed PATH…", 1, None, workdir_paths,
-                        watches=lambda a: tuple(normal_path(p) for p in a)))  # fmt: skip
-add_shape(ContractShape("ran", "ran PATTERN", 1, 1))
+                        watches=lambda a: tuple(normal_path(p) for p in a),
+                        from_record=True))  # fmt: skip
+add_shape(ContractShape("ran", "ran PATTERN", 1, 1, from_record=True))
 add_shape(ContractShape("workflow-script", "workflow-script FILE", 1, 1, workdir_paths))
 
 
@@ -160,8 +165,10 @@ def _suite_files(args: tuple[str, ...]) -> tuple[str, ...]:
     return (path,) if path.endswith(".py") else (f"{path.rstrip('/')}/**/*",)
 
 
+# judged against the run's red-first baseline and the suite's protected configuration, which
+# the attempt holds: not judged again without one (a roll-up, the final sweep)
 add_shape(ContractShape("pytest", "pytest PATH [--min N]", 1, 3, _suite_rules,
-                        protects=_suite_files, verifies=True))  # fmt: skip
+                        protects=_suite_files, from_record=True, verifies=True))  # fmt: skip
 
 
 def parse_contract(text: str, line: int | None = None) -> Contract | ContractProblem:
@@ -207,6 +214,13 @@ def task_contracts(plan: Plan, heading: Heading) -> tuple[list[Contract], list[C
         parsed = parse_contract(text, line)
         (problems if isinstance(parsed, ContractProblem) else contracts).append(parsed)  # type: ignore[arg-type]
     return contracts, problems
+
+
+def judged_on_files(contract: Contract) -> bool:
+    """Whether a contract is judged on the files as they are (again at a roll-up or the final
+    sweep), not on the record of a worker's attempt."""
+    shape = SHAPES.get(contract.kind)
+    return shape is not None and not shape.from_record
 
 
 def protected_by(contracts: Iterable[Contract]) -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), W005–W007 (a
 `js` block marked `:validate workflow`, judged by `sandbox.script_validation` in the
-zero-tool QuickJS sandbox), T001–T014 (tasks and their acceptance checks), T015–T019
+zero-tool QuickJS sandbox), T001–T014 (tasks and their acceptance checks), T015–T020
 (contracts and evidence), J001–J006 (the `:judge:` and `:judge-files:` properties), G001–G004
 (gates), I001–I003 (invariants and `:contexts:`, from `plan.invariants`) and O001–O008 (where
 the text and org's reading of it part ways, as `plan.org` noted while reading). Task
@@ -204,6 +204,7 @@ def _task_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
             message = f"duplicate task id `{task_id}` (also at line {seen})"
             yield Diagnostic("error", heading.title, message, heading.line, "T007")
         check = heading.check
+        yield from _unrun_blocks(heading)
         if check is None:
             checked = spec.of(heading).checked  # a `pytest` contract is a check
             if heading.keyword in active and not heading.child_tasks and not checked:
@@ -218,6 +219,26 @@ def _task_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
         for level, code, message, offset in findings:
             line = check.line if offset is None else check.line + offset
             yield Diagnostic(level, heading.title, message, line, code)
+
+
+def _unrun_blocks(heading: Heading) -> Iterator[Diagnostic]:
+    """T023: a `:check` block that never runs — a second one (only the first is the task's
+    check), or any under a `:done-when:` (which comes first)."""
+    blocks = [b for b in heading.blocks if b.is_check]
+    check = heading.check
+    for block in blocks:
+        if check is not None and check.source == "block" and check.line == block.line:
+            continue
+        why = (
+            "the task's `:done-when:` is its check"
+            if check is not None and check.source == "done-when"
+            else f"only the first `:check` block (line {blocks[0].line}) is the task's check"
+        )
+        message = (
+            f"this `:check` block never runs: {why}; merge its lines into the one check, or"
+            " drop `:check` from its header"
+        )
+        yield Diagnostic("error", heading.title, message, block.line, "T023")
 
 
 # (level, code, message, line offset from the check's line or None for the check's line)

@@ -66,7 +66,67 @@ def judge_check(check: Check) -> list[Finding]:
     weak = _weakness(script)
     if weak is not None and can_fail:
         findings.append(("warning", "T010", f"check is weak: `{shown}` {weak}", None))
+    findings.extend(_looks_strict(script, check))
     return findings
+
+
+def _line(check: Check, offset: int) -> int | None:
+    """A finding's line offset from the check's line, for a node at `offset` in its text."""
+    return check.text.count("\n", 0, offset) + 1 if check.source == "block" else None
+
+
+def _looks_strict(script: Script, check: Check) -> Iterator[Finding]:
+    """Checks that look strict but are not: T021, a failure errexit ignores on the left of
+    `&&` in a line that is not the last; T022, `find -exec … \\;`, whose status ignores the
+    command's; T024, a write (a redirection to a file, `tee FILE`), which fails in a read-only
+    check."""
+    from groundskeeper.sandbox.syntax import SimpleCommand
+
+    for item in script.items[:-1]:
+        ops = [op for op, _ in item.rest]
+        first = item.first.commands[0]
+        if "&&" in ops and "||" not in ops:
+            left = _command_text(check.text, first.offset, item)
+            message = (
+                f"under errexit a failure of `{left}` is ignored: it is on the left of `&&` on"
+                " a line that is not the check's last, so the check goes on past it; put each"
+                " command on a line of its own (each must then succeed), or make this the last"
+                " line"
+            )
+            yield ("warning", "T021", message, _line(check, first.offset))
+    for command in _simple_commands(script):
+        words = [w.literal() for w in command.words]
+        if words and words[0] == "find" and "-exec" in words:
+            after = words[words.index("-exec") :]
+            if ";" in after and "+" not in after:
+                message = (
+                    "`find … -exec CMD {} \\;` exits 0 whatever CMD returns, so the check"
+                    " cannot fail on it; write `-exec CMD {} +` or `find … | xargs CMD`, which"
+                    " pass CMD's failure on"
+                )
+                yield ("warning", "T022", message, _line(check, command.offset))
+        for redirect in command.redirects if isinstance(command, SimpleCommand) else ():
+            target = redirect.target.literal() if redirect.target is not None else None
+            if redirect.op in (">", ">>") and target != "/dev/null":
+                shown = target if target is not None else "a file"
+                message = (
+                    f"the check writes `{shown}` (`{redirect.op}`), but a check runs read-only,"
+                    " so the write fails; pass the output on with a pipe instead (`cmd | grep"
+                    " -q …`), which writes nothing"
+                )
+                yield ("error", "T024", message, _line(check, redirect.offset))
+        if words and words[0] == "tee" and any(w and not w.startswith("-") for w in words[1:]):
+            message = (
+                "the check writes with `tee`, but a check runs read-only, so the write fails;"
+                " drop `tee` and pass the output on with a pipe, which writes nothing"
+            )
+            yield ("error", "T024", message, _line(check, command.offset))
+
+
+def _command_text(text: str, offset: int, item: AndOr) -> str:
+    """The text of the `&&` list's first command, as written (up to its `&&`)."""
+    end = text.find("&&", offset)
+    return _shown(text[offset : end if end >= 0 else len(text)].strip())
 
 
 def _shown(text: str) -> str:

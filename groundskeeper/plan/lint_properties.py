@@ -1,5 +1,5 @@
 """Lint of a task's acceptance properties, read from the compiled spec: protected inputs
-(T014), contracts and evidence (T015–T019), the judge (J001–J006) and gates (G001–G004).
+(T014), contracts and evidence (T015–T020), the judge (J001–J006) and gates (G001–G004).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers, pattern_problem
-from groundskeeper.plan.contract_syntax import SHAPES, Contract, suite_args
+from groundskeeper.plan.contract_syntax import SHAPES, Contract, judged_on_files, suite_args
 from groundskeeper.plan.expected import compared_by
 from groundskeeper.plan.properties import GATE_KINDS, command_matches
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
@@ -82,24 +82,73 @@ def _pattern_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                 yield Diagnostic("error", task.heading.title, message, line, "F001")
 
 
-# Commands that print what they are given: a pattern that lets one of them through lets a
-# worker make its own evidence (`echo`, or `cat` of a file it wrote).
-_SELF_MADE = ("echo x", "printf x", "cat x", "head x", "tail x", "sed p x", "true", ":")
+# Every sandbox command that can print what it is given back (its arguments, a file it reads,
+# names it finds, a format it is handed): a pattern that lets one of them through lets a worker
+# make its own evidence (`echo`, `cat` or `grep` of a file it wrote, `python3 -c`, `date +…`).
+_PRINT_BACK = (
+    "echo", "printf", "cat", "head", "tail", "sed", "grep", "sort", "uniq", "cut", "tr", "awk",
+    "jq", "tee", "nl", "rev", "paste", "xargs", "find", "python", "python3", "base64",
+    "basename", "dirname", "expr", "env", "ls", "readlink", "realpath", "date", "diff", "comm",
+    "wc", "stat", "seq",
+)  # fmt: skip
+_SELF_MADE = (*(f"{c} x" for c in _PRINT_BACK), "sed p x", "true", ":")
 
 
 def _self_made(pattern: str) -> str | None:
     return next((c.split()[0] for c in _SELF_MADE if command_matches(pattern, c)), None)
 
 
+def _open_ended(pattern: str, task: TaskSpec) -> str | None:
+    """T018: an `output-of` pattern ending in a bare `*` lets the worker choose what the
+    command reads (a file it wrote): the message names the artifact to bind it to."""
+    words = pattern.split()
+    if len(words) < 2 or words[-1] != "*":
+        return None
+    named = [a for c in task.contracts if judged_on_files(c)
+             for a in c.args if "/" in a or "." in a]  # fmt: skip
+    artifact = next(iter([*named, *task.judge_files]), None)
+    bound = " ".join([*words[:-1], artifact or "FILE"])
+    which = f"the artifact `{artifact}`" if artifact else "the file it must read"
+    return (
+        f"the pattern ends in a bare `*`, so the worker chooses what `{words[0]}` reads (a file"
+        f" it wrote could print the quote); bind it to {which}: `output-of:{bound}`"
+    )
+
+
+def _parent_record_rules(task: TaskSpec) -> Iterator[Diagnostic]:
+    """T020: a parent has no worker and so no record of an attempt: a rule judged on that
+    record could never be judged (it is judged at the roll-up only on the files)."""
+    heading = task.heading
+    for contract in task.contracts:
+        if not judged_on_files(contract):
+            message = (
+                f"contract `{contract.text}` on a parent task: `{contract.kind}` is judged on"
+                " the record of a worker's attempt, and a parent has no worker; put it on the"
+                " child task that does the work"
+            )
+            yield Diagnostic("error", heading.title, message, contract.line, "T020")
+    if task.evidence:
+        line = heading.property_lines.get("evidence", heading.line)
+        message = (
+            ":evidence: on a parent task: evidence is checked against a worker's attempt, and a"
+            " parent has no worker; put it on the child task that does the work"
+        )
+        yield Diagnostic("error", heading.title, message, line, "T020")
+
+
 def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
     name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
     cannot be read; T018: a `ran` or `output-of` pattern that a command printing its own
-    arguments matches; T019: a `pytest` suite with no held-out test."""
+    arguments matches; T019: a `pytest` suite with no held-out test; T020: a contract judged
+    on a worker's record (`changed`, `ran`) or `:evidence:` on a parent task, which no worker
+    attempts."""
     plan = spec.plan
     base = plan.path.parent if plan.path is not None else None
     for task in spec:
         heading = task.heading
+        if heading.child_tasks:
+            yield from _parent_record_rules(task)
         if task.contracts or task.contract_problems:
             for problem in task.contract_problems:
                 line = problem.line or heading.line
@@ -133,6 +182,9 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                         " so the worker could make its own evidence; name the command that"
                         " reads the work"
                     )
+                    yield Diagnostic("warning", heading.title, message, line, "T018")
+                elif field.pattern and (open_ended := _open_ended(field.pattern, task)):
+                    message = f":evidence: `{field.spec}`: {open_ended}"
                     yield Diagnostic("warning", heading.title, message, line, "T018")
 
 

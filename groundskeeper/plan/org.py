@@ -357,10 +357,24 @@ def _unescape(line: str) -> str:
     return line
 
 
-def _parse_src_header(stripped: str, body: str, line: int) -> SourceBlock:
+def _remove_indentation(lines: list[str]) -> str:
+    """A block's text as org runs it (`org-remove-indentation`): the indentation its non-blank
+    lines share is removed, tabs first expanded to columns of 8 (org untabifies the block)."""
+    shared = min(
+        (len(x) - len(x.lstrip(" \t")) for x in (y.expandtabs(8) for y in lines) if x.strip()),
+        default=0,
+    )
+    if not shared:
+        return "\n".join(lines)
+    return "\n".join(x.expandtabs(8)[shared:] for x in lines)
+
+
+def _parse_src_header(stripped: str, lines: list[str], line: int) -> SourceBlock:
     tokens = stripped.split()[1:]
     language = tokens[0] if tokens and not tokens[0].startswith(":") else ""
     args = tuple(tokens[1:] if language else tokens)
+    # `-i` keeps the block's indentation, as org's switch does
+    body = "\n".join(lines) if "-i" in args else _remove_indentation(lines)
     inputs: list[str] = []
     outputs: list[str] = []
     target: list[str] | None = None
@@ -430,7 +444,7 @@ def _scan_section(
                     k += 1
                 if k < end:
                     if name == "src" and section is not None:
-                        body = "\n".join(_unescape(x) for x in lines[i + 1 : k])
+                        body = [_unescape(x) for x in lines[i + 1 : k]]
                         section.blocks.append(_parse_src_header(stripped, body, i + 1))
                     i = k + 1
                     continue

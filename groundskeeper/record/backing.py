@@ -28,6 +28,10 @@ LIMIT_CODES = frozenset(
 )
 
 Step = tuple[str, str, Mapping[str, Any]]  # (run id, step type, body)
+#: Run-level rules (as `run-start` seals them) that hold for every later run of a plan once
+#: one run was given them: a resume cannot drop what an earlier run refused by.
+STICKY_RULES = ("require_red", "require_checks")
+Bound = tuple[tuple[str, str | None], ...]  # files a verdict was given on, with their hashes
 
 
 @runtime_checkable
@@ -58,6 +62,16 @@ class Record:
     gates: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     # task id → (gate id, decision) of the last answer applied to it (`gate-decision`)
     decided: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # task id → the artifacts (path, sha256 as shown) of its last passing judge: what a DONE
+    # was judged on, and must still be when it is asserted again
+    judged: dict[str, Bound] = field(default_factory=dict)
+    # task id → the files (path, sha256) of the gate a person last approved
+    approved: dict[str, Bound] = field(default_factory=dict)
+    # (task id, check sha256): a red observation, its check failing before any work
+    red: set[tuple[str, str]] = field(default_factory=set)
+    # run-level rules an earlier run of the plan was held to (`require_red`, `require_checks`):
+    # a later run is held to them too
+    rules: set[str] = field(default_factory=set)
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -94,6 +108,7 @@ def read_record(steps: Iterable[Step]) -> Record:
         key = (run, task if isinstance(task, str) else "")
         if step == "run-start":
             record.runs.append(run)
+            record.rules.update(r for r in STICKY_RULES if body.get(r) is True)
         elif step == "run-end":
             record.ended.add(run)
         elif step == "task-start":
@@ -103,6 +118,9 @@ def read_record(steps: Iterable[Step]) -> Record:
         elif step == "check":
             check[key] = _sha(body.get("check_sha256"))
             failed = body.get("verdict") == "FAIL"
+            sha = check[key]
+            if failed and body.get("phase") == "red-first" and isinstance(task, str) and sha:
+                record.red.add((task, sha))
             reason = body.get("reason")
             last_check[key] = (str(reason) if reason else "failed") if failed else None
         elif step == "claim":
@@ -122,8 +140,12 @@ def read_record(steps: Iterable[Step]) -> Record:
                     tampered.add((run, blamed))
         elif step == "gate" and isinstance(task, str):
             record.gates[task] = body
+        elif step == "judge" and isinstance(task, str) and body.get("verdict") == "pass":
+            record.judged[task] = bound_files(body.get("artifacts"))
         elif step == "gate-decision" and isinstance(task, str) and body.get("applied") is True:
-            record.gates.pop(task, None)  # answered: the gate is closed
+            shown = record.gates.pop(task, None)  # answered: the gate is closed
+            if body.get("decision") == "yes" and shown is not None:
+                record.approved[task] = bound_files(shown.get("files"))
             record.decided[task] = (str(body.get("gate_id")), str(body.get("decision")))
         elif step == "state" and isinstance(task, str):
             to = str(body.get("to"))
@@ -134,6 +156,16 @@ def read_record(steps: Iterable[Step]) -> Record:
                 failure = _failure(key, tampered, docked, last_check, unmet)
             record.tasks[task] = TaskRecord(to, check.get(key), run, failure)
     return record
+
+
+def bound_files(files: object) -> Bound:
+    """`[{path, sha256}, …]` as sealed (a judge's artifacts, a gate's files), as pairs."""
+    found: list[tuple[str, str | None]] = []
+    for item in files if isinstance(files, list) else []:
+        if isinstance(item, Mapping) and isinstance(item.get("path"), str):
+            sha = item.get("sha256")
+            found.append((item["path"], sha if isinstance(sha, str) else None))
+    return tuple(found)
 
 
 def _first_hard_failure(verdicts: object) -> str | None:

@@ -17,7 +17,18 @@ from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.shell_stages import CommandFailed, Exit, Run, State
 from groundskeeper.sandbox.shell_streams import FIELD_COST, PATTERN_CHAR_COST, Capture
 from groundskeeper.sandbox.syntax_scanner import MAX_NESTING
-from groundskeeper.sandbox.tree import Arith, CommandSub, Lit, Param, ParamOp, Word
+from groundskeeper.sandbox.tree import (
+    AndOr,
+    Arith,
+    CommandSub,
+    Lit,
+    Param,
+    ParamOp,
+    Pipeline,
+    Script,
+    SimpleCommand,
+    Word,
+)
 
 __all__ = ["Expansion"]
 
@@ -170,7 +181,7 @@ class Expansion(Run):
         inner = state.copy()
         try:
             with self.nested():
-                status = self.script(part.script, inner, b"", capture, err)
+                status = self.script(_read_file_form(part.script), inner, b"", capture, err)
             self.last_sub_status[-1] = status
             data = capture.data
             if b"\0" in data:
@@ -218,6 +229,29 @@ class Expansion(Run):
             self.assign(state, name, value)
 
         return arith.evaluate(text, lambda name: state.variables.get(name, ""), put, self.tick)
+
+
+def _read_file_form(script: Script) -> Script:
+    """`$(< FILE)` is FILE's content, as in bash: the form (one command, nothing but one input
+    redirection) runs as `cat < FILE`, with its limits and refusals; any other script as is."""
+    if len(script.items) != 1 or script.items[0].rest:
+        return script
+    pipeline = script.items[0].first
+    if pipeline.negated or len(pipeline.commands) != 1:
+        return script
+    command = pipeline.commands[0]
+    if (
+        not isinstance(command, SimpleCommand)
+        or command.words
+        or command.assignments
+        or len(command.redirects) != 1
+        or command.redirects[0].op != "<"
+        or command.redirects[0].fd != 0
+    ):
+        return script
+    cat = Word((Lit("cat", False),), command.offset)
+    read = SimpleCommand((), (cat,), command.redirects, command.offset)
+    return Script((AndOr(Pipeline((read,), False), ()),))
 
 
 def _width(texts: list[str]) -> int:

@@ -25,7 +25,7 @@ from groundskeeper.acceptance.gates import (
     workdir_files,
 )
 from groundskeeper.plan.tree import Node
-from groundskeeper.record.backing import Record
+from groundskeeper.record.backing import Record, bound_files
 from groundskeeper.supervisor.pipeline import AttemptContext, Pipeline
 from groundskeeper.supervisor.run_checks import RunChecks
 from groundskeeper.supervisor.sealing import excerpt
@@ -110,6 +110,8 @@ class ApprovalGates:
         if answer is not None:
             refused = self._seal_answer(task, answer, opened, now)
             if refused is None:
+                if answer.decision == "yes":  # what the person approved: bound to its DONE
+                    task.bound["gate"] = bound_files(raw_files)
                 return self._apply(node, task, answer, started)
             log.info("gate answer for %s refused: %s", heading.task_id, refused)
             if opened is None:

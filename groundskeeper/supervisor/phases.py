@@ -14,14 +14,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 from groundskeeper.acceptance.check import CheckResult
 from groundskeeper.diagnostics import Diagnostic
+from groundskeeper.plan.contract_syntax import judged_on_files
 from groundskeeper.plan.org import Heading
 from groundskeeper.plan.tree import Node
 from groundskeeper.record.backing import Record
-from groundskeeper.supervisor.pipeline import AttemptContext, Pipeline
+from groundskeeper.supervisor.pipeline import AttemptContext, Pipeline, Verdict
 from groundskeeper.supervisor.reports import RunOptions
 from groundskeeper.supervisor.run_checks import RunChecks
 from groundskeeper.supervisor.sealing import SealingError
-from groundskeeper.supervisor.task_run import Outcome, TaskRun
+from groundskeeper.supervisor.task_run import Demotion, Outcome, TaskRun
 
 VERIFY_PARALLEL = 4  # the least width of the run's own read-only checks
 
@@ -40,11 +41,13 @@ class RunPhases:
         verify: Pipeline,
         settle: Settle,
         options: RunOptions,
+        again: Pipeline,
     ) -> None:
         self.tasks = tasks
         self.record = record
         self.checks = checks
-        self.verify = verify  # a task's own check, then its dock
+        self.verify = verify  # a parent's own verdict at its roll-up: `again`'s, then its dock
+        self.again = again  # a DONE asserted again: every stage that can judge it without a worker
         self.settle = settle
         self.options = options
         self._pool: ThreadPoolExecutor | None = None
@@ -111,13 +114,20 @@ class RunPhases:
         """Before any worker runs: each pending task's check, once, on the untouched workdir.
         A check that already passes cannot tell work from no work: reported (R007), and
         FAILED when `required` (--require-red or `#+REQUIRE_RED: t`). A resumed plan asks
-        this only of tasks that have never started."""
+        this only of tasks that have never started — and, when red is required, of every
+        task whose check was never seen red: a second run cannot skip what the first
+        refused."""
+        record = self.record
         pending = [
             t
             for t in self.tasks.values()
             if t.start_state != "DONE"
             and t.check is not None
-            and t.heading.task_id not in self.record.started
+            and t.check_sha256 is not None
+            and (
+                t.heading.task_id not in record.started
+                or (required and (t.heading.task_id, t.check_sha256) not in record.red)
+            )
         ]
         results = self._phase(pending, "red-first")
         if results is None:
@@ -139,22 +149,25 @@ class RunPhases:
                 )
 
     def final_sweep(self, nodes: Mapping[Heading, Node]) -> None:
-        """Once more, every task that became DONE in this run: whatever undid its work since
-        its check passed (a later sibling, an accomplice) demotes it here, with its DONE
-        parents, before the run ends."""
-        earned = [
-            t
-            for t in self.tasks.values()
-            if t.state == "DONE" and t.start_state != "DONE" and t.check is not None
-        ]
-        results = self._phase(earned, "sweep")
-        if results is None:
+        """When any task ran in this run: once more, every DONE there is to judge again —
+        made DONE in this run or carried from an earlier one — through the same stages as a
+        roll-up's (contracts on the files, the check, the judged artifacts, an approved
+        gate's files). Whatever undid its work since its verdict (a later sibling, an
+        accomplice) demotes it here, with its DONE parents, before the run ends."""
+        done = [t for t in self.tasks.values() if t.state == "DONE" and _judged_again(t)]
+        try:
+            verdicts = list(self._checks_pool().map(lambda t: self._again(t, "sweep"), done))
+        except SealingError:
             return
-        for task, (result, _) in zip(earned, results, strict=True):
-            if result.passed:
+        finally:
+            self.checks.books.flush_check_events()
+        for task, verdict in zip(done, verdicts, strict=True):
+            if verdict.kind == "DONE":
                 continue
-            why = f"no longer passes: {result.code}: {result.reason}"
-            self.settle(task, "FAILED", task.attempts, True, why, result.output, 0)
+            demoted = _demotion(nodes[task.heading], verdict)
+            task.waiting = demoted.gate
+            self.settle(task, demoted.state, task.attempts, True, demoted.reason,
+                        demoted.output, 0)  # fmt: skip
             node = nodes.get(task.heading)
             parent = node.parent if node is not None else None
             while parent is not None and parent.heading is not None:
@@ -172,30 +185,32 @@ class RunPhases:
         started = time.monotonic()
         if task.red is not None:
             return Outcome(node, "FAILED", 0, True, task.red, "", 0)
-        demoted: list[tuple[Node, str, str]] = []
+        demoted: list[Demotion] = []
         for child in node.children:
-            if child.kind == "group" or self.tasks[child.task].check is None:
+            if child.kind == "group" or not _judged_again(self.tasks[child.task]):
                 continue
-            child_check = self.tasks[child.task].check
-            assert child_check is not None
-            again = self.checks.sealed(child.task.task_id, 0, child_check, "rollup")
-            if not again.passed:
-                why = f"no longer passes: {again.code}: {again.reason}"
-                demoted.append((child, why, again.output))
+            verdict = self._again(self.tasks[child.task], "rollup")
+            if verdict.kind != "DONE":
+                demoted.append(_demotion(child, verdict))
         if demoted:
             ms = int((time.monotonic() - started) * 1000)
-            names = ", ".join(c.task.title for c, _, _ in demoted)
+            names = ", ".join(d.node.task.title for d in demoted)
             reason = f"a child's work was undone before the roll-up: {names} no longer passes"
             return Outcome(node, "PARTIAL", 1, True, reason, "", ms, demote=tuple(demoted))
         verified = None if task.check is None else True
-        verdict = self.verify.judge(AttemptContext(task, 1))
+        verdict = self.verify.judge(AttemptContext(task, 1, phase="rollup"))
         ms = int((time.monotonic() - started) * 1000)
-        if verdict.stage == "check":
-            reason = f"every child is DONE but the task's own check failed: {verdict.reason}"
+        if verdict.stage in ("check", "contracts"):
+            what = "check failed" if verdict.stage == "check" else "contracts do not hold"
+            reason = f"every child is DONE but the task's own {what}: {verdict.reason}"
             return Outcome(node, "PARTIAL", 1, True, reason, verdict.output, ms)
         if verdict.kind == "FAILED":  # its dock
             return Outcome(node, "FAILED", 1, verified, verdict.reason, verdict.output, ms)
         return Outcome(node, "DONE", 1, verified, None, verdict.output, ms)
+
+    def _again(self, task: TaskRun, phase: str) -> Verdict:
+        """A DONE asserted again, through the stages that can judge it without a worker."""
+        return self.again.judge(AttemptContext(task, 0, phase=phase))
 
     def close(self) -> None:
         if self._pool is not None:
@@ -230,3 +245,27 @@ class RunPhases:
             wide = max(VERIFY_PARALLEL, self.options.max_parallel)
             self._pool = ThreadPoolExecutor(max_workers=wide, thread_name_prefix="gk-verify")
         return self._pool
+
+
+def _judged_again(task: TaskRun) -> bool:
+    """Whether a DONE has anything to judge again without a worker: a check, a contract on
+    its files, or artifacts a judge or a person gave its verdict on."""
+    return (
+        task.check is not None
+        or any(judged_on_files(c) for c in task.contracts)
+        or bool(task.bound)
+    )
+
+
+def _demotion(node: Node, verdict: Verdict) -> Demotion:
+    """What a DONE becomes when asserted again and refused: back to its active state waiting
+    at a gate opened again, or FAILED with why."""
+    if verdict.kind == "WAITING":
+        return Demotion(node, "TODO", verdict.reason or "waiting for approval", "", verdict.gate)
+    if verdict.stage == "check":
+        why = f"no longer passes: {verdict.reason}"
+    elif verdict.stage == "contracts":
+        why = f"no longer holds: {verdict.reason}"
+    else:
+        why = verdict.reason or f"no longer holds: {verdict.stage}"
+    return Demotion(node, "FAILED", why, verdict.output)

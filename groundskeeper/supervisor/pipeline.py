@@ -76,8 +76,9 @@ class AttemptHistory:
 @dataclass(frozen=True, slots=True)
 class AttemptContext:
     """What a stage judges: the task, the attempt's number, the worker's claim (None when the
-    run verifies a task itself: a roll-up, an approved gate), the attempt's sealed tool calls,
-    what the paths its `changed` contracts name held as it started, and the task's history."""
+    run verifies a task itself: a roll-up, an approved gate, the final sweep), the attempt's
+    sealed tool calls, what the paths its `changed` contracts name held as it started, the
+    task's history, and the phase that asserts a verdict again."""
 
     task: TaskRun
     attempt: int
@@ -85,6 +86,10 @@ class AttemptContext:
     sealed: tuple[dict[str, Any], ...] = ()
     watched: Mapping[str, str | None] = field(default_factory=dict)
     history: AttemptHistory = field(default_factory=AttemptHistory)
+    phase: str | None = None  # a verdict asserted again: `rollup`, `sweep`; None: an attempt
+    # every file the attempt created or changed, by any tool (None: it could not be told);
+    # taken only for a task that quotes output as evidence
+    wrote: tuple[str, ...] | None = ()
 
 
 class Stage(Protocol):

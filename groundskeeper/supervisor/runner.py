@@ -23,7 +23,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from groundskeeper.acceptance.attempt_record import OUTPUTS_DIR, AttemptRecord, OutputStore
+from groundskeeper.acceptance.attempt_record import (
+    OUTPUTS_DIR,
+    AttemptRecord,
+    OutputStore,
+    Stamp,
+    stamps_changed,
+    workdir_stamps,
+)
 from groundskeeper.acceptance.check import Shell
 from groundskeeper.acceptance.contracts import ContractContext
 from groundskeeper.acceptance.gates import GateAnswer
@@ -85,7 +92,12 @@ from groundskeeper.supervisor.sealing import (
     StepRecorder,
     excerpt,
 )
-from groundskeeper.supervisor.stages import StageTools, attempt_stages, verify_stages
+from groundskeeper.supervisor.stages import (
+    StageTools,
+    again_stages,
+    attempt_stages,
+    verify_stages,
+)
 from groundskeeper.supervisor.suite_baselines import take_baselines
 from groundskeeper.supervisor.tampering import Tampering
 from groundskeeper.supervisor.task_run import (
@@ -217,6 +229,7 @@ class Runner:
         self._outputs = OutputStore(self.control.path / OUTPUTS_DIR)
         self._budget = AttemptBudget(self.options.max_total_attempts)
         self._answers = dict(gate_answers or {})  # task id → a person's answer to its gate
+        self._ran = False  # whether the walk started any task (a worker or a roll-up)
         self._interrupted: str | None = None  # the signal that asked the run to stop
         self._in_flight: tuple[str, ...] = ()  # the tasks running when it came
 
@@ -270,14 +283,22 @@ class Runner:
         if has_errors(diagnostics):
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
         self.tasks.update(task_runs(self.spec, self.options.judge_profile))
+        self._record = read_record(
+            self.seal.recorder.history() if isinstance(self.seal.recorder, HasHistory) else ()
+        )
+        # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
+        rules, options = self._record.rules, self.options
+        self.options = replace(
+            options,
+            require_red=options.require_red or "require_red" in rules,
+            require_checks=options.require_checks or "require_checks" in rules,
+        )
         try:
             self._seal_start()
         except SealingError:
             diagnostics.append(unsealed_diagnostic(self.seal.failure, started=False))
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
-        self._record = read_record(
-            self.seal.recorder.history() if isinstance(self.seal.recorder, HasHistory) else ()
-        )
+        self._record.runs.append(self.run_id)
         self._reconcile_telemetry()
         self._prepare()
         self._guard.start()
@@ -289,8 +310,10 @@ class Runner:
             self._phases.red_first(diagnostics, self._require_red)
             self._walk.begin()
             self._loop()
-            if self._halted is None and self._interrupted is None:
-                self._phases.final_sweep(self._nodes)  # the earned DONEs checked once more
+            # a model that went away leaves the earned DONEs to check; a run that started no
+            # task changed nothing a DONE stands on
+            if self._halted is None and self._interrupted is None and self._ran:
+                self._phases.final_sweep(self._nodes)
         finally:
             if self._interrupted is not None:
                 allow_runs()  # this process may go on to run something else
@@ -358,8 +381,14 @@ class Runner:
         self._pipeline = Pipeline(self._books, attempt_stages(tools))
         self._verify = Pipeline(self._books, verify_stages(tools))
         settle = self._settle_phase
+        again = Pipeline(self._books, again_stages(tools))
         self._phases = RunPhases(self.tasks, self._record, self._checks, self._verify, settle,
-                                 self.options)  # fmt: skip
+                                 self.options, again)  # fmt: skip
+        for task in self.tasks.values():  # what earlier verdicts were given on, from the record
+            task_id = task.heading.task_id
+            for who, bound in (("judge", self._record.judged), ("gate", self._record.approved)):
+                if task_id in bound:
+                    task.bound[who] = bound[task_id]
         self._gates = ApprovalGates(self._record, self._answers, self._checks, self._verify, skip)
 
     def _report(self, diagnostics: list[Diagnostic]) -> RunReport:
@@ -437,6 +466,7 @@ class Runner:
         return True
 
     def submit(self, node: Node) -> None:
+        self._ran = True
         self._inflight[node] = None
         job = self._leaf_job if node.kind == "leaf" else self._phases.roll_up
         self._executor.submit(self._guarded, job, node)
@@ -524,10 +554,12 @@ class Runner:
             self._tampering.record(tamper, blamed=True)
         self._inflight.pop(outcome.node, None)
         self._tampering.judged(outcome.node)
-        for child, why, output in outcome.demote:  # (none once interrupted)
-            self._verdicts.settle(self._task(child), "FAILED", self._task(child).attempts, True,
-                                  why, output, 0)  # fmt: skip
-            child.outcome = "FAILED"
+        for demoted in outcome.demote:  # (none once interrupted)
+            child = self._task(demoted.node)
+            child.waiting = demoted.gate
+            self._verdicts.settle(child, demoted.state, child.attempts, True, demoted.reason,
+                                  demoted.output, 0)  # fmt: skip
+            demoted.node.outcome = demoted.state
         task = self._task(outcome.node)
         if self._interrupted is not None and outcome.state != "DONE":
             # stopped in flight: no verdict on a cut-short attempt or check, nothing demoted
@@ -626,13 +658,18 @@ class Runner:
         session.on_model_call = partial(self._books.model_called, task_id, attempt)
         session.before_acting = self._before_acting  # before tools run and feedback goes out
         watched = self._watch(task)
+        stamped = _stamped(task)
+        stamps = self._stamps() if stamped else None
         unavailable = ""
+        wrote: tuple[str, ...] | None = ()
         try:
             # the worker is bound by its task's protection and the run's hidden inputs, in
             # this thread only: the checks of other threads still see the hidden inputs
             with fences.binding(self._paths.worker_fence(task_id)):
                 claim: AttemptOutcome | None = session.attempt(loop.feedback)
             loop.history.written.update(_written_paths(sealed))
+            if stamped:  # what the attempt wrote by any tool, the shell included
+                wrote = stamps_changed(stamps, self._stamps())
         except ModelCallError as exc:
             claim, unavailable = None, f"model unavailable: {exc}"
         # look at the plan before anything else can run: the culprit is among the started
@@ -651,7 +688,8 @@ class Runner:
             loop.state, loop.verified, loop.reason = "FAILED", None, claim.no_claim
             loop.output = claim.claim
             return True
-        context = AttemptContext(task, attempt, claim, tuple(sealed), watched, loop.history)
+        context = AttemptContext(task, attempt, claim, tuple(sealed), watched, loop.history,
+                                 wrote=wrote)  # fmt: skip
         verdict = self._pipeline.judge(context)
         if verdict.kind == "FAILED":
             task.lies.extend(caught_lying(attempt, verdict.reason, verdict.output, sealed))
@@ -700,7 +738,7 @@ class Runner:
         n = self.options.breaker
         return (
             f"breaker: the same failure {n} times in a row (volatile parts such as timings,"
-            f" temp names and line numbers aside), so attempt {attempt + 1} of {limit} was not"
+            f" temp names and pids aside), so attempt {attempt + 1} of {limit} was not"
             f" started; the failure: {reason}"
         )
 
@@ -732,6 +770,9 @@ class Runner:
             except OSError as exc:  # the record then lacks it: evidence quoting it fails
                 log.warning("could not keep a tool call's output: %s", exc)
         sealed.append(self.seal.tool_call(task_id, attempt, call))
+
+    def _stamps(self) -> dict[str, Stamp] | None:
+        return workdir_stamps(self.workdir, (self.plan_path, self.control.root))
 
     def _watch(self, task: TaskRun) -> dict[str, str | None]:
         """The content hash, as the attempt starts, of every path a `changed` contract names."""
@@ -765,6 +806,13 @@ class Runner:
                            task.stop, tuple(task.lies) if state != "DONE" else ())
             )  # fmt: skip
         return tuple(reports)
+
+
+def _stamped(task: TaskRun) -> bool:
+    """Whether a task's stages must know every file an attempt wrote by any tool: one that
+    quotes output as evidence (a quote found in what the worker wrote is not evidence). The
+    stamps see a sibling's writes during the attempt too, which only ever refuses more."""
+    return any(f.pattern for f in task.evidence)
 
 
 _FORGED_SENTINEL = re.compile(r"__WB_CHECK_OK_[0-9a-fA-F]+__")

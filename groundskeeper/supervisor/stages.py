@@ -10,6 +10,7 @@ and the attempt loop the runner's. A new stage is a class here, added to `attemp
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +20,7 @@ from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
 from groundskeeper.acceptance.check import WITHHELD, CheckResult, check_feedback
 from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
 from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
-from groundskeeper.acceptance.gates import GateOpened
+from groundskeeper.acceptance.gates import GateOpened, hash_files
 from groundskeeper.acceptance.judge import (
     J_UNAVAILABLE,
     J_UNREADABLE,
@@ -33,7 +34,7 @@ from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCall, Usage
-from groundskeeper.plan.contract_syntax import verifying
+from groundskeeper.plan.contract_syntax import judged_on_files, verifying
 from groundskeeper.record.backing import Record
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.supervisor.gating import open_gate
@@ -47,6 +48,7 @@ from groundskeeper.supervisor.pipeline import (
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.run_checks import RunChecks
 from groundskeeper.supervisor.sealing import excerpt
+from groundskeeper.supervisor.task_run import TaskRun
 from groundskeeper.supervisor.worker import AttemptOutcome
 
 if TYPE_CHECKING:
@@ -79,9 +81,19 @@ def attempt_stages(tools: StageTools) -> list[Stage | Joint]:
 
 
 def verify_stages(tools: StageTools) -> list[Stage | Joint]:
-    """A task's own verdict without an attempt to judge (a roll-up, an approved gate): its
-    check, then its dock."""
-    return [CheckStage(tools), DockStage(tools)]
+    """A task's own verdict without an attempt to judge (a parent's roll-up, an approved
+    gate): the same stages as an attempt's, each judging what it can without a worker's
+    record — the contracts judged on files, the check, the judge's artifacts, the gate's
+    files — then its dock."""
+    return [*again_stages(tools), DockStage(tools)]
+
+
+def again_stages(tools: StageTools) -> list[Stage | Joint]:
+    """A DONE asserted again (a child at its parent's roll-up, the final sweep): the
+    contracts judged on the files as they are now, the check, the judged artifacts (changed
+    since the judge passed them: judged again) and an approved gate's files (changed: the
+    gate opens again). A docked component is not docked twice."""
+    return [ContractsStage(tools), CheckStage(tools), JudgeStage(tools), GateStage(tools)]
 
 
 # -- the claim: evidence and contracts, against the record of the attempt ----------------------
@@ -118,18 +130,37 @@ class EvidenceStage:
 
     def __init__(self, tools: StageTools) -> None:
         self.outputs = tools.outputs
+        self.toolbox = tools.toolbox
 
     def judge(self, context: AttemptContext) -> StageResult:
         task, claim = context.task, context.claim
         if not task.evidence or claim is None:
             return StageResult(self.name)
         record = AttemptRecord(context.sealed, self.outputs)
-        verdicts = tuple(judge_evidence(task.evidence, claim.evidence, record))
+        wrote = self._wrote(context) if any(f.pattern for f in task.evidence) else {}
+        verdicts = tuple(judge_evidence(task.evidence, claim.evidence, record, wrote))
         rows: list[dict[str, Any]] = [{"kind": "evidence", "spec": v.field.spec, "soft": False,
                                        "ok": v.ok, "code": v.code, "message": v.message}
                                       for v in verdicts]  # fmt: skip
         problems = [v.reason for v in verdicts if not v.ok]
         return _claim_result(self.name, problems, [EvidenceSealed(verdicts)], rows)
+
+    def _wrote(self, context: AttemptContext) -> dict[str, str | None] | None:
+        """The text of every file the attempt wrote by any tool (None: unreadable)."""
+        if context.wrote is None:
+            return None
+        texts: dict[str, str | None] = {}
+        for path in context.wrote:
+            try:
+                data = self.toolbox.read_limited(path, EVIDENCE_READ_LIMIT)
+            except (OSError, ValueError, GroundskeeperError):
+                texts[path] = None
+                continue
+            texts[path] = data.decode("utf-8", "replace")
+        return texts
+
+
+EVIDENCE_READ_LIMIT = 4 * 1024 * 1024  # a written file larger than this cannot clear a quote
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,12 +194,15 @@ class ContractsStage:
 
     def judge(self, context: AttemptContext) -> StageResult:
         task = context.task
-        if not task.contracts or context.claim is None:
+        contracts = task.contracts
+        if context.claim is None:  # asserted again: what the files show now, no record
+            contracts = tuple(c for c in contracts if judged_on_files(c))
+        if not contracts:
             return StageResult(self.name)
         record = AttemptRecord(context.sealed, self.outputs)
         judged = tuple(
             judge_contracts(
-                task.contracts,
+                contracts,
                 ContractContext(
                     self.toolbox,
                     record,
@@ -203,9 +237,10 @@ class ContractsStage:
 @dataclass(frozen=True, slots=True)
 class CheckSealed:
     result: CheckResult
+    phase: str | None = None
 
     def record(self, books: RunBooks, task_id: str, attempt: int) -> None:
-        books.check(task_id, attempt, self.result)
+        books.check(task_id, attempt, self.result, self.phase)
 
 
 class CheckStage:
@@ -227,7 +262,7 @@ class CheckStage:
         for body in context.sealed:
             if isinstance(body.get("changed"), list):
                 wrote.extend(p for p in body["changed"] if p not in wrote)
-        steps = (CheckSealed(result),)
+        steps = (CheckSealed(result, context.phase),)
         if result.passed:
             return StageResult(self.name, verified=True, output=result.output, steps=steps)
         reason = f"{result.code}: {result.reason}"
@@ -305,13 +340,45 @@ class JudgeStage:
         task = context.task
         if task.check is None or task.criteria is None:
             return StageResult(self.name)
-        heading = task.heading
+        if context.claim is None:
+            return self._again(context)
+        # lint refused a plan whose `:judge-files:` paths cannot be read
+        artifacts, unreadable = self._collect(task, context.history.wrote)
+        return self._judged(context, artifacts, unreadable)
+
+    def _collect(self, task: TaskRun, changed: Iterable[str]) -> tuple[list[Artifact], list[str]]:
         paths = self.checks.paths
         # the judge never sees a hidden input: it reads under the fence the workers do
         with fences.binding(paths.judge_fence()) if paths is not None else nullcontext():
-            # lint refused a plan whose `:judge-files:` paths cannot be read
             files = paths.judged(task.judge_files) if paths is not None else task.judge_files
-            artifacts, unreadable = collect_artifacts(self.toolbox, files, context.history.wrote)
+            return collect_artifacts(self.toolbox, files, changed)
+
+    def _again(self, context: AttemptContext) -> StageResult:
+        """A judged DONE asserted again: the artifacts its judge passed, as they are now. The
+        same bytes: its verdict stands. Changed: the judge is asked again, and only its pass
+        keeps the DONE (unavailable, it is not kept: no one judged the work as it is)."""
+        task = context.task
+        bound = task.bound.get("judge")
+        if bound is None:  # no judge passed it (`fast` and an unavailable judge): nothing bound
+            return StageResult(self.name)
+        judged = [p for p, _ in bound if p not in task.judge_files]
+        artifacts, unreadable = self._collect(task, judged)
+        changed = _changed(bound, tuple((a.path, a.sha256) for a in artifacts))
+        if not changed and not unreadable:
+            return StageResult(self.name)
+        result = self._judged(context, artifacts, unreadable)
+        if result.status == "pass":
+            return result
+        why = f"judged work changed since its verdict ({', '.join(changed) or 'unreadable'})"
+        said = result.reason or "the judge was not asked"
+        return replace(result, status="fail", reason=f"{why}: {said}", feedback=None,
+                       failure=f"judge\n{why}")  # fmt: skip
+
+    def _judged(
+        self, context: AttemptContext, artifacts: list[Artifact], unreadable: list[str]
+    ) -> StageResult:
+        task = context.task
+        heading = task.heading
         judgement = self._ask(context, artifacts, unreadable)
         steps: list[Step] = []
         if judgement.called:
@@ -320,13 +387,16 @@ class JudgeStage:
         name = self.model.name if self.model is not None else None
         steps.append(JudgeSealed(self.profile, name, judgement))
         if judgement.passed:
+            # what the pass was given on: a DONE asserted again must still be this
+            task.bound["judge"] = tuple((a.path, a.sha256) for a in judgement.artifacts)
             return StageResult(self.name, steps=tuple(steps))
-        if judgement.unavailable and self.profile == "fast":
+        if judgement.unavailable and self.profile == "fast" and context.claim is not None:
             message = f"{judgement.reason}; --judge-profile fast: the check's pass stands, unjudged"
             warning = Diagnostic("warning", heading.title, message, heading.line, J_UNAVAILABLE)
             return StageResult(self.name, steps=(*steps, JudgeWarning(warning)))
         if judgement.unavailable:  # not the worker's failure: the task keeps its state
             return StageResult(self.name, "unavailable", judgement.reason, steps=tuple(steps))
+        assert task.check is not None  # a judged task has a check (`judge` returned before)
         feedback = judgement.feedback() or check_feedback(task.check, judgement.reason)
         return StageResult(self.name, "fail", judgement.reason, feedback,
                            f"judge\n{judgement.reason}", True, steps=tuple(steps))  # fmt: skip
@@ -375,12 +445,43 @@ class GateStage:
         task = context.task
         if not task.gated:
             return StageResult(self.name)
+        if context.claim is None:
+            return self._again(context)
         files = task.gate_files or tuple(sorted(context.history.written)) or None
         opened = open_gate(task, files, self.workdir, self.skip)
         reason = f"waiting for approval (gate {opened.gate_id}, {len(opened.files)} file(s))"
         # an unchecked task waits on the worker's word
         return StageResult(self.name, "wait", reason, verified=task.check is not None,
                            steps=(GateSealed(opened),), gate=opened)  # fmt: skip
+
+    def _again(self, context: AttemptContext) -> StageResult:
+        """An approved DONE asserted again: the files the person approved, as they are now.
+        Changed: the gate is open again, on the files as they are."""
+        task = context.task
+        bound = task.bound.get("gate")
+        if bound is None:
+            return StageResult(self.name)
+        paths = tuple(p for p, _ in bound)
+        hashed = hash_files(self.workdir, paths)
+        changed = _changed(bound, tuple((str(f["path"]), f["sha256"]) for f in hashed))
+        if not changed:
+            return StageResult(self.name)
+        opened = open_gate(task, paths, self.workdir, self.skip)
+        del task.bound["gate"]
+        reason = (
+            f"approved work changed since its approval ({', '.join(changed)}): waiting for"
+            f" approval again (gate {opened.gate_id}, {len(opened.files)} file(s))"
+        )
+        return StageResult(self.name, "wait", reason, verified=task.check is not None,
+                           steps=(GateSealed(opened),), gate=opened)  # fmt: skip
+
+
+def _changed(
+    bound: tuple[tuple[str, str | None], ...], now: tuple[tuple[str, str | None], ...]
+) -> list[str]:
+    """The paths whose hash differs from the one a verdict was given on (or is gone)."""
+    current = dict(now)
+    return [path for path, sha in bound if path not in current or current[path] != sha]
 
 
 # -- the dock -------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from groundskeeper.plan.org import Heading, Plan
 from groundskeeper.plan.properties import EvidenceField
 from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
 from groundskeeper.plan.tree import Node
+from groundskeeper.record.backing import Bound
 from groundskeeper.supervisor.plan_guard import Tamper
 
 VERDICT_STATES = ("DONE", "FAILED", "PARTIAL")
@@ -67,6 +68,9 @@ class TaskRun:
     stop: str | None = None
     waiting: GateOpened | None = None
     criteria: str | None = None  # what its judge checks the work against; None: no judge
+    # what its DONE was given on, by who gave it ("judge", "gate"): (path, sha256) pairs
+    # that must still hash the same whenever the DONE is asserted again
+    bound: dict[str, Bound] = field(default_factory=dict)
     # each `pytest` contract's red-first record of its suite, by contract text
     baselines: dict[str, Baseline] = field(default_factory=dict)
     # the attempts caught lying, each "attempt N: what" (false evidence, a forged sentinel, a
@@ -126,6 +130,18 @@ def task_runs(spec: PlanSpec, judge_profile: str) -> dict[Heading, TaskRun]:
 
 
 @dataclass(frozen=True, slots=True)
+class Demotion:
+    """A DONE that no longer holds when asserted again: FAILED, or back to its active state
+    waiting at a gate opened again (`gate`)."""
+
+    node: Node
+    state: str
+    reason: str
+    output: str = ""
+    gate: GateOpened | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """What a job reports back to the scheduler thread."""
 
@@ -138,6 +154,6 @@ class Outcome:
     duration_ms: int
     error: BaseException | None = None
     tampers: tuple[Tamper, ...] = ()  # found (and blamed) by the job itself
-    demote: tuple[tuple[Node, str, str], ...] = ()  # children whose DONE no longer holds
+    demote: tuple[Demotion, ...] = ()  # children whose DONE no longer holds
     stop: str | None = None  # the loop's stop code (`groundskeeper.acceptance.loops`)
     gate: GateOpened | None = None  # the task waits at this gate (its headline unchanged)

@@ -158,6 +158,15 @@ BATTERY = [
     "f='my file'; [[ -n $f ]] && echo unsplit",
     "[[ $(cat b.txt | wc -l) -ge 3 ]] && echo three-lines",
     "if [[ $(grep -c alpha a.txt) -eq 2 ]]; then echo two; fi",
+    # `$(< FILE)`: the file's content (trailing newlines removed), its failure a status
+    'echo "[$(< b.txt)]"',
+    'test "$(< a.txt)" = "$(cat a.txt)" && echo same',
+    'test "$(< a.txt)" = "$(< b.txt)" || echo differ',
+    'x=$(< missing.txt); echo "$? [$x]"',
+    'x=$( < b.txt ); echo "$x"',
+    'x=$(0< b.txt); echo "$x"',
+    'x=$(< b.txt > out.txt); echo "[$x]"; cat out.txt',
+    "test $(< b.txt wc -l) -ge 1 || echo not-the-form",
     # here-documents and here-strings
     "cat <<EOF\nplain body\nEOF",
     "cat <<EOF\nx=$((1+1)) $(echo sub) \\$literal\nEOF",
