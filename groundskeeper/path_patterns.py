@@ -45,6 +45,8 @@ def pattern_problem(pattern: str) -> str | None:
             f"`{pattern}` holds a quote left unclosed: quote a name with spaces whole"
             ' (`"golden output.txt"`) or escape its spaces (`golden\\ output.txt`)'
         )
+    from pathspec import GitIgnoreSpec
+
     try:
         GitIgnoreSpec.from_lines([pattern.casefold()])
     except ValueError as exc:  # what the run would refuse, said by lint first

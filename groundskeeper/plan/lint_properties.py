@@ -1,5 +1,5 @@
 """Lint of a task's acceptance properties, read from the compiled spec: protected inputs
-(T014, T025), contracts and evidence (T015–T018), the judge (J001–J006) and gates (G001–G004).
+(T014, T025), contracts and evidence (T015–T020), the judge (J001–J006) and gates (G001–G004).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers, pattern_problem
-from groundskeeper.plan.contract_syntax import SHAPES, judged_on_files
+from groundskeeper.plan.contract_syntax import SHAPES, Contract, judged_on_files, suite_args
 from groundskeeper.plan.expected import (
     asks_to_change,
     compared_by,
@@ -168,8 +168,9 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
     name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
     cannot be read; T018: a `ran` or `output-of` pattern that a command printing its own
-    arguments matches; T020: a contract judged on a worker's record (`changed`, `ran`) or
-    `:evidence:` on a parent task, which no worker attempts."""
+    arguments matches; T019: a `pytest` suite with no held-out test; T020: a contract judged
+    on a worker's record (`changed`, `ran`) or `:evidence:` on a parent task, which no worker
+    attempts."""
     plan = spec.plan
     base = plan.path.parent if plan.path is not None else None
     for task in spec:
@@ -188,6 +189,8 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                         " the command that must have run (e.g. `ran 'pytest *'`)"
                     )
                     yield Diagnostic("warning", heading.title, message, contract.line, "T018")
+                if contract.kind == "pytest" and not contract.soft:
+                    yield from _readable_suite(task, contract)
                 for schema in SHAPES[contract.kind].schemas(contract.args):
                     if base is not None and not (base / schema).is_file():
                         message = (
@@ -211,6 +214,33 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                 elif field.pattern and (open_ended := _open_ended(field.pattern, task)):
                     message = f":evidence: `{field.spec}`: {open_ended}"
                     yield Diagnostic("warning", heading.title, message, line, "T018")
+
+
+def _readable_suite(task: TaskSpec, contract: Contract) -> Iterator[Diagnostic]:
+    """T019 (info): a `pytest` suite none of whose tests is hidden. The worker reads every
+    input the tests give, and code that special-cases them passes (ImpossibleBench's and
+    EvilGenie's agents did); held-out tests catch that."""
+    try:
+        path = suite_args(contract.args)[0]
+    except ValueError:
+        return  # T015 says so
+    if any(_in_suite(pattern, path) for pattern in task.hide):
+        return
+    message = (
+        f"contract `{contract.text}`: the worker can read every test it runs, so code that"
+        " special-cases their inputs passes; hold some out with `:hide: PATH` (a test file"
+        f" under {path.rstrip('/')}/: the contract still runs it, the worker never sees it)"
+    )
+    yield Diagnostic("info", task.title, message, contract.line or task.heading.line, "T019")
+
+
+def _in_suite(pattern: str, suite: str) -> bool:
+    """Whether a hidden pattern can cover a file of the suite at `suite` (read from its text:
+    a pattern with no `/` before its end, or starting with `**`, matches at any depth)."""
+    pattern = pattern.lstrip("/")
+    if "/" not in pattern.rstrip("/") or pattern.startswith("**") or suite == ".":
+        return True
+    return pattern.rstrip("/") == suite or pattern.startswith(suite.rstrip("/") + "/")
 
 
 def judge_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:

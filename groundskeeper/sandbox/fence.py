@@ -42,6 +42,7 @@ PROTECTED = "protected by the plan"
 #: How many names a renamed or removed directory may hold for its contents to be judged one
 #: by one against the pattern rules; past that the move is refused.
 MAX_MOVED_NAMES = 10_000
+_MAX_HIDDEN_NAMES = 10_000  # names the hidden patterns may cover (as protect.MAX_PROTECTED)
 
 
 class Refusals:
@@ -351,13 +352,14 @@ def protecting(
 
 def hiding_inputs(workdir: Path, files: list[str], patterns: tuple[str, ...]) -> Fence:
     """A fence making `files` (relative to `workdir`: the hidden inputs found at run start)
-    absent by identity and every name `patterns` cover absent by path, never made."""
+    and every other name `patterns` cover then (a link leading nowhere or to a directory,
+    a directory) absent by identity, and every name they cover absent by path, never made."""
     root = Path(os.path.realpath(workdir))
     ids: set[Identity] = set()
     paths: list[str] = []
     pinned: set[Identity] = set()
-    for relative in files:
-        path = root / relative
+    directories, names = _covered(root, patterns)
+    for path in [root / relative for relative in files] + names:
         try:
             own = os.stat(path, follow_symlinks=False)
         except OSError:
@@ -365,34 +367,43 @@ def hiding_inputs(workdir: Path, files: list[str], patterns: tuple[str, ...]) ->
         ids.add((own.st_dev, own.st_ino))
         paths.append(str(path))
         pinned |= _ancestors(path.parent)
-    directories = _covered_directories(root, patterns)
     return Fence(
         hidden=frozenset(i for i in map(_identity, directories) if i is not None),
-        hidden_paths=tuple(paths + [str(d) for d in directories]),
+        hidden_paths=tuple(dict.fromkeys(paths + [str(d) for d in directories])),
         pinned=frozenset(pinned),
         hidden_files=frozenset(ids),
         rules=(PathRules(str(root), conceal=patterns),) if patterns else (),
     )
 
 
-def _covered_directories(root: Path, patterns: tuple[str, ...]) -> list[Path]:
-    """The directories under `root` the patterns cover as directories (`tests/`), topmost."""
+def _covered(root: Path, patterns: tuple[str, ...]) -> tuple[list[Path], list[Path]]:
+    """The directories under `root` the patterns cover as directories (`tests/`, topmost;
+    a link to one counts as one), and every name they cover (files, links, directories),
+    none looked at behind a covered directory or the control plane."""
     rules = PathPatterns(patterns)
-    found: list[Path] = []
+    directories: list[Path] = []
+    names: list[Path] = []
     if not rules:
-        return found
-    for base, dirs, _ in os.walk(root, followlinks=False):
+        return directories, names
+    for base, dirs, files in os.walk(root, followlinks=False):
         keep: list[str] = []
         for name in dirs:
             relative = os.path.relpath(os.path.join(base, name), root).replace(os.sep, "/")
             if name.casefold() in HIDDEN_NAMES:
                 continue
             if rules.covers(relative, is_dir=True):
-                found.append(Path(base) / name)  # what is under it is hidden with it
+                directories.append(Path(base) / name)  # what is under it is hidden with it
+                names.append(Path(base) / name)
             else:
                 keep.append(name)
         dirs[:] = keep
-    return found
+        for name in files:
+            relative = os.path.relpath(os.path.join(base, name), root).replace(os.sep, "/")
+            if rules.covers(relative):
+                names.append(Path(base) / name)
+        if len(names) > _MAX_HIDDEN_NAMES:
+            raise ValueError(f"the hidden patterns cover more than {_MAX_HIDDEN_NAMES} names")
+    return directories, names
 
 
 def groundskeeper_home() -> Path:

@@ -46,7 +46,7 @@ from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCallError
-from groundskeeper.plan.contract_syntax import watched_paths
+from groundskeeper.plan.contract_syntax import verifying, watched_paths
 from groundskeeper.plan.edit import TODO_LINE
 from groundskeeper.plan.keywords import file_flag
 from groundskeeper.plan.org import Heading, Plan, PlanReadError
@@ -635,6 +635,7 @@ class Runner:
             protected=tuple(
                 p for p, ids in self._paths.automatic.items() if heading.task_id in ids
             ),
+            checked_by=tuple(c.text for c in verifying(task.contracts)),
         )
         # the paths a `changed` contract names are looked at around each of its `sh` calls
         watching = watched_paths(task.contracts)
