@@ -21,7 +21,7 @@ import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported when patterns are compiled: ~25 ms a process need not pay
     from pathspec import GitIgnoreSpec
 
 __all__ = ["PathPatterns", "covers", "normal_path", "pattern_problem"]
@@ -40,6 +40,17 @@ def pattern_problem(pattern: str) -> str | None:
         return f"`{pattern}` is absolute; paths are relative to the working directory"
     if ".." in pattern.split("/"):
         return f"`{pattern}` uses `..`; paths stay inside the working directory"
+    if '"' in pattern or "'" in pattern:
+        return (
+            f"`{pattern}` holds a quote left unclosed: quote a name with spaces whole"
+            ' (`"golden output.txt"`) or escape its spaces (`golden\\ output.txt`)'
+        )
+    from pathspec import GitIgnoreSpec
+
+    try:
+        GitIgnoreSpec.from_lines([pattern.casefold()])
+    except ValueError as exc:  # what the run would refuse, said by lint first
+        return f"`{pattern}` is not a pattern: {exc}"
     return None
 
 
@@ -60,7 +71,6 @@ def _compiled(patterns: tuple[str, ...]) -> tuple[GitIgnoreSpec | None, GitIgnor
     usable = [p for p in map(_usable, patterns) if p is not None]
     if not usable:
         return None, None
-    # imported here: pathspec costs a cold start ~10 ms, and most runs have no pattern at all
     from pathspec import GitIgnoreSpec
 
     anything = [p for p in usable if not p.endswith("/")]

@@ -7,7 +7,7 @@ import gc
 
 from click.testing import CliRunner
 
-from groundskeeper.cli import GC_THRESHOLD, LazyGroup, main
+from groundskeeper.cli.app import GC_THRESHOLD, LazyGroup, main
 
 
 def test_a_command_runs_with_the_cli_threshold_and_the_process_gets_its_own_back() -> None:

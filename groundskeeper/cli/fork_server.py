@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import groundskeeper
-from groundskeeper.cli import main as groundskeeper_main
+from groundskeeper.cli.app import main as groundskeeper_main
 
 PROG_NAME = "python -m groundskeeper"  # what click names the program under `python -m`
 

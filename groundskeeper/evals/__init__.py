@@ -4,7 +4,8 @@ figures (`figures`: recall with its Wilson interval, the false-positive rate wit
 bound, per category and per model),
 and sweeps of cases × models × repeats (`sweep`) on an execution backend (`backends`: a
 thread pool by default, Ray behind the optional extra in `ray_backend`), each case key sealed
-once by the driver in a suite ledger (`suite_ledger`). It does not print; `groundskeeper eval`
+once by the driver in a suite ledger (`suite_ledger`), and hook cases: a scripted agent
+session gated by the real `groundskeeper hook` (`hook`). It does not print; `groundskeeper eval`
 does. Nothing here weakens a defence: a case runs the same `groundskeeper resume` a user runs.
 """
 

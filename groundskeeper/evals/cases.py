@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from groundskeeper.errors import UsageError
+from groundskeeper.evals.hook import hook_agent
 
 CASE_FILES = ("plan.org", "agents.yaml", "expect.json")
 KINDS = ("fake", "honest")
@@ -30,6 +31,7 @@ EXPECT_KEYS = frozenset(
         "weak_check",
         "ledger_ok",
         "approve",
+        "hook",
     }
 )
 APPROVE_KEYS = frozenset({"task", "answer", "note", "then_write"})
@@ -69,6 +71,9 @@ class EvalCase:
     # a task gate's answer: the plan runs as a goal run (`run`), `approve --task` answers it,
     # `then_write` changes files after the answer, and `run --resume` gives the verdict
     approve: dict[str, Any] | None = None
+    # the agent whose hook answers a scripted session's stops (`evals.hook`) instead of a
+    # `resume` of scripted workers
+    hook: str | None = None
 
     @property
     def scored_as(self) -> Literal["fake", "honest", "weak"]:
@@ -168,6 +173,12 @@ def load_case(case_dir: Path, name: str) -> EvalCase:
     approve = _approval(raw.get("approve"), bad)
     if approve is not None and ((case_dir / "setup").exists() or runs != 1):
         raise bad('expect.json: a case with "approve" has no setup/ and runs once')
+    try:
+        hook = hook_agent(raw.get("hook"), case_dir)
+    except ValueError as exc:
+        raise bad(str(exc)) from None
+    if hook is not None and (approve is not None or runs != 1 or args):
+        raise bad('expect.json: a "hook" case has no "approve", "runs" or "args"')
     return EvalCase(
         name=name,
         path=case_dir,
@@ -180,6 +191,7 @@ def load_case(case_dir: Path, name: str) -> EvalCase:
         weak_check=weak,
         ledger_ok=ledger_ok,
         approve=approve,
+        hook=hook,
     )
 
 

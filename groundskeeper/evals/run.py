@@ -23,6 +23,7 @@ from typing import Any
 from groundskeeper.evals.cases import EvalCase
 from groundskeeper.evals.figures import CaseResult, caught_by
 from groundskeeper.evals.fork_client import ForkLost, ForkServer, ForkUnavailable
+from groundskeeper.evals.hook import HookSessionFault, play_session
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +147,10 @@ def run_case(
         try:
             if case.approve is not None:
                 report = _gated_run(case, root, run_dir, agents, model, env, deadline, forks)
-            for _ in range(case.runs if case.approve is None else 0):
+            if case.hook is not None:
+                tasks = [e.task for e in case.expectations]
+                report = play_session(case.hook, run_dir, agents, tasks, env, deadline)
+            for _ in range(case.runs if case.approve is None and case.hook is None else 0):
                 report = _run_json(
                     _groundskeeper(
                         "resume",
@@ -171,7 +175,7 @@ def run_case(
                     forks=forks,
                 )
             refusals = _tool_refusals(run_dir / ".groundskeeper" / "plan.org" / "_steps.jsonl")
-        except _CaseFault as fault:
+        except (_CaseFault, HookSessionFault) as fault:
             return CaseResult(
                 case,
                 expected,
