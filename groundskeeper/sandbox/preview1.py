@@ -9,6 +9,7 @@ calls `preview1_paths`', the numbers and byte layouts `preview1_abi`'s (re-expor
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import struct
@@ -95,20 +96,24 @@ class Process(PathCalls):
     # -- arguments, environment, clocks, exit, scheduling
 
     def args_sizes_get(self, memory: Memory, count: int, size: int) -> int:
-        return self._sizes(memory, self._argv_bytes(), count, size)
+        return self._sizes(memory, self._argv_bytes, count, size)
 
     def args_get(self, memory: Memory, pointers: int, buffer: int) -> int:
-        return self._strings(memory, self._argv_bytes(), pointers, buffer)
+        return self._strings(memory, self._argv_bytes, pointers, buffer)
 
     def environ_sizes_get(self, memory: Memory, count: int, size: int) -> int:
-        return self._sizes(memory, self._env_bytes(), count, size)
+        return self._sizes(memory, self._env_bytes, count, size)
 
     def environ_get(self, memory: Memory, pointers: int, buffer: int) -> int:
-        return self._strings(memory, self._env_bytes(), pointers, buffer)
+        return self._strings(memory, self._env_bytes, pointers, buffer)
 
+    # encoded once per stage (libc asks for each twice: sizes, then strings); a stage's
+    # arguments and environment never change while it runs
+    @functools.cached_property
     def _argv_bytes(self) -> list[bytes]:
         return [os.fsencode(arg) for arg in self.argv]
 
+    @functools.cached_property
     def _env_bytes(self) -> list[bytes]:
         return [os.fsencode(f"{key}={value}") for key, value in self.env]
 
