@@ -333,14 +333,16 @@ class AttemptRecord:
 
     def changed(self) -> tuple[set[str], list[int]]:
         """Every path the attempt's tool calls changed, and the calls (by index) whose
-        changes are unknown. `write_file` changes its path; `sh` what its snapshots show."""
+        changes are unknown. `write_file` changes its path; `sh` what the sandbox wrote in
+        that call (`wrote`, its own writes only), in a record without that list what the
+        watched paths' snapshots show (`changed`)."""
         found: set[str] = set()
         unknown: list[int] = []
         for index, body in enumerate(self.calls, start=1):
             tool = body.get("tool")
             if tool not in ("sh", "write_file"):
                 continue
-            changed = body.get("changed")
+            changed = body.get("wrote" if tool == "sh" and "wrote" in body else "changed")
             if isinstance(changed, list):
                 found.update(str(p) for p in changed)
             elif tool == "sh" or body.get("status") == "ok":

@@ -25,6 +25,7 @@ from groundskeeper.acceptance.attempt_record import (
 from groundskeeper.acceptance.check import Shell, sandbox_shell, sha256_text
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.sandbox import fence as fences
+from groundskeeper.sandbox import writes
 from groundskeeper.sandbox.quota import DiskQuota
 
 DEFAULT_MAX_TURNS = 30
@@ -230,21 +231,25 @@ class Toolbox:
             "cmd": cmd if len(cmd) <= CMD_INLINE else None,
             "cmd_sha256": sha256_text(cmd, keep_surrogates=True),
         }
-        try:
-            result = run(cmd, workdir=self._root, read_only=False, timeout=self.sh_timeout)
-        except Exception as exc:  # the worker hears of it; the run goes on
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            text = f"the sandbox could not run the command: {type(exc).__name__}: {first}"
-            after = watch_state(self._root, self.watch) if self.watch else None
-            facts |= {
-                "exit_status": None,
-                "fault": "not-run",
-                "stdout_sha256": None,
-                "stderr_sha256": None,
-                "changed": sealable_changed(changed_between(before, after)),
-            }
-            return ToolOutcome(text, True, "error", facts, (cmd,))
+        # what it changed, as the sandbox did it: this call's own writes, never a sibling's
+        with writes.recording(self._root) as journal:
+            try:
+                result = run(cmd, workdir=self._root, read_only=False, timeout=self.sh_timeout)
+            except Exception as exc:  # the worker hears of it; the run goes on
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                text = f"the sandbox could not run the command: {type(exc).__name__}: {first}"
+                after = watch_state(self._root, self.watch) if self.watch else None
+                facts |= {
+                    "exit_status": None,
+                    "fault": "not-run",
+                    "stdout_sha256": None,
+                    "stderr_sha256": None,
+                    "changed": sealable_changed(changed_between(before, after)),
+                    "wrote": self._wrote(journal),
+                }
+                return ToolOutcome(text, True, "error", facts, (cmd,))
         facts |= {
+            "wrote": self._wrote(journal),
             "exit_status": result.status,
             "fault": result.fault,
             "stdout_sha256": sha256_text(result.stdout, keep_surrogates=True),
@@ -260,6 +265,14 @@ class Toolbox:
         failed = result.status != 0 or result.fault is not None
         texts = (cmd, result.stdout, result.stderr)
         return ToolOutcome(_clip(text), failed, f"exit {result.status}", facts, texts)
+
+    def _wrote(self, journal: writes.WriteJournal) -> list[str] | None:
+        """The paths an `sh` call changed, as sealed (None: unknown): the sandbox's journal;
+        a stand-in shell that never picked it up can tell nothing, unless it is none (the
+        sandbox itself, stopped before it ran anything)."""
+        if not journal.served and self.shell is not None:
+            return None
+        return sealable_changed(journal.files())
 
     def _read(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         raw = self._arg(tool_input, "path")

@@ -204,10 +204,11 @@ class ContractsStage:
                 ContractContext(
                     self.toolbox,
                     record,
-                    context.watched,
+                    context.watched.hashes,
                     self.toolbox.workdir,
                     task.baselines,
                     task.spec.protect,
+                    context.watched.unknown,
                 ),
             )
         )
@@ -256,9 +257,8 @@ class CheckStage:
             return StageResult(self.name) if claim is None else self._unchecked(claim)
         result = self.checks.run(task.heading.task_id, task.check)
         wrote = context.history.wrote  # what the worker wrote, for the judge (every attempt's)
-        for body in context.sealed:
-            if isinstance(body.get("changed"), list):
-                wrote.extend(p for p in body["changed"] if p not in wrote)
+        found, _unknown = AttemptRecord(context.sealed).changed()
+        wrote.extend(p for p in sorted(found) if p not in wrote)
         steps = (CheckSealed(result, context.phase),)
         if result.passed:
             return StageResult(self.name, verified=True, output=result.output, steps=steps)
@@ -438,7 +438,9 @@ class GateStage:
             return StageResult(self.name)
         if context.claim is None:
             return self._again(context)
-        files = task.gate_files or tuple(sorted(context.history.written)) or None
+        files = task.gate_files or None
+        if files is None and not context.history.unknown:  # unknown: every file, not a guess
+            files = tuple(sorted(context.history.written)) or None
         opened = open_gate(task, files, self.workdir, self.skip)
         reason = f"waiting for approval (gate {opened.gate_id}, {len(opened.files)} file(s))"
         # an unchecked task waits on the worker's word
