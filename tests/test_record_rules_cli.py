@@ -44,8 +44,9 @@ def _changed_plan(tmp_path: Path, cmd: str, attempts: str) -> tuple[Path, Path]:
     (tmp_path / "r.txt").write_text("stale\n")
     return setup(
         tmp_path,
-        task("Redo r", "t", "grep -q done notes.txt", contract="changed r.txt",
-             max_attempts=attempts),  # fmt: skip
+        task(
+            "Redo r", "t", "grep -q done notes.txt", contract="changed r.txt", max_attempts=attempts
+        ),  # fmt: skip
         "workers:\n  t:\n" + _sh(cmd) + "    - say: DONE\n" + _sh(cmd) + "    - say: DONE\n",
     )
 
@@ -193,8 +194,14 @@ def _ran_plan(tmp_path: Path, cmd: str) -> tuple[Path, Path]:
     (tmp_path / "decoy" / "expected.txt").write_text("one\n")
     return setup(
         tmp_path,
-        task("Match", "t", "test -s out.txt", contract='ran "diff expected.txt out.txt"',
-             protect="expected.txt", max_attempts="1"),  # fmt: skip
+        task(
+            "Match",
+            "t",
+            "test -s out.txt",
+            contract='ran "diff expected.txt out.txt"',
+            protect="expected.txt",
+            max_attempts="1",
+        ),  # fmt: skip
         "workers:\n  t:\n"
         '    - {tool: write_file, input: {path: out.txt, content: "one\\n"}}\n'
         '    - {tool: write_file, input: {path: decoy/out.txt, content: "one\\n"}}\n'

@@ -20,6 +20,7 @@ from groundskeeper.acceptance.gates import (
     GateAnswer,
     GateOpened,
     artifacts_sha256,
+    gate_paths,
     hash_files,
     new_gate_id,
     workdir_files,
@@ -153,7 +154,7 @@ class ApprovalGates:
                     "your work no longer passes its acceptance check:"
                     f" {task.check.text.strip()} → {result.reason}\n{result.output}".rstrip()
                 )
-        chosen = files or task.gate_files or None
+        chosen = files or (gate_paths(self.checks.workdir, task.gate_files or ()) or None)
         opened = open_gate(task, chosen, self.checks.workdir, self.skip)
         self.checks.books.seal.gate(0, opened.to_json())
         ms = int((time.monotonic() - started) * 1000)

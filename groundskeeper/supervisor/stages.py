@@ -20,7 +20,7 @@ from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
 from groundskeeper.acceptance.check import CheckResult, check_feedback
 from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
 from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
-from groundskeeper.acceptance.gates import GateOpened, hash_files
+from groundskeeper.acceptance.gates import GateOpened, gate_paths, hash_files
 from groundskeeper.acceptance.judge import (
     J_UNAVAILABLE,
     J_UNREADABLE,
@@ -438,8 +438,9 @@ class GateStage:
             return StageResult(self.name)
         if context.claim is None:
             return self._again(context)
-        files = task.gate_files or None
-        if files is None and not context.history.unknown:  # unknown: every file, not a guess
+        # named files, read by the matcher (none named: the whole workdir, never nothing)
+        files = (gate_paths(self.workdir, task.gate_files) or None) if task.gate_files else None
+        if not task.gate_files and not context.history.unknown:  # unknown: every file, not a guess
             files = tuple(sorted(context.history.written)) or None
         opened = open_gate(task, files, self.workdir, self.skip)
         reason = f"waiting for approval (gate {opened.gate_id}, {len(opened.files)} file(s))"
