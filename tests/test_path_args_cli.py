@@ -214,6 +214,20 @@ def test_gate_files_naming_a_directory_bind_what_is_under_it(tmp_path: Path) -> 
     _verified(work)
 
 
+def test_a_file_made_under_gate_files_after_the_approval_makes_it_stale(tmp_path: Path) -> None:
+    """The person approved the files the pattern named then; one more there now is work
+    nobody approved."""
+    work, shown = _gated(tmp_path, "reports/")
+    assert _cli("approve", str(work), "--task", "reports", "--yes").exit_code == 0
+    (work / "reports" / "c.md").write_text("# c, added after the approval\n")
+    code, doc = _resume(work)
+    assert code == 3 and doc is not None
+    assert _states(doc)["reports"] == "WAITING"
+    [gate] = doc["waiting"]["gates"]
+    assert [f["path"] for f in gate["files"]] == ["reports/a.md", "reports/b.md", "reports/c.md"]
+    _verified(work)
+
+
 def test_gate_files_naming_a_glob_leave_other_files_free(tmp_path: Path) -> None:
     work, shown = _gated(tmp_path, "reports/*.md")
     assert shown == ["reports/a.md", "reports/b.md"]

@@ -89,6 +89,30 @@ def test_changed_to_new_content_across_a_resume_is_done(tmp_path: Path) -> None:
     assert (tmp_path / "r.txt").read_text() == "final\n"
 
 
+def test_changed_by_a_parallel_sibling_is_not_this_attempts_change(tmp_path: Path) -> None:
+    """The sibling, an accomplice, writes r.txt while this worker's own `sh` call runs: read
+    from content before and after the call, that was this call's change; the sandbox says
+    this call wrote nothing."""
+    (tmp_path / "r.txt").write_text("stale\n")
+    plan, script = setup(
+        tmp_path,
+        task("Redo r", "t", "test -s r.txt", contract="changed r.txt", max_attempts="1")
+        + task("Helper", "helper", "test -s h.txt"),
+        "workers:\n  t:\n" + _sh("sleep 1.5; cat r.txt") + "    - say: DONE\n"
+        "  helper:\n" + _sh("sleep 0.5; echo new > r.txt; echo h > h.txt") + "    - say: DONE\n",
+    )
+    _, doc = resume(plan, script, "--max-parallel", "2")
+    row = _row(doc, "t")
+    assert (tmp_path / "r.txt").read_text() == "new\n"
+    assert row["state"] == "FAILED"
+    assert row["reason"] == (
+        "C008: changed r.txt: the record shows no tool call of this attempt changing r.txt"
+    )
+    [call] = [b for b in steps(plan, "tool-call") if b["task_id"] == "t"]
+    assert call["wrote"] == [] and call["changed"] == ["r.txt"]  # the old reading's mistake
+    assert _row(doc, "helper")["state"] == "DONE"
+
+
 def _sha(text: str) -> str:
     import hashlib
 

@@ -61,7 +61,15 @@ class WriteJournal:
         self.note(None if directory is None else os.path.join(directory, text), tree=tree)
 
     def note_fd(self, fd: int) -> None:
-        """The file open as `fd` was opened to be changed."""
+        """The file open as `fd` was opened to be changed. A regular file with more than one
+        name changes under its other names too, which no one can list: unknown."""
+        try:
+            info = os.fstat(fd)
+        except OSError:
+            info = None
+        if info is None or (stat.S_ISREG(info.st_mode) and info.st_nlink > 1):
+            self.unknown = True
+            return
         self.note(directory_path(fd))
 
     def files(self) -> tuple[str, ...] | None:

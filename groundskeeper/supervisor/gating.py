@@ -106,6 +106,9 @@ class ApprovalGates:
         files = tuple(
             str(f.get("path")) for f in raw_files or () if isinstance(f, dict) and f.get("path")
         )
+        if opened is not None and task.gate_files:  # a file made since under its patterns
+            named = gate_paths(self.checks.workdir, task.gate_files) or ()
+            files += tuple(p for p in named if p not in files)
         now = artifacts_sha256(task.check_sha256, hash_files(self.checks.workdir, files))
         refused: str | None = None
         if answer is not None:

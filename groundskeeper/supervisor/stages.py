@@ -456,6 +456,9 @@ class GateStage:
         if bound is None:
             return StageResult(self.name)
         paths = tuple(p for p, _ in bound)
+        if task.gate_files:  # and what its `:gate-files:` patterns name now
+            paths += tuple(p for p in gate_paths(self.workdir, task.gate_files) or ()
+                           if p not in paths)  # fmt: skip
         hashed = hash_files(self.workdir, paths)
         changed = _changed(bound, tuple((str(f["path"]), f["sha256"]) for f in hashed))
         if not changed:
@@ -473,9 +476,11 @@ class GateStage:
 def _changed(
     bound: tuple[tuple[str, str | None], ...], now: tuple[tuple[str, str | None], ...]
 ) -> list[str]:
-    """The paths whose hash differs from the one a verdict was given on (or is gone)."""
-    current = dict(now)
-    return [path for path, sha in bound if path not in current or current[path] != sha]
+    """The paths whose hash differs from the one a verdict was given on (or is gone), and
+    those there now that it was not given on (a file made since under a named pattern)."""
+    current, given = dict(now), dict(bound)
+    differ = [path for path, sha in bound if path not in current or current[path] != sha]
+    return differ + [path for path in current if path not in given]
 
 
 # -- the dock -------------------------------------------------------------------------------
