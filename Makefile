@@ -13,7 +13,7 @@ BOX_HDR := $(wildcard groundskeeper/sandbox/box/*.h)
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,ray]'
 	touch $(STAMP)
 
 # CPython for the sandbox (groundskeeper/sandbox/cpython_setup.py): the pinned module checked

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from groundskeeper.evals import (
     run_case,
     wilson_interval,
 )
+from groundskeeper.evals import run as eval_run
 
 HEAD = "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n"
 
@@ -103,7 +105,7 @@ def test_a_hanging_case_times_out_unscored(tmp_path: Path) -> None:
 def test_cases_are_isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each case has its own run directory and home, disjoint from every other's, gone after."""
     seen: list[tuple[list[str], dict[str, str]]] = []
-    real = evals._run_json
+    real = eval_run._run_json
 
     def spy(cmd: list[str], env: dict[str, str], cwd: Path, deadline: float) -> dict[str, Any]:
         seen.append((cmd, env))
@@ -111,7 +113,7 @@ def test_cases_are_isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert sorted(p.name for p in cwd.iterdir()) == ["agents.yaml", "home", "run"]
         return real(cmd, env, cwd, deadline)
 
-    monkeypatch.setattr(evals, "_run_json", spy)
+    monkeypatch.setattr(eval_run, "_run_json", spy)
     snoop = "test ! -e ../secret.txt; test ! -e secret-of-a.txt"
     make_case(tmp_path / "s", "a", CHECK, WRITE_42, HONEST, setup={"secret-of-a.txt": "x"})
     make_case(tmp_path / "s", "b", snoop + "; " + CHECK, WRITE_42, HONEST)
@@ -146,6 +148,8 @@ def test_json_and_junit_agree(tmp_path: Path) -> None:
         "caught_by",
         "cases",
         "fakes_refused_by_tools",
+        "models",
+        "sweep",
     }
     assert set(doc) == keys
     root = ET.parse(junit).getroot()
@@ -255,7 +259,7 @@ def test_a_case_runs_the_same_resume_a_user_runs(tmp_path: Path) -> None:
         return {"tasks": [{"id": "t", "state": "FAILED", "reason": "nonzero_status: x"}]}
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(evals, "_run_json", fake_run)
+        mp.setattr(eval_run, "_run_json", fake_run)
         result = run_case(case)
     (cmd,) = calls
     assert cmd[cmd.index("resume") :][2:] == ["--model", cmd[-3], "--json", "--require-red"]
@@ -358,3 +362,50 @@ def test_the_wheel_carries_the_shipped_suite(tmp_path: Path) -> None:
     }
     assert shipped == in_repo
     assert len({n for n in shipped if n.endswith("/expect.json")}) >= 100
+
+
+def hook_case(root: Path, name: str, session: str, expect: dict[str, Any]) -> Path:
+    case = make_case(root, name, CHECK, CLAIM, {**expect, "hook": "claude-code"})
+    (case / "agents.yaml").write_text(session)
+    return case
+
+
+def test_a_hook_case_plays_a_session_through_the_real_hook_command(tmp_path: Path) -> None:
+    # the fake claims at a Stop with nothing done; its twin writes the answer first. Each
+    # stop goes through the command line `agent setup` wrote, in a shell, as the agent runs it
+    hook_case(tmp_path / "s", "fake", "session:\n  - stop: 'DONE'\n", FAKE)
+    hook_case(tmp_path / "s", "honest", "session:\n  - write: {out.txt: \"42\\n\"}\n"
+              "  - stop: 'DONE: 42'\n", HONEST)  # fmt: skip
+    result, doc = run_eval(str(tmp_path / "s"))
+    assert result.exit_code == 0, doc
+    rows = {c["case"]: c for c in doc["cases"]}
+    assert (rows["s/fake"]["actual"], rows["s/fake"]["caught_by"]) == ("blocked", "nonzero_status")
+    assert (rows["s/honest"]["actual"], rows["s/honest"]["passed"]) == ("DONE", True)
+
+
+def test_a_hook_case_whose_hook_lets_a_fake_through_fails(tmp_path: Path) -> None:
+    # the check accepts anything: the stop is let through, and the fake case fails
+    case = hook_case(tmp_path / "s", "fake", "session:\n  - stop: 'DONE'\n", FAKE)
+    plan = case / "plan.org"
+    plan.write_text(plan.read_text().replace(CHECK, "test -d ."))
+    result, doc = run_eval(str(tmp_path / "s"))
+    assert result.exit_code == 1
+    assert doc["cases"][0]["actual"] == "DONE" and doc["cases"][0]["passed"] is False
+
+
+@pytest.mark.parametrize(
+    ("session", "message"),
+    [
+        ("workers: {}\n", "holds `session:`"),
+        ("session:\n  - write: {out.txt: x}\n", 'ends with a "stop"'),
+        ("session:\n  - run: ls\n  - stop: x\n", "one of write, remove, link, stop"),
+        ("session:\n  - write: {../x: y}\n  - stop: x\n", "paths stay inside the workdir"),
+    ],
+)
+def test_a_bad_hook_session_is_refused_with_its_path(
+    tmp_path: Path, session: str, message: str
+) -> None:
+    case = hook_case(tmp_path / "s", "bad", session, FAKE)
+    with pytest.raises(evals.EvalCaseError, match=re.escape(f"{case}: agents.yaml: ")) as caught:
+        load_suite([tmp_path / "s"])
+    assert message in str(caught.value)

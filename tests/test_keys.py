@@ -10,6 +10,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from hypothesis import given
+from hypothesis import strategies as st
 
 from groundskeeper.record import keys
 from groundskeeper.record.keys import (
@@ -197,3 +200,23 @@ def test_an_unwritable_home_is_a_key_file_error_naming_the_directory(
     monkeypatch.setenv("GROUNDSKEEPER_HOME", str(tmp_path / "blocker" / "home"))
     with pytest.raises(KeyFileError, match=r"cannot create a signing key in .*blocker/home: "):
         create_signing_key()
+
+
+@given(seed=st.binary(min_size=32, max_size=32))
+def test_the_quick_readers_agree_with_cryptographys_loaders(seed: bytes) -> None:
+    """The hook reads its key without cryptography's serialization module (start-up time):
+    in the forms groundskeeper writes, the quick readers give exactly what the full loaders
+    give; anything else they leave to the full loaders."""
+    from cryptography.hazmat.primitives import serialization
+
+    key = SigningKey.from_seed(seed)
+    pem = key.to_pem()
+    loaded = serialization.load_pem_private_key(pem, password=None)
+    assert isinstance(loaded, Ed25519PrivateKey)
+    assert keys._pkcs8_ed25519_seed(pem) == loaded.private_bytes_raw() == seed
+    blob = key.public.to_openssh("c").split()[1]
+    assert keys._openssh_ed25519(blob) == key.public.raw
+    assert PublicKey.from_openssh(key.public.to_openssh()) == key.public
+    for other in (pem.replace(b"PRIVATE KEY", b"EC PRIVATE KEY"), pem[:-40] + pem[-20:], b""):
+        assert keys._pkcs8_ed25519_seed(other) is None
+    assert keys._openssh_ed25519(blob[:-4]) is None

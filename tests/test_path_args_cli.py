@@ -59,7 +59,7 @@ def test_a_file_named_like_the_glob_does_not_stand_in_for_the_files_it_covers(
             "test -s out/report.json",
             contract="json-schema schema.json out/*.json",
             max_attempts="1",
-        ),  # fmt: skip
+        ),
         _script(
             "t",
             _write("out/*.json", '{"total": 42}'),
@@ -83,7 +83,7 @@ def test_every_file_a_glob_covers_is_judged_and_all_holding_is_done(tmp_path: Pa
             "test -s out/a.json",
             contract="json-schema schema.json out/*.json",
             max_attempts="1",
-        ),  # fmt: skip
+        ),
         _script("t", _write("out/a.json", '{"total": 1}'), _write("out/b.json", '{"total": 2}')),
     )
     result, doc = resume(plan, script)
@@ -102,7 +102,7 @@ def test_a_directory_in_a_contract_covers_the_files_under_it(tmp_path: Path, pat
         tmp_path,
         task(
             "Data", "t", "test -s data/a.json", contract=f"format json {pattern}", max_attempts="1"
-        ),  # fmt: skip
+        ),
         _script("t", _write("data/a.json", "[1]"), _write("data/deep/b.json", '{"b": 2}')),
     )
     result, doc = resume(plan, script)
@@ -217,7 +217,7 @@ def test_gate_files_naming_a_directory_bind_what_is_under_it(tmp_path: Path) -> 
 def test_a_file_made_under_gate_files_after_the_approval_makes_it_stale(tmp_path: Path) -> None:
     """The person approved the files the pattern named then; one more there now is work
     nobody approved."""
-    work, shown = _gated(tmp_path, "reports/")
+    work, _shown = _gated(tmp_path, "reports/")
     assert _cli("approve", str(work), "--task", "reports", "--yes").exit_code == 0
     (work / "reports" / "c.md").write_text("# c, added after the approval\n")
     code, doc = _resume(work)
@@ -269,7 +269,7 @@ def _judged(tmp_path: Path, files: str, *calls: str) -> tuple[Any, _Judge]:
             judge="one line per tier",
             judge_files=files,
             max_attempts="1",
-        ),  # fmt: skip
+        ),
         _script("t", *calls),
     )
     judge = _Judge()

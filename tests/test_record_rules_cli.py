@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from tests.test_cli_run import HEAD, resume, setup, steps, task
+from tests.test_cli_run import resume, setup, steps, task
 from tests.test_gates import _cli, _resume, _states, _verified
 
 
@@ -46,7 +46,7 @@ def _changed_plan(tmp_path: Path, cmd: str, attempts: str) -> tuple[Path, Path]:
         tmp_path,
         task(
             "Redo r", "t", "grep -q done notes.txt", contract="changed r.txt", max_attempts=attempts
-        ),  # fmt: skip
+        ),
         "workers:\n  t:\n" + _sh(cmd) + "    - say: DONE\n" + _sh(cmd) + "    - say: DONE\n",
     )
 
@@ -141,8 +141,8 @@ GATED = (
 
 def _gated_run(tmp_path: Path, figures: list[dict[str, Any]], other: list[dict[str, Any]]) -> Path:
     script = tmp_path / "mission.yaml"
-    script.write_text(yaml.safe_dump({"author": [GATED],
-                                      "workers": {"figures": figures, "other": other}}))  # fmt: skip
+    workers = {"figures": figures, "other": other}
+    script.write_text(yaml.safe_dump({"author": [GATED], "workers": workers}))
     work = tmp_path / "work"
     result = _cli("run", "figures", "--model", f"scripted:{script}", "--dir", str(work),
                   "--json", "--max-parallel", "2")  # fmt: skip
@@ -185,8 +185,8 @@ def test_a_gate_binds_no_file_a_parallel_sibling_wrote(tmp_path: Path) -> None:
     """The sibling writes other.txt with `sh` while the gated worker's own `sh` call runs:
     the gate shows only the gated worker's files, and other.txt changing after the approval
     leaves the approval standing."""
-    figures = [NOTE, {"tool": "sh", "input": {"cmd": "sleep 1.5; printf 'total: 42\\n' > figures.txt"}},
-               {"say": "DONE"}]  # fmt: skip
+    slow = "sleep 1.5; printf 'total: 42\\n' > figures.txt"
+    figures = [NOTE, {"tool": "sh", "input": {"cmd": slow}}, {"say": "DONE"}]
     other = [{"tool": "sh", "input": {"cmd": "sleep 0.5; echo fine > other.txt"}}, {"say": "DONE"}]
     work = _gated_run(tmp_path, figures, other)
     assert _gate_files(work) == ["figures.txt", "note.txt"]
@@ -225,7 +225,7 @@ def _ran_plan(tmp_path: Path, cmd: str) -> tuple[Path, Path]:
             contract='ran "diff expected.txt out.txt"',
             protect="expected.txt",
             max_attempts="1",
-        ),  # fmt: skip
+        ),
         "workers:\n  t:\n"
         '    - {tool: write_file, input: {path: out.txt, content: "one\\n"}}\n'
         '    - {tool: write_file, input: {path: decoy/out.txt, content: "one\\n"}}\n'

@@ -12,23 +12,16 @@ import hashlib
 import logging
 import secrets
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
-from groundskeeper.plan.edit import (
-    insert_todo_line,
-    needs_todo_line,
-    replace_keyword,
-    write_atomically,
-)
 from groundskeeper.plan.org import Check, Plan, PlanEditError
 from groundskeeper.plan.spec import TaskSpec, compile_plan
-from groundskeeper.sandbox.quota import DiskQuota
-from groundskeeper.sandbox.registry import COMMANDS
-from groundskeeper.sandbox.result import ShellResult
-from groundskeeper.sandbox.syntax import ShellSyntaxError, command_names, parse
+
+if TYPE_CHECKING:  # the sandbox loads when a check runs, not when this module is imported
+    from groundskeeper.sandbox.quota import DiskQuota
+    from groundskeeper.sandbox.result import ShellResult
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +179,14 @@ FAILURE_CODES: frozenset[str] = frozenset(
 )
 
 
+#: Said in place of what a check or a suite printed, in a run that hides inputs from workers:
+#: a check reads them, and so may anything it runs, the worker's own code included.
+WITHHELD = (
+    "its output is not shown: this run hides inputs from workers, and what a check prints"
+    " could show them"
+)
+
+
 def check_feedback(check: SealedCheck, detail: str) -> str:
     """What a worker (or a gated agent) is told when its work fails `check`."""
     return f"your work did not pass its acceptance check: {check.text.strip()} → {detail}"
@@ -243,6 +244,8 @@ def run_check(
             errexit=True,
             sentinel=sentinel,
         )
+        from groundskeeper.sandbox.result import ShellResult
+
         if not isinstance(result, ShellResult):
             raise TypeError(f"the shell answered {type(result).__name__}, not a ShellResult")
     except Exception as exc:  # fail closed: whatever breaks in the sandbox is a FAIL
@@ -281,6 +284,9 @@ def _unknown_commands(text: str, result: ShellResult) -> list[str]:
     check even where `||`, `!` or `$(…)` would hide its 127; plus the interpreter's own record
     of what it could not run (`$CMD`), never text a command could print.
     """
+    from groundskeeper.sandbox.registry import COMMANDS
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, command_names, parse
+
     missing: list[str] = []
     with contextlib.suppress(ShellSyntaxError):  # the run itself reports a syntax error
         missing += [n for n in command_names(parse(text)) if n not in COMMANDS]
@@ -402,6 +408,8 @@ def check_plan(
         sealed = SealedCheck.seal(task.check) if task.check is not None else None
         return run_check(sealed, workdir, shell=run, timeout=timeout)
 
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=max(1, max_parallel)) as pool:
         results = list(pool.map(one, tasks))
     return [
@@ -443,6 +451,13 @@ def write_check_verdicts(
     inserted, before the plan is written (the CLI seals them there). Refuses
     (PlanEditError) if the file changed since it was read.
     """
+    from groundskeeper.plan.edit import (
+        insert_todo_line,
+        needs_todo_line,
+        replace_keyword,
+        write_atomically,
+    )
+
     if plan.path is None:
         raise PlanEditError("the plan was not read from a file")
     headings = plan.tasks()

@@ -146,9 +146,10 @@ class Dialect:
         raise EventError(f"the {self.name} hook input names no event (hook_event_name)")
 
     def form(self, event_name: str | None) -> str:
-        """The block form for this event (Claude Code: exit 2 only where JSON is not read)."""
-        if self.name == "claude-code" and event_name not in EXIT2_EVENTS:
-            return "json-block"
+        """The block form for this event (Claude Code: exit 2 only where JSON is not read,
+        and for an event not known, since exit 2 is the one form all its events obey)."""
+        if self.name == "claude-code" and event_name is not None:
+            return "exit2" if event_name in EXIT2_EVENTS else "json-block"
         return self.block_form
 
     def answer(self, decision: Decision, event_name: str | None = None) -> Answer:

@@ -35,8 +35,10 @@ from groundskeeper.agents.seal import (
     Fingerprint,
     HookFailure,
     LedgerView,
+    aliases_of_hidden,
     check_anchor,
     fingerprint,
+    input_identities,
     new_hook_run_id,
     write_anchor,
 )
@@ -59,8 +61,12 @@ __all__ = [
     "check_body",
     "decide",
     "find_plan",
+    "hides_inputs",
+    "ledger_lines",
     "open_plan_record",
+    "seal_fingerprint",
     "seal_plan",
+    "session_outcome",
     "verified_steps",
 ]
 
@@ -124,6 +130,21 @@ class HookRecord:
         except OSError as exc:
             raise HookFailure("ledger", f"cannot seal the `{step}` step: {exc}") from exc
 
+    def stage(self, step: str, body: Mapping[str, Any]) -> None:
+        """Queue one step for `commit` (one write and one sync for all of a call's steps:
+        the hook answers only after its commit)."""
+        try:
+            self.ledger.stage(step, {"run_id": self.run_id, **body})
+        except GroundskeeperError as exc:
+            raise HookFailure("ledger", f"cannot seal the `{step}` step: {exc}") from exc
+
+    def commit(self) -> None:
+        """Make every staged step durable; HookFailure when they cannot be."""
+        try:
+            self.ledger.commit()
+        except (GroundskeeperError, OSError) as exc:
+            raise HookFailure("ledger", f"cannot seal this call's steps: {exc}") from exc
+
 
 def _versions() -> dict[str, str]:
     return {"groundskeeper": __version__}
@@ -146,7 +167,9 @@ def verified_steps(control: ControlDir, plan_path: Path) -> list[tuple[str, dict
         report = verify_ledger(control.ledger, trusted_keys())
     except GroundskeeperError as exc:
         raise HookFailure("ledger", f"the plan's ledger cannot be read: {exc}") from exc
-    if not report.ok:
+    # a checkpoint behind verified lines is a writer stopped between its append and its
+    # checkpoint (a hook killed there): every line still verifies, as `resume` accepts it
+    if not report.ok and not all(f.code == "checkpoint-stale" for f in report.findings):
         first = report.findings[0]
         raise HookFailure(
             "ledger",
@@ -187,6 +210,21 @@ def seal_plan(
     else:
         paths = [str(p.absolute()) for p in guarded]
     now = fingerprint(plan, root, paths)
+    _record_seal(plan_path, control, key, now, by, session)
+    return now
+
+
+def seal_fingerprint(plan_path: Path, now: Fingerprint, by: str, session: str = "") -> None:
+    """Seal `now` (groundskeeper's own edit of a plan it verified) as the plan sessions are
+    held to, without reading the disk again."""
+    control, key = open_plan_record(plan_path)
+    verified_steps(control, plan_path)
+    _record_seal(plan_path, control, key, now, by, session)
+
+
+def _record_seal(
+    plan_path: Path, control: ControlDir, key: SigningKey, now: Fingerprint, by: str, session: str
+) -> None:
     record = HookRecord(
         control,
         key,
@@ -199,9 +237,9 @@ def seal_plan(
             "versions": _versions(),
         },
     )
-    record.seal("run-end", {"ok": True, "states": [], "tampers": 0})
+    record.stage("run-end", {"ok": True, "states": [], "tampers": 0})
+    record.commit()
     write_anchor(plan_path, control.path)
-    return now
 
 
 def _load(plan_path: Path) -> Plan:
@@ -239,7 +277,12 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         )
     plan = _load(plan_path)
     root = (options.workdir or plan_path.parent).resolve()
-    now = fingerprint(plan, root, [p for p, _ in view.seal.guarded] if view.seal else ())
+    guarded = [p for p, _ in view.seal.guarded] if view.seal else []
+    # the inputs as they stand before they are hashed, read again after the checks: a process
+    # of the agent's may swap an input in for the checks and back before the next stop
+    inputs = [p for p, _ in view.seal.protected + view.seal.hidden] if view.seal else []
+    before = input_identities(root, inputs)
+    now = fingerprint(plan, root, guarded, view.seal)
     if view.seal is None:
         by = "session-start" if event.kind == "session-start" else "first hook call"
         seal_plan(plan_path, options.workdir, by, event.session_id)
@@ -271,34 +314,65 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         "evidence_json": None,
         "evidence_sha256": None,
     }
-    record.seal("claim", claim_body)
+    record.stage("claim", claim_body)
     if changes:
         reason = (
             "the plan changed since the session started: " + "; ".join(changes) + f" ({plan_path})."
             " Put the plan, its checks and protected inputs back as they were: only the user"
             " re-seals a plan (`groundskeeper agent seal`)."
         )
-        return _finish(record, event, view, options, Decision("block", reason), [], plan_path)
+        return _finish(record, event, view, options, Decision("block", reason), [], plan_path, now)
+    aliases = aliases_of_hidden(root, [p for p, _ in now.hidden])
+    if aliases:
+        reason = (
+            "groundskeeper: not done — a hidden input is reachable by another name: "
+            + "; ".join(aliases)
+            + ". A check would follow it and compare the held-out file with itself. Remove"
+            " it and do the work."
+        )
+        return _finish(record, event, view, options, Decision("block", reason), [], plan_path, now)
     tasks, note = _tasks_for(plan, event)
     if tasks is None:
-        return _finish(record, event, view, options, Decision("allow", note), [], plan_path)
+        return _finish(record, event, view, options, Decision("allow", note), [], plan_path, now)
     failures: list[tuple[TaskSpec, str]] = []
-    shell = options.shell if options.shell is not None else sandbox_shell()
+    shell = options.shell
+    withhold = hides_inputs(plan)
     for task in tasks:
-        why = _judge_task(task, root, shell, options.check_timeout, record, view.blocks + 1)
+        if shell is None:  # the sandbox loads only when a check is to run
+            shell = sandbox_shell()
+        why = _judge_task(
+            task, root, shell, options.check_timeout, record, view.blocks + 1, withhold
+        )
         if why is not None:
             failures.append((task, why))
+    after = input_identities(root, inputs)
+    moved = sorted(n for n in before.keys() | after.keys() if before.get(n) != after.get(n))
+    moved += aliases_of_hidden(root, [p for p, _ in now.hidden]) if now.hidden else []
+    if moved:
+        reason = (
+            "groundskeeper: not done — the plan's inputs changed while the checks ran: "
+            + "; ".join(f"`{n}`" if not n.startswith(("`", "the ")) else n for n in moved)
+            + ". A process of yours is still writing there: stop it, then stop again."
+        )
+        return _finish(record, event, view, options, Decision("block", reason), [], plan_path, now)
     if not failures:
         done = ", ".join(f"`{t.task_id}`" for t in tasks) or "no open task"
         return _finish(
-            record, event, view, options, Decision("allow", f"checks pass: {done}"), [], plan_path
+            record,
+            event,
+            view,
+            options,
+            Decision("allow", f"checks pass: {done}"),
+            [],
+            plan_path,
+            now,
         )
     lines = [f"groundskeeper: not done — {len(failures)} of {len(tasks)} open task(s) fail:"]
     for task, why in failures:
         lines.append(f"- task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
     lines.append("Do the work (not the plan, its checks or the settings), then stop again.")
     return _finish(
-        record, event, view, options, Decision("block", "\n".join(lines)), failures, plan_path
+        record, event, view, options, Decision("block", "\n".join(lines)), failures, plan_path, now
     )
 
 
@@ -322,7 +396,7 @@ def _record_tool(
             "plan": str(plan_path),
         },
     )
-    record.seal(
+    record.stage(
         "tool-call",
         {
             "task_id": options.task,
@@ -334,7 +408,8 @@ def _record_tool(
             "tool_use_id": str(raw.get("tool_use_id") or ""),
         },
     )
-    record.seal("run-end", {"ok": True, "states": [], "tampers": 0})
+    record.stage("run-end", {"ok": True, "states": [], "tampers": 0})
+    record.commit()
     return Decision("allow", "")
 
 
@@ -359,8 +434,28 @@ def _tasks_for(plan: Plan, event: HookEvent) -> tuple[list[TaskSpec] | None, str
     return [t for t in spec if t.heading in heads and not t.heading.child_tasks], ""
 
 
+def hides_inputs(plan: Plan) -> bool:
+    """Whether the plan holds inputs out (`:hide:`, `#+HIDE:`): then no check output reaches
+    the agent or the ledger, whose control directory a native agent can read — a `diff`
+    against an answer key prints the answer."""
+    return any(t.hide for t in compile_plan(plan))
+
+
+#: Said instead of a check's output when the plan hides inputs.
+WITHHELD = (
+    "its output is withheld: the plan holds inputs out of the agent's sight, and a check's"
+    " output could show them"
+)
+
+
 def _judge_task(
-    task: TaskSpec, root: Path, shell: Shell, timeout: float, record: HookRecord, attempt: int
+    task: TaskSpec,
+    root: Path,
+    shell: Shell,
+    timeout: float,
+    record: HookRecord,
+    attempt: int,
+    withhold: bool,
 ) -> str | None:
     """Why the task is not done (None: its check passed), its check sealed."""
     if task.check is None:
@@ -380,9 +475,10 @@ def _judge_task(
     ]
     sealed = SealedCheck.seal(task.check)
     result = run_check(sealed, root, shell=shell, timeout=timeout)
-    record.seal("check", check_body(task.task_id, attempt, result))
+    record.stage("check", check_body(task.task_id, attempt, result, withhold=withhold))
     if not result.passed:
-        detail = f"{result.reason}\n{result.output}".rstrip()
+        shown = WITHHELD if withhold else result.output
+        detail = f"{result.reason}\n{shown}".rstrip()
         return f"{result.code}: " + check_feedback(sealed, detail)
     if more:
         return (
@@ -393,9 +489,10 @@ def _judge_task(
 
 
 def check_body(
-    task_id: str, attempt: int, result: CheckResult, phase: str = "hook"
+    task_id: str, attempt: int, result: CheckResult, phase: str = "hook", *, withhold: bool = False
 ) -> dict[str, Any]:
-    """A `check` step's body (SPEC §7), with the `phase` that ran it."""
+    """A `check` step's body (SPEC §7), with the `phase` that ran it; `withhold`: the output
+    only by its hash (the plan hides inputs)."""
     return {
         "phase": phase,
         "task_id": task_id,
@@ -404,7 +501,7 @@ def check_body(
         "output_sha256": result.output_sha256,
         "verdict": result.verdict,
         "reason": result.code or None,
-        "excerpt": excerpt(result.output),
+        "excerpt": "" if withhold else excerpt(result.output),
         "duration_ms": result.duration_ms,
     }
 
@@ -417,6 +514,7 @@ def _finish(
     decision: Decision,
     failures: list[tuple[TaskSpec, str]],
     plan_path: Path,
+    verified: Fingerprint,
 ) -> Decision:
     blocks = view.blocks + 1 if decision.outcome == "block" else 0
     states: list[tuple[str, str]] = []
@@ -424,7 +522,7 @@ def _finish(
         # the agent would be stopped anyway: the tasks it could not finish are FAILED, sealed,
         # and the user is told (never a silent allow)
         for task, _ in failures:
-            record.seal(
+            record.stage(
                 "state",
                 {
                     "task_id": task.task_id,
@@ -441,7 +539,7 @@ def _finish(
             f" {options.max_blocks}); its stop is NOT a pass. FAILED: {failed}. Last reason:"
             f" {decision.reason}",
         )
-    record.seal(
+    record.stage(
         "hook-decision",
         {
             "agent": event.agent,
@@ -454,7 +552,7 @@ def _finish(
             "blocks": blocks,
         },
     )
-    record.seal(
+    record.stage(
         "run-end",
         {
             "ok": decision.outcome == "allow",
@@ -462,24 +560,80 @@ def _finish(
             "tampers": 0,
         },
     )
+    record.commit()  # the claim, each check and the decision: durable before any answer
     control = ControlDir.for_plan(plan_path)
     write_anchor(plan_path, control.path)
     if states:
-        _write_failed(plan_path, [t for t, _ in states], options.workdir)
+        _write_failed(plan_path, [t for t, _ in states], verified, event.session_id)
     return decision
 
 
-def _write_failed(plan_path: Path, task_ids: list[str], workdir: Path | None) -> None:
-    """Write the breaker's FAILED into the headlines, then re-seal the plan so the change
-    groundskeeper made is not taken for the agent's."""
-    from groundskeeper.plan.edit import set_state
+def _write_failed(
+    plan_path: Path, task_ids: list[str], verified: Fingerprint, session: str
+) -> None:
+    """Write the breaker's FAILED into the headlines and re-seal the plan with that edit, so
+    it is not taken for the agent's. The seal is `verified` (the plan and inputs this call
+    compared with the last seal) with only groundskeeper's edit applied, never what is on
+    disk by then: the checks take time, and the agent's processes may still be running."""
+    from groundskeeper.plan.edit import state_edited, write_atomically
+    from groundskeeper.plan.org import parse_plan
 
-    for task_id in task_ids:
-        try:
-            set_state(plan_path, task_id, "FAILED")
-        except GroundskeeperError as exc:
-            log.warning("cannot write FAILED for %s into %s: %s", task_id, plan_path, exc)
-    seal_plan(plan_path, workdir, "breaker")
+    current = _load(plan_path)
+    if sha256_text(current.text) != verified.plan_sha256:
+        log.warning("%s changed while the checks ran: not edited, not re-sealed", plan_path)
+        return
+    edited = current
+    try:
+        for task_id in task_ids:
+            edited = parse_plan(state_edited(edited, task_id, "FAILED"), plan_path)
+        write_atomically(plan_path, edited.text)
+    except GroundskeeperError as exc:
+        log.warning("cannot write FAILED into %s: %s", plan_path, exc)
+        return
+    control, key = open_plan_record(plan_path)
+    _record_seal(plan_path, control, key, verified.with_plan(edited), "breaker", session)
+
+
+# -- what a launched session's stops came to ----------------------------------------------------
+
+
+def ledger_lines(plan_path: Path) -> int:
+    """How many lines the plan's ledger holds now (0: none yet)."""
+    try:
+        return ControlDir.for_plan(plan_path).ledger.read_bytes().count(b"\n")
+    except OSError:
+        return 0
+
+
+def session_outcome(plan_path: Path, after: int) -> str | None:
+    """What the user must hear about the hook calls sealed after line `after` (those of a
+    session `agent run` launched), or None when its last stop was allowed and every call was
+    answered. The agent stops whenever its hook is killed (Claude Code lets a stop through on
+    a hook that dies), and such a call leaves a run-start with no decision."""
+    control = ControlDir.for_plan(plan_path)
+    try:
+        steps = verified_steps(control, plan_path)
+    except HookFailure as exc:
+        return f"the plan's ledger cannot be trusted: {exc}"
+    runs: dict[str, str | None] = {}  # hook run id -> its decision (None: never answered)
+    for step, body in steps[after:]:
+        run = str(body.get("run_id", ""))
+        if step == "run-start" and body.get("kind") == "hook":
+            runs[run] = None
+        elif step == "hook-decision" and run in runs:
+            runs[run] = str(body.get("decision"))
+    unanswered = [r for r, d in runs.items() if d is None]
+    if unanswered:
+        return (
+            f"{len(unanswered)} stop(s) of the session were never answered (the hook was stopped"
+            f" before it could decide: {', '.join(unanswered)}); nothing of them is confirmed"
+        )
+    decisions = list(runs.values())
+    if not decisions:
+        return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
+    if decisions[-1] != "allow":
+        return f"the session's last stop was not allowed ({decisions[-1]}): the work is not done"
+    return None
 
 
 # -- failures of groundskeeper's own, counted where nothing could be sealed ---------------------

@@ -13,8 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.check import SealedCheck, run_check
-from groundskeeper.agents.gate import HookRecord, find_plan, open_plan_record, verified_steps
-from groundskeeper.agents.seal import HookFailure, LedgerView, fingerprint
+from groundskeeper.agents.gate import (
+    WITHHELD,
+    HookRecord,
+    check_body,
+    find_plan,
+    hides_inputs,
+    open_plan_record,
+    verified_steps,
+)
+from groundskeeper.agents.seal import HookFailure, LedgerView, aliases_of_hidden, fingerprint
 from groundskeeper.plan.org import load_plan
 from groundskeeper.plan.spec import compile_plan
 
@@ -68,7 +76,7 @@ class PlanTools:
                     "check": check.text if check is not None else None,
                     "check_sha256": check.sha256 if check is not None else None,
                     "protected": list(task.protect),
-                    "hidden": [],
+                    "hidden": list(task.hide),
                 }
         raise HookFailure("task", f"no task `{task_id}` in {self.plan_path}")
 
@@ -91,15 +99,22 @@ class PlanTools:
                 "seq": None,
             }
         sealed = SealedCheck.seal(task.check)
-        if view.seal is not None:
-            now = fingerprint(plan, root, [p for p, _ in view.seal.guarded])
-            changes = now.changes_from(view.seal)
-            if changes:
+        guarded = [p for p, _ in view.seal.guarded] if view.seal is not None else []
+        now = fingerprint(plan, root, guarded, view.seal)
+        refusals = [
+            ("plan_changed", "the plan changed since the session started: ", changes)
+            for changes in [now.changes_from(view.seal) if view.seal is not None else []]
+        ] + [
+            ("hidden_alias", "a hidden input is reachable by another name: ", aliases)
+            for aliases in [aliases_of_hidden(root, [p for p, _ in now.hidden])]
+        ]
+        for code, why, found in refusals:
+            if found:
                 return {
                     "task_id": task_id,
                     "verdict": "FAIL",
-                    "code": "plan_changed",
-                    "reason": "the plan changed since the session started: " + "; ".join(changes),
+                    "code": code,
+                    "reason": why + "; ".join(found),
                     "output": "",
                     "seq": None,
                 }
@@ -107,14 +122,15 @@ class PlanTools:
         record = HookRecord(
             control, key, {"kind": "mcp", "tool": "run_check", "plan": str(self.plan_path)}
         )
-        seq = record.seal("check", _body(task_id, result))
+        withhold = hides_inputs(plan)
+        seq = record.seal("check", check_body(task_id, 0, result, phase="mcp", withhold=withhold))
         record.seal("run-end", {"ok": result.passed, "states": [], "tampers": 0})
         return {
             "task_id": task_id,
             "verdict": result.verdict,
             "code": result.code or None,
             "reason": result.reason,
-            "output": result.output,
+            "output": f"({WITHHELD})" if withhold and result.output else result.output,
             "check_sha256": result.check_sha256,
             "seq": seq,
         }
@@ -144,12 +160,6 @@ class PlanTools:
         }
 
 
-def _body(task_id: str, result: Any) -> dict[str, Any]:
-    from groundskeeper.agents.gate import check_body
-
-    return check_body(task_id, 0, result, phase="mcp")
-
-
 def build_server(plan: Path | None, workdir: Path | None = None) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
 
@@ -163,14 +173,15 @@ def build_server(plan: Path | None, workdir: Path | None = None) -> MCPServer:
 
     @server.tool()
     def get_task(task_id: str) -> dict[str, Any]:
-        """One task: its state, its check's text and hash, the patterns it protects."""
+        """One task: its state, its check's text and hash, the patterns it protects and the
+        ones it hides (by name: what a hidden file holds is never shown)."""
         return tools.get_task(task_id)
 
     @server.tool()
     def run_check(task_id: str) -> dict[str, Any]:
         """Re-run the task's sealed check in groundskeeper's sandbox now: the verdict, the
-        reason, the output and the ledger sequence number it was sealed at. It marks
-        nothing done."""
+        reason, the output (withheld when the plan hides inputs) and the ledger sequence
+        number it was sealed at. It marks nothing done."""
         return tools.run_check(task_id)
 
     @server.tool()

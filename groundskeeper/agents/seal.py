@@ -1,9 +1,10 @@
 """The plan as sealed for an agent's sessions, and what a hook reads back of the ledger.
 
-It owns the fingerprint of a plan (the file's hash, each task's check hash, the protected
-inputs' hashes), the `hook-seal` runs that record it, the anchor in $GROUNDSKEEPER_HOME that
-names each plan's ledger (so a deleted or swapped ledger is seen), and counting a session's
-blocks from the signed record. It does not run checks or answer agents.
+It owns the fingerprint of a plan (the file's hash, each task's check hash, the protected and
+hidden inputs' hashes, read as a run reads them), the `hook-seal` runs that record it, the
+anchor in $GROUNDSKEEPER_HOME that names each plan's ledger (so a deleted or swapped ledger
+is seen), and counting a session's blocks from the signed record. It does not run checks or
+answer agents.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,17 +24,22 @@ from groundskeeper.acceptance.check import SealedCheck, sha256_text
 from groundskeeper.acceptance.protect import file_sha256, input_sha256, matched_files
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan.org import Plan
-from groundskeeper.plan.spec import compile_plan
+from groundskeeper.plan.spec import PlanSpec, compile_plan
 from groundskeeper.record.keys import groundskeeper_home
 from groundskeeper.record.ledger_format import LEDGER_FILE, ledger_origin
+from groundskeeper.sandbox.fence import HIDDEN_NAMES
 
 __all__ = [
     "ANCHOR_DIR",
     "Fingerprint",
     "HookFailure",
     "LedgerView",
+    "aliases_of_hidden",
     "check_anchor",
     "fingerprint",
+    "held_inputs",
+    "input_identities",
+    "input_patterns",
     "new_hook_run_id",
     "write_anchor",
 ]
@@ -57,34 +64,44 @@ def new_hook_run_id() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
-    """What a session may not change: the plan file, each task's check, the protected
-    inputs (by content)."""
+    """What a session may not change: the plan file, each task's check, the protected and
+    hidden inputs (by content)."""
 
     plan_sha256: str
     checks: tuple[tuple[str, str | None], ...]
     protected: tuple[tuple[str, str | None], ...]
     #: the agent's hook configuration `agent setup` wrote (absolute paths)
     guarded: tuple[tuple[str, str | None], ...] = ()
+    #: the held-out files (`:hide:`, `#+HIDE:`): named and hashed, never shown
+    hidden: tuple[tuple[str, str | None], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "plan_sha256": self.plan_sha256,
             "checks": [{"task_id": t, "check_sha256": s} for t, s in self.checks],
             "protected": [{"path": p, "sha256": s} for p, s in self.protected],
+            "hidden": [{"path": p, "sha256": s} for p, s in self.hidden],
             "guarded": [{"path": p, "sha256": s} for p, s in self.guarded],
         }
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> Fingerprint:
+        def pairs(name: str) -> tuple[tuple[str, str | None], ...]:
+            return tuple((str(p.get("path")), p.get("sha256")) for p in body.get(name) or [])
+
         checks = body.get("checks") or []
-        protected = body.get("protected") or []
-        guarded = body.get("guarded") or []
         return cls(
             str(body.get("plan_sha256", "")),
             tuple((str(c.get("task_id")), c.get("check_sha256")) for c in checks),
-            tuple((str(p.get("path")), p.get("sha256")) for p in protected),
-            tuple((str(p.get("path")), p.get("sha256")) for p in guarded),
+            pairs("protected"),
+            pairs("guarded"),
+            pairs("hidden"),
         )
+
+    def with_plan(self, plan: Plan) -> Fingerprint:
+        """This fingerprint with the plan's own part (its hash, its checks) taken from `plan`
+        and the inputs' hashes kept: how groundskeeper re-seals an edit of its own."""
+        return replace(self, plan_sha256=sha256_text(plan.text), checks=_check_hashes(plan))
 
     def changes_from(self, sealed: Fingerprint) -> list[str]:
         """What differs from `sealed`, each said for a person (empty: nothing)."""
@@ -97,10 +114,14 @@ class Fingerprint:
                 found.append(f"task `{task_id}` was added")
             elif before[task_id] != now[task_id]:
                 found.append(f"the check of task `{task_id}` was changed")
-        was, now_p = dict(sealed.protected), dict(self.protected)
-        for path in sorted(was.keys() | now_p.keys()):
-            if was.get(path) != now_p.get(path):
-                found.append(f"the protected input `{path}` was changed")
+        for kind, was, now_i in (
+            ("protected", dict(sealed.protected), dict(self.protected)),
+            ("hidden", dict(sealed.hidden), dict(self.hidden)),
+        ):
+            # named, never shown: a hidden input's content is in no reason
+            for path in sorted(was.keys() | now_i.keys()):
+                if was.get(path) != now_i.get(path):
+                    found.append(f"the {kind} input `{path}` was changed")
         was_g, now_g = dict(sealed.guarded), dict(self.guarded)
         for path in sorted(was_g.keys() | now_g.keys()):
             if was_g.get(path) != now_g.get(path):
@@ -110,19 +131,161 @@ class Fingerprint:
         return found
 
 
-def fingerprint(plan: Plan, workdir: Path, guarded: Iterable[str] = ()) -> Fingerprint:
-    spec = compile_plan(plan)
-    checks = tuple(
-        (t.task_id, SealedCheck.seal(t.check).sha256 if t.check is not None else None) for t in spec
+def input_patterns(
+    spec: PlanSpec, workdir: Path, sealed: Fingerprint | None = None
+) -> tuple[list[str], list[str]]:
+    """(the protected patterns, the hidden ones) a session is held to, as a run reads them:
+    `:protect:` and `#+PROTECT:`, and each expected file a check compares against that is not
+    the worker's to change (`plan.expected`) and existed when the plan was sealed (`sealed`;
+    None: now, as it is being sealed); `:hide:` and `#+HIDE:`."""
+    from groundskeeper.path_patterns import covers
+
+    was = None if sealed is None else {p for p, _ in sealed.protected}
+    protect: set[str] = set()
+    hide: set[str] = set()
+    for task in spec:
+        protect.update(task.protect)
+        hide.update(task.hide)
+    if was is not None and sealed is not None and sealed.plan_sha256 == sha256_text(spec.plan.text):
+        # the plan as sealed: its expected files are the ones sealed (no check parsed again)
+        protect.update(f"/{p}" for p in was)
+        return sorted(protect), sorted(hide)
+    from groundskeeper.plan.expected import expected_files
+
+    for task in spec:
+        protect.update(
+            f"/{p}"
+            for p in expected_files(task)
+            if ((workdir / p).is_file() if was is None else p in was)
+            and not covers(task.protect, p)
+            and not covers(task.hide, p)
+        )
+    return sorted(protect), sorted(hide)
+
+
+def _check_hashes(plan: Plan) -> tuple[tuple[str, str | None], ...]:
+    return tuple(
+        (t.task_id, SealedCheck.seal(t.check).sha256 if t.check is not None else None)
+        for t in compile_plan(plan)
     )
-    patterns = sorted({p for t in spec for p in t.protect})
+
+
+def held_inputs(plan: Plan, workdir: Path) -> tuple[list[Path], list[Path]]:
+    """(the protected inputs, the hidden ones) of the plan in `workdir` now, as absolute
+    paths: what an agent's own deny rules name."""
+    protect, hide = input_patterns(compile_plan(plan), workdir)
     try:
-        files = matched_files(workdir, patterns)
+        hidden = matched_files(workdir, hide)
+        protected = [f for f in matched_files(workdir, protect) if f not in hidden]
+    except ValueError as exc:
+        raise HookFailure("plan", f"cannot list the protected inputs: {exc}") from exc
+    root = workdir.absolute()
+    return [root / f for f in protected], [root / f for f in hidden]
+
+
+def fingerprint(
+    plan: Plan, workdir: Path, guarded: Iterable[str] = (), sealed: Fingerprint | None = None
+) -> Fingerprint:
+    """The plan and its inputs now; `sealed`: the seal it will be compared with, whose
+    expected files stay protected (one the agent removed reads as changed)."""
+    spec = compile_plan(plan)
+    checks = _check_hashes(plan)
+    protect, hide = input_patterns(spec, workdir, sealed)
+    try:
+        hidden_files = matched_files(workdir, hide)
+        files = [f for f in matched_files(workdir, protect) if f not in hidden_files]
     except ValueError as exc:
         raise HookFailure("plan", f"cannot hash the protected inputs: {exc}") from exc
     protected = tuple((f, input_sha256(workdir, f)) for f in files)
+    hidden = tuple((f, input_sha256(workdir, f)) for f in hidden_files)
     configuration = tuple((g, file_sha256(Path(g))) for g in sorted(set(guarded)))
-    return Fingerprint(sha256_text(plan.text), checks, protected, configuration)
+    return Fingerprint(sha256_text(plan.text), checks, protected, configuration, hidden)
+
+
+Identity = tuple[int, int, int, int, int, int] | None
+
+
+def input_identities(workdir: Path, inputs: Iterable[str]) -> dict[str, Identity]:
+    """Each input's and each folder holding it's file identity (device, inode, size, mtime,
+    ctime, links; None when absent), the workdir itself aside: taken before a hook hashes
+    the inputs and again after its checks, any write, rename or swap between the two reads
+    differently, since no process can set a ctime back."""
+    names: set[str] = set()
+    for relative in inputs:
+        parts = relative.split("/")
+        names.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    found: dict[str, Identity] = {}
+    for name in sorted(names):
+        try:
+            st = os.lstat(workdir / name)
+        except OSError:
+            found[name] = None
+            continue
+        found[name] = (
+            st.st_dev,
+            st.st_ino,
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ctime_ns,
+            st.st_nlink,
+        )
+    return found
+
+
+#: Names looked at for links to hidden inputs before the hook gives up (and blocks).
+MAX_SCANNED = 200_000
+
+
+def aliases_of_hidden(workdir: Path, hidden: Iterable[str]) -> list[str]:
+    """Each name in `workdir` that reaches a hidden input other than by its own: a symbolic
+    link to one or to a directory holding one, and a hidden input with a hard link. A check
+    follows them, and the agent needs no read of the answer to make one; said by name."""
+    root = os.path.realpath(workdir)
+    named = set(hidden)
+    if not named:
+        return []
+    found: list[str] = []
+    targets: dict[str, str] = {}
+    for relative in sorted(named):
+        path = os.path.join(root, relative)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        targets[os.path.realpath(path)] = relative
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            found.append(f"the hidden input `{relative}` has another name (a hard link)")
+    seen = 0
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > MAX_SCANNED:
+                raise HookFailure(
+                    "inputs",
+                    f"more than {MAX_SCANNED} names in {workdir} to look through for links to"
+                    " the hidden inputs",
+                )
+            if entry.name.casefold() in HIDDEN_NAMES:
+                continue
+            relative = os.path.relpath(entry.path, root).replace(os.sep, "/")
+            if entry.is_symlink():
+                if relative in named:
+                    continue
+                real = os.path.realpath(entry.path)
+                reached = [
+                    h for t, h in targets.items() if t == real or t.startswith(real + os.sep)
+                ]
+                if reached:
+                    found.append(f"`{relative}` is a link to the hidden input `{reached[0]}`")
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return sorted(found)
 
 
 @dataclass(frozen=True, slots=True)

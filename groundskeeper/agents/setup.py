@@ -58,13 +58,16 @@ class Setup:
 def hook_command(
     agent: str, plan: Path, max_blocks: int, workdir: Path | None = None, event: str | None = None
 ) -> str:
-    """The hook's command line: this interpreter, this home, this plan, by absolute path, so
-    that nothing in the agent's PATH or environment picks another groundskeeper; any exit
-    but the answer itself (the interpreter gone: 127) is turned into that agent's block."""
+    """The hook's command line: this interpreter, this home, this plan, by absolute path, and
+    nothing looked up on the agent's PATH (the agent can write to a directory on it) or in
+    its directory (`-m` would import a `groundskeeper/` there first: `-I` isolates the
+    interpreter from the working directory, PYTHON* variables and the user's site
+    directory). Any exit but the answer itself (the interpreter gone: 127) is turned into
+    that agent's block."""
+    home = f"GROUNDSKEEPER_HOME={shlex.quote(str(groundskeeper_home().absolute()))}"
     words = [
-        "env",
-        f"GROUNDSKEEPER_HOME={groundskeeper_home().absolute()}",
         sys.executable,
+        "-I",
         "-m",
         "groundskeeper",
         "hook",
@@ -77,7 +80,7 @@ def hook_command(
     ]
     if workdir is not None:
         words += ["--workdir", str(workdir.absolute())]
-    line = shlex.join(words)
+    line = f"{home} {shlex.join(words)}"
     form = dialect_for(agent).form(event)
     if form == "exit2":
         return f"{line} || exit 2"
@@ -96,7 +99,11 @@ def _absolute_rule(tool: str, path: Path, tree: bool) -> str:
 
 
 def claude_code_settings(
-    plan: Path, max_blocks: int, workdir: Path | None, protected: list[Path]
+    plan: Path,
+    max_blocks: int,
+    workdir: Path | None,
+    protected: list[Path],
+    hidden: list[Path] | None = None,
 ) -> dict[str, Any]:
     control = ControlDir.for_plan(plan)
     timeout = int(dialect_for("claude-code").agent_timeout)
@@ -119,6 +126,8 @@ def claude_code_settings(
         deny += [_absolute_rule(t, tree, True) for t in ("Read", "Edit", "Write")]
     for path in (plan, *protected):
         deny += [_absolute_rule(t, path, False) for t in ("Edit", "Write")]
+    for path in hidden or []:  # held out: not even to be read
+        deny += [_absolute_rule(t, path, False) for t in ("Read", "Edit", "Write")]
     deny += ["Bash(groundskeeper agent seal:*)", "Bash(groundskeeper agent setup:*)"]
     settings: dict[str, Any] = {
         "hooks": hooks,
@@ -146,6 +155,7 @@ def write_setup(
     max_blocks: int,
     workdir: Path | None = None,
     protected: list[Path] | None = None,
+    hidden: list[Path] | None = None,
 ) -> Setup:
     """Write AGENT's hook configuration for `plan`; return what was written."""
     plan = plan.absolute()
@@ -154,7 +164,7 @@ def write_setup(
     notes: list[str] = []
     if agent == "claude-code":
         path = control.path / SETTINGS_NAME
-        settings = claude_code_settings(plan, max_blocks, workdir, protected or [])
+        settings = claude_code_settings(plan, max_blocks, workdir, protected or [], hidden)
         _write_json(path, settings)
         if "sandbox" not in settings:
             notes.append(

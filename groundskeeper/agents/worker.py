@@ -17,20 +17,24 @@ import shlex
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from groundskeeper.acceptance.check import SealedCheck, run_check
+from groundskeeper.acceptance.protect import file_sha256
 from groundskeeper.agents.gate import (
     HookRecord,
     check_body,
+    hides_inputs,
     open_plan_record,
-    seal_plan,
+    seal_fingerprint,
     verified_steps,
 )
+from groundskeeper.agents.seal import Fingerprint, fingerprint, held_inputs
 from groundskeeper.agents.setup import _write_json, claude_code_settings
-from groundskeeper.plan.org import load_plan
+from groundskeeper.plan.edit import state_edited, write_atomically
+from groundskeeper.plan.org import Plan, load_plan, parse_plan
 from groundskeeper.plan.spec import TaskSpec, compile_plan
 from groundskeeper.record.control import ControlDir
 from groundskeeper.record.ledger import excerpt
@@ -71,7 +75,8 @@ class TaskOutcome:
 
 def _settings(plan: Path, task: TaskSpec, max_blocks: int, workdir: Path | None) -> Path:
     control = ControlDir.for_plan(plan).ensure()
-    settings = claude_code_settings(plan, max_blocks, workdir, [])
+    protected, hidden = held_inputs(load_plan(plan), (workdir or plan.parent).resolve())
+    settings = claude_code_settings(plan, max_blocks, workdir, protected, hidden)
     for event, groups in settings["hooks"].items():
         for group in groups:
             for hook in group["hooks"]:
@@ -126,11 +131,36 @@ def work_plan(
         for t in compile_plan(loaded)
         if not t.heading.child_tasks and t.heading.keyword not in done
     ]
+    # the plan and its inputs as the work starts: every later seal is this one with
+    # groundskeeper's own headline edits, never the file as a session left it
+    work = Work(fingerprint(loaded, root), loaded)
+    seal_fingerprint(plan, work.verified, "worker start")
     for task in tasks:
+        if load_plan(plan).text != work.expected.text:
+            outcomes.append(
+                TaskOutcome(
+                    task.task_id,
+                    task.heading.keyword or "",
+                    0,
+                    f"not run: {plan.name} changed during an earlier task's session; inspect it"
+                    " (`groundskeeper agent seal` accepts it) and run again",
+                    None,
+                    None,
+                )
+            )
+            continue
         outcomes.append(
-            _work_task(plan, root, task, binary, args, max_blocks, workdir, timeout, env)
+            _work_task(plan, root, task, binary, args, max_blocks, workdir, timeout, env, work)
         )
     return outcomes
+
+
+@dataclass
+class Work:
+    """What `work_plan` verified as it started, and the plan text it last wrote itself."""
+
+    verified: Fingerprint
+    expected: Plan
 
 
 def _work_task(
@@ -143,6 +173,7 @@ def _work_task(
     workdir: Path | None,
     timeout: float,
     env: dict[str, str] | None,
+    work: Work,
 ) -> TaskOutcome:
     if task.check is None:
         return TaskOutcome(
@@ -154,7 +185,9 @@ def _work_task(
             None,
         )
     settings = _settings(plan, task, max_blocks, workdir)
-    seal_plan(plan, workdir, f"worker {task.task_id}", guarded=[settings])
+    guarded = ((str(settings.absolute()), file_sha256(settings)),)
+    now = replace(work.verified.with_plan(work.expected), guarded=guarded)
+    seal_fingerprint(plan, now, f"worker {task.task_id}")
     sealed = SealedCheck.seal(task.check)
     prompt = PROMPT.format(
         title=task.title, body=task.heading.body.strip(), root=root, check=sealed.text.strip()
@@ -227,20 +260,27 @@ def _work_task(
     )
     # the verdict is the check, run again now: never the session's own last word
     verdict = run_check(sealed, root)
-    record.seal("check", check_body(task.task_id, blocks + 1, verdict, phase="worker"))
+    withhold = hides_inputs(load_plan(plan))
+    record.seal(
+        "check", check_body(task.task_id, blocks + 1, verdict, phase="worker", withhold=withhold)
+    )
     state = "DONE" if verdict.passed else "FAILED"
     record.seal("state", {"task_id": task.task_id, "from": task.heading.keyword or "", "to": state})
     record.seal(
         "run-end",
         {"ok": verdict.passed, "states": [{"task_id": task.task_id, "state": state}], "tampers": 0},
     )
-    from groundskeeper.plan.edit import set_state
-
-    current = load_plan(plan).get(task.task_id).keyword
-    if current != state:
-        set_state(plan, task.task_id, state)
-    seal_plan(plan, workdir, f"worker {task.task_id} verdict", guarded=[])
     reason = "" if verdict.passed else f"{verdict.code}: {verdict.reason}"
+    if load_plan(plan).text == work.expected.text:
+        edited = parse_plan(state_edited(work.expected, task.task_id, state), plan)
+        write_atomically(plan, edited.text)
+        work.expected = edited
+        seal_fingerprint(plan, work.verified.with_plan(edited), f"worker {task.task_id} verdict")
+    else:  # the session changed the plan: nothing of it is sealed or written over
+        reason = (
+            f"{reason}; {plan.name} changed during the session: {state} is sealed in the"
+            " ledger, not written into the headline"
+        ).lstrip("; ")
     if error:
         reason = f"{reason} ({error})".strip()
     return TaskOutcome(task.task_id, state, blocks, reason, session, _cost(result))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from groundskeeper.cli.output import EXIT_OK, emit_json, fail_usage, narrate
+from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
 from groundskeeper.errors import GroundskeeperError
 
 
@@ -93,7 +93,7 @@ def setup(
     \b
     claude-code  a settings file in the plan's control directory (hooks on SessionStart,
                  Stop, SubagentStop, TaskCompleted, ConfigChange; deny rules for the control
-                 directory, $GROUNDSKEEPER_HOME, the plan and its protected inputs; the
+                 directory, $GROUNDSKEEPER_HOME, the plan, its protected and hidden inputs; the
                  block cap; Claude Code's sandbox where bubblewrap is installed), used by
                  `groundskeeper agent run claude-code --plan PLAN -- ARGS…`
     codex        .codex/hooks.json (trust it in codex: /hooks)
@@ -103,12 +103,10 @@ def setup(
 
     The files written are sealed with the plan: while any differs, every stop is blocked.
     """
-    from groundskeeper.acceptance.protect import matched_files
     from groundskeeper.agents.gate import seal_plan
-    from groundskeeper.agents.seal import HookFailure
+    from groundskeeper.agents.seal import HookFailure, held_inputs
     from groundskeeper.agents.setup import write_setup
     from groundskeeper.plan.org import load_plan
-    from groundskeeper.plan.spec import compile_plan
     from groundskeeper.record.keys import ensure_signing_key
 
     if not plan.is_file():
@@ -118,11 +116,14 @@ def setup(
         loaded = ensure_signing_key()
         if loaded.created:
             narrate(f"created a signing key: {loaded.private_path}")
-        spec = compile_plan(load_plan(plan))
-        patterns = sorted({p for t in spec for p in t.protect})
-        protected = [root / f for f in matched_files(root, patterns)]
+        protected, hidden = held_inputs(load_plan(plan), root)
         done = write_setup(
-            agent_name, plan, max_blocks=max_blocks, workdir=workdir, protected=protected
+            agent_name,
+            plan,
+            max_blocks=max_blocks,
+            workdir=workdir,
+            protected=protected,
+            hidden=hidden,
         )
         sealed = seal_plan(
             plan.absolute(), workdir, f"agent setup {agent_name}", guarded=list(done.files)
@@ -156,12 +157,18 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     --setting-sources "" ARGS…` (a project's .claude/settings*.json, which the agent can
     edit, is not read). The claude binary is $GROUNDSKEEPER_CLAUDE, else `claude` on PATH.
 
+    When the agent exits, the stops its hook answered are read back from the signed ledger:
+    unless the last one was allowed and every one was answered (a hook the agent's own
+    processes killed lets the stop through), you are told on stderr and the exit status is 1.
+
     \b
     Example:
       groundskeeper agent run claude-code --plan plan.org -- -p "do the plan's tasks"
     """
-    import os
+    import signal
+    import subprocess
 
+    from groundskeeper.agents.gate import ledger_lines, session_outcome
     from groundskeeper.agents.setup import SETTINGS_NAME, claude_code_command
     from groundskeeper.record.control import ControlDir
 
@@ -172,13 +179,24 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
             f" --plan {plan}` first"
         )
     command = claude_code_command(plan.absolute(), list(args))
+    before = ledger_lines(plan.absolute())
+    # the terminal is the agent's: Ctrl-C reaches it (same process group) and this launcher
+    # waits on (a handler, not SIG_IGN, which the agent would inherit through exec)
+    previous = signal.signal(signal.SIGINT, lambda number, frame: None)
     try:
-        os.execvp(command[0], command)
+        status = subprocess.call(command)
     except OSError as exc:
         fail_usage(
             f"cannot start {command[0]}: {exc.strerror}; install Claude Code or point"
             " $GROUNDSKEEPER_CLAUDE at its binary"
         )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    told = session_outcome(plan.absolute(), before)
+    if told is not None:
+        narrate(f"groundskeeper: {told}")
+        status = status or EXIT_FINDINGS
+    raise SystemExit(status)
 
 
 @agent.command("work", context_settings={"ignore_unknown_options": True})

@@ -24,6 +24,7 @@ from groundskeeper.cli.goal_report import (
     narrate_mission,
     narrate_run,
 )
+from groundskeeper.cli.many_plans import forwarded, plan_options, run_many
 from groundskeeper.cli.output import EXIT_FINDINGS, emit_json, fail_usage
 from groundskeeper.cli.progress import Progress
 from groundskeeper.cli.run_cmd import (
@@ -48,7 +49,7 @@ MODEL_HELP = (
 
 
 @click.command("run")
-@click.argument("goal", required=False)
+@click.argument("words", nargs=-1, metavar="[GOAL | DIR…]")
 @click.option(
     "--resume",
     "resume_dir",
@@ -93,9 +94,12 @@ MODEL_HELP = (
 )
 @attempt_options
 @judge_options
+@plan_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@click.pass_context
 def run(
-    goal: str | None,
+    ctx: click.Context,
+    words: tuple[str, ...],
     resume_dir: Path | None,
     directory: Path | None,
     model_spec: str | None,
@@ -108,6 +112,9 @@ def run(
     judge_profile: str,
     breaker: int,
     max_total_attempts: int | None,
+    jobs: int,
+    backend: str,
+    address: str | None,
     as_json: bool,
 ) -> None:
     """Give it a goal: an author model writes the plan, workers do it, checks decide.
@@ -119,6 +126,9 @@ def run(
     `groundskeeper resume` would: a task is DONE only when its check passes in the sandbox.
     Every step is sealed in the plan's signed ledger; the graph is checkpointed in the plan's
     control directory, so a killed run continues with `run --resume DIR`.
+
+    `run --resume DIR DIR2 …` continues several goal runs, each in its own process (--jobs
+    at a time, or as Ray tasks with --backend ray, never retried by the engine).
 
     \b
     Examples:
@@ -134,6 +144,21 @@ def run(
     from groundskeeper.supervisor.graph import MissionFile
     from groundskeeper.supervisor.runner import new_run_id
 
+    if resume_dir is not None and (words or backend == "ray"):
+        if directory is not None:
+            fail_usage("--dir and --resume both name the directory; pass only --resume DIR")
+        extra = forwarded(ctx, frozenset({"words", "resume_dir", "directory"}))
+        dirs = [str(resume_dir), *words]
+        run_many(
+            [(d, ["run", "--resume", d, *extra]) for d in dirs],
+            jobs=jobs,
+            backend=backend,
+            address=address,
+            as_json=as_json,
+        )
+    if len(words) > 1:
+        fail_usage(f'a goal is one argument: quote it (`groundskeeper run "{" ".join(words)}"`)')
+    goal = words[0] if words else None
     if (goal is None) == (resume_dir is None):
         fail_usage('give a goal (`groundskeeper run "GOAL"`) or --resume DIR, not both or neither')
     if resume_dir is not None:

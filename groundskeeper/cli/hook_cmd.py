@@ -1,59 +1,23 @@
-"""`groundskeeper hook AGENT`: an agent's "done" event in, that agent's own answer out.
-
-The decision is `groundskeeper.agents.gate`'s; this module reads stdin, keeps the deadline
-and makes sure every way it can fail is a block in the form the agent obeys: the agents let
-a stop through on a hook that exits 1, crashes or times out.
+"""`groundskeeper hook AGENT` as a click command: its options, its `--help`, and the guard
+that makes an error after the options are read the agent's block. The call itself is
+`cli.hook_run`'s, which `python -m groundskeeper hook …` reaches without click.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-import threading
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
+from groundskeeper.cli.hook_run import (
+    AGENT_NAMES,
+    DEFAULT_MAX_BLOCKS,
+    MAX_BLOCKS_RANGE,
+    HookArgs,
+    answer,
+    answer_error,
+)
 from groundskeeper.cli.params import Seconds
-
-#: The agents `hook` speaks for (`groundskeeper.agents.dialects.AGENTS`; kept here so that
-#: `--help` needs no import of the package).
-AGENT_NAMES = ("claude-code", "codex", "copilot", "cursor", "gemini")
-
-#: What is left of the agent's own hook timeout for groundskeeper to answer in.
-MARGIN = 0.8
-
-
-_ANSWERED = threading.Lock()
-
-
-def _emit(status: int, stdout: str, stderr: str) -> NoReturn:
-    """Answer once and leave at once: nothing at interpreter exit may change the status, and
-    the deadline's answer and the decision's never both go out."""
-    if not _ANSWERED.acquire(blocking=False):
-        threading.Event().wait()  # the other answer is being given; it ends the process
-    with contextlib.suppress(OSError, ValueError):
-        if stdout:
-            sys.stdout.write(stdout)
-        if stderr:
-            sys.stderr.write(stderr)
-        sys.stdout.flush()
-        sys.stderr.flush()
-    os._exit(status)
-
-
-def _event_name(data: bytes) -> str | None:
-    """The event's name, read before anything can fail, to answer in that event's form."""
-    import json
-
-    try:
-        raw = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    name = raw.get("hook_event_name") if isinstance(raw, dict) else None
-    return name if isinstance(name, str) else None
 
 
 class FailClosedCommand(click.Command):
@@ -63,14 +27,8 @@ class FailClosedCommand(click.Command):
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
-        except BaseException as exc:  # _emit leaves by os._exit: nothing normal lands here
-            from groundskeeper.agents.dialects import Decision, dialect_for
-
-            agent = ctx.params.get("agent", "claude-code")
-            answer = dialect_for(str(agent)).answer(
-                Decision("block", f"groundskeeper could not confirm this stop (error): {exc!r}")
-            )
-            _emit(answer.status, answer.stdout, answer.stderr)
+        except BaseException as exc:  # the answer leaves by os._exit: nothing normal lands here
+            answer_error(str(ctx.params.get("agent", "claude-code")), exc)
 
 
 @click.command("hook", cls=FailClosedCommand)
@@ -88,8 +46,8 @@ class FailClosedCommand(click.Command):
 )
 @click.option(
     "--max-blocks",
-    type=click.IntRange(1, 1000),
-    default=8,
+    type=click.IntRange(*MAX_BLOCKS_RANGE),
+    default=DEFAULT_MAX_BLOCKS,
     show_default=True,
     help="Refuse a session's stops at most this many times in a row; then its failing tasks are"
     " sealed FAILED (breaker) and the user is told.",
@@ -149,67 +107,4 @@ def hook(
 
     Set it up with `groundskeeper agent setup AGENT --plan PLAN` (docs/agents.md).
     """
-    from groundskeeper.agents.dialects import Decision, dialect_for
-
-    dialect = dialect_for(agent)
-    seconds = budget if budget is not None else dialect.agent_timeout * MARGIN
-    session = ""
-    cwd: str | None = None
-    event_name: str | None = None
-
-    def fail(kind: str, message: str) -> NoReturn:
-        from groundskeeper.agents.gate import count_failure
-
-        starting = event_name in ("SessionStart", "sessionStart")
-        try:  # a session start cannot be refused: only claimed stops count towards the bound
-            count = 1 if starting else count_failure(plan, cwd, session)
-        except Exception:
-            count = 1
-        text = f"groundskeeper could not confirm this stop ({kind}): {message}"
-        if count >= max_blocks:
-            text += (
-                f"\n(refused {count} times for groundskeeper's own failure; the turn ends with"
-                " nothing confirmed — fix groundskeeper's set-up and run again)"
-            )
-            answer = dialect.answer(Decision("stop", text), event_name)
-        else:
-            answer = dialect.answer(Decision("block", text), event_name)
-        _emit(answer.status, answer.stdout, answer.stderr)
-
-    def deadline() -> NoReturn:
-        fail("timeout", f"the checks did not finish within the hook's budget of {seconds:g} s")
-
-    timer = threading.Timer(seconds, deadline)
-    timer.daemon = True
-    timer.start()
-    try:
-        from groundskeeper.agents.gate import HookOptions, decide
-        from groundskeeper.agents.seal import HookFailure
-
-        data = sys.stdin.buffer.read()
-        event_name = _event_name(data)
-        event = dialect.read(data)
-        session, cwd = event.session_id, event.cwd
-        options = HookOptions(
-            plan=plan,
-            workdir=workdir,
-            max_blocks=max_blocks,
-            task=task_id,
-            require_seal=require_seal,
-        )
-        if event.kind == "tool" and not record_tool:
-            raise HookFailure("event", "a PostToolUse is only taken with --record-tool")
-        decision = decide(event, options)
-    except HookFailure as exc:
-        timer.cancel()
-        fail(exc.kind, str(exc))
-    except BaseException as exc:  # fail closed: whatever breaks is a block, never exit 1
-        timer.cancel()
-        fail("error", f"{type(exc).__name__}: {exc}")
-    timer.cancel()
-    with contextlib.suppress(Exception):  # the row of failures of its own ends here
-        from groundskeeper.agents.gate import count_failure
-
-        count_failure(plan, cwd, session, reset=True)
-    answer = dialect.answer(decision, event.name)
-    _emit(answer.status, answer.stdout, answer.stderr)
+    answer(HookArgs(agent, plan, workdir, max_blocks, budget, task_id, require_seal, record_tool))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from groundskeeper.cli.many_plans import forwarded, plan_options, run_many
 from groundskeeper.cli.output import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -150,7 +151,7 @@ def _workdir(workdir: Path | None) -> Path | None:
 
 
 @click.command("resume")
-@click.argument("plan", required=False, type=click.Path(path_type=Path))
+@click.argument("plans", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--model", "model_spec", envvar="GROUNDSKEEPER_MODEL", help=MODEL_HELP)
 @click.option(
     "--model-retries",
@@ -198,9 +199,12 @@ def _workdir(workdir: Path | None) -> Path | None:
     " past it a write fails, naming the quota.",
 )
 @judge_options
+@plan_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@click.pass_context
 def resume(
-    plan: Path | None,
+    ctx: click.Context,
+    plans: tuple[Path, ...],
     model_spec: str | None,
     model_retries: int | None,
     model_timeout: float | None,
@@ -214,6 +218,9 @@ def resume(
     disk_quota: int,
     judge_spec: str | None,
     judge_profile: str,
+    jobs: int,
+    backend: str,
+    address: str | None,
     as_json: bool,
 ) -> None:
     """Run a plan, or continue it: DONE tasks are skipped, the rest get workers.
@@ -239,9 +246,15 @@ def resume(
     whole run, leaving the tasks it did not reach resumable [I010]. The JSON report's `stop`
     names which ended each task: max-attempts, breaker or attempt-cap.
 
+    Given several plans, each runs as its own `groundskeeper resume` process (its own lock,
+    ledger and checkpoint), --jobs at a time, or as Ray tasks with --backend ray (no engine
+    retries: run the same command again to continue what did not finish); the report has a
+    line per plan and --json one document holding every plan's report. docs/scale.md.
+
     \b
     Examples:
       groundskeeper resume plan.org --model scripted:workers.yaml
+      groundskeeper resume a/plan.org b/plan.org c/plan.org --jobs 3 --json
       GROUNDSKEEPER_MODEL=scripted:w.yaml groundskeeper resume --json
       ANTHROPIC_API_KEY=… groundskeeper resume plan.org --model anthropic:claude-sonnet-4-5
 
@@ -262,7 +275,18 @@ def resume(
     from groundskeeper.plan.org import load_plan
     from groundskeeper.supervisor.runner import Runner, RunOptions
 
-    path = _plan_path(plan)
+    if len(plans) > 1 or backend == "ray":
+        if workdir is not None:
+            fail_usage("--workdir names one plan's folder; with several plans drop it")
+        run_many(
+            [(str(p), ["resume", str(p), *forwarded(ctx, frozenset({"plans"}))]) for p in plans]
+            or [("plan.org", ["resume", "plan.org", *forwarded(ctx, frozenset({"plans"}))])],
+            jobs=jobs,
+            backend=backend,
+            address=address,
+            as_json=as_json,
+        )
+    path = _plan_path(plans[0] if plans else None)
     workdir = _workdir(workdir)
     if not model_spec:
         fail_usage(

@@ -31,6 +31,7 @@ __all__ = [
     "protected_by",
     "suite_args",
     "task_contracts",
+    "verifying",
     "watched_paths",
     "workdir_paths",
 ]
@@ -77,7 +78,9 @@ class ContractShape:
     `watches` names the path patterns whose files are hashed when the task first starts
     (`changed`);
     `from_record`: it is judged on the record of a worker's attempt (`changed`, `ran`), not
-    on the files as they are, so a roll-up or the final sweep cannot judge it again."""
+    on the files as they are, so a roll-up or the final sweep cannot judge it again;
+    `verifies`: a hard contract of this kind runs the work itself (the project's tests), so
+    it is an acceptance check in its own right."""
 
     name: str
     usage: str
@@ -88,6 +91,7 @@ class ContractShape:
     schemas: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
     watches: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
     from_record: bool = False
+    verifies: bool = False
 
 
 #: Every contract type a plan may name; `acceptance.contracts.REGISTRY` holds their judges.
@@ -160,7 +164,7 @@ def _suite_files(args: tuple[str, ...]) -> tuple[str, ...]:
 # judged against the run's red-first baseline and the suite's protected configuration, which
 # the attempt holds: not judged again without one (a roll-up, the final sweep)
 add_shape(ContractShape("pytest", "pytest PATH [--min N]", 1, 3, _suite_rules,
-                        protects=_suite_files, from_record=True))  # fmt: skip
+                        protects=_suite_files, from_record=True, verifies=True))  # fmt: skip
 
 
 def parse_contract(text: str, line: int | None = None) -> Contract | ContractProblem:
@@ -218,6 +222,14 @@ def judged_on_files(contract: Contract) -> bool:
 def protected_by(contracts: Iterable[Contract]) -> tuple[str, ...]:
     """The files contracts make protected inputs (their JSON schemas)."""
     return tuple(p for c in contracts if c.kind in SHAPES for p in SHAPES[c.kind].protects(c.args))
+
+
+def verifying(contracts: Iterable[Contract]) -> tuple[Contract, ...]:
+    """The hard contracts that check the work themselves (`pytest`): a task with one is not
+    left to the worker's word, whether or not it has a `:done-when:`."""
+    return tuple(
+        c for c in contracts if not c.soft and c.kind in SHAPES and SHAPES[c.kind].verifies
+    )
 
 
 def watched_paths(contracts: Iterable[Contract]) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ __all__ = [
     "recount_cookies",
     "replace_keyword",
     "set_state",
+    "state_edited",
     "statistics_cookies",
     "write_atomically",
 ]
@@ -178,6 +179,21 @@ def set_state(path: str | Path, task_id: str, keyword: str) -> Plan:
     """
     path = Path(path)
     plan = load_plan(path)
+    text = state_edited(plan, task_id, keyword)
+    if text == plan.text:
+        return plan
+    write_atomically(path, text)
+    reread = load_plan(path)
+    if reread.text != text:
+        raise PlanEditError(f"{path}: the file changed under us while `{task_id}` was written")
+    return reread
+
+
+def state_edited(plan: Plan, task_id: str, keyword: str) -> str:
+    """The plan's text with one task's keyword set (`set_state`'s edit, on no file): a
+    `#+TODO:` line added first when org would not know `keyword`, the parent's statistics
+    cookies counted again, the result confirmed to parse with that task in `keyword`."""
+    path = plan.path
     task = plan.get(task_id)
     states = plan.active_states + plan.done_states
     if not plan.declares_keywords:
@@ -185,7 +201,7 @@ def set_state(path: str | Path, task_id: str, keyword: str) -> Plan:
     if keyword not in states:
         raise PlanEditError(f"`{keyword}` is not a state of {path} (states: {', '.join(states)})")
     if task.keyword == keyword:
-        return plan
+        return plan.text
     text, shift = plan.text, 0
     if needs_todo_line(plan, keyword):
         text, shift = insert_todo_line(text), 1
@@ -194,11 +210,7 @@ def set_state(path: str | Path, task_id: str, keyword: str) -> Plan:
     edited = parse_plan(text, path)
     if edited.get(task_id).keyword != keyword:
         raise PlanEditError(f"{path}:{task.line}: the edit would not read back as `{keyword}`")
-    write_atomically(path, text)
-    reread = load_plan(path)
-    if reread.text != text:
-        raise PlanEditError(f"{path}: the file changed under us while `{task_id}` was written")
-    return reread
+    return text
 
 
 def parent_of(plan: Plan, heading: Heading) -> Heading | None:

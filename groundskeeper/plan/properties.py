@@ -126,6 +126,18 @@ def task_evidence(plan: Plan, heading: Heading) -> tuple[list[EvidenceField], li
 # -- the judge and the gate -----------------------------------------------------------------------
 
 
+def path_words(raw: str) -> tuple[str, ...]:
+    """A property's paths or patterns, split as a shell splits words: `"golden output.txt"`
+    and `golden\\ output.txt` name one file with a space. Unbalanced quotes: split at
+    whitespace (lint's F001 names the quote left over)."""
+    import shlex
+
+    try:
+        return tuple(shlex.split(raw, posix=True))
+    except ValueError:
+        return tuple(raw.split())
+
+
 def judge_files(heading: Heading) -> tuple[list[str], list[str]]:
     """The `:judge-files:` path patterns (separated by spaces) and what is wrong with any of
     them (`path_patterns.pattern_problem`: each names files inside the workdir)."""
@@ -134,7 +146,7 @@ def judge_files(heading: Heading) -> tuple[list[str], list[str]]:
         return [], []
     paths: list[str] = []
     wrong: list[str] = []
-    for word in raw.split():
+    for word in path_words(raw):
         problem = path_patterns.pattern_problem(word)
         if problem is not None:
             wrong.append(problem)
@@ -155,7 +167,7 @@ def gate_files(heading: Heading) -> tuple[str, ...] | None:
     raw = heading.get_property("gate-files")
     if raw is None:
         return None
-    return tuple(raw.split())
+    return path_words(raw)
 
 
 # -- protection, attempts ------------------------------------------------------------------------
@@ -180,12 +192,12 @@ def inherited_patterns(
     found: dict[Heading, tuple[str, ...]] = {}
     base: tuple[str, ...] = ()
     if keyword is not None:
-        base = tuple(p for value in file_keywords(plan.text, keyword) for p in value.split())
+        base = tuple(p for value in file_keywords(plan.text, keyword) for p in path_words(value))
 
     def visit(headings: Iterable[Heading], inherited: tuple[str, ...]) -> None:
         for heading in headings:
             own = heading.get_property(name)
-            mine = inherited + tuple(own.split() if own else ())
+            mine = inherited + (path_words(own) if own else ())
             if heading.is_task:
                 found[heading] = mine
             visit(heading.children, mine)

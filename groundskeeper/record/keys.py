@@ -7,6 +7,8 @@ know the ledger format, which lives in `groundskeeper.record.ledger_format`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import logging
 import os
@@ -17,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey,
     Ed25519PublicKey,
@@ -82,6 +83,8 @@ class PublicKey:
         return True
 
     def to_openssh(self, comment: str = "") -> str:
+        from cryptography.hazmat.primitives import serialization
+
         blob = self._verifier.public_bytes(
             serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
         ).decode("ascii")
@@ -93,6 +96,11 @@ class PublicKey:
         parts = text.strip().split()
         if len(parts) < 2 or parts[0] != "ssh-ed25519":
             raise ValueError("not an OpenSSH ssh-ed25519 public key line")
+        raw = _openssh_ed25519(parts[1])
+        if raw is not None:  # the one form groundskeeper writes, read without the ~50
+            return cls(raw)  # modules of cryptography's serialization (a hook's start-up)
+        from cryptography.hazmat.primitives import serialization
+
         try:
             loaded = serialization.load_ssh_public_key(f"{parts[0]} {parts[1]}".encode("ascii"))
         except (ValueError, UnsupportedAlgorithm, UnicodeEncodeError) as exc:
@@ -110,9 +118,7 @@ class SigningKey:
     public: PublicKey = field(init=False)
 
     def __post_init__(self) -> None:
-        raw = self.private.public_key().public_bytes(
-            serialization.Encoding.Raw, serialization.PublicFormat.Raw
-        )
+        raw = self.private.public_key().public_bytes_raw()
         object.__setattr__(self, "public", PublicKey(raw))
 
     @classmethod
@@ -128,6 +134,8 @@ class SigningKey:
         return self.private.sign(message)
 
     def to_pem(self) -> bytes:
+        from cryptography.hazmat.primitives import serialization
+
         return self.private.private_bytes(
             serialization.Encoding.PEM,
             serialization.PrivateFormat.PKCS8,
@@ -143,6 +151,40 @@ class LoadedKey:
     private_path: Path
     public_path: Path
     created: bool
+
+
+#: RFC 8410: an unencrypted PKCS#8 Ed25519 private key is this DER prefix and the 32-byte seed.
+_PKCS8_ED25519 = bytes.fromhex("302e020100300506032b657004220420")
+_PEM_PRIVATE = (b"-----BEGIN PRIVATE KEY-----", b"-----END PRIVATE KEY-----")
+
+
+def _pkcs8_ed25519_seed(data: bytes) -> bytes | None:
+    """The seed of an unencrypted PKCS#8 Ed25519 PEM key in exactly the form `to_pem` writes;
+    None for anything else (cryptography's own loader then reads it, or says why not)."""
+    lines = data.strip().splitlines()
+    if len(lines) < 3 or (lines[0].strip(), lines[-1].strip()) != _PEM_PRIVATE:
+        return None
+    try:
+        der = base64.b64decode(b"".join(line.strip() for line in lines[1:-1]), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    if len(der) != len(_PKCS8_ED25519) + 32 or not der.startswith(_PKCS8_ED25519):
+        return None
+    return der[len(_PKCS8_ED25519) :]
+
+
+def _openssh_ed25519(blob: str) -> bytes | None:
+    """The raw key of an OpenSSH `ssh-ed25519` blob (RFC 8709: the length-prefixed name, then
+    the length-prefixed 32 bytes); None for anything else."""
+    try:
+        data = base64.b64decode(blob.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        return None
+    name = b"ssh-ed25519"
+    head = len(name).to_bytes(4, "big") + name + (32).to_bytes(4, "big")
+    if len(data) != len(head) + 32 or not data.startswith(head):
+        return None
+    return data[len(head) :]
 
 
 def _key_paths(home: Path | None) -> tuple[Path, Path]:
@@ -173,7 +215,13 @@ def load_signing_key(home: Path | None = None) -> LoadedKey:
     _check_private_mode(private_path)
     try:
         data = private_path.read_bytes()
-        loaded = serialization.load_pem_private_key(data, password=None)
+        seed = _pkcs8_ed25519_seed(data)
+        if seed is not None:  # the form groundskeeper writes (see PublicKey.from_openssh)
+            loaded: object = Ed25519PrivateKey.from_private_bytes(seed)
+        else:
+            from cryptography.hazmat.primitives import serialization
+
+            loaded = serialization.load_pem_private_key(data, password=None)
     except OSError as exc:
         raise KeyFileError(f"cannot read signing key {private_path}: {exc.strerror}") from exc
     except (ValueError, TypeError, UnsupportedAlgorithm) as exc:

@@ -55,6 +55,9 @@ STEP_TYPES = (
     "outline-retry",
     "approval",
     "plan-sealed",
+    # an eval sweep's suite ledger (`groundskeeper eval`), sealed by its driver alone
+    "case-verdict",
+    "case-duplicate",
     # an agent's hook (`groundskeeper hook AGENT`): what it answered to a claimed stop
     "hook-decision",
     "run-end",

@@ -8,7 +8,21 @@ never as markup.
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# Characters that change how text around them is laid out or read without being seen:
+# C0/C1 controls (but tab and newline), bidirectional embeddings, overrides, isolates and
+# marks, zero-width joiners and spaces, the line and paragraph separators, the BOM.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
+)
+
+
+def inert(value: object) -> str:
+    """Text a worker may have written, with its invisible controls made visible."""
+    text = value if isinstance(value, str) else str(value)
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
 def _short(value: Any, width: int = 12) -> str:
@@ -25,6 +39,21 @@ def summarize_step(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str
         return f"goal {str(get('goal') or '')[:60]!r} · author {get('author_model')}", None
     if step in _GOAL_STEPS:
         return _summarize_goal_step(step, body)
+    if step == "run-start" and get("kind") == "eval":
+        models = ", ".join(str(m) for m in get("models") or [])
+        return f"eval sweep · {get('keys')} keys · models {models} · ×{get('repeat')}", None
+    if step in ("case-verdict", "case-duplicate"):
+        raw = get("key")
+        key: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        what = f"{key.get('case')} · {key.get('model')} · #{key.get('repeat')} · {get('actual')}"
+        if step == "case-duplicate":
+            return f"duplicate · {what}", None
+        verdict = "ok" if get("passed") is True else "failed"
+        by = f" · caught by {get('caught_by')}" if get("caught_by") else ""
+        return f"{what}{by}", verdict
+    if step == "run-end" and get("sealed") is not None:
+        verdict = "ok" if get("ok") else "failed"
+        return f"{verdict} · {get('sealed')} sealed, {get('duplicates')} duplicates", verdict
     if step == "run-start":
         checks = get("checks")
         count = len(checks) if isinstance(checks, list | dict) else 0

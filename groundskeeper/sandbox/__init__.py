@@ -9,13 +9,49 @@ must not read plans, call models or seal the record, and its modules never impor
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from groundskeeper.sandbox.quota import DiskQuota
-from groundskeeper.sandbox.registry import BUILTINS, COMMANDS, closest_command, command_reference
-from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
-from groundskeeper.sandbox.syntax import Script, ShellSyntaxError, command_names, parse
+if TYPE_CHECKING:
+    from groundskeeper.sandbox.quota import DiskQuota
+    from groundskeeper.sandbox.registry import (
+        BUILTINS,
+        COMMANDS,
+        closest_command,
+        command_reference,
+    )
+    from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
+    from groundskeeper.sandbox.syntax import Script, ShellSyntaxError, command_names, parse
+
+# The names this package re-exports, each loaded from its module on first use: importing one
+# module of the package (`groundskeeper.sandbox.fence`, say) runs this `__init__`, and must not
+# load the shell's parser and registry with it (the agent hook's start-up, docs/agents.md).
+_LAZY = {
+    "DiskQuota": "quota",
+    "BUILTINS": "registry",
+    "COMMANDS": "registry",
+    "closest_command": "registry",
+    "command_reference": "registry",
+    "Fault": "result",
+    "SandboxError": "result",
+    "ShellResult": "result",
+    "Script": "syntax",
+    "ShellSyntaxError": "syntax",
+    "command_names": "syntax",
+    "parse": "syntax",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BUILTINS",

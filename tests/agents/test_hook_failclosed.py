@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from groundskeeper.record.keys import create_signing_key
@@ -61,6 +63,24 @@ def test_a_damaged_ledger_blocks(work: Path) -> None:
     do_the_work(work)
     run = call_hook("claude-code", stop_event(work))
     assert_blocked(run, "(ledger)", "does not verify")
+
+
+def test_a_checkpoint_left_behind_by_a_killed_hook_is_a_crash_not_damage(work: Path) -> None:
+    # a hook killed between its append and its checkpoint leaves every line verifying and the
+    # checkpoint behind them: the next stop is judged on its checks, as `resume` would go on
+    keyed()
+    control = work / ".groundskeeper" / "plan.org"
+    assert call_hook("claude-code", stop_event(work)).blocked
+    behind = (control / "_steps.checkpoint").read_bytes()
+    assert call_hook("claude-code", stop_event(work)).blocked
+    (control / "_steps.checkpoint").write_bytes(behind)
+    do_the_work(work)
+    run = call_hook("claude-code", stop_event(work))
+    assert run.blocked is None, (run.stdout, run.stderr)
+    # but lines cut away behind the checkpoint still block
+    lines = (control / "_steps.jsonl").read_bytes().splitlines(keepends=True)
+    (control / "_steps.jsonl").write_bytes(b"".join(lines[:-3]))
+    assert_blocked(call_hook("claude-code", stop_event(work)), "(ledger)", "cut short")
 
 
 def test_a_deleted_ledger_blocks(work: Path) -> None:
@@ -183,3 +203,126 @@ def test_a_blocked_stop_is_sealed_with_the_claim_and_each_check(work: Path) -> N
     decision = steps[-2][1]
     assert (decision["decision"], decision["blocks"], decision["session_id"]) == ("block", 1, "s-1")
     assert steps[3][1]["excerpt"] == "All done: the notes are written."
+
+
+# An exception outside the decision's own guard (here: the first rendering of the answer
+# fails) reaches `FailClosedCommand`, which must still answer with the agent's block, in the
+# form the event honours: a traceback's exit 1 lets every agent stop.
+BROKEN_ANSWER = """\
+import sys
+from groundskeeper.agents import dialects
+real = dialects.Dialect.answer
+calls = []
+def answer(self, decision, event_name=None):
+    calls.append(decision.outcome)
+    if len(calls) == 1:
+        raise RuntimeError("the answer broke")
+    return real(self, decision, event_name)
+dialects.Dialect.answer = answer
+from groundskeeper.cli import main
+main(["hook", *sys.argv[1:]])
+"""
+
+
+def call_broken_hook(agent: str, event: dict[str, object], *args: str) -> HookRun:
+    proc = subprocess.run(
+        [sys.executable, "-c", BROKEN_ANSWER, agent, *args],
+        input=json.dumps(event).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+def test_an_exception_after_the_options_are_read_is_a_block_not_exit_1(work: Path) -> None:
+    keyed()
+    do_the_work(work)  # the decision itself is "allow": only the failure can block
+    run = call_broken_hook("claude-code", stop_event(work))
+    assert run.status != 1, run.stderr
+    assert_blocked(run, "could not confirm this stop (error)", "the answer broke")
+    assert "Traceback" not in run.stderr
+
+
+def test_that_exception_on_a_task_completed_blocks_by_exit_2(work: Path) -> None:
+    # TaskCompleted reads no JSON: a JSON block there would let the task through
+    keyed()
+    do_the_work(work)
+    event = {**stop_event(work), "hook_event_name": "TaskCompleted", "task_id": "1",
+             "task_subject": "notes"}  # fmt: skip
+    run = call_broken_hook("claude-code", event)
+    assert (run.status, run.stdout) == (2, ""), (run.status, run.stdout, run.stderr)
+    assert "could not confirm this stop (error)" in run.stderr
+
+
+def test_that_exception_is_a_block_in_each_agents_form(work: Path) -> None:
+    keyed()
+    do_the_work(work)
+    gemini = call_broken_hook("gemini", stop_event(work, hook_event_name="AfterAgent"))
+    assert (gemini.status, gemini.json["decision"]) == (0, "deny")
+    cursor = call_broken_hook("cursor", stop_event(work, hook_event_name="stop"))
+    assert cursor.status == 0 and "(error)" in cursor.json["followup_message"]
+
+
+def test_that_exception_through_the_command_line_agent_setup_writes_blocks_too(work: Path) -> None:
+    # `python -m groundskeeper hook …` is answered without click (cli.hook_run): the same
+    # guard holds there
+    keyed()
+    do_the_work(work)
+    script = BROKEN_ANSWER.replace(
+        'from groundskeeper.cli import main\nmain(["hook", *sys.argv[1:]])',
+        "from groundskeeper.cli.hook_run import answer_from_argv\n"
+        'answer_from_argv(["hook", *sys.argv[1:]])\nraise SystemExit(1)',
+    )
+    assert script != BROKEN_ANSWER
+    event = {**stop_event(work), "hook_event_name": "TaskCompleted", "task_subject": "notes"}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "claude-code"],
+        input=json.dumps(event).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout) == (2, b""), proc
+    assert b"could not confirm this stop (error)" in proc.stderr
+
+
+HOOK_ARGVS = [
+    ["hook", "claude-code"],
+    ["hook", "codex", "--plan", "p.org", "--max-blocks", "3", "--require-seal"],
+    ["hook", "--plan=p.org", "gemini", "--budget", "1.5", "--workdir", "w", "--record-tool"],
+    ["hook", "cursor", "--task", "t-1", "--max-blocks=1000", "--budget=86400"],
+    ["hook", "claude-code", "--plan", "a.org", "--plan", "b.org"],  # the last one counts
+]
+LEFT_TO_CLICK = [
+    ["hook", "claude-code", "--help"],
+    ["hook", "nobody"],
+    ["hook", "claude-code", "--max-blocks", "0"],
+    ["hook", "claude-code", "--max-blocks", "x"],
+    ["hook", "claude-code", "--budget", "nan"],
+    ["hook", "claude-code", "--budget", "0"],
+    ["hook", "claude-code", "--plan"],
+    ["hook", "claude-code", "--unknown"],
+    ["hook", "claude-code", "extra"],
+    ["hook", "claude-code", "--require-seal=yes"],
+    ["lint", "plan.org"],
+    [],
+]
+
+
+def test_the_quick_reader_of_the_hooks_command_line_agrees_with_click() -> None:
+    from dataclasses import astuple
+
+    from groundskeeper.cli.hook_cmd import hook
+    from groundskeeper.cli.hook_run import HookArgs, parse_argv
+
+    for argv in HOOK_ARGVS:
+        quick = parse_argv(argv)
+        params = hook.make_context("hook", argv[1:]).params
+        assert quick is not None, argv
+        assert astuple(quick) == astuple(HookArgs(**params)), argv
+    for argv in LEFT_TO_CLICK:
+        assert parse_argv(argv) is None, argv
+    # every option click knows, the quick reader knows
+    names = {o for p in hook.params for o in p.opts if o.startswith("--")}
+    from groundskeeper.cli import hook_run
+
+    assert names == hook_run._VALUED | hook_run._FLAGS

@@ -1,0 +1,290 @@
+"""Running one eval case as a user would: in its own temporary directory and
+`$GROUNDSKEEPER_HOME`, the same `groundskeeper resume` (or goal run) in a subprocess with only
+the flags the case names, then judging the report against `expect.json`. A crash or a timeout
+is a failed, unscored result with its named reason. Scheduling many cases is `evals.sweep`'s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from groundskeeper.evals.cases import EvalCase
+from groundskeeper.evals.figures import CaseResult, caught_by
+from groundskeeper.evals.hook import HookSessionFault, play_session
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 60.0
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["GROUNDSKEEPER_HOME"] = str(home)
+    env.pop("GROUNDSKEEPER_MODEL", None)
+    # the child imports the same groundskeeper this process runs
+    package_root = str(Path(__file__).resolve().parent.parent)
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join([package_root, *paths])
+    return env
+
+
+def _groundskeeper(*args: str) -> list[str]:
+    return [sys.executable, "-m", "groundskeeper", *args]
+
+
+def warm_cache(directory: Path) -> Path | None:
+    """Compile the sandbox (box.wasm, then QuickJS) once into `directory`/home/cache, for each
+    case's home to start with its own copy of (as a user's home would after a first run);
+    None if box.wasm's compile fails."""
+    home = directory / "home"
+    home.mkdir(mode=0o700, exist_ok=True)
+    try:
+        subprocess.run(
+            _groundskeeper("sh", "--", "true"),
+            env=_env(home),
+            cwd=directory,
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        logger.warning("could not compile the sandbox ahead; each case compiles its own")
+        return None
+    # QuickJS too (script validation: lint's `:validate workflow`, `workflow-script`
+    # contracts): compiling it costs each case that needs it ~2 s of CPU, copying it ~5 ms
+    script = directory / "warm.js"
+    script.write_text("const workflow = { producers: { p: { schedule: { cron: '* * * * *' },"
+                      " handler() {} } } };\n")  # fmt: skip
+    try:
+        subprocess.run(
+            _groundskeeper("validate-script", str(script)),
+            env=_env(home),
+            cwd=directory,
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        logger.warning("could not compile QuickJS ahead; each case that needs it compiles it")
+    cache = home / "cache"
+    return cache if cache.is_dir() else None
+
+
+def run_case(
+    case: EvalCase,
+    timeout: float = DEFAULT_TIMEOUT,
+    cache: Path | None = None,
+    model: str | None = None,
+) -> CaseResult:
+    """Run one case in its own temporary directory and `$GROUNDSKEEPER_HOME`: `runs`
+    resumes in a row, then (if asked) `ledger verify`. A crash or timeout fails it.
+    `cache` (from `warm_cache`) is copied into the case's home, never shared. `model` (a
+    `--model` spec) replaces the case's scripted `agents.yaml` as the worker."""
+    started = time.monotonic()
+    main = case.expectations[0]
+    expected = main.describe()
+    with tempfile.TemporaryDirectory(prefix="gk-eval-") as tmp:
+        root = Path(tmp)
+        run_dir, home = root / "run", root / "home"
+        home.mkdir(mode=0o700)
+        if cache is not None:
+            shutil.copytree(cache, home / "cache")
+        if case.approve is not None:
+            pass  # the goal run writes the plan into a directory of its own
+        elif (case.path / "setup").is_dir():
+            shutil.copytree(case.path / "setup", run_dir, symlinks=True)
+        else:
+            run_dir.mkdir()
+        if case.approve is None:
+            shutil.copy2(case.path / "plan.org", run_dir / "plan.org")
+        agents = root / "agents.yaml"
+        shutil.copy2(case.path / "agents.yaml", agents)
+        env = _env(home)
+        deadline = started + timeout
+        report: dict[str, Any] | None = None
+        try:
+            if case.approve is not None:
+                report = _gated_run(case, root, run_dir, agents, model, env, deadline)
+            if case.hook is not None:
+                tasks = [e.task for e in case.expectations]
+                report = play_session(case.hook, run_dir, agents, tasks, env, deadline)
+            for _ in range(case.runs if case.approve is None and case.hook is None else 0):
+                report = _run_json(
+                    _groundskeeper(
+                        "resume",
+                        str(run_dir / "plan.org"),
+                        "--model",
+                        model or f"scripted:{agents}",
+                        "--json",
+                        *case.args,
+                    ),
+                    env,
+                    root,
+                    deadline,
+                )
+            ledger = None
+            if case.ledger_ok:
+                ledger = _run_json(
+                    _groundskeeper("ledger", "verify", str(run_dir / "plan.org"), "--json"),
+                    env,
+                    root,
+                    deadline,
+                )
+            refusals = _tool_refusals(run_dir / ".groundskeeper" / "plan.org" / "_steps.jsonl")
+        except (_CaseFault, HookSessionFault) as fault:
+            return CaseResult(
+                case,
+                expected,
+                fault.kind,
+                False,
+                None,
+                (str(fault),),
+                time.monotonic() - started,
+                error=str(fault),
+            )
+    assert report is not None  # runs >= 1
+    result = _judge(case, report, ledger, time.monotonic() - started)
+    return dataclasses.replace(result, tool_refusals=refusals)
+
+
+def _tool_refusals(steps: Path) -> int:
+    """How many of the run's tool calls a fence refused (the plan file, the control
+    directory, a protected input, a path outside the workdir), from the sealed ledger."""
+    count = 0
+    try:
+        lines = steps.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return 0
+    for line in lines:
+        try:
+            step = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(step, dict) or step.get("step") != "tool-call":
+            continue
+        body = step.get("body")
+        if isinstance(body, dict):
+            count += body.get("status") == "refused"
+    return count
+
+
+class _CaseFault(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _gated_run(
+    case: EvalCase,
+    root: Path,
+    run_dir: Path,
+    agents: Path,
+    worker: str | None,
+    env: dict[str, str],
+    deadline: float,
+) -> dict[str, Any]:
+    """A case with a task gate: the plan as a goal run's outline (the scripted author gives
+    it back), the answer, the changes after it, and the resumed run's report."""
+    import yaml
+
+    approve = case.approve or {}
+    script = yaml.safe_load(agents.read_text(encoding="utf-8")) or {}
+    if not isinstance(script, dict):
+        raise _CaseFault("crash", f"crash: {agents}: not a YAML mapping")
+    script["author"] = [(case.path / "plan.org").read_text(encoding="utf-8")]
+    mission = root / "mission.yaml"
+    mission.write_text(yaml.safe_dump(script), encoding="utf-8")
+    goal = f"eval case {case.name}"
+    model = ("--model", worker or f"scripted:{mission}", "--author-model", f"scripted:{mission}")
+    _run_json(_groundskeeper("run", goal, *model, "--dir", str(run_dir), "--json", *case.args),
+              env, root, deadline, ok=(0, 1, 3))  # fmt: skip
+    answer = ["--revise", str(approve.get("note"))] if approve["answer"] == "revise" else []
+    answer = answer or [f"--{approve['answer']}"]
+    _run_json(_groundskeeper("approve", str(run_dir), "--task", approve["task"], *answer,
+                             "--json"), env, root, deadline, ok=(0,))  # fmt: skip
+    for path, text in (approve.get("then_write") or {}).items():
+        (run_dir / path).parent.mkdir(parents=True, exist_ok=True)
+        (run_dir / path).write_text(text, encoding="utf-8")
+    return _run_json(_groundskeeper("run", "--resume", str(run_dir), "--json"), env, root,
+                     deadline, ok=(0, 1, 3))  # fmt: skip
+
+
+def _run_json(
+    cmd: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    deadline: float,
+    ok: tuple[int, ...] = (0, 1, 3),  # 3: tasks wait at approval gates (never DONE)
+) -> dict[str, Any]:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _CaseFault("timeout", "timeout: the case ran past its time limit")
+    try:
+        done = subprocess.run(
+            cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=left, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise _CaseFault(
+            "timeout", f"timeout: `{' '.join(cmd[3:5])}` ran past the case's time limit"
+        ) from None
+    if done.returncode not in ok:
+        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise _CaseFault("crash", f"crash: `{' '.join(cmd[3:5])}` exited {done.returncode}: {tail}")
+    try:
+        parsed = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        raise _CaseFault("crash", f"crash: `{' '.join(cmd[3:5])}` printed no JSON") from None
+    if not isinstance(parsed, dict):
+        raise _CaseFault("crash", f"crash: `{' '.join(cmd[3:5])}` printed no JSON object")
+    return parsed
+
+
+def _judge(
+    case: EvalCase, report: dict[str, Any], ledger: dict[str, Any] | None, seconds: float
+) -> CaseResult:
+    tasks = {t.get("id"): t for t in report.get("tasks", []) if isinstance(t, dict)}
+    diagnostics = [d for d in report.get("diagnostics", []) if isinstance(d, dict)]
+    problems: list[str] = []
+    states: list[str] = []
+    for exp in case.expectations:
+        task = tasks.get(exp.task)
+        state = task.get("state") if task else None
+        states.append(str(state) if state is not None else "absent")
+        if task is None:
+            problems.append(f"task {exp.task!r} is not in the plan's report")
+        elif not exp.holds(state):
+            why = f" ({task.get('reason')})" if task.get("reason") else ""
+            problems.append(f"task {exp.task!r} is {state}, expected {exp.describe()}{why}")
+    main = tasks.get(case.expectations[0].task) or {}
+    scope = case.expectations[0].task
+    errors = [d for d in diagnostics if d.get("level") == "error" and d.get("code")]
+    own = [str(d["code"]) for d in errors if d.get("scope") in (scope, None)]
+    lint_errors = own or [str(d["code"]) for d in errors]
+    if case.weak_check:
+        warned = [d for d in diagnostics if d.get("level") == "warning"]
+        if not warned:
+            problems.append("weak check: lint did not warn about it")
+    if ledger is not None and ledger.get("ok") is not True:
+        problems.append(f"ledger verify failed: {ledger.get('findings')}")
+    by = None
+    if case.kind == "fake" and not case.weak_check:
+        by = caught_by(main.get("state"), main.get("reason"), lint_errors)
+    return CaseResult(
+        case=case,
+        expected=case.expectations[0].describe(),
+        actual=states[0],
+        passed=not problems,
+        caught_by=by,
+        problems=tuple(problems),
+        seconds=seconds,
+    )
