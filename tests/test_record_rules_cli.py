@@ -202,6 +202,30 @@ def test_a_gate_binds_no_file_a_parallel_sibling_wrote(tmp_path: Path) -> None:
     _verified(work)
 
 
+GEN = "generated/by-the-code-generator-for-the-figures"
+
+
+def test_a_gate_binds_a_long_list_of_sh_writes_kept_by_its_hash(tmp_path: Path) -> None:
+    """300 files with long names from one `sh` call: a list longer than 16 KiB, sealed by its
+    hash and kept in the control directory; the gate still binds every one."""
+    make = (
+        f"mkdir -p {GEN} && python3 -c \"[open(f'{GEN}/f{{i:04}}.txt', 'w').write('x') for i in"
+        " range(300)]\" && printf 'total: 42\\n' > figures.txt"
+    )
+    figures = [NOTE, {"tool": "sh", "input": {"cmd": make}}, {"say": "DONE"}]
+    other = [{"tool": "write_file", "input": {"path": "other.txt", "content": "fine\n"}},
+             {"say": "DONE"}]  # fmt: skip
+    work = _gated_run(tmp_path, figures, other)
+    shown = _gate_files(work)
+    assert len(shown) == 302 and shown[:2] == ["figures.txt", f"{GEN}/f0000.txt"]
+    [call] = [b for b in _ledger(work, "tool-call") if b["tool"] == "sh"]
+    assert call["wrote"] is None and len(call["wrote_sha256"]) == 64
+    assert _cli("approve", str(work), "--task", "figures", "--yes").exit_code == 0
+    (work / GEN / "f0200.txt").write_text("y")
+    code, doc = _resume(work)
+    assert code == 3 and doc is not None and _states(doc)["figures"] == "WAITING"
+
+
 def _ledger(work: Path, step: str) -> list[dict[str, Any]]:
     from groundskeeper.record.ledger import read_steps
 

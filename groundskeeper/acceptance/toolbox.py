@@ -21,6 +21,7 @@ from groundskeeper.acceptance.attempt_record import (
     read_at_most,
     sealable_changed,
     watch_state,
+    wrote_text,
 )
 from groundskeeper.acceptance.check import Shell, sandbox_shell, sha256_text
 from groundskeeper.errors import GroundskeeperError
@@ -247,11 +248,11 @@ class Toolbox:
                     "stdout_sha256": None,
                     "stderr_sha256": None,
                     "changed": sealable_changed(changed_between(before, after)),
-                    "wrote": self._wrote(journal),
+                    **self._wrote(journal),
                 }
-                return ToolOutcome(text, True, "error", facts, (cmd,))
+                return ToolOutcome(text, True, "error", facts, (cmd, *_listed(facts)))
         facts |= {
-            "wrote": self._wrote(journal),
+            **self._wrote(journal),
             "exit_status": result.status,
             "fault": result.fault,
             "stdout_sha256": sha256_text(result.stdout, keep_surrogates=True),
@@ -265,16 +266,20 @@ class Toolbox:
             text += f"stopped by the sandbox: {result.fault}\n"
         text += f"--- stdout ---\n{result.stdout}--- stderr ---\n{result.stderr}"
         failed = result.status != 0 or result.fault is not None
-        texts = (cmd, result.stdout, result.stderr)
+        texts = (cmd, result.stdout, result.stderr, *_listed(facts))
         return ToolOutcome(_clip(text), failed, f"exit {result.status}", facts, texts)
 
-    def _wrote(self, journal: writes.WriteJournal) -> list[str] | None:
-        """The paths an `sh` call changed, as sealed (None: unknown): the sandbox's journal;
-        a stand-in shell that never picked it up can tell nothing, unless it is none (the
-        sandbox itself, stopped before it ran anything)."""
-        if not journal.served and self.shell is not None:
-            return None
-        return sealable_changed(journal.files())
+    def _wrote(self, journal: writes.WriteJournal) -> dict[str, Any]:
+        """What an `sh` call changed, as sealed: `wrote`, the sandbox's journal (None:
+        unknown; a stand-in shell that never picked it up can tell nothing, unless it is none:
+        the sandbox itself, stopped before it ran anything). A list too long for a ledger line
+        is sealed by its hash (`wrote_sha256`), its text kept in the output store."""
+        files = journal.files() if journal.served or self.shell is None else None
+        listed = sealable_changed(files)
+        if files is None or listed is not None:
+            return {"wrote": listed}
+        text = wrote_text(files)
+        return {"wrote": None, "wrote_sha256": sha256_text(text), "wrote_text": text}
 
     def _read(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         raw = self._arg(tool_input, "path")
@@ -382,6 +387,12 @@ class Toolbox:
 def _absent(raw: str) -> FileNotFoundError:
     """What a worker meets at the control plane: nothing, as if it did not exist."""
     return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), raw)
+
+
+def _listed(facts: dict[str, Any]) -> tuple[str, ...]:
+    """The long `wrote` list's text, taken out of the facts (kept by hash, never sealed)."""
+    text = facts.pop("wrote_text", None)
+    return (text,) if isinstance(text, str) else ()
 
 
 def _clip(text: str) -> str:

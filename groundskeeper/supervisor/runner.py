@@ -31,7 +31,7 @@ from groundskeeper.acceptance.attempt_record import (
     stamps_changed,
     workdir_stamps,
 )
-from groundskeeper.acceptance.check import Shell
+from groundskeeper.acceptance.check import Shell, sha256_text
 from groundskeeper.acceptance.gates import GateAnswer
 from groundskeeper.acceptance.judge import load_judge_prompt
 from groundskeeper.acceptance.loops import (
@@ -674,7 +674,7 @@ class Runner:
             # this thread only: the checks of other threads still see the hidden inputs
             with fences.binding(self._paths.worker_fence(task_id)):
                 claim: AttemptOutcome | None = session.attempt(loop.feedback)
-            loop.history.took(AttemptRecord(tuple(sealed)))
+            loop.history.took(AttemptRecord(tuple(sealed), self._outputs))
             if stamped:  # what the attempt wrote by any tool, the shell included
                 wrote = stamps_changed(stamps, self._stamps())
         except ModelCallError as exc:
@@ -771,7 +771,12 @@ class Runner:
         """Seal the call; its body joins the attempt's record. For a task with evidence or
         contracts (`keep`), first keep what the call printed by hash, so that a sealed hash
         names a stored text; other tasks' outputs are sealed as hashes only."""
-        for text in call.texts if keep else ():
+        # a long list of what an `sh` call wrote is kept for every task (a gate reads it)
+        listed = call.facts.get("wrote_sha256")
+        kept = call.texts if keep else ()
+        if not keep and listed is not None:
+            kept = tuple(t for t in call.texts if sha256_text(t) == listed)
+        for text in kept:
             try:
                 self._outputs.put(text)
             except OSError as exc:  # the record then lacks it: evidence quoting it fails

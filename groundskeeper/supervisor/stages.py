@@ -255,6 +255,7 @@ class CheckStage:
 
     def __init__(self, tools: StageTools) -> None:
         self.checks = tools.checks
+        self.outputs = tools.outputs
         self.require_checks = tools.require_checks
         self.holds_out = tools.holds_out
 
@@ -264,7 +265,7 @@ class CheckStage:
             return StageResult(self.name) if claim is None else self._unchecked(task, claim)
         result = self.checks.run(task.heading.task_id, task.check)
         wrote = context.history.wrote  # what the worker wrote, for the judge (every attempt's)
-        found, _unknown = AttemptRecord(context.sealed).changed()
+        found, _unknown = AttemptRecord(context.sealed, self.outputs).changed()
         wrote.extend(p for p in sorted(found) if p not in wrote)
         steps = (CheckSealed(result, context.phase),)
         if result.passed:
