@@ -178,7 +178,15 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
             f"{settings}: no settings yet; run `groundskeeper agent setup {agent_name}"
             f" --plan {plan}` first"
         )
-    command = claude_code_command(plan.absolute(), list(args))
+    import uuid
+
+    given = list(args)
+    session = _session_of(given)
+    if session is None and not any(a in _RESUMES for a in given):
+        # the session this launcher reads back is the one it launched, by its id
+        session = str(uuid.uuid4())
+        given = ["--session-id", session, *given]
+    command = claude_code_command(plan.absolute(), given)
     before = ledger_lines(plan.absolute())
     # the terminal is the agent's: Ctrl-C reaches it (same process group) and this launcher
     # waits on (a handler, not SIG_IGN, which the agent would inherit through exec)
@@ -192,11 +200,26 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
-    told = session_outcome(plan.absolute(), before)
+    told = session_outcome(plan.absolute(), before, session)
     if told is not None:
         narrate(f"groundskeeper: {told}")
         status = status or EXIT_FINDINGS
     raise SystemExit(status)
+
+
+#: claude's options that pick a session already begun (its id is then not this launcher's).
+_RESUMES = ("--resume", "-r", "--continue", "-c", "--fork-session")
+
+
+def _session_of(args: list[str]) -> str | None:
+    """The session id claude's own arguments name (`--session-id ID`, `--resume ID`)."""
+    for i, word in enumerate(args):
+        for option in ("--session-id", "--resume", "-r"):
+            if word.startswith(option + "="):
+                return word.split("=", 1)[1] if "--fork-session" not in args else None
+            if word == option and i + 1 < len(args) and not args[i + 1].startswith("-"):
+                return args[i + 1] if "--fork-session" not in args else None
+    return None
 
 
 @agent.command("work", context_settings={"ignore_unknown_options": True})
