@@ -241,3 +241,25 @@ def test_every_agent_set_up_on_the_plan_stays_sealed(work: Path) -> None:
     (work / SETTINGS).write_text(json.dumps(settings))
     reason = hook(work).blocked or ""
     assert f"the agent's hook configuration {work / SETTINGS} was changed" in reason
+
+
+# -- the record: what `ledger show` tells of a session ----------------------------------
+
+
+def test_ledger_show_tells_each_hook_decision_and_who_sealed(work: Path) -> None:
+    set_up(work)
+    assert hook(work, "SessionStart").blocked is None
+    assert hook(work).blocked is not None
+    assert hook(work, "SubagentStop", agent_type="general-purpose").blocked is None
+    assert gk(work, "agent", "seal", "plan.org").returncode == 0
+    shown = gk(work, "ledger", "show", str(work / ".groundskeeper" / "plan.org"))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert any("seal by agent setup claude-code · no session" in line for line in lines)
+    assert any("session start · SessionStart · session s-1" in line for line in lines)
+    assert any("block · Stop · session s-1 · claims the plan" in line for line in lines)
+    assert any(
+        "allow · SubagentStop · session s-1 · claims no task (general-purpose)" in line
+        for line in lines
+    )
+    assert any("seal by agent seal · no session" in line for line in lines)
