@@ -37,7 +37,7 @@ def agent() -> None:
 def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
     """Seal PLAN as it is now: the plan, its checks and protected inputs that every agent
     session is held to. A session's stop is refused while any of them differs from the seal;
-    only this command (the user's) accepts a change."""
+    only this command (the user's) accepts a change, for the sessions started after it."""
     from groundskeeper.agents.gate import seal_plan
     from groundskeeper.agents.seal import HookFailure
     from groundskeeper.record.keys import ensure_signing_key
@@ -157,9 +157,11 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     --setting-sources "" ARGS…` (a project's .claude/settings*.json, which the agent can
     edit, is not read). The claude binary is $GROUNDSKEEPER_CLAUDE, else `claude` on PATH.
 
-    When the agent exits, the stops its hook answered are read back from the signed ledger:
-    unless the last one was allowed and every one was answered (a hook the agent's own
-    processes killed lets the stop through), you are told on stderr and the exit status is 1.
+    When the agent exits, the hook calls of the session it launched (`--session-id`, passed
+    unless ARGS name a session) are read back from the signed ledger: unless its last Stop was
+    allowed and every call was answered (a hook the agent's own processes killed lets the
+    stop through), and nothing sealed the plan again or rewrote the ledger meanwhile, you are
+    told on stderr and the exit status is 1.
 
     \b
     Example:
