@@ -33,7 +33,6 @@ from groundskeeper.acceptance.check import (
 from groundskeeper.agents.dialects import Decision, HookEvent
 from groundskeeper.agents.seal import (
     ANCHOR_DIR,
-    OWN_SEALS,
     Fingerprint,
     HookFailure,
     LedgerView,
@@ -41,6 +40,7 @@ from groundskeeper.agents.seal import (
     check_anchor,
     fingerprint,
     input_identities,
+    late_seals,
     new_hook_run_id,
     write_anchor,
 )
@@ -66,6 +66,7 @@ __all__ = [
     "hides_inputs",
     "ledger_lines",
     "open_plan_record",
+    "plan_changed_since",
     "seal_fingerprint",
     "seal_plan",
     "session_outcome",
@@ -690,13 +691,7 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
             "the plan's ledger as it was when the session started was rewritten during it;"
             " nothing the session stopped on is confirmed"
         )
-    late = [
-        f"`{body.get('by', '')}` (run {body.get('run_id', '?')})"
-        for step, body in steps[after:]
-        if step == "run-start"
-        and body.get("kind") == "hook-seal"
-        and body.get("by") not in OWN_SEALS
-    ]
+    late = late_seals(steps, after)
     if late:
         return (
             "the plan was sealed again while the session ran, by " + ", ".join(late) + ": a"
@@ -733,6 +728,30 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
         return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
     if stops[-1] != "allow":
         return f"the session's last stop was not allowed ({stops[-1]}): the work is not done"
+    return None
+
+
+def plan_changed_since(plan_path: Path, launched: str) -> str | None:
+    """What the user must hear when the plan file differs from its text `launched` (read as
+    the session was launched) by more than the breaker's FAILED headlines: read from the
+    disk, not the ledger, so no record written during the session bears on it."""
+    from groundskeeper.plan.edit import state_edited
+    from groundskeeper.plan.org import parse_plan
+
+    try:
+        now = load_plan(plan_path)
+        expected = parse_plan(launched, plan_path)
+        was = {h.task_id: h.keyword for h in expected.tasks()}
+        for heading in now.tasks():
+            if heading.keyword == "FAILED" and was.get(heading.task_id, "FAILED") != "FAILED":
+                expected = parse_plan(state_edited(expected, heading.task_id, "FAILED"), plan_path)
+    except GroundskeeperError as exc:
+        return f"the plan {plan_path} cannot be read as it was launched: {exc}"
+    if now.text != expected.text:
+        return (
+            f"the plan {plan_path} was changed during the session (other than groundskeeper's"
+            " FAILED headlines): nothing the session stopped on is confirmed"
+        )
     return None
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "held_inputs",
     "input_identities",
     "input_patterns",
+    "late_seals",
     "new_hook_run_id",
     "write_anchor",
 ]
@@ -319,10 +320,13 @@ class LedgerView:
             kind = body.get("kind") if step == "run-start" else None
             mine = bool(session) and body.get("session_id") == session
             if kind == "hook-seal":
-                seal, by = Fingerprint.from_json(body), str(body.get("by", ""))
-                blocks = 0
-                if started and by not in OWN_SEALS:
+                new, by = Fingerprint.from_json(body), str(body.get("by", ""))
+                # the breaker's own seal changes headlines only: one that changes a check or
+                # an input is no seal of groundskeeper's, whatever it calls itself
+                own = by in OWN_SEALS and seal is not None and _same_inputs(new, seal)
+                if started and not own:
                     late.append(f"`{by}` (run {body.get('run_id', '?')})")
+                seal, blocks = new, 0
                 if mine and by in ("session-start", "first hook call"):
                     started = True
             elif kind in ("hook", "hook-session") and mine:
@@ -335,6 +339,31 @@ class LedgerView:
                     # refusals: a SubagentStop or TaskCompleted claims one task, or nothing
                     blocks = 0
         return cls(seal, by, blocks, started, tuple(late))
+
+
+def late_seals(steps: list[tuple[str, dict[str, Any]]], after: int) -> list[str]:
+    """Each seal among `steps[after:]` that is not the breaker's own (headlines only), said
+    for a person."""
+    seal: Fingerprint | None = None
+    late: list[str] = []
+    for index, (step, body) in enumerate(steps):
+        if step != "run-start" or body.get("kind") != "hook-seal":
+            continue
+        new, by = Fingerprint.from_json(body), str(body.get("by", ""))
+        own = by in OWN_SEALS and seal is not None and _same_inputs(new, seal)
+        if index >= after and not own:
+            late.append(f"`{by}` (run {body.get('run_id', '?')})")
+        seal = new
+    return late
+
+
+def _same_inputs(a: Fingerprint, b: Fingerprint) -> bool:
+    return (a.checks, a.protected, a.hidden, a.guarded) == (
+        b.checks,
+        b.protected,
+        b.hidden,
+        b.guarded,
+    )
 
 
 def _anchor_path(plan_path: Path) -> Path:

@@ -170,7 +170,7 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     import signal
     import subprocess
 
-    from groundskeeper.agents.gate import ledger_lines, session_outcome
+    from groundskeeper.agents.gate import ledger_lines, plan_changed_since, session_outcome
     from groundskeeper.agents.setup import SETTINGS_NAME, claude_code_command
     from groundskeeper.record.control import ControlDir
 
@@ -190,6 +190,10 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         given = ["--session-id", session, *given]
     command = claude_code_command(plan.absolute(), given)
     before = ledger_lines(plan.absolute())
+    try:
+        launched = plan.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail_usage(f"cannot read {plan}: {exc}")
     # the terminal is the agent's: Ctrl-C reaches it (same process group) and this launcher
     # waits on (a handler, not SIG_IGN, which the agent would inherit through exec)
     previous = signal.signal(signal.SIGINT, lambda number, frame: None)
@@ -202,10 +206,13 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
-    told = session_outcome(plan.absolute(), before, session)
-    if told is not None:
-        narrate(f"groundskeeper: {told}")
-        status = status or EXIT_FINDINGS
+    for told in (
+        plan_changed_since(plan.absolute(), launched),
+        session_outcome(plan.absolute(), before, session),
+    ):
+        if told is not None:
+            narrate(f"groundskeeper: {told}")
+            status = status or EXIT_FINDINGS
     raise SystemExit(status)
 
 

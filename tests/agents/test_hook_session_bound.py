@@ -116,6 +116,13 @@ for step in os.environ["SCENARIO"].split():
         for anchor in pathlib.Path(os.environ["GROUNDSKEEPER_HOME"], "agents").glob("*.json"):
             anchor.unlink()
         gk("agent", "setup", "claude-code", "--plan", str(pathlib.Path("plan.org").absolute()))
+    elif step == "forge-breaker":  # groundskeeper's own function, with the user's key
+        subprocess.run([sys.executable, "-c", "from pathlib import Path;"
+                        " from groundskeeper.agents.gate import seal_plan;"
+                        " seal_plan(Path('plan.org').absolute(), None, 'breaker')"])
+    elif step == "headlines-done":
+        plan = pathlib.Path("plan.org")
+        plan.write_text(plan.read_text().replace("* TODO", "* DONE"))
     elif step == "work":
         pathlib.Path("NOTES.md").write_text("shipped\\n")
         pathlib.Path("COUNT").write_text("1\\n")
@@ -161,6 +168,28 @@ def test_agent_run_tells_of_a_record_rewritten_during_its_session(work: Path) ->
     told = agent_run(work, "Stop rewrite restart Stop")
     assert told.returncode == 1, told.stderr
     assert "ledger as it was when the session started was rewritten" in told.stderr
+
+
+def test_a_seal_that_calls_itself_the_breakers_but_changes_a_check_is_late(
+    work: Path,
+) -> None:
+    set_up(work)
+    told = agent_run(work, "Stop rewrite forge-breaker Stop")
+    assert told.returncode == 1, told.stderr
+    assert "sealed again while the session ran, by `breaker`" in told.stderr
+    steps = ledger_steps(work)
+    last = [b for s, b in steps if s == "hook-decision"][-1]
+    assert last["decision"] == "block"
+    assert "sealed again while this session ran, by `breaker`" in last["reason"]
+
+
+def test_agent_run_holds_the_plan_file_to_its_text_at_launch(work: Path) -> None:
+    # headlines set DONE and sealed by a forged breaker seal (the checks unchanged): the
+    # ledger is the agent's to sign with your key, the plan file as launched is not
+    set_up(work)
+    told = agent_run(work, "Stop headlines-done forge-breaker Stop")
+    assert told.returncode == 1, told.stderr
+    assert "was changed during the session (other than groundskeeper's FAILED" in told.stderr
 
 
 # -- F3: FAILED is not done ----------------------------------------------------------------
