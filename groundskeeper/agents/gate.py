@@ -704,9 +704,20 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
             for step, body in steps[after:]
             if step == "run-start" and body.get("kind") == "hook-session"
         ]
-        if not started:
-            return "no start of the session reached groundskeeper's hook; nothing is confirmed"
-        session = started[0]
+        # a session resumed (`--continue`) starts no new one: its calls' one session id
+        seen = {
+            str(body.get("session_id"))
+            for step, body in steps[after:]
+            if step == "run-start" and body.get("kind") == "hook"
+        }
+        if not started and len(seen) > 1:
+            return (
+                f"stops of {len(seen)} sessions reached the hook and none of them started after"
+                " the launch: which one was launched cannot be told; nothing is confirmed"
+            )
+        if not started and not seen:
+            return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
+        session = started[0] if started else seen.pop()
     runs: dict[str, str | None] = {}  # hook run id -> its decision (None: never answered)
     stops: list[str] = []  # the session's Stop decisions (the whole plan's claim), in order
     for step, body in steps[after:]:

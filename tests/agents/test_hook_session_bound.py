@@ -135,13 +135,13 @@ for step in os.environ["SCENARIO"].split():
 """
 
 
-def agent_run(work: Path, scenario: str) -> subprocess.CompletedProcess[str]:
+def agent_run(work: Path, scenario: str, *args: str) -> subprocess.CompletedProcess[str]:
     fake = work.parent / "fake-claude"
     fake.write_text(f"#!{sys.executable}\n{FAKE_CLAUDE}")
     fake.chmod(0o755)
     command = [sys.executable, "-m", "groundskeeper", "agent", "run", "claude-code"]
     return subprocess.run(
-        [*command, "--plan", str(work / "plan.org"), "--", "-p", "work"],
+        [*command, "--plan", str(work / "plan.org"), "--", "-p", "work", *args],
         cwd=work,
         env={**os.environ, "GROUNDSKEEPER_CLAUDE": str(fake), "SCENARIO": scenario},
         capture_output=True,
@@ -254,6 +254,19 @@ def test_a_subagent_stop_between_refusals_does_not_reset_the_breaker(work: Path)
     )
     claims = [b for s, b in ledger_steps(work) if s == "claim"]
     assert claims[1]["task_id"] is None
+
+
+def test_agent_run_on_a_continued_session_reads_back_its_one_session(work: Path) -> None:
+    # `--continue` names no session: the launcher takes the one session whose calls reached
+    # the hook, and refuses to guess between two
+    set_up(work)
+    first = agent_run(work, "work Stop", "--continue")
+    assert first.returncode == 0, first.stderr
+    again = agent_run(work, "Stop", "--continue")  # resumed: no new start is marked
+    assert again.returncode == 0, again.stderr
+    two = agent_run(work, "Stop foreign-stop", "--continue")
+    assert two.returncode == 1, two.stderr
+    assert "stops of 2 sessions reached the hook" in two.stderr
 
 
 # -- F4: every agent's configuration stays sealed ------------------------------------------
