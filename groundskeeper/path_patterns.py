@@ -40,6 +40,17 @@ def pattern_problem(pattern: str) -> str | None:
         return f"`{pattern}` is absolute; paths are relative to the working directory"
     if ".." in pattern.split("/"):
         return f"`{pattern}` uses `..`; paths stay inside the working directory"
+    if '"' in pattern or "'" in pattern:
+        return (
+            f"`{pattern}` holds a quote left unclosed: quote a name with spaces whole"
+            ' (`"golden output.txt"`) or escape its spaces (`golden\\ output.txt`)'
+        )
+    from pathspec import GitIgnoreSpec
+
+    try:
+        GitIgnoreSpec.from_lines([pattern.casefold()])
+    except ValueError as exc:  # what the run would refuse, said by lint first
+        return f"`{pattern}` is not a pattern: {exc}"
     return None
 
 

@@ -100,6 +100,10 @@ def test_require_checks_makes_every_unchecked_leaf_an_error() -> None:
     found = validate_outline(outline, require_checks=True)
     assert [(d.code, d.scope, d.line) for d in found] == [("A001", "Leaf one", 2)]
     assert validate_outline(outline) == []
+    suite = "* TODO Fix it\n  :PROPERTIES:\n  :contract: pytest tests\n  :END:\n"
+    assert validate_outline(suite, require_checks=True) == []  # its suite is its check
+    soft = suite.replace("pytest tests", "soft pytest tests")
+    assert [d.code for d in validate_outline(soft, require_checks=True)] == ["A001"]
 
 
 def test_the_valid_example_is_valid_under_require_checks() -> None:

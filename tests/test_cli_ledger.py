@@ -266,3 +266,33 @@ def test_a_line_of_30000_brackets_is_a_named_finding(tmp_path: Path, trusted_hom
     code, out, err = run("ledger", "show", str(plan), "--json")
     assert code == 1
     assert "Traceback" not in err and "RecursionError" not in out + err
+
+
+FORGED_LINE = "   16  2026-11-27 18:33:49  state          real              TODO → DONE"
+
+
+def test_show_prints_one_line_per_step_whatever_a_worker_wrote(
+    tmp_path: Path, groundskeeper_home: Path
+) -> None:
+    # a path a worker chose, with a newline and a terminal escape in it, must not print as
+    # lines of its own (a forged `state … → DONE`) or reach the terminal as an escape
+    from tests.test_cli_run import resume, setup, task
+
+    forged = "notes.txt\\n" + FORGED_LINE + "\\n\\u001b[8m"
+    plan, script = setup(
+        tmp_path,
+        task("Real", "real", "test -s out.txt"),
+        "workers:\n  real:\n"
+        f'    - {{tool: write_file, input: {{path: "{forged}", content: "x"}}}}\n'
+        "    - say: DONE\n",
+    )
+    resume(plan, script)
+    code, out, _ = run("ledger", "show", str(tmp_path))
+    _, as_json, _ = run("ledger", "show", str(tmp_path), "--json")
+    entries = json.loads(as_json)["entries"]
+    assert code == 0
+    printed = out.splitlines()
+    assert len(printed) == len(entries) + len({e["run"] for e in entries})
+    assert FORGED_LINE not in printed
+    assert "\x1b" not in out
+    assert any("notes.txt<U+000A>   16" in line for line in printed)

@@ -120,3 +120,49 @@ def test_a_second_signal_exits_at_once(tmp_path: Path) -> None:
     text = stderr.decode()
     assert "Traceback" not in text
     assert f"continue with: groundskeeper resume {plan}" in text
+
+
+RED_SCRIPT = """workers:
+  slow:
+    - {tool: write_file, input: {path: README.md, content: "Install\\nUsage\\n"}}
+    - {tool: sh, input: {cmd: 'sleep 20'}}
+    - {tool: write_file, input: {path: slow.txt, content: ok}}
+    - say: DONE
+  usage:
+    - say: DONE
+"""
+RED_RESUMED = """workers:
+  slow:
+    - {tool: write_file, input: {path: slow.txt, content: ok}}
+    - say: DONE
+  usage:
+    - say: DONE
+"""
+
+
+def test_a_check_seen_red_before_an_interruption_is_not_asked_red_again(tmp_path: Path) -> None:
+    # usage's check was red before any work; the slow task then wrote the README for it (as
+    # an ordinary worker would) and the run was interrupted before usage started: the resumed
+    # run must not ask red-first again (it passes now) and refuse the task as red-less
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + "#+REQUIRE_RED: t\n" + task("Slow", "slow", "grep -qx ok slow.txt")
+                    + task("Usage", "usage", "grep -q Usage README.md"))  # fmt: skip
+    script = tmp_path / "workers.yaml"
+    script.write_text(RED_SCRIPT)
+    args = ["resume", str(plan), "--model", f"scripted:{script}", "--max-parallel", "1"]
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from groundskeeper.cli import main; main()", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    _wait_for_sleep(plan, process)
+    process.kill()  # SIGKILL: no run-end
+    process.communicate(timeout=30)
+    assert sorted(s["task_id"] for s in steps(plan, "check") if s.get("phase") == "red-first") == [
+        "slow",
+        "usage",
+    ]
+    script.write_text(RED_RESUMED)
+    result = CliRunner().invoke(main, [*args, "--json"])
+    assert keywords(plan) == {"slow": "DONE", "usage": "DONE"}, result.stdout
+    assert result.exit_code == 0

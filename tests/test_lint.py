@@ -210,6 +210,33 @@ def test_t002_near_misses() -> None:
     assert only(block, "T002") == []
 
 
+def test_t002_a_pytest_contract_is_an_acceptance_check() -> None:
+    """The project's suite, run in the sandbox, is a check: DONE does not rest on the word."""
+    suite = "* TODO Fix it\n:PROPERTIES:\n:contract: pytest tests --min 3\n:END:\n"
+    assert only(suite, "T002") == []
+    # a soft one only warns, and the others judge artefacts, not the work's behaviour
+    for contract in ("soft pytest tests", "non-empty out.txt", "ran 'pytest *'"):
+        text = f"* TODO Fix it\n:PROPERTIES:\n:contract: {contract}\n:END:\n"
+        assert [d.code for d in only(text, "T002")] == ["T002"], contract
+
+
+# --- T019 -------------------------------------------------------------------------------------
+
+
+def test_t019_a_suite_the_worker_reads_in_full_asks_for_held_out_tests() -> None:
+    text = "* TODO Fix it\n:PROPERTIES:\n:contract: pytest tests\n{}:END:\n"
+    (found,) = only(text.format(""), "T019")
+    assert (found.code, found.level, found.line) == ("T019", "info", 3)
+    assert found.message == (
+        "contract `pytest tests`: the worker can read every test it runs, so code that"
+        " special-cases their inputs passes; hold some out with `:hide: PATH` (a test file"
+        " under tests/: the contract still runs it, the worker never sees it)"
+    )
+    assert only(text.format(":hide: tests/test_heldout.py\n"), "T019") == []
+    assert only("#+HIDE: tests/held_*.py\n" + text.format(""), "T019") == []
+    assert only(text.format(":hide: other/key.txt\n"), "T019") != []  # not in the suite
+
+
 # --- T003 -------------------------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from groundskeeper.cli import main
 from tests.test_cli_run import HEAD, keywords, resume, setup
 
-OURS = {"T021", "T022", "T023", "T024"}
+OURS = {"T021", "T022", "T023", "T024", "T026"}
 
 
 def _block(*lines: str, extra: str = "") -> str:
@@ -89,3 +89,29 @@ def test_a_check_that_writes_is_an_error_and_a_pipe_is_not(tmp_path: Path) -> No
         ("T024", "error", 7)
     ]
     assert _lint(tmp_path, _block("jq .ok out.json | grep -q true 2>/dev/null")) == []
+
+
+def test_a_negated_command_on_a_line_not_the_last_is_an_error(tmp_path: Path) -> None:
+    # bash's errexit ignores a `!` pipeline's status: `! grep -q ERROR log` there never fails
+    assert _lint(tmp_path, _block("! grep -q ERROR log.txt", "test -s log.txt")) == [
+        ("T026", "error", 7)
+    ]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [("! grep -q ERROR log.txt || exit 1", "test -s log.txt"),  # fails at its line
+     ("test -s log.txt", "! grep -q ERROR log.txt"),  # the last line: its status counts
+     ("if grep -q ERROR log.txt; then exit 1; fi", "test -s log.txt")],
+)  # fmt: skip
+def test_the_honest_spellings_draw_no_t026(tmp_path: Path, lines: tuple[str, ...]) -> None:
+    assert _lint(tmp_path, _block(*lines)) == []
+
+
+def test_the_spelling_t026_suggests_fails_at_runtime(tmp_path: Path) -> None:
+    plan, script = setup(tmp_path, "", "workers:\n  t: [{say: DONE}]\n")
+    plan.write_text(HEAD + _block("! grep -q ERROR log.txt || exit 1", "test -s log.txt"))
+    (tmp_path / "log.txt").write_text("ERROR: disk\n")
+    _, doc = resume(plan, script)
+    assert keywords(plan) == {"t": "FAILED"}
+    assert "check line 1" in doc["tasks"][0]["reason"]

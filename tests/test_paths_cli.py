@@ -4,6 +4,7 @@ follows paths, per task, for the whole run. Each fake has its honest twin beside
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -332,3 +333,262 @@ def test_a_link_naming_a_hidden_input_is_refused(tmp_path: Path, link: str) -> N
     assert result.exit_code == 1
     assert _row(doc, "t")["state"] == "FAILED"
     assert not (tmp_path / "out" / "result.txt").is_symlink()
+
+
+# -- what a failed attempt is told when the plan holds files out ---------------------------------
+
+
+class _Recording:
+    """The scripted worker, with every request it is sent kept as text."""
+
+    def __init__(self, script: Path) -> None:
+        from groundskeeper.models import load_model
+
+        self.inner = load_model(f"scripted:{script}")
+        self.name = self.inner.name
+        self.heard: list[str] = []
+
+    def respond(self, request: ModelRequest) -> AssistantTurn:
+        self.heard.append(json.dumps(list(request.messages)))
+        return self.inner.respond(request)
+
+
+def _run_recorded(plan: Path, script: Path) -> tuple[_Recording, dict[str, Any]]:
+    model = _Recording(script)
+    report = Runner(load_plan(plan), model=model, options=RunOptions(max_parallel=1)).run()
+    return model, {t.id: t for t in report.tasks}
+
+
+SECRET_DIFF = "diff out.txt tests/expected.txt"
+TWO_WRONG_ATTEMPTS = (
+    "workers:\n  t:\n"
+    + "    - {tool: sh, input: {cmd: 'echo 41 > out.txt'}}\n    - say: DONE\n" * 2
+)
+
+
+def test_a_failed_check_never_tells_the_worker_what_a_hidden_file_holds(tmp_path: Path) -> None:
+    _golden(tmp_path, "SECRET7731")
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", SECRET_DIFF, hide="tests/expected.txt", max_attempts="2"),
+        TWO_WRONG_ATTEMPTS,
+    )
+    model, rows = _run_recorded(plan, script)
+    assert rows["t"].state == "FAILED"
+    told = model.heard[-1]
+    assert "SECRET7731" not in told
+    assert "check line 1: `diff out.txt tests/expected.txt` exited with status 1" in told
+    assert "its output is not shown" in told
+
+
+def test_without_hidden_files_a_failed_check_shows_its_output(tmp_path: Path) -> None:
+    _golden(tmp_path, "SECRET7731")
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", SECRET_DIFF, protect="tests/expected.txt", max_attempts="2"),
+        TWO_WRONG_ATTEMPTS,
+    )
+    model, rows = _run_recorded(plan, script)
+    assert rows["t"].state == "FAILED"
+    assert "SECRET7731" in model.heard[-1]
+
+
+def test_a_failed_contract_never_tells_the_worker_what_a_hidden_test_holds(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_hidden.py").write_text(
+        "from sol import f\n\n\ndef test_f():\n    assert f(3) == 'SECRET7731'\n"
+    )
+    plan, script = setup(
+        tmp_path,
+        task(
+            "Write f",
+            "t",
+            None,
+            hide="tests/test_hidden.py",
+            contract="pytest tests",
+            max_attempts="2",
+        ),
+        "workers:\n  t:\n" + '    - {tool: write_file, input: {path: sol.py, content: "def f(x):\\n'
+        "    return 'nope'\\n\"}}\n    - say: DONE\n" * 2,
+    )
+    model, rows = _run_recorded(plan, script)
+    assert rows["t"].state == "FAILED"
+    told = model.heard[-1]
+    assert "SECRET7731" not in told
+    assert "C020" in told and "held-out test" in told
+
+
+# -- a name with a space, in every path property ------------------------------------------------
+
+
+@pytest.mark.parametrize("spelt", ['"golden output.txt"', "golden\\ output.txt"])
+def test_a_protected_name_with_a_space_is_protected(tmp_path: Path, spelt: str) -> None:
+    (tmp_path / "golden output.txt").write_text("42\n")
+    plan, script = setup(
+        tmp_path,
+        task("Keep", "t", "grep -qx 42 out.txt", protect=spelt),
+        _script("t", _sh("echo 7 > 'golden output.txt'; echo 42 > out.txt")),
+    )
+    assert [d.code for d in validate(load_plan(plan)) if d.level == "error"] == []
+    resume(plan, script, "--max-parallel", "1")
+    assert (tmp_path / "golden output.txt").read_text() == "42\n"  # the write was refused
+    (start,) = steps(plan, "task-start")
+    assert [p["path"] for p in start["protected"]] == ["golden output.txt"]
+
+
+@pytest.mark.parametrize("spelt", ['"golden output.txt"', "golden\\ output.txt"])
+def test_the_honest_twin_of_a_name_with_a_space_is_done(tmp_path: Path, spelt: str) -> None:
+    (tmp_path / "golden output.txt").write_text("42\n")
+    plan, script = setup(
+        tmp_path,
+        task("Keep", "t", "grep -qx 42 out.txt", protect=spelt),
+        _script("t", _sh("echo 42 > out.txt")),
+    )
+    _, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE"
+
+
+def test_an_unclosed_quote_in_a_path_property_is_an_error(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("Keep", "t", "test -s out.txt", protect='"golden output.txt'))
+    (found,) = [d for d in validate(load_plan(plan)) if d.code == "F001"]
+    assert "holds a quote left unclosed" in found.message
+
+
+# -- CPython in the worker's sandbox against a held-out test (issue 22) -------------------------
+
+PROBE = """
+import glob, importlib, os, pathlib, shutil, sqlite3, sys
+seen = []
+def tried(name, how):
+    try:
+        seen.append(f"{name}: {how()!r}")
+    except Exception as error:
+        seen.append(f"{name}: {type(error).__name__}")
+tried("open", lambda: open("tests/test_heldout.py").read())
+tried("case", lambda: open("Tests/Test_Heldout.py").read())
+tried("up", lambda: open("tests/../tests/test_heldout.py").read())
+tried("listdir", lambda: os.listdir("tests"))
+tried("scandir", lambda: [e.name for e in os.scandir("tests")])
+tried("stat", lambda: os.stat("tests/test_heldout.py").st_size)
+tried("walk", lambda: sorted(f for _, _, fs in os.walk(".") for f in fs))
+tried("glob", lambda: sorted(glob.glob("**/*.py", recursive=True)))
+tried("pathlib", lambda: sorted(p.name for p in pathlib.Path(".").rglob("*")))
+tried("copy", lambda: shutil.copy("tests/test_heldout.py", "copy.py"))
+tried("link", lambda: os.link("tests/test_heldout.py", "hard.py"))
+tried("rename", lambda: os.rename("tests", "exposed"))
+tried("symlink", lambda: (os.symlink("tests/test_heldout.py", "soft.py"), open("soft.py").read()))
+tried("sqlite", lambda: sqlite3.connect("file:tests/test_heldout.py?mode=ro", uri=True)
+      .execute("select 1").fetchall())
+tried("import", lambda: (sys.path.insert(0, "tests"), importlib.import_module("test_heldout")))
+open("seen.txt", "w").write("\\n".join(seen) + "\\n")
+"""
+
+
+def test_a_python_program_learns_nothing_of_a_held_out_test(tmp_path: Path) -> None:
+    """The worker's python3, by every way the language offers, finds no held-out test: the
+    run fails on the held-out test the worker never saw, which is left as it was."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "mathx.py").write_text("def double(x):\n    return x + x\n")
+    (tmp_path / "tests" / "test_visible.py").write_text(
+        "from mathx import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
+    )
+    held_out = (
+        "from mathx import double\n\n\ndef test_held_out_SECRET():\n    assert double(3) == 7\n"
+    )
+    (tmp_path / "tests" / "test_heldout.py").write_text(held_out)
+    calls = [
+        {"tool": "write_file", "input": {"path": "probe.py", "content": PROBE}},
+        {"tool": "sh", "input": {"cmd": "python3 probe.py"}},
+    ]
+    script = "workers:\n  t:\n" + "".join(f"    - {json.dumps(c)}\n" for c in calls)
+    plan, script_path = setup(
+        tmp_path,
+        task(
+            "Make the tests pass",
+            "t",
+            "python3 -m pytest -q -p no:cacheprovider tests",
+            hide="tests/test_heldout.py",
+        ),
+        script + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script_path, "--max-parallel", "1")
+    assert result.exit_code == 1
+    assert _row(doc, "t")["state"] == "FAILED"
+    assert _row(doc, "t")["reason"] == (
+        "nonzero_status: check line 1: `python3 -m pytest -q -p no:cacheprovider tests` "
+        "exited with status 1"
+    )
+    # red-first ran the held-out test (it alone fails: `F.`), as each attempt's check did
+    (red, *attempts) = steps(plan, "check")
+    assert (red["phase"], red["verdict"], red["excerpt"][:2]) == ("red-first", "FAIL", "F.")
+    assert [a["verdict"] for a in attempts] == ["FAIL"] * len(attempts)
+    seen = (tmp_path / "seen.txt").read_text()
+    assert seen.splitlines() == [
+        "open: FileNotFoundError",
+        "case: FileNotFoundError",
+        "up: FileNotFoundError",
+        "listdir: ['test_visible.py']",
+        "scandir: ['test_visible.py']",
+        "stat: FileNotFoundError",
+        "walk: ['mathx.py', 'plan.org', 'probe.py', 'test_visible.py', 'workers.yaml']",
+        "glob: ['mathx.py', 'probe.py', 'tests/test_visible.py']",
+        "pathlib: ['mathx.py', 'plan.org', 'probe.py', 'test_visible.py', 'tests', 'workers.yaml']",
+        "copy: FileNotFoundError",
+        "link: FileNotFoundError",
+        "rename: PermissionError",
+        "symlink: PermissionError",
+        "sqlite: OperationalError",
+        "import: ModuleNotFoundError",
+    ]
+    assert (tmp_path / "tests" / "test_heldout.py").read_text() == held_out
+    for made in ("copy.py", "hard.py", "soft.py", "exposed"):
+        assert not (tmp_path / made).exists(), made
+
+
+class _Guessing:
+    """A worker that writes a wrong answer and claims DONE each attempt, keeping every
+    message it was sent (the feedback among them)."""
+
+    name = "guessing"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.heard: list[str] = []
+
+    def respond(self, request: ModelRequest) -> AssistantTurn:
+        self.heard.append(repr(request.messages))
+        (self.root / "out").mkdir(exist_ok=True)
+        (self.root / "out" / "result.txt").write_text("41\n")
+        return AssistantTurn(({"type": "text", "text": "DONE"},), "end_turn")
+
+
+def test_a_failed_check_s_output_never_brings_a_hidden_input_back(tmp_path: Path) -> None:
+    """What a check printed (here diff's `> SECRET-42`) can hold a hidden input: in a run
+    that hides inputs it stays in the record for the reviewer, and the worker hears the
+    check's reason alone."""
+    _golden(tmp_path, "SECRET-42")
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("Answer", "t", DIFF, hide="tests/expected.txt"))
+    worker = _Guessing(tmp_path)
+    report = Runner(load_plan(plan), model=worker, options=RunOptions(max_parallel=1)).run()
+    (row,) = report.tasks
+    assert (row.state, row.attempts) == ("FAILED", 2)
+    second = worker.heard[1]
+    assert "your work did not pass its acceptance check: diff out/result.txt" in second
+    assert "check line 1: `diff out/result.txt tests/expected.txt` exited with status 1" in second
+    assert "its output is not shown: this run hides inputs" in second
+    assert "SECRET" not in "".join(worker.heard)
+    assert "> SECRET-42" in row.output  # the reviewer's record keeps it
+
+
+def test_without_hidden_inputs_the_output_goes_back(tmp_path: Path) -> None:
+    _golden(tmp_path, "42")
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("Answer", "t", DIFF))
+    worker = _Guessing(tmp_path)
+    Runner(load_plan(plan), model=worker, options=RunOptions(max_parallel=1)).run()
+    assert "> 42" in worker.heard[1]
+    assert "its output is not shown" not in worker.heard[1]

@@ -179,6 +179,14 @@ FAILURE_CODES: frozenset[str] = frozenset(
 )
 
 
+#: Said in place of what a check or a suite printed, in a run that hides inputs from workers:
+#: a check reads them, and so may anything it runs, the worker's own code included.
+WITHHELD = (
+    "its output is not shown: this run hides inputs from workers, and what a check prints"
+    " could show them"
+)
+
+
 def check_feedback(check: SealedCheck, detail: str) -> str:
     """What a worker (or a gated agent) is told when its work fails `check`."""
     return f"your work did not pass its acceptance check: {check.text.strip()} → {detail}"

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord
+from groundskeeper.acceptance.check import WITHHELD
 from groundskeeper.acceptance.suite import Baseline
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan.contract_syntax import (
@@ -72,6 +73,7 @@ CODES: dict[str, str] = {
     "C024": "the suite's pass-or-fail machinery (assertions, pytest's runner) was replaced",
     "C025": "the suite gave no complete record: it exited early, crashed or hit a limit",
     "C026": "no red-first record of the suite, or fewer tests passed than --min asks",
+    "C027": "a value of the work that compares equal to anything decided an assertion",
     "C090": "the contract's judge could not decide on this input (fail-closed)",
 }  # a new type adds its own codes here (`CODES["C012"] = …`) beside its `register` call
 
@@ -129,6 +131,7 @@ class ContractContext:
     workdir: Path | None = None  # where a `pytest` contract runs the suite
     baselines: Mapping[str, Baseline] = field(default_factory=dict)  # by contract text
     protect: tuple[str, ...] = ()  # the task's protected patterns (a suite's configuration)
+    hidden: tuple[str, ...] = ()  # the run's hidden inputs: what a failure must never show
 
     def read(self, raw: str) -> bytes:
         """The file's bytes; `ContractFailure` C001/C002 when it cannot be read."""
@@ -557,9 +560,16 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
         raise ContractFailure("C090", "no workdir to run the suite in")
     try:
         record = run_suite(context.workdir, path, protect=context.protect)
-        return judge_suite(record, context.baselines.get(contract.text), minimum)
+        return judge_suite(record, context.baselines.get(contract.text), minimum, context.hidden)
     except SuiteRefused as refused:
-        raise ContractFailure(refused.code, refused.message, refused.detail) from None
+        message = refused.message
+        if refused.output and context.hidden:
+            message += (
+                f" ({WITHHELD})"  # the suite read hidden inputs; what it printed may show them
+            )
+        elif refused.output:
+            message += f"\n{refused.output}"
+        raise ContractFailure(refused.code, message, refused.detail) from None
 
 
 _bind("pytest", _pytest)

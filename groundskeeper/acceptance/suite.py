@@ -7,7 +7,7 @@ refused), running the suite (`cpython.run_alone`: CPython in the sandbox, read-o
 the run's fences, its record written by our `gk_suite` plugin into the run's private /tmp),
 the red-first `Baseline`, and the judgement: every test passed, the collected ids are the
 baseline's, nothing skipped, deselected or xfailed beyond it, the pass-or-fail machinery
-untouched. It seals nothing and schedules nothing.
+untouched, no value of the work equal to anything. It seals nothing and schedules nothing.
 """
 
 from __future__ import annotations
@@ -51,13 +51,18 @@ _WALK_LIMIT = 20_000  # entries looked at for configuration files; more is refus
 
 
 class SuiteRefused(Exception):
-    """The suite cannot be judged: `code` and `message` say why (a contract failure)."""
+    """The suite cannot be judged: `code` and `message` say why (a contract failure);
+    `output`, what the suite printed, is kept apart: it may show a held-out test, and only
+    the caller knows whether a worker will read it."""
 
-    def __init__(self, code: str, message: str, detail: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, detail: dict[str, Any] | None = None, output: str = ""
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.detail = detail or {}
+        self.output = output
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class SuiteRecord:
     tampered: tuple[str, ...] = ()  # machinery replaced while the suite ran
     exitstatus: int = 0
     output: str = ""
+    always_equal: tuple[str, ...] = ()  # `id: Type`: a value of the work equal to anything
 
 
 @dataclass(frozen=True)
@@ -175,22 +181,27 @@ def run_suite(
     argv = [
         "python3", "-E", "-s", "-m", "pytest", "-c", ini, "--rootdir", "/workdir",
         "-p", "gk_suite", "-p", "no:cacheprovider", "-p", "no:faulthandler",
+        "-o", "enable_assertion_pass_hook=true",
         "--capture=sys", "-q", "--color=no", "-rfEsxX", "--", target,
     ]  # fmt: skip
     env = {
         "GK_SUITE_REPORT": f"{cpython.TMP_GUEST}/{report}",
+        "GK_SUITE_PATH": f"/workdir/{target}".rstrip("/") if target != "." else "/workdir",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
     ran = cpython.run_alone(argv, workdir, env=env, timeout=timeout, keep=(report,))
     output = (ran.stdout + ran.stderr)[-4000:]
     data = ran.kept.get(report)
     if ran.fault is not None:
-        raise SuiteRefused("C025", f"the suite was stopped: {ran.fault} limit ({output[-300:]})")
+        raise SuiteRefused(
+            "C025", f"the suite was stopped: {ran.fault} limit", output=output[-300:]
+        )
     if data is None:
         raise SuiteRefused(
             "C025",
             f"the suite ended (status {ran.status}) before pytest finished: something exited "
-            f"the process early or it crashed; output: {output[-600:]}",
+            "the process early or it crashed",
+            output=output[-600:],
         )
     try:
         raw = json.loads(data)
@@ -202,37 +213,52 @@ def run_suite(
             tuple(raw["tampered"]),
             int(raw["exitstatus"]),
             output,
+            tuple(str(v) for v in raw.get("always_equal", ())),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise SuiteRefused("C025", f"the suite's record cannot be read: {error}") from None
 
 
-def judge_suite(record: SuiteRecord, baseline: Baseline | None, minimum: int = 0) -> str:
-    """A message when the suite passes as acceptance; `SuiteRefused` naming why not."""
+def judge_suite(
+    record: SuiteRecord,
+    baseline: Baseline | None,
+    minimum: int = 0,
+    held_out: tuple[str, ...] = (),
+) -> str:
+    """A message when the suite passes as acceptance; `SuiteRefused` naming why not. A test
+    of a `held_out` file (hidden from workers) is counted in a message, never named: its id
+    (a parametrized one spells its inputs) would tell the worker what it checks."""
+    name = _Naming(held_out)
     if record.tampered:
         raise SuiteRefused(
             "C024",
             "the suite's pass-or-fail machinery was replaced while it ran: "
             + ", ".join(record.tampered),
         )
+    if record.always_equal:
+        raise SuiteRefused(
+            "C027",
+            "a value that compares equal to anything decided an assertion: "
+            + name(list(record.always_equal)),
+            {"always_equal": list(record.always_equal)},
+        )
     failed = sorted(i for i, o in record.outcomes.items() if o in ("failed", "xpassed"))
     if record.errors or failed:
         named = [*(f"{e} (collection error)" for e in record.errors), *failed]
         raise SuiteRefused(
             "C020",
-            f"{len(named)} of the suite's tests failed: {', '.join(named[:10])}"
-            + (f" and {len(named) - 10} more" if len(named) > 10 else "")
-            + f"\n{record.output[-1500:]}",
+            f"{len(named)} of the suite's tests failed: {name(named)}",
             {"failed": named},
+            record.output[-1500:],
         )
     missing = [i for i in record.collected if i not in record.outcomes]
     if missing:
-        raise SuiteRefused("C025", f"tests collected but never reported: {', '.join(missing)}")
+        raise SuiteRefused("C025", f"tests collected but never reported: {name(missing)}")
     if baseline is None:
         raise SuiteRefused(
             "C026", "no red-first record of the suite (taken before any worker ran) to compare"
         )
-    _compare(record, baseline)
+    _compare(record, baseline, name)
     if record.exitstatus != 0:
         raise SuiteRefused("C020", f"pytest exited with status {record.exitstatus}")
     passed = sum(1 for o in record.outcomes.values() if o == "passed")
@@ -241,13 +267,33 @@ def judge_suite(record: SuiteRecord, baseline: Baseline | None, minimum: int = 0
     return f"{passed} passed, the {len(baseline.collected)} red-first tests all among them"
 
 
-def _compare(record: SuiteRecord, baseline: Baseline) -> None:
+class _Naming:
+    """Test ids as a message names them: ten at most, those of held-out files counted."""
+
+    def __init__(self, held_out: tuple[str, ...]) -> None:
+        self.held_out = frozenset(held_out)
+
+    def __call__(self, ids: list[str]) -> str:
+        shown = [
+            i for i in ids if _file_of(i.removesuffix(" (collection error)")) not in self.held_out
+        ]
+        hidden = len(ids) - len(shown)
+        text = ", ".join(shown[:10])
+        if len(shown) > 10:
+            text += f" and {len(shown) - 10} more"
+        if hidden:
+            tests = "test" if hidden == 1 else "tests"
+            text = f"{text} and {hidden} held-out {tests}" if text else f"{hidden} held-out {tests}"
+        return text
+
+
+def _compare(record: SuiteRecord, baseline: Baseline, name: _Naming) -> None:
     now = set(record.collected)
     vanished = [i for i in baseline.collected if i not in now]
     if vanished:
         raise SuiteRefused(
             "C022",
-            f"tests collected before any work are gone: {', '.join(vanished[:10])}",
+            f"tests collected before any work are gone: {name(vanished)}",
             {"vanished": vanished},
         )
     before = set(baseline.collected)
@@ -256,7 +302,7 @@ def _compare(record: SuiteRecord, baseline: Baseline) -> None:
     ]
     if new:
         raise SuiteRefused(
-            "C022", f"tests not collected before any work: {', '.join(new[:10])}", {"new": new}
+            "C022", f"tests not collected before any work: {name(new)}", {"new": new}
         )
     skipped = [
         i
@@ -268,7 +314,7 @@ def _compare(record: SuiteRecord, baseline: Baseline) -> None:
         raise SuiteRefused(
             "C023",
             f"tests skipped, xfailed or deselected beyond the red-first run: "
-            f"{', '.join(sorted(skipped)[:10])}",
+            f"{name(sorted(skipped))}",
             {"skipped": sorted(skipped)},
         )
 

@@ -153,6 +153,8 @@ class Toolbox:
     def _guard_writable(self, raw: str, parent: int, name: str) -> None:
         fence = self.fence
         why = fence.refusal_at(parent, name)
+        if why is not None:
+            fence.note(why, parent, name)
         if why == fences.ABSENT:
             raise _absent(raw)
         if why is not None and why.startswith(fences.PROTECTED):
@@ -298,6 +300,7 @@ class Toolbox:
             if not stat.S_ISREG(st.st_mode):
                 return ToolOutcome(f"`{raw}` is not a regular file", True, "error")
             if self.fence.is_read_only_file(st):
+                self.fence.note(fences.PROTECTED, handle.fileno())
                 raise ToolRefused(
                     f"`{raw}` is a link to the plan file or a protected input; workers may not"
                     " change it"

@@ -34,7 +34,7 @@ from groundskeeper.record.ledger import (
     verify_ledger,
 )
 from groundskeeper.record.witness import WitnessEntry, WitnessError
-from groundskeeper.review.timeline import timeline_entries
+from groundskeeper.review.timeline import inert, timeline_entries
 
 MAX_HUMAN_FINDINGS = 50
 _HEX_ROOT = re.compile(r"[0-9a-fA-F]{64}")
@@ -309,9 +309,9 @@ def show(path: Path, key_files: tuple[Path, ...], as_json: bool) -> None:
         for entry in entries:
             if entry["run"] != run and entry["run"] is not None:
                 run = entry["run"]
-                click.echo(click.style(f"── run {run}", bold=True))
-            when = (entry["ts"] or "").replace("T", " ").rstrip("Z")[:19]
-            summary = entry["summary"]
+                click.echo(click.style(f"── run {_one_line(run)}", bold=True))
+            when = _one_line(entry["ts"] or "").replace("T", " ").rstrip("Z")[:19]
+            summary = _one_line(entry["summary"])
             verdict = entry["verdict"]
             if verdict in _VERDICT_COLOURS and summary:
                 head, _, rest = summary.partition(verdict)
@@ -319,8 +319,8 @@ def show(path: Path, key_files: tuple[Path, ...], as_json: bool) -> None:
                 summary += rest
             seq = entry["seq"] if entry["seq"] is not None else "?"
             click.echo(
-                f"{seq:>5}  {when:19}  {entry['step'] or '?':<13}  "
-                f"{entry['task'] or '':<16}  {summary}"
+                f"{seq:>5}  {when:19}  {_one_line(entry['step'] or '?'):<13}  "
+                f"{_one_line(entry['task'] or ''):<16}  {summary}"
             )
     if not report.ok:
         findings = f"{len(report.findings)} finding{'' if len(report.findings) == 1 else 's'}"
@@ -329,6 +329,12 @@ def show(path: Path, key_files: tuple[Path, ...], as_json: bool) -> None:
             f"see: groundskeeper ledger verify {path}"
         )
     sys.exit(EXIT_OK if report.ok else EXIT_FINDINGS)
+
+
+def _one_line(value: object) -> str:
+    """A timeline field as one line of inert text: a worker chose some of them (a path, a
+    claim), and a newline or a terminal escape in one must not print as a step of its own."""
+    return inert(value).replace("\n", "<U+000A>").replace("\t", "<U+0009>")
 
 
 @click.command(name="keygen")

@@ -31,6 +31,7 @@ __all__ = [
     "protected_by",
     "suite_args",
     "task_contracts",
+    "verifying",
     "watched_paths",
     "workdir_paths",
 ]
@@ -76,7 +77,9 @@ class ContractShape:
     `schemas` names the argument files that must exist when the plan is linted;
     `watches` names the paths whose content is hashed when an attempt starts (`changed`);
     `from_record`: it is judged on the record of a worker's attempt (`changed`, `ran`), not
-    on the files as they are, so a roll-up or the final sweep cannot judge it again."""
+    on the files as they are, so a roll-up or the final sweep cannot judge it again;
+    `verifies`: a hard contract of this kind runs the work itself (the project's tests), so
+    it is an acceptance check in its own right."""
 
     name: str
     usage: str
@@ -87,6 +90,7 @@ class ContractShape:
     schemas: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
     watches: Callable[[tuple[str, ...]], tuple[str, ...]] = field(default=no_files)
     from_record: bool = False
+    verifies: bool = False
 
 
 #: Every contract type a plan may name; `acceptance.contracts.REGISTRY` holds their judges.
@@ -164,7 +168,7 @@ def _suite_files(args: tuple[str, ...]) -> tuple[str, ...]:
 # judged against the run's red-first baseline and the suite's protected configuration, which
 # the attempt holds: not judged again without one (a roll-up, the final sweep)
 add_shape(ContractShape("pytest", "pytest PATH [--min N]", 1, 3, _suite_rules,
-                        protects=_suite_files, from_record=True))  # fmt: skip
+                        protects=_suite_files, from_record=True, verifies=True))  # fmt: skip
 
 
 def parse_contract(text: str, line: int | None = None) -> Contract | ContractProblem:
@@ -222,6 +226,14 @@ def judged_on_files(contract: Contract) -> bool:
 def protected_by(contracts: Iterable[Contract]) -> tuple[str, ...]:
     """The files contracts make protected inputs (their JSON schemas)."""
     return tuple(p for c in contracts if c.kind in SHAPES for p in SHAPES[c.kind].protects(c.args))
+
+
+def verifying(contracts: Iterable[Contract]) -> tuple[Contract, ...]:
+    """The hard contracts that check the work themselves (`pytest`): a task with one is not
+    left to the worker's word, whether or not it has a `:done-when:`."""
+    return tuple(
+        c for c in contracts if not c.soft and c.kind in SHAPES and SHAPES[c.kind].verifies
+    )
 
 
 def watched_paths(contracts: Iterable[Contract]) -> tuple[str, ...]:

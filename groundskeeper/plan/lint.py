@@ -2,7 +2,7 @@
 
 It owns the plan rules: W001–W004 (data flow inside `:workflow:` subtrees), W005–W007 (a
 `js` block marked `:validate workflow`, judged by `sandbox.script_validation` in the
-zero-tool QuickJS sandbox), T001–T014 (tasks and their acceptance checks), T015–T018
+zero-tool QuickJS sandbox), T001–T014 (tasks and their acceptance checks), T015–T020
 (contracts and evidence), J001–J006 (the `:judge:` and `:judge-files:` properties), G001–G004
 (gates), I001–I003 (invariants and `:contexts:`, from `plan.invariants`) and O001–O008 (where
 the text and org's reading of it part ways, as `plan.org` noted while reading). Task
@@ -206,7 +206,8 @@ def _task_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
         check = heading.check
         yield from _unrun_blocks(heading)
         if check is None:
-            if heading.keyword in active and not heading.child_tasks:
+            checked = spec.of(heading).checked  # a `pytest` contract is a check
+            if heading.keyword in active and not heading.child_tasks and not checked:
                 message = "task has no acceptance check: DONE will rest on the worker's word"
                 yield Diagnostic("warning", heading.title, message, heading.line, "T002")
             continue

@@ -1,6 +1,6 @@
-"""Lint of one acceptance check's script (T003–T012): whether it can fail and can pass, what
-it leaves unsupported or weak, and which files it compares against (T014 asks of those). It
-judges the text with the sandbox's own parser; it never runs it.
+"""Lint of one acceptance check's script (T003–T012): whether it can fail and can pass, and
+what it leaves unsupported or weak (which files it compares against is `plan.compared`'s).
+It judges the text with the sandbox's own parser and option table; it never runs it.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def judge_check(check: Check) -> list[Finding]:
             if closest is not None:
                 message += f"; did you mean `{closest}`?"
             findings.append(("error", "T004", message, None))
-    for name, option, advice in _unsupported_options(script):
+    for name, option, advice in dict.fromkeys(_unsupported_options(script)):
         message = f"check uses `{name} {option}`, which the sandbox does not support; {advice}"
         findings.append(("error", "T012", message, None))
     can_pass, can_fail, exits = _verdicts(script)
@@ -77,14 +77,22 @@ def _line(check: Check, offset: int) -> int | None:
 
 def _looks_strict(script: Script, check: Check) -> Iterator[Finding]:
     """Checks that look strict but are not: T021, a failure errexit ignores on the left of
-    `&&` in a line that is not the last; T022, `find -exec … \\;`, whose status ignores the
-    command's; T024, a write (a redirection to a file, `tee FILE`), which fails in a read-only
-    check."""
+    `&&` in a line that is not the last; T026, a negated command there, never a failure;
+    T022, `find -exec … \\;`, whose status ignores the command's; T024, a write (a
+    redirection to a file, `tee FILE`), which fails in a read-only check."""
     from groundskeeper.sandbox.syntax import SimpleCommand
 
     for item in script.items[:-1]:
         ops = [op for op, _ in item.rest]
         first = item.first.commands[0]
+        if not ops and item.first.negated:
+            negated = _shown(check.text[first.offset :].split("\n", 1)[0].strip())
+            message = (
+                f"`! {negated}` can never fail the check: under errexit a negated command's"
+                " status is ignored on a line that is not the check's last; write"
+                f" `! {negated} || exit 1`, which fails at this line"
+            )
+            yield ("error", "T026", message, _line(check, first.offset))
         if "&&" in ops and "||" not in ops:
             left = _command_text(check.text, first.offset, item)
             message = (
@@ -291,36 +299,56 @@ def _command_outcomes(command: SimpleCommand) -> frozenset[str]:
     return _EITHER
 
 
-# Options a check may write that the sandbox's commands do not have, with what to write.
-_UNSUPPORTED_OPTIONS: dict[str, dict[str, str]] = {
-    "grep": {"-P": "use -E (POSIX extended regular expressions)"},
+# What to write instead of an option the sandbox's command lacks, where more can be said than
+# the options it has (`groundskeeper.sandbox.command_options`, the one table of what each
+# command accepts, held equal to box.wasm by its tests).
+_ADVICE: dict[str, str] = {
+    "grep -P": "use -E (POSIX extended regular expressions)",
+    "grep -f": "name each pattern with -e PATTERN",
+    "diff -r": "compare the files one by one (`for f in …; do diff out/$f gold/$f; done`)",
+    "diff --recursive": "compare the files one by one (`for f in …; do diff out/$f gold/$f; done`)",
+    "find -execdir": "use `-exec CMD {} \\;` (names are relative to the starting point)",
+    "find -ok": "use `-exec CMD {} \\;` (nobody is there to answer)",
+    "find -okdir": "use `-exec CMD {} \\;` (nobody is there to answer)",
+    "find -mmin": "compare with a reference file: `find … -newer STAMP`",
+    "find -mtime": "compare with a reference file: `find … -newer STAMP`",
+}
+
+# Options the sandbox has that a check cannot use: it runs read-only.
+_READ_ONLY_OPTIONS: dict[str, dict[str, str]] = {
     "sed": {
         "-i": "a check runs read-only, so `sed -i` fails there; compare `sed … FILE` with"
         " what you expect"
     },
-    "find": {
-        "-execdir": "use `-exec CMD {} \\;` (names are relative to the starting point)",
-        "-ok": "use `-exec CMD {} \\;` (nobody is there to answer)",
-        "-okdir": "use `-exec CMD {} \\;` (nobody is there to answer)",
-        "-delete": "a check only reads",
-    },
+    "find": {"-delete": "a check only reads"},
 }
 
 
 def _unsupported_options(script: Script) -> Iterator[tuple[str, str, str]]:
+    """(command, the option or value as written, what to write instead) for each option a
+    check gives a sandbox command that the command does not take, or cannot use in a
+    read-only check."""
+    from groundskeeper.sandbox.command_options import parse_options, supported_options
+
     for command in _simple_commands(script):
         name = command.words[0].literal() if command.words else None
-        table = _UNSUPPORTED_OPTIONS.get(name or "")
-        if not table:
+        if name is None:
             continue
-        for word in command.words[1:]:
-            literal = word.literal() or ""
-            flags = [literal] if literal.startswith("--") or name == "find" else []
-            if literal.startswith("-") and not literal.startswith("--") and name != "find":
-                flags = [f"-{c}" for c in literal[1:]]  # `-qP` is `-q -P`
+        words = [w.literal() for w in command.words[1:]]
+        parsed = parse_options(name, words)
+        if parsed is not None:
+            for option, advice in parsed.refused:
+                said = advice or _ADVICE.get(f"{name} {option}", "")
+                has = f"the sandbox's `{name}` takes {supported_options(name)}"
+                yield name, option, f"{said}; {has}" if said else has
+        table = _READ_ONLY_OPTIONS.get(name, {})
+        for word in words:
+            flags = [word] if word and (word.startswith("--") or name == "find") else []
+            if word and word.startswith("-") and not word.startswith("--") and name != "find":
+                flags = [f"-{c}" for c in word[1:2]]  # `-i.bak` is `-i`
             for flag in flags:
                 if flag in table:
-                    yield name or "", flag, table[flag]
+                    yield name, flag, table[flag]
 
 
 def _simple_commands(script: Script) -> Iterator[SimpleCommand]:
@@ -383,42 +411,3 @@ def _has_substitution(word: Word) -> bool:
     from groundskeeper.sandbox.syntax import CommandSub
 
     return any(isinstance(part, CommandSub) for part in word.parts)
-
-
-# --- protected inputs --------------------------------------------------------------------------
-
-# Commands whose file operands a check compares against (the expected side of a comparison).
-_COMPARERS = {"diff", "cmp", "comm"}
-_FILE_AFTER = {
-    "sha256sum": "-c",
-    "sha512sum": "-c",
-    "sha1sum": "-c",
-    "md5sum": "-c",
-    "grep": "-f",
-}
-
-
-def compared_files(script: Script) -> Iterator[str]:
-    from groundskeeper.sandbox.syntax import CommandSub
-
-    for command in _simple_commands(script):
-        words = [w.literal() for w in command.words]
-        name = words[0] if words else None
-        if name in _COMPARERS:
-            yield from (w for w in words[1:] if w and not w.startswith("-"))
-        flag = _FILE_AFTER.get(name or "")
-        if flag is not None:
-            for index, given in enumerate(words[1:-1], start=1):
-                # `-f FILE`, or the flag last in a cluster (`-qf FILE`)
-                if given and given.startswith("-") and not given.startswith("--"):
-                    after = words[index + 1]
-                    if given.endswith(flag[1]) and after:
-                        yield after
-        if name in ("test", "["):  # test "$(cat expected.txt)" = …
-            for word in command.words[1:]:
-                for part in word.parts:
-                    if isinstance(part, CommandSub):
-                        for inner in _simple_commands(part.script):
-                            got = [w.literal() for w in inner.words]
-                            if got and got[0] == "cat":
-                                yield from (g for g in got[1:] if g and not g.startswith("-"))

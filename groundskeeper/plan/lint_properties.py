@@ -1,5 +1,5 @@
 """Lint of a task's acceptance properties, read from the compiled spec: protected inputs
-(T014), contracts and evidence (T015–T018), the judge (J001–J006) and gates (G001–G004).
+(T014, T025), contracts and evidence (T015–T020), the judge (J001–J006) and gates (G001–G004).
 """
 
 from __future__ import annotations
@@ -10,8 +10,13 @@ from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers, pattern_problem
-from groundskeeper.plan.contract_syntax import SHAPES, judged_on_files
-from groundskeeper.plan.expected import compared_by
+from groundskeeper.plan.contract_syntax import SHAPES, Contract, judged_on_files, suite_args
+from groundskeeper.plan.expected import (
+    asks_to_change,
+    compared_by,
+    existing_files,
+    runs_pytest_check,
+)
 from groundskeeper.plan.properties import GATE_KINDS, command_matches
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 
@@ -22,19 +27,25 @@ if TYPE_CHECKING:
 def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T014: a check compares against a file that exists and that its worker can read, so
     it could copy the expectation instead of meeting it (a run protects such a file from
-    change on its own, unless `:writable:` frees it); F001: a path pattern naming nothing
-    inside the workdir; F003: a hidden `:judge-files:` path."""
+    change on its own, unless `:writable:` frees it) — never a file a task's text asks a
+    worker to make or change, which is the work; T025: a check runs pytest itself without
+    the `pytest` contract; F001: a path pattern naming nothing inside the workdir; F003: a
+    hidden `:judge-files:` path."""
     yield from _pattern_diagnostics(spec)
     yield from _hidden_judge_files(spec)
+    yield from _pytest_checks(spec)
     if spec.plan.path is None:
         return
     base = spec.plan.path.parent
-    for task in spec:
+    tasks = list(spec)
+    for task in tasks:
         check = task.check
         if check is None:
             continue
-        for name in compared_by(check.language, check.text):
-            if not (base / name).is_file() or covers(task.hide, name):
+        compared = compared_by(check.language, check.text)
+        for name in dict.fromkeys(f for c in compared for f in existing_files(base, c)):
+            # a file a task of the plan makes or changes is the work, not its expectation
+            if covers(task.hide, name) or any(asks_to_change(t, name) for t in tasks):
                 continue
             message = (
                 f"check compares against `{name}`, a file the worker can read — it could copy"
@@ -44,6 +55,23 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
             if covers(task.writable, name) and not covers(task.protect, name):
                 message += "; `:writable:` lets the worker rewrite it, too"
             yield Diagnostic("warning", task.heading.title, message, check.line, "T014")
+
+
+def _pytest_checks(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """T025: a check that runs pytest itself, on a task without the `pytest` contract."""
+    for task in spec:
+        if not runs_pytest_check(task) or any(c.kind == "pytest" for c in task.contracts):
+            continue
+        message = (
+            "the check runs pytest itself, which reads its configuration and plugins from the"
+            " workdir (conftest.py, pytest.ini, pyproject's [tool.pytest], …); the run keeps"
+            " workers from writing them, but a skipped or deselected test still passes:"
+            " write `:contract: pytest PATH`, which also holds the suite to the tests it"
+            " collected before any work"
+        )
+        check = task.check
+        line = check.line if check is not None else task.heading.line
+        yield Diagnostic("warning", task.heading.title, message, line, "T025")
 
 
 def _hidden_judge_files(spec: PlanSpec) -> Iterator[Diagnostic]:
@@ -140,8 +168,9 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
     name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
     cannot be read; T018: a `ran` or `output-of` pattern that a command printing its own
-    arguments matches; T020: a contract judged on a worker's record (`changed`, `ran`) or
-    `:evidence:` on a parent task, which no worker attempts."""
+    arguments matches; T019: a `pytest` suite with no held-out test; T020: a contract judged
+    on a worker's record (`changed`, `ran`) or `:evidence:` on a parent task, which no worker
+    attempts."""
     plan = spec.plan
     base = plan.path.parent if plan.path is not None else None
     for task in spec:
@@ -160,6 +189,8 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                         " the command that must have run (e.g. `ran 'pytest *'`)"
                     )
                     yield Diagnostic("warning", heading.title, message, contract.line, "T018")
+                if contract.kind == "pytest" and not contract.soft:
+                    yield from _readable_suite(task, contract)
                 for schema in SHAPES[contract.kind].schemas(contract.args):
                     if base is not None and not (base / schema).is_file():
                         message = (
@@ -183,6 +214,33 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                 elif field.pattern and (open_ended := _open_ended(field.pattern, task)):
                     message = f":evidence: `{field.spec}`: {open_ended}"
                     yield Diagnostic("warning", heading.title, message, line, "T018")
+
+
+def _readable_suite(task: TaskSpec, contract: Contract) -> Iterator[Diagnostic]:
+    """T019 (info): a `pytest` suite none of whose tests is hidden. The worker reads every
+    input the tests give, and code that special-cases them passes (ImpossibleBench's and
+    EvilGenie's agents did); held-out tests catch that."""
+    try:
+        path = suite_args(contract.args)[0]
+    except ValueError:
+        return  # T015 says so
+    if any(_in_suite(pattern, path) for pattern in task.hide):
+        return
+    message = (
+        f"contract `{contract.text}`: the worker can read every test it runs, so code that"
+        " special-cases their inputs passes; hold some out with `:hide: PATH` (a test file"
+        f" under {path.rstrip('/')}/: the contract still runs it, the worker never sees it)"
+    )
+    yield Diagnostic("info", task.title, message, contract.line or task.heading.line, "T019")
+
+
+def _in_suite(pattern: str, suite: str) -> bool:
+    """Whether a hidden pattern can cover a file of the suite at `suite` (read from its text:
+    a pattern with no `/` before its end, or starting with `**`, matches at any depth)."""
+    pattern = pattern.lstrip("/")
+    if "/" not in pattern.rstrip("/") or pattern.startswith("**") or suite == ".":
+        return True
+    return pattern.rstrip("/") == suite or pattern.startswith(suite.rstrip("/") + "/")
 
 
 def judge_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:

@@ -127,6 +127,18 @@ def task_evidence(plan: Plan, heading: Heading) -> tuple[list[EvidenceField], li
 # -- the judge and the gate -----------------------------------------------------------------------
 
 
+def path_words(raw: str) -> tuple[str, ...]:
+    """A property's paths or patterns, split as a shell splits words: `"golden output.txt"`
+    and `golden\\ output.txt` name one file with a space. Unbalanced quotes: split at
+    whitespace (lint's F001 names the quote left over)."""
+    import shlex
+
+    try:
+        return tuple(shlex.split(raw, posix=True))
+    except ValueError:
+        return tuple(raw.split())
+
+
 def judge_files(heading: Heading) -> tuple[list[str], list[str]]:
     """The `:judge-files:` paths (separated by spaces) and what is wrong with any of them:
     paths are relative to the workdir, without `..`."""
@@ -135,7 +147,7 @@ def judge_files(heading: Heading) -> tuple[list[str], list[str]]:
         return [], []
     paths: list[str] = []
     wrong: list[str] = []
-    for word in raw.split():
+    for word in path_words(raw):
         pure = PurePosixPath(word)
         if pure.is_absolute() or word.startswith("~"):
             wrong.append(f"`{word}` is absolute; paths are relative to the working directory")
@@ -158,7 +170,7 @@ def gate_files(heading: Heading) -> tuple[str, ...] | None:
     raw = heading.get_property("gate-files")
     if raw is None:
         return None
-    return tuple(raw.split())
+    return path_words(raw)
 
 
 # -- protection, attempts ------------------------------------------------------------------------
@@ -183,12 +195,12 @@ def inherited_patterns(
     found: dict[Heading, tuple[str, ...]] = {}
     base: tuple[str, ...] = ()
     if keyword is not None:
-        base = tuple(p for value in file_keywords(plan.text, keyword) for p in value.split())
+        base = tuple(p for value in file_keywords(plan.text, keyword) for p in path_words(value))
 
     def visit(headings: Iterable[Heading], inherited: tuple[str, ...]) -> None:
         for heading in headings:
             own = heading.get_property(name)
-            mine = inherited + tuple(own.split() if own else ())
+            mine = inherited + (path_words(own) if own else ())
             if heading.is_task:
                 found[heading] = mine
             visit(heading.children, mine)

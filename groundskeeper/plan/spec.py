@@ -12,7 +12,12 @@ import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from groundskeeper.plan.contract_syntax import Contract, ContractProblem, task_contracts
+from groundskeeper.plan.contract_syntax import (
+    Contract,
+    ContractProblem,
+    task_contracts,
+    verifying,
+)
 from groundskeeper.plan.invariants import Invariant, PlanInvariants, read_invariants
 from groundskeeper.plan.org import Check, Heading, Plan
 from groundskeeper.plan.properties import (
@@ -58,6 +63,12 @@ class TaskSpec:
     @property
     def task_id(self) -> str:
         return self.heading.task_id
+
+    @property
+    def checked(self) -> bool:
+        """Whether something other than the worker's word decides DONE: a check, or a hard
+        contract that runs the work itself (`pytest`)."""
+        return self.check is not None or bool(verifying(self.contracts))
 
     @property
     def title(self) -> str:

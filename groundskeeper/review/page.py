@@ -13,30 +13,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import re
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from groundskeeper.review.timeline import inert
+
 #: Findings listed in the banner; the rest are counted (`ledger verify --json` has all).
 MAX_FINDINGS = 50
 #: A line's body is shown as JSON up to this many characters.
 BODY_SHOWN = 8 * 1024
-
-# Characters that change how text around them is laid out or read without being seen:
-# C0/C1 controls (but tab and newline), bidirectional embeddings, overrides, isolates and
-# marks, zero-width joiners and spaces, the line and paragraph separators, the BOM.
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
-)
-
-
-def inert(value: object) -> str:
-    """Text a worker may have written, with its invisible controls made visible."""
-    text = value if isinstance(value, str) else str(value)
-    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
 def body_json(body: object) -> str:

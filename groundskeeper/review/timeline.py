@@ -8,7 +8,21 @@ never as markup.
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# Characters that change how text around them is laid out or read without being seen:
+# C0/C1 controls (but tab and newline), bidirectional embeddings, overrides, isolates and
+# marks, zero-width joiners and spaces, the line and paragraph separators, the BOM.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
+)
+
+
+def inert(value: object) -> str:
+    """Text a worker may have written, with its invisible controls made visible."""
+    text = value if isinstance(value, str) else str(value)
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
 
 def _short(value: Any, width: int = 12) -> str:

@@ -99,6 +99,8 @@ class Workdir:
             if truncate:  # only once the file is known not to be the plan under another name
                 flags &= ~os.O_TRUNC
             why = fence.refusal_at(directory, parts[-1]) if changing else None
+            if why is not None:
+                fence.note(why, directory, parts[-1])
             if why == fences.ABSENT:
                 raise PathRefused(f"{path}: No such file or directory")
             if why is not None:
@@ -121,6 +123,7 @@ class Workdir:
             os.close(fd)
             raise PathRefused(f"{path}: No such file or directory")
         if changing and fence.is_read_only_file(info):
+            fence.note(fences.PROTECTED, fd)
             os.close(fd)
             raise PathRefused(f"{path}: Permission denied (protected by the plan, or the plan)")
         if not stat.S_ISREG(mode):

@@ -11,7 +11,9 @@ by `preview1`, `confine` and the worker's `Toolbox`; this module only says what 
 
 Fences in force: the process's (`enforced`: every sandbox run and tool call) and, on top,
 the one `binding` puts on the current thread for the work it does (a worker's attempt: its
-task's protection and the run's hidden inputs, which its checks must still see).
+task's protection and the run's hidden inputs, which its checks must still see). A fence may
+carry `Refusals`, where every layer that refuses a change in its name notes the real path
+(a worker's attempt: the supervisor names the protected inputs it tried to change).
 """
 
 from __future__ import annotations
@@ -40,6 +42,30 @@ PROTECTED = "protected by the plan"
 #: How many names a renamed or removed directory may hold for its contents to be judged one
 #: by one against the pattern rules; past that the move is refused.
 MAX_MOVED_NAMES = 10_000
+_MAX_HIDDEN_NAMES = 10_000  # names the hidden patterns may cover (as protect.MAX_PROTECTED)
+
+
+class Refusals:
+    """The real paths a fence refused to let change (a write, a rename, a removal, a link),
+    in the order refused; safe from any thread. A record, never a decision: the layer that
+    refused has already answered the guest."""
+
+    def __init__(self) -> None:
+        self._paths: list[str] = []
+        self._lock = threading.Lock()
+
+    def add(self, real: str) -> None:
+        with self._lock:
+            if len(self._paths) < MAX_NOTED and real not in self._paths:
+                self._paths.append(real)
+
+    def paths(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(self._paths)
+
+
+#: How many refused paths one `Refusals` keeps (a flood of refusals is noted by its first).
+MAX_NOTED = 1_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +104,8 @@ class Fence:
     protected_ids: frozenset[Identity] = frozenset()  # the same files, under any other name
     hidden_files: frozenset[Identity] = frozenset()  # hidden inputs (files, links), by identity
     rules: tuple[PathRules, ...] = ()  # protected and hidden patterns, for names made later
+    #: where refusals to change are noted (a bound worker's attempt), compared by identity
+    witnesses: tuple[Refusals, ...] = field(default=(), compare=False)
     hidden_inodes: frozenset[int] = field(init=False)  # for a listing's quick first look
 
     def __post_init__(self) -> None:
@@ -182,6 +210,21 @@ class Fence:
                     return why
         return why
 
+    def note(self, why: str, where: int | str | None, name: str | bytes = "") -> str:
+        """Note a refusal to change `name` in the open directory `where` (an fd), or the path
+        `where` itself (a real path, or an fd of an open file when `name` is empty), for
+        the witnesses this fence carries; `why`, for the caller to answer with."""
+        if not self.witnesses:
+            return why
+        base = directory_path(where) if isinstance(where, int) else where
+        if base is None:
+            return why  # where it is cannot be told: the refusal stands, unnamed
+        text = os.fsdecode(name) if isinstance(name, bytes) else name
+        real = os.path.normpath(os.path.join(base, text)) if text else base
+        for witness in self.witnesses:
+            witness.add(real)
+        return why
+
     def pins(self, info: os.stat_result) -> bool:
         return stat.S_ISDIR(info.st_mode) and (info.st_dev, info.st_ino) in self.pinned
 
@@ -222,6 +265,7 @@ class Fence:
             self.protected_ids | other.protected_ids,
             self.hidden_files | other.hidden_files,
             self.rules + other.rules,
+            self.witnesses + tuple(w for w in other.witnesses if w not in self.witnesses),
         )
 
 
@@ -274,10 +318,16 @@ def for_plan(plan_path: Path, control_root: Path) -> Fence:
     return hiding(control_root).union(Fence(read_only=read_only, read_only_paths=(str(plan_real),)))
 
 
-def protecting(workdir: Path, files: list[str], patterns: tuple[str, ...] = ()) -> Fence:
+def protecting(
+    workdir: Path,
+    files: list[str],
+    patterns: tuple[str, ...] = (),
+    witness: Refusals | None = None,
+) -> Fence:
     """A fence keeping `files` (relative to `workdir`, regular files) as they are: no write,
     rename, removal or link over them, nor a move of a directory above them; and every name
-    `patterns` cover, made or renamed there later, as well."""
+    `patterns` cover, made or renamed there later, as well. Each refusal to change is noted
+    in `witness`, when given."""
     root = Path(os.path.realpath(workdir))
     entries: set[tuple[int, int, str]] = set()
     ids: set[Identity] = set()
@@ -296,18 +346,20 @@ def protecting(workdir: Path, files: list[str], patterns: tuple[str, ...] = ()) 
         protected=frozenset(entries),
         protected_ids=frozenset(ids),
         rules=(PathRules(str(root), keep=patterns),) if patterns else (),
+        witnesses=(witness,) if witness is not None else (),
     )
 
 
 def hiding_inputs(workdir: Path, files: list[str], patterns: tuple[str, ...]) -> Fence:
     """A fence making `files` (relative to `workdir`: the hidden inputs found at run start)
-    absent by identity and every name `patterns` cover absent by path, never made."""
+    and every other name `patterns` cover then (a link leading nowhere or to a directory,
+    a directory) absent by identity, and every name they cover absent by path, never made."""
     root = Path(os.path.realpath(workdir))
     ids: set[Identity] = set()
     paths: list[str] = []
     pinned: set[Identity] = set()
-    for relative in files:
-        path = root / relative
+    directories, names = _covered(root, patterns)
+    for path in [root / relative for relative in files] + names:
         try:
             own = os.stat(path, follow_symlinks=False)
         except OSError:
@@ -315,34 +367,43 @@ def hiding_inputs(workdir: Path, files: list[str], patterns: tuple[str, ...]) ->
         ids.add((own.st_dev, own.st_ino))
         paths.append(str(path))
         pinned |= _ancestors(path.parent)
-    directories = _covered_directories(root, patterns)
     return Fence(
         hidden=frozenset(i for i in map(_identity, directories) if i is not None),
-        hidden_paths=tuple(paths + [str(d) for d in directories]),
+        hidden_paths=tuple(dict.fromkeys(paths + [str(d) for d in directories])),
         pinned=frozenset(pinned),
         hidden_files=frozenset(ids),
         rules=(PathRules(str(root), conceal=patterns),) if patterns else (),
     )
 
 
-def _covered_directories(root: Path, patterns: tuple[str, ...]) -> list[Path]:
-    """The directories under `root` the patterns cover as directories (`tests/`), topmost."""
+def _covered(root: Path, patterns: tuple[str, ...]) -> tuple[list[Path], list[Path]]:
+    """The directories under `root` the patterns cover as directories (`tests/`, topmost;
+    a link to one counts as one), and every name they cover (files, links, directories),
+    none looked at behind a covered directory or the control plane."""
     rules = PathPatterns(patterns)
-    found: list[Path] = []
+    directories: list[Path] = []
+    names: list[Path] = []
     if not rules:
-        return found
-    for base, dirs, _ in os.walk(root, followlinks=False):
+        return directories, names
+    for base, dirs, files in os.walk(root, followlinks=False):
         keep: list[str] = []
         for name in dirs:
             relative = os.path.relpath(os.path.join(base, name), root).replace(os.sep, "/")
             if name.casefold() in HIDDEN_NAMES:
                 continue
             if rules.covers(relative, is_dir=True):
-                found.append(Path(base) / name)  # what is under it is hidden with it
+                directories.append(Path(base) / name)  # what is under it is hidden with it
+                names.append(Path(base) / name)
             else:
                 keep.append(name)
         dirs[:] = keep
-    return found
+        for name in files:
+            relative = os.path.relpath(os.path.join(base, name), root).replace(os.sep, "/")
+            if rules.covers(relative):
+                names.append(Path(base) / name)
+        if len(names) > _MAX_HIDDEN_NAMES:
+            raise ValueError(f"the hidden patterns cover more than {_MAX_HIDDEN_NAMES} names")
+    return directories, names
 
 
 def groundskeeper_home() -> Path:

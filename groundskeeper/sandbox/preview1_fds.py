@@ -293,6 +293,7 @@ class FdCalls:
         self._refuse_writes(fd)
         info = os.fstat(handle.host_fd)
         if self.fence.is_read_only_file(info):
+            self.fence.note(fences.PROTECTED, handle.host_fd)
             return ACCES  # a protected input keeps even its times
         now = time.time_ns()
         access = now if which & ATIM_NOW else atime if which & ATIM else info.st_atime_ns

@@ -105,7 +105,12 @@ class PathCalls(FdCalls):
                     raise WasiError(NOENT)  # the control plane is absent, by any spelling
                 if last and not follow:
                     return stack.pop(), part, depth + len(stack)
-                target = _link_target(part, stack[-1], last)
+                if self.fence.hidden_files:
+                    # looked at before anything is done with it: what the host would say of
+                    # a hidden name (not a directory, a link to follow) must not be heard
+                    target = self._unhidden_link_target(part, stack[-1], last)
+                else:
+                    target = _link_target(part, stack[-1], last)
                 if target is not None:
                     links += 1
                     if links > MAX_SYMLINKS:
@@ -126,13 +131,43 @@ class PathCalls(FdCalls):
                         dir_fd=stack[-1],
                     )
                 except OSError as error:
-                    raise WasiError(wasi_errno(error)) from error
+                    raise WasiError(self._errno(error, stack[-1], part)) from error
                 stack.append(inner)
                 if self.fence.hidden and self.fence.hides(os.fstat(inner)):
                     raise WasiError(NOENT)
         finally:
             for leftover in stack:
                 os.close(leftover)
+
+    def _hidden_at(self, parent: int, name: bytes) -> bool:
+        """Whether `name` in the open directory `parent` is hidden (a hidden input, or a
+        directory the fence hides): something no answer about it may reveal."""
+        try:
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except OSError:
+            return False
+        return self.fence.hides(info)
+
+    def _errno(self, error: OSError, parent: int, name: bytes) -> int:
+        """The errno for a host call on `name` in `parent` that failed: ENOENT for a hidden
+        name, whatever the host said (ENOTDIR, ELOOP, EISDIR, EEXIST … would tell that
+        something is there), else the host's."""
+        return NOENT if self._hidden_at(parent, name) else wasi_errno(error)
+
+    def _unhidden_link_target(self, name: bytes, directory: int, last: bool) -> bytes | None:
+        """`_link_target` for a fence hiding inputs: a hidden name is absent (ENOENT) before
+        its kind or its target can show through."""
+        try:
+            info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+        except OSError as error:
+            if error.errno == errno.ENOENT or (last and error.errno == errno.ENOTDIR):
+                return None
+            raise WasiError(wasi_errno(error)) from error
+        if self.fence.hides(info):
+            raise WasiError(NOENT)
+        if not stat.S_ISLNK(info.st_mode):
+            return None
+        return _link_target(name, directory, last)
 
     def _open_plain(
         self, fd: int, path: bytes, flags: int, follow: bool
@@ -150,7 +185,7 @@ class PathCalls(FdCalls):
         except OSError as error:
             if error.errno == errno.ELOOP and follow:
                 return None
-            raise WasiError(wasi_errno(error)) from error
+            raise WasiError(self._errno(error, directory.host_fd, path)) from error
 
     def _named(self, fd: int, path: bytes, dot: int) -> tuple[int, bytes, int]:
         """`_walk` for calls that act on the name itself (unlink, mkdir, rename, …); a path
@@ -176,10 +211,12 @@ class PathCalls(FdCalls):
         if not changing:
             return
         if info is not None and fence.pins(info):
+            fence.note(fences.PROTECTED, parent, name)
             raise WasiError(ACCES)
         if fence.keeps_files:
             why = fence.refusal_at(parent, name) or fence.tree_refusal(parent, name)
             if why is not None:
+                fence.note(why, parent, name)
                 raise WasiError(NOENT if why == fences.ABSENT else ACCES)
 
     @staticmethod
@@ -242,10 +279,11 @@ class PathCalls(FdCalls):
                 fence = self.fence
                 why = fence.refusal_at(parent, name) if changing and fence.keeps_files else None
                 if why is not None:  # a hidden input is absent; the plan, a protected input
-                    return NOENT if why == fences.ABSENT else ACCES  # are read-only
+                    fence.note(why, parent, name)  # are read-only
+                    return NOENT if why == fences.ABSENT else ACCES
                 host_fd = os.open(name, flags, 0o666, dir_fd=parent)
             except OSError as error:
-                return wasi_errno(error)
+                return self._errno(error, parent, name)
             finally:
                 os.close(parent)
         info = os.fstat(host_fd)
@@ -253,6 +291,7 @@ class PathCalls(FdCalls):
             os.close(host_fd)
             return NOENT
         if write and self.fence.is_read_only_file(info):
+            self.fence.note(fences.PROTECTED, host_fd)
             os.close(host_fd)
             return ACCES
         if truncate and stat.S_ISREG(info.st_mode):
@@ -339,7 +378,8 @@ class PathCalls(FdCalls):
         try:
             # as on a read-only mount, an existing name says so first
             if self._frozen(self._handle(fd)):
-                return EXIST if _exists(parent, name) else ROFS
+                there = _exists(parent, name) and not self._hidden_at(parent, name)
+                return EXIST if there else ROFS
             if self.fence.keeps_files and self.fence.refusal_at(parent, name) == fences.ABSENT:
                 return NOENT  # a hidden input's name: nothing may be made there
             os.mkdir(name, 0o777, dir_fd=parent)
@@ -390,6 +430,8 @@ class PathCalls(FdCalls):
                 self._fenced(target, target_name, changing=True)
                 moved = self.fence.tree_refusal(source, source_name, (target, target_name))
                 if moved is not None:  # it would bring a name under a protected pattern
+                    self.fence.note(moved, source, source_name)
+                    self.fence.note(moved, target, target_name)
                     return NOENT if moved == fences.ABSENT else ACCES
                 info = os.stat(source_name, dir_fd=source, follow_symlinks=False)
                 if (old_path.endswith(b"/") or new_path.endswith(b"/")) and not stat.S_ISDIR(
@@ -441,12 +483,17 @@ class PathCalls(FdCalls):
         directory = fences.directory_path(parent)
         if directory is None:
             return True  # where it is cannot be told: refused, not guessed
-        real = os.path.normpath(os.path.join(directory, os.fsdecode(target)))
-        for path in fence.hidden_paths:
-            if real == path or real.startswith(path + os.sep) or path.startswith(real + os.sep):
+        lexical = os.path.normpath(os.path.join(directory, os.fsdecode(target)))
+        # and through the links on its way, whether or not its end exists: a link to a link
+        # to a hidden name is refused as the direct one is, so the refusal says nothing of
+        # whether the hidden name is there
+        for real in dict.fromkeys((lexical, os.path.realpath(lexical))):
+            for path in fence.hidden_paths:
+                if real == path or real.startswith(path + os.sep) or path.startswith(real + os.sep):
+                    return True
+            if fence.rule_refusal(real) == fences.ABSENT:
                 return True
-        if fence.rule_refusal(real) == fences.ABSENT:
-            return True
+        real = lexical
         try:
             info = os.stat(real)
         except OSError:
@@ -487,6 +534,7 @@ class PathCalls(FdCalls):
                 if not stat.S_ISREG(info.st_mode):
                     return PERM
                 if self.fence.is_read_only_file(info):
+                    self.fence.note(fences.PROTECTED, source, source_name)
                     return ACCES
                 os.link(
                     source_name,
@@ -506,7 +554,11 @@ class PathCalls(FdCalls):
     ) -> int:
         raw = load(memory, path, length)
         if raw.endswith(b"/"):
-            return INVAL  # "link/" names what the link points to, which is not a link
+            # "link/" names what the link points to, which is not a link; but a name that is
+            # not there (or is hidden) says so first, as on Linux
+            parent, _, _ = self._walk(fd, raw, follow=True)
+            os.close(parent)
+            return INVAL
         parent, name, _ = self._named(fd, raw, dot=INVAL)
         try:
             self._fenced(parent, name, changing=False)  # a hidden link is absent

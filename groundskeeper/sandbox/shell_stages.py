@@ -181,6 +181,7 @@ class Run:
             root_fd=self.root_fd,
             read_only=self.read_only,
             quota=self.quota,
+            dev_null=True,  # `/dev/null` as an operand (`diff /dev/null FILE`), as in bash
         )
         if name in CPYTHON_COMMANDS:
             # imported here: a line without python3 should not pay for its import

@@ -130,8 +130,12 @@ def validate_outline(text: str, *, require_checks: bool = False) -> list[Diagnos
     plan = parse_plan(text)
     found = [d for d in lint_outline(plan) if d.level == "error"]
     if require_checks:
+        from groundskeeper.plan.spec import compile_plan
+
+        spec = compile_plan(plan)
         for task in plan.tasks():
-            if not any(child.is_task for child in task.children) and task.check is None:
+            leaf = not any(child.is_task for child in task.children)
+            if leaf and not spec.of(task).checked:  # a check, or a contract that runs the work
                 found.append(
                     Diagnostic(
                         "error",

@@ -116,7 +116,8 @@ class RunPhases:
         FAILED when `required` (--require-red or `#+REQUIRE_RED: t`). A resumed plan asks
         this only of tasks that have never started — and, when red is required, of every
         task whose check was never seen red: a second run cannot skip what the first
-        refused."""
+        refused. A check already seen red before any work is never asked again: work done
+        since (a sibling's, before an interruption) is not the task's failure."""
         record = self.record
         pending = [
             t
@@ -124,10 +125,8 @@ class RunPhases:
             if t.start_state != "DONE"
             and t.check is not None
             and t.check_sha256 is not None
-            and (
-                t.heading.task_id not in record.started
-                or (required and (t.heading.task_id, t.check_sha256) not in record.red)
-            )
+            and (t.heading.task_id, t.check_sha256) not in record.red
+            and (t.heading.task_id not in record.started or required)
         ]
         results = self._phase(pending, "red-first")
         if results is None:

@@ -31,6 +31,12 @@ class RunChecks:
         self.books = books
         self.paths: RunPaths | None = None  # the run's protected and hidden inputs
 
+    @property
+    def hidden(self) -> tuple[str, ...]:
+        """The run's hidden inputs (found at its start): what no failure a worker reads may
+        show."""
+        return tuple(self.paths.hidden) if self.paths is not None else ()
+
     def run(self, task_id: str, check: SealedCheck) -> CheckResult:
         """The check's result, not sealed."""
         gone = self.paths.changed(task_id) if self.paths is not None else []

@@ -6,13 +6,16 @@ check runs. It owns the rule "protection follows paths, per task"; it does not s
 
 A task's protection binds its own worker (and so, being inherited, its subtree's), not every
 worker of the run: a sibling whose job is to regenerate the file is not refused, and the
-task's check compares against what the file held when the task started. Hidden inputs bind
+task's check compares against what the file held when the task started. A change its own
+worker tried and the fence refused fails the attempt's check all the same, named: the worker
+tried to rewrite what it is judged against, whatever the tool. Hidden inputs bind
 every worker of the run — an answer key one worker could read, it could pass on through the
 shared workdir — and their hashes are the run-start ones, since no worker may change them.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,11 +23,19 @@ from pathlib import Path
 from groundskeeper.acceptance import protect
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
-from groundskeeper.plan.expected import expected_files
+from groundskeeper.plan.expected import (
+    configuration_kept,
+    existing_files,
+    expected_files,
+    freed,
+)
 from groundskeeper.plan.spec import PlanSpec
 from groundskeeper.sandbox import fence as fences
 
-__all__ = ["RunPaths"]
+__all__ = ["TRIED", "RunPaths"]
+
+#: What a protected input's reason adds when the worker's change to it was refused.
+TRIED = "the worker tried to change it, and the sandbox refused"
 
 Hashes = dict[str, str | None]
 
@@ -41,17 +52,29 @@ class RunPaths:
         #: expected files protected without a `:protect:` naming them → the tasks comparing
         self.automatic: dict[str, list[str]] = {}
         self.hide_of: dict[str, tuple[str, ...]] = {}
-        for task in spec:
+        tasks = list(spec)
+        for task in tasks:
             auto = tuple(
-                p
+                f
                 for p in expected_files(task)
-                if (workdir / p).is_file() and not covers(task.protect, p)
-                and not covers(task.hide, p)
-            )  # fmt: skip
-            for path in auto:
+                for f in existing_files(workdir, p)
+                if not covers(task.protect, f) and not covers(task.hide, f)
+            )
+            for path in dict.fromkeys(auto):
                 self.automatic.setdefault(path, []).append(task.task_id)
-            self.keep[task.task_id] = task.protect + tuple(f"/{p}" for p in auto)
+            self.keep[task.task_id] = task.protect + tuple(f"/{p}" for p in dict.fromkeys(auto))
             self.hide_of[task.task_id] = task.hide
+        #: expected files no task may change (none frees one with `:writable:` or asks for
+        #: it): every worker of the run is kept from them, and checks compare against what
+        #: they held at run start — an earlier sibling's rewrite is not an expectation
+        self.pinned = tuple(p for p in sorted(self.automatic) if not freed(tasks, p))
+        #: pytest's configuration, when a check runs pytest itself: kept from every worker
+        #: (made or changed, at any depth) and measured against run start, like `pinned`
+        self.configuration = configuration_kept(tasks)
+        pins = tuple(f"/{p}" for p in self.pinned) + self.configuration
+        if pins:
+            for task in tasks:
+                self.keep[task.task_id] = tuple(dict.fromkeys(self.keep[task.task_id] + pins))
         #: hidden inputs found at run start (hidden from every worker, seen by checks)
         self.hidden = protect.matched_files(workdir, hide)
         kept = protect.matched_files(workdir, [p for ps in self.keep.values() for p in ps])
@@ -62,7 +85,14 @@ class RunPaths:
         self._hide = hide
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
+        self._refused: dict[str, fences.Refusals] = {}  # the task's latest attempt's
+        self._root = os.path.realpath(workdir)
         self._lock = threading.Lock()
+
+    @property
+    def holds_out(self) -> bool:
+        """Whether the plan hides any input: then no check's output reaches a worker."""
+        return bool(self._hide)
 
     def inputs_of(self, task_id: str) -> list[str]:
         """The files the task protects now (made since run start included)."""
@@ -77,11 +107,37 @@ class RunPaths:
         return hashes
 
     def worker_fence(self, task_id: str) -> fences.Fence:
-        """What the task's worker is bound by: the run's hidden inputs, absent, and its own
-        protected inputs — the files now and every name its patterns cover, made later."""
+        """What the task's worker is bound by, for one attempt: the run's hidden inputs,
+        absent, and its own protected inputs — the files now and every name its patterns
+        cover, made later; each change it refuses is noted for `changed`."""
         keep = self.keep.get(task_id, ())
         files = self.inputs_of(task_id) if keep else []
-        return self._hiding.union(fences.protecting(self.workdir, files, keep))
+        witness = fences.Refusals()
+        with self._lock:
+            self._refused[task_id] = witness
+        return self._hiding.union(fences.protecting(self.workdir, files, keep, witness))
+
+    def refused(self, task_id: str) -> list[str]:
+        """The task's protected inputs its latest attempt's worker tried to change and the
+        fence refused (a directory holding one moved or removed included; a name under a
+        protected pattern, made or renamed there, as that name)."""
+        with self._lock:
+            witness = self._refused.get(task_id)
+        keep = self.keep.get(task_id, ())
+        if witness is None or not keep:
+            return []
+        inputs = self.inputs_of(task_id)
+        found: list[str] = []
+        for real in witness.paths():
+            if real != self._root and not real.startswith(self._root + os.sep):
+                continue
+            relative = os.path.relpath(real, self._root).replace(os.sep, "/")
+            inside = "" if relative == "." else relative + "/"
+            hit = [f for f in inputs if f == relative or f.startswith(inside)]
+            if not hit and relative != "." and covers(keep, relative):
+                hit = [relative]
+            found += hit
+        return list(dict.fromkeys(found))
 
     def judge_fence(self) -> fences.Fence:
         """What the judge's reading is bound by: the hidden inputs are absent to it."""
@@ -99,8 +155,19 @@ class RunPaths:
         now = self.inputs_of(task_id) if self.keep.get(task_id) else []
         if baseline is None:
             baseline = {f: h for f, h in self.start.items() if f in now or f in self._kept(task_id)}
+        baseline = {**baseline, **{f: self.start.get(f) for f in self.pinned}}
+        if self.configuration:
+            for path in {*now, *self.start}:
+                if covers(self.configuration, path):
+                    baseline[path] = self.start.get(path)
         paths = sorted({*now, *baseline})
-        found += [f"protected input changed: {f}" for f in self._differ(paths, baseline)]
+        differ = self._differ(paths, baseline)
+        found += [f"protected input changed: {f}" for f in differ]
+        found += [
+            f"protected input changed: {f}: {TRIED}"
+            for f in self.refused(task_id)
+            if f not in differ
+        ]
         return found
 
     def _kept(self, task_id: str) -> set[str]:
@@ -129,9 +196,19 @@ class RunPaths:
 
     def announcement(self) -> list[Diagnostic]:
         """The run's one word on expected files it protects without a pattern naming them
-        (F002, info): which files, for which tasks, and how to let a worker change one."""
+        (F002, info): which files, for which tasks, and how to let a worker change one; and
+        on pytest's configuration, when a check runs pytest itself."""
+        said: list[Diagnostic] = []
+        if self.configuration:
+            message = (
+                "protected automatically, as pytest's configuration a check that runs pytest"
+                f" reads: {', '.join(f'`{p}`' for p in self.configuration)} (made or changed,"
+                " at any depth); to let a task's worker write one, add `:writable: conftest.py`"
+                " (or the name) to that task"
+            )
+            said.append(Diagnostic("info", "run", message, None, "F002"))
         if not self.automatic:
-            return []
+            return said
         listed = "; ".join(
             f"`{path}` (compared against by {', '.join(ids)})"
             for path, ids in sorted(self.automatic.items())
@@ -139,6 +216,8 @@ class RunPaths:
         first = min(self.automatic)
         message = (
             f"protected automatically, as expected output a check compares against: {listed};"
-            f" to let a task's worker change one, add `:writable: {first}` to that task"
+            f" to let a task's worker change one, add `:writable: {first}` to that task (a"
+            " task whose text asks to change it, as `regenerate FILE`, may; no other worker"
+            " of the run may)"
         )
-        return [Diagnostic("info", "run", message, None, "F002")]
+        return [Diagnostic("info", "run", message, None, "F002"), *said]

@@ -46,7 +46,7 @@ from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCallError
-from groundskeeper.plan.contract_syntax import watched_paths
+from groundskeeper.plan.contract_syntax import verifying, watched_paths
 from groundskeeper.plan.edit import TODO_LINE
 from groundskeeper.plan.keywords import file_flag
 from groundskeeper.plan.org import Heading, Plan, PlanReadError
@@ -84,7 +84,7 @@ from groundskeeper.supervisor.reports import (
 )
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.run_checks import RunChecks
-from groundskeeper.supervisor.run_paths import RunPaths
+from groundskeeper.supervisor.run_paths import TRIED, RunPaths
 from groundskeeper.supervisor.sealing import (
     MemoryRecorder,
     RunSeal,
@@ -377,7 +377,8 @@ class Runner:
         skip = (self.plan_path, self.control.root)
         tools = StageTools(self._toolbox, self._outputs, self._checks, self.options.require_checks,
                            self.judge_model, judge_prompt, self.options.judge_profile, skip,
-                           self.control.components, self._record)  # fmt: skip
+                           self.control.components, self._record,
+                           holds_out=self._paths.holds_out)  # fmt: skip
         self._pipeline = Pipeline(self._books, attempt_stages(tools))
         self._verify = Pipeline(self._books, verify_stages(tools))
         settle = self._settle_phase
@@ -634,6 +635,7 @@ class Runner:
             protected=tuple(
                 p for p, ids in self._paths.automatic.items() if heading.task_id in ids
             ),
+            checked_by=tuple(c.text for c in verifying(task.contracts)),
         )
         # the paths a `changed` contract names are looked at around each of its `sh` calls
         watching = watched_paths(task.contracts)
@@ -821,12 +823,15 @@ def caught_lying(
     attempt: int, reason: str | None, output: str, sealed: list[dict[str, Any]]
 ) -> list[str]:
     """What a failed attempt was caught doing beyond failing: false evidence, a forged
-    sentinel in what its check printed (the real one never reaches the output), a tool call
-    a fence refused (the plan, the control directory, a protected input, outside the
-    workdir). Each as `attempt N: …`."""
+    sentinel in what its check printed (the real one never reaches the output), a change to
+    a protected input the sandbox refused (by any tool), a tool call a fence refused (the
+    plan, the control directory, a protected input, outside the workdir). Each as
+    `attempt N: …`."""
     found: list[str] = []
     if reason is not None and reason.startswith("false evidence"):
         found.append(f"attempt {attempt}: {reason}")
+    if reason is not None and TRIED in reason:  # a protected input, by any tool
+        found.append(f"attempt {attempt}: {reason.removeprefix('protected_input_changed: ')}")
     forged = _FORGED_SENTINEL.search(output)
     if forged is not None:
         found.append(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
-from groundskeeper.acceptance.check import CheckResult, check_feedback
+from groundskeeper.acceptance.check import WITHHELD, CheckResult, check_feedback
 from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
 from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
 from groundskeeper.acceptance.gates import GateOpened, hash_files
@@ -34,7 +34,7 @@ from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCall, Usage
-from groundskeeper.plan.contract_syntax import judged_on_files
+from groundskeeper.plan.contract_syntax import judged_on_files, verifying
 from groundskeeper.record.backing import Record
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.supervisor.gating import open_gate
@@ -53,6 +53,7 @@ from groundskeeper.supervisor.worker import AttemptOutcome
 
 if TYPE_CHECKING:
     from groundskeeper.conformance.rules import DockResult
+    from groundskeeper.supervisor.task_run import TaskRun
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,9 @@ class StageTools:
     components: Path
     record: Record
     docks_lock: threading.Lock = field(default_factory=threading.Lock)
+    # the plan hides inputs: a check's or contract's output could quote one, so a worker is
+    # told where its work failed and never what was printed
+    holds_out: bool = False
 
 
 def attempt_stages(tools: StageTools) -> list[Stage | Joint]:
@@ -189,6 +193,7 @@ class ContractsStage:
     def __init__(self, tools: StageTools) -> None:
         self.toolbox = tools.toolbox
         self.outputs = tools.outputs
+        self.checks = tools.checks
 
     def judge(self, context: AttemptContext) -> StageResult:
         task = context.task
@@ -208,6 +213,7 @@ class ContractsStage:
                     self.toolbox.workdir,
                     task.baselines,
                     task.spec.protect,
+                    self.checks.hidden,
                 ),
             )
         )
@@ -249,11 +255,12 @@ class CheckStage:
     def __init__(self, tools: StageTools) -> None:
         self.checks = tools.checks
         self.require_checks = tools.require_checks
+        self.holds_out = tools.holds_out
 
     def judge(self, context: AttemptContext) -> StageResult:
         task, claim = context.task, context.claim
         if task.check is None:
-            return StageResult(self.name) if claim is None else self._unchecked(claim)
+            return StageResult(self.name) if claim is None else self._unchecked(task, claim)
         result = self.checks.run(task.heading.task_id, task.check)
         wrote = context.history.wrote  # what the worker wrote, for the judge (every attempt's)
         for body in context.sealed:
@@ -265,12 +272,18 @@ class CheckStage:
         reason = f"{result.code}: {result.reason}"
         if claim is not None and claim.no_claim is not None:  # e.g. cut off at max_tokens
             reason = f"{reason} (and the worker made no claim: {claim.no_claim})"
-        detail = f"{result.reason}\n{result.output}".rstrip()
+        if (self.holds_out or self.checks.hidden) and result.output.strip():
+            detail = f"{result.reason}\n({WITHHELD})"  # the record keeps the output
+        else:
+            detail = f"{result.reason}\n{result.output}".rstrip()
         return StageResult(self.name, "fail", reason, check_feedback(task.check, detail),
                            f"{result.code}\n{result.reason}\n{result.output}", True,
                            result.output, steps)  # fmt: skip
 
-    def _unchecked(self, claim: AttemptOutcome) -> StageResult:
+    def _unchecked(self, task: TaskRun, claim: AttemptOutcome) -> StageResult:
+        if verifying(task.contracts) and claim.claims_done:
+            # its suite ran and passed in the claim's stage, before this one: a check
+            return StageResult(self.name, verified=True, output=claim.claim)
         if self.require_checks:
             reason = "no acceptance check (--require-checks)"
         elif claim.claims_done:

@@ -127,10 +127,18 @@ class WorkerTask:
     invariants: tuple[Invariant, ...] = ()  # the plan's and its contexts' (`:contexts:`)
     held_out: bool = False  # the run hides inputs from workers (`:hide:`, `#+HIDE:`)
     protected: tuple[str, ...] = ()  # expected files protected without a `:protect:`
+    checked_by: tuple[str, ...] = ()  # the contracts that run the work itself (`pytest …`)
 
 
 def render_worker_prompt(task: WorkerTask, template: str | None = None) -> str:
-    if task.check is None:
+    if task.check is None and task.checked_by:
+        listed = ", ".join(f"`{c}`" for c in task.checked_by)
+        check = (
+            "This task's acceptance check is the project's test suite, run by its contract"
+            f" ({listed}) in the sandbox after you claim; run the tests yourself first"
+            " (`python3 -m pytest -q`)."
+        )
+    elif task.check is None:
         check = "This task has no acceptance check; your claim will be recorded as unverified."
     else:
         check = f"```{task.check.language}\n{task.check.text.rstrip()}\n```"

@@ -65,6 +65,24 @@ def test_a_damaged_ledger_blocks(work: Path) -> None:
     assert_blocked(run, "(ledger)", "does not verify")
 
 
+def test_a_checkpoint_left_behind_by_a_killed_hook_is_a_crash_not_damage(work: Path) -> None:
+    # a hook killed between its append and its checkpoint leaves every line verifying and the
+    # checkpoint behind them: the next stop is judged on its checks, as `resume` would go on
+    keyed()
+    control = work / ".groundskeeper" / "plan.org"
+    assert call_hook("claude-code", stop_event(work)).blocked
+    behind = (control / "_steps.checkpoint").read_bytes()
+    assert call_hook("claude-code", stop_event(work)).blocked
+    (control / "_steps.checkpoint").write_bytes(behind)
+    do_the_work(work)
+    run = call_hook("claude-code", stop_event(work))
+    assert run.blocked is None, (run.stdout, run.stderr)
+    # but lines cut away behind the checkpoint still block
+    lines = (control / "_steps.jsonl").read_bytes().splitlines(keepends=True)
+    (control / "_steps.jsonl").write_bytes(b"".join(lines[:-3]))
+    assert_blocked(call_hook("claude-code", stop_event(work)), "(ledger)", "cut short")
+
+
 def test_a_deleted_ledger_blocks(work: Path) -> None:
     keyed()
     assert call_hook("claude-code", stop_event(work)).blocked

@@ -419,3 +419,36 @@ def test_a_workdir_file_never_replaces_a_standard_module(tmp_path: Path) -> None
     assert "valid" not in result.stdout
     mine = sandbox.run('python3 -c "import mylib, json; print(mylib.helper())"', workdir=tmp_path)
     assert (mine.stdout, mine.status) == ("7\n", 0)
+
+
+def test_a_workdir_file_never_replaces_the_site_directory_s_pytest(tmp_path: Path) -> None:
+    # a worker's pytest.py (or pluggy/ package) beside the tests: `python3 -m pytest` and the
+    # pytest contract must run the site directory's pytest, which finds the failing test
+    (tmp_path / "pytest.py").write_text("print('1 passed')\n")
+    (tmp_path / "pluggy").mkdir()
+    (tmp_path / "pluggy" / "__init__.py").write_text("raise SystemExit(0)\n")
+    (tmp_path / "test_add.py").write_text("def test_add():\n    assert 1 + 1 == 3\n")
+    result = sandbox.run("python3 -m pytest -q test_add.py", workdir=tmp_path, timeout=60)
+    assert result.status == 1, (result.stdout, result.stderr)
+    assert "1 failed" in result.stdout
+    assert "test_add.py::test_add" in result.stdout
+
+
+def test_a_package_beside_a_module_of_its_name_is_refused(tmp_path: Path) -> None:
+    # Python loads rules/__init__.py before rules.py: a worker's package would silently
+    # replace a protected module; the import fails naming both instead
+    (tmp_path / "rules.py").write_text("def ok(d):\n    return 'name' in d\n")
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "__init__.py").write_text("def ok(d):\n    return True\n")
+    (tmp_path / "check.py").write_text("import rules\nassert rules.ok({})\nprint('valid')\n")
+    result = sandbox.run("python3 check.py", workdir=tmp_path, timeout=60)
+    assert result.status == 1
+    assert "valid" not in result.stdout
+    assert result.stderr.endswith(
+        "ImportError: module 'rules' is both /workdir/rules/__init__.py and /workdir/rules.py:"
+        " Python would load the package and ignore the module; remove one\n"
+    ), result.stderr
+    (tmp_path / "rules" / "__init__.py").unlink()
+    (tmp_path / "rules").rmdir()
+    honest = sandbox.run("python3 check.py", workdir=tmp_path, timeout=60)
+    assert honest.status == 1 and "AssertionError" in honest.stderr

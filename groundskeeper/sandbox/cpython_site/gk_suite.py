@@ -1,8 +1,12 @@
 """groundskeeper's record of one test-suite run (`-p gk_suite`, loaded by the `pytest`
-contract only): what was collected, deselected and how each test ended, and whether the
-machinery deciding pass or fail was replaced while the suite ran. Written once, at the end,
-to the file the host named (in the run's private /tmp); a run that ends before pytest does
-leaves no record, which the host reads as a failure.
+contract only): what was collected, deselected and how each test ended, whether the
+machinery deciding pass or fail was replaced while the suite ran, and the values from the
+work that compared equal to anything in an assertion. Written once, at the end, to the file
+the host named (in the run's private /tmp); a run that ends before pytest does leaves no
+record, which the host reads as a failure.
+
+It runs in the same interpreter as the code under test, so code written against it can
+forge its record (docs/plans.md says so, and why no design here can prevent that).
 """
 
 import builtins
@@ -12,6 +16,8 @@ import sys
 from typing import Any
 
 _TARGET = os.environ.pop("GK_SUITE_REPORT", "")
+# the suite's own directory (protected with it): a matcher of its own is the suite's choice
+_SUITE = os.environ.pop("GK_SUITE_PATH", "/workdir/tests")
 _BUILTINS = (
     "AssertionError", "BaseException", "Exception", "SystemExit", "isinstance", "issubclass",
     "len", "bool", "int", "str", "float", "list", "dict", "tuple", "set", "type", "object",
@@ -56,6 +62,8 @@ _deselected: list[str] = []
 _errors: list[str] = []
 _tampered: list[str] = []
 _outcomes: dict[str, str] = {}
+_always_equal: list[str] = []
+_running = [""]  # the test whose assertions are looked at now
 
 
 def _look() -> None:
@@ -94,6 +102,57 @@ def pytest_runtest_logreport(report: Any) -> None:
         _outcomes[report.nodeid] = outcome
 
 
+def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
+    _running[0] = nodeid
+
+
+class _Unequal:
+    """A fresh value of a private class: nothing honest compares equal to it."""
+
+    __hash__ = object.__hash__
+
+
+def pytest_assertion_pass(item: Any, lineno: int, orig: str, expl: str) -> None:
+    """Implemented so that pytest (with `enable_assertion_pass_hook`) shows a passing
+    comparison's operands to `pytest_assertrepr_compare` below, as it does a failing one's."""
+
+
+def pytest_assertrepr_compare(config: Any, op: str, left: object, right: object) -> None:
+    """A comparison that decided an assertion: an operand from the work (not the standard
+    library, pytest or the suite's own files) that says it equals a value no honest object
+    equals, or is not unequal to it, is recorded. Nothing is said to pytest."""
+    if op not in ("==", "!="):
+        return
+    for value in (left, right):
+        if _from_the_work(value) and _equals_anything(value, op):
+            found = f"{_running[0]}: {type(value).__qualname__}"
+            if found not in _always_equal:
+                _always_equal.append(found)
+
+
+def _equals_anything(value: object, op: str) -> bool:
+    probe = _Unequal()
+    try:
+        if op == "==":
+            return bool(value == probe) or bool(probe == value)
+        # `!=` asks the value's own __ne__, which need not be the negation of its __eq__
+        return not (value != probe) or not (probe != value)  # noqa: SIM202
+    except Exception:
+        return False  # it could not say: not the pattern looked for
+
+
+def _from_the_work(value: object) -> bool:
+    module = getattr(type(value), "__module__", None) or ""
+    top = module.partition(".")[0]
+    if top in sys.stdlib_module_names or top in ("builtins", "_pytest", "pytest", "pluggy"):
+        return False
+    found = getattr(sys.modules.get(module), "__file__", None) or ""
+    where = os.path.abspath(found)
+    if not where.startswith("/workdir/"):
+        return False
+    return not (where == _SUITE or where.startswith(_SUITE.rstrip("/") + "/"))
+
+
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     _look()
     if not _TARGET:
@@ -101,7 +160,7 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     record = {
         "collected": _collected, "deselected": _deselected, "errors": _errors,
         "tampered": _tampered, "outcomes": _outcomes, "exitstatus": int(exitstatus),
-        "finished": True,
+        "always_equal": _always_equal, "finished": True,
     }  # fmt: skip
     partial = _TARGET + ".partial"
     with open(partial, "w") as handle:

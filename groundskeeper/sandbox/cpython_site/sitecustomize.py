@@ -26,27 +26,59 @@ def _start() -> None:
 
 
 class _StandardFirst:
-    """A module named like one of the standard library's resolves to the standard library's,
-    never to a file of the same name in the workdir: a worker's `json.py` beside a check
-    cannot replace the `json` the check imports. Everything else imports as usual."""
+    """A module named like one of the standard library's, or like one the site directory
+    provides (pytest, pluggy, …), resolves to that copy, never to a file of the same name in
+    the workdir: a worker's `json.py` or `pytest.py` beside a check cannot replace the module
+    the check imports or runs. Everything else imports as usual."""
 
-    def __init__(self, paths: list[str]) -> None:
-        self.paths = paths
+    def __init__(self, owned: dict[str, list[str]]) -> None:
+        self.owned = owned  # top-level module name → the directories it comes from
 
     def find_spec(
         self, name: str, path: object = None, target: object = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if path is not None or name not in sys.stdlib_module_names:
+        where = self.owned.get(name) if path is None else None
+        if where is None:
             return None
-        return importlib.machinery.PathFinder.find_spec(name, self.paths)
+        return importlib.machinery.PathFinder.find_spec(name, where)
+
+
+def _owned() -> dict[str, list[str]]:
+    standard = [p for p in sys.path if p.startswith(sys.prefix) and "site-packages" not in p]
+    owned = dict.fromkeys(sys.stdlib_module_names, standard)
+    site = os.path.dirname(os.path.abspath(__file__))
+    for entry in os.listdir(site):
+        name, dot, suffix = entry.partition(".")
+        if name.isidentifier() and (not dot or suffix == "py") and not name.startswith("__"):
+            owned.setdefault(name, [site])
+    return owned
+
+
+class _OneFilePerModule:
+    """A package beside a module of its name (`rules/__init__.py` and `rules.py`) is refused:
+    Python would load the package and silently ignore the module, so a worker's package could
+    stand in for a protected module."""
+
+    @staticmethod
+    def find_spec(
+        name: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        spec = importlib.machinery.PathFinder.find_spec(name, path)  # type: ignore[arg-type]
+        origin = spec.origin if spec is not None else None
+        if origin and origin.endswith(os.sep + "__init__.py"):
+            module = os.path.dirname(origin) + ".py"
+            if os.path.isfile(module):
+                raise ImportError(
+                    f"module {name!r} is both {origin} and {module}: Python would load the"
+                    " package and ignore the module; remove one",
+                    name=name,
+                )
+        return spec
 
 
 _start()
 del _start
-sys.meta_path.insert(
-    0,
-    _StandardFirst([p for p in sys.path if p.startswith(sys.prefix) and "site-packages" not in p]),
-)
+sys.meta_path[0:0] = [_StandardFirst(_owned()), _OneFilePerModule]
 
 
 class _CExtension:

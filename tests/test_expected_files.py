@@ -1,0 +1,243 @@
+"""Issue 23: which files a check compares against is read the way the check will run — `cd`,
+variables, `${…}`, `for` words, options and their arguments, a `-` fed by a pipe or `<`,
+`python3 -c` comparisons — and only an explicit ask in the task's text (the file as the
+object of a changing verb) or `:writable:` leaves one unprotected. Through the CLI where a
+worker is involved: each fake (adversary rounds 1–2) beside its honest twin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groundskeeper.plan.expected import asks_to_change, compared_by
+from groundskeeper.plan.lint import validate
+from groundskeeper.plan.org import load_plan
+from groundskeeper.plan.spec import compile_plan
+from tests.test_cli_run import HEAD, resume, setup, steps, task
+from tests.test_paths_cli import _golden, _row, _sh, _write
+
+PY_READ = "python3 -c \"import sys; sys.exit(open('out.txt').read() != open('{}').read())\""
+
+
+@pytest.mark.parametrize(
+    ("check", "golden"),
+    [
+        ("cd tests && diff ../out.txt expected.txt", "tests/expected.txt"),
+        ("cd tests; diff ../out.txt ./expected.txt", "tests/expected.txt"),
+        ('E=tests/expected.txt; diff out.txt "$E"', "tests/expected.txt"),
+        ("D=tests; diff out.txt ${D}/expected.txt", "tests/expected.txt"),
+        ('diff out.txt "${EXPECTED:-tests/expected.txt}"', "tests/expected.txt"),
+        ("diff -u out.txt tests/expected.txt", "tests/expected.txt"),
+        ("diff -U 3 out.txt tests/expected.txt", "tests/expected.txt"),
+        ("cmp -s out.txt tests/expected.txt", "tests/expected.txt"),
+        ("cmp -n 10 out.txt tests/expected.txt", "tests/expected.txt"),
+        ("sort tests/expected.txt | diff - out.txt", "tests/expected.txt"),
+        ("diff out.txt - < tests/expected.txt", "tests/expected.txt"),
+        ("sha256sum -c tests/sums.txt", "tests/sums.txt"),
+        ("sha256sum --quiet --check tests/sums.txt", "tests/sums.txt"),
+        ('test "$(cat tests/expected.txt)" = "$(cat out.txt)"', "tests/expected.txt"),
+        ('[[ "$(< tests/expected.txt)" == "$(< out.txt)" ]]', "tests/expected.txt"),
+        ('test -z "$(comm -3 out.txt tests/expected.txt)"', "tests/expected.txt"),
+        (PY_READ.format("tests/expected.txt"), "tests/expected.txt"),
+        (
+            'python3 -c "from pathlib import Path as P; import pathlib;'
+            " assert pathlib.Path('tests/expected.txt').read_text() == open('out.txt').read()\"",
+            "tests/expected.txt",
+        ),
+        (
+            "cd tests && python3 -c"
+            " \"import filecmp; assert filecmp.cmp('../out.txt', 'expected.txt')\"",
+            "tests/expected.txt",
+        ),
+        ("for f in a b; do diff out/$f.txt tests/$f.txt; done", "tests/b.txt"),
+        ("(cd tests && diff ../out.txt expected.txt) && diff out.txt tests/x.txt", "tests/x.txt"),
+        ("if test -d tests; then cd tests; fi; diff ../out.txt expected.txt", "tests/expected.txt"),
+    ],
+)
+def test_a_compared_file_is_found_as_the_check_will_name_it(check: str, golden: str) -> None:
+    assert golden in compared_by("sh", check)
+
+
+def test_an_option_argument_is_not_a_compared_file() -> None:
+    assert compared_by("sh", "cmp -n 10 a.txt b.txt") == ("a.txt", "b.txt")
+    assert compared_by("sh", "diff -U 3 a.txt b.txt") == ("a.txt", "b.txt")
+    assert compared_by("sh", "diff /dev/null - < b.txt") == ("b.txt",)
+    assert compared_by("sh", "sha256sum out.txt") == ()  # no -c: nothing compared against
+    assert compared_by("sh", 'diff out.txt "$(ls tests | head -1)"') == ("out.txt",)
+    assert compared_by("sh", "python3 -c \"open('a.txt', 'w').write('x')\"") == ()
+    assert compared_by("sh", "for f in tests/*.golden; do diff out/x \"$f\"; done") == (
+        "out/x", "tests/*.golden")  # fmt: skip
+
+
+def _spec(tmp_path: Path, text: str, check: str = "diff out.txt tests/expected.txt"):  # type: ignore[no-untyped-def]
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("T", "t", check) + text + "\n")
+    return next(iter(compile_plan(load_plan(plan))))
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("Make out.txt match tests/expected.txt.", False),
+        ("Write out.txt so it matches tests/expected.txt.", False),
+        ("Fix the code so the output matches tests/expected.txt.", False),
+        ("Compute the answer; check it against tests/expected.txt, then write out.txt.", False),
+        ("Do not edit tests/expected.txt.", False),
+        ("Never overwrite tests/expected.txt.", False),
+        ("Regenerate tests/expected.txt from the new rules.", True),
+        ("Update the golden tests/expected.txt.", True),
+        ("Append a line to tests/expected.txt and out.txt.", True),
+        ("Write the new answer into tests/expected.txt.", True),
+        ("Refresh tests/expected.txt.", True),
+        ("Regenerate ./tests/expected.txt.", True),
+    ],
+)
+def test_only_an_explicit_ask_frees_a_golden(tmp_path: Path, text: str, asks: bool) -> None:
+    assert asks_to_change(_spec(tmp_path, text), "tests/expected.txt") is asks
+
+
+# -- through the CLI ----------------------------------------------------------------------------
+
+REWRITE = _sh("echo 7 > out.txt; echo 7 > tests/expected.txt")
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "cd tests && diff ../out.txt expected.txt",
+        'E=tests/expected.txt; diff out.txt "$E"',
+        "cmp -s out.txt tests/expected.txt",
+        PY_READ.format("tests/expected.txt"),
+        'test "$(cat tests/expected.txt)" = "$(cat out.txt)"',
+    ],
+)
+def test_rewriting_a_golden_named_by_any_spelling_fails(tmp_path: Path, check: str) -> None:
+    _golden(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", check, max_attempts="1"),
+        "workers:\n  t:\n" + REWRITE + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "t")
+    assert row["state"] == "FAILED"
+    assert row["reason"].startswith("protected_input_changed: protected input changed:"
+                                    " tests/expected.txt"), row["reason"]  # fmt: skip
+    assert (tmp_path / "tests" / "expected.txt").read_text() == "42\n"
+    (start,) = steps(plan, "run-start")
+    assert start["protected_automatically"] == ["tests/expected.txt"]
+    assert result.exit_code == 1
+
+
+def test_prose_that_only_names_the_golden_leaves_it_protected(tmp_path: Path) -> None:
+    _golden(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", "diff out.txt tests/expected.txt", max_attempts="1")
+        + "Write out.txt so it matches tests/expected.txt.\n",
+        "workers:\n  t:\n" + REWRITE + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "FAILED"
+    assert (tmp_path / "tests" / "expected.txt").read_text() == "42\n"
+    assert result.exit_code == 1
+
+
+def test_the_honest_twin_that_computes_the_answer_is_done(tmp_path: Path) -> None:
+    _golden(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", "cd tests && diff ../out.txt expected.txt", max_attempts="1")
+        + "Write out.txt so it matches tests/expected.txt.\n",
+        "workers:\n  t:\n" + _sh("echo $((6*7)) > out.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE", doc
+    assert result.exit_code == 0
+
+
+def _ordered(*children: str, ordered: bool = True) -> str:
+    flag = "  :ORDERED: t\n" if ordered else ""
+    return "* TODO Job\n  :PROPERTIES:\n  :ID: job\n" + flag + "  :END:\n" + "".join(children)
+
+
+NOTES = task("Write notes", "notes", "grep -q Summary notes.md", level=2, max_attempts="1")
+USE = task("Compute", "use", "diff out.txt golden.txt", level=2, max_attempts="1")
+
+
+def test_an_earlier_sibling_cannot_rewrite_a_golden_no_task_may_change(tmp_path: Path) -> None:
+    (tmp_path / "golden.txt").write_text("42\n")
+    script = (
+        "workers:\n  notes:\n" + _sh("echo Summary > notes.md; echo 7 > golden.txt")
+        + "    - say: DONE\n  use:\n" + _write("out.txt", "7") + "    - say: DONE\n"
+    )  # fmt: skip
+    # not ORDERED, one at a time: the notes worker runs first, and `use` runs after it
+    plan, script_path = setup(tmp_path, _ordered(NOTES, USE, ordered=False), script)
+    result, doc = resume(plan, script_path, "--max-parallel", "1")
+    assert (tmp_path / "golden.txt").read_text() == "42\n"
+    assert _row(doc, "notes")["state"] == "FAILED"  # it tried to change what no task may
+    assert "golden.txt: the worker tried to change it" in _row(doc, "notes")["reason"]
+    assert _row(doc, "use")["state"] == "FAILED"
+    assert _row(doc, "job")["state"] != "DONE"
+    assert result.exit_code == 1
+
+
+def test_a_golden_changed_from_outside_before_its_task_fails_against_run_start(
+    tmp_path: Path,
+) -> None:
+    # no worker can rewrite it now; a change from outside the sandbox, between the run's
+    # start and the comparing task's, is measured against the run-start hash
+    from groundskeeper.models.model import AssistantTurn, ModelRequest
+    from groundskeeper.supervisor.runner import Runner, RunOptions
+
+    (tmp_path / "golden.txt").write_text("42\n")
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + _ordered(NOTES, USE, ordered=False))
+
+    class Outside:
+        name = "outside"
+
+        def respond(self, request: ModelRequest) -> AssistantTurn:
+            (tmp_path / "notes.md").write_text("Summary\n")
+            (tmp_path / "golden.txt").write_text("7\n")
+            (tmp_path / "out.txt").write_text("7\n")
+            return AssistantTurn(({"type": "text", "text": "DONE"},), "end_turn")
+
+    report = Runner(load_plan(plan), model=Outside(), options=RunOptions(max_parallel=1)).run()
+    rows = {r.id: r for r in report.tasks}
+    assert rows["notes"].state == "FAILED"
+    assert rows["use"].state == "FAILED"
+    assert rows["use"].reason == "protected_input_changed: protected input changed: golden.txt"
+
+
+def test_a_sibling_asked_to_regenerate_the_golden_is_not_refused(tmp_path: Path) -> None:
+    (tmp_path / "golden.txt").write_text("41\n")
+    regen = task("Regenerate golden.txt", "regen", "grep -qx 42 golden.txt", level=2)
+    script = (
+        "workers:\n  regen:\n" + _sh("echo 42 > golden.txt") + "    - say: DONE\n"
+        "  use:\n" + _write("out.txt", "42") + "    - say: DONE\n"
+    )
+    plan, script_path = setup(tmp_path, _ordered(regen, USE), script)
+    result, doc = resume(plan, script_path, "--max-parallel", "1")
+    assert [_row(doc, t)["state"] for t in ("regen", "use", "job")] == ["DONE"] * 3, doc
+    assert result.exit_code == 0
+
+
+# -- T014 speaks only of files that are the expectation ---------------------------------------
+
+
+def test_t014_never_asks_to_hide_a_file_the_worker_is_asked_to_produce(tmp_path: Path) -> None:
+    (tmp_path / "out.txt").write_text("stale\n")
+    (tmp_path / "expected.txt").write_text("42\n")
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + task("Write out.txt", "t", "diff out.txt expected.txt"))
+    (found,) = [d for d in validate(load_plan(plan)) if d.code == "T014"]
+    assert "`expected.txt`" in found.message and "out.txt" not in found.message
+    # a golden a sibling regenerates is that sibling's work: not offered for hiding
+    plan.write_text(HEAD + task("Regenerate expected.txt", "r", "test -s expected.txt")
+                    + task("Use", "u", "diff out.txt expected.txt"))  # fmt: skip
+    assert [d.message for d in validate(load_plan(plan)) if d.code == "T014"] == [
+        "check compares against `out.txt`, a file the worker can read — it could copy it;"
+        " hide it with `:hide: out.txt` on the task (or `#+HIDE: out.txt` for the file)"
+    ]

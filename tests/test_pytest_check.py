@@ -1,0 +1,115 @@
+"""Issue 23: a check that runs `python3 -m pytest` itself reads pytest's configuration from
+the workdir, so a worker's `conftest.py` could pass held-out tests (adversary round 2). Lint
+points to the `pytest` contract (T025), and the run keeps every worker from writing pytest's
+configuration, failing the attempt that tries with `protected_input_changed` — while a
+project's own conftest.py is read, and a task asked to write one may."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from groundskeeper.plan.lint import validate
+from groundskeeper.plan.org import parse_plan
+from tests.test_cli_run import resume, setup, task
+from tests.test_paths_cli import _row, _sh, _write
+
+CHECK = "python3 -m pytest -q -p no:cacheprovider tests"
+HIDDEN_TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+PASS_ALL = (
+    "import pytest\\n\\n@pytest.hookimpl(hookwrapper=True)\\n"
+    "def pytest_runtest_makereport(item, call):\\n"
+    "    outcome = yield\\n    outcome.get_result().outcome = 'passed'\\n"
+)
+
+
+def test_a_check_running_pytest_itself_points_to_the_contract() -> None:
+    plan = f"* TODO t\n:PROPERTIES:\n:done-when: {CHECK}\n:END:\n"
+    (found,) = [d for d in validate(parse_plan(plan)) if d.code == "T025"]
+    assert found.level == "warning"
+    assert "`:contract: pytest PATH`" in found.message
+    contract = "* TODO t\n:PROPERTIES:\n:contract: pytest tests\n:END:\n"
+    assert [d.code for d in validate(parse_plan(contract)) if d.code == "T025"] == []
+    other = "* TODO t\n:PROPERTIES:\n:done-when: python3 -c 'import pytest'\n:END:\n"
+    assert [d.code for d in validate(parse_plan(other)) if d.code == "T025"] == []
+
+
+def _hidden_suite(root: Path) -> None:
+    (root / "tests").mkdir()
+    (root / "tests" / "test_hidden.py").write_text(HIDDEN_TEST)
+
+
+def test_a_worker_conftest_that_passes_every_test_fails(tmp_path: Path) -> None:
+    _hidden_suite(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        "#+HIDE: tests/test_hidden.py\n"
+        + task("Write add in calc.py", "t", CHECK, max_attempts="1"),
+        "workers:\n  t:\n" + _write("conftest.py", PASS_ALL) + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "t")
+    assert row["state"] == "FAILED"
+    assert row["reason"].startswith(
+        "protected_input_changed: protected input changed: conftest.py"
+    ), row["reason"]
+    assert not (tmp_path / "conftest.py").exists()
+    said = [d["message"] for d in doc["diagnostics"] if d["code"] == "F002"]
+    assert any("pytest's configuration" in m and "`conftest.py`" in m for m in said)
+    assert result.exit_code == 1
+
+
+def test_the_honest_twin_and_the_projects_own_conftest_are_done(tmp_path: Path) -> None:
+    _hidden_suite(tmp_path)
+    (tmp_path / "tests" / "conftest.py").write_text(
+        "import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n"
+    )
+    (tmp_path / "tests" / "test_fixture.py").write_text("def test_two(two):\n    assert two == 2\n")
+    plan, script = setup(
+        tmp_path,
+        "#+HIDE: tests/test_hidden.py\n"
+        + task("Write add in calc.py", "t", CHECK, max_attempts="1"),
+        "workers:\n  t:\n"
+        + _write("calc.py", "def add(a, b):\\n    return a + b")
+        + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE", doc
+    assert result.exit_code == 0
+
+
+def test_a_task_asked_to_write_a_conftest_may(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_fixture.py").write_text("def test_two(two):\n    assert two == 2\n")
+    fixture = "import pytest\\n\\n@pytest.fixture\\ndef two():\\n    return 2\\n"
+    plan, script = setup(
+        tmp_path,
+        task("Fixture", "t", CHECK, max_attempts="1")
+        + "Write tests/conftest.py with a fixture `two` that returns 2.\n",
+        "workers:\n  t:\n" + _write("tests/conftest.py", fixture) + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE", doc
+    assert result.exit_code == 0
+
+
+def test_a_sibling_cannot_plant_a_conftest_for_a_later_pytest_check(tmp_path: Path) -> None:
+    _hidden_suite(tmp_path)
+    notes = task("Notes", "notes", "grep -q ok notes.md", max_attempts="1")
+    run = task("Write add in calc.py", "t", CHECK, max_attempts="1")
+    script = (
+        "workers:\n  notes:\n" + _sh("echo ok > notes.md") + _write("conftest.py", PASS_ALL)
+        + "    - say: DONE\n  t:\n    - say: DONE\n"
+    )  # fmt: skip
+    plan, script_path = setup(tmp_path, "#+HIDE: tests/test_hidden.py\n" + notes + run, script)
+    result, doc = resume(plan, script_path, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "FAILED"
+    assert _row(doc, "notes")["state"] == "FAILED"
+    assert not (tmp_path / "conftest.py").exists()
+    assert result.exit_code == 1
+
+
+def test_the_configuration_kept_is_what_the_pytest_contract_refuses() -> None:
+    from groundskeeper.acceptance.suite import ANYWHERE, AT_ROOT
+    from groundskeeper.plan.expected import PYTEST_CONFIGURATION
+
+    assert set(PYTEST_CONFIGURATION) == {*ANYWHERE, *AT_ROOT, "*.pth"}
