@@ -344,14 +344,18 @@ def test_changed_fails_when_the_record_shows_no_change(tmp_path: Path) -> None:
 
 
 def test_changed_fails_for_a_touch_without_new_content(tmp_path: Path) -> None:
-    """The record watches content, not timestamps: a `touch` changes nothing."""
+    """`changed` asks for content, not timestamps: a `touch` opened the file (the sandbox's
+    journal says so), but what it holds is what it held when the task first started."""
     turns = "    - {tool: sh, input: {cmd: 'touch r.txt'}}\n" + SAY_DONE
     task, recorder, _ = run(tmp_path, ["changed r.txt"], turns, {"r.txt": "old\n"})
     assert task.state == "FAILED"
-    assert recorder.of("tool-call")[0]["changed"] == []
+    call = recorder.of("tool-call")[0]
+    assert (call["changed"], call["wrote"]) == ([], ["r.txt"])
     first = recorder.of("contract")[0]["verdicts"][0]
     assert first["code"] == "C008"
-    assert first["message"] == "the record shows no tool call of this attempt changing r.txt"
+    assert first["message"] == (
+        "r.txt: touched, but the content is the same as when the task first started"
+    )
 
 
 def test_changed_fails_for_a_file_moved_away_and_back(tmp_path: Path) -> None:

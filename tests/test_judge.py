@@ -422,7 +422,7 @@ def test_lint_refuses_a_judge_without_a_check_and_bad_judge_files_and_warns_on_n
         HEAD
         + task("a", check=None)
         + task("b", judge="")
-        + task("c", extra="  :judge-files: /etc/passwd ../x ok.md\n")
+        + task("c", extra="  :judge-files: ~/passwd ../x ok.md\n")
         + task("d", judge=None, extra="  :judge-files: ok.md\n")
         + task("e").replace("  Write report.md naming three colours.\n", "")
         + "** TODO Child\n"

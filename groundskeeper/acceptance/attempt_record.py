@@ -178,6 +178,13 @@ def changed_between(
     return tuple(sorted(k for k in keys if before.get(k, "?") != after.get(k, "?")))
 
 
+def wrote_text(paths: Sequence[str]) -> str:
+    """A long `wrote` list as the output store keeps it (sealed by the hash of this text)."""
+    import json
+
+    return json.dumps(list(paths), ensure_ascii=True, separators=(",", ":"))
+
+
 def sealable_changed(changed: tuple[str, ...] | None) -> list[str] | None:
     """The list as the ledger seals it; None (unknown) when too long for a ledger line."""
     if changed is None:
@@ -333,19 +340,36 @@ class AttemptRecord:
 
     def changed(self) -> tuple[set[str], list[int]]:
         """Every path the attempt's tool calls changed, and the calls (by index) whose
-        changes are unknown. `write_file` changes its path; `sh` what its snapshots show."""
+        changes are unknown. `write_file` changes its path; `sh` what the sandbox wrote in
+        that call (`wrote`, its own writes only), in a record without that list what the
+        watched paths' snapshots show (`changed`)."""
         found: set[str] = set()
         unknown: list[int] = []
         for index, body in enumerate(self.calls, start=1):
             tool = body.get("tool")
             if tool not in ("sh", "write_file"):
                 continue
-            changed = body.get("changed")
+            changed = body.get("wrote" if tool == "sh" and "wrote" in body else "changed")
+            if changed is None and tool == "sh" and isinstance(body.get("wrote_sha256"), str):
+                changed = self._listed(body["wrote_sha256"])
             if isinstance(changed, list):
                 found.update(str(p) for p in changed)
             elif tool == "sh" or body.get("status") == "ok":
                 unknown.append(index)  # a write that happened, or a command, with no list
         return found, unknown
+
+    def _listed(self, digest: str) -> list[str] | None:
+        """A long `wrote` list read back from the output store (None: not there)."""
+        import json
+
+        text = self.text(digest)
+        try:
+            found = json.loads(text) if text is not None else None
+        except ValueError:
+            return None
+        if not isinstance(found, list) or not all(isinstance(p, str) for p in found):
+            return None
+        return found
 
 
 def _hex(value: object) -> str | None:

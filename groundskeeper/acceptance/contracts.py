@@ -20,6 +20,7 @@ from groundskeeper.acceptance.attempt_record import AttemptRecord
 from groundskeeper.acceptance.check import WITHHELD
 from groundskeeper.acceptance.suite import Baseline
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.path_patterns import PathPatterns, normal_path
 from groundskeeper.plan.contract_syntax import (
     SHAPES,
     Contract,
@@ -27,7 +28,6 @@ from groundskeeper.plan.contract_syntax import (
     add_shape,
     any_args,
     no_files,
-    normal_path,
     suite_args,
 )
 
@@ -81,6 +81,9 @@ CODES: dict[str, str] = {
 class WorkFiles(Protocol):
     """How a contract reads the workdir: the worker `Toolbox`'s own path rules."""
 
+    @property
+    def workdir(self) -> Path: ...
+
     def read_limited(self, raw: str, limit: int) -> bytes: ...
 
 
@@ -123,7 +126,8 @@ class ContractVerdict:
 @dataclass(frozen=True, slots=True)
 class ContractContext:
     """What a judge may consult: the workdir through the tools' rules, this attempt's sealed
-    record, and the SHA-256 each `changed` path had when the attempt started (None: absent)."""
+    record, and the SHA-256 each file a `changed` pattern covered had when the task first
+    started (None: absent), across attempts and runs."""
 
     files: WorkFiles
     record: AttemptRecord
@@ -132,6 +136,20 @@ class ContractContext:
     baselines: Mapping[str, Baseline] = field(default_factory=dict)  # by contract text
     protect: tuple[str, ...] = ()  # the task's protected patterns (a suite's configuration)
     hidden: tuple[str, ...] = ()  # the run's hidden inputs: what a failure must never show
+    unwatched: tuple[str, ...] = ()  # `changed` patterns whose first start is not known
+
+    def named(self, pattern: str) -> list[str]:
+        """The files a path argument names (`protect.named_files`: the one matcher's reading,
+        a plain path as spelled first); C001 when it names none, or too many to judge."""
+        from groundskeeper.acceptance.protect import named_files
+
+        try:
+            found = named_files(self.files.workdir, pattern)
+        except ValueError as exc:
+            raise ContractFailure("C001", f"`{pattern}`: {exc}") from None
+        if not found:
+            raise ContractFailure("C001", f"`{pattern}` names no file")
+        return found
 
     def read(self, raw: str) -> bytes:
         """The file's bytes; `ContractFailure` C001/C002 when it cannot be read."""
@@ -248,6 +266,32 @@ def _bounded(message: str) -> str:
     if len(message) <= MESSAGE_LIMIT:
         return message
     return message[:MESSAGE_LIMIT] + f"… ({len(message) - MESSAGE_LIMIT} more characters)"
+
+
+def each_file(index: int, judge: Judge) -> Judge:
+    """`judge` (of one file, its argument `index`) for a contract whose argument `index` is a
+    path pattern: judged on every file the pattern names (`ContractContext.named`); the first
+    that fails fails the contract, naming it."""
+
+    def judged(contract: Contract, context: ContractContext) -> ContractVerdict | str:
+        pattern = contract.args[index]
+        files = context.named(pattern)
+        said: list[tuple[str, ContractVerdict | str]] = []
+        for path in files:
+            args = (*contract.args[:index], path, *contract.args[index + 1 :])
+            said.append((path, judge(replace(contract, args=args), context)))
+        if len(said) == 1:
+            one = said[0][1]
+            return replace(one, contract=contract) if isinstance(one, ContractVerdict) else one
+        held = [
+            {"path": path, "message": v.message if isinstance(v, ContractVerdict) else v,
+             **({"detail": dict(v.detail)} if isinstance(v, ContractVerdict) else {})}
+            for path, v in said
+        ]  # fmt: skip
+        message = f"`{pattern}`: all {len(files)} files hold ({', '.join(files)})"
+        return ContractVerdict(contract, None, message, {"files": held})
+
+    return judged
 
 
 # -- the file contracts ---------------------------------------------------------------------------
@@ -439,19 +483,27 @@ def _markdown_sections(contract: Contract, context: ContractContext) -> str:
 
 
 def _changed(contract: Contract, context: ContractContext) -> str:
-    """Each path: a tool call of this attempt changed it (write_file's path, or an `sh` call
-    whose watched paths' content differed after it), and its content now differs from when the
-    attempt started. Both, so that
-    neither a `touch`, nor a file moved away and back, nor another task's write counts."""
+    """Each path: a tool call of this attempt changed it (write_file's path, or what the
+    sandbox wrote in an `sh` call), and its content now differs from what it held when the
+    task first started (across attempts and resumes). Both, so that neither a `touch`, nor a
+    file moved away and back, nor content put back as it was before any work, nor another
+    task's write counts. A plain path names that file; a pattern or a directory holds when
+    some file it covers holds."""
     found, unknown = context.record.changed()
     missing: list[str] = []
     same: list[str] = []
+    lost = [raw for raw in contract.args if raw in context.unwatched]
+    if lost:
+        raise ContractFailure(
+            "C009",
+            f"what {', '.join(lost)} held when the task first started is not known (more files"
+            " than can be watched, or a sealed list the control directory no longer holds)",
+        )
     for raw in contract.args:
-        path = normal_path(raw)
-        if path not in found:
+        candidates, before = _watched_by(raw, found, context)
+        if not candidates:
             missing.append(raw)
-            continue
-        if context.sha256_now(raw) == context.started.get(path, "unrecorded"):
+        elif all(context.sha256_now(p) == context.started.get(p, before) for p in candidates):
             same.append(raw)
     if missing and unknown:
         calls = ", ".join(str(i) for i in unknown)
@@ -469,10 +521,28 @@ def _changed(contract: Contract, context: ContractContext) -> str:
     if same:
         raise ContractFailure(
             "C008",
-            f"{', '.join(same)}: touched, but the content is the same as when the attempt started",
+            f"{', '.join(same)}: touched, but the content is the same as when the task first"
+            " started",
             {"unchanged": same},
         )
     return "changed in this attempt: " + ", ".join(contract.args)
+
+
+def _watched_by(
+    raw: str, found: set[str], context: ContractContext
+) -> tuple[list[str], str | None]:
+    """The changed paths a `changed` argument asks about — a plain path that is not a
+    directory as spelled, else every changed path the pattern covers — and what a path
+    held at the first start when the starts list none: for a plain path, a start never
+    taken (no content equals it); for a pattern, absent (every file it covered then is
+    listed)."""
+    from groundskeeper.acceptance.protect import is_plain
+
+    spelled = normal_path(raw.lstrip("/"))
+    if spelled is not None and is_plain(raw) and not (context.files.workdir / spelled).is_dir():
+        return ([spelled] if spelled in found else []), "unrecorded"
+    rules = PathPatterns([raw])
+    return sorted(p for p in found if rules.covers(p)), None
 
 
 def _ran(contract: Contract, context: ContractContext) -> str:
@@ -506,10 +576,10 @@ def _ran(contract: Contract, context: ContractContext) -> str:
     )
 
 
-_bind("non-empty", _non_empty)
-_bind("format", _format)
-_bind("json-schema", _json_schema)
-_bind("markdown-sections", _markdown_sections)
+_bind("non-empty", each_file(0, _non_empty))
+_bind("format", each_file(1, _format))
+_bind("json-schema", each_file(1, _json_schema))
+_bind("markdown-sections", each_file(0, _markdown_sections))
 _bind("changed", _changed)
 _bind("ran", _ran)
 
@@ -548,7 +618,7 @@ def _workflow_script(contract: Contract, context: ContractContext) -> ContractVe
 
 
 CODES["C012"] = "the workflow script fails script validation in the zero-tool sandbox"
-_bind("workflow-script", _workflow_script)
+_bind("workflow-script", each_file(0, _workflow_script))
 
 
 def _pytest(contract: Contract, context: ContractContext) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from groundskeeper.acceptance.protect import input_sha256
+from groundskeeper.acceptance.protect import input_sha256, named_files
 
 __all__ = [
     "DECISIONS",
@@ -25,6 +25,7 @@ __all__ = [
     "GateAnswer",
     "GateOpened",
     "artifacts_sha256",
+    "gate_paths",
     "hash_files",
     "new_gate_id",
     "workdir_files",
@@ -38,6 +39,19 @@ MAX_LISTED_FILES = 2000
 
 def new_gate_id() -> str:
     return secrets.token_hex(8)
+
+
+def gate_paths(workdir: Path, patterns: Iterable[str]) -> tuple[str, ...] | None:
+    """The files `:gate-files:` names now, each pattern read by the one matcher (a plain path
+    as spelled, a directory or a glob as every file it covers: `protect.named_files`); None
+    (bind the whole workdir) when they cover more files than can be listed."""
+    found: dict[str, None] = {}
+    try:
+        for pattern in patterns:
+            found.update(dict.fromkeys(named_files(workdir, pattern)))
+    except ValueError:
+        return None
+    return tuple(found) if len(found) <= MAX_LISTED_FILES else None
 
 
 def hash_files(workdir: Path, files: Iterable[str]) -> list[dict[str, str | None]]:

@@ -12,7 +12,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
-from groundskeeper.path_patterns import PathPatterns
+from groundskeeper.path_patterns import PathPatterns, normal_path
 from groundskeeper.sandbox.fence import HIDDEN_NAMES
 
 #: How many files one plan may protect (a pattern like `**` must not hash a whole disk).
@@ -40,6 +40,24 @@ def matched_files(workdir: Path, patterns: Iterable[str]) -> list[str]:
             if len(found) > MAX_PROTECTED:
                 raise ValueError(f"the patterns match more than {MAX_PROTECTED} files")
     return sorted(found)
+
+
+def is_plain(pattern: str) -> bool:
+    """Whether a path pattern is a plain path, with no glob character (`*`, `?`, `[`)."""
+    return not any(c in pattern for c in "*?[")
+
+
+def named_files(workdir: Path, pattern: str) -> list[str]:
+    """The files one path argument names (a contract's FILE, `:gate-files:`, `:judge-files:`),
+    read by the one matcher: every regular file it covers now (`matched_files`), and, for a
+    plain path that is not a directory, that path as spelled first, there or not — it names
+    that very file, so that a case or a depth the matcher also covers cannot stand in for it.
+    ValueError past `MAX_PROTECTED` files."""
+    covered = matched_files(workdir, [pattern])
+    spelled = normal_path(pattern.lstrip("/"))
+    if spelled is None or not is_plain(pattern) or (workdir / spelled).is_dir():
+        return covered
+    return [spelled, *(f for f in covered if f != spelled)]
 
 
 def _add(root: str, relative: str, found: set[str]) -> None:

@@ -21,10 +21,12 @@ from groundskeeper.acceptance.attempt_record import (
     read_at_most,
     sealable_changed,
     watch_state,
+    wrote_text,
 )
 from groundskeeper.acceptance.check import Shell, sandbox_shell, sha256_text
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.sandbox import fence as fences
+from groundskeeper.sandbox import writes
 from groundskeeper.sandbox.quota import DiskQuota
 
 DEFAULT_MAX_TURNS = 30
@@ -232,21 +234,25 @@ class Toolbox:
             "cmd": cmd if len(cmd) <= CMD_INLINE else None,
             "cmd_sha256": sha256_text(cmd, keep_surrogates=True),
         }
-        try:
-            result = run(cmd, workdir=self._root, read_only=False, timeout=self.sh_timeout)
-        except Exception as exc:  # the worker hears of it; the run goes on
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            text = f"the sandbox could not run the command: {type(exc).__name__}: {first}"
-            after = watch_state(self._root, self.watch) if self.watch else None
-            facts |= {
-                "exit_status": None,
-                "fault": "not-run",
-                "stdout_sha256": None,
-                "stderr_sha256": None,
-                "changed": sealable_changed(changed_between(before, after)),
-            }
-            return ToolOutcome(text, True, "error", facts, (cmd,))
+        # what it changed, as the sandbox did it: this call's own writes, never a sibling's
+        with writes.recording(self._root) as journal:
+            try:
+                result = run(cmd, workdir=self._root, read_only=False, timeout=self.sh_timeout)
+            except Exception as exc:  # the worker hears of it; the run goes on
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                text = f"the sandbox could not run the command: {type(exc).__name__}: {first}"
+                after = watch_state(self._root, self.watch) if self.watch else None
+                facts |= {
+                    "exit_status": None,
+                    "fault": "not-run",
+                    "stdout_sha256": None,
+                    "stderr_sha256": None,
+                    "changed": sealable_changed(changed_between(before, after)),
+                    **self._wrote(journal),
+                }
+                return ToolOutcome(text, True, "error", facts, (cmd, *_listed(facts)))
         facts |= {
+            **self._wrote(journal),
             "exit_status": result.status,
             "fault": result.fault,
             "stdout_sha256": sha256_text(result.stdout, keep_surrogates=True),
@@ -260,8 +266,20 @@ class Toolbox:
             text += f"stopped by the sandbox: {result.fault}\n"
         text += f"--- stdout ---\n{result.stdout}--- stderr ---\n{result.stderr}"
         failed = result.status != 0 or result.fault is not None
-        texts = (cmd, result.stdout, result.stderr)
+        texts = (cmd, result.stdout, result.stderr, *_listed(facts))
         return ToolOutcome(_clip(text), failed, f"exit {result.status}", facts, texts)
+
+    def _wrote(self, journal: writes.WriteJournal) -> dict[str, Any]:
+        """What an `sh` call changed, as sealed: `wrote`, the sandbox's journal (None:
+        unknown; a stand-in shell that never picked it up can tell nothing, unless it is none:
+        the sandbox itself, stopped before it ran anything). A list too long for a ledger line
+        is sealed by its hash (`wrote_sha256`), its text kept in the output store."""
+        files = journal.files() if journal.served or self.shell is None else None
+        listed = sealable_changed(files)
+        if files is None or listed is not None:
+            return {"wrote": listed}
+        text = wrote_text(files)
+        return {"wrote": None, "wrote_sha256": sha256_text(text), "wrote_text": text}
 
     def _read(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         raw = self._arg(tool_input, "path")
@@ -369,6 +387,12 @@ class Toolbox:
 def _absent(raw: str) -> FileNotFoundError:
     """What a worker meets at the control plane: nothing, as if it did not exist."""
     return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), raw)
+
+
+def _listed(facts: dict[str, Any]) -> tuple[str, ...]:
+    """The long `wrote` list's text, taken out of the facts (kept by hash, never sealed)."""
+    text = facts.pop("wrote_text", None)
+    return (text,) if isinstance(text, str) else ()
 
 
 def _clip(text: str) -> str:

@@ -178,7 +178,7 @@ EXIT2_EVENTS = frozenset({"TaskCompleted", "TeammateIdle", "ConfigChange"})
 #: Claude Code 2.1.332 reads an exit-2 hook whose stderr says "No such file" as a hook that
 #: failed to run, and lets the stop through (seen here; tests/agents/test_claude_code.py):
 #: a check's own output says so whenever the work is missing.
-_FAILS_OPEN = re.compile(r"no such file", re.IGNORECASE)
+_FAILS_OPEN = re.compile(r"no such file(?: or directory)?", re.IGNORECASE)
 
 
 def _not_an_error(reason: str) -> str:

@@ -10,6 +10,7 @@ speak any agent's dialect (`agents.dialects`) and never prints.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -39,6 +40,7 @@ from groundskeeper.agents.seal import (
     check_anchor,
     fingerprint,
     input_identities,
+    late_seals,
     new_hook_run_id,
     write_anchor,
 )
@@ -64,6 +66,7 @@ __all__ = [
     "hides_inputs",
     "ledger_lines",
     "open_plan_record",
+    "plan_changed_since",
     "seal_fingerprint",
     "seal_plan",
     "session_outcome",
@@ -200,15 +203,14 @@ def seal_plan(
     guarded: list[Path] | None = None,
 ) -> Fingerprint:
     """Seal the plan as it is now as the one sessions are held to (a `hook-seal` run), with
-    the agent configuration files in `guarded` (None: those of the seal before)."""
+    the agent configuration files the seal before guarded and those in `guarded`."""
     control, key = open_plan_record(plan_path)
     view = LedgerView.read(verified_steps(control, plan_path), session)
     plan = _load(plan_path)
     root = (workdir or plan_path.parent).resolve()
-    if guarded is None:
-        paths = [p for p, _ in view.seal.guarded] if view.seal is not None else []
-    else:
-        paths = [str(p.absolute()) for p in guarded]
+    # every agent configuration set up on the plan stays sealed, not only the last one
+    paths = [p for p, _ in view.seal.guarded] if view.seal is not None else []
+    paths += [str(p.absolute()) for p in guarded or []]
     now = fingerprint(plan, root, paths)
     _record_seal(plan_path, control, key, now, by, session)
     return now
@@ -286,10 +288,24 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     if view.seal is None:
         by = "session-start" if event.kind == "session-start" else "first hook call"
         seal_plan(plan_path, options.workdir, by, event.session_id)
-        view = LedgerView(now, by, view.blocks)
+        view = LedgerView(now, by, view.blocks, started=True)
     if event.kind == "session-start":
+        if not view.started:
+            _record_session_start(control, key, event, plan_path, now)
         return Decision("allow", "")
     changes = now.changes_from(view.seal) if view.seal is not None else []
+    if view.late:
+        # whatever re-sealed the plan ran while the session did (the agent can run
+        # `agent seal` or `agent setup` with the home it reads in its own environment): the
+        # session stays held to the plan sealed when it started
+        changes.insert(
+            0,
+            "the plan was sealed again while this session ran, by "
+            + ", ".join(view.late)
+            + "; a seal made during a session does not apply to it",
+        )
+    tasks, note = _tasks_for(plan, event)
+    scope = "plan" if event.subject is None else "task" if tasks is not None else "none"
     record = HookRecord(
         control,
         key,
@@ -307,7 +323,8 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         },
     )
     claim_body = {
-        "task_id": event.subject,
+        "task_id": event.subject if tasks is not None else None,
+        "subject": event.subject,
         "attempt": view.blocks + 1,
         "claim_sha256": sha256_text(event.claim, keep_surrogates=True),
         "excerpt": excerpt(event.claim),
@@ -319,9 +336,11 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         reason = (
             "the plan changed since the session started: " + "; ".join(changes) + f" ({plan_path})."
             " Put the plan, its checks and protected inputs back as they were: only the user"
-            " re-seals a plan (`groundskeeper agent seal`)."
+            " re-seals a plan (`groundskeeper agent seal`), between sessions."
         )
-        return _finish(record, event, view, options, Decision("block", reason), [], plan_path, now)
+        return _finish(
+            record, event, view, options, Decision("block", reason), [], plan_path, now, scope
+        )
     aliases = aliases_of_hidden(root, [p for p, _ in now.hidden])
     if aliases:
         reason = (
@@ -330,10 +349,13 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             + ". A check would follow it and compare the held-out file with itself. Remove"
             " it and do the work."
         )
-        return _finish(record, event, view, options, Decision("block", reason), [], plan_path, now)
-    tasks, note = _tasks_for(plan, event)
+        return _finish(
+            record, event, view, options, Decision("block", reason), [], plan_path, now, scope
+        )
     if tasks is None:
-        return _finish(record, event, view, options, Decision("allow", note), [], plan_path, now)
+        return _finish(
+            record, event, view, options, Decision("allow", note), [], plan_path, now, scope
+        )
     failures: list[tuple[TaskSpec, str]] = []
     shell = options.shell
     withhold = hides_inputs(plan)
@@ -354,7 +376,9 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             + "; ".join(f"`{n}`" if not n.startswith(("`", "the ")) else n for n in moved)
             + ". A process of yours is still writing there: stop it, then stop again."
         )
-        return _finish(record, event, view, options, Decision("block", reason), [], plan_path, now)
+        return _finish(
+            record, event, view, options, Decision("block", reason), [], plan_path, now, scope
+        )
     if not failures:
         done = ", ".join(f"`{t.task_id}`" for t in tasks) or "no open task"
         return _finish(
@@ -366,14 +390,46 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             [],
             plan_path,
             now,
+            scope,
         )
     lines = [f"groundskeeper: not done — {len(failures)} of {len(tasks)} open task(s) fail:"]
     for task, why in failures:
         lines.append(f"- task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
     lines.append("Do the work (not the plan, its checks or the settings), then stop again.")
     return _finish(
-        record, event, view, options, Decision("block", "\n".join(lines)), failures, plan_path, now
+        record,
+        event,
+        view,
+        options,
+        Decision("block", "\n".join(lines)),
+        failures,
+        plan_path,
+        now,
+        scope,
     )
+
+
+def _record_session_start(
+    control: ControlDir, key: SigningKey, event: HookEvent, plan_path: Path, now: Fingerprint
+) -> None:
+    """Mark where the session starts in the ledger: the seal in force then is the one its
+    stops are held to, and any seal after it was made during the session."""
+    record = HookRecord(
+        control,
+        key,
+        {
+            "kind": "hook-session",
+            "agent": event.agent,
+            "event": event.name,
+            "session_id": event.session_id,
+            "plan": str(plan_path),
+            "plan_sha256": now.plan_sha256,
+            "versions": _versions(),
+        },
+    )
+    record.stage("run-end", {"ok": True, "states": [], "tampers": 0})
+    record.commit()
+    write_anchor(plan_path, control.path)
 
 
 def _record_tool(
@@ -417,8 +473,9 @@ def _tasks_for(plan: Plan, event: HookEvent) -> tuple[list[TaskSpec] | None, str
     """The tasks a stop claims: the one a TaskCompleted or SubagentStop names, else every
     open task. None: the event names no task of the plan (nothing of it is claimed)."""
     spec = compile_plan(plan)
-    done = set(plan.done_states)
-    open_leaves = [t for t in spec if not t.heading.child_tasks and t.heading.keyword not in done]
+    # DONE alone is done: a task FAILED (the breaker's, or anyone's) or PARTIAL is open, and
+    # a Stop on it runs its check again
+    open_leaves = [t for t in spec if not t.heading.child_tasks and t.heading.keyword != "DONE"]
     if event.subject is None:
         return open_leaves, ""
     named = [h for h in plan.tasks() if event.subject in (h.task_id, h.title)]
@@ -515,7 +572,10 @@ def _finish(
     failures: list[tuple[TaskSpec, str]],
     plan_path: Path,
     verified: Fingerprint,
+    scope: str,
 ) -> Decision:
+    """Seal the decision; `scope`: what the stop claims, the whole plan (a Stop), one
+    `task`, or `none` of the plan's (only an allowed Stop ends a row of refusals)."""
     blocks = view.blocks + 1 if decision.outcome == "block" else 0
     states: list[tuple[str, str]] = []
     if decision.outcome == "block" and blocks >= options.max_blocks:
@@ -545,7 +605,9 @@ def _finish(
             "agent": event.agent,
             "event": event.name,
             "session_id": event.session_id,
-            "task_id": event.subject,
+            "task_id": event.subject if scope == "task" else None,
+            "subject": event.subject,
+            "scope": scope,
             "decision": decision.outcome,
             "reason": excerpt(decision.reason),
             "reason_sha256": sha256_text(decision.reason),
@@ -597,42 +659,112 @@ def _write_failed(
 # -- what a launched session's stops came to ----------------------------------------------------
 
 
-def ledger_lines(plan_path: Path) -> int:
-    """How many lines the plan's ledger holds now (0: none yet)."""
+def ledger_lines(plan_path: Path) -> tuple[int, str]:
+    """How many lines the plan's ledger holds now (0: none yet), and their SHA-256: what
+    `agent run` holds the record before its session to."""
     try:
-        return ControlDir.for_plan(plan_path).ledger.read_bytes().count(b"\n")
+        data = ControlDir.for_plan(plan_path).ledger.read_bytes()
     except OSError:
-        return 0
+        data = b""
+    return data.count(b"\n"), hashlib.sha256(data).hexdigest()
 
 
-def session_outcome(plan_path: Path, after: int) -> str | None:
-    """What the user must hear about the hook calls sealed after line `after` (those of a
-    session `agent run` launched), or None when its last stop was allowed and every call was
-    answered. The agent stops whenever its hook is killed (Claude Code lets a stop through on
-    a hook that dies), and such a call leaves a run-start with no decision."""
+def session_outcome(plan_path: Path, before: tuple[int, str], session: str | None) -> str | None:
+    """What the user must hear about the session `agent run` launched, read back from the
+    ledger written since `before` (its lines and their hash at launch), or None when the
+    session's last Stop was allowed, every one of its hook calls was answered, and nothing
+    re-sealed the plan or rewrote the record meanwhile. `session`: the session id it
+    launched (None: the one whose SessionStart is the first after launch). Only that
+    session's calls are its own, and only a Stop (the whole plan's claim) is its last stop:
+    the agent stops whenever its hook is killed (Claude Code lets a stop through on a hook
+    that dies), and such a call leaves a run-start with no decision."""
     control = ControlDir.for_plan(plan_path)
     try:
         steps = verified_steps(control, plan_path)
+        data = control.ledger.read_bytes()
     except HookFailure as exc:
         return f"the plan's ledger cannot be trusted: {exc}"
+    except OSError as exc:
+        return f"the plan's ledger cannot be read: {exc.strerror}"
+    after, digest = before
+    kept = b"".join(data.splitlines(keepends=True)[:after])
+    if hashlib.sha256(kept).hexdigest() != digest:
+        return (
+            "the plan's ledger as it was when the session started was rewritten during it;"
+            " nothing the session stopped on is confirmed"
+        )
+    late = late_seals(steps, after)
+    if late:
+        return (
+            "the plan was sealed again while the session ran, by " + ", ".join(late) + ": a"
+            " seal made during a session does not apply to it, and nothing it stopped on is"
+            " confirmed"
+        )
+    if session is None:
+        started = [
+            str(body.get("session_id"))
+            for step, body in steps[after:]
+            if step == "run-start" and body.get("kind") == "hook-session"
+        ]
+        # a session resumed (`--continue`) starts no new one: its calls' one session id
+        seen = {
+            str(body.get("session_id"))
+            for step, body in steps[after:]
+            if step == "run-start" and body.get("kind") == "hook"
+        }
+        if not started and len(seen) > 1:
+            return (
+                f"stops of {len(seen)} sessions reached the hook and none of them started after"
+                " the launch: which one was launched cannot be told; nothing is confirmed"
+            )
+        if not started and not seen:
+            return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
+        session = started[0] if started else seen.pop()
     runs: dict[str, str | None] = {}  # hook run id -> its decision (None: never answered)
+    stops: list[str] = []  # the session's Stop decisions (the whole plan's claim), in order
     for step, body in steps[after:]:
         run = str(body.get("run_id", ""))
         if step == "run-start" and body.get("kind") == "hook":
-            runs[run] = None
+            if body.get("session_id") == session:
+                runs[run] = None
         elif step == "hook-decision" and run in runs:
             runs[run] = str(body.get("decision"))
+            if body.get("scope") == "plan":
+                stops.append(str(body.get("decision")))
     unanswered = [r for r, d in runs.items() if d is None]
     if unanswered:
         return (
             f"{len(unanswered)} stop(s) of the session were never answered (the hook was stopped"
             f" before it could decide: {', '.join(unanswered)}); nothing of them is confirmed"
         )
-    decisions = list(runs.values())
-    if not decisions:
+    if not stops:
         return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
-    if decisions[-1] != "allow":
-        return f"the session's last stop was not allowed ({decisions[-1]}): the work is not done"
+    if stops[-1] != "allow":
+        return f"the session's last stop was not allowed ({stops[-1]}): the work is not done"
+    return None
+
+
+def plan_changed_since(plan_path: Path, launched: str) -> str | None:
+    """What the user must hear when the plan file differs from its text `launched` (read as
+    the session was launched) by more than the breaker's FAILED headlines: read from the
+    disk, not the ledger, so no record written during the session bears on it."""
+    from groundskeeper.plan.edit import state_edited
+    from groundskeeper.plan.org import parse_plan
+
+    try:
+        now = load_plan(plan_path)
+        expected = parse_plan(launched, plan_path)
+        was = {h.task_id: h.keyword for h in expected.tasks()}
+        for heading in now.tasks():
+            if heading.keyword == "FAILED" and was.get(heading.task_id, "FAILED") != "FAILED":
+                expected = parse_plan(state_edited(expected, heading.task_id, "FAILED"), plan_path)
+    except GroundskeeperError as exc:
+        return f"the plan {plan_path} cannot be read as it was launched: {exc}"
+    if now.text != expected.text:
+        return (
+            f"the plan {plan_path} was changed during the session (other than groundskeeper's"
+            " FAILED headlines): nothing the session stopped on is confirmed"
+        )
     return None
 
 

@@ -31,6 +31,7 @@ from groundskeeper.sandbox.fence import HIDDEN_NAMES
 
 __all__ = [
     "ANCHOR_DIR",
+    "OWN_SEALS",
     "Fingerprint",
     "HookFailure",
     "LedgerView",
@@ -40,6 +41,7 @@ __all__ = [
     "held_inputs",
     "input_identities",
     "input_patterns",
+    "late_seals",
     "new_hook_run_id",
     "write_anchor",
 ]
@@ -288,30 +290,80 @@ def aliases_of_hidden(workdir: Path, hidden: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
+#: A seal groundskeeper itself makes in a session: the breaker's FAILED, sealed on the plan
+#: it verified (`gate._write_failed`); it is no change of what the session is held to.
+OWN_SEALS = frozenset({"breaker"})
+
+
 @dataclass(frozen=True, slots=True)
 class LedgerView:
-    """What the hook reads back of a plan's (verified) ledger: the latest seal, and the
-    session's decisions since it."""
+    """What the hook reads back of a plan's (verified) ledger: the latest seal, the session's
+    decisions since it, and any seal made while the session ran."""
 
     seal: Fingerprint | None
     sealed_by: str | None
-    blocks: int  # this session's blocks since its last allow (or the last seal)
+    blocks: int  # this session's refused stops since its last allowed Stop (or the last seal)
+    #: whether the ledger holds this session already (its SessionStart, or a hook call)
+    started: bool = False
+    #: each seal made after the session started (not groundskeeper's own), said for a person:
+    #: a seal made during a session does not apply to it
+    late: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, steps: Iterable[tuple[str, dict[str, Any]]], session: str) -> LedgerView:
         seal: Fingerprint | None = None
         by: str | None = None
         blocks = 0
+        started = False
+        late: list[str] = []
         for step, body in steps:
-            if step == "run-start" and body.get("kind") == "hook-seal":
-                seal, by = Fingerprint.from_json(body), str(body.get("by", ""))
-                blocks = 0
-            elif step == "hook-decision" and body.get("session_id") == session:
+            kind = body.get("kind") if step == "run-start" else None
+            mine = bool(session) and body.get("session_id") == session
+            if kind == "hook-seal":
+                new, by = Fingerprint.from_json(body), str(body.get("by", ""))
+                # the breaker's own seal changes headlines only: one that changes a check or
+                # an input is no seal of groundskeeper's, whatever it calls itself
+                own = by in OWN_SEALS and seal is not None and _same_inputs(new, seal)
+                if started and not own:
+                    late.append(f"`{by}` (run {body.get('run_id', '?')})")
+                seal, blocks = new, 0
+                if mine and by in ("session-start", "first hook call"):
+                    started = True
+            elif kind in ("hook", "hook-session") and mine:
+                started = True
+            elif step == "hook-decision" and mine:
                 if body.get("decision") == "block":
                     blocks += 1
-                else:
+                elif body.get("decision") == "stop" or body.get("scope") == "plan":
+                    # the breaker, or an allowed Stop (the whole plan's claim), ends a row of
+                    # refusals: a SubagentStop or TaskCompleted claims one task, or nothing
                     blocks = 0
-        return cls(seal, by, blocks)
+        return cls(seal, by, blocks, started, tuple(late))
+
+
+def late_seals(steps: list[tuple[str, dict[str, Any]]], after: int) -> list[str]:
+    """Each seal among `steps[after:]` that is not the breaker's own (headlines only), said
+    for a person."""
+    seal: Fingerprint | None = None
+    late: list[str] = []
+    for index, (step, body) in enumerate(steps):
+        if step != "run-start" or body.get("kind") != "hook-seal":
+            continue
+        new, by = Fingerprint.from_json(body), str(body.get("by", ""))
+        own = by in OWN_SEALS and seal is not None and _same_inputs(new, seal)
+        if index >= after and not own:
+            late.append(f"`{by}` (run {body.get('run_id', '?')})")
+        seal = new
+    return late
+
+
+def _same_inputs(a: Fingerprint, b: Fingerprint) -> bool:
+    return (a.checks, a.protected, a.hidden, a.guarded) == (
+        b.checks,
+        b.protected,
+        b.hidden,
+        b.guarded,
+    )
 
 
 def _anchor_path(plan_path: Path) -> Path:

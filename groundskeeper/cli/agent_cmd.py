@@ -37,7 +37,7 @@ def agent() -> None:
 def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
     """Seal PLAN as it is now: the plan, its checks and protected inputs that every agent
     session is held to. A session's stop is refused while any of them differs from the seal;
-    only this command (the user's) accepts a change."""
+    only this command (the user's) accepts a change, for the sessions started after it."""
     from groundskeeper.agents.gate import seal_plan
     from groundskeeper.agents.seal import HookFailure
     from groundskeeper.record.keys import ensure_signing_key
@@ -157,9 +157,11 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     --setting-sources "" ARGS…` (a project's .claude/settings*.json, which the agent can
     edit, is not read). The claude binary is $GROUNDSKEEPER_CLAUDE, else `claude` on PATH.
 
-    When the agent exits, the stops its hook answered are read back from the signed ledger:
-    unless the last one was allowed and every one was answered (a hook the agent's own
-    processes killed lets the stop through), you are told on stderr and the exit status is 1.
+    When the agent exits, the hook calls of the session it launched (`--session-id`, passed
+    unless ARGS name a session) are read back from the signed ledger: unless its last Stop was
+    allowed and every call was answered (a hook the agent's own processes killed lets the
+    stop through), and nothing sealed the plan again or rewrote the ledger meanwhile, you are
+    told on stderr and the exit status is 1.
 
     \b
     Example:
@@ -168,7 +170,7 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     import signal
     import subprocess
 
-    from groundskeeper.agents.gate import ledger_lines, session_outcome
+    from groundskeeper.agents.gate import ledger_lines, plan_changed_since, session_outcome
     from groundskeeper.agents.setup import SETTINGS_NAME, claude_code_command
     from groundskeeper.record.control import ControlDir
 
@@ -178,8 +180,20 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
             f"{settings}: no settings yet; run `groundskeeper agent setup {agent_name}"
             f" --plan {plan}` first"
         )
-    command = claude_code_command(plan.absolute(), list(args))
+    import uuid
+
+    given = list(args)
+    session = _session_of(given)
+    if session is None and not any(a in _RESUMES for a in given):
+        # the session this launcher reads back is the one it launched, by its id
+        session = str(uuid.uuid4())
+        given = ["--session-id", session, *given]
+    command = claude_code_command(plan.absolute(), given)
     before = ledger_lines(plan.absolute())
+    try:
+        launched = plan.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail_usage(f"cannot read {plan}: {exc}")
     # the terminal is the agent's: Ctrl-C reaches it (same process group) and this launcher
     # waits on (a handler, not SIG_IGN, which the agent would inherit through exec)
     previous = signal.signal(signal.SIGINT, lambda number, frame: None)
@@ -192,11 +206,29 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
-    told = session_outcome(plan.absolute(), before)
-    if told is not None:
-        narrate(f"groundskeeper: {told}")
-        status = status or EXIT_FINDINGS
+    for told in (
+        plan_changed_since(plan.absolute(), launched),
+        session_outcome(plan.absolute(), before, session),
+    ):
+        if told is not None:
+            narrate(f"groundskeeper: {told}")
+            status = status or EXIT_FINDINGS
     raise SystemExit(status)
+
+
+#: claude's options that pick a session already begun (its id is then not this launcher's).
+_RESUMES = ("--resume", "-r", "--continue", "-c", "--fork-session")
+
+
+def _session_of(args: list[str]) -> str | None:
+    """The session id claude's own arguments name (`--session-id ID`, `--resume ID`)."""
+    for i, word in enumerate(args):
+        for option in ("--session-id", "--resume", "-r"):
+            if word.startswith(option + "="):
+                return word.split("=", 1)[1] if "--fork-session" not in args else None
+            if word == option and i + 1 < len(args) and not args[i + 1].startswith("-"):
+                return args[i + 1] if "--fork-session" not in args else None
+    return None
 
 
 @agent.command("work", context_settings={"ignore_unknown_options": True})

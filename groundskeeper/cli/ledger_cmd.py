@@ -262,6 +262,9 @@ _VERDICT_COLOURS = {
     "failed": "red",
     "PARTIAL": "yellow",
     "tamper": "red",
+    "allow": "green",
+    "block": "red",
+    "stop": "red",
 }
 
 

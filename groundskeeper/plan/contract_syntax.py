@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from groundskeeper.path_patterns import normal_path, pattern_problem
 from groundskeeper.plan.org import Heading, Plan
 
 __all__ = [
@@ -26,7 +27,6 @@ __all__ = [
     "any_args",
     "judged_on_files",
     "no_files",
-    "normal_path",
     "parse_contract",
     "protected_by",
     "suite_args",
@@ -75,7 +75,8 @@ class ContractShape:
     `check_args` says what lint says of the arguments beyond their count (None: fine);
     `protects` names the argument files that become protected inputs (a schema);
     `schemas` names the argument files that must exist when the plan is linted;
-    `watches` names the paths whose content is hashed when an attempt starts (`changed`);
+    `watches` names the path patterns whose files are hashed when the task first starts
+    (`changed`);
     `from_record`: it is judged on the record of a worker's attempt (`changed`, `ran`), not
     on the files as they are, so a roll-up or the final sweep cannot judge it again;
     `verifies`: a hard contract of this kind runs the work itself (the project's tests), so
@@ -105,11 +106,13 @@ def add_shape(shape: ContractShape) -> ContractShape:
 
 
 def workdir_paths(args: tuple[str, ...]) -> str | None:
-    """An argument rule for lint (`ContractShape.check_args`): every argument is a path inside
-    the workdir."""
+    """An argument rule for lint (`ContractShape.check_args`): every argument is a path
+    pattern naming files inside the workdir (`groundskeeper.path_patterns`; a leading `/`
+    anchors it there)."""
     for arg in args:
-        if arg.startswith(("/", "~")) or ".." in arg.split("/"):
-            return f"`{arg}` must be a path inside the workdir (no leading /, no ..)"
+        problem = pattern_problem(arg)
+        if problem is not None:
+            return f"must be a path inside the workdir: {problem}"
     return None
 
 
@@ -117,12 +120,6 @@ def _format_rules(args: tuple[str, ...]) -> str | None:
     if args[0] not in FORMATS:
         return f"unknown format `{args[0]}`; the formats are {', '.join(FORMATS)}"
     return None
-
-
-def normal_path(raw: str) -> str:
-    """A workdir path without empty or `.` parts (`./a//b` → `a/b`)."""
-    parts = [p for p in raw.split("/") if p not in ("", ".")]
-    return "/".join(parts)
 
 
 add_shape(ContractShape("non-empty", "non-empty FILE", 1, 1, workdir_paths))
@@ -137,8 +134,7 @@ add_shape(
 add_shape(ContractShape("markdown-sections", 'markdown-sections FILE "Heading"…', 2, None,
                         lambda a: workdir_paths(a[:1])))  # fmt: skip
 add_shape(ContractShape("changed", "changed PATH…", 1, None, workdir_paths,
-                        watches=lambda a: tuple(normal_path(p) for p in a),
-                        from_record=True))  # fmt: skip
+                        watches=lambda a: a, from_record=True))  # fmt: skip
 add_shape(ContractShape("ran", "ran PATTERN", 1, 1, from_record=True))
 add_shape(ContractShape("workflow-script", "workflow-script FILE", 1, 1, workdir_paths))
 
@@ -148,7 +144,7 @@ def suite_args(args: tuple[str, ...]) -> tuple[str, int]:
     path, rest = args[0], args[1:]
     if rest and (len(rest) != 2 or rest[0] != "--min" or not rest[1].isdigit()):
         raise ValueError("after PATH only `--min N` may follow, N a whole number")
-    return normal_path(path) or ".", int(rest[1]) if rest else 0
+    return normal_path(path.lstrip("/")) or ".", int(rest[1]) if rest else 0
 
 
 def _suite_rules(args: tuple[str, ...]) -> str | None:

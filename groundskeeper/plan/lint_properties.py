@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
@@ -297,9 +296,9 @@ def gate_diagnostics(spec: PlanSpec) -> list[Diagnostic]:
             message = f":gate: `{raw.strip()}` is not a gate kind; the one kind is `approval`"
             found.append(Diagnostic("error", task.title, message, task.line, "G001"))
         for path in spec_task.gate_files or ():
-            pure = PurePosixPath(path)
-            if pure.is_absolute() or ".." in pure.parts:
-                message = f":gate-files: `{path}` leaves the workdir; name paths inside it"
+            problem = pattern_problem(path)
+            if problem is not None:
+                message = f":gate-files: {problem}; name paths inside the workdir"
                 found.append(Diagnostic("error", task.title, message, task.line, "G002"))
         if raw is not None and task.child_tasks:
             message = (

@@ -11,7 +11,6 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from groundskeeper import path_patterns
 from groundskeeper.plan.contract_syntax import protected_by, task_contracts
@@ -140,19 +139,17 @@ def path_words(raw: str) -> tuple[str, ...]:
 
 
 def judge_files(heading: Heading) -> tuple[list[str], list[str]]:
-    """The `:judge-files:` paths (separated by spaces) and what is wrong with any of them:
-    paths are relative to the workdir, without `..`."""
+    """The `:judge-files:` path patterns (separated by spaces) and what is wrong with any of
+    them (`path_patterns.pattern_problem`: each names files inside the workdir)."""
     raw = heading.get_property("judge-files")
     if raw is None:
         return [], []
     paths: list[str] = []
     wrong: list[str] = []
     for word in path_words(raw):
-        pure = PurePosixPath(word)
-        if pure.is_absolute() or word.startswith("~"):
-            wrong.append(f"`{word}` is absolute; paths are relative to the working directory")
-        elif ".." in pure.parts:
-            wrong.append(f"`{word}` uses `..`; paths stay inside the working directory")
+        problem = path_patterns.pattern_problem(word)
+        if problem is not None:
+            wrong.append(problem)
         elif word not in paths:
             paths.append(word)
     if not paths and not wrong:

@@ -80,6 +80,9 @@ class Record:
     # run-level rules an earlier run of the plan was held to (`require_red`, `require_checks`):
     # a later run is held to them too
     rules: set[str] = field(default_factory=set)
+    # task id → its last `task-start` that sealed what its `changed` contracts' files held at
+    # its first start (`watched_patterns`, `watched`, `watched_sha256`): a later run reads back
+    watched: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -140,6 +143,8 @@ class RecordReader:
             check[key] = _sha(body.get("check_sha256"))
             if isinstance(task, str) and body.get("kind") in ("leaf", "composite"):
                 record.started.add(task)
+            if isinstance(task, str) and "watched_patterns" in body:
+                record.watched[task] = body
         elif step == "check":
             check[key] = _sha(body.get("check_sha256"))
             failed = body.get("verdict") == "FAIL"

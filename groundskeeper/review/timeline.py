@@ -51,6 +51,8 @@ def summarize_step(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str
         verdict = "ok" if get("passed") is True else "failed"
         by = f" · caught by {get('caught_by')}" if get("caught_by") else ""
         return f"{what}{by}", verdict
+    if step in ("run-start", "hook-decision") and str(get("kind") or step).startswith("hook"):
+        return _summarize_hook_step(step, body)
     if step == "run-end" and get("sealed") is not None:
         verdict = "ok" if get("ok") else "failed"
         return f"{verdict} · {get('sealed')} sealed, {get('duplicates')} duplicates", verdict
@@ -132,6 +134,26 @@ def summarize_step(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str
         tally = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
         return f"{verdict} · {tally or 'no tasks'}", verdict
     return "", None
+
+
+def _summarize_hook_step(step: str, body: dict[str, Any]) -> tuple[str, str | None]:
+    """A `groundskeeper hook` call's run-start, a seal, a session's start, and its decision
+    (allow, block or stop: the verdict)."""
+    get = body.get
+    session = f"session {get('session_id')}" if get("session_id") else "no session"
+    if step == "hook-decision":
+        decision = str(get("decision"))
+        claims = {"plan": "the plan", "task": f"task {get('task_id')}"}.get(
+            str(get("scope")), f"no task ({str(get('subject') or '')[:30]})"
+        )
+        reason = str(get("reason") or "")[:60]
+        return f"{decision} · {get('event')} · {session} · claims {claims} · {reason}", decision
+    kind = get("kind")
+    if kind == "hook-seal":
+        return f"seal by {get('by')} · {session} · plan {_short(get('plan_sha256'))}", None
+    if kind == "hook-session":
+        return f"session start · {get('event')} · {session}", None
+    return f"hook {get('event') or get('kind')} · {get('agent')} · {session}", None
 
 
 _GOAL_STEPS = frozenset(

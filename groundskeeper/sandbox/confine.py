@@ -14,6 +14,7 @@ import stat
 from collections.abc import Callable
 
 import groundskeeper.sandbox.fence as fences
+import groundskeeper.sandbox.writes as writes
 from groundskeeper.errors import GroundskeeperError
 
 DEV_NULL = "/dev/null"
@@ -44,6 +45,10 @@ class Workdir:
     def __init__(self, path: str, fence: fences.Fence | None = None) -> None:
         self.root = os.path.realpath(path)
         self.fence = fence if fence is not None else fences.active()
+        # what the interpreter's own writes (redirections) change, when this thread records it
+        self.journal = writes.current()
+        if self.journal is not None:
+            self.journal.served = True
 
     def host(self, relative: str) -> str:
         return os.path.join(self.root, relative) if relative else self.root
@@ -117,6 +122,8 @@ class Workdir:
             raise PathRefused(f"{path}: {error.strerror}") from error
         finally:
             os.close(directory)
+        if changing and self.journal is not None:
+            self.journal.note_fd(fd)  # made, or about to be written
         info = os.fstat(fd)
         mode = info.st_mode
         if fence.hides(info):

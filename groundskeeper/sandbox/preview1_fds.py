@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import groundskeeper.sandbox.fence as fences
+import groundskeeper.sandbox.writes as writes
 from groundskeeper.sandbox.hostcall import GuestTrap
 from groundskeeper.sandbox.preview1_abi import (
     ACCES,
@@ -129,6 +130,8 @@ class FdCalls:
     host_error: BaseException | None = None
     fds: dict[int, Handle] = field(default_factory=dict)
     fence: fences.Fence = field(default_factory=fences.active)
+    # what the run changes in the workdir, when this thread's work is recording it
+    journal: writes.WriteJournal | None = field(default_factory=writes.current)
 
     def __post_init__(self) -> None:
         if isinstance(self.stdin, int):

@@ -219,6 +219,11 @@ class PathCalls(FdCalls):
                 fence.note(why, parent, name)
                 raise WasiError(NOENT if why == fences.ABSENT else ACCES)
 
+    def _noted(self, parent: int, name: bytes, *, tree: bool = False) -> None:
+        """`name` in `parent` was changed: the run's journal hears of it, if one records."""
+        if self.journal is not None:
+            self.journal.note_at(parent, name, tree=tree)
+
     @staticmethod
     def _require_directory(parent: int, name: bytes) -> None:
         """A name written with a trailing slash must be a directory (as in POSIX)."""
@@ -286,6 +291,8 @@ class PathCalls(FdCalls):
                 return self._errno(error, parent, name)
             finally:
                 os.close(parent)
+        if changing and self.journal is not None:
+            self.journal.note_fd(host_fd)  # made, or about to be written
         info = os.fstat(host_fd)
         if self.fence.hidden and self.fence.hides(info):
             os.close(host_fd)
@@ -369,6 +376,7 @@ class PathCalls(FdCalls):
             access = now if which & ATIM_NOW else atime if which & ATIM else current.st_atime_ns
             modify = now if which & MTIM_NOW else mtime if which & MTIM else current.st_mtime_ns
             os.utime(name, ns=(access, modify), dir_fd=parent, follow_symlinks=False)
+            self._noted(parent, name)
         finally:
             os.close(parent)
         return SUCCESS
@@ -393,6 +401,7 @@ class PathCalls(FdCalls):
         try:
             self._fenced(parent, name, changing=True)
             os.rmdir(name, dir_fd=parent)
+            self._noted(parent, name)
         finally:
             os.close(parent)
         return SUCCESS
@@ -406,6 +415,7 @@ class PathCalls(FdCalls):
             if raw.endswith(b"/"):
                 self._require_directory(parent, name)  # and unlink then says EISDIR
             os.unlink(name, dir_fd=parent)
+            self._noted(parent, name)
         finally:
             os.close(parent)
         return SUCCESS
@@ -443,6 +453,8 @@ class PathCalls(FdCalls):
                 ):
                     return NOTCAPABLE  # moved there, the link would point outside
                 os.rename(source_name, target_name, src_dir_fd=source, dst_dir_fd=target)
+                self._noted(source, source_name)
+                self._noted(target, target_name, tree=stat.S_ISDIR(info.st_mode))
             finally:
                 os.close(target)
         finally:
@@ -469,6 +481,7 @@ class PathCalls(FdCalls):
                 return NOTCAPABLE  # a second name for a hidden input, which checks follow
             self._fenced(parent, name, changing=True)
             os.symlink(target, name, dir_fd=parent)
+            self._noted(parent, name)
         finally:
             os.close(parent)
         return SUCCESS
@@ -543,6 +556,7 @@ class PathCalls(FdCalls):
                     dst_dir_fd=target,
                     follow_symlinks=False,
                 )
+                self._noted(target, target_name)
             finally:
                 os.close(target)
         finally:

@@ -20,6 +20,7 @@ from groundskeeper.acceptance.gates import (
     GateAnswer,
     GateOpened,
     artifacts_sha256,
+    gate_paths,
     hash_files,
     new_gate_id,
     workdir_files,
@@ -105,6 +106,9 @@ class ApprovalGates:
         files = tuple(
             str(f.get("path")) for f in raw_files or () if isinstance(f, dict) and f.get("path")
         )
+        if opened is not None and task.gate_files:  # a file made since under its patterns
+            named = gate_paths(self.checks.workdir, task.gate_files) or ()
+            files += tuple(p for p in named if p not in files)
         now = artifacts_sha256(task.check_sha256, hash_files(self.checks.workdir, files))
         refused: str | None = None
         if answer is not None:
@@ -153,7 +157,7 @@ class ApprovalGates:
                     "your work no longer passes its acceptance check:"
                     f" {task.check.text.strip()} → {result.reason}\n{result.output}".rstrip()
                 )
-        chosen = files or task.gate_files or None
+        chosen = files or (gate_paths(self.checks.workdir, task.gate_files or ()) or None)
         opened = open_gate(task, chosen, self.checks.workdir, self.skip)
         self.checks.books.seal.gate(0, opened.to_json())
         ms = int((time.monotonic() - started) * 1000)

@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from groundskeeper.acceptance.attempt_record import AttemptRecord
 from groundskeeper.acceptance.gates import GateOpened
+from groundskeeper.supervisor.first_start import FirstStart
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.task_run import TaskRun
 from groundskeeper.supervisor.worker import AttemptOutcome
@@ -70,21 +72,28 @@ class AttemptHistory:
     """What a task's attempts so far leave for its later stages (one job's own)."""
 
     written: set[str] = field(default_factory=set)  # every attempt's changes: a gate's files
+    unknown: bool = False  # some tool call's changes could not be told (a gate binds all)
     wrote: list[str] = field(default_factory=list)  # those of attempts that reached the check
+
+    def took(self, record: AttemptRecord) -> None:
+        """An attempt's tool calls: what they changed (by any tool) joins `written`."""
+        found, unknown = record.changed()
+        self.written.update(found)
+        self.unknown = self.unknown or bool(unknown)
 
 
 @dataclass(frozen=True, slots=True)
 class AttemptContext:
     """What a stage judges: the task, the attempt's number, the worker's claim (None when the
     run verifies a task itself: a roll-up, an approved gate, the final sweep), the attempt's
-    sealed tool calls, what the paths its `changed` contracts name held as it started, the
+    sealed tool calls, what the files its `changed` contracts name held as it first started, the
     task's history, and the phase that asserts a verdict again."""
 
     task: TaskRun
     attempt: int
     claim: AttemptOutcome | None = None
     sealed: tuple[dict[str, Any], ...] = ()
-    watched: Mapping[str, str | None] = field(default_factory=dict)
+    watched: FirstStart = field(default_factory=FirstStart)
     history: AttemptHistory = field(default_factory=AttemptHistory)
     phase: str | None = None  # a verdict asserted again: `rollup`, `sweep`; None: an attempt
     # every file the attempt created or changed, by any tool (None: it could not be told);

@@ -178,20 +178,21 @@ class RunPaths:
         return [p for p in paths if protect.input_sha256(self.workdir, p) != baseline.get(p)]
 
     def judged(self, patterns: tuple[str, ...]) -> tuple[str, ...]:
-        """`:judge-files:` read by the one matcher: a plain path as written (the judge is told
-        when it cannot be read), a pattern or a directory as the files it covers now —
-        never a hidden input, named or covered."""
+        """`:judge-files:` read by the one matcher (`protect.named_files`: a plain path as
+        spelled, there or not, and a pattern or a directory as the files it covers now) —
+        never a hidden input, named or covered (lint's F003 says so). A pattern naming no
+        file, or too many to show, stays as written: it cannot be read, and the attempt
+        fails before the judge is asked (J014)."""
         found: list[str] = []
         for pattern in patterns:
-            if not any(c in pattern for c in "*?[") and not (self.workdir / pattern).is_dir():
-                if pattern not in self.hidden and not covers(self._hide, pattern):
-                    found.append(pattern)  # a hidden one is left out, as lint's F003 says
-                continue
             try:
-                covered = protect.matched_files(self.workdir, [pattern])
-            except ValueError:  # too many to show: the judge hears it cannot read them
-                covered = [pattern]
-            found += [f for f in covered if f not in self.hidden]
+                named = protect.named_files(self.workdir, pattern)
+            except ValueError:
+                named = []
+            if not named:
+                found.append(pattern)
+                continue
+            found += [f for f in named if f not in self.hidden and not covers(self._hide, f)]
         return tuple(dict.fromkeys(found))
 
     def announcement(self) -> list[Diagnostic]:

@@ -31,8 +31,7 @@ from groundskeeper.acceptance.attempt_record import (
     stamps_changed,
     workdir_stamps,
 )
-from groundskeeper.acceptance.check import Shell
-from groundskeeper.acceptance.contracts import ContractContext
+from groundskeeper.acceptance.check import Shell, sha256_text
 from groundskeeper.acceptance.gates import GateAnswer
 from groundskeeper.acceptance.judge import load_judge_prompt
 from groundskeeper.acceptance.loops import (
@@ -42,10 +41,12 @@ from groundskeeper.acceptance.loops import (
     AttemptBudget,
     Breaker,
 )
+from groundskeeper.acceptance.protect import is_plain
 from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic, has_errors
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCallError
+from groundskeeper.path_patterns import normal_path
 from groundskeeper.plan.contract_syntax import verifying, watched_paths
 from groundskeeper.plan.edit import TODO_LINE
 from groundskeeper.plan.keywords import file_flag
@@ -59,6 +60,7 @@ from groundskeeper.record.telemetry import Telemetry
 from groundskeeper.sandbox import allow_runs, interrupt_runs
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sandbox.quota import DiskQuota
+from groundskeeper.supervisor.first_start import first_start, sealed_form
 from groundskeeper.supervisor.gating import ApprovalGates
 from groundskeeper.supervisor.latches import (
     FailFastModel,
@@ -539,9 +541,10 @@ class Runner:
             invariants = [i.to_json() for i in task.invariants] if node.kind == "leaf" else None
             # its protected inputs as its work starts: what its checks compare against now
             inputs = self._paths.task_started(task.heading.task_id) if node.kind == "leaf" else None
+            watched = self._first_start(task) if node.kind == "leaf" else None
             self.seal.task_start(
                 task.heading.task_id, node.kind, task.check_sha256, invariants=invariants,
-                protected=None if inputs is None else sorted(inputs.items()),
+                protected=None if inputs is None else sorted(inputs.items()), watched=watched,
             )  # fmt: skip
             self._tampering.started(node)
             self._emit(RunEvent("task-start", task.heading.task_id, task.heading.title))
@@ -641,8 +644,12 @@ class Runner:
             ),
             checked_by=tuple(c.text for c in verifying(task.contracts)),
         )
-        # the paths a `changed` contract names are looked at around each of its `sh` calls
-        watching = watched_paths(task.contracts)
+        # the plain paths a `changed` contract names are looked at around each `sh` call (what
+        # a stand-in shell changed; the sandbox itself says what each call wrote)
+        watching = tuple(
+            n for p in watched_paths(task.contracts)
+            if is_plain(p) and (n := normal_path(p.lstrip("/"))) is not None
+        )  # fmt: skip
         return WorkerSession(
             self.model,
             about,
@@ -662,7 +669,6 @@ class Runner:
         session.on_tool_call = partial(self._tool_call, task_id, attempt, sealed, keep)
         session.on_model_call = partial(self._books.model_called, task_id, attempt)
         session.before_acting = self._before_acting  # before tools run and feedback goes out
-        watched = self._watch(task)
         stamped = _stamped(task)
         stamps = self._stamps() if stamped else None
         unavailable = ""
@@ -672,7 +678,7 @@ class Runner:
             # this thread only: the checks of other threads still see the hidden inputs
             with fences.binding(self._paths.worker_fence(task_id)):
                 claim: AttemptOutcome | None = session.attempt(loop.feedback)
-            loop.history.written.update(_written_paths(sealed))
+            loop.history.took(AttemptRecord(tuple(sealed), self._outputs))
             if stamped:  # what the attempt wrote by any tool, the shell included
                 wrote = stamps_changed(stamps, self._stamps())
         except ModelCallError as exc:
@@ -693,8 +699,8 @@ class Runner:
             loop.state, loop.verified, loop.reason = "FAILED", None, claim.no_claim
             loop.output = claim.claim
             return True
-        context = AttemptContext(task, attempt, claim, tuple(sealed), watched, loop.history,
-                                 wrote=wrote)  # fmt: skip
+        context = AttemptContext(task, attempt, claim, tuple(sealed), task.first_start,
+                                 loop.history, wrote=wrote)  # fmt: skip
         verdict = self._pipeline.judge(context)
         if verdict.kind == "FAILED":
             task.lies.extend(caught_lying(attempt, verdict.reason, verdict.output, sealed))
@@ -769,7 +775,12 @@ class Runner:
         """Seal the call; its body joins the attempt's record. For a task with evidence or
         contracts (`keep`), first keep what the call printed by hash, so that a sealed hash
         names a stored text; other tasks' outputs are sealed as hashes only."""
-        for text in call.texts if keep else ():
+        # a long list of what an `sh` call wrote is kept for every task (a gate reads it)
+        listed = call.facts.get("wrote_sha256")
+        kept = call.texts if keep else ()
+        if not keep and listed is not None:
+            kept = tuple(t for t in call.texts if sha256_text(t) == listed)
+        for text in kept:
             try:
                 self._outputs.put(text)
             except OSError as exc:  # the record then lacks it: evidence quoting it fails
@@ -779,13 +790,15 @@ class Runner:
     def _stamps(self) -> dict[str, Stamp] | None:
         return workdir_stamps(self.workdir, (self.plan_path, self.control.root))
 
-    def _watch(self, task: TaskRun) -> dict[str, str | None]:
-        """The content hash, as the attempt starts, of every path a `changed` contract names."""
-        paths = watched_paths(task.contracts)
-        if not paths:
-            return {}
-        context = ContractContext(self._toolbox, AttemptRecord(()))
-        return {p: context.sha256_now(p) for p in paths}
+    def _first_start(self, task: TaskRun) -> dict[str, Any] | None:
+        """What the files a leaf's `changed` contracts name held when it first started: read
+        back from the record, the rest hashed now; kept on the task, and sealed as it starts."""
+        patterns = watched_paths(task.contracts)
+        if not patterns:
+            return None
+        sealed = self._record.watched.get(task.heading.task_id)
+        task.first_start = first_start(self._toolbox, patterns, sealed, self._outputs)
+        return sealed_form(task.first_start, self._outputs)
 
     # -- helpers of every thread ----------------------------------------------------------------
 
@@ -847,15 +860,4 @@ def caught_lying(
             target = body.get("path") or body.get("command") or ""
             shown = f" `{excerpt(str(target))}`" if target else ""
             found.append(f"attempt {attempt}: a {body.get('tool')}{shown} the fence refused")
-    return found
-
-
-def _written_paths(sealed: list[dict[str, Any]]) -> set[str]:
-    """The paths an attempt's sealed tool calls show it changed."""
-    found: set[str] = set()
-    for body in sealed:
-        changed = body.get("changed")
-        for path in changed if isinstance(changed, list) else ():
-            if isinstance(path, str):
-                found.add(path)
     return found

@@ -264,16 +264,20 @@ class RunSeal:
         *,
         invariants: list[dict[str, object]] | None = None,
         protected: list[tuple[str, str | None]] | None = None,
+        watched: Mapping[str, Any] | None = None,
     ) -> None:
         """`invariants` (a leaf's): each `{context, line, sha256}` its worker's system prompt
         states, for every attempt of this task-start (the texts are in the sealed plan).
         `protected` (a leaf's): its protected inputs as its work starts, which its checks
-        compare against from then on."""
+        compare against from then on. `watched` (a leaf with a `changed` contract): what the
+        files its patterns cover held at the task's first start (`first_start.sealed_form`)."""
         body: dict[str, Any] = {"task_id": task_id, "kind": kind, "check_sha256": check_sha256}
         if invariants is not None:
             body["invariants"] = invariants
         if protected is not None:
             body.update(_protected_inputs([{"path": p, "sha256": h} for p, h in protected]))
+        if watched is not None:
+            body.update(watched)
         self.record("task-start", body)
 
     def tool_call(self, task_id: str, attempt: int, call: ToolCallRecord) -> dict[str, Any]:

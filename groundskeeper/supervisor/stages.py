@@ -20,7 +20,7 @@ from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
 from groundskeeper.acceptance.check import WITHHELD, CheckResult, check_feedback
 from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
 from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
-from groundskeeper.acceptance.gates import GateOpened, hash_files
+from groundskeeper.acceptance.gates import GateOpened, gate_paths, hash_files
 from groundskeeper.acceptance.judge import (
     J_UNAVAILABLE,
     J_UNREADABLE,
@@ -209,11 +209,12 @@ class ContractsStage:
                 ContractContext(
                     self.toolbox,
                     record,
-                    context.watched,
+                    context.watched.hashes,
                     self.toolbox.workdir,
                     task.baselines,
                     task.spec.protect,
-                    self.checks.hidden,
+                    hidden=self.checks.hidden,
+                    unwatched=context.watched.unknown,
                 ),
             )
         )
@@ -254,6 +255,7 @@ class CheckStage:
 
     def __init__(self, tools: StageTools) -> None:
         self.checks = tools.checks
+        self.outputs = tools.outputs
         self.require_checks = tools.require_checks
         self.holds_out = tools.holds_out
 
@@ -263,9 +265,8 @@ class CheckStage:
             return StageResult(self.name) if claim is None else self._unchecked(task, claim)
         result = self.checks.run(task.heading.task_id, task.check)
         wrote = context.history.wrote  # what the worker wrote, for the judge (every attempt's)
-        for body in context.sealed:
-            if isinstance(body.get("changed"), list):
-                wrote.extend(p for p in body["changed"] if p not in wrote)
+        found, _unknown = AttemptRecord(context.sealed, self.outputs).changed()
+        wrote.extend(p for p in sorted(found) if p not in wrote)
         steps = (CheckSealed(result, context.phase),)
         if result.passed:
             return StageResult(self.name, verified=True, output=result.output, steps=steps)
@@ -451,7 +452,10 @@ class GateStage:
             return StageResult(self.name)
         if context.claim is None:
             return self._again(context)
-        files = task.gate_files or tuple(sorted(context.history.written)) or None
+        # named files, read by the matcher (none named: the whole workdir, never nothing)
+        files = (gate_paths(self.workdir, task.gate_files) or None) if task.gate_files else None
+        if not task.gate_files and not context.history.unknown:  # unknown: every file, not a guess
+            files = tuple(sorted(context.history.written)) or None
         opened = open_gate(task, files, self.workdir, self.skip)
         reason = f"waiting for approval (gate {opened.gate_id}, {len(opened.files)} file(s))"
         # an unchecked task waits on the worker's word
@@ -466,6 +470,9 @@ class GateStage:
         if bound is None:
             return StageResult(self.name)
         paths = tuple(p for p, _ in bound)
+        if task.gate_files:  # and what its `:gate-files:` patterns name now
+            paths += tuple(p for p in gate_paths(self.workdir, task.gate_files) or ()
+                           if p not in paths)  # fmt: skip
         hashed = hash_files(self.workdir, paths)
         changed = _changed(bound, tuple((str(f["path"]), f["sha256"]) for f in hashed))
         if not changed:
@@ -483,9 +490,11 @@ class GateStage:
 def _changed(
     bound: tuple[tuple[str, str | None], ...], now: tuple[tuple[str, str | None], ...]
 ) -> list[str]:
-    """The paths whose hash differs from the one a verdict was given on (or is gone)."""
-    current = dict(now)
-    return [path for path, sha in bound if path not in current or current[path] != sha]
+    """The paths whose hash differs from the one a verdict was given on (or is gone), and
+    those there now that it was not given on (a file made since under a named pattern)."""
+    current, given = dict(now), dict(bound)
+    differ = [path for path, sha in bound if path not in current or current[path] != sha]
+    return differ + [path for path in current if path not in given]
 
 
 # -- the dock -------------------------------------------------------------------------------

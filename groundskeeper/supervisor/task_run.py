@@ -22,6 +22,7 @@ from groundskeeper.plan.properties import EvidenceField
 from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
 from groundskeeper.plan.tree import Node
 from groundskeeper.record.backing import Bound
+from groundskeeper.supervisor.first_start import FirstStart
 from groundskeeper.supervisor.plan_guard import Tamper
 
 VERDICT_STATES = ("DONE", "FAILED", "PARTIAL")
@@ -73,6 +74,8 @@ class TaskRun:
     bound: dict[str, Bound] = field(default_factory=dict)
     # each `pytest` contract's red-first record of its suite, by contract text
     baselines: dict[str, Baseline] = field(default_factory=dict)
+    # what its `changed` contracts' files held when it first started (this run or before)
+    first_start: FirstStart = field(default_factory=FirstStart)
     # the attempts caught lying, each "attempt N: what" (false evidence, a forged sentinel, a
     # write the fence refused): kept beside the last reason for a reviewer
     lies: list[str] = field(default_factory=list)

@@ -202,7 +202,8 @@ FAKE_CLAUDE_STOPS = """\
 import json, os, pathlib, signal, subprocess, sys, time
 settings = json.loads(pathlib.Path(sys.argv[sys.argv.index("--settings") + 1]).read_text())
 command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
-event = json.dumps({"session_id": "s-1", "cwd": os.getcwd(), "hook_event_name": "Stop",
+session = sys.argv[sys.argv.index("--session-id") + 1]
+event = json.dumps({"session_id": session, "cwd": os.getcwd(), "hook_event_name": "Stop",
                     "last_assistant_message": "DONE"})
 hook = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE, start_new_session=True)

@@ -165,6 +165,7 @@ def test_a_task_completed_is_blocked_by_exit_2_without_the_words_that_fail_open(
     run = call_hook("claude-code", event)
     assert run.status == 2 and "grep -q shipped NOTES.md" in run.stderr
     assert "no such file" not in run.stderr.lower() and "not found (ENOENT)" in run.stderr
+    assert "not found (ENOENT) or directory" not in run.stderr
 
 
 def test_a_stop_is_blocked_in_json_whatever_the_check_printed(work: Path) -> None:

@@ -63,7 +63,11 @@ def test_the_user_reseals_with_a_command_of_its_own(work: Path) -> None:
     assert result.exit_code == 0, result.output
     do_the_work(work)
     (work / "COUNT").write_text("2\n")
-    assert call_hook("claude-code", stop_event(work)).blocked is None
+    # a seal made while a session runs does not apply to it: the next session is held to it
+    assert "sealed again while this session ran" in (
+        call_hook("claude-code", stop_event(work)).blocked or ""
+    )
+    assert call_hook("claude-code", stop_event(work, session_id="s-2")).blocked is None
 
 
 def test_the_block_bound_seals_failed_and_tells_the_user(work: Path) -> None:
@@ -85,9 +89,10 @@ def test_the_block_bound_seals_failed_and_tells_the_user(work: Path) -> None:
         }
     ]
     assert "* FAILED Write the notes" in (work / "plan.org").read_text()
-    # the breaker's own edit re-sealed the plan: the next stop is judged, not "changed"
+    # the breaker's own edit re-sealed the plan: the next stop is judged, not "changed", and
+    # a FAILED task is not done
     after = call_hook("claude-code", stop_event(work))
-    assert after.status == 0 and after.blocked is None, after.stdout
+    assert "1 of 2 open task(s) fail:\n- task `Write the notes`" in (after.blocked or "")
 
 
 def test_another_session_counts_its_own_blocks(work: Path) -> None:
