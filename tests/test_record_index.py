@@ -174,3 +174,34 @@ def test_a_torn_or_foreign_index_is_not_used(tmp_path: Path) -> None:
         index.write_bytes(text)
         loaded = load_record(_ledger(plan), _key())
         assert loaded.source == "ledger" and loaded.record == _full(plan)
+
+
+def test_the_reader_state_holds_every_field_of_the_record() -> None:
+    """A field added to Record (or to the reader) must travel through the index: one left
+    out would come back empty after a resume read from it (as `watched`, the baseline of
+    `changed` contracts, did when it was added)."""
+    from dataclasses import fields
+
+    from groundskeeper.record.backing import Record
+
+    state = RecordReader().to_json()
+    names = {f.name for f in fields(Record)} | {f.name for f in fields(RecordReader)} - {"record"}
+    assert names <= set(state)
+    reader = RecordReader()
+    reader.feed("r1", "task-start", {"task_id": "t", "kind": "leaf", "check_sha256": "c",
+                                     "watched_patterns": ["out/*"], "watched": [],
+                                     "watched_sha256": "w"})  # fmt: skip
+    again = RecordReader.from_json(json.loads(json.dumps(reader.to_json())))
+    assert again == reader and again.record.watched["t"]["watched_sha256"] == "w"
+
+
+def test_an_index_of_a_record_with_other_fields_is_not_read(tmp_path: Path) -> None:
+    plan, _ = _ran(tmp_path)
+    index = control(plan) / INDEX_FILE
+    signed = json.loads(index.read_bytes())
+    signed.pop("sig")
+    signed["shape"] = "an older record's"
+    sig = base64.b64encode(_key().sign(b"groundskeeper record index v1\n" + _canonical(signed)))
+    index.write_bytes(_canonical({**signed, "sig": sig.decode()}) + b"\n")
+    loaded = load_record(_ledger(plan), _key())
+    assert loaded.source == "ledger" and loaded.record == _full(plan)

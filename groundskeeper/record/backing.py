@@ -187,7 +187,9 @@ class RecordReader:
             record.tasks[task] = TaskRecord(to, check.get(key), run, failure)
 
     def to_json(self) -> dict[str, Any]:
-        """Everything the reader holds, as JSON values (`from_json` gives it back whole)."""
+        """Everything the reader holds, as JSON values (`from_json` gives it back whole). A
+        field added to `Record` or to the reader must be added here and in `from_json`:
+        `record_index.SHAPE` then changes, so no index written without it is read."""
         r = self.record
         return {
             "tasks": {
@@ -203,6 +205,7 @@ class RecordReader:
             "approved": {t: [list(f) for f in v] for t, v in r.approved.items()},
             "red": sorted([t, sha] for t, sha in r.red),
             "rules": sorted(r.rules),
+            "watched": {t: dict(body) for t, body in r.watched.items()},
             "check": [[*k, v] for k, v in self.check.items()],
             "last_check": [[*k, v] for k, v in self.last_check.items()],
             "docked": [[*k, v] for k, v in self.docked.items()],
@@ -226,6 +229,7 @@ class RecordReader:
             approved={str(t): _bound(v) for t, v in data["approved"].items()},
             red={(str(t), str(sha)) for t, sha in data["red"]},
             rules={str(r) for r in data["rules"]},
+            watched={str(t): dict(body) for t, body in data["watched"].items()},
         )
         return cls(
             record,

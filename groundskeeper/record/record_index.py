@@ -18,7 +18,7 @@ import hashlib
 import json
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,6 +33,11 @@ log = logging.getLogger(__name__)
 
 INDEX_FILE = "_steps.index"
 VERSION = 1
+# The reader's fields as this code has them: an index written by code whose record had other
+# fields (one added since, say) is not read, since it would lack what they hold.
+SHAPE = hashlib.sha256(
+    repr(([f.name for f in fields(Record)], [f.name for f in fields(RecordReader)])).encode()
+).hexdigest()
 # what the signature covers starts with this: it can be taken for no other signed text
 _CONTEXT = b"groundskeeper record index v1\n"
 
@@ -97,6 +102,7 @@ def save_record(loaded: LoadedRecord, ledger: Path, key: SigningKey) -> None:
     digest.update(more)
     payload = {
         "v": VERSION,
+        "shape": SHAPE,
         "bytes": loaded.offset + len(more),
         "sha256": digest.hexdigest(),
         "key": key.public.key_id,
@@ -136,6 +142,7 @@ def _read_index(path: Path, key: SigningKey) -> tuple[int, str, dict[str, Any]] 
     size, sha, state = signed.get("bytes"), signed.get("sha256"), signed.get("state")
     if (
         signed.get("v") != VERSION
+        or signed.get("shape") != SHAPE
         or type(size) is not int
         or size < 0
         or not isinstance(sha, str)
