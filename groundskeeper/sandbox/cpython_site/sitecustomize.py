@@ -3,12 +3,15 @@
 It lives in the read-only site directory, so nothing in a workdir can replace it. It moves to
 the shell's directory (WASI has no working directory of its own), keeps compiled bytecode out
 of the workdir (read and written only under a read-only prefix: a planted `__pycache__` is
-never loaded), and fills in what pytest expects of a POSIX system.
+never loaded; what `py_compile` and `compileall` write goes to a fresh directory of the run's
+private /tmp, discarded with it), and fills in what pytest expects of a POSIX system.
 """
 
 import importlib.machinery  # before the finder below exists: it must not import itself
 import os
 import sys
+
+_PREFIX = os.path.join(os.path.dirname(__file__), "__gk_pycache__")  # read-only bytecode
 
 
 def _start() -> None:
@@ -18,7 +21,7 @@ def _start() -> None:
     argv0 = os.environ.pop("GK_ARGV0", None)
     if argv0 is not None and sys.argv:  # the script as the user spelt it (see cpython.py)
         sys.argv[0] = argv0
-    sys.pycache_prefix = os.path.join(os.path.dirname(__file__), "__gk_pycache__")
+    sys.pycache_prefix = _PREFIX
     if not hasattr(os, "getuid"):  # WASI has no users; pytest's tmp_path asks for one
         os.getuid = lambda: 0
     options = "-p no:faulthandler -p no:cacheprovider --capture=sys"
@@ -76,9 +79,52 @@ class _OneFilePerModule:
         return spec
 
 
+class _CompileIntoScratch:
+    """`py_compile` and `compileall` write a module's bytecode where
+    `importlib.util.cache_from_source` says it goes: under the read-only prefix, which refuses
+    them, so "does it compile" could never pass. Before either of them loads (imported, or run
+    with -m), that answer is moved to a directory made fresh for this process in its private
+    /tmp, which the sandbox discards with the run. A syntax error is raised as before (the
+    source is compiled before anything is written); nothing reaches the workdir or the shared
+    prefix; and `compileall`'s "already compiled" test only ever sees bytecode this process
+    wrote, never a file planted for it. Imports still read the read-only prefix alone: the
+    import system asks `importlib._bootstrap_external`, not `importlib.util`."""
+
+    names = frozenset({"py_compile", "compileall"})
+    done = False
+
+    @classmethod
+    def find_spec(cls, name: str, path: object = None, target: object = None) -> None:
+        if path is None and name in cls.names and not cls.done:
+            cls.done = True
+            _bytecode_into_scratch()
+        return None
+
+
+def _bytecode_into_scratch() -> None:
+    import importlib.util
+
+    answer = importlib.util.cache_from_source
+    made: list[str] = []
+
+    def cache_from_source(
+        path: str, debug_override: None = None, *, optimization: object = None
+    ) -> str:  # `debug_override` is deprecated: only its default is passed on
+        found = answer(path, debug_override, optimization=optimization)
+        if not found.startswith(_PREFIX + os.sep):
+            return found
+        if not made:
+            import tempfile
+
+            made.append(tempfile.mkdtemp(prefix="gk-bytecode-"))
+        return made[0] + found[len(_PREFIX) :]
+
+    importlib.util.cache_from_source = cache_from_source  # type: ignore[assignment]
+
+
 _start()
 del _start
-sys.meta_path[0:0] = [_StandardFirst(_owned()), _OneFilePerModule]
+sys.meta_path[0:0] = [_CompileIntoScratch, _StandardFirst(_owned()), _OneFilePerModule]
 
 
 class _CExtension:
