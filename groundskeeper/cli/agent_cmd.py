@@ -6,12 +6,59 @@ The set-up itself is `groundskeeper.agents.setup`'s; this module parses, narrate
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
 from groundskeeper.errors import GroundskeeperError
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+_CHECKS_SEE = "The folder the checks see (default: the plan's folder)."
+
+
+def _options(
+    *,
+    plan: str | None = None,
+    workdir: str | None = None,
+    max_blocks: str | None = None,
+    as_json: bool = False,
+) -> Callable[[_Command], _Command]:
+    """The options the agent commands share, each with its help text where it is taken:
+    `--plan PLAN` (required), `--workdir DIR`, `--max-blocks N` (1–1000, default 8) and
+    `--json`, listed in that order."""
+    chosen: list[Callable[[_Command], _Command]] = []
+    if plan is not None:
+        chosen.append(
+            click.option(
+                "--plan", "plan", required=True, type=click.Path(path_type=Path), help=plan
+            )
+        )
+    if workdir is not None:
+        chosen.append(click.option("--workdir", type=click.Path(path_type=Path), help=workdir))
+    if max_blocks is not None:
+        chosen.append(
+            click.option(
+                "--max-blocks",
+                type=click.IntRange(1, 1000),
+                default=8,
+                show_default=True,
+                help=max_blocks,
+            )
+        )
+    if as_json:
+        chosen.append(
+            click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+        )
+
+    def apply(command: _Command) -> _Command:
+        for option in reversed(chosen):
+            command = option(command)
+        return command
+
+    return apply
 
 
 @click.group("agent")
@@ -28,12 +75,7 @@ def agent() -> None:
 
 @agent.command("seal")
 @click.argument("plan", type=click.Path(path_type=Path))
-@click.option(
-    "--workdir",
-    type=click.Path(path_type=Path),
-    help="The folder the checks see (default: the plan's folder).",
-)
-@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
+@_options(workdir=_CHECKS_SEE, as_json=True)
 def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
     """Seal PLAN as it is now: the plan, its checks and protected inputs that every agent
     session is held to. A session's stop is refused while any of them differs from the seal;
@@ -65,26 +107,12 @@ def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
     metavar="AGENT",
     type=click.Choice(("claude-code", "codex", "copilot", "cursor", "gemini")),
 )
-@click.option(
-    "--plan",
-    "plan",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="The plan the agent works on.",
+@_options(
+    plan="The plan the agent works on.",
+    workdir=_CHECKS_SEE,
+    max_blocks="Refuse a session's stops at most this many times in a row.",
+    as_json=True,
 )
-@click.option(
-    "--workdir",
-    type=click.Path(path_type=Path),
-    help="The folder the checks see (default: the plan's folder).",
-)
-@click.option(
-    "--max-blocks",
-    type=click.IntRange(1, 1000),
-    default=8,
-    show_default=True,
-    help="Refuse a session's stops at most this many times in a row.",
-)
-@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def setup(
     agent_name: str, plan: Path, workdir: Path | None, max_blocks: int, as_json: bool
 ) -> None:
@@ -144,13 +172,7 @@ def setup(
 
 @agent.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument("agent_name", metavar="AGENT", type=click.Choice(("claude-code",)))
-@click.option(
-    "--plan",
-    "plan",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="The plan set up with `agent setup`.",
-)
+@_options(plan="The plan set up with `agent setup`.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     """Launch AGENT with groundskeeper's settings and only them: `claude --settings FILE
@@ -233,26 +255,12 @@ def _session_of(args: list[str]) -> str | None:
 
 @agent.command("work", context_settings={"ignore_unknown_options": True})
 @click.argument("agent_name", metavar="AGENT", type=click.Choice(("claude-code",)))
-@click.option(
-    "--plan",
-    "plan",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="The plan whose open tasks Claude Code works on, one session per task.",
+@_options(
+    plan="The plan whose open tasks Claude Code works on, one session per task.",
+    workdir="The folder the work and the checks are in (default: the plan's folder).",
+    max_blocks="A task's stops refused at most this many times; then it is FAILED.",
+    as_json=True,
 )
-@click.option(
-    "--workdir",
-    type=click.Path(path_type=Path),
-    help="The folder the work and the checks are in (default: the plan's folder).",
-)
-@click.option(
-    "--max-blocks",
-    type=click.IntRange(1, 1000),
-    default=8,
-    show_default=True,
-    help="A task's stops refused at most this many times; then it is FAILED.",
-)
-@click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def work(
     agent_name: str,
