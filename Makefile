@@ -61,8 +61,9 @@ $(CLAUDE_CODE_BIN):
 
 # The main job, offline: a goal → an outline the validator rejects → the one retry carrying its
 # diagnostic → a valid plan → an honest worker and a lying one → the lie caught and fed back →
-# the signed ledger verified. Then a Python project (examples/demo/textkit) whose own pytest
-# suite is the check: a DONE claimed over a failing test, pytest's report fed back, the bug
+# the signed ledger verified. Then a Python project (examples/pylib, with the plan
+# examples/demo/textkit/plan.org) whose own pytest suite is the check, with a bug put in
+# (slugify drops digits): a DONE claimed over a failing test, pytest's report fed back, the bug
 # fixed. Last, the first run's report: one page a reviewer opens in a browser. The scripted
 # model plays author and workers; nothing leaves the machine. The runs happen in a scratch
 # directory.
@@ -74,6 +75,8 @@ demo: setup
 	echo && $(VENV)/bin/groundskeeper ledger verify $$d/work && \
 	echo && echo "a Python project's own test suite as acceptance (CPython in the sandbox):" && \
 	cp -r examples/demo/textkit $$d/textkit && cp -r examples/pylib/tests $$d/textkit/tests && \
+	sed 's/\[a-z0-9\]+/[a-z]+/' examples/pylib/textkit.py > $$d/textkit/textkit.py && \
+	grep -q 'findall(r"\[a-z\]+"' $$d/textkit/textkit.py && \
 	$(VENV)/bin/groundskeeper resume $$d/textkit/plan.org \
 	  --model scripted:examples/demo/textkit.yaml --require-checks && \
 	echo && cat $$d/textkit/plan.org && echo && $(VENV)/bin/groundskeeper ledger verify $$d/textkit && \
