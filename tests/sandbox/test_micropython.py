@@ -18,9 +18,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from groundskeeper import sandbox
-from groundskeeper.record.control import ControlDir
-from groundskeeper.sandbox import ShellResult, fence, micropython, shell, wasi
+from groundskeeper.sandbox import ShellResult, micropython, shell, wasi
 from groundskeeper.sandbox.quota import DiskQuota
+from tests.sandbox.python_workdirs import (
+    assert_a_loop_ends_at_the_deadline,
+    fenced_plan,
+    links_out,
+    py,
+    snapshot,
+)
 
 SECRET = "TOP-SECRET-51ab"
 MiB = 1024 * 1024
@@ -29,18 +35,10 @@ MiB = 1024 * 1024
 @pytest.fixture
 def layout(tmp_path: Path) -> Path:
     """tmp/outside holds the secret; tmp/work is the workdir, with links pointing out."""
-    outside = tmp_path / "outside"
-    (outside / "dir").mkdir(parents=True)
-    (outside / "x").write_text(SECRET + "\n")
-    (outside / "dir" / "inner.txt").write_text(SECRET + "\n")
-    (tmp_path / "x").write_text(SECRET + "\n")  # what ../x names from the workdir
-    work = tmp_path / "work"
-    (work / "sub").mkdir(parents=True)
-    (work / "a.txt").write_text("alpha\n")
+    work = links_out(tmp_path, SECRET)
+    (tmp_path / "outside" / "dir" / "inner.txt").write_text(SECRET + "\n")
     (work / "sub" / "c.txt").write_text("deep\n")
-    (work / "link-file").symlink_to(outside / "x")
-    (work / "link-dir").symlink_to(outside / "dir")
-    (work / "link-new").symlink_to(outside / "created.txt")
+    (work / "link-new").symlink_to(tmp_path / "outside" / "created.txt")
     (work / "link-in").symlink_to("a.txt")
     return work
 
@@ -58,19 +56,6 @@ def run_limited(cmdline: str, work: Path, timeout: float = 10.0, **limits: int) 
         env=None,
         limits=wasi.Limits(**limits),
     )
-
-
-def py(code: str) -> str:
-    """`code` as one shell word (single-quoted), for `micropython -c`."""
-    return "'" + code.replace("'", "'\\''") + "'"
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    return {
-        str(path.relative_to(root.parent)): path.read_text() if path.is_file() else "<dir>"
-        for path in sorted(root.parent.rglob("*"))
-        if not path.is_symlink()
-    }
 
 
 # ---- confinement: every way out is refused, and nothing leaks --------------------------------
@@ -144,12 +129,7 @@ def test_no_host_environment_reaches_python(layout: Path, monkeypatch: pytest.Mo
 @pytest.fixture
 def fenced(tmp_path: Path) -> Iterator[Path]:
     """A workdir holding a running plan and its control directory, the fence up."""
-    root = tmp_path / "work"
-    root.mkdir()
-    (root / "plan.org").write_text("* TODO x\n")
-    control = ControlDir.for_plan(root / "plan.org").ensure()
-    control.ledger.write_text("LEDGER-LINE\n")
-    with fence.enforced(fence.for_plan(root / "plan.org", control.root)):
+    with fenced_plan(tmp_path) as root:
         yield root
 
 
@@ -226,14 +206,7 @@ def test_a_module_importing_more_than_the_sandbox_serves_is_refused() -> None:
 
 
 def test_an_endless_loop_ends_at_the_deadline(layout: Path) -> None:
-    assert sh(layout, "micropython -c pass").status == 0  # MicroPython compiled: not timed
-    started = time.monotonic()
-    result = sandbox.run("micropython -c 'while True: pass'; echo after", workdir=layout, timeout=1)
-    assert time.monotonic() - started < 3
-    assert (result.status, result.fault, result.stdout) == (124, "deadline", "")
-    assert result.stderr == (
-        "sh: deadline of 1s exceeded while running 'micropython': the command line was stopped\n"
-    )
+    assert_a_loop_ends_at_the_deadline(layout, "micropython", seconds=1, within=3)
 
 
 def test_a_sleep_ends_at_the_deadline(layout: Path) -> None:
