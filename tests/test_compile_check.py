@@ -38,6 +38,7 @@ def _workers(source: str) -> str:
         + "    - say: DONE\n  all:\n"
         + _write("src/good.py", GOOD)
         + _write("src/pkg/mod.py", source)
+        + _sh(f"{COMPILEALL}; {PY_COMPILE}")  # in the worker's own (writable) shell too
         + "    - say: DONE\n"
     )
 
@@ -47,6 +48,8 @@ def test_code_that_compiles_passes_and_nothing_is_written_beside_it(tmp_path: Pa
     result, doc = resume(plan, script, "--max-parallel", "1")
     assert (_row(doc, "one")["state"], _row(doc, "all")["state"]) == ("DONE", "DONE"), doc
     assert result.exit_code == 0
+    shell = [c for c in steps(plan, "tool-call") if c["task_id"] == "all"][-1]
+    assert shell["is_error"] is False, shell  # the worker's own compileall passed as well
     written = [p for p in tmp_path.rglob("*") if p.suffix == ".pyc" or p.name == "__pycache__"]
     assert written == []
 
