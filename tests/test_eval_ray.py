@@ -122,6 +122,24 @@ def test_a_worker_process_forks_its_cases_commands_from_one_server_of_its_own(
     assert len(servers) < 4  # a worker process ran more than one case through its server
 
 
+def test_a_node_s_compiled_cache_is_named_by_the_box_it_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from groundskeeper.evals import ray_backend
+    from groundskeeper.sandbox import wasi
+
+    monkeypatch.setattr(ray_backend.tempfile, "gettempdir", lambda: str(tmp_path))
+    ready = ray_backend._node_cache()
+    assert ready is not None
+    entry = wasi._entry_name(wasi._cache_identity(wasi.BOX_WASM.read_bytes()))
+    assert (ready / entry).is_file()  # what every command of a case loads, not a miss
+    other = tmp_path / "other.wasm"
+    other.write_bytes(wasi.BOX_WASM.read_bytes() + b"\0")
+    monkeypatch.setattr(wasi, "BOX_WASM", other)
+    monkeypatch.setattr(ray_backend, "warm_cache", lambda directory: None)
+    assert ray_backend._node_cache() is None  # another box: not the first one's cache
+
+
 def test_a_node_with_other_versions_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import hashlib
 import io
 import os
 import shutil
@@ -66,11 +67,13 @@ def pack_case(case_dir: Path) -> bytes:
 
 def _node_cache() -> Path | None:
     """This node's compiled sandbox, warmed by the first task that needs it, once: later
-    tasks wait on the lock and find it ready."""
-    versions = worker_versions()
-    root = Path(tempfile.gettempdir()) / (
-        f"groundskeeper-ray-{os.getuid()}-{versions['groundskeeper']}-{versions['wasmtime']}"
-    )
+    tasks wait on the lock and find it ready. It is named by what it is compiled from and
+    with (box.wasm's bytes, this wasmtime, the engine's settings), not by version numbers: a
+    cache of another box.wasm under the same version would be a miss for every command."""
+    from groundskeeper.sandbox.wasi import BOX_WASM, compiled_identity
+
+    identity = compiled_identity(hashlib.sha256(BOX_WASM.read_bytes()).hexdigest())
+    root = Path(tempfile.gettempdir()) / f"groundskeeper-ray-{os.getuid()}-{identity.hex()[:32]}"
     root.mkdir(mode=0o700, exist_ok=True)
     ready = root / "warm" / "home" / "cache"
     with _flocked(root / ".lock"):
