@@ -316,6 +316,21 @@ class MerkleTree:
         self.size = 0
         self._stack: list[bytes] = []
 
+    @property
+    def stack(self) -> tuple[bytes, ...]:
+        """The roots of the perfect subtrees, largest first (what `from_stack` takes)."""
+        return tuple(self._stack)
+
+    @classmethod
+    def from_stack(cls, size: int, stack: list[bytes]) -> MerkleTree:
+        """The tree of `size` leaves whose compact range is `stack`; ValueError when the
+        stack cannot be that of `size` leaves (one 32-byte root per bit set in `size`)."""
+        if size < 0 or len(stack) != size.bit_count() or any(len(n) != 32 for n in stack):
+            raise ValueError(f"not the compact range of a tree of {size} leaves")
+        tree = cls()
+        tree.size, tree._stack = size, list(stack)
+        return tree
+
     def append(self, leaf: bytes) -> None:
         node = hashlib.sha256(b"\x00" + leaf).digest()
         n = self.size
