@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from groundskeeper.record.keys import create_signing_key
-from tests.agents.conftest import HookRun, call_hook, do_the_work, ledger_steps, stop_event
+from tests.agents.gated import HookRun, call_hook, do_the_work, ledger_steps, stop_event
 
 
 def keyed() -> None:
