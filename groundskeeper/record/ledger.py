@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import errno
 import fcntl
 import hashlib
 import logging
@@ -47,6 +46,7 @@ from groundskeeper.record.ledger_format import (
     format_checkpoint,
     history_steps,
     ledger_origin,
+    new_temporary,
     parse_checkpoint,
     read_if_present,
     resolve_ledger_path,
@@ -503,7 +503,7 @@ class _Writer:
     def _replace_checkpoint(self, data: bytes) -> None:
         # A fresh, unpredictable temp name: a fixed one could be squatted (a directory made
         # under that name by a worker) and stop every later append.
-        fd, tmp = _new_temporary(self.checkpoint_path)
+        fd, tmp = new_temporary(self.checkpoint_path)
         try:
             try:
                 os.fchmod(fd, 0o644)
@@ -523,20 +523,6 @@ class _Writer:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
-
-
-def _new_temporary(beside: Path) -> tuple[int, str]:
-    """A new file for `beside`'s next contents, opened for writing, under an unpredictable
-    name in its directory (`tempfile.mkstemp`'s way: created exclusively, not through a
-    link, readable by its owner alone, without the ~6 modules tempfile imports)."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    for _ in range(100):
-        name = str(beside.with_name(f"{beside.name}.{os.urandom(8).hex()}"))
-        try:
-            return os.open(name, flags, 0o600), name
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(beside.parent))
 
 
 def _outcome(request: _Append) -> AppendedLine:
