@@ -32,6 +32,7 @@ NEVER = (
     "lzma",
     "pathspec",
     "cryptography.hazmat.primitives.serialization",
+    "difflib",
 )
 #: Not when no check is to run: the sandbox.
 NO_CHECK_NEVER = (*NEVER, "wasmtime", "groundskeeper.sandbox.shell", "groundskeeper.sandbox.wasi")
