@@ -15,12 +15,19 @@ can be read two ways:
   (`duration_ms`, the sandbox run of each check line); loading wasmtime and the compiled
   sandbox module stays in the overhead.
 
+- `long_ledger`: the no-check Stop again, on a ledger that already holds `--ledger-runs`
+  PostToolUse runs (a session that made that many tool calls; `agent work` seals each one):
+  what verifying the ledger on every call grows to.
+
 The baselines are measured in the same run, the same way: a bare `python -I -c pass` and
 `python -I -c "import click"` (what any click command pays before it does anything).
 The ledger grows by one run per call, as in a session. Each series starts with one call
-not counted (byte-compiling the package once, as an install does).
+not counted (byte-compiling the package once, as an install does). Each figure is given as
+wall time and as CPU time (user + system of the call's process, steadier than wall time on a
+shared machine). The command line is read from the settings file `agent setup` writes, and
+the plan and event are the hook tests' (`tests/agents/gated.py`).
 
-    .venv/bin/python benchmarks/hook_overhead.py [--calls 20]
+    .venv/bin/python benchmarks/hook_overhead.py [--calls 20] [--ledger-runs 500]
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,30 +44,24 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.agents.gated import do_the_work, make_work, set_up_stop_hook, stop_event
+
 TARGET_MS = 150
 
-PLAN = """\
-#+TODO: TODO | DONE FAILED
-* {state} Write the notes
-  :PROPERTIES:
-  :ID: notes
-  :done-when: grep -q shipped NOTES.md
-  :END:
-* {state} Count them
-  :PROPERTIES:
-  :ID: count
-  :done-when: grep -qx 1 COUNT
-  :END:
-"""
 
-
-def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:
+def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, float]:
+    """(wall ms, CPU ms) of one allowed call."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.run(command, input=stdin, env=env, capture_output=True)
     wall = (time.perf_counter() - started) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
     if proc.returncode != 0 or proc.stdout.strip():
         raise SystemExit(f"{command[-1]!r} did not allow: {proc.stdout!r} {proc.stderr!r}")
-    return wall, proc.stderr
+    return wall, cpu
 
 
 def check_ms(ledger: Path, skip: int) -> tuple[int, int]:
@@ -81,94 +83,96 @@ def summary(values: list[float]) -> dict[str, float]:
     }
 
 
-def series(calls: int, one: Callable[[], float]) -> list[float]:
+def series(calls: int, one: Callable[[], tuple[float, float]]) -> dict[str, dict[str, float]]:
     one()  # not counted: the first call byte-compiles what it imports
-    return [one() for _ in range(calls)]
+    runs = [one() for _ in range(calls)]
+    return {"wall_ms": summary([w for w, _ in runs]), "cpu_ms": summary([c for _, c in runs])}
 
 
 def gated_plan(root: Path, name: str, state: str, env: dict[str, str]) -> tuple[list[str], Path]:
-    """A workdir with the plan, its work done, set up for Claude Code; the hook's command."""
-    work = root / name
-    work.mkdir()
-    plan = work / "plan.org"
-    plan.write_text(PLAN.format(state=state), encoding="utf-8")
-    (work / "NOTES.md").write_text("shipped\n", encoding="utf-8")
-    (work / "COUNT").write_text("1\n", encoding="utf-8")
-    cli = [sys.executable, "-m", "groundskeeper"]
-    setup = [*cli, "agent", "setup", "claude-code", "--plan", str(plan)]
-    subprocess.run(setup, env=env, check=True, capture_output=True)
-    hook = [
-        sys.executable,
-        "-I",
-        "-m",
-        "groundskeeper",
-        "hook",
-        "claude-code",
-        "--plan",
-        str(plan),
-        "--require-seal",
-    ]
+    """A workdir with the plan, its work done, set up for Claude Code; the Stop hook's
+    command line as `agent setup` wrote it."""
+    work = make_work(root / name, state)
+    do_the_work(work)
+    hook, assigned = set_up_stop_hook(work, env)
+    assert assigned == {"GROUNDSKEEPER_HOME": env["GROUNDSKEEPER_HOME"]}, assigned
     return hook, work
+
+
+def tool_runs(work: Path, runs: int) -> None:
+    """`runs` PostToolUse runs sealed in the work's ledger, as `agent work` seals them."""
+    from groundskeeper.record.keys import load_signing_key
+    from groundskeeper.record.ledger import Ledger
+
+    key = load_signing_key().key
+    for n in range(runs):
+        ledger = Ledger(work / ".groundskeeper" / "plan.org", key, f"hook-bench-{n:06d}")
+        ledger.record("run-start", {"kind": "hook-tool", "agent": "claude-code"})
+        ledger.stage("tool-call", {"tool": "Bash", "attempt": 0, "status": "ok"})
+        ledger.stage("run-end", {"ok": True, "states": [], "tampers": 0})
+        ledger.commit()
+
+
+def event(work: Path) -> bytes:
+    return json.dumps(stop_event(work, session_id="bench", last_assistant_message="done")).encode()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--ledger-runs", type=int, default=500)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         env = {**os.environ, "GROUNDSKEEPER_HOME": str(root / "home")}
+        os.environ["GROUNDSKEEPER_HOME"] = env["GROUNDSKEEPER_HOME"]
         python = [sys.executable, "-I", "-c"]
-        bare = series(args.calls, lambda: timed([*python, "pass"], b"", env)[0])
-        click = series(args.calls, lambda: timed([*python, "import click"], b"", env)[0])
-
-        def event(work: Path) -> bytes:
-            return json.dumps(
-                {
-                    "session_id": "bench",
-                    "cwd": str(work),
-                    "hook_event_name": "Stop",
-                    "stop_hook_active": False,
-                    "last_assistant_message": "done",
-                }
-            ).encode()
+        bare = series(args.calls, lambda: timed([*python, "pass"], b"", env))
+        click = series(args.calls, lambda: timed([*python, "import click"], b"", env))
 
         done_hook, done_work = gated_plan(root, "done", "DONE", env)
-        no_check = series(args.calls, lambda: timed(done_hook, event(done_work), env)[0])
+        no_check = series(args.calls, lambda: timed(done_hook, event(done_work), env))
+        long_hook, long_work = gated_plan(root, "long", "DONE", env)
+        tool_runs(long_work, args.ledger_runs)
+        long_ledger = series(args.calls, lambda: timed(long_hook, event(long_work), env))
         hook, work = gated_plan(root, "work", "TODO", env)
         ledger = work / ".groundskeeper" / "plan.org" / "_steps.jsonl"
         seen = check_ms(ledger, 0)[1]
-        totals: list[float] = []
+        totals: list[tuple[float, float]] = []
         checks: list[float] = []
 
-        def with_checks() -> float:
+        def with_checks() -> tuple[float, float]:
             nonlocal seen
-            wall, _ = timed(hook, event(work), env)
+            wall, cpu = timed(hook, event(work), env)
             spent, seen = check_ms(ledger, seen)
-            totals.append(wall)
+            totals.append((wall, cpu))
             checks.append(spent)
-            return wall - spent
+            return wall - spent, cpu
 
         overheads = series(args.calls, with_checks)
         totals, checks = totals[1:], checks[1:]
-        base = statistics.median(bare)
+        base = bare["wall_ms"]["median"]
+        no_check_ms = no_check["wall_ms"]["median"]
+        overhead_ms = overheads["wall_ms"]["median"]
         print(
             json.dumps(
                 {
                     "calls": args.calls,
                     "target_ms": TARGET_MS,
-                    "baseline_python_ms": summary(bare),
-                    "baseline_import_click_ms": summary(click),
-                    "no_check_ms": summary(no_check),
+                    "baseline_python": bare,
+                    "baseline_import_click": click,
+                    "no_check": no_check,
+                    "long_ledger": {"runs_before": args.ledger_runs, **long_ledger},
                     "with_checks": {
-                        "total_ms": summary(totals),
+                        "total_wall_ms": summary([w for w, _ in totals]),
                         "checks_ms": summary(checks),
-                        "overhead_ms": summary(overheads),
+                        "overhead_wall_ms": overheads["wall_ms"],
+                        "cpu_ms": overheads["cpu_ms"],
                     },
-                    "ratio_no_check_to_python": round(statistics.median(no_check) / base, 2),
-                    "ratio_overhead_to_python": round(statistics.median(overheads) / base, 2),
-                    "meets_target_no_check": statistics.median(no_check) <= TARGET_MS,
-                    "meets_target_with_checks": statistics.median(overheads) <= TARGET_MS,
+                    "ratio_no_check_to_python": round(no_check_ms / base, 2),
+                    "ratio_overhead_to_python": round(overhead_ms / base, 2),
+                    "meets_target_no_check": no_check_ms <= TARGET_MS,
+                    "meets_target_with_checks": overhead_ms <= TARGET_MS,
                     "load_average_1m": round(os.getloadavg()[0], 2),
                 },
                 indent=2,

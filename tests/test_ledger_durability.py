@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -92,13 +94,26 @@ def test_a_checkpoint_that_cannot_be_written_takes_its_lines_back(
         raise OSError(28, "No space left on device")
 
     with monkeypatch.context() as patch:
-        patch.setattr(ledger_module.tempfile, "mkstemp", no_space)
+        patch.setattr(ledger_module, "new_temporary", no_space)
         with pytest.raises(LedgerError, match="No space left on device"):
             run.record("task-start", {"task_id": "t"})
     assert _files(ledger) == before
     run.record("task-start", {"task_id": "t"})
     report = verify(ledger)
     assert (report.ok, report.lines) == (True, 14)
+
+
+def test_the_checkpoints_temporary_file_is_new_private_and_never_a_link(ledger: Path) -> None:
+    checkpoint = ledger.with_name("_steps.checkpoint")
+    fd, name = ledger_module.new_temporary(checkpoint)
+    os.close(fd)
+    assert Path(name).parent == ledger.parent
+    assert Path(name).name.startswith("_steps.checkpoint.")
+    assert stat.S_IMODE(os.lstat(name).st_mode) == 0o600
+    second = ledger_module.new_temporary(checkpoint)
+    os.close(second[0])
+    assert second[1] != name
+    assert os.path.getsize(name) == 0
 
 
 def test_a_torn_tail_left_by_a_crash_is_dropped_and_sealed_as_a_repair(ledger: Path) -> None:

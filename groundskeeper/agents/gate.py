@@ -54,7 +54,8 @@ from groundskeeper.record.keys import (
     load_signing_key,
     trusted_keys,
 )
-from groundskeeper.record.ledger import Ledger, excerpt, read_steps, verify_ledger
+from groundskeeper.record.ledger import Ledger, excerpt
+from groundskeeper.record.verified_prefix import verify_with_prefix
 
 __all__ = [
     "DEFAULT_MAX_BLOCKS",
@@ -162,12 +163,18 @@ def _load_key() -> SigningKey:
         raise HookFailure("key", f"groundskeeper cannot sign its decision: {exc}") from exc
 
 
-def verified_steps(control: ControlDir, plan_path: Path) -> list[tuple[str, dict[str, Any]]]:
+def verified_steps(
+    control: ControlDir, plan_path: Path, key: SigningKey | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    """The ledger's steps, every line of it verified; read once, so the steps are the bytes
+    that verified. With the signing `key`, the lines a call before verified are taken from
+    the verified prefix it left (`record.verified_prefix`: bound to those bytes by hash,
+    signed with `key`) and only the lines after them are checked."""
     check_anchor(plan_path, control.path)
     if not control.ledger.exists():
         return []
     try:
-        report = verify_ledger(control.ledger, trusted_keys())
+        report, data = verify_with_prefix(control.ledger, trusted_keys(), key)
     except GroundskeeperError as exc:
         raise HookFailure("ledger", f"the plan's ledger cannot be read: {exc}") from exc
     # a checkpoint behind verified lines is a writer stopped between its append and its
@@ -180,11 +187,12 @@ def verified_steps(control: ControlDir, plan_path: Path) -> list[tuple[str, dict
             f" {first.code}: {first.reason}); run `groundskeeper ledger verify"
             f" {control.plan_path}`",
         )
-    return [
-        (str(obj["step"]), obj["body"])
-        for _, obj in read_steps(control.ledger)
-        if obj is not None and isinstance(obj.get("body"), dict)
-    ]
+    steps = []
+    for raw in data.split(b"\n")[: report.lines]:
+        obj = json.loads(raw)
+        if isinstance(obj.get("body"), dict):
+            steps.append((str(obj["step"]), obj["body"]))
+    return steps
 
 
 def open_plan_record(plan_path: Path) -> tuple[ControlDir, SigningKey]:
@@ -205,7 +213,7 @@ def seal_plan(
     """Seal the plan as it is now as the one sessions are held to (a `hook-seal` run), with
     the agent configuration files the seal before guarded and those in `guarded`."""
     control, key = open_plan_record(plan_path)
-    view = LedgerView.read(verified_steps(control, plan_path), session)
+    view = LedgerView.read(verified_steps(control, plan_path, key), session)
     plan = _load(plan_path)
     root = (workdir or plan_path.parent).resolve()
     # every agent configuration set up on the plan stays sealed, not only the last one
@@ -220,7 +228,7 @@ def seal_fingerprint(plan_path: Path, now: Fingerprint, by: str, session: str = 
     """Seal `now` (groundskeeper's own edit of a plan it verified) as the plan sessions are
     held to, without reading the disk again."""
     control, key = open_plan_record(plan_path)
-    verified_steps(control, plan_path)
+    verified_steps(control, plan_path, key)
     _record_seal(plan_path, control, key, now, by, session)
 
 
@@ -266,7 +274,7 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     control, key = open_plan_record(plan_path)
     if event.kind == "tool":
         return _record_tool(event, plan_path, control, key, options)
-    steps = verified_steps(control, plan_path)
+    steps = verified_steps(control, plan_path, key)
     view = LedgerView.read(steps, event.session_id)
     if view.seal is None and options.require_seal:
         # `agent setup` sealed the plan before the session: were the ledger and its anchor

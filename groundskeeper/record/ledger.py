@@ -15,17 +15,15 @@ import fcntl
 import hashlib
 import logging
 import os
-import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.record.backing import Record
 from groundskeeper.record.keys import PublicKey, SigningKey, trusted_keys
 from groundskeeper.record.ledger_format import (
     CHECKPOINT_FILE,
@@ -48,14 +46,18 @@ from groundskeeper.record.ledger_format import (
     format_checkpoint,
     history_steps,
     ledger_origin,
+    new_temporary,
     parse_checkpoint,
     read_if_present,
     resolve_ledger_path,
     signed_message,
 )
 from groundskeeper.record.ledger_verify import Finding, Head, Report, read_steps, verify_ledger
-from groundskeeper.record.record_index import LoadedRecord, load_record, save_record
 from groundskeeper.record.witness import Witness, WitnessEntry, WitnessError
+
+if TYPE_CHECKING:  # a resume's: a hook call seals without reading the record
+    from groundskeeper.record.backing import Record
+    from groundskeeper.record.record_index import LoadedRecord
 
 __all__ = [
     "CHECKPOINT_FILE",
@@ -501,7 +503,7 @@ class _Writer:
     def _replace_checkpoint(self, data: bytes) -> None:
         # A fresh, unpredictable temp name: a fixed one could be squatted (a directory made
         # under that name by a worker) and stop every later append.
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.checkpoint_path.name + ".")
+        fd, tmp = new_temporary(self.checkpoint_path)
         try:
             try:
                 os.fchmod(fd, 0o644)
@@ -638,6 +640,8 @@ class Ledger:
             raise LedgerError(f"run {self.run_id} has already started")
         appended = self._append(step, body)
         if step == "run-end" and self._loaded is not None:
+            from groundskeeper.record.record_index import save_record
+
             save_record(self._loaded, self.path, self._key)  # the next resume starts there
         return appended
 
@@ -645,6 +649,8 @@ class Ledger:
         """What the ledger records of each task (`backing.read_record` of every line), read
         through the record index (`record_index`), which this run's `run-end` brings up to
         date (`backing.HasSealedRecord`)."""
+        from groundskeeper.record.record_index import load_record
+
         self._loaded = load_record(self.path, self._key)
         return self._loaded.record
 

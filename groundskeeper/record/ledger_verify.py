@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -129,13 +129,94 @@ def verify_ledger(
             "pass a plan file, its directory or a _steps.jsonl"
         )
     checkpoint_data = read_if_present(checkpoint_path(ledger_path), "checkpoint")
+    return _verify(
+        ledger_path,
+        data,
+        checkpoint_data,
+        trusted,
+        LineState(),
+        expect_size=expect_size,
+        expect_root=expect_root,
+        witness=witness,
+    )[0]
+
+
+@dataclass
+class LineState:
+    """What verifying a ledger's lines in order carries from one line to the next: after the
+    first `tree.size` lines, all of which verified, the next line is checked exactly as it
+    would be with every line before it checked again (`verify_after`)."""
+
+    tree: MerkleTree = field(default_factory=MerkleTree)
+    prev: str = GENESIS_PREV
+    runs: int = 0
+    current_run: str | None = None
+    seen_runs: set[str] = field(default_factory=set)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "size": self.tree.size,
+            "stack": [node.hex() for node in self.tree.stack],
+            "prev": self.prev,
+            "runs": self.runs,
+            "current_run": self.current_run,
+            "seen_runs": sorted(self.seen_runs),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LineState:
+        """The state `to_json` gave; ValueError/TypeError/KeyError if it is not one."""
+        tree = MerkleTree.from_stack(int(data["size"]), [bytes.fromhex(n) for n in data["stack"]])
+        prev, runs, current = data["prev"], data["runs"], data["current_run"]
+        seen = data["seen_runs"]
+        if (
+            not isinstance(prev, str)
+            or len(prev) != 64
+            or type(runs) is not int
+            or not (current is None or isinstance(current, str))
+            or not isinstance(seen, list)
+            or not all(isinstance(r, str) for r in seen)
+            or (tree.size > 0) != (current is not None)
+        ):
+            raise ValueError("not a verifier state")
+        return cls(tree, prev, runs, current, set(seen))
+
+
+def verify_after(
+    ledger_path: Path,
+    data: bytes,
+    trusted: Iterable[PublicKey],
+    state: LineState,
+) -> tuple[Report, LineState]:
+    """`verify_ledger` of the ledger whose bytes are `data`, its first `state.tree.size`
+    lines taken as verified in `state` (the caller binds them to `data`'s first bytes), and
+    the state after its last complete line. No witness is consulted. A checkpoint behind
+    those lines cannot be told stale from wrong without them: LedgerUnreadable, for the
+    caller to verify every line instead."""
+    checkpoint_data = read_if_present(checkpoint_path(ledger_path), "checkpoint")
+    checkpoint = parse_checkpoint(checkpoint_data) if checkpoint_data is not None else None
+    if isinstance(checkpoint, Checkpoint) and 0 < checkpoint.size < state.tree.size:
+        raise LedgerUnreadable("the checkpoint is behind the verified lines")
+    return _verify(ledger_path, data, checkpoint_data, trusted, state)
+
+
+def _verify(
+    ledger_path: Path,
+    data: bytes,
+    checkpoint_data: bytes | None,
+    trusted: Iterable[PublicKey],
+    state: LineState,
+    *,
+    expect_size: int | None = None,
+    expect_root: str | None = None,
+    witness: Witness | None = None,
+) -> tuple[Report, LineState]:
     keys = {key.key_id: key for key in trusted}
     findings: list[Finding | None] = []
     pending: list[tuple[int, int, int, _SignatureJob]] = []
 
     checkpoint = parse_checkpoint(checkpoint_data) if checkpoint_data is not None else None
     prefix_size = checkpoint.size if isinstance(checkpoint, Checkpoint) else -1
-    prefix_root = b""
 
     pieces = data.split(b"\n")
     torn, complete = pieces[-1], pieces[:-1]
@@ -143,14 +224,16 @@ def verify_ledger(
     witnessed, witness_problem = _witness_entry(witness, origin)
     witness_size = witnessed.size if witnessed is not None else -1
     witness_root = b""
-    tree = MerkleTree()
-    prev = GENESIS_PREV
-    expected = 1
-    runs = 0
-    current_run: str | None = None
-    seen_runs: set[str] = set()
+    tree = MerkleTree.from_stack(state.tree.size, list(state.tree.stack))
+    start = tree.size
+    prefix_root = tree.root() if start and start == prefix_size else b""
+    prev = state.prev
+    expected = start + 1
+    runs = state.runs
+    current_run = state.current_run
+    seen_runs = set(state.seen_runs)
 
-    for number, raw in enumerate(complete, start=1):
+    for number, raw in enumerate(complete[start:], start=start + 1):
         line_bytes = raw + b"\n"
         tree.append(line_bytes)
         if tree.size == prefix_size:
@@ -244,7 +327,8 @@ def verify_ledger(
     vouched = all(f.code == "checkpoint-stale" for f in kept)
     if vouched and isinstance(checkpoint, Checkpoint) and checkpoint_data is not None:
         signed = WitnessEntry.from_checkpoint(checkpoint, checkpoint_data)
-    return Report(ledger_path, size, runs, head, kept, check, signed)
+    after = LineState(tree, prev, runs, current_run, seen_runs)
+    return Report(ledger_path, size, runs, head, kept, check, signed), after
 
 
 def _witness_entry(witness: Witness | None, origin: str) -> tuple[WitnessEntry | None, str | None]:

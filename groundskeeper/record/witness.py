@@ -11,14 +11,18 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.record.keys import groundskeeper_home
-from groundskeeper.record.ledger_format import ORIGIN_PREFIX, Checkpoint, parse_checkpoint
+from groundskeeper.record.ledger_format import (
+    ORIGIN_PREFIX,
+    Checkpoint,
+    new_temporary,
+    parse_checkpoint,
+)
 
 __all__ = ["WITNESS_DIR", "Witness", "WitnessEntry", "WitnessError"]
 
@@ -179,7 +183,7 @@ class Witness:
         # aside, flushed and renamed in; rare, so always durable.
         path = self.entry_path(entry.origin)
         try:
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=path.name + ".")
+            fd, tmp = new_temporary(path)
             try:
                 try:
                     written = os.write(fd, entry.note)

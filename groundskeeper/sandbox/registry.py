@@ -11,7 +11,6 @@ answer 127 while its C source is unwritten, which is fail-closed.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -191,6 +190,8 @@ def closest_command(name: str) -> str | None:
         swapped = base[:i] + base[i + 1] + base[i] + base[i + 2 :]
         if swapped in COMMANDS:
             return swapped
+    import difflib  # only for a command the sandbox does not have (with heapq: ~1.5 ms)
+
     found = difflib.get_close_matches(base, sorted(COMMANDS), n=1, cutoff=0.7)
     return found[0] if found else None
 

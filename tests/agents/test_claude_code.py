@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from groundskeeper.cli import main
 from groundskeeper.record.keys import groundskeeper_home
-from tests.agents.conftest import PLAN, ledger_steps
+from tests.agents.gated import PLAN, ledger_steps
 from tests.messages_stub import MessagesStub, RecordedRequest, Reply
 
 VERSION = "2.1.332"

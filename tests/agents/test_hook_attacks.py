@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from groundskeeper.cli import main
 from groundskeeper.record.keys import create_signing_key
-from tests.agents.conftest import HookRun, call_hook, do_the_work, stop_event
+from tests.agents.gated import HookRun, call_hook, do_the_work, stop_event
 
 COMPARED = """\
 #+TODO: TODO | DONE FAILED

@@ -11,7 +11,7 @@ import pytest
 
 from groundskeeper.agents.dialects import AGENTS, Decision, EventError, dialect_for
 from groundskeeper.record.keys import create_signing_key
-from tests.agents.conftest import call_hook, do_the_work
+from tests.agents.gated import call_hook, do_the_work
 
 # each agent's own stop event, as its documentation gives the input
 EVENTS: dict[str, dict[str, Any]] = {

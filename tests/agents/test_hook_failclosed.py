@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from groundskeeper.record.keys import create_signing_key
-from tests.agents.conftest import HookRun, call_hook, do_the_work, ledger_steps, stop_event
+from tests.agents.gated import HookRun, call_hook, do_the_work, ledger_steps, stop_event
 
 
 def keyed() -> None:
@@ -63,6 +63,50 @@ def test_a_damaged_ledger_blocks(work: Path) -> None:
     do_the_work(work)
     run = call_hook("claude-code", stop_event(work))
     assert_blocked(run, "(ledger)", "does not verify")
+
+
+def test_a_line_changed_under_the_verified_prefix_blocks(work: Path) -> None:
+    # the second call verifies only the lines after the prefix the first left: a line inside
+    # that prefix changed afterwards is found all the same (the prefix is bound to its bytes)
+    keyed()
+    assert call_hook("claude-code", stop_event(work)).blocked
+    assert call_hook("claude-code", stop_event(work)).blocked
+    control = work / ".groundskeeper" / "plan.org"
+    covered = json.loads((control / "_steps.verified").read_bytes())["bytes"]
+    ledger = control / "_steps.jsonl"
+    data = ledger.read_bytes()
+    at = data.index(b'"verdict":"FAIL"')
+    assert at < covered
+    ledger.write_bytes(data[:at] + b'"verdict":"PASS"' + data[at + 16 :])
+    do_the_work(work)
+    assert_blocked(call_hook("claude-code", stop_event(work)), "(ledger)", "does not verify")
+
+
+def test_a_verified_prefix_forged_over_a_changed_ledger_blocks(work: Path) -> None:
+    # a prefix written for the changed bytes, signed by any key but the plan's, is not used
+    import base64
+    import hashlib
+
+    from groundskeeper.record.keys import SigningKey
+    from groundskeeper.record.verified_prefix import _canonical
+
+    keyed()
+    assert call_hook("claude-code", stop_event(work)).blocked
+    assert call_hook("claude-code", stop_event(work)).blocked
+    control = work / ".groundskeeper" / "plan.org"
+    ledger = control / "_steps.jsonl"
+    data = ledger.read_bytes().replace(b'"verdict":"FAIL"', b'"verdict":"PASS"', 1)
+    ledger.write_bytes(data)
+    prefix = json.loads((control / "_steps.verified").read_bytes())
+    del prefix["sig"]
+    assert data.index(b'"verdict":"PASS"') < prefix["bytes"]  # the change is under the prefix
+    prefix["sha256"] = hashlib.sha256(data[: prefix["bytes"]]).hexdigest()
+    forger = SigningKey.from_seed(bytes(32))
+    sig = forger.sign(b"groundskeeper verified prefix v1\n" + _canonical(prefix))
+    prefix["sig"] = base64.b64encode(sig).decode()
+    (control / "_steps.verified").write_bytes(_canonical(prefix) + b"\n")
+    do_the_work(work)
+    assert_blocked(call_hook("claude-code", stop_event(work)), "(ledger)", "does not verify")
 
 
 def test_a_checkpoint_left_behind_by_a_killed_hook_is_a_crash_not_damage(work: Path) -> None:

@@ -14,7 +14,7 @@ from mcp import Client
 
 from groundskeeper.agents.mcp_server import build_server
 from groundskeeper.record.keys import create_signing_key
-from tests.agents.conftest import call_hook, ledger_steps, stop_event
+from tests.agents.gated import call_hook, ledger_steps, stop_event
 
 #: What the held-out file holds: no answer, reason or sealed text of the hook may contain it.
 ANSWER = "the-held-out-answer-7f3a"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from groundskeeper.record.keys import create_signing_key
-from tests.agents.conftest import call_hook, do_the_work, ledger_steps, stop_event
+from tests.agents.gated import call_hook, do_the_work, ledger_steps, stop_event
 
 
 def start(work: Path) -> None:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.agents.conftest import HookRun, do_the_work, ledger_steps, stop_event
+from tests.agents.gated import HookRun, do_the_work, ledger_steps, stop_event
 
 SETTINGS = Path(".groundskeeper") / "plan.org" / "claude-code.settings.json"
 

@@ -13,7 +13,7 @@ from mcp import Client
 from groundskeeper.agents.mcp_server import build_server
 from groundskeeper.cli import main
 from groundskeeper.record.keys import create_signing_key
-from tests.agents.conftest import ledger_steps
+from tests.agents.gated import ledger_steps
 
 
 def call(plan: Path, tool: str, **arguments: Any) -> Any:
