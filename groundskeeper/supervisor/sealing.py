@@ -361,7 +361,17 @@ class RunSeal:
     ) -> None:
         """A check's verdict; `phase` names a check outside the worker's attempts
         (`red-first`, `reverify`, `rollup`, `sweep`)."""
-        extra = {"phase": phase} if phase is not None else {}
+        extra: dict[str, Any] = {"phase": phase} if phase is not None else {}
+        if result.reads is not None and result.passed:
+            from groundskeeper.sandbox import read_set
+
+            extra["reads"] = {
+                "sha256": read_set.digest(result.reads),
+                "version": read_set.sandbox_version(),
+                "facts": [list(fact) for fact in result.reads],
+            }
+        if result.reused:
+            extra["reused"] = "inputs unchanged since its verdict"
         self.record(
             "check",
             {
