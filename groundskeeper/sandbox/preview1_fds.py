@@ -257,7 +257,7 @@ class FdCalls:
         info = os.fstat(handle.host_fd)
         if self.reads is not None:
             self.reads.shown(fences.directory_path(handle.host_fd), info)
-        pack_stat(memory, out, info)
+        pack_stat(memory, out, info, no_atime=self.reads is not None)
         return SUCCESS
 
     def fd_sync(self, _memory: Memory, fd: int) -> int:

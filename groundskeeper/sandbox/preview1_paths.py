@@ -359,7 +359,7 @@ class PathCalls(FdCalls):
                     return NOENT
                 if self.reads is not None:
                     self.reads.shown(_joined(fences.directory_path(where), raw), info)
-                pack_stat(memory, out, info)
+                pack_stat(memory, out, info, no_atime=self.reads is not None)
                 return SUCCESS
         parent, name, _ = self._walk(fd, raw, follow)
         try:
@@ -373,7 +373,7 @@ class PathCalls(FdCalls):
             os.close(parent)
         if self.fence.hides(info):
             return NOENT
-        pack_stat(memory, out, info)
+        pack_stat(memory, out, info, no_atime=self.reads is not None)
         return SUCCESS
 
     def path_filestat_set_times(

@@ -9,7 +9,8 @@ relative to the workdir (`''` is the workdir itself):
 - `node`  a name met on a path (a walk's component or its end): its kind, a link's target;
 - `bytes` a regular file opened for reading: the SHA-256 of its content;
 - `stat`  the fields a command was shown of a file (WASI's filestat: dev, ino, type, nlink,
-          size, atime, mtime, ctime, all of them);
+          size, mtime, ctime; a recorded run shows the mtime as the access time, so that
+          reading a file does not change what a later look sees);
 - `list`  a directory listed: the entries as the command saw them (name, inode, type);
 - `sh-…`  what the interpreter itself asked (`[[ -f x ]]`, `< file`, a glob, `cd`), with the
           answer it got, replayed through the same `confine.Workdir` code.
@@ -176,7 +177,7 @@ def stat_fields(info: os.stat_result) -> str:
     kind = stat.S_IFMT(info.st_mode)
     return (
         f"{info.st_dev},{info.st_ino},{kind},{info.st_nlink},{info.st_size},"
-        f"{info.st_atime_ns},{info.st_mtime_ns},{info.st_ctime_ns}"
+        f"{info.st_mtime_ns},{info.st_ctime_ns}"
     )
 
 

@@ -93,7 +93,7 @@ def _facts(
     if sealed.get("version") != read_set.sandbox_version():
         return None
     listed = sealed.get("facts")
-    if not isinstance(listed, list) or not listed:
+    if not isinstance(listed, list):
         return None
     facts: list[tuple[str, ...]] = []
     for fact in listed:

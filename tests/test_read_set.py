@@ -1,0 +1,170 @@
+"""A carried DONE judged again by its check's read set (issue 27, resume): the sweep trusts a
+sealed pass without running it only while every input it read holds still; any change the
+check could see — one byte, a new name in a listed directory, a name that was absent, a link's
+target, an mtime — runs it again, and what reads the clock is never trusted."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from groundskeeper.acceptance.check import CheckResult, SealedCheck, run_check
+from groundskeeper.record.backing import RecordReader
+from groundskeeper.sandbox import read_set
+from groundskeeper.supervisor.run_checks import RunChecks
+
+
+def judged(workdir: Path, text: str) -> CheckResult:
+    return run_check(SealedCheck(text, "sh", 1, "test"), workdir)
+
+
+def sealed_reader(task: str, result: CheckResult) -> RecordReader:
+    """The record a run leaves after this pass made the task DONE (the check step's body as
+    `sealing` writes it)."""
+    assert result.reads is not None
+    reader = RecordReader()
+    reader.feed("r1", "run-start", {})
+    reader.feed("r1", "task-start", {"task_id": task, "check_sha256": result.check_sha256})
+    body = {
+        "task_id": task,
+        "check_sha256": result.check_sha256,
+        "verdict": "PASS",
+        "reads": {
+            "sha256": read_set.digest(result.reads),
+            "version": read_set.sandbox_version(),
+            "facts": [list(f) for f in result.reads],
+        },
+    }
+    reader.feed("r1", "check", body)
+    reader.feed("r1", "state", {"task_id": task, "from": "TODO", "to": "DONE"})
+    reader.feed("r1", "run-end", {})
+    return reader
+
+
+def reused(workdir: Path, text: str, reader: RecordReader) -> CheckResult | None:
+    checks = RunChecks(workdir, None, 10.0, None)  # type: ignore[arg-type]
+    return checks.reused("t1", SealedCheck(text, "sh", 1, "test"), reader.record)
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "out.txt").write_text("hello\n")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("a\n")
+    return tmp_path
+
+
+def test_one_byte_changed_runs_it_again_and_it_fails(work: Path) -> None:
+    check = "grep -q hello out.txt"
+    first = judged(work, check)
+    assert first.passed and first.reads is not None
+    reader = sealed_reader("t1", first)
+    (work / "out.txt").write_text("hellO\n")  # same size, one byte
+    assert reused(work, check, reader) is None
+    assert judged(work, check).code == "nonzero_status"
+
+
+def test_inputs_unchanged_is_judged_without_a_run_and_says_so(work: Path) -> None:
+    check = "grep -q hello out.txt && test -s d/a.txt"
+    first = judged(work, check)
+    reader = sealed_reader("t1", first)
+    again = reused(work, check, reader)
+    assert again is not None
+    assert (again.verdict, again.reason, again.reused) == (
+        "PASS",
+        "inputs unchanged since its verdict",
+        True,
+    )
+    assert again.reads == first.reads
+
+
+def test_a_sealed_set_altered_or_of_another_sandbox_is_not_trusted(work: Path) -> None:
+    check = "grep -q hello out.txt"
+    reader = sealed_reader("t1", judged(work, check))
+    sealed = dict(reader.record.reads["t1"])
+    reader.record.reads["t1"] = {**sealed, "facts": sealed["facts"][:-1]}  # digest no longer
+    assert reused(work, check, reader) is None
+    reader.record.reads["t1"] = {**sealed, "version": "0" * 64}
+    assert reused(work, check, reader) is None
+    reader.record.reads["t1"] = sealed
+    assert reused(work, check + " ", reader) is None  # another check text
+
+
+def test_a_name_created_in_a_listed_directory_runs_it_again(work: Path) -> None:
+    for check in ("test $(ls d | wc -l) -eq 1", "cat d/* | grep -q a"):
+        first = judged(work, check)
+        assert first.passed, check
+        reader = sealed_reader("t1", first)
+        assert reused(work, check, reader) is not None
+        (work / "d" / "b.txt").write_text("a\n")
+        assert reused(work, check, reader) is None, check
+        (work / "d" / "b.txt").unlink()
+
+
+def test_a_name_found_absent_then_present_runs_it_again(work: Path) -> None:
+    for check in ("test ! -e gone.txt", "[[ ! -e gone.txt ]]", "! cat gone.txt"):
+        first = judged(work, check)
+        assert first.passed, check
+        reader = sealed_reader("t1", first)
+        (work / "gone.txt").write_text("")
+        assert reused(work, check, reader) is None, check
+        (work / "gone.txt").unlink()
+
+
+def test_a_link_swapped_to_a_target_with_the_same_bytes_runs_it_again(work: Path) -> None:
+    (work / "copy.txt").write_text("hello\n")
+    os.symlink("out.txt", work / "link")
+    for check in ("grep -q hello link", "grep -q hello < link"):
+        first = judged(work, check)
+        reader = sealed_reader("t1", first)
+        (work / "link").unlink()
+        os.symlink("copy.txt", work / "link")
+        assert reused(work, check, reader) is None, check
+        (work / "link").unlink()
+        os.symlink("out.txt", work / "link")
+
+
+def test_an_mtime_only_change_runs_a_check_that_compares_times_again(work: Path) -> None:
+    os.utime(work / "out.txt", ns=(10**18, 10**18))
+    os.utime(work / "d" / "a.txt", ns=(2 * 10**18, 2 * 10**18))
+    for check in ("test d/a.txt -nt out.txt", "test -n \"$(find d -newer out.txt)\""):
+        first = judged(work, check)
+        assert first.passed, check
+        reader = sealed_reader("t1", first)
+        os.utime(work / "out.txt", ns=(3 * 10**18, 3 * 10**18))  # bytes as they were
+        assert reused(work, check, reader) is None, check
+        assert not judged(work, check).passed
+        os.utime(work / "out.txt", ns=(10**18, 10**18))
+
+
+@pytest.mark.parametrize(
+    "check",
+    ["date", "test -n \"$(date +%s)\"", "sleep 0.01", "python3 -c 'print(1)'"],
+)
+def test_what_reads_the_clock_or_runs_another_module_has_no_read_set(
+    work: Path, check: str
+) -> None:
+    result = judged(work, check)
+    assert result.passed, result.reason
+    assert result.reads is None
+
+
+def test_a_stand_in_shell_has_no_read_set(work: Path) -> None:
+    from groundskeeper.sandbox import run
+
+    result = run_check(SealedCheck("true", "sh", 1, "t"), work, shell=run)
+    assert result.passed and result.reads is None
+
+
+def test_a_failing_check_step_forgets_the_read_set(work: Path) -> None:
+    check = "grep -q hello out.txt"
+    reader = sealed_reader("t1", judged(work, check))
+    body = {"task_id": "t1", "check_sha256": judged(work, check).check_sha256,
+            "verdict": "FAIL", "reason": "nonzero_status"}  # fmt: skip
+    reader.feed("r2", "run-start", {})
+    reader.feed("r2", "check", body)
+    assert "t1" not in reader.record.reads
+    again = RecordReader.from_json(reader.to_json())
+    assert again.record.reads == reader.record.reads
