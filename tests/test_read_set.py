@@ -129,7 +129,7 @@ def test_a_link_swapped_to_a_target_with_the_same_bytes_runs_it_again(work: Path
 def test_an_mtime_only_change_runs_a_check_that_compares_times_again(work: Path) -> None:
     os.utime(work / "out.txt", ns=(10**18, 10**18))
     os.utime(work / "d" / "a.txt", ns=(2 * 10**18, 2 * 10**18))
-    for check in ("test d/a.txt -nt out.txt", "test -n \"$(find d -newer out.txt)\""):
+    for check in ("test d/a.txt -nt out.txt", 'test -n "$(find d -newer out.txt)"'):
         first = judged(work, check)
         assert first.passed, check
         reader = sealed_reader("t1", first)
@@ -141,7 +141,7 @@ def test_an_mtime_only_change_runs_a_check_that_compares_times_again(work: Path)
 
 @pytest.mark.parametrize(
     "check",
-    ["date", "test -n \"$(date +%s)\"", "sleep 0.01", "python3 -c 'print(1)'"],
+    ["date", 'test -n "$(date +%s)"', "sleep 0.01", "python3 -c 'print(1)'"],
 )
 def test_what_reads_the_clock_or_runs_another_module_has_no_read_set(
     work: Path, check: str
