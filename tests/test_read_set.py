@@ -5,15 +5,19 @@ target, an mtime — runs it again, and what reads the clock is never trusted.""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from groundskeeper.acceptance.check import CheckResult, SealedCheck, run_check
 from groundskeeper.record.backing import RecordReader
 from groundskeeper.sandbox import read_set
 from groundskeeper.supervisor.run_checks import RunChecks
+from tests.test_cli_run import keywords, resume, setup, steps, task
 
 
 def judged(workdir: Path, text: str) -> CheckResult:
@@ -168,3 +172,67 @@ def test_a_failing_check_step_forgets_the_read_set(work: Path) -> None:
     assert "t1" not in reader.record.reads
     again = RecordReader.from_json(reader.to_json())
     assert again.record.reads == reader.record.reads
+
+
+# -- through the CLI: the final sweep of a resumed run ----------------------------------------
+
+
+def _carried(tmp_path: Path, first_check: str, later: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run 1 makes `first` DONE (it writes out/a.txt) and fails `second`; run 2 works on
+    `second` only, whose worker does `later` too. The report of run 2."""
+    plan_text = task("First", "first", first_check) + task("Second", "second", "grep -qx b b.txt")
+    first = {"first": [_write("out/a.txt", "a\n"), {"say": "DONE"}], "second": [{"say": "DONE"}]}
+    plan, script = setup(tmp_path, plan_text, yaml.safe_dump({"workers": first}))
+    resume(plan, script, "--max-parallel", "1")
+    assert keywords(plan) == {"first": "DONE", "second": "FAILED"}
+    again = {"second": [_write("b.txt", "b\n"), *later, {"say": "DONE"}]}
+    script.write_text(yaml.safe_dump({"workers": again}))
+    _, doc = resume(plan, script)
+    return doc
+
+
+def _swept(tmp_path: Path, task_id: str) -> dict[str, Any]:
+    last = steps(tmp_path / "plan.org", "run-start")[-1]["run_id"]
+    return next(c for c in steps(tmp_path / "plan.org", "check")
+                if c.get("phase") == "sweep" and c["run_id"] == last
+                and c["task_id"] == task_id)  # fmt: skip
+
+
+def _write(path: str, content: str) -> dict[str, Any]:
+    return {"tool": "write_file", "input": {"path": path, "content": content}}
+
+
+def test_a_carried_done_whose_inputs_stand_is_judged_by_them_and_the_record_says_so(
+    tmp_path: Path,
+) -> None:
+    doc = _carried(tmp_path, "grep -qx a out/a.txt", [_write("other/c.txt", "c\n")])
+    assert {t["id"]: t["state"] for t in doc["tasks"]} == {"first": "DONE", "second": "DONE"}
+    swept = _swept(tmp_path, "first")
+    assert swept["verdict"] == "PASS"
+    assert swept["reused"] == "inputs unchanged since its verdict"
+    assert swept["reads"]["version"] == read_set.sandbox_version()
+    assert ["bytes", "out/a.txt", hashlib.sha256(b"a\n").hexdigest()] in swept["reads"]["facts"]
+    assert "reused" not in _swept(tmp_path, "second")  # made DONE in this run: its check ran
+
+
+def test_a_later_task_changing_one_byte_a_carried_check_reads_demotes_it(tmp_path: Path) -> None:
+    doc = _carried(tmp_path, "grep -qx a out/a.txt", [_write("out/a.txt", "A\n")])
+    first = next(t for t in doc["tasks"] if t["id"] == "first")
+    assert first["state"] == "FAILED"
+    assert first["reason"].startswith("no longer passes: nonzero_status")
+    assert "reused" not in _swept(tmp_path, "first")
+
+
+def test_a_later_task_adding_a_name_a_carried_check_listed_demotes_it(tmp_path: Path) -> None:
+    check = "test $(ls out | wc -l) -eq 1"
+    doc = _carried(tmp_path, check, [_write("out/b.txt", "b\n")])
+    first = next(t for t in doc["tasks"] if t["id"] == "first")
+    assert first["state"] == "FAILED"
+    assert "reused" not in _swept(tmp_path, "first")
+
+
+def test_a_carried_check_that_reads_the_clock_is_always_run(tmp_path: Path) -> None:
+    doc = _carried(tmp_path, 'grep -qx a out/a.txt && test -n "$(date)"', [])
+    assert {t["id"]: t["state"] for t in doc["tasks"]} == {"first": "DONE", "second": "DONE"}
+    swept = _swept(tmp_path, "first")
+    assert "reused" not in swept and "reads" not in swept
