@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from groundskeeper.acceptance.check import SandboxShell
 from groundskeeper.models.scripted import ScriptedModel
 from groundskeeper.plan.lint import validate
 from groundskeeper.plan.org import load_plan
@@ -48,10 +49,12 @@ SCRIPT = "workers:\n  '*': [{say: DONE}]\n"
 HEAVY = ("langgraph", "langchain_core", "anthropic")
 
 
-class TimedShell:
-    """The real sandbox, with the wall time of every call added up."""
+class TimedShell(SandboxShell):
+    """The real sandbox, with the wall time of every call added up (a `SandboxShell`: its
+    checks' read sets are recorded, as the CLI's are)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.seconds = 0.0
         self.calls = 0
         self.durations: list[float] = []  # each call's, in the order they ended

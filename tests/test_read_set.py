@@ -202,17 +202,29 @@ def _write(path: str, content: str) -> dict[str, Any]:
     return {"tool": "write_file", "input": {"path": path, "content": content}}
 
 
+def _unchanged(tmp_path: Path) -> list[dict[str, Any]]:
+    last = steps(tmp_path / "plan.org", "run-start")[-1]["run_id"]
+    return [row for s in steps(tmp_path / "plan.org", "inputs-unchanged")
+            if s["run_id"] == last for row in s["tasks"]]  # fmt: skip
+
+
 def test_a_carried_done_whose_inputs_stand_is_judged_by_them_and_the_record_says_so(
     tmp_path: Path,
 ) -> None:
     doc = _carried(tmp_path, "grep -qx a out/a.txt", [_write("other/c.txt", "c\n")])
     assert {t["id"]: t["state"] for t in doc["tasks"]} == {"first": "DONE", "second": "DONE"}
-    swept = _swept(tmp_path, "first")
-    assert swept["verdict"] == "PASS"
-    assert swept["reused"] == "inputs unchanged since its verdict"
-    assert swept["reads"]["version"] == read_set.sandbox_version()
-    assert ["bytes", "out/a.txt", hashlib.sha256(b"a\n").hexdigest()] in swept["reads"]["facts"]
-    assert "reused" not in _swept(tmp_path, "second")  # made DONE in this run: its check ran
+    verdict = next(c for c in steps(tmp_path / "plan.org", "check")
+                   if c["task_id"] == "first" and c["verdict"] == "PASS")  # fmt: skip
+    reads = verdict["reads"]
+    assert reads["version"] == read_set.sandbox_version()
+    assert ["bytes", "out/a.txt", hashlib.sha256(b"a\n").hexdigest()] in reads["facts"]
+    [line] = [s for s in steps(tmp_path / "plan.org", "inputs-unchanged")]
+    assert (line["phase"], line["reason"]) == ("sweep", "inputs unchanged since its verdict")
+    assert line["tasks"] == [{"task_id": "first", "check_sha256": verdict["check_sha256"],
+                              "reads_sha256": reads["sha256"]}]  # fmt: skip
+    assert "first" not in [c["task_id"] for c in steps(tmp_path / "plan.org", "check")
+                           if c["run_id"] == line["run_id"]]  # fmt: skip
+    assert _swept(tmp_path, "second")["verdict"] == "PASS"  # made DONE in this run: it ran
 
 
 def test_a_later_task_changing_one_byte_a_carried_check_reads_demotes_it(tmp_path: Path) -> None:
@@ -221,6 +233,7 @@ def test_a_later_task_changing_one_byte_a_carried_check_reads_demotes_it(tmp_pat
     assert first["state"] == "FAILED"
     assert first["reason"].startswith("no longer passes: nonzero_status")
     assert "reused" not in _swept(tmp_path, "first")
+    assert _unchanged(tmp_path) == []
 
 
 def test_a_later_task_adding_a_name_a_carried_check_listed_demotes_it(tmp_path: Path) -> None:
@@ -229,6 +242,7 @@ def test_a_later_task_adding_a_name_a_carried_check_listed_demotes_it(tmp_path: 
     first = next(t for t in doc["tasks"] if t["id"] == "first")
     assert first["state"] == "FAILED"
     assert "reused" not in _swept(tmp_path, "first")
+    assert _unchanged(tmp_path) == []
 
 
 def test_a_carried_check_that_reads_the_clock_is_always_run(tmp_path: Path) -> None:
@@ -236,3 +250,4 @@ def test_a_carried_check_that_reads_the_clock_is_always_run(tmp_path: Path) -> N
     assert {t["id"]: t["state"] for t in doc["tasks"]} == {"first": "DONE", "second": "DONE"}
     swept = _swept(tmp_path, "first")
     assert "reused" not in swept and "reads" not in swept
+    assert _unchanged(tmp_path) == []

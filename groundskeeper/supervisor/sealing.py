@@ -40,6 +40,29 @@ class StepRecorder(Protocol):
     def record(self, step: str, body: Mapping[str, Any]) -> object: ...
 
 
+UNCHANGED = "inputs unchanged since its verdict"
+#: Tasks one `inputs-unchanged` line names: each ~200 bytes (a task id of up to ~60), well
+#: inside a ledger line.
+UNCHANGED_PER_LINE = 200
+#: The most bytes a check step's read set takes (its facts as JSON); a larger one is not
+#: sealed, and that check is run again whenever its verdict is asserted again.
+MAX_READS_BYTES = 16 * 1024
+
+
+def sealed_reads(facts: tuple[tuple[str, ...], ...]) -> dict[str, Any] | None:
+    """A read set as a check step carries it: its digest, the sandbox that recorded it and
+    the facts (None when they would take more than `MAX_READS_BYTES`)."""
+    import json
+
+    from groundskeeper.sandbox import read_set
+
+    listed = [list(fact) for fact in facts]
+    if len(json.dumps(listed)) > MAX_READS_BYTES:
+        return None
+    return {"sha256": read_set.digest(facts), "version": read_set.sandbox_version(),
+            "facts": listed}  # fmt: skip
+
+
 @runtime_checkable
 class GroupCommitting(Protocol):
     """A recorder that can hold steps until a decision needs them durable (the ledger):
@@ -363,15 +386,11 @@ class RunSeal:
         (`red-first`, `reverify`, `rollup`, `sweep`)."""
         extra: dict[str, Any] = {"phase": phase} if phase is not None else {}
         if result.reads is not None and result.passed:
-            from groundskeeper.sandbox import read_set
-
-            extra["reads"] = {
-                "sha256": read_set.digest(result.reads),
-                "version": read_set.sandbox_version(),
-                "facts": [list(fact) for fact in result.reads],
-            }
+            reads = sealed_reads(result.reads)
+            if reads is not None:
+                extra["reads"] = reads
         if result.reused:
-            extra["reused"] = "inputs unchanged since its verdict"
+            extra["reused"] = UNCHANGED
         self.record(
             "check",
             {
@@ -386,6 +405,16 @@ class RunSeal:
                 "duration_ms": result.duration_ms,
             },
         )
+
+    def inputs_unchanged(self, judged: Iterable[tuple[str, str, str]]) -> None:
+        """DONEs the final sweep judged by their check's read set, every fact of it unchanged
+        since the verdict it was sealed with: (task id, check sha256, read set sha256) each,
+        in lines of at most `UNCHANGED_PER_LINE`."""
+        rows = [{"task_id": t, "check_sha256": c, "reads_sha256": r} for t, c, r in judged]
+        for start in range(0, len(rows), UNCHANGED_PER_LINE):
+            body = {"phase": "sweep", "reason": UNCHANGED,
+                    "tasks": rows[start : start + UNCHANGED_PER_LINE]}  # fmt: skip
+            self.record("inputs-unchanged", body)
 
     def dock(self, task_id: str, component: str, result: DockResult) -> None:
         self.record(
