@@ -218,9 +218,10 @@ def sandbox_version() -> str:
 # -- observing the facts again
 
 
-def unchanged(workdir: str | Path, facts: Sequence[Fact]) -> bool:
-    """Whether every fact still holds on disk now (any doubt: False)."""
-    root = os.path.realpath(workdir)
+def unchanged(workdir: str | Path, facts: Sequence[Fact], *, real: bool = False) -> bool:
+    """Whether every fact still holds on disk now (any doubt: False). `real`: `workdir` is
+    already its real path (a caller asking of many sets at once resolves it once)."""
+    root = str(workdir) if real else os.path.realpath(workdir)
     replay = None
     for fact in facts:
         try:

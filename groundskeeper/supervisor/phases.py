@@ -8,6 +8,7 @@ walk and the attempts are the runner's, and verdicts are taken through the `sett
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -185,10 +186,11 @@ class RunPhases:
         their read sets there)."""
         judged: list[tuple[str, str, str]] = []
         rest: list[TaskRun] = []
+        root = os.path.realpath(self.checks.workdir)  # once for the sweep
         for task in done:
             check, found = task.check, None
             if check is not None and _check_only(task):
-                found = self.checks.reused(task.heading.task_id, check, self.record)
+                found = self.checks.reused(task.heading.task_id, check, self.record, root)
             if check is None or found is None or found.reads is None:
                 rest.append(task)
                 continue

@@ -50,11 +50,14 @@ class RunChecks:
                                sha256_text(""), 0, None)  # fmt: skip
         return run_check(check, self.workdir, shell=self.shell, timeout=self.timeout)
 
-    def reused(self, task_id: str, check: SealedCheck, record: Record) -> CheckResult | None:
+    def reused(
+        self, task_id: str, check: SealedCheck, record: Record, root: str | None = None
+    ) -> CheckResult | None:
         """A DONE carried from an earlier run, judged again without running its check: a pass
         when the read set its last passing check was sealed with still holds on disk — the
         same bytes, stat fields, listings, absences and links — for this very check, under
-        this sandbox and this groundskeeper. None: run it (the full path, as ever)."""
+        this sandbox and this groundskeeper. None: run it (the full path, as ever). `root`:
+        the workdir's real path, when the caller resolved it (for many tasks at once)."""
         if not record.backs_done(task_id, check.sha256):
             return None
         if self.shell is not None and not isinstance(self.shell, SandboxShell):
@@ -66,7 +69,7 @@ class RunChecks:
             return None
         from groundskeeper.sandbox import read_set
 
-        if not read_set.unchanged(self.workdir, facts):
+        if not read_set.unchanged(root or self.workdir, facts, real=root is not None):
             return None
         why = "inputs unchanged since its verdict"
         return CheckResult("PASS", "", why, "", check.sha256, sha256_text(""), 0, None,
