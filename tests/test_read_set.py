@@ -251,3 +251,24 @@ def test_a_carried_check_that_reads_the_clock_is_always_run(tmp_path: Path) -> N
     swept = _swept(tmp_path, "first")
     assert "reused" not in swept and "reads" not in swept
     assert _unchanged(tmp_path) == []
+
+
+def test_a_file_written_and_put_back_while_the_check_read_it_leaves_no_read_set(
+    work: Path,
+) -> None:
+    """Hashed as it was opened, then rewritten with the same bytes before the run ends: what
+    the command read in between cannot be told, so the pass has no read set."""
+    from groundskeeper.sandbox import run
+
+    with read_set.recording(work) as reads:
+        run("read line < out.txt", workdir=work, read_only=True)  # no stat shown
+        assert reads.facts() is not None and reads.steady()
+        (work / "out.txt").write_text("hello\n")  # the same bytes, written again
+    assert read_set.unchanged(work, reads.facts() or ())  # the bytes alone would say so
+    assert not reads.steady()
+
+
+def test_a_carried_listing_check_whose_directory_stands_is_not_run(tmp_path: Path) -> None:
+    doc = _carried(tmp_path, "test $(ls out | wc -l) -eq 1", [_write("b2.txt", "b\n")])
+    assert {t["id"]: t["state"] for t in doc["tasks"]} == {"first": "DONE", "second": "DONE"}
+    assert [row["task_id"] for row in _unchanged(tmp_path)] == ["first"]

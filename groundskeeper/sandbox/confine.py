@@ -107,7 +107,10 @@ class Workdir:
     def _opened(self, path: str, fd: int, cwd: str) -> str:
         if path == DEV_NULL:
             return "null"
-        return f"{read_set.file_digest(fd)}@{self.resolve(cwd, path)}"
+        relative = self.resolve(cwd, path)
+        if self.reads is not None:
+            self.reads.ctimes.setdefault(relative, os.fstat(fd).st_ctime_ns)
+        return f"{read_set.file_digest(fd)}@{relative}"
 
     def _open(self, cwd: str, path: str, flags: int) -> int:
         """Open a confined path with no symlink followed on the way (O_NOFOLLOW at each step),

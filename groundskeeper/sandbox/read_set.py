@@ -66,6 +66,8 @@ class ReadSet:
     root: str  # the workdir's real path
     found: dict[Fact, None] = field(default_factory=dict)  # insertion-ordered, deduplicated
     tainted: str | None = None
+    # each file hashed as it was opened: its ctime then (any write since changes it)
+    ctimes: dict[str, int] = field(default_factory=dict)
 
     def taint(self, why: str) -> None:
         if self.tainted is None:
@@ -94,6 +96,18 @@ class ReadSet:
             return None
         return tuple(sorted(self.found))
 
+    def steady(self) -> bool:
+        """Whether no file hashed as it was opened has been written since (its ctime, which
+        nothing can set back): what a command read of it after the open is what was hashed,
+        even if it was changed and changed back meanwhile."""
+        for rel, ctime in self.ctimes.items():
+            try:
+                if os.lstat(os.path.join(self.root, rel)).st_ctime_ns != ctime:
+                    return False
+            except OSError:
+                return False
+        return True
+
     # -- what the WASI layer tells it
 
     def node_at(self, parent_real: str | None, name: bytes) -> None:
@@ -114,6 +128,7 @@ class ReadSet:
         info = os.fstat(fd)
         if stat.S_ISREG(info.st_mode):
             self.note("bytes", rel, file_digest(fd))
+            self.ctimes.setdefault(rel, info.st_ctime_ns)
         elif not stat.S_ISDIR(info.st_mode):
             self.taint("not a regular file or a directory")
 
