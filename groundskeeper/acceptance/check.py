@@ -286,7 +286,9 @@ def _reads(recorder: ReadSet | None, workdir: Path) -> tuple[tuple[str, ...], ..
     from groundskeeper.sandbox import read_set
 
     facts = recorder.facts()
-    if facts is None or not recorder.steady() or not read_set.unchanged(workdir, facts):
+    if facts is None or not recorder.steady():
+        return None
+    if not read_set.unchanged(recorder.root, facts, real=True, hashed=False):
         return None
     return facts
 

@@ -233,9 +233,13 @@ def sandbox_version() -> str:
 # -- observing the facts again
 
 
-def unchanged(workdir: str | Path, facts: Sequence[Fact], *, real: bool = False) -> bool:
+def unchanged(
+    workdir: str | Path, facts: Sequence[Fact], *, real: bool = False, hashed: bool = True
+) -> bool:
     """Whether every fact still holds on disk now (any doubt: False). `real`: `workdir` is
-    already its real path (a caller asking of many sets at once resolves it once)."""
+    already its real path (a caller asking of many sets at once resolves it once).
+    `hashed=False`: the `bytes` facts are not hashed again (the recorder that took them has
+    just found each file's ctime as it was when it was hashed: `ReadSet.steady`)."""
     root = str(workdir) if real else os.path.realpath(workdir)
     replay = None
     for fact in facts:
@@ -245,7 +249,7 @@ def unchanged(workdir: str | Path, facts: Sequence[Fact], *, real: bool = False)
                 if node(root, fact[1]) != (fact[2], fact[3]):
                     return False
             elif kind == "bytes":
-                if _bytes(root, fact[1]) != fact[2]:
+                if hashed and _bytes(root, fact[1]) != fact[2]:
                     return False
             elif kind == "stat":
                 path = os.path.join(root, fact[1]) if fact[1] else root
