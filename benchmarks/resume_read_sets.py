@@ -1,7 +1,8 @@
 """The final sweep of a resume with and without read sets, in one process, alternately.
 
 A 1,000-leaf plan (`test -e marker` checks, or `--check`) runs once with the signed ledger;
-then its last task is reopened and the plan resumed on fresh copies, alternately as it is
+then its last task is reopened and the plan resumed (its ledger put back each time; the
+rollback witness says so on stderr), alternately as it is
 (carried DONEs judged by their unchanged read sets) and with read sets refused (every
 carried DONE's check run in the sandbox, as before them). Prints one JSON document with each
 side's runs (the whole in-process resume, and the final sweep alone), their medians and the
@@ -39,11 +40,16 @@ from groundskeeper.supervisor.run_checks import RunChecks
 from groundskeeper.supervisor.runner import Runner, new_run_id
 
 
-def resume_once(ran: Path, reads: bool) -> dict[str, float]:
+def resume_once(ran: Path, saved: Path, reads: bool) -> dict[str, float]:
+    """Resume the plan in `ran` itself, its plan and control directory first put back as the
+    full run left them (from `saved`): the workdir's files keep their inodes and times, as in
+    a real resume (a copy of the workdir would change every stat a check was shown)."""
     with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp) / "copy"
-        shutil.copytree(ran, directory)
-        plan_path = directory / "plan.org"
+        plan_path = ran / "plan.org"
+        control = ran / ".groundskeeper"
+        shutil.rmtree(control)
+        shutil.copytree(saved / ".groundskeeper", control)
+        shutil.copy2(saved / "plan.org", plan_path)
         bench.reopen_last_task(plan_path)
         script = Path(tmp) / "w.yaml"
         script.write_text(bench.SCRIPT)
@@ -90,12 +96,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as kept:
+    with tempfile.TemporaryDirectory() as kept, tempfile.TemporaryDirectory() as saved:
         bench.one_run(args.tasks, args.check, 1, "ledger", keep=Path(kept))
+        shutil.copytree(Path(kept) / ".groundskeeper", Path(saved) / ".groundskeeper")
+        shutil.copy2(Path(kept) / "plan.org", Path(saved) / "plan.org")
         runs: dict[str, list[dict[str, float]]] = {"read_sets": [], "every_check_run": []}
         for _ in range(args.repeat):
-            runs["read_sets"].append(resume_once(Path(kept), True))
-            runs["every_check_run"].append(resume_once(Path(kept), False))
+            runs["read_sets"].append(resume_once(Path(kept), Path(saved), True))
+            runs["every_check_run"].append(resume_once(Path(kept), Path(saved), False))
     medians = {
         side: {key: statistics.median(r[key] for r in rows) for key in ("resume_s", "sweep_s")}
         for side, rows in runs.items()
