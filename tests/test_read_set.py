@@ -15,7 +15,7 @@ import yaml
 
 from groundskeeper.acceptance.check import CheckResult, SealedCheck, run_check
 from groundskeeper.record.backing import RecordReader
-from groundskeeper.sandbox import read_set
+from groundskeeper.sandbox import inputs, read_set
 from groundskeeper.supervisor.run_checks import RunChecks
 from tests.test_cli_run import keywords, resume, setup, steps, task
 
@@ -264,7 +264,7 @@ def test_a_file_written_and_put_back_while_the_check_read_it_leaves_no_read_set(
         run("read line < out.txt", workdir=work, read_only=True)  # no stat shown
         assert reads.facts() is not None and reads.steady()
         (work / "out.txt").write_text("hello\n")  # the same bytes, written again
-    assert read_set.unchanged(work, reads.facts() or ())  # the bytes alone would say so
+    assert inputs.unchanged(work, reads.facts() or ())  # the bytes alone would say so
     assert not reads.steady()
 
 

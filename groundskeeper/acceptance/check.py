@@ -283,12 +283,12 @@ def _reads(recorder: ReadSet | None, workdir: Path) -> tuple[tuple[str, ...], ..
     while the check read it, or by its reading — an access time shown — leaves none)."""
     if recorder is None:
         return None
-    from groundskeeper.sandbox import read_set
+    from groundskeeper.sandbox import inputs
 
     facts = recorder.facts()
     if facts is None or not recorder.steady():
         return None
-    if not read_set.unchanged(recorder.root, facts, real=True, hashed=False):
+    if not inputs.unchanged(recorder.root, facts, real=True, hashed=False):
         return None
     return facts
 

@@ -41,7 +41,6 @@ from groundskeeper.sandbox.preview1_abi import (
     ROFS,
     SPIPE,
     SUCCESS,
-    SYMBOLIC_LINK,
     U32,
     U64,
     UNKNOWN,
@@ -55,6 +54,7 @@ from groundskeeper.sandbox.preview1_abi import (
     store,
 )
 from groundskeeper.sandbox.quota import DiskQuota
+from groundskeeper.sandbox.read_set import list_directory
 from groundskeeper.sandbox.result import Fault
 
 __all__ = ["DEV_NULL", "FdCalls", "Handle", "list_directory"]
@@ -462,24 +462,3 @@ class FdCalls:
         store(memory, buffer, bytes(chunk[:used]))
         U32.pack_into(memory, out, used)
         return SUCCESS
-
-
-def list_directory(fd: int, fence: fences.Fence) -> list[tuple[bytes, int, int]]:
-    """`.`, `..` and the entries of an open directory, as (name, inode, file type); what the
-    fence hides is left out."""
-    here = os.fstat(fd)
-    entries = [(b".", here.st_ino, DIRECTORY), (b"..", 0, DIRECTORY)]
-    with os.scandir(fd) as scan:
-        for entry in scan:
-            if fence.hides_entry(entry):
-                continue
-            if entry.is_symlink():
-                kind = SYMBOLIC_LINK
-            elif entry.is_dir(follow_symlinks=False):
-                kind = DIRECTORY
-            elif entry.is_file(follow_symlinks=False):
-                kind = REGULAR_FILE
-            else:
-                kind = UNKNOWN
-            entries.append((os.fsencode(entry.name), entry.inode(), kind))
-    return entries

@@ -3,7 +3,7 @@ be told apart from one whose inputs changed, without running the command line ag
 
 It owns the recorder (`ReadSet`, bound to the current context as a write journal is: the
 commands of the thread that opened it note into it, no other thread's), the facts it keeps and
-`unchanged`, which observes every fact again on disk. The facts are named by real paths
+`sandbox.inputs.unchanged` observes every fact again on disk. The facts are named by real paths
 relative to the workdir (`''` is the workdir itself):
 
 - `node`  a name met on a path (a walk's component or its end): its kind, a link's target;
@@ -19,7 +19,8 @@ Fail closed: whatever the layer cannot name — the clock, randomness, sleeping,
 kind, a file outside the workdir that is not the sandbox's own, a fence hiding inputs, more
 facts than `MAX_FACTS` — taints the set, and a tainted set is never sealed (`facts()` is
 None), so that check always runs again. It does not decide what a result means: the
-supervisor seals the facts with the verdict and asks `unchanged` before trusting it again.
+supervisor seals the facts with the verdict and asks `inputs.unchanged` before trusting it
+again.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from groundskeeper.sandbox.preview1_abi import DIRECTORY, REGULAR_FILE, SYMBOLIC_LINK, UNKNOWN
+
 if TYPE_CHECKING:
     from groundskeeper.sandbox.fence import Fence
 
@@ -45,9 +48,9 @@ __all__ = [
     "current",
     "digest",
     "hides_inputs",
+    "list_directory",
     "recording",
     "sandbox_version",
-    "unchanged",
 ]
 
 #: The shape of the facts; a set sealed under another is not trusted.
@@ -230,69 +233,25 @@ def sandbox_version() -> str:
     return _version
 
 
-# -- observing the facts again
-
-
-def unchanged(
-    workdir: str | Path, facts: Sequence[Fact], *, real: bool = False, hashed: bool = True
-) -> bool:
-    """Whether every fact still holds on disk now (any doubt: False). `real`: `workdir` is
-    already its real path (a caller asking of many sets at once resolves it once).
-    `hashed=False`: the `bytes` facts are not hashed again (the recorder that took them has
-    just found each file's ctime as it was when it was hashed: `ReadSet.steady`)."""
-    root = str(workdir) if real else os.path.realpath(workdir)
-    replay = None
-    for fact in facts:
-        try:
-            kind = fact[0]
-            if kind == "node":
-                if node(root, fact[1]) != (fact[2], fact[3]):
-                    return False
-            elif kind == "bytes":
-                if hashed and _bytes(root, fact[1]) != fact[2]:
-                    return False
-            elif kind == "stat":
-                path = os.path.join(root, fact[1]) if fact[1] else root
-                if stat_fields(os.lstat(path)) != fact[2]:
-                    return False
-            elif kind == "list":
-                if _listing(root, fact[1]) != fact[2]:
-                    return False
-            elif kind.startswith("sh-"):
-                if replay is None:
-                    from groundskeeper.sandbox.confine import Workdir
-
-                    replay = Workdir(root, recording=False)
-                if replay.replay(fact) != fact[-1]:
-                    return False
+def list_directory(fd: int, fence: Fence) -> list[tuple[bytes, int, int]]:
+    """`.`, `..` and the entries of an open directory, as (name, inode, file type); what the
+    fence hides is left out."""
+    here = os.fstat(fd)
+    entries = [(b".", here.st_ino, DIRECTORY), (b"..", 0, DIRECTORY)]
+    with os.scandir(fd) as scan:
+        for entry in scan:
+            if fence.hides_entry(entry):
+                continue
+            if entry.is_symlink():
+                kind = SYMBOLIC_LINK
+            elif entry.is_dir(follow_symlinks=False):
+                kind = DIRECTORY
+            elif entry.is_file(follow_symlinks=False):
+                kind = REGULAR_FILE
             else:
-                return False
-        except (OSError, ValueError, IndexError):
-            return False
-    return True
-
-
-def _bytes(root: str, rel: str) -> str | None:
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-    fd = os.open(os.path.join(root, rel), flags)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return file_digest(fd)
-    finally:
-        os.close(fd)
-
-
-def _listing(root: str, rel: str) -> str:
-    from groundskeeper.sandbox import fence as fences
-    from groundskeeper.sandbox.preview1_fds import list_directory
-
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(os.path.join(root, rel) if rel else root, flags)
-    try:
-        return listing_digest(list_directory(fd, fences.active()))
-    finally:
-        os.close(fd)
+                kind = UNKNOWN
+            entries.append((os.fsencode(entry.name), entry.inode(), kind))
+    return entries
 
 
 _current: ContextVar[ReadSet | None] = ContextVar("reads", default=None)

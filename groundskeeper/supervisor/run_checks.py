@@ -67,9 +67,9 @@ class RunChecks:
         facts = _facts(record.reads.get(task_id), check.sha256)
         if facts is None:
             return None
-        from groundskeeper.sandbox import read_set
+        from groundskeeper.sandbox import inputs
 
-        if not read_set.unchanged(root or self.workdir, facts, real=root is not None):
+        if not inputs.unchanged(root or self.workdir, facts, real=root is not None):
             return None
         why = "inputs unchanged since its verdict"
         return CheckResult("PASS", "", why, "", check.sha256, sha256_text(""), 0, None,
