@@ -6,6 +6,7 @@ target, an mtime — runs it again, and what reads the clock is never trusted.""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -272,3 +273,27 @@ def test_a_carried_listing_check_whose_directory_stands_is_not_run(tmp_path: Pat
     doc = _carried(tmp_path, "test $(ls out | wc -l) -eq 1", [_write("b2.txt", "b\n")])
     assert {t["id"]: t["state"] for t in doc["tasks"]} == {"first": "DONE", "second": "DONE"}
     assert [row["task_id"] for row in _unchanged(tmp_path)] == ["first"]
+
+
+def test_many_unchanged_tasks_with_long_ids_are_sealed_in_lines_that_fit() -> None:
+    from groundskeeper.record.ledger_format import MAX_LINE_BYTES
+    from groundskeeper.supervisor.sealing import RunSeal
+
+    class Kept:
+        def __init__(self) -> None:
+            self.lines: list[tuple[str, dict[str, Any]]] = []
+
+        def record(self, step: str, body: dict[str, Any]) -> None:
+            self.lines.append((step, body))
+
+    kept = Kept()
+    seal = RunSeal.__new__(RunSeal)
+    seal.record = kept.record  # type: ignore[method-assign]
+    judged = [(f"{'long title / ' * 30}{i}", "a" * 64, "b" * 64) for i in range(500)]
+    seal.inputs_unchanged(judged)
+    assert [len(b["tasks"]) for _, b in kept.lines][:1] != [500]
+    assert sum(len(b["tasks"]) for _, b in kept.lines) == 500
+    assert [r["task_id"] for _, b in kept.lines for r in b["tasks"]] == [t for t, _, _ in judged]
+    for step, body in kept.lines:
+        assert step == "inputs-unchanged"
+        assert len(json.dumps(body)) < MAX_LINE_BYTES - 16 * 1024  # room for the envelope

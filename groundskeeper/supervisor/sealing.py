@@ -41,9 +41,10 @@ class StepRecorder(Protocol):
 
 
 UNCHANGED = "inputs unchanged since its verdict"
-#: Tasks one `inputs-unchanged` line names: each ~200 bytes (a task id of up to ~60), well
-#: inside a ledger line.
+#: Tasks one `inputs-unchanged` line names, and the bytes their rows take at most (a long
+#: task id makes fewer a line): well inside a ledger line.
 UNCHANGED_PER_LINE = 200
+UNCHANGED_LINE_BYTES = 32 * 1024
 #: The most bytes a check step's read set takes (its facts as JSON); a larger one is not
 #: sealed, and that check is run again whenever its verdict is asserted again.
 MAX_READS_BYTES = 16 * 1024
@@ -409,12 +410,23 @@ class RunSeal:
     def inputs_unchanged(self, judged: Iterable[tuple[str, str, str]]) -> None:
         """DONEs the final sweep judged by their check's read set, every fact of it unchanged
         since the verdict it was sealed with: (task id, check sha256, read set sha256) each,
-        in lines of at most `UNCHANGED_PER_LINE`."""
-        rows = [{"task_id": t, "check_sha256": c, "reads_sha256": r} for t, c, r in judged]
-        for start in range(0, len(rows), UNCHANGED_PER_LINE):
-            body = {"phase": "sweep", "reason": UNCHANGED,
-                    "tasks": rows[start : start + UNCHANGED_PER_LINE]}  # fmt: skip
-            self.record("inputs-unchanged", body)
+        in lines of at most `UNCHANGED_PER_LINE` tasks and `UNCHANGED_LINE_BYTES` of them."""
+        import json
+
+        rows: list[dict[str, str]] = []
+        size = 0
+        for task_id, check_sha256, reads_sha256 in judged:
+            row = {"task_id": task_id, "check_sha256": check_sha256, "reads_sha256": reads_sha256}
+            more = len(json.dumps(row))
+            if rows and (len(rows) == UNCHANGED_PER_LINE or size + more > UNCHANGED_LINE_BYTES):
+                self.record(
+                    "inputs-unchanged", {"phase": "sweep", "reason": UNCHANGED, "tasks": rows}
+                )
+                rows, size = [], 0
+            rows.append(row)
+            size += more
+        if rows:
+            self.record("inputs-unchanged", {"phase": "sweep", "reason": UNCHANGED, "tasks": rows})
 
     def dock(self, task_id: str, component: str, result: DockResult) -> None:
         self.record(
