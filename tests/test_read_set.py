@@ -297,3 +297,15 @@ def test_many_unchanged_tasks_with_long_ids_are_sealed_in_lines_that_fit() -> No
     for step, body in kept.lines:
         assert step == "inputs-unchanged"
         assert len(json.dumps(body)) < MAX_LINE_BYTES - 16 * 1024  # room for the envelope
+
+
+def test_a_file_found_present_then_deleted_runs_it_again(work: Path) -> None:
+    for check in ("test -e out.txt", "[[ -e out.txt ]]", "cat d/* > /dev/null"):
+        first = judged(work, check)
+        assert first.passed, check
+        reader = sealed_reader("t1", first)
+        gone = work / ("d/a.txt" if "d/*" in check else "out.txt")
+        content = gone.read_text()
+        gone.unlink()
+        assert reused(work, check, reader) is None, check
+        gone.write_text(content)
