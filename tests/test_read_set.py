@@ -309,3 +309,16 @@ def test_a_file_found_present_then_deleted_runs_it_again(work: Path) -> None:
         gone.unlink()
         assert reused(work, check, reader) is None, check
         gone.write_text(content)
+
+
+def test_behind_a_fence_hiding_inputs_there_is_no_read_set(work: Path) -> None:
+    """What a check sees then depends on whose fence it runs behind: never trusted again."""
+    from groundskeeper.sandbox import fence as fences
+
+    hiding = fences.Fence(rules=(fences.PathRules(os.path.realpath(work), conceal=("d",)),))
+    for check in ("[[ -f out.txt ]]", "grep -q hello out.txt"):
+        first = judged(work, check)
+        assert first.reads is not None, check
+        with fences.binding(hiding):
+            assert judged(work, check).reads is None, check
+            assert not inputs.unchanged(work, first.reads)

@@ -52,6 +52,8 @@ class Workdir:
         # what the interpreter itself reads, when this thread's run records it (a check):
         # each question with its answer, replayed by `replay`
         self.reads = read_set.current() if recording else None
+        if self.reads is not None and read_set.hides_inputs(self.fence):
+            self.reads.taint("the fence hides inputs")
         # what the interpreter's own writes (redirections) change, when this thread records it
         self.journal = writes.current()
         if self.journal is not None:
