@@ -314,6 +314,7 @@ def test_a_file_found_present_then_deleted_runs_it_again(work: Path) -> None:
 def test_behind_a_fence_hiding_inputs_there_is_no_read_set(work: Path) -> None:
     """What a check sees then depends on whose fence it runs behind: never trusted again."""
     from groundskeeper.sandbox import fence as fences
+    from groundskeeper.sandbox import run
 
     hiding = fences.Fence(rules=(fences.PathRules(os.path.realpath(work), conceal=("d",)),))
     for check in ("[[ -f out.txt ]]", "grep -q hello out.txt"):
@@ -321,4 +322,7 @@ def test_behind_a_fence_hiding_inputs_there_is_no_read_set(work: Path) -> None:
         assert first.reads is not None, check
         with fences.binding(hiding):
             assert judged(work, check).reads is None, check
+            with read_set.recording(work) as reads:
+                run(check, workdir=work, read_only=True)
+            assert reads.tainted == "the fence hides inputs", check
             assert not inputs.unchanged(work, first.reads)
