@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from groundskeeper.acceptance.check import SandboxShell
 from groundskeeper.models.scripted import ScriptedModel
 from groundskeeper.plan.lint import validate
 from groundskeeper.plan.org import load_plan
@@ -48,10 +49,12 @@ SCRIPT = "workers:\n  '*': [{say: DONE}]\n"
 HEAVY = ("langgraph", "langchain_core", "anthropic")
 
 
-class TimedShell:
-    """The real sandbox, with the wall time of every call added up."""
+class TimedShell(SandboxShell):
+    """The real sandbox, with the wall time of every call added up (a `SandboxShell`: its
+    checks' read sets are recorded, as the CLI's are)."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.seconds = 0.0
         self.calls = 0
         self.durations: list[float] = []  # each call's, in the order they ended
@@ -224,12 +227,16 @@ IMPORTS = "import " + ", ".join(
 
 def resume_time(ran: Path) -> dict[str, Any]:
     """Resume the plan a full sealed run left in `ran` (ledger, telemetry and all), with
-    its last task reopened: as a subprocess, then in this process on a copy."""
+    its last task reopened: as a subprocess, then in this process in the same directory, its
+    plan and control directory put back first as the full run left them (a copy of the
+    workdir would change every stat a check was shown: its read set would not hold)."""
     with tempfile.TemporaryDirectory() as tmp:
-        directory = Path(tmp) / "copy"
-        shutil.copytree(ran, directory)
+        directory = ran
+        saved = Path(tmp) / "saved"
+        control = ControlDir.for_plan(ran / "plan.org").path
+        shutil.copytree(control, saved / "control")
+        shutil.copy2(ran / "plan.org", saved / "plan.org")
         reopen_last_task(ran / "plan.org")
-        reopen_last_task(directory / "plan.org")
         script = Path(tmp) / "w.yaml"
         script.write_text(SCRIPT)
         ledger_lines = len(read_steps(ControlDir.for_plan(ran / "plan.org").ledger))
@@ -247,6 +254,10 @@ def resume_time(ran: Path) -> dict[str, Any]:
 
         # the same resume in this process (imports already paid), split into its phases
         plan_path = directory / "plan.org"
+        shutil.rmtree(control)
+        shutil.copytree(saved / "control", control)
+        shutil.copy2(saved / "plan.org", plan_path)
+        reopen_last_task(plan_path)
         phases: dict[str, float] = {}
         clock = time.perf_counter()
 

@@ -21,6 +21,7 @@ from groundskeeper.plan.spec import TaskSpec, compile_plan
 
 if TYPE_CHECKING:  # the sandbox loads when a check runs, not when this module is imported
     from groundskeeper.sandbox.quota import DiskQuota
+    from groundskeeper.sandbox.read_set import ReadSet
     from groundskeeper.sandbox.result import ShellResult
 
 log = logging.getLogger(__name__)
@@ -54,35 +55,40 @@ class Shell(Protocol):
     ) -> ShellResult: ...
 
 
+class SandboxShell:
+    """The real sandbox as a `Shell` (imported late: wasmtime is only loaded when a command
+    runs); with a `quota`, every command line it runs counts against that one disk quota. A
+    check it runs has its read set recorded (`sandbox.read_set`); a stand-in's never has."""
+
+    def __init__(self, quota: DiskQuota | None = None) -> None:
+        self.quota = quota
+
+    def __call__(
+        self,
+        cmdline: str,
+        *,
+        workdir: str | Path,
+        read_only: bool = False,
+        timeout: float = 10.0,
+        errexit: bool = False,
+        sentinel: str | None = None,
+    ) -> ShellResult:
+        from groundskeeper.sandbox import run
+
+        return run(
+            cmdline,
+            workdir=workdir,
+            read_only=read_only,
+            timeout=timeout,
+            quota=self.quota,
+            errexit=errexit,
+            sentinel=sentinel,
+        )
+
+
 def sandbox_shell(quota: DiskQuota | None = None) -> Shell:
-    """The real sandbox (imported late: wasmtime is only loaded when a command runs); with a
-    `quota`, every command line it runs counts against that one disk quota."""
-    from groundskeeper.sandbox import run
-
-    if quota is not None:
-
-        def run_within_quota(
-            cmdline: str,
-            *,
-            workdir: str | Path,
-            read_only: bool = False,
-            timeout: float = 10.0,
-            errexit: bool = False,
-            sentinel: str | None = None,
-        ) -> ShellResult:
-            return run(
-                cmdline,
-                workdir=workdir,
-                read_only=read_only,
-                timeout=timeout,
-                quota=quota,
-                errexit=errexit,
-                sentinel=sentinel,
-            )
-
-        return run_within_quota
-
-    return run
+    """The real sandbox (`SandboxShell`)."""
+    return SandboxShell(quota)
 
 
 def sha256_text(text: str, *, keep_surrogates: bool = False) -> str:
@@ -149,6 +155,9 @@ class CheckResult:
     output_sha256: str
     duration_ms: int
     failed_line: int | None = None
+    # a pass's read set (`sandbox.read_set`): what it rested on; None: it cannot be told
+    reads: tuple[tuple[str, ...], ...] | None = None
+    reused: bool = False  # judged by its read set, unchanged since its verdict: not run
 
     @property
     def passed(self) -> bool:
@@ -235,15 +244,21 @@ def run_check(
         return fail("empty_check", "the check has no command to run", "", 0, None)
     run = shell if shell is not None else sandbox_shell()
     sentinel = new_sentinel()
+    recorder: ReadSet | None = None
     try:
-        result = run(
-            check.text,
-            workdir=workdir,
-            read_only=True,
-            timeout=timeout,
-            errexit=True,
-            sentinel=sentinel,
-        )
+        with contextlib.ExitStack() as stack:
+            if isinstance(run, SandboxShell):
+                from groundskeeper.sandbox import read_set
+
+                recorder = stack.enter_context(read_set.recording(workdir))
+            result = run(
+                check.text,
+                workdir=workdir,
+                read_only=True,
+                timeout=timeout,
+                errexit=True,
+                sentinel=sentinel,
+            )
         from groundskeeper.sandbox.result import ShellResult
 
         if not isinstance(result, ShellResult):
@@ -259,7 +274,23 @@ def run_check(
     if failure is not None:
         code, reason, line = failure
         return fail(code, reason, output, ms, line)
-    return CheckResult("PASS", "", "", _clip(output), digest, sha256_text(output), ms, None)
+    reads = _reads(recorder, workdir)
+    return CheckResult("PASS", "", "", _clip(output), digest, sha256_text(output), ms, None, reads)
+
+
+def _reads(recorder: ReadSet | None, workdir: Path) -> tuple[tuple[str, ...], ...] | None:
+    """A pass's read set, when every fact it names holds still as the run ends (a file changed
+    while the check read it, or by its reading — an access time shown — leaves none)."""
+    if recorder is None:
+        return None
+    from groundskeeper.sandbox import inputs
+
+    facts = recorder.facts()
+    if facts is None or not recorder.steady():
+        return None
+    if not inputs.unchanged(recorder.root, facts, real=True, hashed=False):
+        return None
+    return facts
 
 
 def _split_sentinel(stdout: str, sentinel: str) -> tuple[bool, str]:

@@ -83,6 +83,9 @@ class Record:
     # task id → its last `task-start` that sealed what its `changed` contracts' files held at
     # its first start (`watched_patterns`, `watched`, `watched_sha256`): a later run reads back
     watched: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # task id → the read set (`reads`: sha256, version, facts) its last check passed with:
+    # what that verdict rested on (none when its last check failed or could not say)
+    reads: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -153,6 +156,12 @@ class RecordReader:
                 record.red.add((task, sha))
             reason = body.get("reason")
             self.last_check[key] = (str(reason) if reason else "failed") if failed else None
+            if isinstance(task, str):
+                reads = body.get("reads")
+                if not failed and isinstance(reads, Mapping) and sha:
+                    record.reads[task] = {**reads, "check_sha256": sha}
+                else:
+                    record.reads.pop(task, None)
         elif step == "claim":
             self.unmet[key] = None  # a new attempt's claim: judged afresh
             if isinstance(task, str):
@@ -206,6 +215,7 @@ class RecordReader:
             "red": sorted([t, sha] for t, sha in r.red),
             "rules": sorted(r.rules),
             "watched": {t: dict(body) for t, body in r.watched.items()},
+            "reads": {t: dict(body) for t, body in r.reads.items()},
             "check": [[*k, v] for k, v in self.check.items()],
             "last_check": [[*k, v] for k, v in self.last_check.items()],
             "docked": [[*k, v] for k, v in self.docked.items()],
@@ -230,6 +240,7 @@ class RecordReader:
             red={(str(t), str(sha)) for t, sha in data["red"]},
             rules={str(r) for r in data["rules"]},
             watched={str(t): dict(body) for t, body in data["watched"].items()},
+            reads={str(t): dict(body) for t, body in data["reads"].items()},
         )
         return cls(
             record,

@@ -40,6 +40,8 @@ STEP_TYPES = (
     "model-call",
     "claim",
     "check",
+    # the final sweep's DONEs judged by their check's read set, unchanged since its verdict
+    "inputs-unchanged",
     "contract",
     "evidence",
     "state",

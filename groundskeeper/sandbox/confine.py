@@ -7,6 +7,7 @@ paths and symlinks that lead outside are refused with a `PathRefused` naming the
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import re
@@ -14,6 +15,7 @@ import stat
 from collections.abc import Callable
 
 import groundskeeper.sandbox.fence as fences
+import groundskeeper.sandbox.read_set as read_set
 import groundskeeper.sandbox.writes as writes
 from groundskeeper.errors import GroundskeeperError
 
@@ -42,9 +44,16 @@ class PathRefused(GroundskeeperError):
 class Workdir:
     """The one directory the sandbox may see. Virtual paths are relative to it, '' = root."""
 
-    def __init__(self, path: str, fence: fences.Fence | None = None) -> None:
+    def __init__(
+        self, path: str, fence: fences.Fence | None = None, *, recording: bool = True
+    ) -> None:
         self.root = os.path.realpath(path)
         self.fence = fence if fence is not None else fences.active()
+        # what the interpreter itself reads, when this thread's run records it (a check):
+        # each question with its answer, replayed by `replay`
+        self.reads = read_set.current() if recording else None
+        if self.reads is not None and read_set.hides_inputs(self.fence):
+            self.reads.taint("the fence hides inputs")
         # what the interpreter's own writes (redirections) change, when this thread records it
         self.journal = writes.current()
         if self.journal is not None:
@@ -80,6 +89,32 @@ class Workdir:
         return relative
 
     def open(self, cwd: str, path: str, flags: int) -> int:
+        """`_open`, noted in the run's read set: a file read, with its bytes and where it
+        really is; any other open taints the set (/dev/null aside)."""
+        reads = self.reads
+        if reads is None:
+            return self._open(cwd, path, flags)
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND):
+            if path != DEV_NULL:
+                reads.taint("a redirection to a file")
+            return self._open(cwd, path, flags)
+        try:
+            fd = self._open(cwd, path, flags)
+        except PathRefused as refused:
+            reads.note("sh-open", cwd, path, f"!{refused}")
+            raise
+        reads.note("sh-open", cwd, path, self._opened(path, fd, cwd))
+        return fd
+
+    def _opened(self, path: str, fd: int, cwd: str) -> str:
+        if path == DEV_NULL:
+            return "null"
+        relative = self.resolve(cwd, path)
+        if self.reads is not None:
+            self.reads.ctimes.setdefault(relative, os.fstat(fd).st_ctime_ns)
+        return f"{read_set.file_digest(fd)}@{relative}"
+
+    def _open(self, cwd: str, path: str, flags: int) -> int:
         """Open a confined path with no symlink followed on the way (O_NOFOLLOW at each step),
         so a link swapped in after `resolve` cannot redirect the open outside."""
         if path == DEV_NULL:
@@ -143,6 +178,17 @@ class Workdir:
 
     def directory(self, cwd: str, path: str) -> str:
         """`cd`: the confined real directory, relative to the root."""
+        if self.reads is None:
+            return self._directory(cwd, path)
+        try:
+            found = self._directory(cwd, path)
+        except PathRefused as refused:
+            self.reads.note("sh-cd", cwd, path, f"!{refused}")
+            raise
+        self.reads.note("sh-cd", cwd, path, found)
+        return found
+
+    def _directory(self, cwd: str, path: str) -> str:
         relative = self.resolve(cwd, path)
         if not os.path.isdir(self.host(relative)):
             exists = os.path.lexists(self.host(relative))
@@ -163,6 +209,23 @@ class Workdir:
         `spend(bytes)` is called before each directory is looked at and each match is kept,
         with about what the match holds; it may raise to stop the walk (a deadline, a
         memory bound), since a pattern like `*/*/*/*` can walk a whole tree."""
+        if self.reads is None:
+            return self._glob(cwd, pattern, spend)
+        shown = json.dumps(pattern)
+        try:
+            found = self._glob(cwd, pattern, spend)
+        except PathRefused as refused:
+            self.reads.note("sh-glob", cwd, shown, f"!{refused}")
+            raise
+        self.reads.note("sh-glob", cwd, shown, json.dumps(found))
+        return found
+
+    def _glob(
+        self,
+        cwd: str,
+        pattern: list[tuple[str, bool]],
+        spend: Callable[[int], None] | None = None,
+    ) -> list[str]:
         tick = spend if spend is not None else _free
         text = "".join(char for char, _ in pattern)
         if text.startswith("/"):
@@ -198,6 +261,60 @@ class Workdir:
             if not candidates:
                 return []
         return sorted(s for s, v in candidates if _ticked(tick) and self._exists(v))
+
+    def test(self, cwd: str, op: str, path: str) -> bool:
+        """`[[ OP path ]]` for the file tests that only look (-e -a -f -d -s -r -x -L -h),
+        noted in the run's read set."""
+        found = self._test(cwd, op, path)
+        if self.reads is not None:
+            self.reads.note("sh-test", cwd, op, path, "1" if found else "0")
+        return found
+
+    def _test(self, cwd: str, op: str, path: str) -> bool:
+        if not path:
+            return False
+        try:
+            if op in ("-L", "-h"):
+                parent, _, name = path.rstrip("/").rpartition("/")
+                where = self.resolve(cwd, parent or ".")
+                if name in ("", ".", "..") or self.fence.hides_name(name):
+                    return False
+                info = os.lstat(self.host(posixpath.join(where, name)))
+                return stat.S_ISLNK(info.st_mode)
+            real = self.host(self.resolve(cwd, path))
+            info = os.stat(real)
+        except (PathRefused, OSError):
+            return False
+        if op in ("-e", "-a"):
+            return True
+        if op == "-f":
+            return stat.S_ISREG(info.st_mode)
+        if op == "-d":
+            return stat.S_ISDIR(info.st_mode)
+        if op == "-s":
+            return info.st_size > 0
+        return os.access(real, {"-r": os.R_OK, "-x": os.X_OK}[op])
+
+    def replay(self, fact: tuple[str, ...]) -> str:
+        """A question the interpreter noted (`sh-…`), asked again now: its answer."""
+        kind, cwd, *asked = fact[:-1]
+        try:
+            if kind == "sh-test":
+                return "1" if self._test(cwd, asked[0], asked[1]) else "0"
+            if kind == "sh-cd":
+                return self._directory(cwd, asked[0])
+            if kind == "sh-glob":
+                pattern = [(str(c), bool(a)) for c, a in json.loads(asked[0])]
+                return json.dumps(self._glob(cwd, pattern))
+            if kind == "sh-open":
+                fd = self._open(cwd, asked[0], os.O_RDONLY)
+                try:
+                    return self._opened(asked[0], fd, cwd)
+                finally:
+                    os.close(fd)
+        except PathRefused as refused:
+            return f"!{refused}"
+        return "?"  # a kind this code does not know: never the answer noted
 
     def _list(self, virtual: str) -> list[str]:
         try:

@@ -136,6 +136,8 @@ class Process(PathCalls):
         return SUCCESS
 
     def clock_time_get(self, memory: Memory, clock: int, _precision: int, out: int) -> int:
+        if self.reads is not None:
+            self.reads.taint("the clock")
         now = _clock_ns(clock)
         if now is None:
             return INVAL
@@ -150,6 +152,8 @@ class Process(PathCalls):
 
     def random_get(self, memory: Memory, buffer: int, length: int) -> int:
         """Real randomness from the host's CSPRNG (hash seeds, `secrets`, temp names)."""
+        if self.reads is not None:
+            self.reads.taint("randomness")
         if buffer + length > len(memory):
             return FAULT
         memory[buffer : buffer + length] = os.urandom(length)
@@ -174,6 +178,8 @@ class Process(PathCalls):
     def poll_oneoff(self, memory: Memory, subs: int, events: int, count: int, out: int) -> int:
         """Clock subscriptions sleep (in slices, so a deadline still ends the run); fd
         subscriptions are ready at once: every stream here is a file or a buffer."""
+        if self.reads is not None:
+            self.reads.taint("a wait")
         if count == 0:
             return INVAL
         entries = [SUBSCRIPTION.unpack_from(memory, subs + 48 * i) for i in range(count)]

@@ -115,8 +115,10 @@ def filetype(mode: int) -> int:
     return UNKNOWN
 
 
-def pack_stat(memory: Memory, out: int, info: os.stat_result) -> None:
-    """A host stat as WASI's filestat, at `out` in guest memory."""
+def pack_stat(memory: Memory, out: int, info: os.stat_result, *, no_atime: bool = False) -> None:
+    """A host stat as WASI's filestat, at `out` in guest memory. `no_atime`: the access time
+    shown is the modification time (a check whose inputs are recorded: reading a file must
+    not change what a later look at it sees)."""
     FILESTAT.pack_into(
         memory,
         out,
@@ -125,7 +127,7 @@ def pack_stat(memory: Memory, out: int, info: os.stat_result) -> None:
         filetype(info.st_mode),
         info.st_nlink,
         info.st_size,
-        info.st_atime_ns,
+        info.st_mtime_ns if no_atime else info.st_atime_ns,
         info.st_mtime_ns,
         info.st_ctime_ns,
     )

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import groundskeeper.sandbox.fence as fences
+import groundskeeper.sandbox.read_set as read_set
 import groundskeeper.sandbox.writes as writes
 from groundskeeper.sandbox.hostcall import GuestTrap
 from groundskeeper.sandbox.preview1_abi import (
@@ -40,7 +41,6 @@ from groundskeeper.sandbox.preview1_abi import (
     ROFS,
     SPIPE,
     SUCCESS,
-    SYMBOLIC_LINK,
     U32,
     U64,
     UNKNOWN,
@@ -54,6 +54,7 @@ from groundskeeper.sandbox.preview1_abi import (
     store,
 )
 from groundskeeper.sandbox.quota import DiskQuota
+from groundskeeper.sandbox.read_set import list_directory
 from groundskeeper.sandbox.result import Fault
 
 __all__ = ["DEV_NULL", "FdCalls", "Handle", "list_directory"]
@@ -132,8 +133,12 @@ class FdCalls:
     fence: fences.Fence = field(default_factory=fences.active)
     # what the run changes in the workdir, when this thread's work is recording it
     journal: writes.WriteJournal | None = field(default_factory=writes.current)
+    # what the run reads from the workdir, when this thread's work is recording it (a check)
+    reads: read_set.ReadSet | None = field(default_factory=read_set.current)
 
     def __post_init__(self) -> None:
+        if self.reads is not None and read_set.hides_inputs(self.fence):
+            self.reads.taint("the fence hides inputs")
         if isinstance(self.stdin, int):
             kind = filetype(os.fstat(self.stdin).st_mode)
             stdin = Handle(kind, host_fd=self.stdin, readable=True)
@@ -249,7 +254,10 @@ class FdCalls:
             size = len(handle.data) if handle.readable else 0
             FILESTAT.pack_into(memory, out, 0, 0, handle.kind, 1, size, 0, 0, 0)
             return SUCCESS
-        pack_stat(memory, out, os.fstat(handle.host_fd))
+        info = os.fstat(handle.host_fd)
+        if self.reads is not None:
+            self.reads.shown(fences.directory_path(handle.host_fd), info)
+        pack_stat(memory, out, info, no_atime=self.reads is not None)
         return SUCCESS
 
     def fd_sync(self, _memory: Memory, fd: int) -> int:
@@ -293,6 +301,8 @@ class FdCalls:
         self, _memory: Memory, fd: int, atime: int, mtime: int, which: int
     ) -> int:
         handle = self._file(fd, writing=False)
+        if self.reads is not None:
+            self.reads.taint("a write (times)")
         self._refuse_writes(fd)
         info = os.fstat(handle.host_fd)
         if self.fence.is_read_only_file(info):
@@ -344,6 +354,8 @@ class FdCalls:
     def _file(self, fd: int, *, writing: bool) -> Handle:
         """An open host file (not a stream or a directory), writable if `writing`."""
         handle = self._handle(fd)
+        if writing and self.reads is not None:
+            self.reads.taint("a write")
         if handle.kind == DIRECTORY:
             raise WasiError(ISDIR if writing else BADF)
         if handle.host_fd < 0 or handle.sink is not None:
@@ -421,6 +433,8 @@ class FdCalls:
                 raise GuestTrap("output limit")
             handle.sink.write(data)
         else:
+            if self.reads is not None:
+                self.reads.taint("a write")
             if self.quota is not None and not self.quota.take(len(data)):
                 self.fault = "disk"
                 raise GuestTrap("disk quota")
@@ -436,6 +450,8 @@ class FdCalls:
         handle = self._directory(fd)
         if handle.listing is None or cookie == 0:
             handle.listing = list_directory(handle.host_fd, self.fence)
+            if self.reads is not None:
+                self.reads.listed(fences.directory_path(handle.host_fd), handle.listing)
         chunk = bytearray()
         for index in range(min(cookie, len(handle.listing)), len(handle.listing)):
             name, inode, kind = handle.listing[index]
@@ -446,24 +462,3 @@ class FdCalls:
         store(memory, buffer, bytes(chunk[:used]))
         U32.pack_into(memory, out, used)
         return SUCCESS
-
-
-def list_directory(fd: int, fence: fences.Fence) -> list[tuple[bytes, int, int]]:
-    """`.`, `..` and the entries of an open directory, as (name, inode, file type); what the
-    fence hides is left out."""
-    here = os.fstat(fd)
-    entries = [(b".", here.st_ino, DIRECTORY), (b"..", 0, DIRECTORY)]
-    with os.scandir(fd) as scan:
-        for entry in scan:
-            if fence.hides_entry(entry):
-                continue
-            if entry.is_symlink():
-                kind = SYMBOLIC_LINK
-            elif entry.is_dir(follow_symlinks=False):
-                kind = DIRECTORY
-            elif entry.is_file(follow_symlinks=False):
-                kind = REGULAR_FILE
-            else:
-                kind = UNKNOWN
-            entries.append((os.fsencode(entry.name), entry.inode(), kind))
-    return entries

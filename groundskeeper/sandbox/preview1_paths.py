@@ -103,6 +103,8 @@ class PathCalls(FdCalls):
                     continue
                 if self.fence.hides_name(part):
                     raise WasiError(NOENT)  # the control plane is absent, by any spelling
+                if self.reads is not None and not (last and not follow):
+                    self.reads.node_at(fences.directory_path(stack[-1]), part)
                 if last and not follow:
                     return stack.pop(), part, depth + len(stack)
                 if self.fence.hidden_files:
@@ -180,6 +182,8 @@ class PathCalls(FdCalls):
         if self.fence.hides_name(path):
             raise WasiError(NOENT)
         directory = self._directory(fd)
+        if self.reads is not None:
+            self.reads.node_at(fences.directory_path(directory.host_fd), path)
         try:
             return os.open(path, flags, 0o666, dir_fd=directory.host_fd), path, directory.depth
         except OSError as error:
@@ -267,6 +271,8 @@ class PathCalls(FdCalls):
             flags |= os.O_APPEND
         follow = bool(lookup & SYMLINK_FOLLOW)
         changing = write or bool(oflags & O_CREAT) or bool(fdflags & FD_APPEND)
+        if changing and self.reads is not None:
+            self.reads.taint("a file opened to be written")
         # Truncate only once the file is known not to be a read-only one under another name.
         truncate = bool(flags & os.O_TRUNC) and self.fence.keeps_files
         if truncate:
@@ -286,6 +292,8 @@ class PathCalls(FdCalls):
                 if why is not None:  # a hidden input is absent; the plan, a protected input
                     fence.note(why, parent, name)  # are read-only
                     return NOENT if why == fences.ABSENT else ACCES
+                if self.reads is not None and name != b".":
+                    self.reads.node_at(fences.directory_path(parent), name)
                 host_fd = os.open(name, flags, 0o666, dir_fd=parent)
             except OSError as error:
                 return self._errno(error, parent, name)
@@ -303,6 +311,8 @@ class PathCalls(FdCalls):
             return ACCES
         if truncate and stat.S_ISREG(info.st_mode):
             os.ftruncate(host_fd, 0)
+        if self.reads is not None and not changing:
+            self.reads.opened(fences.directory_path(host_fd), host_fd)
         kind = filetype(info.st_mode)
         if kind not in (REGULAR_FILE, DIRECTORY):
             # A FIFO or device would block this thread, where no deadline can reach it.
@@ -340,20 +350,30 @@ class PathCalls(FdCalls):
             return SUCCESS
         if _plain(raw) and not self.fence.hides_name(raw):
             # one name in this directory: no walk, unless it is a link to follow
-            info = os.stat(raw, dir_fd=self._directory(fd).host_fd, follow_symlinks=False)
+            where = self._directory(fd).host_fd
+            if self.reads is not None:
+                self.reads.node_at(fences.directory_path(where), raw)
+            info = os.stat(raw, dir_fd=where, follow_symlinks=False)
             if not (follow and stat.S_ISLNK(info.st_mode)):
                 if self.fence.hides(info):
                     return NOENT
-                pack_stat(memory, out, info)
+                if self.reads is not None:
+                    self.reads.shown(_joined(fences.directory_path(where), raw), info)
+                pack_stat(memory, out, info, no_atime=self.reads is not None)
                 return SUCCESS
         parent, name, _ = self._walk(fd, raw, follow)
         try:
+            seen = fences.directory_path(parent) if self.reads is not None else None
+            if self.reads is not None and name != b".":
+                self.reads.node_at(seen, name)  # before the stat: an absence is a fact too
             info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+            if self.reads is not None:
+                self.reads.shown(seen if name == b"." else _joined(seen, name), info)
         finally:
             os.close(parent)
         if self.fence.hides(info):
             return NOENT
-        pack_stat(memory, out, info)
+        pack_stat(memory, out, info, no_atime=self.reads is not None)
         return SUCCESS
 
     def path_filestat_set_times(
@@ -367,6 +387,8 @@ class PathCalls(FdCalls):
         mtime: int,
         which: int,
     ) -> int:
+        if self.reads is not None:
+            self.reads.taint("path_filestat_set_times")
         self._refuse_writes(fd)
         parent, name, _ = self._walk(fd, load(memory, path, length), bool(lookup & SYMLINK_FOLLOW))
         try:
@@ -382,6 +404,8 @@ class PathCalls(FdCalls):
         return SUCCESS
 
     def path_create_directory(self, memory: Memory, fd: int, path: int, length: int) -> int:
+        if self.reads is not None:
+            self.reads.taint("path_create_directory")
         parent, name, _ = self._named(fd, load(memory, path, length), dot=EXIST)
         try:
             # as on a read-only mount, an existing name says so first
@@ -396,6 +420,8 @@ class PathCalls(FdCalls):
         return SUCCESS
 
     def path_remove_directory(self, memory: Memory, fd: int, path: int, length: int) -> int:
+        if self.reads is not None:
+            self.reads.taint("path_remove_directory")
         self._refuse_writes(fd)
         parent, name, _ = self._named(fd, load(memory, path, length), dot=INVAL)
         try:
@@ -407,6 +433,8 @@ class PathCalls(FdCalls):
         return SUCCESS
 
     def path_unlink_file(self, memory: Memory, fd: int, path: int, length: int) -> int:
+        if self.reads is not None:
+            self.reads.taint("path_unlink_file")
         self._refuse_writes(fd)
         raw = load(memory, path, length)
         parent, name, _ = self._named(fd, raw, dot=ISDIR)
@@ -430,6 +458,8 @@ class PathCalls(FdCalls):
         new: int,
         new_length: int,
     ) -> int:
+        if self.reads is not None:
+            self.reads.taint("path_rename")
         self._refuse_writes(fd, new_fd)
         old_path, new_path = load(memory, old, old_length), load(memory, new, new_length)
         source, source_name, _ = self._named(fd, old_path, dot=INVAL)
@@ -464,6 +494,8 @@ class PathCalls(FdCalls):
     def path_symlink(
         self, memory: Memory, old: int, old_length: int, fd: int, new: int, new_length: int
     ) -> int:
+        if self.reads is not None:
+            self.reads.taint("path_symlink")
         self._refuse_writes(fd)
         target = load(memory, old, old_length)
         link = load(memory, new, new_length)
@@ -531,6 +563,8 @@ class PathCalls(FdCalls):
         """A hard link inside the workdir to a regular file inside it. Never to a protected or
         read-only file (the new name would be a second door to it), a hidden one, or a
         symlink (moved into another directory, its target could lead out)."""
+        if self.reads is not None:
+            self.reads.taint("path_link")
         self._refuse_writes(fd, new_fd)
         old_path, new_path = load(memory, old, old_length), load(memory, new, new_length)
         if new_path.endswith(b"/"):
@@ -575,6 +609,8 @@ class PathCalls(FdCalls):
             return INVAL
         parent, name, _ = self._named(fd, raw, dot=INVAL)
         try:
+            if self.reads is not None:
+                self.reads.node_at(fences.directory_path(parent), name)
             self._fenced(parent, name, changing=False)  # a hidden link is absent
             target = os.readlink(name, dir_fd=parent)
         finally:
@@ -583,6 +619,10 @@ class PathCalls(FdCalls):
         store(memory, buffer, piece)
         U32.pack_into(memory, out, len(piece))
         return SUCCESS
+
+
+def _joined(directory: str | None, name: bytes) -> str | None:
+    return None if directory is None else os.path.join(directory, os.fsdecode(name))
 
 
 def _plain(path: bytes) -> bool:

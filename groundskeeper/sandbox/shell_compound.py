@@ -288,6 +288,10 @@ class CompoundCommands(SimpleCommands):
         return True
 
     def file_test(self, op: str, path: str, state: State) -> bool:
+        if op != "-w":  # the tests that only look: the workdir's, noted in a read set
+            return self.workdir.test(state.cwd, op, path)
+        if self.workdir.reads is not None:
+            self.workdir.reads.taint("-w")
         if not path:
             return False
         try:

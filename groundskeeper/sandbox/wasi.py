@@ -695,6 +695,8 @@ def run_stage(
         shelves=spec.shelves,
         dev_null=spec.dev_null,
     )
+    if program and process.reads is not None:
+        process.reads.taint("a module other than box.wasm")  # its own host calls
     stdin = process.fds[0]  # the handle itself: the guest may renumber or close fd 0
     store = watch.take_store(limits)
     runtime.process = process

@@ -8,6 +8,7 @@ walk and the attempts are the runner's, and verdicts are taken through the `sett
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -155,6 +156,7 @@ class RunPhases:
         accomplice) demotes it here, with its DONE parents, before the run ends."""
         done = [t for t in self.tasks.values() if t.state == "DONE" and _judged_again(t)]
         try:
+            done = self._unchanged(done)
             verdicts = list(self._checks_pool().map(lambda t: self._again(t, "sweep"), done))
         except SealingError:
             return
@@ -175,6 +177,29 @@ class RunPhases:
                     note = f"a child no longer passes: {task.heading.title}"
                     self.settle(above, "PARTIAL", above.attempts, above.verified, note, "", 0)
                 parent = parent.parent
+
+    def _unchanged(self, done: list[TaskRun]) -> list[TaskRun]:
+        """The sweep's cheap path: a carried DONE judged again only by its check (no contract
+        on files, no judge, no gate) whose sealed read set still holds on disk keeps its
+        DONE without a run — sealed together, "inputs unchanged since its verdict". The
+        rest, to judge through the whole pipeline (their checks may still be judged by
+        their read sets there)."""
+        judged: list[tuple[str, str, str]] = []
+        rest: list[TaskRun] = []
+        root = os.path.realpath(self.checks.workdir)  # once for the sweep
+        for task in done:
+            check, found = task.check, None
+            if check is not None and _check_only(task):
+                found = self.checks.reused(task.heading.task_id, check, self.record, root)
+            if check is None or found is None or found.reads is None:
+                rest.append(task)
+                continue
+            from groundskeeper.sandbox import read_set
+
+            judged.append((task.heading.task_id, check.sha256, read_set.digest(found.reads)))
+        if judged:
+            self.checks.books.inputs_unchanged(judged)
+        return rest
 
     def roll_up(self, node: Node) -> Outcome:
         """A parent whose children are all DONE (a job on a pool thread): each child's check
@@ -253,6 +278,16 @@ def _judged_again(task: TaskRun) -> bool:
         task.check is not None
         or any(judged_on_files(c) for c in task.contracts)
         or bool(task.bound)
+    )
+
+
+def _check_only(task: TaskRun) -> bool:
+    """Whether the check is all there is to judge of a DONE asserted again."""
+    return (
+        not task.bound
+        and task.criteria is None
+        and not task.gated
+        and not any(judged_on_files(c) for c in task.contracts)
     )
 
 

@@ -51,6 +51,14 @@ class RunBooks:
             with self._lock:
                 self._check_events.append((task_id, phase, result.verdict, said))
 
+    def inputs_unchanged(self, judged: Sequence[tuple[str, str, str]]) -> None:
+        """DONEs the final sweep judged by their unchanged read sets (task id, check sha256,
+        read set sha256), sealed together; each also a telemetry row of the sweep."""
+        self.seal.inputs_unchanged(judged)
+        if self.telemetry is not None:
+            with self._lock:
+                self._check_events.extend((t, "sweep", "PASS", None) for t, _, _ in judged)
+
     def flush_check_events(self) -> None:
         with self._lock:
             events, self._check_events = self._check_events, []

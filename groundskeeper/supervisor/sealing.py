@@ -40,6 +40,30 @@ class StepRecorder(Protocol):
     def record(self, step: str, body: Mapping[str, Any]) -> object: ...
 
 
+UNCHANGED = "inputs unchanged since its verdict"
+#: Tasks one `inputs-unchanged` line names, and the bytes their rows take at most (a long
+#: task id makes fewer a line): well inside a ledger line.
+UNCHANGED_PER_LINE = 200
+UNCHANGED_LINE_BYTES = 32 * 1024
+#: The most bytes a check step's read set takes (its facts as JSON); a larger one is not
+#: sealed, and that check is run again whenever its verdict is asserted again.
+MAX_READS_BYTES = 16 * 1024
+
+
+def sealed_reads(facts: tuple[tuple[str, ...], ...]) -> dict[str, Any] | None:
+    """A read set as a check step carries it: its digest, the sandbox that recorded it and
+    the facts (None when they would take more than `MAX_READS_BYTES`)."""
+    import json
+
+    from groundskeeper.sandbox import read_set
+
+    listed = [list(fact) for fact in facts]
+    if len(json.dumps(listed)) > MAX_READS_BYTES:
+        return None
+    return {"sha256": read_set.digest(facts), "version": read_set.sandbox_version(),
+            "facts": listed}  # fmt: skip
+
+
 @runtime_checkable
 class GroupCommitting(Protocol):
     """A recorder that can hold steps until a decision needs them durable (the ledger):
@@ -361,7 +385,13 @@ class RunSeal:
     ) -> None:
         """A check's verdict; `phase` names a check outside the worker's attempts
         (`red-first`, `reverify`, `rollup`, `sweep`)."""
-        extra = {"phase": phase} if phase is not None else {}
+        extra: dict[str, Any] = {"phase": phase} if phase is not None else {}
+        if result.reads is not None and result.passed:
+            reads = sealed_reads(result.reads)
+            if reads is not None:
+                extra["reads"] = reads
+        if result.reused:
+            extra["reused"] = UNCHANGED
         self.record(
             "check",
             {
@@ -376,6 +406,27 @@ class RunSeal:
                 "duration_ms": result.duration_ms,
             },
         )
+
+    def inputs_unchanged(self, judged: Iterable[tuple[str, str, str]]) -> None:
+        """DONEs the final sweep judged by their check's read set, every fact of it unchanged
+        since the verdict it was sealed with: (task id, check sha256, read set sha256) each,
+        in lines of at most `UNCHANGED_PER_LINE` tasks and `UNCHANGED_LINE_BYTES` of them."""
+        import json
+
+        rows: list[dict[str, str]] = []
+        size = 0
+        for task_id, check_sha256, reads_sha256 in judged:
+            row = {"task_id": task_id, "check_sha256": check_sha256, "reads_sha256": reads_sha256}
+            more = len(json.dumps(row))
+            if rows and (len(rows) == UNCHANGED_PER_LINE or size + more > UNCHANGED_LINE_BYTES):
+                self.record(
+                    "inputs-unchanged", {"phase": "sweep", "reason": UNCHANGED, "tasks": rows}
+                )
+                rows, size = [], 0
+            rows.append(row)
+            size += more
+        if rows:
+            self.record("inputs-unchanged", {"phase": "sweep", "reason": UNCHANGED, "tasks": rows})
 
     def dock(self, task_id: str, component: str, result: DockResult) -> None:
         self.record(

@@ -1,0 +1,275 @@
+"""What one sandbox run read from its workdir, so that a verdict resting on the same inputs can
+be told apart from one whose inputs changed, without running the command line again.
+
+It owns the recorder (`ReadSet`, bound to the current context as a write journal is: the
+commands of the thread that opened it note into it, no other thread's), the facts it keeps and
+`sandbox.inputs.unchanged` observes every fact again on disk. The facts are named by real paths
+relative to the workdir (`''` is the workdir itself):
+
+- `node`  a name met on a path (a walk's component or its end): its kind, a link's target;
+- `bytes` a regular file opened for reading: the SHA-256 of its content;
+- `stat`  the fields a command was shown of a file (WASI's filestat: dev, ino, type, nlink,
+          size, mtime, ctime; a recorded run shows the mtime as the access time, so that
+          reading a file does not change what a later look sees);
+- `list`  a directory listed: the entries as the command saw them (name, inode, type);
+- `sh-…`  what the interpreter itself asked (`[[ -f x ]]`, `< file`, a glob, `cd`), with the
+          answer it got, replayed through the same `confine.Workdir` code.
+
+Fail closed: whatever the layer cannot name — the clock, randomness, sleeping, a write of any
+kind, a file outside the workdir that is not the sandbox's own, a fence hiding inputs, more
+facts than `MAX_FACTS` — taints the set, and a tainted set is never sealed (`facts()` is
+None), so that check always runs again. It does not decide what a result means: the
+supervisor seals the facts with the verdict and asks `inputs.unchanged` before trusting it
+again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from groundskeeper.sandbox.preview1_abi import DIRECTORY, REGULAR_FILE, SYMBOLIC_LINK, UNKNOWN
+
+if TYPE_CHECKING:
+    from groundskeeper.sandbox.fence import Fence
+
+__all__ = [
+    "FORMAT",
+    "MAX_FACTS",
+    "ReadSet",
+    "current",
+    "digest",
+    "hides_inputs",
+    "list_directory",
+    "recording",
+    "sandbox_version",
+]
+
+#: The shape of the facts; a set sealed under another is not trusted.
+FORMAT = 1
+#: The most facts one set keeps; past it the run is tainted (re-run every time).
+MAX_FACTS = 4096
+_CHUNK = 1 << 16
+
+Fact = tuple[str, ...]
+
+
+@dataclass(eq=False)
+class ReadSet:
+    """The facts one check's run rests on, or the reason it rests on something unnameable."""
+
+    root: str  # the workdir's real path
+    found: dict[Fact, None] = field(default_factory=dict)  # insertion-ordered, deduplicated
+    tainted: str | None = None
+    # each file hashed as it was opened: its ctime then (any write since changes it)
+    ctimes: dict[str, int] = field(default_factory=dict)
+
+    def taint(self, why: str) -> None:
+        if self.tainted is None:
+            self.tainted = why
+
+    def note(self, *fact: str) -> None:
+        if self.tainted is not None:
+            return
+        self.found[fact] = None
+        if len(self.found) > MAX_FACTS:
+            self.taint("too many inputs")
+
+    def relative(self, real: str | None) -> str | None:
+        """`real` (a host path) relative to the workdir; None outside it (or unknown)."""
+        if real is None:
+            return None
+        if real == self.root:
+            return ""
+        if real.startswith(self.root + os.sep):
+            return real[len(self.root) + 1 :]
+        return None
+
+    def facts(self) -> tuple[Fact, ...] | None:
+        """The facts, sorted; None when the run read something no fact can name."""
+        if self.tainted is not None:
+            return None
+        return tuple(sorted(self.found))
+
+    def steady(self) -> bool:
+        """Whether no file hashed as it was opened has been written since (its ctime, which
+        nothing can set back): what a command read of it after the open is what was hashed,
+        even if it was changed and changed back meanwhile."""
+        for rel, ctime in self.ctimes.items():
+            try:
+                if os.lstat(os.path.join(self.root, rel)).st_ctime_ns != ctime:
+                    return False
+            except OSError:
+                return False
+        return True
+
+    # -- what the WASI layer tells it
+
+    def node_at(self, parent_real: str | None, name: bytes) -> None:
+        """A name met in the directory at `parent_real`, observed now (lstat)."""
+        where = self.relative(parent_real)
+        if where is None:
+            self.taint("a name outside the workdir")
+            return
+        rel = os.path.join(where, os.fsdecode(name)) if where else os.fsdecode(name)
+        self.note("node", rel, *node(self.root, rel))
+
+    def opened(self, real: str | None, fd: int) -> None:
+        """A file or directory open as `fd` at `real` (a host path), to be read."""
+        rel = self.relative(real)
+        if rel is None:
+            self.taint("a file outside the workdir")
+            return
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            self.note("bytes", rel, file_digest(fd))
+            self.ctimes.setdefault(rel, info.st_ctime_ns)
+        elif not stat.S_ISDIR(info.st_mode):
+            self.taint("not a regular file or a directory")
+
+    def shown(self, real: str | None, info: os.stat_result) -> None:
+        """A file's stat fields, as a command was shown them."""
+        rel = self.relative(real)
+        if rel is None:
+            self.taint("a stat outside the workdir")
+            return
+        self.note("stat", rel, stat_fields(info))
+
+    def listed(self, real: str | None, entries: Sequence[tuple[bytes, int, int]]) -> None:
+        rel = self.relative(real)
+        if rel is None:
+            self.taint("a listing outside the workdir")
+            return
+        self.note("list", rel, listing_digest(entries))
+
+
+def hides_inputs(fence: Fence) -> bool:
+    """Whether `fence` hides a plan's inputs (`:hide:`, `#+HIDE:`): what a check may read
+    then depends on whose fence it runs behind. The control plane it always hides (the
+    home, a plan's control directory) is hidden the same way at every run."""
+    return bool(fence.hidden_files) or any(rule.conceal for rule in fence.rules)
+
+
+def node(root: str, rel: str) -> tuple[str, str]:
+    """(kind, a link's target) of `rel` under `root`, not following a final link."""
+    try:
+        info = os.lstat(os.path.join(root, rel) if rel else root)
+    except FileNotFoundError:
+        return "-", ""
+    except OSError as error:
+        return f"!{error.errno}", ""
+    mode = info.st_mode
+    if stat.S_ISLNK(mode):
+        try:
+            return "l", os.readlink(os.path.join(root, rel))
+        except OSError:
+            return "l?", ""
+    if stat.S_ISDIR(mode):
+        return "d", ""
+    if stat.S_ISREG(mode):
+        return "f", ""
+    return "o", ""
+
+
+def file_digest(fd: int) -> str:
+    """The SHA-256 of the whole file open as `fd`, read with pread (its offset untouched)."""
+    h = hashlib.sha256()
+    offset = 0
+    while True:
+        block = os.pread(fd, _CHUNK, offset)
+        if not block:
+            return h.hexdigest()
+        h.update(block)
+        offset += len(block)
+
+
+def stat_fields(info: os.stat_result) -> str:
+    kind = stat.S_IFMT(info.st_mode)
+    return (
+        f"{info.st_dev},{info.st_ino},{kind},{info.st_nlink},{info.st_size},"
+        f"{info.st_mtime_ns},{info.st_ctime_ns}"
+    )
+
+
+def listing_digest(entries: Sequence[tuple[bytes, int, int]]) -> str:
+    h = hashlib.sha256()
+    for name, inode, kind in entries:
+        h.update(b"%d %d %s\0" % (inode, kind, name))
+    return h.hexdigest()
+
+
+def digest(facts: Sequence[Fact]) -> str:
+    """The SHA-256 that names a set of facts (what the record seals)."""
+    return hashlib.sha256(json.dumps([FORMAT, list(facts)]).encode()).hexdigest()
+
+
+_version: str | None = None
+
+
+def sandbox_version() -> str:
+    """What a sealed read set was recorded by: groundskeeper's version and the sandbox's own
+    code and module (box.wasm, the interpreter's sources), hashed. Another: run again."""
+    global _version
+    if _version is None:
+        from groundskeeper import __version__
+
+        here = Path(__file__).resolve().parent
+        h = hashlib.sha256(f"{__version__}\n{FORMAT}\n".encode())
+        # and how a check's run becomes its verdict (`acceptance/check.py`)
+        verdicts = here.parent / "acceptance" / "check.py"
+        for path in [*sorted(here.glob("*.py")), here / "box.wasm", verdicts]:
+            h.update(path.name.encode() + b"\0")
+            try:
+                h.update(hashlib.sha256(path.read_bytes()).digest())
+            except OSError:
+                h.update(b"?")
+        _version = h.hexdigest()
+    return _version
+
+
+def list_directory(fd: int, fence: Fence) -> list[tuple[bytes, int, int]]:
+    """`.`, `..` and the entries of an open directory, as (name, inode, file type); what the
+    fence hides is left out."""
+    here = os.fstat(fd)
+    entries = [(b".", here.st_ino, DIRECTORY), (b"..", 0, DIRECTORY)]
+    with os.scandir(fd) as scan:
+        for entry in scan:
+            if fence.hides_entry(entry):
+                continue
+            if entry.is_symlink():
+                kind = SYMBOLIC_LINK
+            elif entry.is_dir(follow_symlinks=False):
+                kind = DIRECTORY
+            elif entry.is_file(follow_symlinks=False):
+                kind = REGULAR_FILE
+            else:
+                kind = UNKNOWN
+            entries.append((os.fsencode(entry.name), entry.inode(), kind))
+    return entries
+
+
+_current: ContextVar[ReadSet | None] = ContextVar("reads", default=None)
+
+
+@contextmanager
+def recording(workdir: str | Path) -> Iterator[ReadSet]:
+    """A read set of what the sandbox runs of this context read under `workdir` until the
+    block ends."""
+    reads = ReadSet(os.path.realpath(workdir))
+    token = _current.set(reads)
+    try:
+        yield reads
+    finally:
+        _current.reset(token)
+
+
+def current() -> ReadSet | None:
+    return _current.get()
