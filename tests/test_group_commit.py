@@ -19,7 +19,8 @@ from groundskeeper.models.model import AssistantTurn, ModelRequest
 from groundskeeper.models.scripted import ScriptedModel
 from groundskeeper.plan.org import load_plan
 from groundskeeper.record.ledger import Ledger, LedgerError, read_steps, verify_ledger
-from groundskeeper.supervisor.runner import Runner, RunOptions
+from groundskeeper.record.telemetry import Telemetry
+from groundskeeper.supervisor.runner import PlanGuard, Runner, RunOptions
 from tests.test_ledger import KEY
 from tests.test_runner import HEAD, leaf, write_plan
 
@@ -136,6 +137,105 @@ def test_every_decision_sees_its_steps_durable(tmp_path: Path) -> None:
     assert recorder.staged == []
     assert recorder.names()[0] == "run-start" and recorder.names()[-1] == "run-end"
     assert recorder.commits < len(recorder.steps) / 2
+
+
+class TelemetryWatch:
+    """Telemetry whose verdict commits note which tasks' `state` steps were durable then."""
+
+    def __init__(self, path: Path, recorder: StagingRecorder) -> None:
+        self.telemetry = Telemetry.for_plan(path)
+        self.recorder = recorder
+        self.commits: list[tuple[list[str], list[str]]] = []  # (rows' tasks, durable states)
+        commit_verdicts = self.telemetry.commit_verdicts
+
+        def watched(rowids: Any) -> None:
+            with self.telemetry._lock:
+                tasks = [
+                    row[0]
+                    for r in rowids
+                    for row in self.telemetry.conn.execute(
+                        "SELECT task_id FROM task_events WHERE rowid = ?", (r,)
+                    )
+                ]
+            durable = [b["task_id"] for step, b in recorder.steps if step == "state"]
+            self.commits.append((tasks, durable))
+            commit_verdicts(rowids)
+
+        self.telemetry.commit_verdicts = watched  # type: ignore[method-assign]
+
+    def committed(self) -> list[tuple[str, int]]:
+        with self.telemetry._lock:
+            rows = self.telemetry.conn.execute(
+                "SELECT task_id, committed FROM task_events ORDER BY rowid"
+            ).fetchall()
+        return [(task, committed) for task, committed in rows]
+
+
+def _run_with_telemetry(path: Path, recorder: StagingRecorder) -> tuple[Any, TelemetryWatch]:
+    watch = TelemetryWatch(path, recorder)
+    model = ScriptedModel.from_yaml("workers:\n  '*': [{say: DONE}]\n")
+    options = RunOptions(max_parallel=1)
+    with watch.telemetry:
+        report = Runner(
+            load_plan(path), model=model, recorder=recorder, options=options,
+            telemetry=watch.telemetry,
+        ).run()  # fmt: skip
+        committed = watch.committed()
+    watch.committed = lambda: committed  # type: ignore[method-assign]
+    return report, watch
+
+
+def test_a_failed_commit_after_the_plan_write_leaves_the_rows_pending(tmp_path: Path) -> None:
+    """The commit that makes a written verdict's `state` step durable fails: its telemetry
+    row stays pending (the next run's reconcile settles it), the run stops fail-closed."""
+    path = write_plan(tmp_path, leaf(0))
+    recorder = StagingRecorder(fail_at=3)  # run-start; before the plan write; after it
+    report, watch = _run_with_telemetry(path, recorder)
+    assert keywords_of(path) == ["DONE"]  # written before the failing commit
+    assert "R004" in {d.code for d in report.diagnostics}
+    assert watch.commits == []
+    assert watch.committed() == [("t0", 0)]
+    assert [b["task_id"] for step, b in recorder.steps if step == "state"] == []
+
+
+def test_a_verdict_row_is_committed_only_beside_its_durable_state(tmp_path: Path) -> None:
+    path = write_plan(tmp_path, "".join(leaf(n) for n in range(5)))
+    recorder = StagingRecorder()
+    report, watch = _run_with_telemetry(path, recorder)
+    assert report.ok, report.tasks
+    assert watch.committed() == [(f"t{n}", 1) for n in range(5)]
+    assert sorted(t for tasks, _ in watch.commits for t in tasks) == [f"t{n}" for n in range(5)]
+    for tasks, durable in watch.commits:
+        assert set(tasks) <= set(durable), (tasks, durable)
+
+
+def test_verdicts_coalesced_into_one_plan_write_settle_once(tmp_path: Path) -> None:
+    """A plan write carrying several verdicts runs each one's `written` callback, then their
+    shared `settled` callback once (one ledger commit for all their `state` steps)."""
+    path = tmp_path / "plan.org"
+    path.write_text("v0\n")
+    held, release = threading.Event(), threading.Event()
+    log: list[str] = []
+
+    def hold() -> None:
+        if not held.is_set():  # the first write waits, so the next three pile up behind it
+            held.set()
+            release.wait(10)
+
+    def settle() -> None:
+        log.append("settled")
+
+    guard = PlanGuard(path, "v0\n", hold=hold)
+    guard.start()
+    guard.submit("v1\n", lambda: log.append("w1"), settled=settle)
+    assert held.wait(10)
+    for n in (2, 3, 4):
+        guard.submit(f"v{n}\n", lambda n=n: log.append(f"w{n}"), settled=settle)
+    guard.submit("v5\n", lambda: log.append("w5"))  # a verdict with nothing to settle
+    release.set()
+    assert guard.close() == []
+    assert path.read_text() == "v5\n"
+    assert log == ["w1", "settled", "w2", "w3", "w4", "w5", "settled"]
 
 
 def keywords_of(path: Path) -> list[str | None]:

@@ -133,7 +133,43 @@ def new_temporary(beside: Path) -> tuple[int, str]:
 
 def check_json_subset(value: Any, where: str) -> None:
     """LedgerError naming the first member of `value` outside the SPEC §2 subset."""
-    _check_subset(value, where, 0)
+    if _in_subset(value, 0):
+        return
+    _check_subset(value, where, 0)  # names the member
+    raise LedgerError(f"{where}: outside the ledger's JSON subset")  # never reached
+
+
+def _in_subset(value: Any, depth: int) -> bool:
+    """Whether `_check_subset` accepts `value`, without building the path of every member
+    it passes (every step's body is checked when staged: ~3x faster than naming them)."""
+    kind = type(value)
+    if kind is str:
+        return _SURROGATE.search(value) is None
+    if kind is int:
+        return bool(-MAX_SAFE_INT <= value <= MAX_SAFE_INT)
+    if value is None or kind is bool:
+        return True
+    if kind is dict:
+        if depth == MAX_DEPTH:
+            return False
+        for name, item in value.items():
+            if type(name) is not str or not (name.isascii() and name.isprintable()):
+                return False
+            item_kind = type(item)
+            if item_kind is str:
+                if _SURROGATE.search(item) is not None:
+                    return False
+            elif item_kind is int:
+                if not -MAX_SAFE_INT <= item <= MAX_SAFE_INT:
+                    return False
+            elif not (item is None or item_kind is bool or _in_subset(item, depth + 1)):
+                return False
+        return True
+    if kind is list:
+        if depth == MAX_DEPTH:
+            return False
+        return all(_in_subset(item, depth + 1) for item in value)
+    return False
 
 
 def _check_subset(value: Any, where: str, depth: int) -> None:

@@ -57,19 +57,21 @@ def run_cmdline(
 ) -> ShellResult:
     """See `groundskeeper.sandbox.run`; `limits` lets tests shrink the defaults."""
     started = time.perf_counter()
-    if not os.path.isdir(workdir):
-        raise SandboxError(f"workdir {workdir} is not a directory")
+    workspace = Workdir(str(workdir))
+    try:
+        # O_DIRECTORY: a workdir that is not a directory fails here (no stat of its own first)
+        root_fd = os.open(workspace.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        if not os.path.isdir(workdir):
+            raise SandboxError(f"workdir {workdir} is not a directory") from None
+        raise SandboxError(f"workdir {workdir} cannot be opened: {error.strerror}") from error
     try:
         script = _parsed(cmdline)
     except ShellSyntaxError as error:
+        os.close(root_fd)
         message = f"sh: syntax error at line {error.line}, column {error.column}: {error.message}\n"
         return ShellResult(2, "", message, _ms(started), "syntax")
     limits = limits or wasi.Limits()
-    workspace = Workdir(str(workdir))
-    try:
-        root_fd = os.open(workspace.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as error:
-        raise SandboxError(f"workdir {workdir} cannot be opened: {error.strerror}") from error
     runtime = wasi.lease_runtime()
     watch = wasi.start_watch(runtime, timeout)
     run = _Interpreter(workspace, read_only, limits, watch, root_fd, timeout, quota)

@@ -50,7 +50,9 @@ class PlanGuard:
     Before every write, and whenever asked (`verify`), the file is compared with what the
     runner may have on disk; anything else is kept aside as `<plan>.rejected-N` and undone.
     Callbacks given to `submit` run on the writer thread: `before` ones just before the text
-    containing their verdict is written, the others once it is durable.
+    containing their verdict is written, the others once it is durable, and `settled` ones
+    after those, once per write however many of its verdicts named the same one (a write
+    coalescing many verdicts settles them together: one ledger commit, not one each).
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class PlanGuard:
         self._wanted_text = ""
         self._callbacks: list[Callable[[], None]] = []
         self._befores: list[Callable[[], None]] = []
+        self._settled: dict[Callable[[], None], None] = {}  # ordered, each once
         self._found: list[Tamper] = []
         self._closing = False
         self.failure: str | None = None  # the plan could not be written or restored: stop
@@ -85,7 +88,11 @@ class PlanGuard:
         self._thread.start()
 
     def submit(
-        self, text: str, written: Callable[[], None], before: Callable[[], None] | None = None
+        self,
+        text: str,
+        written: Callable[[], None],
+        before: Callable[[], None] | None = None,
+        settled: Callable[[], None] | None = None,
     ) -> None:
         with self._cond:
             if self.failure is not None or self.held:
@@ -95,6 +102,8 @@ class PlanGuard:
             self._callbacks.append(written)
             if before is not None:
                 self._befores.append(before)
+            if settled is not None:
+                self._settled[settled] = None
             self._cond.notify()
 
     def verify(self) -> list[Tamper]:
@@ -131,7 +140,9 @@ class PlanGuard:
                 if self._wanted is None:
                     return
                 data, callbacks, befores = self._wanted, self._callbacks, self._befores
+                settled = list(self._settled)
                 self._wanted, self._callbacks, self._befores = None, [], []
+                self._settled = {}
                 text = self._wanted_text
             if self._hold is not None:
                 try:
@@ -153,7 +164,7 @@ class PlanGuard:
                 if tamper is not None:
                     with self._cond:
                         self._found.append(tamper)
-                for callback in callbacks:
+                for callback in [*callbacks, *settled]:
                     callback()
             except Exception as exc:  # latched; the scheduler stops at its next turn
                 log.exception("writing %s failed", self.path)

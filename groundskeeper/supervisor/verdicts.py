@@ -43,6 +43,9 @@ class VerdictWriter:
         self.lines = plan.text.split("\n")  # a verdict edits one line, as the plan numbers them
         self.shift = 0  # 1 once the run has inserted the #+TODO: line above every headline
         self._parents = {c: h for h in plan.walk() for c in h.children}
+        # telemetry rows of verdicts on disk whose `state` steps are staged, not yet durable
+        # (the plan writer's thread alone touches it)
+        self._unsettled: list[int] = []
 
     def settle(
         self,
@@ -107,14 +110,22 @@ class VerdictWriter:
                 seal.plan_edit(1, TODO_LINE, f"`{state}` is a state org knows only from it")
             # a failure latches; the loop stops
             seal.state(heading.task_id, before, state, stop, task.lies if state != "DONE" else ())
-            if telemetry is not None:
-                # the row stands only beside a durable verdict: a crash before this commit
-                # leaves it pending (dropped by the next run, which re-verifies the headline)
-                seal.commit()
-                telemetry.commit_verdicts(rows)
+            self._unsettled.extend(rows)
 
         # the writer thread does the I/O, so the next task starts meanwhile
-        self.guard.submit("\n".join(self.lines), written, before=recorded)
+        self.guard.submit("\n".join(self.lines), written, before=recorded, settled=self._settle)
+
+    def _settle(self) -> None:
+        """Once per plan write, after every verdict it carried staged its `state` step: the
+        rows stand only beside durable verdicts, so the steps are committed first (one commit
+        for the whole write). A crash before this commit leaves the rows pending (dropped by
+        the next run, which re-verifies the headline); a failed commit latches (SealingError)
+        and leaves them pending."""
+        telemetry = self.books.telemetry
+        rows, self._unsettled = self._unsettled, []
+        if telemetry is not None:
+            self.books.seal.commit()
+            telemetry.commit_verdicts(rows)
 
     def _write_keyword(self, heading: Heading, before: str, state: str) -> bool:
         """The verdict into `lines`: the keyword, then the parent's statistics cookies as
