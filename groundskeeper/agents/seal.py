@@ -136,32 +136,28 @@ class Fingerprint:
 def input_patterns(
     spec: PlanSpec, workdir: Path, sealed: Fingerprint | None = None
 ) -> tuple[list[str], list[str]]:
-    """(the protected patterns, the hidden ones) a session is held to, as a run reads them:
-    `:protect:` and `#+PROTECT:`, and each expected file a check compares against that is not
-    the worker's to change (`plan.expected`) and existed when the plan was sealed (`sealed`;
-    None: now, as it is being sealed); `:hide:` and `#+HIDE:`."""
-    from groundskeeper.path_patterns import covers
+    """(the protected patterns, the hidden ones) a session is held to, read by the run's own
+    rules (`plan.expected`): `:protect:` and `#+PROTECT:`; each expected file a check
+    compares against that no task frees (`:writable:`, or a task's text asking to change
+    it) and that existed when the plan was sealed (`sealed`; None: now, as it is being
+    sealed); pytest's configuration at any depth when a check runs pytest itself; `:hide:`
+    and `#+HIDE:`. One session does every task, so it is held as every worker of a run is."""
+    from groundskeeper.plan.expected import configuration_kept, expected_inputs, freed
 
-    was = None if sealed is None else {p for p, _ in sealed.protected}
+    tasks = list(spec)
     protect: set[str] = set()
     hide: set[str] = set()
-    for task in spec:
+    for task in tasks:
         protect.update(task.protect)
         hide.update(task.hide)
-    if was is not None and sealed is not None and sealed.plan_sha256 == sha256_text(spec.plan.text):
+    protect.update(configuration_kept(tasks))
+    if sealed is not None and sealed.plan_sha256 == sha256_text(spec.plan.text):
         # the plan as sealed: its expected files are the ones sealed (no check parsed again)
-        protect.update(f"/{p}" for p in was)
+        protect.update(f"/{p}" for p, _ in sealed.protected)
         return sorted(protect), sorted(hide)
-    from groundskeeper.plan.expected import expected_files
-
-    for task in spec:
-        protect.update(
-            f"/{p}"
-            for p in expected_files(task)
-            if ((workdir / p).is_file() if was is None else p in was)
-            and not covers(task.protect, p)
-            and not covers(task.hide, p)
-        )
+    known = None if sealed is None else frozenset(p for p, _ in sealed.protected)
+    expected = expected_inputs(tasks, workdir, known)
+    protect.update(f"/{p}" for p in expected if not freed(tasks, p))
     return sorted(protect), sorted(hide)
 
 
