@@ -126,6 +126,10 @@ for step in os.environ["SCENARIO"].split():
     elif step == "work":
         pathlib.Path("NOTES.md").write_text("shipped\\n")
         pathlib.Path("COUNT").write_text("1\\n")
+    elif step == "unwork":  # the work undone after an allowed Stop
+        pathlib.Path("NOTES.md").write_text("nothing\\n")
+    elif step == "mark-launched":
+        pathlib.Path("LAUNCHED").write_text("")
     elif step == "foreign-stop":  # an event of its own, another session's id
         hook("Stop", session="made-up")
     elif step.startswith("subagent"):
