@@ -64,6 +64,7 @@ __all__ = [
     "HookOptions",
     "HookRecord",
     "backed_by",
+    "beyond_check",
     "check_body",
     "configuration_unsealed",
     "decide",
@@ -484,6 +485,9 @@ def _record_tool(
             "status": "error" if is_error else "ok",
             "is_error": is_error,
             "tool_use_id": str(raw.get("tool_use_id") or ""),
+            # what the client said it ran, not what groundskeeper saw: anyone who can run the
+            # hook's command line can report a call; no record-based rule reads it
+            "reported_by": "client",
         },
     )
     record.stage("run-end", {"ok": True, "states": [], "tampers": 0})
@@ -579,7 +583,7 @@ def session_refusals(plan: Plan) -> list[Diagnostic]:
             )
             found.append(Diagnostic("error", title, message, line, "T002"))
             continue
-        more = _beyond_check(task)
+        more = beyond_check(task)
         if more:
             message = (
                 f"task is judged on {' and '.join(more)}, which a hook cannot confirm (only"
@@ -590,7 +594,7 @@ def session_refusals(plan: Plan) -> list[Diagnostic]:
     return sorted(found, key=lambda d: d.line or 0)
 
 
-def _beyond_check(task: TaskSpec) -> list[str]:
+def beyond_check(task: TaskSpec) -> list[str]:
     """What the task is judged on besides its check: what no hook can confirm."""
     return [
         name
@@ -629,7 +633,7 @@ def _judge_task(
     phase: str = "hook",
 ) -> str | None:
     """Why the task is not done (None: its check passed), its check sealed."""
-    more = _beyond_check(task)
+    more = beyond_check(task)
     if task.check is None:
         if task.checked:  # a hard `:contract: pytest`: a check, but one only a run confirms
             return (

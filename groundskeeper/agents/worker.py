@@ -26,6 +26,7 @@ from groundskeeper.acceptance.protect import file_sha256
 from groundskeeper.agents.gate import (
     HookRecord,
     backed_by,
+    beyond_check,
     check_body,
     hides_inputs,
     open_plan_record,
@@ -231,6 +232,20 @@ def _work_task(
             task.heading.keyword or "",
             0,
             "no acceptance check: nothing could confirm it",
+            None,
+            None,
+        )
+    more = beyond_check(task)
+    if more:
+        # `changed`, `ran` and evidence are judged on the record of what the worker did; a
+        # session's tool calls are what the client reported (PostToolUse), not what
+        # groundskeeper saw, so nothing of them can hold a verdict
+        return TaskOutcome(
+            task.task_id,
+            task.heading.keyword or "",
+            0,
+            f"not run: judged on {' and '.join(more)}, which only `groundskeeper run` confirms"
+            " (a session's tool calls are the client's report, not groundskeeper's record) [H001]",
             None,
             None,
         )

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.agents.conftest import HookRun, ledger_steps
+from tests.agents.conftest import HookRun, call_hook, ledger_steps, stop_event
 from tests.agents.test_hook_session_bound import SETTINGS, agent_run, gk, hook, set_up
 
 
@@ -265,7 +265,7 @@ def test_agent_work_ends_with_a_final_sweep(tmp_path: Path) -> None:
     assert "* DONE Compute answer" in (work / "plan.org").read_text()
     # the honest twin: the later session leaves the earlier work alone
     other = plan_in(tmp_path / "b", TWO_TASKS)
-    honest = work_run(other, WORK_FAKE.replace('write_text("broken\\n")', 'read_text()'))
+    honest = work_run(other, WORK_FAKE.replace('write_text("broken\\n")', "read_text()"))
     assert honest.returncode == 0, honest
     assert "DONE hello (blocks 0)" in honest.stdout
 
@@ -340,3 +340,49 @@ def test_setup_writes_resolved_paths(tmp_path: Path) -> None:
     assert "/../" not in text and "/./" not in text
     assert f"Edit(/{tmp_path.resolve()}/plans/plan.org)" in text
     assert f"--plan {tmp_path.resolve()}/plans/plan.org" in told.stdout
+
+
+# -- C: what a client reports is said to be the client's -----------------------------------------
+
+
+def test_a_tool_call_a_hook_records_is_marked_as_the_clients_report(work: Path) -> None:
+    from groundskeeper.acceptance.attempt_record import AttemptRecord
+    from groundskeeper.agents.gate import verified_entries
+    from groundskeeper.record.control import ControlDir
+
+    set_up(work)
+    event = stop_event(
+        work,
+        hook_event_name="PostToolUse",
+        tool_name="Bash",
+        tool_input={"command": "python3 -m pytest -q tests"},
+        tool_response={"stdout": "42 passed in 0.5s"},
+    )
+    plan = work / "plan.org"
+    told = call_hook("claude-code", event, "--plan", str(plan), "--task", "notes", "--record-tool")
+    assert told.status == 0, told
+    shown = gk(work, "ledger", "show", "plan.org")
+    assert "Bash → status ok · reported by the client, not seen" in shown.stdout, shown
+    entries = verified_entries(ControlDir.for_plan(plan), plan)
+    lines = [{"run": r, "step": s, "body": b} for r, s, b in entries]
+    (run,) = {r for r, s, _ in entries if s == "tool-call"}
+    assert AttemptRecord.from_steps(lines, run, "notes", 0).calls == ()
+    # the twin: a call groundskeeper's own run sealed (no `reported_by`) is read
+    lines[-2]["body"] = {k: v for k, v in lines[-2]["body"].items() if k != "reported_by"}
+    assert lines[-2]["step"] == "tool-call"
+    assert len(AttemptRecord.from_steps(lines, run, "notes", 0).calls) == 1
+
+
+def test_agent_work_does_not_judge_a_task_on_a_record_the_client_reported(
+    tmp_path: Path,
+) -> None:
+    work = plan_in(
+        tmp_path,
+        TWO_TASKS.replace(
+            "  :done-when: grep -qx hello", "  :contract: ran echo\n  :done-when: grep -qx hello"
+        ),
+    )
+    done = work_run(work, WORK_FAKE.replace('write_text("broken\\n")', "read_text()"))
+    assert done.returncode == 1, done
+    assert "TODO hello (blocks 0) — not run: judged on contracts" in done.stdout
+    assert "[H001]" in done.stdout and "DONE answer (blocks 0)" in done.stdout
