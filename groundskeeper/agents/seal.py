@@ -400,7 +400,9 @@ def check_anchor(plan_path: Path, control: Path) -> None:
         raise HookFailure(
             "ledger",
             f"the plan's ledger {control / LEDGER_FILE} is gone, but {size} sealed lines of it"
-            f" were recorded in {anchor}: it was deleted",
+            f" were recorded in {anchor}: it was deleted. If you start over on purpose (the"
+            f" project re-created at this path, a fresh clone), move that record aside (`mv"
+            f" {anchor} {anchor}.old`) and run `groundskeeper agent setup` again",
         )
     if head[0] != origin:
         raise HookFailure(

@@ -114,7 +114,7 @@ def setup(
     The files written are sealed with the plan: while any differs, every stop is blocked.
     """
     from groundskeeper.agents.gate import seal_plan
-    from groundskeeper.agents.seal import HookFailure, held_inputs
+    from groundskeeper.agents.seal import HookFailure, aliases_of_hidden, held_inputs
     from groundskeeper.agents.setup import write_setup
     from groundskeeper.plan.org import load_plan
     from groundskeeper.record.keys import ensure_signing_key
@@ -130,6 +130,15 @@ def setup(
         if loaded.created:
             narrate(f"created a signing key: {loaded.private_path}")
         protected, hidden = held_inputs(load_plan(plan), root)
+        # a link to a hidden input already in the workdir would block every stop, and the
+        # agent would be told to remove the user's file: said now, to the user
+        aliases = aliases_of_hidden(root, [str(h.relative_to(root)) for h in hidden])
+        if aliases:
+            fail_usage(
+                "a hidden input is reachable by another name in the workdir: "
+                + "; ".join(aliases)
+                + ". A check would follow it; remove it before the agent's session"
+            )
         done = write_setup(
             agent_name,
             plan,

@@ -386,3 +386,40 @@ def test_agent_work_does_not_judge_a_task_on_a_record_the_client_reported(
     assert done.returncode == 1, done
     assert "TODO hello (blocks 0) — not run: judged on contracts" in done.stdout
     assert "[H001]" in done.stdout and "DONE answer (blocks 0)" in done.stdout
+
+
+# -- D: the minor ones --------------------------------------------------------------------------
+
+
+def test_the_breaker_on_a_task_completed_refuses_it_by_exit_2(work: Path) -> None:
+    set_up(work, "--max-blocks", "1")
+    told = hook(work, "TaskCompleted", task_subject="notes", task_id="1")
+    assert told.status == 2 and told.stdout == "", told
+    assert "its stop is NOT a pass. FAILED: `notes`" in told.stderr
+    # the twin: a Stop's breaker answer stays Claude Code's JSON stop
+    (work / "NOTES.md").write_text("shipped\n")
+    stop = hook(work, session="s-2")
+    assert stop.status == 0 and json.loads(stop.stdout)["continue"] is False, stop
+
+
+def test_setup_refuses_a_link_to_a_hidden_input_already_there(tmp_path: Path) -> None:
+    work = plan_in(tmp_path, TWO_TASKS.replace(":ID: answer", ":ID: answer\n  :hide: key/"))
+    (work / "key").mkdir()
+    (work / "key" / "expected.txt").write_text("42\n")
+    (work / "data").symlink_to("key")
+    told = gk(work, "agent", "setup", "claude-code", "--plan", "plan.org")
+    assert told.returncode == 2, told
+    assert "`data` is a link to the hidden input `key/expected.txt`" in told.stderr
+    (work / "data").unlink()  # the twin
+    assert gk(work, "agent", "setup", "claude-code", "--plan", "plan.org").returncode == 0
+
+
+def test_a_project_made_again_at_the_same_path_is_told_how_to_start_over(work: Path) -> None:
+    set_up(work)
+    for name in ("_steps.jsonl", "_steps.checkpoint"):
+        (work / ".groundskeeper" / "plan.org" / name).unlink()
+    told = gk(work, "agent", "setup", "claude-code", "--plan", "plan.org")
+    assert told.returncode == 2 and "it was deleted. If you start over on purpose" in told.stderr
+    moved = told.stderr.split("(`mv ")[1].split("`")[0].split()
+    os.rename(moved[0], moved[1])
+    assert gk(work, "agent", "setup", "claude-code", "--plan", "plan.org").returncode == 0
