@@ -219,7 +219,10 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     unless ARGS name a session) are read back from the signed ledger: unless its last Stop was
     allowed and every call was answered (a hook the agent's own processes killed lets the
     stop through), and nothing sealed the plan again or rewrote the ledger meanwhile, you are
-    told on stderr and the exit status is 1.
+    told on stderr and the exit status is 1. Then, whatever the recorded stops say, the
+    plan is judged again here (its seal, then every open task's check, in the sandbox): a
+    task that fails is named on stderr and the exit status is 1. A settings file that
+    differs from the one sealed with the plan is not launched (exit 2).
 
     \b
     Example:
