@@ -45,7 +45,7 @@ from groundskeeper.agents.seal import (
     write_anchor,
 )
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.plan.org import Heading, Plan, load_plan
+from groundskeeper.plan.org import VERDICT_STATES, Heading, Plan, load_plan
 from groundskeeper.plan.spec import TaskSpec, compile_plan
 from groundskeeper.record.control import CONTROL_ROOT, ControlDir
 from groundskeeper.record.keys import (
@@ -537,8 +537,6 @@ def open_tasks(plan: Plan, backed: Callable[[TaskSpec], bool]) -> list[TaskSpec]
     ledger backs it (`backed`: a sealed DONE with this very check), and judged again
     otherwise; FAILED and PARTIAL are open. A parent is judged on its own check, if it has
     one (without one, its children decide)."""
-    from groundskeeper.supervisor.task_run import VERDICT_STATES
-
     finished = frozenset(plan.done_states) - set(VERDICT_STATES)
     spec = compile_plan(plan)
     ended: set[Heading] = set()  # a finished task's subtree is never run either

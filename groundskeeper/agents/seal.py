@@ -142,19 +142,23 @@ def input_patterns(
     it) and that existed when the plan was sealed (`sealed`; None: now, as it is being
     sealed); pytest's configuration at any depth when a check runs pytest itself; `:hide:`
     and `#+HIDE:`. One session does every task, so it is held as every worker of a run is."""
-    from groundskeeper.plan.expected import configuration_kept, expected_inputs, freed
-
     tasks = list(spec)
     protect: set[str] = set()
     hide: set[str] = set()
     for task in tasks:
         protect.update(task.protect)
         hide.update(task.hide)
-    protect.update(configuration_kept(tasks))
+    if any(t.check is not None and "pytest" in t.check.text for t in tasks):
+        # (the word first: a plan with no pytest check parses no check for it)
+        from groundskeeper.plan.expected import configuration_kept
+
+        protect.update(configuration_kept(tasks))
     if sealed is not None and sealed.plan_sha256 == sha256_text(spec.plan.text):
         # the plan as sealed: its expected files are the ones sealed (no check parsed again)
         protect.update(f"/{p}" for p, _ in sealed.protected)
         return sorted(protect), sorted(hide)
+    from groundskeeper.plan.expected import expected_inputs, freed
+
     known = None if sealed is None else frozenset(p for p, _ in sealed.protected)
     expected = expected_inputs(tasks, workdir, known)
     protect.update(f"/{p}" for p in expected if not freed(tasks, p))
