@@ -302,7 +302,8 @@ class AttemptRecord:
     ) -> AttemptRecord:
         """One attempt's record read back from ledger lines (`{run, step, body}` objects, as
         `ledger.read_steps` gives them; verify the ledger first): its `tool-call` bodies in
-        order, so a verdict can be judged again offline."""
+        order, so a verdict can be judged again offline. A call a client reported through a
+        hook (`reported_by`) is not one groundskeeper saw: it is no part of any record."""
         calls = [
             line["body"]
             for line in steps
@@ -311,6 +312,7 @@ class AttemptRecord:
             and isinstance(line.get("body"), Mapping)
             and line["body"].get("task_id") == task_id
             and line["body"].get("attempt") == attempt
+            and line["body"].get("reported_by") is None
         ]
         return cls(tuple(calls), store)
 

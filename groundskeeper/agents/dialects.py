@@ -160,6 +160,10 @@ class Dialect:
             quiet = "{}\n" if self.block_form in ("json-deny", "followup") else ""
             return Answer(0, quiet, reason + "\n" if reason else "")
         if decision.outcome == "stop":
+            if event_name in EXIT2_EVENTS and form == "exit2":
+                # an event that reads only exit 2 (TaskCompleted): the breaker's answer must
+                # refuse the claim in that form, or the completion goes through
+                return Answer(2, "", _not_an_error(reason) + "\n")
             if self.block_form == "followup":  # Cursor: nothing to say but an empty answer
                 return Answer(0, "{}\n", reason + "\n")
             document = {"continue": False, "stopReason": reason, "systemMessage": reason}

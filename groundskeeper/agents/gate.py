@@ -14,10 +14,10 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groundskeeper import __version__
 from groundskeeper.acceptance.check import (
@@ -45,7 +45,7 @@ from groundskeeper.agents.seal import (
     write_anchor,
 )
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.plan.org import Heading, Plan, load_plan
+from groundskeeper.plan.org import VERDICT_STATES, Heading, Plan, load_plan
 from groundskeeper.plan.spec import TaskSpec, compile_plan
 from groundskeeper.record.control import CONTROL_ROOT, ControlDir
 from groundskeeper.record.keys import (
@@ -57,20 +57,30 @@ from groundskeeper.record.keys import (
 from groundskeeper.record.ledger import Ledger, excerpt
 from groundskeeper.record.verified_prefix import verify_with_prefix
 
+if TYPE_CHECKING:
+    from groundskeeper.diagnostics import Diagnostic
+
 __all__ = [
     "DEFAULT_MAX_BLOCKS",
     "HookOptions",
     "HookRecord",
+    "backed_by",
+    "beyond_check",
     "check_body",
+    "configuration_unsealed",
     "decide",
     "find_plan",
     "hides_inputs",
     "ledger_lines",
     "open_plan_record",
+    "open_tasks",
     "plan_changed_since",
+    "recheck_plan",
     "seal_fingerprint",
     "seal_plan",
     "session_outcome",
+    "session_refusals",
+    "verified_entries",
     "verified_steps",
 ]
 
@@ -166,10 +176,18 @@ def _load_key() -> SigningKey:
 def verified_steps(
     control: ControlDir, plan_path: Path, key: SigningKey | None = None
 ) -> list[tuple[str, dict[str, Any]]]:
-    """The ledger's steps, every line of it verified; read once, so the steps are the bytes
-    that verified. With the signing `key`, the lines a call before verified are taken from
-    the verified prefix it left (`record.verified_prefix`: bound to those bytes by hash,
-    signed with `key`) and only the lines after them are checked."""
+    """The ledger's steps, every line of it verified (`verified_entries`), without their runs."""
+    return [(step, body) for _, step, body in verified_entries(control, plan_path, key)]
+
+
+def verified_entries(
+    control: ControlDir, plan_path: Path, key: SigningKey | None = None
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """The plan's ledger, every line of it verified: each step as (its run, its name, its
+    body); read once, so the steps are the bytes that verified. With the signing `key`, the
+    lines a call before verified are taken from the verified prefix it left
+    (`record.verified_prefix`: bound to those bytes by hash, signed with `key`) and only the
+    lines after them are checked."""
     check_anchor(plan_path, control.path)
     if not control.ledger.exists():
         return []
@@ -187,12 +205,12 @@ def verified_steps(
             f" {first.code}: {first.reason}); run `groundskeeper ledger verify"
             f" {control.plan_path}`",
         )
-    steps = []
+    entries = []
     for raw in data.split(b"\n")[: report.lines]:
         obj = json.loads(raw)
         if isinstance(obj.get("body"), dict):
-            steps.append((str(obj["step"]), obj["body"]))
-    return steps
+            entries.append((str(obj.get("run", "")), str(obj["step"]), obj["body"]))
+    return entries
 
 
 def open_plan_record(plan_path: Path) -> tuple[ControlDir, SigningKey]:
@@ -269,13 +287,21 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             " setup`); a change to them is refused. Ask the user to change them outside the"
             " session.",
         )
+    if not event.session_id:
+        # a client always names its session; a call naming none is no session's, and would
+        # otherwise be judged as a session of its own (with no start to hold it to)
+        raise HookFailure(
+            "session",
+            f"the {event.name} event names no session (`session_id`): groundskeeper cannot"
+            " tell which session it belongs to, so nothing of it is confirmed",
+        )
     if options.task is not None and event.kind == "stop":
         event = replace(event, subject=options.task)
     control, key = open_plan_record(plan_path)
     if event.kind == "tool":
         return _record_tool(event, plan_path, control, key, options)
-    steps = verified_steps(control, plan_path, key)
-    view = LedgerView.read(steps, event.session_id)
+    entries = verified_entries(control, plan_path, key)
+    view = LedgerView.read([(step, body) for _, step, body in entries], event.session_id)
     if view.seal is None and options.require_seal:
         # `agent setup` sealed the plan before the session: were the ledger and its anchor
         # both removed, a first call would otherwise seal whatever the plan says now
@@ -312,7 +338,7 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             + ", ".join(view.late)
             + "; a seal made during a session does not apply to it",
         )
-    tasks, note = _tasks_for(plan, event)
+    tasks, note = _tasks_for(plan, event, backed_by(entries))
     scope = "plan" if event.subject is None else "task" if tasks is not None else "none"
     record = HookRecord(
         control,
@@ -470,6 +496,9 @@ def _record_tool(
             "status": "error" if is_error else "ok",
             "is_error": is_error,
             "tool_use_id": str(raw.get("tool_use_id") or ""),
+            # what the client said it ran, not what groundskeeper saw: anyone who can run the
+            # hook's command line can report a call; no record-based rule reads it
+            "reported_by": "client",
         },
     )
     record.stage("run-end", {"ok": True, "states": [], "tampers": 0})
@@ -477,15 +506,14 @@ def _record_tool(
     return Decision("allow", "")
 
 
-def _tasks_for(plan: Plan, event: HookEvent) -> tuple[list[TaskSpec] | None, str]:
-    """The tasks a stop claims: the one a TaskCompleted or SubagentStop names, else every
-    open task. None: the event names no task of the plan (nothing of it is claimed)."""
-    spec = compile_plan(plan)
-    # DONE alone is done: a task FAILED (the breaker's, or anyone's) or PARTIAL is open, and
-    # a Stop on it runs its check again
-    open_leaves = [t for t in spec if not t.heading.child_tasks and t.heading.keyword != "DONE"]
+def _tasks_for(
+    plan: Plan, event: HookEvent, backed: Callable[[TaskSpec], bool]
+) -> tuple[list[TaskSpec] | None, str]:
+    """The tasks a stop claims: the one a TaskCompleted or SubagentStop names (with its
+    subtree), else every open task. None: the event names no task of the plan (nothing of
+    it is claimed)."""
     if event.subject is None:
-        return open_leaves, ""
+        return open_tasks(plan, backed), ""
     named = [h for h in plan.tasks() if event.subject in (h.task_id, h.title)]
     if not named:
         return None, f"`{event.subject}` is no task of the plan; the final stop checks them all"
@@ -496,7 +524,97 @@ def _tasks_for(plan: Plan, event: HookEvent) -> tuple[list[TaskSpec] | None, str
             current = stack.pop()
             heads.add(current)
             stack.extend(current.child_tasks)
-    return [t for t in spec if t.heading in heads and not t.heading.child_tasks], ""
+    return [t for t in open_tasks(plan, backed) if t.heading in heads], ""
+
+
+def backed_by(entries: list[tuple[str, str, dict[str, Any]]]) -> Callable[[TaskSpec], bool]:
+    """Whether the ledger backs a task's DONE: a sealed DONE for it, judged with its check
+    as it is now (`record.backing`, what a run and `audit` read)."""
+    from groundskeeper.record.backing import read_record
+
+    record = read_record(entries)
+
+    def backed(task: TaskSpec) -> bool:
+        sha = SealedCheck.seal(task.check).sha256 if task.check is not None else None
+        return record.backs_done(task.task_id, sha)
+
+    return backed
+
+
+def open_tasks(plan: Plan, backed: Callable[[TaskSpec], bool]) -> list[TaskSpec]:
+    """The tasks a stop must judge, read as a run reads them, in the order a run judges
+    them (each parent after its children): every task not finished — a custom done state
+    (`CANCELLED` after `|`) is finished and never judged; DONE is finished only when the
+    ledger backs it (`backed`: a sealed DONE with this very check), and judged again
+    otherwise; FAILED and PARTIAL are open. A parent is judged on its own check, if it has
+    one (without one, its children decide)."""
+    finished = frozenset(plan.done_states) - set(VERDICT_STATES)
+    spec = compile_plan(plan)
+    ended: set[Heading] = set()  # a finished task's subtree is never run either
+    for task in spec:
+        if (task.heading.keyword or "") in finished:
+            stack = [task.heading]
+            while stack:
+                current = stack.pop()
+                ended.add(current)
+                stack.extend(current.child_tasks)
+    found: list[TaskSpec] = []
+    for task in spec:
+        keyword = task.heading.keyword or ""
+        if task.heading in ended:
+            continue
+        if keyword == "DONE" and backed(task):
+            continue
+        if task.heading.child_tasks and not task.checked:
+            continue
+        found.append(task)
+    # deepest first (a stable sort keeps document order among equals): a parent after its
+    # children, as a run's roll-up judges it
+    return sorted(found, key=lambda t: -t.heading.level)
+
+
+def session_refusals(plan: Plan) -> list[Diagnostic]:
+    """Why `agent setup` or `agent seal` must not seal `plan` for agents' sessions, as
+    error diagnostics in document order (empty: none): each error lint finds (T005 a check
+    that cannot fail, …), and each task a stop would have to pass (`open_tasks`, a DONE
+    taken as backed) that nothing the hook runs can confirm — no check (T002), or judged also
+    on contracts, evidence, a judge or an approval gate (H001), which only a run confirms."""
+    from groundskeeper.diagnostics import Diagnostic
+    from groundskeeper.plan.lint import validate
+
+    found = [d for d in validate(plan) if d.level == "error"]
+    for task in open_tasks(plan, lambda _: True):
+        title, line = task.title, task.heading.line
+        if not task.checked:
+            message = (
+                "task has no acceptance check: a hook cannot confirm it, and every stop would"
+                " be refused; add `:done-when:` or a `#+begin_src sh :check` block"
+            )
+            found.append(Diagnostic("error", title, message, line, "T002"))
+            continue
+        more = beyond_check(task)
+        if more:
+            message = (
+                f"task is judged on {' and '.join(more)}, which a hook cannot confirm (only"
+                " `groundskeeper run` does): every stop would be refused; work this plan with"
+                " `groundskeeper run`, or give the task a check of its own instead"
+            )
+            found.append(Diagnostic("error", title, message, line, "H001"))
+    return sorted(found, key=lambda d: d.line or 0)
+
+
+def beyond_check(task: TaskSpec) -> list[str]:
+    """What the task is judged on besides its check: what no hook can confirm."""
+    return [
+        name
+        for name, present in (
+            ("contracts", bool(task.contracts or task.contract_problems)),
+            ("evidence", bool(task.evidence or task.evidence_problems)),
+            ("a judge", task.judge is not None),
+            ("an approval gate", task.gate is not None),
+        )
+        if present
+    ]
 
 
 def hides_inputs(plan: Plan) -> bool:
@@ -521,26 +639,24 @@ def _judge_task(
     record: HookRecord,
     attempt: int,
     withhold: bool,
+    phase: str = "hook",
 ) -> str | None:
     """Why the task is not done (None: its check passed), its check sealed."""
+    more = beyond_check(task)
     if task.check is None:
+        if task.checked:  # a hard `:contract: pytest`: a check, but one only a run confirms
+            return (
+                f"it is judged on {' and '.join(more)} (a `pytest` contract), which a hook"
+                " cannot confirm; work it with `groundskeeper run` (`agent setup` refuses"
+                " such a plan, H001)"
+            )
         return (
             "it has no acceptance check, so nothing can confirm it; add `:done-when:` or a"
             " `#+begin_src sh :check` block to the plan (the user re-seals it)"
         )
-    more = [
-        name
-        for name, present in (
-            ("contracts", bool(task.contracts or task.contract_problems)),
-            ("evidence", bool(task.evidence or task.evidence_problems)),
-            ("a judge", task.judge is not None),
-            ("an approval gate", task.gate is not None),
-        )
-        if present
-    ]
     sealed = SealedCheck.seal(task.check)
     result = run_check(sealed, root, shell=shell, timeout=timeout)
-    record.stage("check", check_body(task.task_id, attempt, result, withhold=withhold))
+    record.stage("check", check_body(task.task_id, attempt, result, phase, withhold=withhold))
     if not result.passed:
         shown = WITHHELD if withhold else result.output
         detail = f"{result.reason}\n{shown}".rstrip()
@@ -665,6 +781,65 @@ def _write_failed(
 
 
 # -- what a launched session's stops came to ----------------------------------------------------
+
+
+def recheck_plan(plan_path: Path, workdir: Path | None, shell: Shell | None = None) -> list[str]:
+    """The plan judged by the launcher itself after its session (`agent run`), whatever the
+    session's recorded stops say — a hook call can be forged by anyone who can run its
+    command line, and one killed early leaves no trace: the plan, its checks and inputs
+    against the latest seal, the hidden inputs' aliases, and every open task's check
+    (`open_tasks`) run in the sandbox, each sealed. Each reason the work is not done, said
+    for a person (empty: every open task passes)."""
+    control, key = open_plan_record(plan_path)
+    entries = verified_entries(control, plan_path)
+    view = LedgerView.read([(step, body) for _, step, body in entries], "")
+    if view.seal is None:
+        return [f"the plan's ledger {control.ledger} holds no seal: nothing can be confirmed"]
+    plan = _load(plan_path)
+    root = (workdir or plan_path.parent).resolve()
+    now = fingerprint(plan, root, [p for p, _ in view.seal.guarded], view.seal)
+    found = [f"the plan changed since it was sealed: {c}" for c in now.changes_from(view.seal)]
+    found += aliases_of_hidden(root, [p for p, _ in now.hidden])
+    if found:
+        return found
+    record = HookRecord(
+        control, key, {"kind": "launcher-check", "plan": str(plan_path), "workdir": str(root)}
+    )
+    withhold = hides_inputs(plan)
+    failed: list[tuple[str, str]] = []
+    for task in open_tasks(plan, backed_by(entries)):
+        if shell is None:
+            shell = sandbox_shell()
+        why = _judge_task(task, root, shell, DEFAULT_CHECK_TIMEOUT, record, 0, withhold, "launcher")
+        if why is not None:
+            failed.append((task.task_id, why))
+            found.append(f"task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
+    record.stage("run-end", {"ok": not found, "states": [], "tampers": 0})
+    record.commit()
+    write_anchor(plan_path, control.path)
+    return found
+
+
+def configuration_unsealed(plan_path: Path, configuration: Path) -> str | None:
+    """Why `configuration` (the agent configuration a launcher is about to hand its client)
+    is not the one sealed with the plan, or None when it is."""
+    from groundskeeper.acceptance.protect import file_sha256
+
+    control, _ = open_plan_record(plan_path)
+    view = LedgerView.read(verified_steps(control, plan_path), "")
+    if view.seal is None:
+        return f"the plan's ledger {control.ledger} holds no seal; run `groundskeeper agent setup`"
+    sealed = dict(view.seal.guarded)
+    name = str(configuration.absolute())
+    if name not in sealed:
+        return f"{configuration} was never sealed with the plan; run `groundskeeper agent setup`"
+    if file_sha256(configuration) != sealed[name]:
+        return (
+            f"{configuration} differs from the one sealed with the plan (it was edited since"
+            " `agent setup` wrote it): its hooks may not be groundskeeper's. Run `groundskeeper"
+            " agent setup` again to write and seal it afresh"
+        )
+    return None
 
 
 def ledger_lines(plan_path: Path) -> tuple[int, str]:

@@ -136,32 +136,32 @@ class Fingerprint:
 def input_patterns(
     spec: PlanSpec, workdir: Path, sealed: Fingerprint | None = None
 ) -> tuple[list[str], list[str]]:
-    """(the protected patterns, the hidden ones) a session is held to, as a run reads them:
-    `:protect:` and `#+PROTECT:`, and each expected file a check compares against that is not
-    the worker's to change (`plan.expected`) and existed when the plan was sealed (`sealed`;
-    None: now, as it is being sealed); `:hide:` and `#+HIDE:`."""
-    from groundskeeper.path_patterns import covers
-
-    was = None if sealed is None else {p for p, _ in sealed.protected}
+    """(the protected patterns, the hidden ones) a session is held to, read by the run's own
+    rules (`plan.expected`): `:protect:` and `#+PROTECT:`; each expected file a check
+    compares against that no task frees (`:writable:`, or a task's text asking to change
+    it) and that existed when the plan was sealed (`sealed`; None: now, as it is being
+    sealed); pytest's configuration at any depth when a check runs pytest itself; `:hide:`
+    and `#+HIDE:`. One session does every task, so it is held as every worker of a run is."""
+    tasks = list(spec)
     protect: set[str] = set()
     hide: set[str] = set()
-    for task in spec:
+    for task in tasks:
         protect.update(task.protect)
         hide.update(task.hide)
-    if was is not None and sealed is not None and sealed.plan_sha256 == sha256_text(spec.plan.text):
-        # the plan as sealed: its expected files are the ones sealed (no check parsed again)
-        protect.update(f"/{p}" for p in was)
-        return sorted(protect), sorted(hide)
-    from groundskeeper.plan.expected import expected_files
+    if any(t.check is not None and "pytest" in t.check.text for t in tasks):
+        # (the word first: a plan with no pytest check parses no check for it)
+        from groundskeeper.plan.expected import configuration_kept
 
-    for task in spec:
-        protect.update(
-            f"/{p}"
-            for p in expected_files(task)
-            if ((workdir / p).is_file() if was is None else p in was)
-            and not covers(task.protect, p)
-            and not covers(task.hide, p)
-        )
+        protect.update(configuration_kept(tasks))
+    if sealed is not None and sealed.plan_sha256 == sha256_text(spec.plan.text):
+        # the plan as sealed: its expected files are the ones sealed (no check parsed again)
+        protect.update(f"/{p}" for p, _ in sealed.protected)
+        return sorted(protect), sorted(hide)
+    from groundskeeper.plan.expected import expected_inputs, freed
+
+    known = None if sealed is None else frozenset(p for p, _ in sealed.protected)
+    expected = expected_inputs(tasks, workdir, known)
+    protect.update(f"/{p}" for p in expected if not freed(tasks, p))
     return sorted(protect), sorted(hide)
 
 
@@ -404,7 +404,9 @@ def check_anchor(plan_path: Path, control: Path) -> None:
         raise HookFailure(
             "ledger",
             f"the plan's ledger {control / LEDGER_FILE} is gone, but {size} sealed lines of it"
-            f" were recorded in {anchor}: it was deleted",
+            f" were recorded in {anchor}: it was deleted. If you start over on purpose (the"
+            f" project re-created at this path, a fresh clone), move that record aside (`mv"
+            f" {anchor} {anchor}.old`) and run `groundskeeper agent setup` again",
         )
     if head[0] != origin:
         raise HookFailure(

@@ -94,7 +94,8 @@ def hook_command(
 
 def _absolute_rule(tool: str, path: Path, tree: bool) -> str:
     # Claude Code reads `//path` as an absolute path in a permission rule
-    text = "/" + str(path.absolute())
+    # the resolved name (no `..`, no linked folder): Claude Code matches a rule against it
+    text = "/" + os.path.realpath(path)
     return f"{tool}({text}/**)" if tree else f"{tool}({text})"
 
 

@@ -25,10 +25,14 @@ from groundskeeper.acceptance.check import SealedCheck, run_check
 from groundskeeper.acceptance.protect import file_sha256
 from groundskeeper.agents.gate import (
     HookRecord,
+    backed_by,
+    beyond_check,
     check_body,
     hides_inputs,
     open_plan_record,
+    open_tasks,
     seal_fingerprint,
+    verified_entries,
     verified_steps,
 )
 from groundskeeper.agents.seal import Fingerprint, fingerprint, held_inputs
@@ -125,12 +129,10 @@ def work_plan(
     root = (workdir or plan.parent).resolve()
     outcomes: list[TaskOutcome] = []
     loaded = load_plan(plan)
-    done = set(loaded.done_states)
-    tasks = [
-        t
-        for t in compile_plan(loaded)
-        if not t.heading.child_tasks and t.heading.keyword not in done
-    ]
+    control, _ = open_plan_record(plan)
+    # the tasks a run would work on, in the order it judges them (`gate.open_tasks`): a DONE
+    # the ledger does not back is worked on again, a parent's own check after its children
+    tasks = open_tasks(loaded, backed_by(verified_entries(control, plan)))
     # the plan and its inputs as the work starts: every later seal is this one with
     # groundskeeper's own headline edits, never the file as a session left it
     work = Work(fingerprint(loaded, root), loaded)
@@ -152,7 +154,56 @@ def work_plan(
         outcomes.append(
             _work_task(plan, root, task, binary, args, max_blocks, workdir, timeout, env, work)
         )
-    return outcomes
+    return outcomes + _final_sweep(plan, root, work, outcomes)
+
+
+def _final_sweep(
+    plan: Path, root: Path, work: Work, outcomes: list[TaskOutcome]
+) -> list[TaskOutcome]:
+    """As a run ends (`supervisor.phases.final_sweep`): every DONE task's check once more —
+    made DONE by this command or carried from before — since a later task's session may have
+    undone an earlier one's work. One that no longer passes is FAILED, sealed and written;
+    its outcome replaces the earlier one (the demoted tasks are returned; the earlier
+    outcomes are updated in place)."""
+    current = load_plan(plan)
+    done = [t for t in compile_plan(current) if t.heading.keyword == "DONE" and t.check]
+    if not done:
+        return []
+    control, key = open_plan_record(plan)
+    record = HookRecord(control, key, {"kind": "worker-sweep", "plan": str(plan)})
+    withhold = hides_inputs(current)
+    demoted: list[tuple[TaskSpec, str]] = []
+    for task in done:
+        assert task.check is not None
+        result = run_check(SealedCheck.seal(task.check), root)
+        record.seal("check", check_body(task.task_id, 0, result, phase="sweep", withhold=withhold))
+        if not result.passed:
+            why = f"no longer passes at the final sweep: {result.code}: {result.reason}"
+            demoted.append((task, why))
+            record.seal("state", {"task_id": task.task_id, "from": "DONE", "to": "FAILED"})
+    record.seal(
+        "run-end",
+        {
+            "ok": not demoted,
+            "states": [{"task_id": t.task_id, "state": "FAILED"} for t, _ in demoted],
+            "tampers": 0,
+        },
+    )
+    added: list[TaskOutcome] = []
+    for task, why in demoted:
+        if load_plan(plan).text == work.expected.text:
+            edited = parse_plan(state_edited(work.expected, task.task_id, "FAILED"), plan)
+            write_atomically(plan, edited.text)
+            work.expected = edited
+            seal_fingerprint(plan, work.verified.with_plan(edited), "worker sweep")
+        else:
+            why += f"; {plan.name} changed: FAILED is sealed in the ledger, not written"
+        at = next((i for i, o in enumerate(outcomes) if o.task_id == task.task_id), None)
+        if at is None:
+            added.append(TaskOutcome(task.task_id, "FAILED", 0, why, None, None))
+        else:
+            outcomes[at] = replace(outcomes[at], state="FAILED", reason=why)
+    return added
 
 
 @dataclass
@@ -181,6 +232,20 @@ def _work_task(
             task.heading.keyword or "",
             0,
             "no acceptance check: nothing could confirm it",
+            None,
+            None,
+        )
+    more = beyond_check(task)
+    if more:
+        # `changed`, `ran` and evidence are judged on the record of what the worker did; a
+        # session's tool calls are what the client reported (PostToolUse), not what
+        # groundskeeper saw, so nothing of them can hold a verdict
+        return TaskOutcome(
+            task.task_id,
+            task.heading.keyword or "",
+            0,
+            f"not run: judged on {' and '.join(more)}, which only `groundskeeper run` confirms"
+            " (a session's tool calls are the client's report, not groundskeeper's record) [H001]",
             None,
             None,
         )

@@ -86,11 +86,21 @@ def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
 
     if not plan.is_file():
         fail_usage(f"{plan}: no such plan file; pass the plan the agent works on")
+    plan = _normal(plan)
+    workdir = _normal(workdir) if workdir is not None else None
     try:
+        _refuse_unfit(plan)
         ensure_signing_key()
-        sealed = seal_plan(plan.absolute(), workdir, "agent seal")
+        sealed = seal_plan(plan, workdir, "agent seal")
+        unbacked = _unbacked_done(plan)
     except (HookFailure, GroundskeeperError) as exc:
         fail_usage(str(exc))
+    for line, title in unbacked:
+        narrate(
+            f"{plan}:{line}: warning: `{title}` is DONE in the plan, but the ledger holds no"
+            " sealed DONE for it with this check: every stop judges it again (its check must"
+            " pass), as a run re-verifies it"
+        )
     if as_json:
         emit_json({"plan": str(plan), **sealed.to_json()})
     else:
@@ -132,19 +142,31 @@ def setup(
     The files written are sealed with the plan: while any differs, every stop is blocked.
     """
     from groundskeeper.agents.gate import seal_plan
-    from groundskeeper.agents.seal import HookFailure, held_inputs
+    from groundskeeper.agents.seal import HookFailure, aliases_of_hidden, held_inputs
     from groundskeeper.agents.setup import write_setup
     from groundskeeper.plan.org import load_plan
     from groundskeeper.record.keys import ensure_signing_key
 
     if not plan.is_file():
         fail_usage(f"{plan}: no such plan file; pass the plan the agent works on")
+    plan = _normal(plan)
+    workdir = _normal(workdir) if workdir is not None else None
     root = (workdir or plan.parent).resolve()
     try:
+        _refuse_unfit(plan)
         loaded = ensure_signing_key()
         if loaded.created:
             narrate(f"created a signing key: {loaded.private_path}")
         protected, hidden = held_inputs(load_plan(plan), root)
+        # a link to a hidden input already in the workdir would block every stop, and the
+        # agent would be told to remove the user's file: said now, to the user
+        aliases = aliases_of_hidden(root, [str(h.relative_to(root)) for h in hidden])
+        if aliases:
+            fail_usage(
+                "a hidden input is reachable by another name in the workdir: "
+                + "; ".join(aliases)
+                + ". A check would follow it; remove it before the agent's session"
+            )
         done = write_setup(
             agent_name,
             plan,
@@ -153,9 +175,7 @@ def setup(
             protected=protected,
             hidden=hidden,
         )
-        sealed = seal_plan(
-            plan.absolute(), workdir, f"agent setup {agent_name}", guarded=list(done.files)
-        )
+        sealed = seal_plan(plan, workdir, f"agent setup {agent_name}", guarded=list(done.files))
     except (HookFailure, GroundskeeperError, ValueError, OSError) as exc:
         fail_usage(str(exc))
     if as_json:
@@ -168,6 +188,44 @@ def setup(
         narrate(f"sealed {plan} ({len(sealed.checks)} task(s)); launch with:")
         click.echo(done.launch)
     raise SystemExit(EXIT_OK)
+
+
+def _normal(path: Path) -> Path:
+    """`path` absolute, with `..` and symbolic links resolved: the name an agent's own
+    permission rules are matched against (Claude Code matches a file's resolved path)."""
+    return path.resolve()
+
+
+def _refuse_unfit(plan: Path) -> None:
+    """Exit 2 with each reason `plan` cannot hold an agent's sessions (`session_refusals`),
+    compiler-style on stderr: a plan that fails lint, or a task no hook could confirm."""
+    from groundskeeper.agents.gate import session_refusals
+    from groundskeeper.plan.org import load_plan
+
+    refusals = session_refusals(load_plan(plan))
+    if not refusals:
+        return
+    for diagnostic in refusals:
+        click.echo(diagnostic.format(str(plan)), err=True)
+    fail_usage(
+        f"{plan} is not sealed for agents' sessions: {len(refusals)} error(s) above; fix the"
+        " plan (`groundskeeper lint` shows them too) and run this again"
+    )
+
+
+def _unbacked_done(plan: Path) -> list[tuple[int, str]]:
+    """Each DONE headline the ledger does not back (line, title)."""
+    from groundskeeper.agents.gate import backed_by, open_plan_record, verified_entries
+    from groundskeeper.plan.org import load_plan
+    from groundskeeper.plan.spec import compile_plan
+
+    control, _ = open_plan_record(plan)
+    backed = backed_by(verified_entries(control, plan))
+    return [
+        (t.heading.line, t.title)
+        for t in compile_plan(load_plan(plan))
+        if t.heading.keyword == "DONE" and not backed(t)
+    ]
 
 
 @agent.command("run", context_settings={"ignore_unknown_options": True})
@@ -183,7 +241,10 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     unless ARGS name a session) are read back from the signed ledger: unless its last Stop was
     allowed and every call was answered (a hook the agent's own processes killed lets the
     stop through), and nothing sealed the plan again or rewrote the ledger meanwhile, you are
-    told on stderr and the exit status is 1.
+    told on stderr and the exit status is 1. Then, whatever the recorded stops say, the
+    plan is judged again here (its seal, then every open task's check, in the sandbox): a
+    task that fails is named on stderr and the exit status is 1. A settings file that
+    differs from the one sealed with the plan is not launched (exit 2).
 
     \b
     Example:
@@ -196,7 +257,8 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     from groundskeeper.agents.setup import SETTINGS_NAME, claude_code_command
     from groundskeeper.record.control import ControlDir
 
-    settings = ControlDir.for_plan(plan.absolute()).path / SETTINGS_NAME
+    plan = _normal(plan)
+    settings = ControlDir.for_plan(plan).path / SETTINGS_NAME
     if not settings.is_file():
         fail_usage(
             f"{settings}: no settings yet; run `groundskeeper agent setup {agent_name}"
@@ -204,14 +266,26 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         )
     import uuid
 
+    from groundskeeper.agents.gate import configuration_unsealed, recheck_plan
+    from groundskeeper.agents.seal import HookFailure
+
+    try:
+        # the client reads this file at launch: one edited since the seal may run anything
+        # (or nothing) as its hooks, whatever the hook would have said
+        unsealed = configuration_unsealed(plan, settings)
+        hooked = _workdir_of(settings)
+    except (HookFailure, GroundskeeperError, OSError, ValueError) as exc:
+        fail_usage(f"cannot confirm {settings} is the sealed one: {exc}")
+    if unsealed is not None:
+        fail_usage(f"not launched: {unsealed}")
     given = list(args)
     session = _session_of(given)
     if session is None and not any(a in _RESUMES for a in given):
         # the session this launcher reads back is the one it launched, by its id
         session = str(uuid.uuid4())
         given = ["--session-id", session, *given]
-    command = claude_code_command(plan.absolute(), given)
-    before = ledger_lines(plan.absolute())
+    command = claude_code_command(plan, given)
+    before = ledger_lines(plan)
     try:
         launched = plan.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -228,14 +302,34 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
-    for told in (
-        plan_changed_since(plan.absolute(), launched),
-        session_outcome(plan.absolute(), before, session),
-    ):
-        if told is not None:
-            narrate(f"groundskeeper: {told}")
+    told = [
+        plan_changed_since(plan, launched),
+        session_outcome(plan, before, session),
+    ]
+    # the launcher's own judgement, not the recorded stops': anyone who can run the hook's
+    # command line can record an allowed Stop, and a hook killed early records nothing
+    try:
+        told += [f"not done — {why}" for why in recheck_plan(plan, hooked)]
+    except (HookFailure, GroundskeeperError, OSError) as exc:
+        told.append(f"the plan could not be checked after the session: {exc}")
+    for line in told:
+        if line is not None:
+            narrate(f"groundskeeper: {line}")
             status = status or EXIT_FINDINGS
     raise SystemExit(status)
+
+
+def _workdir_of(settings: Path) -> Path | None:
+    """The `--workdir` the sealed settings' Stop hook names (None: the plan's folder)."""
+    import json
+    import shlex
+
+    document = json.loads(settings.read_text(encoding="utf-8"))
+    command = document["hooks"]["Stop"][0]["hooks"][0]["command"]
+    words = shlex.split(command.split("||")[0])
+    if "--workdir" in words and words.index("--workdir") + 1 < len(words):
+        return Path(words[words.index("--workdir") + 1])
+    return None
 
 
 #: claude's options that pick a session already begun (its id is then not this launcher's).
@@ -290,6 +384,8 @@ def work(
 
     if not plan.is_file():
         fail_usage(f"{plan}: no such plan file; pass the plan to work on")
+    plan = _normal(plan)
+    workdir = _normal(workdir) if workdir is not None else None
     binary = os.environ.get("GROUNDSKEEPER_CLAUDE", "claude")
     try:
         ensure_signing_key()

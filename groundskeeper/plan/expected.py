@@ -9,6 +9,7 @@ only in `existing_files`.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 from pathlib import Path
@@ -24,6 +25,7 @@ __all__ = [
     "configuration_kept",
     "existing_files",
     "expected_files",
+    "expected_inputs",
     "freed",
     "runs_pytest_check",
 ]
@@ -194,3 +196,28 @@ def configuration_kept(tasks: tuple[TaskSpec, ...] | list[TaskSpec]) -> tuple[st
             covers(t.writable, pattern) or asks_to_change(t, pattern, anywhere=True) for t in tasks
         )
     )
+
+
+def expected_inputs(
+    tasks: tuple[TaskSpec, ...] | list[TaskSpec], base: Path, known: frozenset[str] | None = None
+) -> dict[str, list[str]]:
+    """Each expected file that exists (under `base` now; `known`: among these names, as a
+    seal recorded them) and is protected without a pattern naming it (not covered by the
+    comparing task's own `:protect:` or `:hide:`) → the tasks comparing against it. A run
+    protects these (`supervisor.run_paths`), and an agent's session the same ones."""
+    found: dict[str, list[str]] = {}
+    for task in tasks:
+        for pattern in expected_files(task):
+            if known is None:
+                names = existing_files(base, pattern)
+            elif any(c in pattern for c in "*?["):
+                names = sorted(n for n in known if fnmatch.fnmatchcase(n, pattern))
+            else:
+                names = [pattern] if pattern in known else []
+            for name in names:
+                if covers(task.protect, name) or covers(task.hide, name):
+                    continue
+                comparing = found.setdefault(name, [])
+                if task.task_id not in comparing:
+                    comparing.append(task.task_id)
+    return found

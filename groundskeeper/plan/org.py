@@ -19,6 +19,7 @@ from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
 __all__ = [
     "DEFAULT_TODO_LINE",
+    "VERDICT_STATES",
     "Check",
     "Heading",
     "Plan",
@@ -33,6 +34,9 @@ __all__ = [
 
 # The keyword line a run inserts when a plan has none and a verdict org would not know
 DEFAULT_TODO_LINE = "TODO NEXT | DONE FAILED PARTIAL"
+#: The done states groundskeeper's own verdicts write; any other after `|` (`CANCELLED`) is
+#: the author's: finished, never run again.
+VERDICT_STATES = ("DONE", "FAILED", "PARTIAL")
 
 
 class PlanReadError(UsageError):

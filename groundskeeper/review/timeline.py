@@ -67,7 +67,8 @@ def summarize_step(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str
         error = " (error)" if get("is_error") else ""
         what = f" `{str(get('cmd'))[:40]}`" if isinstance(get("cmd"), str) else ""
         what = f" {get('path')}" if isinstance(get("path"), str) else what
-        return f"{get('tool')}{what} → status {get('status')}{error}", None
+        said = " · reported by the client, not seen" if get("reported_by") == "client" else ""
+        return f"{get('tool')}{what} → status {get('status')}{error}{said}", None
     if step == "model-call":
         if get("error"):
             return f"{get('purpose')} call failed: {str(get('error'))[:60]}", "failed"

@@ -25,8 +25,7 @@ from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
 from groundskeeper.plan.expected import (
     configuration_kept,
-    existing_files,
-    expected_files,
+    expected_inputs,
     freed,
 )
 from groundskeeper.plan.spec import PlanSpec
@@ -53,16 +52,10 @@ class RunPaths:
         self.automatic: dict[str, list[str]] = {}
         self.hide_of: dict[str, tuple[str, ...]] = {}
         tasks = list(spec)
+        self.automatic = expected_inputs(tasks, workdir)
         for task in tasks:
-            auto = tuple(
-                f
-                for p in expected_files(task)
-                for f in existing_files(workdir, p)
-                if not covers(task.protect, f) and not covers(task.hide, f)
-            )
-            for path in dict.fromkeys(auto):
-                self.automatic.setdefault(path, []).append(task.task_id)
-            self.keep[task.task_id] = task.protect + tuple(f"/{p}" for p in dict.fromkeys(auto))
+            auto = [p for p, ids in self.automatic.items() if task.task_id in ids]
+            self.keep[task.task_id] = task.protect + tuple(f"/{p}" for p in auto)
             self.hide_of[task.task_id] = task.hide
         #: expected files no task may change (none frees one with `:writable:` or asks for
         #: it): every worker of the run is kept from them, and checks compare against what

@@ -17,6 +17,7 @@ from groundskeeper.acceptance.suite import Baseline
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.plan.contract_syntax import Contract
 from groundskeeper.plan.invariants import Invariant
+from groundskeeper.plan.org import VERDICT_STATES as ORG_VERDICT_STATES
 from groundskeeper.plan.org import Heading, Plan
 from groundskeeper.plan.properties import EvidenceField
 from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
@@ -25,7 +26,7 @@ from groundskeeper.record.backing import Bound
 from groundskeeper.supervisor.first_start import FirstStart
 from groundskeeper.supervisor.plan_guard import Tamper
 
-VERDICT_STATES = ("DONE", "FAILED", "PARTIAL")
+VERDICT_STATES = ORG_VERDICT_STATES  # the plan model's (`plan.org`), read by the hook too
 
 
 def preflight(plan: Plan) -> list[Diagnostic]:

@@ -183,8 +183,18 @@ def test_a_done_with_no_work_is_blocked_until_the_work_is_done(
     feedback = [s for s in model.seen if "groundskeeper: not done" in s]
     assert feedback
     assert "grep -q shipped NOTES.md" in feedback[0] and "nonzero_status" in feedback[0]
-    checks = [(b["task_id"], b["verdict"]) for s, b in ledger_steps(project) if s == "check"]
-    assert checks == [("notes", "FAIL"), ("count", "FAIL"), ("notes", "PASS"), ("count", "PASS")]
+    checks = [
+        (b["task_id"], b["verdict"], b["phase"]) for s, b in ledger_steps(project) if s == "check"
+    ]
+    # the hook's two stops, then `agent run`'s own judgement after the session
+    assert checks == [
+        ("notes", "FAIL", "hook"),
+        ("count", "FAIL", "hook"),
+        ("notes", "PASS", "hook"),
+        ("count", "PASS", "hook"),
+        ("notes", "PASS", "launcher"),
+        ("count", "PASS", "launcher"),
+    ]
     verified(project)
 
 
@@ -305,8 +315,11 @@ def test_d_a_key_it_cannot_use_blocks_the_stop(project: Path, stub: MessagesStub
     (project / "NOTES.md").write_text("shipped\n")
     (project / "COUNT").write_text("1\n")
     key = groundskeeper_home() / "signing_key.pem"
-    key.write_text("-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----\n")
-    model = Model(stub, ["DONE: all finished."])
+    broken = "-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----\n"
+    # broken during the session (`agent run` refuses to launch on a key it cannot use)
+    model = Model(
+        stub, [sneaky(f"open({str(key)!r}, 'w').write({broken!r})"), "DONE: all finished."]
+    )
     stub.handler = model
     result = claude(project, stub)
     said = [s for s in model.seen if "could not confirm this stop (key)" in s]
@@ -377,7 +390,7 @@ def test_f_a_subagent_stop_is_checked_against_the_task_its_agent_names(
         ("SubagentStop", "notes", "allow"),
         ("Stop", None, "allow"),
     ]
-    checked = [b["task_id"] for s, b in steps if s == "check"]
+    checked = [b["task_id"] for s, b in steps if s == "check" and b["phase"] == "hook"]
     assert checked == ["notes", "notes", "notes", "count"]
     assert any("groundskeeper: not done — 1 of 1" in s for s in sub.seen)
 

@@ -50,8 +50,8 @@ def hook(work: Path, event: str = "Stop", session: str = "s-1", **extra: Any) ->
 
 def rewrite_checks(work: Path) -> None:
     plan = work / "plan.org"
-    text = plan.read_text().replace("grep -q shipped NOTES.md", "true")
-    plan.write_text(text.replace("grep -qx 1 COUNT", "true"))
+    text = plan.read_text().replace("grep -q shipped NOTES.md", "test -f plan.org")
+    plan.write_text(text.replace("grep -qx 1 COUNT", "test -f plan.org"))
 
 
 # -- F1: what re-seals the plan mid-session ---------------------------------------------------
@@ -106,8 +106,8 @@ hook("SessionStart")
 for step in os.environ["SCENARIO"].split():
     if step == "rewrite":
         plan = pathlib.Path("plan.org")
-        plan.write_text(plan.read_text().replace("grep -q shipped NOTES.md", "true")
-                        .replace("grep -qx 1 COUNT", "true"))
+        plan.write_text(plan.read_text().replace("grep -q shipped NOTES.md", "test -f plan.org")
+                        .replace("grep -qx 1 COUNT", "test -f plan.org"))
     elif step == "reseal":
         gk("agent", "seal", "plan.org")
     elif step == "restart":  # the ledger and its anchor gone, the plan set up afresh
@@ -126,6 +126,10 @@ for step in os.environ["SCENARIO"].split():
     elif step == "work":
         pathlib.Path("NOTES.md").write_text("shipped\\n")
         pathlib.Path("COUNT").write_text("1\\n")
+    elif step == "unwork":  # the work undone after an allowed Stop
+        pathlib.Path("NOTES.md").write_text("nothing\\n")
+    elif step == "mark-launched":
+        pathlib.Path("LAUNCHED").write_text("")
     elif step == "foreign-stop":  # an event of its own, another session's id
         hook("Stop", session="made-up")
     elif step.startswith("subagent"):
