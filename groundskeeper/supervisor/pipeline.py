@@ -74,9 +74,12 @@ class AttemptHistory:
     written: set[str] = field(default_factory=set)  # every attempt's changes: a gate's files
     unknown: bool = False  # some tool call's changes could not be told (a gate binds all)
     wrote: list[str] = field(default_factory=list)  # those of attempts that reached the check
+    # what the attempts before the last one taken changed (None: not all of it could be told)
+    earlier: frozenset[str] | None = frozenset()
 
     def took(self, record: AttemptRecord) -> None:
         """An attempt's tool calls: what they changed (by any tool) joins `written`."""
+        self.earlier = None if self.unknown else frozenset(self.written)
         found, unknown = record.changed()
         self.written.update(found)
         self.unknown = self.unknown or bool(unknown)

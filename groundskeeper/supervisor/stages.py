@@ -9,6 +9,7 @@ and the attempt loop the runner's. A new stage is a class here, added to `attemp
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable
 from contextlib import nullcontext
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
 from groundskeeper.acceptance.check import WITHHELD, CheckResult, check_feedback
 from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
-from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
+from groundskeeper.acceptance.evidence import EvidenceVerdict, Written, judge_evidence
 from groundskeeper.acceptance.gates import GateOpened, gate_paths, hash_files
 from groundskeeper.acceptance.judge import (
     J_UNAVAILABLE,
@@ -140,27 +141,41 @@ class EvidenceStage:
         if not task.evidence or claim is None:
             return StageResult(self.name)
         record = AttemptRecord(context.sealed, self.outputs)
-        wrote = self._wrote(context) if any(f.pattern for f in task.evidence) else {}
-        verdicts = tuple(judge_evidence(task.evidence, claim.evidence, record, wrote))
+        quoted = any(f.pattern for f in task.evidence)
+        written = self._written(context, record) if quoted else None
+        verdicts = tuple(judge_evidence(task.evidence, claim.evidence, record, written))
         rows: list[dict[str, Any]] = [{"kind": "evidence", "spec": v.field.spec, "soft": False,
                                        "ok": v.ok, "code": v.code, "message": v.message}
                                       for v in verdicts]  # fmt: skip
         problems = [v.reason for v in verdicts if not v.ok]
         return _claim_result(self.name, problems, [EvidenceSealed(verdicts)], rows)
 
-    def _wrote(self, context: AttemptContext) -> dict[str, str | None] | None:
-        """The text of every file the attempt wrote by any tool (None: unreadable)."""
-        if context.wrote is None:
-            return None
+    def _written(self, context: AttemptContext, record: AttemptRecord) -> Written:
+        """What the task's worker wrote: the text of every file the attempt changed by any
+        tool (the workdir's stamps) or that its record's journal names, as it is now (None:
+        unreadable; absent ones left out), and what its earlier attempts changed."""
+        stamped = None if context.wrote is None else frozenset(context.wrote)
+        paths = set(stamped or ())
+        for _index, _tool, changed in record.writes():
+            paths.update(changed or ())
+        root = os.path.realpath(self.toolbox.workdir)
         texts: dict[str, str | None] = {}
-        for path in context.wrote:
+        for path in sorted(paths):
+            if not os.path.lexists(os.path.join(root, path)):
+                continue  # absent now
             try:
                 data = self.toolbox.read_limited(path, EVIDENCE_READ_LIMIT)
             except (OSError, ValueError, GroundskeeperError):
                 texts[path] = None
                 continue
             texts[path] = data.decode("utf-8", "replace")
-        return texts
+
+        def real(path: str) -> str | None:
+            found = os.path.realpath(os.path.join(root, path))
+            inside = found.startswith(root + os.sep)
+            return found[len(root) + 1 :].replace(os.sep, "/") if inside else None
+
+        return Written(texts, stamped, context.history.earlier, real)
 
 
 EVIDENCE_READ_LIMIT = 4 * 1024 * 1024  # a written file larger than this cannot clear a quote
