@@ -184,6 +184,25 @@ def test_a_file_holding_the_quote_written_before_the_command_is_self_made(
     )
 
 
+def test_a_program_an_earlier_attempt_wrote_is_the_workers(tmp_path: Path) -> None:
+    """The rewrite in attempt 1, the quoting run in attempt 2: still the worker's program."""
+    seed(tmp_path)
+    turns = (
+        sh(FAKE_PROGRAM) + claim({}) + sh("python3 validate.py defs/order.json") + claim(SYNTAX_OK)
+    )
+    plan_text = task(VALIDATED, "python3 validate.py defs/order.json")
+    plan_text = plan_text.replace(":max-attempts: 1", ":max-attempts: 2")
+    plan, script = setup(tmp_path, plan_text, "workers:\n  t:\n" + turns)
+    _, doc = resume(plan, script)
+    (done,) = doc["tasks"]
+    assert (done["state"], done["attempts"]) == ("FAILED", 2)
+    assert done["reason"] == (
+        "false evidence: validation_output: `validate.py`, the program of `python3 validate.py"
+        " defs/order.json`, was written by an earlier attempt of this task: its output is the"
+        " worker's own words, not evidence"
+    )
+
+
 # -- programs the sandbox does not run itself, and a record that cannot tell -----------------
 
 
