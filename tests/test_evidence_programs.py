@@ -15,6 +15,7 @@ import pytest
 from groundskeeper.models.scripted import ScriptedModel
 from groundskeeper.plan.lint import validate
 from groundskeeper.plan.org import load_plan
+from groundskeeper.plan.programs import command_programs
 from groundskeeper.sandbox.result import ShellResult
 from groundskeeper.supervisor.runner import MemoryRecorder, Runner, RunOptions
 from tests.test_cli_run import resume, setup
@@ -326,3 +327,30 @@ def test_lint_reads_the_program_as_the_runtime_does(tmp_path: Path) -> None:
         " could rewrite the program that prints the quote (`tools/lint.py`); :protect: it"
         " (`:protect: tools/lint.py`)",
     ]  # pytest is no workdir module here, and yamllint is a command
+
+
+def test_the_reading_of_a_command_names_its_programs_or_why_not() -> None:
+    def paths(cmd: str) -> list[tuple[str, ...]] | str:
+        found = command_programs(cmd)
+        return found if isinstance(found, str) else [p.paths for p in found]
+
+    assert paths("python3 -W ignore -B ./tools/../v.py x") == [("v.py",)]
+    assert paths("python3 count.py a | grep total > out/t && sh -o errexit s.sh") == [
+        ("count.py",), ("s.sh",)
+    ]  # fmt: skip
+    assert paths("python3 -mpkg.run") == [
+        ("pkg/run.py", "pkg/run/__init__.py", "pkg/run/__main__.py", "pkg/__init__.py")
+    ]  # fmt: skip
+    for own_text in ("python3 -c 'print(1)'", "bash -c 'echo hi'", "python3 <<< 'print(1)'",
+                     "grep -c x y", "cd sub"):  # fmt: skip
+        assert paths(own_text) == [], own_text
+    assert paths("python3 $SCRIPT") == "`python3 …` names its script through an expansion or a glob"
+    assert paths("$TOOL x") == "`… x` names its command through an expansion or a glob"
+    assert paths("python3 v*.py") == "`python3 …` names its script through an expansion or a glob"
+    assert paths("cat v.py | python3") == (
+        "`python3` reads its program from standard input, which the line does not name"
+    )
+    assert (
+        paths("python3 ../v.py")
+        == "`python3 ../v.py` names its program `../v.py`, outside the workdir"
+    )

@@ -86,12 +86,13 @@ class Written:
     """What the task's worker wrote, beyond the order the record gives: `texts`, what each
     file the judgement may ask about holds now (None: it cannot be read; a path not there is
     absent); `stamped`, every file this attempt changed by any means, from the workdir's
-    stamps around it (None: they could not be taken); `earlier`, what the task's earlier
+    stamps around it (None: they could not be taken, or judged offline: then a call whose
+    writes are not in the record refuses every quote); `earlier`, what the task's earlier
     attempts wrote (None: not all of it could be told); `real`, a workdir path as the
     sandbox's journal names it (links resolved; None: outside the workdir)."""
 
     texts: Mapping[str, str | None] = field(default_factory=dict)
-    stamped: frozenset[str] | None = frozenset()
+    stamped: frozenset[str] | None = None
     earlier: frozenset[str] | None = frozenset()
     real: Callable[[str], str | None] = field(default=lambda path: path)
 

@@ -22,6 +22,7 @@ _SHELLS = frozenset({"sh", "bash", "dash", "ksh", "zsh"})
 _SOURCES = frozenset({".", "source"})
 #: Commands whose operand (or standard input) is a program they run.
 INTERPRETERS = _PYTHONS | _SHELLS | _SOURCES
+_UNREAD = "\0"  # a word the line does not spell out (an expansion, a glob): no word holds NUL
 _PYTHON_ARGUMENT_OPTIONS = frozenset("WXQ")  # `-W arg`, `-X opt`: their argument is no script
 
 
@@ -55,8 +56,8 @@ def command_programs(cmd: str) -> tuple[Program, ...] | str:
         for word in command.words:
             text = word.literal()
             # a word past the program's own may expand: only the words read below must not
-            words.append("\0" if text is None or word.has_glob() else text)
-        stage = " ".join(w if w != "\0" else "…" for w in words)
+            words.append(_UNREAD if text is None or word.has_glob() else text)
+        stage = " ".join(w if w != _UNREAD else "…" for w in words)
         program = _stage_program(words, command, COMMANDS)
         if isinstance(program, str):
             return f"`{_short(stage)}` {program}"
@@ -76,7 +77,7 @@ def _stage_program(
     """(how, the name as written) of the stage's program; None: it runs no workdir program;
     a str: why it cannot be told."""
     name = words[0]
-    if name == "\0":
+    if name == _UNREAD:
         return "names its command through an expansion or a glob"
     if name in _PYTHONS:
         return _operand(words, command, _python_options)
@@ -85,7 +86,11 @@ def _stage_program(
     if name in _SOURCES:
         if len(words) < 2:
             return None
-        return "names its script through an expansion" if words[1] == "\0" else ("script", words[1])
+        return (
+            "names its script through an expansion or a glob"
+            if words[1] == _UNREAD
+            else ("script", words[1])
+        )
     if "/" in name or name not in commands:
         return ("command", name)
     return None
@@ -96,8 +101,8 @@ def _python_options(words: list[str]) -> tuple[str, str] | str | None:
     i = 1
     while i < len(words):
         word = words[i]
-        if word == "\0":
-            return "names its script through an expansion"
+        if word == _UNREAD:
+            return "names its script through an expansion or a glob"
         if word == "--":
             return _named("script", words, i + 1)
         if word == "-" or not word.startswith("-"):
@@ -120,8 +125,8 @@ def _shell_options(words: list[str]) -> tuple[str, str] | str | None:
     i = 1
     while i < len(words):
         word = words[i]
-        if word == "\0":
-            return "names its script through an expansion"
+        if word == _UNREAD:
+            return "names its script through an expansion or a glob"
         if word == "--":
             return _named("script", words, i + 1) if i + 1 < len(words) else ("stdin", "")
         if not word.startswith(("-", "+")) or word in ("-", "+"):
@@ -140,8 +145,8 @@ def _shell_options(words: list[str]) -> tuple[str, str] | str | None:
 def _named(how: str, words: list[str], at: int) -> tuple[str, str] | str:
     if at >= len(words):
         return ("stdin", "") if how == "script" else "runs `-m` with no module"
-    if words[at] == "\0":
-        return f"names its {how} through an expansion"
+    if words[at] == _UNREAD:
+        return f"names its {how} through an expansion or a glob"
     return (how, words[at])
 
 
@@ -162,7 +167,7 @@ def _operand(words: list[str], command: object, read: object) -> tuple[str, str]
         if redirect.op == "<" and redirect.target is not None:
             target = redirect.target.literal()
             if target is None or redirect.target.has_glob():
-                return "reads its program from a file named through an expansion"
+                return "reads its program from a file named through an expansion or a glob"
             return ("stdin", target)
     return "reads its program from standard input, which the line does not name"
 
