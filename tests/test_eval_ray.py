@@ -102,6 +102,44 @@ def test_a_killed_worker_is_rerun_and_its_key_sealed_once(tmp_path: Path) -> Non
     assert verify.exit_code == 0 and json.loads(verify.stdout)["ok"] is True
 
 
+def test_a_worker_process_forks_its_cases_commands_from_one_server_of_its_own(
+    tmp_path: Path,
+) -> None:
+    from groundskeeper.evals.ray_backend import ExecutionRegistry, execute_case, pack_case
+
+    registry = ray.remote(num_cpus=0)(ExecutionRegistry).remote()
+    task = ray.remote(execute_case).options(num_cpus=1)
+    payload = ray.put(pack_case(suite(tmp_path) / "honest"))
+    outs = [ray.get(task.remote(payload, "s/honest", 60.0, None, f"k{i}", registry))
+            for i in range(4)]  # fmt: skip
+    assert [out["result"].actual for out in outs] == ["DONE"] * 4
+    workers = [pid for _, pid, _ in ray.get(registry.since.remote(0))]
+    servers: dict[int, set[int]] = {}
+    for worker, out in zip(workers, outs, strict=True):
+        assert isinstance(out["fork_server"], int)
+        servers.setdefault(worker, set()).add(out["fork_server"])
+    assert all(len(pids) == 1 for pids in servers.values()), servers  # kept, not restarted
+    assert len(servers) < 4  # a worker process ran more than one case through its server
+
+
+def test_a_node_s_compiled_cache_is_named_by_the_box_it_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from groundskeeper.evals import ray_backend
+    from groundskeeper.sandbox import wasi
+
+    monkeypatch.setattr(ray_backend.tempfile, "gettempdir", lambda: str(tmp_path))
+    ready = ray_backend._node_cache()
+    assert ready is not None
+    entry = wasi._entry_name(wasi._cache_identity(wasi.BOX_WASM.read_bytes()))
+    assert (ready / entry).is_file()  # what every command of a case loads, not a miss
+    other = tmp_path / "other.wasm"
+    other.write_bytes(wasi.BOX_WASM.read_bytes() + b"\0")
+    monkeypatch.setattr(wasi, "BOX_WASM", other)
+    monkeypatch.setattr(ray_backend, "warm_cache", lambda directory: None)
+    assert ray_backend._node_cache() is None  # another box: not the first one's cache
+
+
 def test_a_node_with_other_versions_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

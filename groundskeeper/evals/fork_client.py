@@ -75,6 +75,17 @@ class ForkServer:
         )
         self._reader.start()
 
+    @property
+    def pid(self) -> int:
+        """The server process's id."""
+        return self._process.pid
+
+    @property
+    def alive(self) -> bool:
+        """Whether the server still answers (False once it has ended or was closed)."""
+        with self._changed:
+            return self._alive and self._process.poll() is None
+
     def _read(self, stream: IO[bytes]) -> None:
         for line in stream:
             message: dict[str, Any] = json.loads(line)

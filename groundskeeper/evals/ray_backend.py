@@ -1,17 +1,20 @@
 """The Ray execution backend (`--backend ray`, the optional extra `groundskeeper[ray]`): each
 case job ships as its case directory's bytes in one Ray task, runs in its own temporary
 directory and `$GROUNDSKEEPER_HOME` on whichever node takes it (the sandbox's compiled cache
-warmed once per node), and comes back to the driver, which alone seals. Ray re-runs a task
-whose worker died (`retries`); every execution announces itself to a registry actor first, so
-the driver counts repeats as duplicates. A task that fails past its retries is a crashed,
-unscored case. Every node reports its versions before the sweep; a mixed cluster is refused.
-It does not seal and never sees the signing key.
+warmed once per node; the case's commands forked from a fork server of the worker process's
+own, started by its first case, as the thread pool forks them), and comes back to the driver,
+which alone seals. Ray re-runs a task whose worker died (`retries`); every execution
+announces itself to a registry actor first, so the driver counts repeats as duplicates. A
+task that fails past its retries is a crashed, unscored case. Every node reports its versions
+before the sweep; a mixed cluster is refused. It does not seal and never sees the signing key.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
+import hashlib
 import io
 import os
 import shutil
@@ -35,7 +38,8 @@ from groundskeeper.evals.backends import (
 )
 from groundskeeper.evals.cases import load_case
 from groundskeeper.evals.figures import CaseResult
-from groundskeeper.evals.run import run_case, warm_cache
+from groundskeeper.evals.fork_client import ForkServer
+from groundskeeper.evals.run import run_case, start_fork_server, warm_cache
 from groundskeeper.ray_extra import connect
 from groundskeeper.ray_extra import require_ray as require_extra
 
@@ -63,11 +67,13 @@ def pack_case(case_dir: Path) -> bytes:
 
 def _node_cache() -> Path | None:
     """This node's compiled sandbox, warmed by the first task that needs it, once: later
-    tasks wait on the lock and find it ready."""
-    versions = worker_versions()
-    root = Path(tempfile.gettempdir()) / (
-        f"groundskeeper-ray-{os.getuid()}-{versions['groundskeeper']}-{versions['wasmtime']}"
-    )
+    tasks wait on the lock and find it ready. It is named by what it is compiled from and
+    with (box.wasm's bytes, this wasmtime, the engine's settings), not by version numbers: a
+    cache of another box.wasm under the same version would be a miss for every command."""
+    from groundskeeper.sandbox.wasi import BOX_WASM, compiled_identity
+
+    identity = compiled_identity(hashlib.sha256(BOX_WASM.read_bytes()).hexdigest())
+    root = Path(tempfile.gettempdir()) / f"groundskeeper-ray-{os.getuid()}-{identity.hex()[:32]}"
     root.mkdir(mode=0o700, exist_ok=True)
     ready = root / "warm" / "home" / "cache"
     with _flocked(root / ".lock"):
@@ -93,6 +99,25 @@ def _flocked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
+_forks: list[ForkServer] = []  # this worker process's server, while it lives
+
+
+def _process_forks() -> ForkServer | None:
+    """This Ray worker process's fork server (`evals.fork_client`), started by the first case
+    the process runs and kept for the next ones: Ray gives a worker process one task at a
+    time and reuses it. A server that has ended is replaced; None when none can start (each
+    command then starts Python, as it would without the server)."""
+    if _forks and _forks[0].alive:
+        return _forks[0]
+    while _forks:
+        _forks.pop().close()
+    forks = start_fork_server()
+    if forks is not None:
+        _forks.append(forks)
+        atexit.register(forks.close)
+    return forks
+
+
 def execute_case(
     payload: bytes,
     name: str,
@@ -110,8 +135,13 @@ def execute_case(
         with tarfile.open(fileobj=io.BytesIO(payload), mode="r") as tar:
             tar.extractall(tmp, filter="tar")
         case = load_case(Path(tmp) / "case", name)
-        result = run_case(case, timeout, cache=_node_cache(), model=model_spec)
-    return {"result": result, "worker": {"node": node, **worker_versions()}}
+        forks = _process_forks()
+        result = run_case(case, timeout, cache=_node_cache(), model=model_spec, forks=forks)
+    return {
+        "result": result,
+        "worker": {"node": node, **worker_versions()},
+        "fork_server": None if forks is None else forks.pid,
+    }
 
 
 def probe_node() -> dict[str, str]:
