@@ -354,3 +354,18 @@ def test_the_reading_of_a_command_names_its_programs_or_why_not() -> None:
         paths("python3 ../v.py")
         == "`python3 ../v.py` names its program `../v.py`, outside the workdir"
     )
+
+
+def test_lint_says_when_the_task_makes_the_program_its_work(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        "#+TODO: TODO NEXT | DONE FAILED PARTIAL\n* TODO Fix validate.py\n  :PROPERTIES:\n"
+        f"  :done-when: grep -q x a.txt\n  :evidence: {VALIDATED}\n  :END:\n"
+        "  Fix validate.py so that it accepts a definition without a title.\n"
+    )
+    (said,) = [d.message for d in validate(load_plan(plan)) if d.code == "T027"]
+    assert said.endswith(
+        "the task asks the worker to change `validate.py`, the program that prints the quote,"
+        " so its output is the worker's own and never holds as evidence; quote a command that"
+        " tests it, or let the check run it"
+    )

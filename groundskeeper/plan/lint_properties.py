@@ -240,6 +240,13 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                         f":evidence: `{field.spec}`: the worker could rewrite the program that"
                         f" prints the quote (`{name}`); :protect: it (`:protect: {name}`)"
                     )
+                    if asks_to_change(task, name):
+                        message = (
+                            f":evidence: `{field.spec}`: the task asks the worker to change"
+                            f" `{name}`, the program that prints the quote, so its output is"
+                            " the worker's own and never holds as evidence; quote a command"
+                            " that tests it, or let the check run it"
+                        )
                     yield Diagnostic("warning", heading.title, message, line, "T027")
 
 
