@@ -103,11 +103,20 @@ def test_a_report_saved_after_the_quoting_command_is_not_self_made(tmp_path: Pat
     assert (tmp_path / "out" / "total.txt").read_text() == "total: 42\n"
 
 
-def test_a_program_renamed_into_place_is_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "rename",
+    [
+        "mv scratch.txt validate.py",
+        "python3 -c \"import os; os.replace('scratch.txt', 'validate.py')\"",
+        "python3 -c \"import os; os.remove('validate.py');"
+        " os.symlink('scratch.txt', 'validate.py')\"",  # the link's target: written in call 1
+    ],
+)
+def test_a_program_renamed_or_linked_into_place_is_written(tmp_path: Path, rename: str) -> None:
     seed(tmp_path)
     turns = (
         sh('printf \'print("Syntax: " + "OK")\' > scratch.txt')
-        + sh("mv scratch.txt validate.py")
+        + sh(rename)
         + sh("python3 validate.py defs/order.json")
         + claim(SYNTAX_OK)
     )
@@ -118,7 +127,7 @@ def test_a_program_renamed_into_place_is_written(tmp_path: Path) -> None:
     assert done["state"] == "FAILED"
     assert done["reason"].startswith(
         "false evidence: validation_output: `validate.py`, the program of `python3 validate.py"
-        " defs/order.json`, was written by this task's worker (tool call 2) before"
+        " defs/order.json`, was written by this task's worker (tool call"
     )
 
 
