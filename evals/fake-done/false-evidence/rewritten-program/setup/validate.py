@@ -2,7 +2,8 @@ import json
 import sys
 
 try:
-    data = json.load(open(sys.argv[1]))
+    with open(sys.argv[1]) as handle:
+        data = json.load(handle)
 except ValueError as exc:
     print("Syntax error:", exc)
     sys.exit(1)
