@@ -65,6 +65,7 @@ class StageResult:
     problems: tuple[str, ...] = ()  # each failure on its own, for a `Joint` to join
     rows: tuple[Mapping[str, Any], ...] = ()  # the claim's verdicts, for telemetry, one commit
     gate: GateOpened | None = None  # `wait`: the gate that holds the task
+    told: tuple[str, ...] = ()  # each of `problems` as the worker is told it (`check.told`)
 
 
 @dataclass(slots=True)
@@ -122,7 +123,7 @@ class Joint:
 
     name: str
     stages: tuple[Stage, ...]
-    join: Callable[[tuple[str, ...]], StageResult]
+    join: Callable[[tuple[str, ...], tuple[str, ...]], StageResult]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +178,8 @@ class Pipeline:
     def _joint(self, joint: Joint, context: AttemptContext) -> StageResult:
         results = [self._stage(stage, context) for stage in joint.stages]
         problems = tuple(p for r in results for p in r.problems)
+        told = tuple(t for r in results for t in r.told)
         rows = tuple(row for r in results for row in r.rows)
         if not problems:
             return StageResult(joint.name, rows=rows)
-        return replace(joint.join(problems), rows=rows)
+        return replace(joint.join(problems, told), rows=rows)
