@@ -185,6 +185,31 @@ def _parent_record_rules(task: TaskSpec) -> Iterator[Diagnostic]:
         yield Diagnostic("error", heading.title, message, line, "T020")
 
 
+def _unresolvable_refs(base: Path, schema: str, hide: tuple[str, ...]) -> str | None:
+    """Why the schema's relative `$ref`s cannot all be resolved, as the contract resolves
+    them (`schema_refs.schema_files`); None when they can (or the schema is not JSON, which
+    the contract names when it runs)."""
+    import json
+
+    from groundskeeper.plan.schema_refs import SchemaRefError, schema_files
+
+    def read(path: str) -> str | None:
+        try:
+            return (base / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    try:
+        contents = json.loads((base / schema).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    try:
+        schema_files(schema, contents, read, lambda p: covers(hide, p))
+    except SchemaRefError as exc:
+        return str(exc)
+    return None
+
+
 def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
     name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
@@ -194,6 +219,7 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     (`changed`, `ran`) or `:evidence:` on a parent task, which no worker attempts."""
     plan = spec.plan
     base = plan.path.parent if plan.path is not None else None
+    hide = tuple(dict.fromkeys(p for task in spec for p in task.hide))
     for task in spec:
         heading = task.heading
         if heading.child_tasks:
@@ -219,6 +245,11 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                             " (paths are relative to the plan's folder)"
                         )
                         yield Diagnostic("error", heading.title, message, contract.line, "T016")
+                    elif base is not None:
+                        why = _unresolvable_refs(base, schema, hide)
+                        if why is not None:
+                            message = f"contract `{contract.text}`: {why}"
+                            yield Diagnostic("error", heading.title, message, contract.line, "T016")
         if task.evidence or task.evidence_problems:
             line = heading.property_lines.get("evidence", heading.line)
             for message in task.evidence_problems:
