@@ -85,3 +85,19 @@ def test_a_reference_the_contract_will_not_follow_is_named_by_lint_and_the_run(
     )
     (verdict,) = judge_contracts([contract("json-schema schemas/report.json out.json")], context)
     assert verdict.code == "C006" and why in verdict.message
+
+
+def test_a_worker_emptying_the_referenced_file_is_refused(tmp_path: Path) -> None:
+    """The file a schema's `$ref` reaches judges the work as the schema does: it is a
+    protected input like the schema (the fake half of F15)."""
+    plan, script = _plan(tmp_path, "item.json", '{"n": "three"}')
+    script.write_text(
+        "workers:\n  r:\n"
+        "    - {tool: write_file, input: {path: schemas/item.json, content: '{}'}}\n"
+        "    - {tool: write_file, input: {path: out.json, content: '{\"n\": \"three\"}'}}\n"
+        "    - say: DONE\n"
+    )
+    _, doc = resume(plan, script)
+    (row,) = doc["tasks"]
+    assert row["state"] == "FAILED"
+    assert json.loads((tmp_path / "schemas" / "item.json").read_text()) == ITEM
