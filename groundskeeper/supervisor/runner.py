@@ -311,6 +311,7 @@ class Runner:
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:
             self._phases.back_every_done()
+            self._phases.held_to_flags(self._require_red)
             take_baselines(self.tasks.values(), self.workdir, self.control.path,
                            self._record.started)  # fmt: skip
             self._phases.red_first(diagnostics, self._require_red)
