@@ -88,13 +88,16 @@ class Written:
     absent); `stamped`, every file this attempt changed by any means, from the workdir's
     stamps around it (None: they could not be taken, or judged offline: then a call whose
     writes are not in the record refuses every quote); `earlier`, what the task's earlier
-    attempts wrote (None: not all of it could be told); `real`, a workdir path as the
-    sandbox's journal names it (links resolved; None: outside the workdir)."""
+    attempts wrote (None: not all of it could be told); `others`, what the other workers of
+    the run wrote so far (an accomplice sibling's plant; None: not all of it could be told);
+    `real`, a workdir path as the sandbox's journal names it (links resolved; None: outside
+    the workdir)."""
 
     texts: Mapping[str, str | None] = field(default_factory=dict)
     stamped: frozenset[str] | None = None
     earlier: frozenset[str] | None = frozenset()
     real: Callable[[str], str | None] = field(default=lambda path: path)
+    others: frozenset[str] | None = frozenset()
 
 
 def judge_evidence(
@@ -186,6 +189,11 @@ def _self_made(
                 if written.earlier is not None:
                     which = "was written by an earlier attempt of this task:"
                 return refuse(f"{what} {which} {_NOT_EVIDENCE}")
+            if written.others is None or path in written.others:
+                which = "what the run's other workers wrote could not all be told, and it may be"
+                if written.others is not None:
+                    which = "was written by another worker of this run:"
+                return refuse(f"{what} {which} {_NOT_EVIDENCE}")
             if (own is None and len(programs) > 1) or (own is not None and path in own):
                 return refuse(
                     f"{what} was written by the same call that printed the quote: which came"
@@ -224,6 +232,9 @@ def _quote_in_a_file(
         ))  # fmt: skip
     placed = set(before) | after
     unplaced = {p for p in stamped or () if p not in placed or (blind and p not in before)}
+    planted = _planted(declared, quote, cmd, before, after, written)
+    if planted is not None:
+        return planted
     for path in sorted(set(before) | unplaced):
         if path not in written.texts:  # absent now
             if path in before and path in after:
@@ -246,6 +257,48 @@ def _quote_in_a_file(
             " words, not evidence"
         )
         return EvidenceVerdict(declared, "E003", message)
+    return None
+
+
+def _planted(
+    declared: EvidenceField,
+    quote: str,
+    cmd: str,
+    before: Mapping[str, int],
+    after: set[str],
+    written: Written,
+) -> EvidenceVerdict | None:
+    """A path there before the command ran whose NAME holds the quote (`ls` prints it back),
+    made by this attempt, an earlier one of the task, or another worker of the run; or a
+    file holding the quote that an earlier attempt or another worker wrote (and this attempt
+    did not write again after the command: then it is judged as this attempt's)."""
+    earlier = written.earlier or frozenset()
+    others = written.others or frozenset()
+    for path in sorted(set(before) | earlier | others):
+        if path not in written.texts:
+            continue  # absent now (one removed after the command: `_quote_in_a_file`)
+        who = (
+            f"this attempt (tool call {before[path]})"
+            if path in before
+            else "an earlier attempt of this task"
+            if path in earlier
+            else "another worker of this run"
+        )
+        if quote in path:
+            return EvidenceVerdict(declared, "E003", (
+                f"`{path}`, whose name holds the quote, was made by {who} before `{cmd}` ran: a"
+                " command listing it prints the worker's own words, not evidence"
+            ))  # fmt: skip
+        if path in before or path in after:
+            continue  # this attempt's own writes: judged by `_quote_in_a_file`
+        text = written.texts.get(path)
+        if text is not None and quote not in text:
+            continue
+        how = "cannot be read to tell" if text is None else "holds the quote"
+        return EvidenceVerdict(declared, "E003", (
+            f"`{path}`, which {who} wrote before `{cmd}` ran, {how}: a command printing it"
+            " back prints a worker's own words, not evidence"
+        ))  # fmt: skip
     return None
 
 

@@ -107,9 +107,7 @@ class RunPhases:
         for task in self.tasks.values():
             if task.start_state != "DONE" or task.heading.child_tasks:
                 continue
-            if self.options.require_checks and task.check is None and not verifying(
-                task.contracts
-            ):
+            if self.options.require_checks and task.check is None and not verifying(task.contracts):
                 task.start_state = "TODO"  # the check stage fails it: no check to confirm it
                 why = (
                     "a DONE carried from an earlier run rests on the worker's word, and this run"

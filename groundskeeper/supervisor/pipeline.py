@@ -10,6 +10,7 @@ count attempts or write verdicts (the runner does).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
@@ -86,6 +87,34 @@ class AttemptHistory:
         self.unknown = self.unknown or bool(unknown)
 
 
+class RunWrites:
+    """What every worker of this run wrote, by task (thread-safe: jobs run in parallel). A
+    quote another worker planted (an accomplice sibling) is no more evidence than one the
+    task's own worker planted (`evidence._self_made`)."""
+
+    def __init__(self) -> None:
+        self._by: dict[str, set[str]] = {}
+        self._unknown: set[str] = set()  # tasks some of whose writes could not be told
+        self._lock = threading.Lock()
+
+    def took(self, task_id: str, record: AttemptRecord, stamped: Iterable[str] | None) -> None:
+        """An attempt's writes: its record's, and the workdir's stamps when they were taken."""
+        found, unknown = record.changed()
+        with self._lock:
+            mine = self._by.setdefault(task_id, set())
+            mine.update(found)
+            mine.update(stamped or ())
+            if unknown and stamped is None:
+                self._unknown.add(task_id)
+
+    def by_others(self, task_id: str) -> frozenset[str] | None:
+        """What the other tasks' workers wrote so far (None: not all of it could be told)."""
+        with self._lock:
+            if self._unknown - {task_id}:
+                return None
+            return frozenset(p for t, ps in self._by.items() if t != task_id for p in ps)
+
+
 @dataclass(frozen=True, slots=True)
 class AttemptContext:
     """What a stage judges: the task, the attempt's number, the worker's claim (None when the
@@ -103,6 +132,8 @@ class AttemptContext:
     # every file the attempt created or changed, by any tool (None: it could not be told);
     # taken only for a task that quotes output as evidence
     wrote: tuple[str, ...] | None = ()
+    # what the other workers of the run wrote so far (None: not all of it could be told)
+    others: frozenset[str] | None = frozenset()
 
 
 class Stage(Protocol):

@@ -175,13 +175,19 @@ class EvidenceStage:
         unreadable; absent ones left out), and what its earlier attempts changed."""
         stamped = None if context.wrote is None else frozenset(context.wrote)
         paths = set(stamped or ())
+        paths.update(context.history.earlier or ())  # what a planted quote may sit in
+        paths.update(context.others or ())
         for _index, _tool, changed in record.writes():
             paths.update(changed or ())
         root = os.path.realpath(self.toolbox.workdir)
         texts: dict[str, str | None] = {}
         for path in sorted(paths):
-            if not os.path.lexists(os.path.join(root, path)):
+            full = os.path.join(root, path)
+            if not os.path.lexists(full):
                 continue  # absent now
+            if os.path.isdir(full) and not os.path.islink(full):
+                texts[path] = ""  # a directory holds no quote; its name may
+                continue
             try:
                 data = self.toolbox.read_limited(path, EVIDENCE_READ_LIMIT)
             except (OSError, ValueError, GroundskeeperError):
@@ -194,7 +200,7 @@ class EvidenceStage:
             inside = found.startswith(root + os.sep)
             return found[len(root) + 1 :].replace(os.sep, "/") if inside else None
 
-        return Written(texts, stamped, context.history.earlier, real)
+        return Written(texts, stamped, context.history.earlier, real, context.others)
 
 
 EVIDENCE_READ_LIMIT = 4 * 1024 * 1024  # a written file larger than this cannot clear a quote
