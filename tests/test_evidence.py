@@ -208,21 +208,25 @@ def test_a_quote_from_a_file_the_worker_wrote_is_not_evidence(tmp_path: Path) ->
     task, _ = run(tmp_path, turns, evidence=evidence)
     assert task.state == "FAILED"
     assert (task.reason or "").startswith(
-        "false evidence: found: `notes.txt`, which this attempt wrote, holds the quote"
+        "false evidence: found: `notes.txt`, which this attempt wrote before `grep 'Syntax: OK'"
+        " notes.txt` ran (tool call 1), holds the quote"
     )
 
 
 def test_a_quote_from_a_file_written_by_the_shell_is_not_evidence(tmp_path: Path) -> None:
-    evidence = '"found:output-of:grep -c *"'
+    evidence = '"found:output-of:grep -h *"'
     turns = (
-        "    - {tool: sh, input: {cmd: \"printf '3\\\\n' > out/count.txt\"}}\n"
-        "    - {tool: sh, input: {cmd: 'grep -c name defs/order.yaml out/count.txt'}}\n"
-        + claim({"found": "3"})
+        "    - {tool: sh, input: {cmd: \"printf 'Syntax: OK\\\\n' > out/count.txt\"}}\n"
+        "    - {tool: sh, input: {cmd: 'grep -h Syntax defs/order.yaml out/count.txt'}}\n"
+        + claim({"found": "Syntax: OK"})
     )
     (tmp_path / "out").mkdir()
     task, _ = run(tmp_path, turns, evidence=evidence)
     assert task.state == "FAILED"
-    assert "`out/count.txt`, which this attempt wrote, holds the quote" in (task.reason or "")
+    assert (
+        "`out/count.txt`, which this attempt wrote before `grep -h Syntax defs/order.yaml"
+        " out/count.txt` ran (tool call 1), holds the quote"
+    ) in (task.reason or "")
 
 
 def test_a_quote_equal_to_greps_own_pattern_from_a_file_it_did_not_write_holds(

@@ -231,3 +231,40 @@ def test_the_usual_strict_preamble_is_accepted_and_runs(tmp_path: Path) -> None:
     (tmp_path / "out.txt").write_text("no\n")
     result = run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path)
     assert (result.verdict, result.failed_line) == ("FAIL", 2)
+
+
+@pytest.mark.parametrize(
+    "vacuous",
+    ["grep -q yes out.txt | cat", "grep -q yes out.txt | wc -l", "grep yes out.txt | head -n 1"],
+)
+def test_a_pipeline_ending_in_a_filter_of_its_input_cannot_fail(
+    tmp_path: Path, vacuous: str
+) -> None:
+    """Without pipefail a pipeline's status is its last stage's: `… | cat` passes whatever
+    the grep found. Lint says T005, and the runtime agrees (it passes on `no`)."""
+    assert codes(vacuous) == ["T005"]
+    (tmp_path / "out.txt").write_text("no\n")
+    result = run_check(SealedCheck.seal(Check(vacuous, "sh", 1, "x")), tmp_path)
+    assert result.verdict == "PASS"
+
+
+@pytest.mark.parametrize(
+    "strong",
+    [
+        "grep -q yes out.txt | sort -c",  # a check mode: it can fail
+        "grep -q yes out.txt | cat extra.txt",  # a file to read: it can fail
+    ],
+)
+def test_a_filter_given_a_file_or_a_check_can_fail(strong: str) -> None:
+    assert "T005" not in codes(strong)
+
+
+def test_under_pipefail_the_same_pipeline_can_fail_and_the_runtime_agrees(tmp_path: Path) -> None:
+    text = "set -o pipefail\ngrep -q yes out.txt | cat"
+    plan = f"* TODO t\n:PROPERTIES:\n:END:\n#+begin_src sh :check\n{text}\n#+end_src\n"
+    assert [d.code for d in validate(parse_plan(plan))] == []
+    (tmp_path / "out.txt").write_text("no\n")
+    result = run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path)
+    assert (result.verdict, result.code) == ("FAIL", "nonzero_status")
+    (tmp_path / "out.txt").write_text("yes\n")
+    assert run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path).passed

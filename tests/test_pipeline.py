@@ -57,7 +57,8 @@ class Scripted:
         feedback = f"{self.name} said no" if self.status == "fail" else None
         return StageResult(self.name, self.status, f"{self.name}: {self.status}", feedback,
                            f"{self.name}\nfailure", self.verified, self.output,
-                           (Noted(self.name),), self.problems, self.rows, self.gate)  # fmt: skip
+                           (Noted(self.name),), self.problems, self.rows, self.gate,
+                           self.problems)  # fmt: skip
 
 
 class Telemetry:

@@ -347,18 +347,36 @@ class AttemptRecord:
         watched paths' snapshots show (`changed`)."""
         found: set[str] = set()
         unknown: list[int] = []
+        for index, _tool, changed in self.writes(journal_only=False):
+            if changed is None:
+                unknown.append(index)  # a write that happened, or a command, with no list
+            else:
+                found.update(changed)
+        return found, unknown
+
+    def writes(
+        self, *, journal_only: bool = True
+    ) -> Iterator[tuple[int, str, tuple[str, ...] | None]]:
+        """In the record's order, each `sh` and `write_file` call's index, tool and the paths
+        it changed (None: unknown). `journal_only`: an `sh` call counts only by the sandbox's
+        own journal (`wrote`), never by the watched paths' snapshots, which see only the
+        paths watched."""
         for index, body in enumerate(self.calls, start=1):
             tool = body.get("tool")
             if tool not in ("sh", "write_file"):
                 continue
-            changed = body.get("wrote" if tool == "sh" and "wrote" in body else "changed")
+            key = "changed"
+            if tool == "sh" and ("wrote" in body or journal_only):
+                key = "wrote"
+            changed = body.get(key)
             if changed is None and tool == "sh" and isinstance(body.get("wrote_sha256"), str):
                 changed = self._listed(body["wrote_sha256"])
             if isinstance(changed, list):
-                found.update(str(p) for p in changed)
+                yield index, str(tool), tuple(str(p) for p in changed)
             elif tool == "sh" or body.get("status") == "ok":
-                unknown.append(index)  # a write that happened, or a command, with no list
-        return found, unknown
+                yield index, str(tool), None
+            else:
+                yield index, str(tool), ()  # a write_file refused: it wrote nothing
 
     def _listed(self, digest: str) -> list[str] | None:
         """A long `wrote` list read back from the output store (None: not there)."""

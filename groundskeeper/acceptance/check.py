@@ -196,9 +196,27 @@ WITHHELD = (
 )
 
 
-def check_feedback(check: SealedCheck, detail: str) -> str:
-    """What a worker (or a gated agent) is told when its work fails `check`."""
-    return f"your work did not pass its acceptance check: {check.text.strip()} → {detail}"
+#: Said in place of a failure's detail in a run that hides inputs.
+NOT_TOLD = (
+    "failed (the rest is not shown: this run hides inputs from workers, and a failure's message,"
+    " its status or what was printed could carry them; the record keeps it all)"
+)
+
+
+def told(detail: str, *, hides: bool, seen: bool = False) -> str:
+    """The one way a failure's detail reaches a worker (or a gated agent, over the hook or
+    MCP). In a run that hides inputs, a detail built from anything but what the worker may see
+    (`seen`: its own tool calls, or a judge that read under the worker's fence) is reduced to
+    "failed": a contract's message can quote a hidden schema, and an exit status, the failing
+    line or the kind of failure are values the worker's own code, run by a check that reads a
+    hidden file, can choose. Pass or fail is the one bit that must go back."""
+    return NOT_TOLD if hides and not seen else detail
+
+
+def check_feedback(check: SealedCheck, detail: str, *, hides: bool, seen: bool = False) -> str:
+    """What a worker (or a gated agent) is told when its work fails `check` (`told`)."""
+    shown = told(detail, hides=hides, seen=seen)
+    return f"your work did not pass its acceptance check: {check.text.strip()} → {shown}"
 
 
 def new_sentinel() -> str:

@@ -397,13 +397,14 @@ def _json_schema(contract: Contract, context: ContractContext) -> str:
             f"`{schema_path}` names a format that cannot be checked: {', '.join(unknown)}"
             f" (known: {', '.join(sorted(checker.checkers))})",
         )
+    validator = _schema_validator(schema_path, schema, validator_class, context)
     try:
         document = json.loads(context.read_text(path), parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         raise ContractFailure("C004", f"`{path}` is not JSON: {exc}") from None
     try:
         errors = sorted(
-            validator_class(schema, format_checker=checker).iter_errors(document),
+            validator.iter_errors(document),
             key=lambda e: [str(p) for p in e.absolute_path],
         )
     except referencing.exceptions.Unresolvable as exc:
@@ -423,6 +424,54 @@ def _json_schema(contract: Contract, context: ContractContext) -> str:
 
 
 _NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})  # data, never a subschema
+
+
+def _schema_validator(
+    schema_path: str, schema: object, validator_class: Any, context: ContractContext
+) -> Any:
+    """The validator for `schema`, its relative `$ref`s resolved from its own folder in the
+    workdir (`plan.schema_refs`, which lint's T016 asks too): every file they reach is read
+    now into a registry that fetches nothing else."""
+    import referencing
+    import referencing.jsonschema
+
+    from groundskeeper.plan.schema_refs import BASE_URI, SchemaRefError, schema_files
+
+    def read(p: str) -> str | None:
+        try:
+            return context.read_text(p)
+        except ContractFailure:
+            return None
+
+    hidden = frozenset(context.hidden)
+    try:
+        files = schema_files(schema_path, schema, read, lambda p: p in hidden)
+    except SchemaRefError as exc:
+        raise ContractFailure("C006", str(exc)) from None
+    checker = validator_class.FORMAT_CHECKER
+    for p, contents in files.items():
+        try:
+            validator_class.check_schema(contents)
+        except Exception as exc:  # a SchemaError, or not even an object
+            why = getattr(exc, "message", None) or str(exc)
+            raise ContractFailure("C006", f"`{p}` is not a valid schema: {why}") from None
+        unknown = sorted(set(_formats(contents)) - set(checker.checkers))
+        if unknown:
+            raise ContractFailure(
+                "C006", f"`{p}` names a format that cannot be checked: {', '.join(unknown)}"
+            )
+    if not files:
+        return validator_class(schema, format_checker=checker)
+    meta = validator_class.META_SCHEMA
+    dialect = str(meta.get("$id") or meta.get("id") or "").rstrip("#")
+    spec = referencing.jsonschema.specification_with(dialect)
+    resources = [
+        (BASE_URI + p, referencing.Resource.from_contents(c, default_specification=spec))
+        for p, c in {schema_path: schema, **files}.items()
+    ]
+    registry: Any = referencing.Registry().with_resources(resources)
+    wrapper = {"$ref": BASE_URI + schema_path}
+    return validator_class(wrapper, registry=registry, format_checker=checker)
 
 
 def _formats(schema: object) -> list[str]:

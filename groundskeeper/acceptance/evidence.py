@@ -8,20 +8,29 @@ what one `sh` call of this attempt printed (stdout or stderr, read back from the
 by the hash the ledger sealed), where that call's whole line is a single command whose text
 matches PATTERN (a glob) and which exited 0, and the quote is not part of the command's own
 text. `echo`/`printf` of the quote, a quote from a command that failed, and a quote printed
-by some other command all fail with `false evidence: …`. It does not judge contracts.
+by some other command all fail with `false evidence: …`.
+
+And what produced the quote must not be the worker's: the quote is self-made when the
+command's program (`plan.programs`: a script an interpreter ran, a module, a workdir file run
+as a command) was written by the task's worker before the command ran (this attempt's tool
+calls before it, in the record's order, renames included, or an earlier attempt), or when a
+file that holds the quote was written by this attempt before the command ran. A file written
+after it (a report saved with `cmd > report.txt`) is not. What the record cannot place (a
+call's writes not journalled, a program it cannot read from the line) refuses the quote with
+the reason. It does not judge contracts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from types import MappingProxyType
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from groundskeeper.acceptance.attempt_record import AttemptRecord, chain_commands
+from groundskeeper.acceptance.attempt_record import AttemptRecord, ShCall, chain_commands
+from groundskeeper.plan.programs import command_programs
 from groundskeeper.plan.properties import OUTPUT_OF, EvidenceField, command_matches
 
-__all__ = ["CODES", "EvidenceVerdict", "judge_evidence"]
+__all__ = ["CODES", "EvidenceVerdict", "Written", "judge_evidence"]
 
 CODES: dict[str, str] = {
     "E001": "a declared evidence field is missing",
@@ -72,15 +81,34 @@ def _type_name(value: object) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What the task's worker wrote, beyond the order the record gives: `texts`, what each
+    file the judgement may ask about holds now (None: it cannot be read; a path not there is
+    absent); `stamped`, every file this attempt changed by any means, from the workdir's
+    stamps around it (None: they could not be taken, or judged offline: then a call whose
+    writes are not in the record refuses every quote); `earlier`, what the task's earlier
+    attempts wrote (None: not all of it could be told); `others`, what the other workers of
+    the run wrote so far (an accomplice sibling's plant; None: not all of it could be told);
+    `real`, a workdir path as the sandbox's journal names it (links resolved; None: outside
+    the workdir)."""
+
+    texts: Mapping[str, str | None] = field(default_factory=dict)
+    stamped: frozenset[str] | None = None
+    earlier: frozenset[str] | None = frozenset()
+    real: Callable[[str], str | None] = field(default=lambda path: path)
+    others: frozenset[str] | None = frozenset()
+
+
 def judge_evidence(
     fields: Iterable[EvidenceField],
     evidence: Mapping[str, Any] | None,
     record: AttemptRecord,
-    wrote: Mapping[str, str | None] | None = MappingProxyType({}),
+    written: Written | None = None,
 ) -> list[EvidenceVerdict]:
     """Each declared field's verdict; `evidence` None is a bare final text (no evidence).
-    `wrote`: the text of every file the attempt created or changed by any tool (None for one
-    that could not be read; `wrote` None: what the attempt wrote could not be told)."""
+    Judged offline (no `written`), only the record's own journal of writes is asked."""
+    written = Written() if written is None else written
     verdicts: list[EvidenceVerdict] = []
     for declared in fields:
         if evidence is None or declared.name not in evidence:
@@ -101,7 +129,10 @@ def judge_evidence(
             continue
         if declared.type == OUTPUT_OF:
             assert declared.pattern is not None and isinstance(value, str)
-            verdicts.append(_self_made(declared, value, wrote) or _quoted(declared, value, record))
+            verdict, call = _quoted(declared, value, record)
+            if call is not None:
+                verdict = _self_made(declared, value, call, record, written) or verdict
+            verdicts.append(verdict)
             continue
         verdicts.append(EvidenceVerdict(declared, None, f"a {declared.type}"))
     return verdicts
@@ -111,36 +142,180 @@ def _short(cmd: str) -> str:
     return cmd if len(cmd) <= 120 else cmd[:120] + "…"
 
 
+_NOT_EVIDENCE = "its output is the worker's own words, not evidence"
+
+
 def _self_made(
-    declared: EvidenceField, quote: str, wrote: Mapping[str, str | None] | None
+    declared: EvidenceField, quote: str, call: ShCall, record: AttemptRecord, written: Written
 ) -> EvidenceVerdict | None:
-    """A quote found in what the worker wrote in this attempt (by any tool) is not evidence:
-    a command reading it back prints the worker's own words."""
-    if not quote.strip():
-        return None  # E002, said by `_quoted`
-    if wrote is None:
-        why = "what this attempt wrote could not be told (too many files), so no quote can hold"
-        return EvidenceVerdict(declared, "E003", why)
-    for path, text in sorted(wrote.items()):
-        if text is None or quote in text:
-            how = "cannot be read to tell" if text is None else "holds the quote"
-            message = (
-                f"`{path}`, which this attempt wrote, {how}: a command printing it back prints"
-                " the worker's own words, not evidence"
-            )
-            return EvidenceVerdict(declared, "E003", message)
+    """Whether what printed the quote was the worker's: the command's program, or a file
+    holding the quote, written before the command ran (by the record's order of writes)."""
+    cmd = _short(call.cmd or "")
+    before: dict[str, int] = {}  # a path the attempt wrote before the call: the last call that did
+    after: set[str] = set()  # written by the call itself or a later one
+    blind: list[tuple[int, str]] = []  # calls before it whose writes are not in the record
+    own: tuple[str, ...] | None = ()
+    shown = {c.index: _short(c.cmd or "") for c in record.sh_calls()}
+    for index, tool, paths in record.writes():
+        if index < call.index and paths is None:
+            blind.append((index, f" (`{shown[index]}`)" if index in shown else f" ({tool})"))
+        elif index < call.index:
+            before.update(dict.fromkeys(paths or (), index))
+        elif paths is not None:
+            after.update(paths)
+        if index == call.index:
+            own = paths
+
+    def refuse(message: str) -> EvidenceVerdict:
+        return EvidenceVerdict(declared, "E003", message)
+
+    programs = command_programs(call.cmd or "")
+    if isinstance(programs, str):
+        return refuse(f"{programs}, so what printed the quote cannot be told")
+    stamped = written.stamped
+    for program in programs:
+        for named in program.paths:
+            path = written.real(named)
+            what = f"`{named}`, the program of `{cmd}`,"
+            if path is None:
+                return refuse(f"{what} is not a workdir path the record can place")
+            if path in before:
+                return refuse(
+                    f"{what} was written by this task's worker (tool call {before[path]}) before"
+                    f" it printed the quote: {_NOT_EVIDENCE}"
+                )
+            if written.earlier is None or path in written.earlier:
+                which = "what an earlier attempt wrote could not all be told, and it may be"
+                if written.earlier is not None:
+                    which = "was written by an earlier attempt of this task:"
+                return refuse(f"{what} {which} {_NOT_EVIDENCE}")
+            if written.others is None or path in written.others:
+                which = "what the run's other workers wrote could not all be told, and it may be"
+                if written.others is not None:
+                    which = "was written by another worker of this run:"
+                return refuse(f"{what} {which} {_NOT_EVIDENCE}")
+            if (own is None and len(programs) > 1) or (own is not None and path in own):
+                return refuse(
+                    f"{what} was written by the same call that printed the quote: which came"
+                    " first cannot be told"
+                )
+            if blind and (stamped is None or path in stamped):
+                index, said = blind[0]
+                return refuse(
+                    f"what tool call {index}{said} wrote is not in the record, and {what}"
+                    " changed in this attempt: whether the worker wrote it before the quote was"
+                    " printed cannot be told"
+                )
+    return _quote_in_a_file(declared, quote, call, before, after, blind, written)
+
+
+def _quote_in_a_file(
+    declared: EvidenceField,
+    quote: str,
+    call: ShCall,
+    before: Mapping[str, int],
+    after: set[str],
+    blind: list[tuple[int, str]],
+    written: Written,
+) -> EvidenceVerdict | None:
+    """A file the attempt wrote before the command ran that holds the quote: a command
+    printing it back prints the worker's own words. A file changed in the attempt that the
+    record's journal does not place (another writer, a call with no journal) counts as
+    written before."""
+    cmd = _short(call.cmd or "")
+    stamped = written.stamped
+    if blind and stamped is None:
+        index, said = blind[0]
+        return EvidenceVerdict(declared, "E003", (
+            f"what tool call {index}{said} wrote is not in the record, and what this attempt"
+            " changed could not be told (too many files): no quote can hold"
+        ))  # fmt: skip
+    placed = set(before) | after
+    unplaced = {p for p in stamped or () if p not in placed or (blind and p not in before)}
+    planted = _planted(declared, quote, cmd, before, after, written)
+    if planted is not None:
+        return planted
+    for path in sorted(set(before) | unplaced):
+        if path not in written.texts:  # absent now
+            if path in before and path in after:
+                return EvidenceVerdict(declared, "E003", (
+                    f"`{path}`, which this attempt wrote before `{cmd}` ran (tool call"
+                    f" {before[path]}), was removed after it: what it held cannot be told"
+                ))  # fmt: skip
+            continue  # absent when the command ran
+        text = written.texts[path]
+        if text is not None and quote not in text:
+            continue
+        how = "cannot be read to tell" if text is None else "holds the quote"
+        when = (
+            f"which this attempt wrote before `{cmd}` ran (tool call {before[path]})"
+            if path in before
+            else "which changed in this attempt at a time the record does not show"
+        )
+        message = (
+            f"`{path}`, {when}, {how}: a command printing it back prints the worker's own"
+            " words, not evidence"
+        )
+        return EvidenceVerdict(declared, "E003", message)
     return None
 
 
-def _quoted(declared: EvidenceField, quote: str, record: AttemptRecord) -> EvidenceVerdict:
+def _planted(
+    declared: EvidenceField,
+    quote: str,
+    cmd: str,
+    before: Mapping[str, int],
+    after: set[str],
+    written: Written,
+) -> EvidenceVerdict | None:
+    """A path there before the command ran whose NAME holds the quote (`ls` prints it back),
+    made by this attempt, an earlier one of the task, or another worker of the run; or a
+    file holding the quote that an earlier attempt or another worker wrote (and this attempt
+    did not write again after the command: then it is judged as this attempt's)."""
+    earlier = written.earlier or frozenset()
+    others = written.others or frozenset()
+    for path in sorted(set(before) | earlier | others):
+        if path not in written.texts:
+            continue  # absent now (one removed after the command: `_quote_in_a_file`)
+        who = (
+            f"this attempt (tool call {before[path]})"
+            if path in before
+            else "an earlier attempt of this task"
+            if path in earlier
+            else "another worker of this run"
+        )
+        if quote in path:
+            return EvidenceVerdict(declared, "E003", (
+                f"`{path}`, whose name holds the quote, was made by {who} before `{cmd}` ran: a"
+                " command listing it prints the worker's own words, not evidence"
+            ))  # fmt: skip
+        if path in before or path in after:
+            continue  # this attempt's own writes: judged by `_quote_in_a_file`
+        text = written.texts.get(path)
+        if text is not None and quote not in text:
+            continue
+        how = "cannot be read to tell" if text is None else "holds the quote"
+        return EvidenceVerdict(declared, "E003", (
+            f"`{path}`, which {who} wrote before `{cmd}` ran, {how}: a command printing it"
+            " back prints a worker's own words, not evidence"
+        ))  # fmt: skip
+    return None
+
+
+def _quoted(
+    declared: EvidenceField, quote: str, record: AttemptRecord
+) -> tuple[EvidenceVerdict, ShCall | None]:
     """The last `sh` call of the attempt whose one command matches the pattern decides: it
-    must have exited 0 and printed the quote, and not have it in its own text."""
+    must have exited 0 and printed the quote, and not have it in its own text. The call is
+    given with a verdict that holds."""
     pattern = declared.pattern or ""
     shown = quote if len(quote) <= 80 else quote[:80] + "…"
     if not quote.strip():
-        return EvidenceVerdict(declared, "E002", "must quote some output, not an empty string")
+        verdict = EvidenceVerdict(declared, "E002", "must quote some output, not an empty string")
+        return verdict, None
     seen: list[str] = []
     ran: list[str] = []
+    matched = 0
     for call in reversed(list(record.sh_calls())):
         if call.cmd is None:
             continue
@@ -168,9 +343,8 @@ def _quoted(declared: EvidenceField, quote: str, record: AttemptRecord) -> Evide
         elif call.exit_status != 0:
             seen.append(f"`{_short(call.cmd)}` printed it but {status}")
         else:
-            return EvidenceVerdict(
-                declared, None, f"printed by `{_short(call.cmd)}` (tool call {call.index})"
-            )
+            said = f"printed by `{_short(call.cmd)}` (tool call {call.index})"
+            return EvidenceVerdict(declared, None, said), call
         break  # the last run decides: an earlier one's output is stale
     if seen:
         earlier = matched - 1
@@ -182,7 +356,7 @@ def _quoted(declared: EvidenceField, quote: str, record: AttemptRecord) -> Evide
             f"no command matching `{pattern}`, run on its own line, printed {shown!r} in this"
             f" attempt; the record shows {shows}"
         )
-    return EvidenceVerdict(declared, "E003", message)
+    return EvidenceVerdict(declared, "E003", message), None
 
 
 _GREP = frozenset({"grep", "egrep", "fgrep"})

@@ -624,13 +624,6 @@ def hides_inputs(plan: Plan) -> bool:
     return any(t.hide for t in compile_plan(plan))
 
 
-#: Said instead of a check's output when the plan hides inputs.
-WITHHELD = (
-    "its output is withheld: the plan holds inputs out of the agent's sight, and a check's"
-    " output could show them"
-)
-
-
 def _judge_task(
     task: TaskSpec,
     root: Path,
@@ -658,9 +651,9 @@ def _judge_task(
     result = run_check(sealed, root, shell=shell, timeout=timeout)
     record.stage("check", check_body(task.task_id, attempt, result, phase, withhold=withhold))
     if not result.passed:
-        shown = WITHHELD if withhold else result.output
-        detail = f"{result.reason}\n{shown}".rstrip()
-        return f"{result.code}: " + check_feedback(sealed, detail)
+        detail = f"{result.reason}\n{result.output}".rstrip()
+        said = check_feedback(sealed, detail, hides=withhold)  # `told`: the one way back
+        return said if withhold else f"{result.code}: {said}"
     if more:
         return (
             f"its check passes, but it is also judged on {' and '.join(more)}, which a hook"

@@ -12,9 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from groundskeeper.acceptance.check import SealedCheck, run_check
+from groundskeeper.acceptance.check import SealedCheck, run_check, told
 from groundskeeper.agents.gate import (
-    WITHHELD,
     HookRecord,
     check_body,
     find_plan,
@@ -128,9 +127,10 @@ class PlanTools:
         return {
             "task_id": task_id,
             "verdict": result.verdict,
-            "code": result.code or None,
-            "reason": result.reason,
-            "output": f"({WITHHELD})" if withhold and result.output else result.output,
+            # `told`: in a plan that hides inputs, pass or fail and nothing else goes back
+            "code": None if withhold else result.code or None,
+            "reason": told(result.reason, hides=withhold) if result.reason else "",
+            "output": told(result.output, hides=withhold) if result.output else "",
             "check_sha256": result.check_sha256,
             "seq": seq,
         }

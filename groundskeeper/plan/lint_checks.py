@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, TypeGuard
 
 from groundskeeper.diagnostics import Level
@@ -156,8 +157,30 @@ _EXIT = frozenset({"X"})
 _STOP = frozenset({"E"})  # `exit N`, N ≠ 0: the check fails there
 
 
+#: whether the check turns `pipefail` on (`set -o pipefail`, `set -euo pipefail`): then a
+#: pipeline fails when any of its stages does, not only its last
+_PIPEFAIL: ContextVar[bool] = ContextVar("pipefail", default=False)
+
+
+def _sets_pipefail(script: Script) -> bool:
+    """Whether any `set` in the check names pipefail (the sandbox never turns it off)."""
+    for command in _simple_commands(script):
+        words = [w.literal() for w in command.words]
+        if words and words[0] == "set" and "pipefail" in words[1:]:
+            return True
+    return False
+
+
 def _verdicts(script: Script) -> tuple[bool, bool, bool]:
     """(can the check pass, can it fail, can an `exit` be reached)."""
+    token = _PIPEFAIL.set(_sets_pipefail(script))
+    try:
+        return _verdicts_under(script)
+    finally:
+        _PIPEFAIL.reset(token)
+
+
+def _verdicts_under(script: Script) -> tuple[bool, bool, bool]:
     can_pass, can_fail, exits = True, False, False
     items = script.items
     for index, item in enumerate(items):
@@ -265,9 +288,33 @@ def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
         return _STOP if _failing_status(last) else _EXIT
     else:
         outcomes = _command_outcomes(last)
+    if _PIPEFAIL.get() and len(commands) > 1:  # any stage's failure is the pipeline's
+        for stage in commands[:-1]:
+            ran = (
+                _command_outcomes(stage) if _is_simple(stage) else _compound_outcomes(stage, False)
+            )
+            if ran & {"F", "E"}:
+                outcomes = outcomes | {"F"}
     if not pipeline.negated:
         return outcomes
     return frozenset({"F" if o == "T" else "T" if o == "F" else o for o in outcomes})
+
+
+#: filters that, given no file to read, only pass their standard input on (or count or sort
+#: it): the last stage of `grep -q x f | cat` makes a pipeline that cannot fail
+_STDIN_FILTERS = frozenset({"cat", "tee", "sort", "uniq", "wc", "head", "tail"})
+
+
+def _reads_stdin_only(command: SimpleCommand) -> bool:
+    """Whether every word after the name is an option or a count (no file, no check mode)."""
+    checking = command.words[0].literal() == "sort"  # `sort -c` fails on unsorted input
+    for word in command.words[1:]:
+        text = word.literal()
+        if text is None or (checking and text in ("-c", "-C", "--check")):
+            return False
+        if not (text.startswith("-") and text != "-") and not text.isdigit():
+            return False
+    return True
 
 
 def _is_exit(command: SimpleCommand) -> bool:
@@ -294,6 +341,8 @@ def _command_outcomes(command: SimpleCommand) -> frozenset[str]:
     name = command.words[0].literal()
     if name in ("true", ":", "echo", "continue", "break", "set"):
         return _OK
+    if name in _STDIN_FILTERS and _reads_stdin_only(command):
+        return _OK  # a filter of its standard input alone: nothing there can fail it
     if name == "false" or name == "exit":
         return _FAIL  # `exit` inside a pipeline: its stage's status
     return _EITHER

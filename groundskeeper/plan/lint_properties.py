@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
@@ -16,6 +17,7 @@ from groundskeeper.plan.expected import (
     existing_files,
     runs_pytest_check,
 )
+from groundskeeper.plan.programs import command_programs
 from groundskeeper.plan.properties import GATE_KINDS, command_matches
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 
@@ -142,6 +144,26 @@ def _open_ended(pattern: str, task: TaskSpec) -> str | None:
     )
 
 
+def _rewritable_programs(pattern: str, task: TaskSpec, base: Path | None) -> Iterator[str]:
+    """T027: the workdir programs an `output-of` pattern runs (read as the runtime reads the
+    quoting command, `plan.programs`) that the task's worker may change: neither protected
+    (or freed again by `:writable:`) nor hidden. A bare command word or a `-m` module counts
+    only when the workdir has it (else it is a command or an installed module)."""
+    programs = command_programs(pattern) if pattern else ()
+    if isinstance(programs, str):
+        return  # a pattern the reading cannot place: T017/T018 speak of it
+    for program in programs:
+        paths = list(program.paths)
+        if program.how == "module" or (
+            program.how == "command" and "/" not in program.command.split(" ")[0]
+        ):
+            paths = [p for p in paths if base is not None and (base / p).is_file()]
+        for name in paths[:1]:
+            protected = covers(task.protect, name) and not covers(task.writable, name)
+            if not (protected or covers(task.hide, name)):
+                yield name
+
+
 def _parent_record_rules(task: TaskSpec) -> Iterator[Diagnostic]:
     """T020: a parent has no worker and so no record of an attempt: a rule judged on that
     record could never be judged (it is judged at the roll-up only on the files)."""
@@ -163,15 +185,41 @@ def _parent_record_rules(task: TaskSpec) -> Iterator[Diagnostic]:
         yield Diagnostic("error", heading.title, message, line, "T020")
 
 
+def _unresolvable_refs(base: Path, schema: str, hide: tuple[str, ...]) -> str | None:
+    """Why the schema's relative `$ref`s cannot all be resolved, as the contract resolves
+    them (`schema_refs.schema_files`); None when they can (or the schema is not JSON, which
+    the contract names when it runs)."""
+    import json
+
+    from groundskeeper.plan.schema_refs import SchemaRefError, schema_files
+
+    def read(path: str) -> str | None:
+        try:
+            return (base / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    try:
+        contents = json.loads((base / schema).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    try:
+        schema_files(schema, contents, read, lambda p: covers(hide, p))
+    except SchemaRefError as exc:
+        return str(exc)
+    return None
+
+
 def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     """T015: a `:contract:` line that cannot be read (unknown type, wrong arity, a bad format
     name); T016: a contract's schema that does not exist; T017: an `:evidence:` line that
     cannot be read; T018: a `ran` or `output-of` pattern that a command printing its own
-    arguments matches; T019: a `pytest` suite with no held-out test; T020: a contract judged
-    on a worker's record (`changed`, `ran`) or `:evidence:` on a parent task, which no worker
-    attempts."""
+    arguments matches; T027: an `output-of` pattern whose program the worker may rewrite;
+    T019: a `pytest` suite with no held-out test; T020: a contract judged on a worker's record
+    (`changed`, `ran`) or `:evidence:` on a parent task, which no worker attempts."""
     plan = spec.plan
     base = plan.path.parent if plan.path is not None else None
+    hide = tuple(dict.fromkeys(p for task in spec for p in task.hide))
     for task in spec:
         heading = task.heading
         if heading.child_tasks:
@@ -197,6 +245,11 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                             " (paths are relative to the plan's folder)"
                         )
                         yield Diagnostic("error", heading.title, message, contract.line, "T016")
+                    elif base is not None:
+                        why = _unresolvable_refs(base, schema, hide)
+                        if why is not None:
+                            message = f"contract `{contract.text}`: {why}"
+                            yield Diagnostic("error", heading.title, message, contract.line, "T016")
         if task.evidence or task.evidence_problems:
             line = heading.property_lines.get("evidence", heading.line)
             for message in task.evidence_problems:
@@ -213,6 +266,19 @@ def contract_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                 elif field.pattern and (open_ended := _open_ended(field.pattern, task)):
                     message = f":evidence: `{field.spec}`: {open_ended}"
                     yield Diagnostic("warning", heading.title, message, line, "T018")
+                for name in _rewritable_programs(field.pattern or "", task, base):
+                    message = (
+                        f":evidence: `{field.spec}`: the worker could rewrite the program that"
+                        f" prints the quote (`{name}`); :protect: it (`:protect: {name}`)"
+                    )
+                    if asks_to_change(task, name):
+                        message = (
+                            f":evidence: `{field.spec}`: the task asks the worker to change"
+                            f" `{name}`, the program that prints the quote, so its output is"
+                            " the worker's own and never holds as evidence; quote a command"
+                            " that tests it, or let the check run it"
+                        )
+                    yield Diagnostic("warning", heading.title, message, line, "T027")
 
 
 def _readable_suite(task: TaskSpec, contract: Contract) -> Iterator[Diagnostic]:

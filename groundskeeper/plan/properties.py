@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from groundskeeper import path_patterns
-from groundskeeper.plan.contract_syntax import protected_by, task_contracts
+from groundskeeper.plan.contract_syntax import Contract, protected_by, task_contracts
 from groundskeeper.plan.keywords import file_keywords
 from groundskeeper.plan.org import Heading, Plan
 
@@ -180,8 +180,42 @@ def patterns_by_task(plan: Plan) -> dict[Heading, tuple[str, ...]]:
     for heading in found:
         if heading.get_property("contract") is not None:
             # the schemas its contracts judge with are protected like the checks' inputs
-            found[heading] += protected_by(task_contracts(plan, heading)[0])
+            contracts = task_contracts(plan, heading)[0]
+            found[heading] += protected_by(contracts)
+            found[heading] += _referenced_schemas(plan, contracts)
     return found
+
+
+def _referenced_schemas(plan: Plan, contracts: Iterable[Contract]) -> tuple[str, ...]:
+    """The files a `json-schema` contract's schema reaches by relative `$ref`
+    (`schema_refs.schema_files`, as the contract reads them): protected like the schema, so
+    a worker cannot empty the part that judges it. What cannot be read adds nothing (lint's
+    T016 and the contract's C006 refuse it)."""
+    import json
+
+    from groundskeeper.plan.schema_refs import SchemaRefError, schema_files
+
+    if plan.path is None:
+        return ()
+    base = plan.path.parent
+
+    def read(path: str) -> str | None:
+        try:
+            return (base / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    found: list[str] = []
+    for contract in contracts:
+        if contract.kind != "json-schema":
+            continue
+        schema = contract.args[0]
+        try:
+            contents = json.loads(read(schema) or "null")
+            found.extend(schema_files(schema, contents, read, lambda _p: False))
+        except (ValueError, SchemaRefError):
+            continue
+    return tuple(dict.fromkeys(found))
 
 
 def inherited_patterns(

@@ -95,6 +95,48 @@ class RunPhases:
                 checked.append(task)
         self._reverified(checked)
 
+    def held_to_flags(self, require_red: bool) -> None:
+        """A DONE carried from an earlier run must meet this run's flags, as a DONE made in it
+        would: under --require-checks one that rests on the worker's word (no check, no
+        verifying contract) is worked on again, and FAILED for want of a check; under
+        --require-red one whose current check was never seen red (it passed before any work,
+        or was never asked) is FAILED with that reason. Their DONE parents roll up again."""
+        from groundskeeper.plan.contract_syntax import verifying
+
+        parents = {c: t.heading for t in self.tasks.values() for c in t.heading.child_tasks}
+        demoted: list[TaskRun] = []
+        for task in self.tasks.values():
+            if task.start_state != "DONE" or task.heading.child_tasks:
+                continue
+            if self.options.require_checks and task.check is None and not verifying(task.contracts):
+                task.start_state = "TODO"  # the check stage fails it: no check to confirm it
+                why = (
+                    "a DONE carried from an earlier run rests on the worker's word, and this run"
+                    " requires checks (--require-checks); worked on again"
+                )
+                self.settle(task, "TODO", 0, False, why, "", 0)
+                demoted.append(task)
+            elif (
+                require_red
+                and task.check is not None
+                and task.check_sha256 is not None
+                and (task.heading.task_id, task.check_sha256) not in self.record.red
+            ):
+                task.start_state = "TODO"
+                task.red = (
+                    "red-first: a DONE carried from an earlier run whose check was never seen"
+                    " red (it passed before any work, or was never asked), and this run"
+                    " requires red (--require-red)"
+                )
+                demoted.append(task)
+        for task in demoted:
+            above = parents.get(task.heading)
+            while above is not None:
+                parent = self.tasks.get(above)
+                if parent is not None and parent.start_state == "DONE":
+                    parent.start_state = "TODO"  # the walk rolls it up again from its children
+                above = parents.get(above)
+
     def _reverified(self, checked: list[TaskRun]) -> None:
         results = self._phase(checked, "reverify")
         if results is None:
@@ -128,6 +170,7 @@ class RunPhases:
             and t.check_sha256 is not None
             and (t.heading.task_id, t.check_sha256) not in record.red
             and (t.heading.task_id not in record.started or required)
+            and t.red is None  # already refused (`held_to_flags`), with its own reason
         ]
         results = self._phase(pending, "red-first")
         if results is None:

@@ -10,6 +10,7 @@ count attempts or write verdicts (the runner does).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
@@ -65,6 +66,7 @@ class StageResult:
     problems: tuple[str, ...] = ()  # each failure on its own, for a `Joint` to join
     rows: tuple[Mapping[str, Any], ...] = ()  # the claim's verdicts, for telemetry, one commit
     gate: GateOpened | None = None  # `wait`: the gate that holds the task
+    told: tuple[str, ...] = ()  # each of `problems` as the worker is told it (`check.told`)
 
 
 @dataclass(slots=True)
@@ -74,12 +76,43 @@ class AttemptHistory:
     written: set[str] = field(default_factory=set)  # every attempt's changes: a gate's files
     unknown: bool = False  # some tool call's changes could not be told (a gate binds all)
     wrote: list[str] = field(default_factory=list)  # those of attempts that reached the check
+    # what the attempts before the last one taken changed (None: not all of it could be told)
+    earlier: frozenset[str] | None = frozenset()
 
     def took(self, record: AttemptRecord) -> None:
         """An attempt's tool calls: what they changed (by any tool) joins `written`."""
+        self.earlier = None if self.unknown else frozenset(self.written)
         found, unknown = record.changed()
         self.written.update(found)
         self.unknown = self.unknown or bool(unknown)
+
+
+class RunWrites:
+    """What every worker of this run wrote, by task (thread-safe: jobs run in parallel). A
+    quote another worker planted (an accomplice sibling) is no more evidence than one the
+    task's own worker planted (`evidence._self_made`)."""
+
+    def __init__(self) -> None:
+        self._by: dict[str, set[str]] = {}
+        self._unknown: set[str] = set()  # tasks some of whose writes could not be told
+        self._lock = threading.Lock()
+
+    def took(self, task_id: str, record: AttemptRecord, stamped: Iterable[str] | None) -> None:
+        """An attempt's writes: its record's, and the workdir's stamps when they were taken."""
+        found, unknown = record.changed()
+        with self._lock:
+            mine = self._by.setdefault(task_id, set())
+            mine.update(found)
+            mine.update(stamped or ())
+            if unknown and stamped is None:
+                self._unknown.add(task_id)
+
+    def by_others(self, task_id: str) -> frozenset[str] | None:
+        """What the other tasks' workers wrote so far (None: not all of it could be told)."""
+        with self._lock:
+            if self._unknown - {task_id}:
+                return None
+            return frozenset(p for t, ps in self._by.items() if t != task_id for p in ps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +132,8 @@ class AttemptContext:
     # every file the attempt created or changed, by any tool (None: it could not be told);
     # taken only for a task that quotes output as evidence
     wrote: tuple[str, ...] | None = ()
+    # what the other workers of the run wrote so far (None: not all of it could be told)
+    others: frozenset[str] | None = frozenset()
 
 
 class Stage(Protocol):
@@ -119,7 +154,7 @@ class Joint:
 
     name: str
     stages: tuple[Stage, ...]
-    join: Callable[[tuple[str, ...]], StageResult]
+    join: Callable[[tuple[str, ...], tuple[str, ...]], StageResult]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +209,8 @@ class Pipeline:
     def _joint(self, joint: Joint, context: AttemptContext) -> StageResult:
         results = [self._stage(stage, context) for stage in joint.stages]
         problems = tuple(p for r in results for p in r.problems)
+        told = tuple(t for r in results for t in r.told)
         rows = tuple(row for r in results for row in r.rows)
         if not problems:
             return StageResult(joint.name, rows=rows)
-        return replace(joint.join(problems), rows=rows)
+        return replace(joint.join(problems, told), rows=rows)

@@ -69,7 +69,13 @@ from groundskeeper.supervisor.latches import (
     judge_stops_run,
 )
 from groundskeeper.supervisor.phases import RunPhases
-from groundskeeper.supervisor.pipeline import AttemptContext, AttemptHistory, Pipeline, Verdict
+from groundskeeper.supervisor.pipeline import (
+    AttemptContext,
+    AttemptHistory,
+    Pipeline,
+    RunWrites,
+    Verdict,
+)
 from groundskeeper.supervisor.plan_guard import PlanGuard, Tamper
 from groundskeeper.supervisor.reports import (
     DEFAULT_MAX_PARALLEL,
@@ -311,6 +317,7 @@ class Runner:
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:
             self._phases.back_every_done()
+            self._phases.held_to_flags(self._require_red)
             take_baselines(self.tasks.values(), self.workdir, self.control.path,
                            self._record.started)  # fmt: skip
             self._phases.red_first(diagnostics, self._require_red)
@@ -385,6 +392,7 @@ class Runner:
                            self.judge_model, judge_prompt, self.options.judge_profile, skip,
                            self.control.components, self._record,
                            holds_out=self._paths.holds_out)  # fmt: skip
+        self._run_writes = RunWrites()
         self._pipeline = Pipeline(self._books, attempt_stages(tools))
         self._verify = Pipeline(self._books, verify_stages(tools))
         settle = self._settle_phase
@@ -683,6 +691,9 @@ class Runner:
                 wrote = stamps_changed(stamps, self._stamps())
         except ModelCallError as exc:
             claim, unavailable = None, f"model unavailable: {exc}"
+        # what this worker wrote, for the evidence of every other task of the run
+        self._run_writes.took(task_id, AttemptRecord(tuple(sealed), self._outputs),
+                              wrote if stamped and wrote is not None else None)  # fmt: skip
         # look at the plan before anything else can run: the culprit is among the started
         for tamper in self._guard.verify():
             self._tampering.blame(tamper)
@@ -700,7 +711,8 @@ class Runner:
             loop.output = claim.claim
             return True
         context = AttemptContext(task, attempt, claim, tuple(sealed), task.first_start,
-                                 loop.history, wrote=wrote)  # fmt: skip
+                                 loop.history, wrote=wrote,
+                                 others=self._run_writes.by_others(task_id))  # fmt: skip
         verdict = self._pipeline.judge(context)
         if verdict.kind == "FAILED":
             task.lies.extend(caught_lying(attempt, verdict.reason, verdict.output, sealed))

@@ -9,6 +9,7 @@ and the attempt loop the runner's. A new stage is a class here, added to `attemp
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterable
 from contextlib import nullcontext
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
-from groundskeeper.acceptance.check import WITHHELD, CheckResult, check_feedback
+from groundskeeper.acceptance.check import CheckResult, check_feedback, told
 from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
-from groundskeeper.acceptance.evidence import EvidenceVerdict, judge_evidence
+from groundskeeper.acceptance.evidence import EvidenceVerdict, Written, judge_evidence
 from groundskeeper.acceptance.gates import GateOpened, gate_paths, hash_files
 from groundskeeper.acceptance.judge import (
     J_UNAVAILABLE,
@@ -72,9 +73,14 @@ class StageTools:
     components: Path
     record: Record
     docks_lock: threading.Lock = field(default_factory=threading.Lock)
-    # the plan hides inputs: a check's or contract's output could quote one, so a worker is
-    # told where its work failed and never what was printed
+    # the plan hides inputs: a check's or contract's message, status or output could carry
+    # one, so a worker is told only which check or contract failed (`check.told`)
     holds_out: bool = False
+
+    @property
+    def hides(self) -> bool:
+        """Whether what goes back to a worker is reduced to pass or fail (`check.told`)."""
+        return self.holds_out or bool(self.checks.hidden)
 
 
 def attempt_stages(tools: StageTools) -> list[Stage | Joint]:
@@ -102,20 +108,27 @@ def again_stages(tools: StageTools) -> list[Stage | Joint]:
 # -- the claim: evidence and contracts, against the record of the attempt ----------------------
 
 
-def claim_failure(problems: tuple[str, ...]) -> StageResult:
-    """Every hard failure of the claim, in one message for the worker."""
+def claim_failure(problems: tuple[str, ...], told: tuple[str, ...]) -> StageResult:
+    """Every hard failure of the claim, in one message for the worker: each as `told` it
+    (`check.told`); the record and the report keep `problems` whole."""
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    feedback = "your claim did not hold against the record of this attempt:\n" + "\n".join(
-        f"- {h}" for h in problems
-    )
-    return StageResult("claim", "fail", problems[0] + more, feedback, f"claim\n{feedback}", True)
+    head = "your claim did not hold against the record of this attempt:\n"
+    feedback = head + "\n".join(f"- {h}" for h in told)
+    whole = head + "\n".join(f"- {h}" for h in problems)  # the breaker compares the record's
+    return StageResult("claim", "fail", problems[0] + more, feedback, f"claim\n{whole}", True)
 
 
 def _claim_result(
-    name: str, problems: list[str], steps: list[Step], rows: list[dict[str, Any]]
+    name: str,
+    problems: list[str],
+    steps: list[Step],
+    rows: list[dict[str, Any]],
+    told: list[str] | None = None,
 ) -> StageResult:
-    said = claim_failure(tuple(problems)) if problems else StageResult(name)
-    return replace(said, stage=name, steps=tuple(steps), problems=tuple(problems), rows=tuple(rows))
+    said_told = tuple(problems if told is None else told)
+    said = claim_failure(tuple(problems), said_told) if problems else StageResult(name)
+    return replace(said, stage=name, steps=tuple(steps), problems=tuple(problems),
+                   told=said_told, rows=tuple(rows))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,33 +147,60 @@ class EvidenceStage:
     def __init__(self, tools: StageTools) -> None:
         self.outputs = tools.outputs
         self.toolbox = tools.toolbox
+        self.tools = tools
+
+    @property
+    def hides(self) -> bool:
+        return self.tools.hides
 
     def judge(self, context: AttemptContext) -> StageResult:
         task, claim = context.task, context.claim
         if not task.evidence or claim is None:
             return StageResult(self.name)
         record = AttemptRecord(context.sealed, self.outputs)
-        wrote = self._wrote(context) if any(f.pattern for f in task.evidence) else {}
-        verdicts = tuple(judge_evidence(task.evidence, claim.evidence, record, wrote))
+        quoted = any(f.pattern for f in task.evidence)
+        written = self._written(context, record) if quoted else None
+        verdicts = tuple(judge_evidence(task.evidence, claim.evidence, record, written))
         rows: list[dict[str, Any]] = [{"kind": "evidence", "spec": v.field.spec, "soft": False,
                                        "ok": v.ok, "code": v.code, "message": v.message}
                                       for v in verdicts]  # fmt: skip
         problems = [v.reason for v in verdicts if not v.ok]
-        return _claim_result(self.name, problems, [EvidenceSealed(verdicts)], rows)
+        # evidence is judged on the worker's own tool calls: what it saw (`check.told`)
+        told_ = [told(p, hides=self.hides, seen=True) for p in problems]
+        return _claim_result(self.name, problems, [EvidenceSealed(verdicts)], rows, told_)
 
-    def _wrote(self, context: AttemptContext) -> dict[str, str | None] | None:
-        """The text of every file the attempt wrote by any tool (None: unreadable)."""
-        if context.wrote is None:
-            return None
+    def _written(self, context: AttemptContext, record: AttemptRecord) -> Written:
+        """What the task's worker wrote: the text of every file the attempt changed by any
+        tool (the workdir's stamps) or that its record's journal names, as it is now (None:
+        unreadable; absent ones left out), and what its earlier attempts changed."""
+        stamped = None if context.wrote is None else frozenset(context.wrote)
+        paths = set(stamped or ())
+        paths.update(context.history.earlier or ())  # what a planted quote may sit in
+        paths.update(context.others or ())
+        for _index, _tool, changed in record.writes():
+            paths.update(changed or ())
+        root = os.path.realpath(self.toolbox.workdir)
         texts: dict[str, str | None] = {}
-        for path in context.wrote:
+        for path in sorted(paths):
+            full = os.path.join(root, path)
+            if not os.path.lexists(full):
+                continue  # absent now
+            if os.path.isdir(full) and not os.path.islink(full):
+                texts[path] = ""  # a directory holds no quote; its name may
+                continue
             try:
                 data = self.toolbox.read_limited(path, EVIDENCE_READ_LIMIT)
             except (OSError, ValueError, GroundskeeperError):
                 texts[path] = None
                 continue
             texts[path] = data.decode("utf-8", "replace")
-        return texts
+
+        def real(path: str) -> str | None:
+            found = os.path.realpath(os.path.join(root, path))
+            inside = found.startswith(root + os.sep)
+            return found[len(root) + 1 :].replace(os.sep, "/") if inside else None
+
+        return Written(texts, stamped, context.history.earlier, real, context.others)
 
 
 EVIDENCE_READ_LIMIT = 4 * 1024 * 1024  # a written file larger than this cannot clear a quote
@@ -194,6 +234,7 @@ class ContractsStage:
         self.toolbox = tools.toolbox
         self.outputs = tools.outputs
         self.checks = tools.checks
+        self.tools = tools
 
     def judge(self, context: AttemptContext) -> StageResult:
         task = context.task
@@ -220,6 +261,7 @@ class ContractsStage:
         )
         steps: list[Step] = [ContractsSealed(judged)]
         problems: list[str] = []
+        said: list[str] = []  # each as the worker is told it (`check.told`)
         rows: list[dict[str, Any]] = []
         for v in judged:
             rows.append({"kind": "contract", "spec": v.contract.text, "soft": v.contract.soft,
@@ -227,12 +269,13 @@ class ContractsStage:
                          "detail": dict(v.detail)})  # fmt: skip
             if v.hard_failure:
                 problems.append(v.reason)
+                said.append(f"{v.contract.text}: {told(v.reason, hides=self.tools.hides)}")
             elif not v.ok:
                 warning = Diagnostic("warning", task.heading.title,
                                      f"soft contract failed: {v.reason}", v.contract.line,
                                      v.code or "")  # fmt: skip
                 steps.append(SoftWarning(warning))
-        return _claim_result(self.name, problems, steps, rows)
+        return _claim_result(self.name, problems, steps, rows, said)
 
 
 # -- the check ------------------------------------------------------------------------------
@@ -258,7 +301,7 @@ class CheckStage:
         self.outputs = tools.outputs
         self.record = tools.record
         self.require_checks = tools.require_checks
-        self.holds_out = tools.holds_out
+        self.tools = tools
 
     def judge(self, context: AttemptContext) -> StageResult:
         task, claim = context.task, context.claim
@@ -278,11 +321,9 @@ class CheckStage:
         reason = f"{result.code}: {result.reason}"
         if claim is not None and claim.no_claim is not None:  # e.g. cut off at max_tokens
             reason = f"{reason} (and the worker made no claim: {claim.no_claim})"
-        if (self.holds_out or self.checks.hidden) and result.output.strip():
-            detail = f"{result.reason}\n({WITHHELD})"  # the record keeps the output
-        else:
-            detail = f"{result.reason}\n{result.output}".rstrip()
-        return StageResult(self.name, "fail", reason, check_feedback(task.check, detail),
+        detail = f"{result.reason}\n{result.output}".rstrip()  # the record keeps it all
+        feedback = check_feedback(task.check, detail, hides=self.tools.hides)
+        return StageResult(self.name, "fail", reason, feedback,
                            f"{result.code}\n{result.reason}\n{result.output}", True,
                            result.output, steps)  # fmt: skip
 
@@ -345,6 +386,7 @@ class JudgeStage:
         self.model = tools.judge_model
         self.prompt = tools.judge_prompt
         self.profile = tools.judge_profile
+        self.tools = tools
 
     def judge(self, context: AttemptContext) -> StageResult:
         task = context.task
@@ -407,7 +449,14 @@ class JudgeStage:
         if judgement.unavailable:  # not the worker's failure: the task keeps its state
             return StageResult(self.name, "unavailable", judgement.reason, steps=tuple(steps))
         assert task.check is not None  # a judged task has a check (`judge` returned before)
-        feedback = judgement.feedback() or check_feedback(task.check, judgement.reason)
+        # the judge reads under the workers' fence (`_collect`): its words show nothing hidden
+        hides = self.tools.hides
+        said = judgement.feedback()
+        feedback = (
+            told(said, hides=hides, seen=True)
+            if said
+            else check_feedback(task.check, judgement.reason, hides=hides, seen=True)
+        )
         return StageResult(self.name, "fail", judgement.reason, feedback,
                            f"judge\n{judgement.reason}", True, steps=tuple(steps))  # fmt: skip
 
@@ -530,6 +579,7 @@ class DockStage:
         self.components = tools.components
         self.record = tools.record  # its docks: what docked so far, updated as components dock
         self.lock = tools.docks_lock
+        self.tools = tools
 
     def judge(self, context: AttemptContext) -> StageResult:
         raw = context.task.dock
@@ -557,5 +607,6 @@ class DockStage:
     def _failed(self, context: AttemptContext, why: str, steps: tuple[Step, ...]) -> StageResult:
         """A checked task hears it as its check's failure; an unchecked one's verdict is final."""
         check = context.task.check
-        feedback = check_feedback(check, why) if check is not None else None
+        hides = self.tools.hides
+        feedback = check_feedback(check, why, hides=hides) if check is not None else None
         return StageResult(self.name, "fail", why, feedback, f"dock\n{why}", steps=steps)

@@ -170,6 +170,8 @@ def _requirements(task: WorkerTask) -> str:
         lines.append(
             "An `output-of:PATTERN` field quotes what a command matching PATTERN printed when"
             " you ran it on its own line with `sh` in this attempt, and it must have exited 0."
+            " It is not evidence when you wrote, before that run, the program it ran or a file"
+            " holding the quote; saving its report afterwards is fine."
         )
     if task.held_out:
         lines.append(

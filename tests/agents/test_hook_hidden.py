@@ -67,8 +67,10 @@ def test_a_block_never_shows_what_the_hidden_input_holds(hidden: Path) -> None:
     (hidden / "out.txt").write_text("a guess\n")
     run = call_hook("claude-code", stop_event(hidden))
     reason = run.blocked or ""
-    assert "diff out.txt tests/expected.txt" in reason and "nonzero_status" in reason, run
-    assert "withheld" in reason  # the check's output is not shown: it would hold the answer
+    assert "diff out.txt tests/expected.txt" in reason, run
+    # pass or fail and nothing else: not the output, not the code, not the status
+    assert "→ failed (the rest is not shown: this run hides inputs" in reason, run
+    assert "nonzero_status" not in reason and "status 1" not in reason, run
     assert ANSWER not in run.stdout + run.stderr
     # nor in what the hook sealed: the ledger is in the agent's reach
     assert ANSWER not in (hidden / ".groundskeeper" / "plan.org" / "_steps.jsonl").read_text()
@@ -94,6 +96,10 @@ def test_the_mcp_server_names_hidden_inputs_and_never_shows_them(hidden: Path) -
     assert isinstance(task, dict) and task["hidden"] == ["tests/expected.txt"]
     assert isinstance(check, dict) and check["verdict"] == "FAIL"
     assert ANSWER not in json.dumps(check)
+    # pass or fail only (`check.told`): no code, no status, no output
+    assert check["code"] is None
+    assert check["reason"].startswith("failed (the rest is not shown: this run hides inputs")
+    assert "status" not in check["reason"].split("(")[0]
     assert ANSWER not in json.dumps([b for _, b in ledger_steps(hidden)])
 
 

@@ -1,0 +1,189 @@
+"""The programs a command line runs from the workdir, read from its text: the script an
+interpreter runs (`python3 X.py`, `sh X`, `bash X`, `. X`, `python3 < X`), a module
+`python3 -m mod` finds in the workdir, and a command word that names a workdir file (`./x`,
+`x.sh`: anything that is not a sandbox command) — for every stage of every pipeline and list.
+
+One reading for the runtime and lint: evidence (`acceptance.evidence`) refuses a quote whose
+program the worker wrote before it ran, and lint (T027) warns when an `output-of` pattern's
+program is a workdir file the worker could rewrite. It does not decide what a program being
+written means; it only names which files are the programs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from groundskeeper.path_patterns import normal_path
+
+__all__ = ["INTERPRETERS", "Program", "command_programs"]
+
+_PYTHONS = frozenset({"python", "python3", "micropython"})
+_SHELLS = frozenset({"sh", "bash", "dash", "ksh", "zsh"})
+_SOURCES = frozenset({".", "source"})
+#: Commands whose operand (or standard input) is a program they run.
+INTERPRETERS = _PYTHONS | _SHELLS | _SOURCES
+_UNREAD = "\0"  # a word the line does not spell out (an expansion, a glob): no word holds NUL
+_PYTHON_ARGUMENT_OPTIONS = frozenset("WXQ")  # `-W arg`, `-X opt`: their argument is no script
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A program a stage runs: `paths` are the workdir files (relative, `/`-separated) any of
+    which can be it (one for a script; a module's candidates for `-m`); `how` says how the
+    stage names it: `script`, `module`, `command`, `stdin`."""
+
+    command: str
+    paths: tuple[str, ...]
+    how: str
+
+
+def command_programs(cmd: str) -> tuple[Program, ...] | str:
+    """Every workdir program the line runs, or why that cannot be told (a line that does not
+    parse, a program named through an expansion or a glob, a path outside the workdir, an
+    interpreter reading its program from a pipe)."""
+    from groundskeeper.sandbox.registry import COMMANDS
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, parse, simple_commands
+
+    try:
+        script = parse(cmd)
+    except ShellSyntaxError as exc:
+        return f"`{_short(cmd)}` does not parse ({exc})"
+    found: list[Program] = []
+    for command in simple_commands(script):
+        if not command.words:
+            continue
+        words: list[str] = []
+        for word in command.words:
+            text = word.literal()
+            # a word past the program's own may expand: only the words read below must not
+            words.append(_UNREAD if text is None or word.has_glob() else text)
+        stage = " ".join(w if w != _UNREAD else "…" for w in words)
+        program = _stage_program(words, command, COMMANDS)
+        if isinstance(program, str):
+            return f"`{_short(stage)}` {program}"
+        if program is None:
+            continue
+        how, named = program
+        paths = _candidates(how, named)
+        if paths is None:
+            return f"`{_short(stage)}` names its program `{named}`, outside the workdir"
+        found.append(Program(stage, paths, how))
+    return tuple(found)
+
+
+def _stage_program(
+    words: list[str], command: object, commands: frozenset[str]
+) -> tuple[str, str] | str | None:
+    """(how, the name as written) of the stage's program; None: it runs no workdir program;
+    a str: why it cannot be told."""
+    name = words[0]
+    if name == _UNREAD:
+        return "names its command through an expansion or a glob"
+    if name in _PYTHONS:
+        return _operand(words, command, _python_options)
+    if name in _SHELLS:
+        return _operand(words, command, _shell_options)
+    if name in _SOURCES:
+        if len(words) < 2:
+            return None
+        return (
+            "names its script through an expansion or a glob"
+            if words[1] == _UNREAD
+            else ("script", words[1])
+        )
+    if "/" in name or name not in commands:
+        return ("command", name)
+    return None
+
+
+def _python_options(words: list[str]) -> tuple[str, str] | str | None:
+    """python's operand: `-m mod`, a script, `-c` code (no file), or standard input."""
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if word == _UNREAD:
+            return "names its script through an expansion or a glob"
+        if word == "--":
+            return _named("script", words, i + 1)
+        if word == "-" or not word.startswith("-"):
+            return ("stdin", "") if word == "-" else ("script", word)
+        for j, letter in enumerate(word[1:], start=1):
+            rest = word[j + 1 :]
+            if letter == "c":
+                return None  # the program is the command's own text
+            if letter == "m":
+                return ("module", rest) if rest else _named("module", words, i + 1)
+            if letter in _PYTHON_ARGUMENT_OPTIONS:
+                i += 0 if rest else 1
+                break
+        i += 1
+    return ("stdin", "")
+
+
+def _shell_options(words: list[str]) -> tuple[str, str] | str | None:
+    """a shell's operand: a script, `-c` code (no file), or standard input (`-s`, none)."""
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if word == _UNREAD:
+            return "names its script through an expansion or a glob"
+        if word == "--":
+            return _named("script", words, i + 1) if i + 1 < len(words) else ("stdin", "")
+        if not word.startswith(("-", "+")) or word in ("-", "+"):
+            return ("stdin", "") if word in ("-", "+") else ("script", word)
+        letters = word[1:]
+        if "c" in letters:
+            return None
+        if "s" in letters:
+            return ("stdin", "")
+        if letters in ("o", "O"):
+            i += 1  # `-o errexit`: its argument is no script
+        i += 1
+    return ("stdin", "")
+
+
+def _named(how: str, words: list[str], at: int) -> tuple[str, str] | str:
+    if at >= len(words):
+        return ("stdin", "") if how == "script" else "runs `-m` with no module"
+    if words[at] == _UNREAD:
+        return f"names its {how} through an expansion or a glob"
+    return (how, words[at])
+
+
+def _operand(words: list[str], command: object, read: object) -> tuple[str, str] | str | None:
+    """The interpreter's program; one it reads from standard input is the file a `<`
+    redirection names (a here-document is the command's own text; a pipe cannot be told)."""
+    from groundskeeper.sandbox.tree import SimpleCommand
+
+    assert callable(read) and isinstance(command, SimpleCommand)
+    found: tuple[str, str] | str | None = read(words)
+    if not isinstance(found, tuple) or found[0] != "stdin":
+        return found
+    for redirect in command.redirects:
+        if redirect.fd != 0:
+            continue
+        if redirect.op in ("<<", "<<<"):
+            return None  # the program is the command's own text
+        if redirect.op == "<" and redirect.target is not None:
+            target = redirect.target.literal()
+            if target is None or redirect.target.has_glob():
+                return "reads its program from a file named through an expansion or a glob"
+            return ("stdin", target)
+    return "reads its program from standard input, which the line does not name"
+
+
+def _candidates(how: str, named: str) -> tuple[str, ...] | None:
+    """The workdir paths the program can be; None when it is outside the workdir."""
+    if how == "module":
+        parts = named.split(".")
+        if not all(p and "/" not in p for p in parts):
+            return None
+        base = "/".join(parts)
+        packages = ["/".join(parts[:n]) + "/__init__.py" for n in range(1, len(parts))]
+        return (f"{base}.py", f"{base}/__init__.py", f"{base}/__main__.py", *packages)
+    path = normal_path(named)
+    return None if path is None else (path,)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 120 else text[:120] + "…"
