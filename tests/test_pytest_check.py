@@ -27,6 +27,7 @@ def test_a_check_running_pytest_itself_points_to_the_contract() -> None:
     (found,) = [d for d in validate(parse_plan(plan)) if d.code == "T025"]
     assert found.level == "warning"
     assert "`:contract: pytest PATH`" in found.message
+    assert "ends the run early with status 0 (`os._exit(0)`" in found.message
     contract = "* TODO t\n:PROPERTIES:\n:contract: pytest tests\n:END:\n"
     assert [d.code for d in validate(parse_plan(contract)) if d.code == "T025"] == []
     other = "* TODO t\n:PROPERTIES:\n:done-when: python3 -c 'import pytest'\n:END:\n"
