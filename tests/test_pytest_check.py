@@ -27,6 +27,7 @@ def test_a_check_running_pytest_itself_points_to_the_contract() -> None:
     (found,) = [d for d in validate(parse_plan(plan)) if d.code == "T025"]
     assert found.level == "warning"
     assert "`:contract: pytest PATH`" in found.message
+    assert "ends the run early with status 0 (`os._exit(0)`" in found.message
     contract = "* TODO t\n:PROPERTIES:\n:contract: pytest tests\n:END:\n"
     assert [d.code for d in validate(parse_plan(contract)) if d.code == "T025"] == []
     other = "* TODO t\n:PROPERTIES:\n:done-when: python3 -c 'import pytest'\n:END:\n"
@@ -108,8 +109,66 @@ def test_a_sibling_cannot_plant_a_conftest_for_a_later_pytest_check(tmp_path: Pa
     assert result.exit_code == 1
 
 
-def test_the_configuration_kept_is_what_the_pytest_contract_refuses() -> None:
-    from groundskeeper.acceptance.suite import ANYWHERE, AT_ROOT
-    from groundskeeper.plan.expected import PYTEST_CONFIGURATION
+def test_the_configuration_kept_is_every_file_the_sandbox_s_pytest_reads(tmp_path: Path) -> None:
+    # one list (groundskeeper.pytest_files) for lint, the run and the contract; its root
+    # files are exactly those the pinned pytest looks for, in its order
+    from groundskeeper import sandbox
+    from groundskeeper.acceptance import suite
+    from groundskeeper.plan import expected
+    from groundskeeper.pytest_files import ANYWHERE, AT_ROOT, PTH
 
-    assert set(PYTEST_CONFIGURATION) == {*ANYWHERE, *AT_ROOT, "*.pth"}
+    assert (*ANYWHERE, *AT_ROOT, PTH) == expected.PYTEST_CONFIGURATION
+    assert suite.AT_ROOT is AT_ROOT
+    names = sandbox.run(
+        "python3 -c 'from _pytest.config.findpaths import CONFIG_LOADERS_BY_NAME as c; "
+        'print(" ".join(c))\'',
+        workdir=tmp_path,
+    )
+    assert names.stdout.split() == list(AT_ROOT), names.stderr
+
+
+def test_a_worker_pytest_toml_fails(tmp_path: Path) -> None:
+    # pytest >= 9 reads pytest.toml (and .pytest.toml) first: a worker's, with addopts
+    # `--co`, ran no test and passed the check (adversary-6 F14)
+    _hidden_suite(tmp_path)
+    fakes = "".join(
+        _write(name, '[pytest]\\naddopts = [\\"--co\\"]\\n')
+        for name in ("pytest.toml", ".pytest.toml")
+    )
+    plan, script = setup(
+        tmp_path,
+        "#+HIDE: tests/test_hidden.py\n"
+        + task("Write add in calc.py", "t", CHECK, max_attempts="1"),
+        "workers:\n  t:\n" + fakes + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "t")
+    assert row["state"] == "FAILED"
+    assert row["reason"] == (
+        "protected_input_changed: protected input changed: pytest.toml: the worker tried to"
+        " change it, and the sandbox refused; protected input changed: .pytest.toml: the"
+        " worker tried to change it, and the sandbox refused"
+    )
+    assert not (tmp_path / "pytest.toml").exists()
+    assert result.exit_code == 1
+
+
+def test_the_projects_own_pytest_toml_configures_the_check(tmp_path: Path) -> None:
+    _hidden_suite(tmp_path)
+    (tmp_path / "tests" / "test_marked.py").write_text(
+        "import pytest\n\n\n@pytest.mark.slow\ndef test_slow():\n    assert False\n"
+    )
+    (tmp_path / "pytest.toml").write_text(
+        '[pytest]\nmarkers = ["slow: slow tests"]\naddopts = ["-m", "not slow"]\n'
+    )
+    plan, script = setup(
+        tmp_path,
+        "#+HIDE: tests/test_hidden.py\n"
+        + task("Write add in calc.py", "t", CHECK, max_attempts="1"),
+        "workers:\n  t:\n"
+        + _write("calc.py", "def add(a, b):\\n    return a + b")
+        + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE", doc
+    assert result.exit_code == 0

@@ -12,6 +12,7 @@ untouched, no value of the work equal to anything. It seals nothing and schedule
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import secrets
@@ -21,6 +22,7 @@ from typing import Any
 
 import groundskeeper.sandbox.fence as fences
 from groundskeeper.path_patterns import covers
+from groundskeeper.pytest_files import ANYWHERE, AT_ROOT, PTH
 from groundskeeper.sandbox import cpython
 
 __all__ = [
@@ -35,17 +37,6 @@ __all__ = [
 
 #: Seconds one run of a suite may take in the sandbox.
 SUITE_TIMEOUT = 300.0
-#: Files that configure pytest or Python wherever they lie in the workdir.
-ANYWHERE = ("conftest.py", "sitecustomize.py", "usercustomize.py")
-#: Files that configure pytest from the suite's root directory (the workdir).
-AT_ROOT = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
-_SECTIONS = {
-    "pytest.ini": "",
-    ".pytest.ini": "",
-    "pyproject.toml": "[tool.pytest",
-    "tox.ini": "[pytest]",
-    "setup.cfg": "[tool:pytest]",
-}
 _REPORT = "gk-suite-{}.json"
 _WALK_LIMIT = 20_000  # entries looked at for configuration files; more is refused
 
@@ -127,7 +118,7 @@ def refused_configuration(
             path = here / name
             relative = path.relative_to(root).as_posix()
             at_root = here == root and name in AT_ROOT
-            if not (name in ANYWHERE or name.endswith(".pth") or at_root):
+            if not (name in ANYWHERE or fnmatch.fnmatchcase(name, PTH) or at_root):
                 continue
             if at_root and not _configures_pytest(path, name):
                 continue
@@ -140,7 +131,7 @@ def refused_configuration(
 
 
 def _configures_pytest(path: Path, name: str) -> bool:
-    section = _SECTIONS[name]
+    section = AT_ROOT[name]
     if not section:
         return True
     try:
@@ -172,8 +163,8 @@ def run_suite(
             "C021",
             "configuration the worker could have written is not used: "
             + ", ".join(refused)
-            + " (a suite's conftest.py, pytest.ini, pyproject [tool.pytest], sitecustomize,"
-            " usercustomize and .pth files must be protected inputs)",
+            + " (a suite's conftest.py, pytest.toml, pytest.ini, pyproject [tool.pytest],"
+            " sitecustomize, usercustomize and .pth files must be protected inputs)",
             {"refused": refused},
         )
     report = _REPORT.format(secrets.token_hex(8))

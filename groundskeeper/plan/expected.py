@@ -17,6 +17,7 @@ from pathlib import Path
 from groundskeeper.path_patterns import covers, normal_path
 from groundskeeper.plan.lint_checks import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
+from groundskeeper.pytest_files import PYTEST_CONFIGURATION
 
 __all__ = [
     "PYTEST_CONFIGURATION",
@@ -29,21 +30,6 @@ __all__ = [
     "freed",
     "runs_pytest_check",
 ]
-
-#: What configures pytest (and the Python it runs in) from the workdir, as path patterns: a
-#: check that runs `python3 -m pytest` itself reads them, so a worker must not write them
-#: (the `pytest` contract refuses the same names, `acceptance.suite`).
-PYTEST_CONFIGURATION = (
-    "conftest.py",
-    "pytest.ini",
-    ".pytest.ini",
-    "pyproject.toml",
-    "tox.ini",
-    "setup.cfg",
-    "sitecustomize.py",
-    "usercustomize.py",
-    "*.pth",
-)
 
 # Verbs with which a task asks for a file to be made or changed, when the file is their
 # object: "regenerate tests/expected.txt", "update the golden tests/out.golden", "append a

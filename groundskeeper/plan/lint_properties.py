@@ -65,10 +65,12 @@ def _pytest_checks(spec: PlanSpec) -> Iterator[Diagnostic]:
             continue
         message = (
             "the check runs pytest itself, which reads its configuration and plugins from the"
-            " workdir (conftest.py, pytest.ini, pyproject's [tool.pytest], …); the run keeps"
-            " workers from writing them, but a skipped or deselected test still passes:"
-            " write `:contract: pytest PATH`, which also holds the suite to the tests it"
-            " collected before any work"
+            " workdir (conftest.py, pytest.toml, pytest.ini, pyproject's [tool.pytest], …);"
+            " the run keeps workers from writing them, but a skipped or deselected test still"
+            " passes, and so does code under test that ends the run early with status 0"
+            " (`os._exit(0)`, `sys.exit(0)` at import): write `:contract: pytest PATH`, which"
+            " also holds the suite to the tests it collected before any work and to pytest's"
+            " own report of how each ended"
         )
         check = task.check
         line = check.line if check is not None else task.heading.line

@@ -64,6 +64,21 @@ def _gk():
     os.chdir(cwd)
     import builtins
     builtins.exit = builtins.quit = sys.exit
+    imp = builtins.__import__
+    def _import(name, globals=None, locals=None, fromlist=(), level=0):
+        top = name.split('.')[0]
+        if level == 0 and top not in sys.modules:
+            path = sys.path[:]
+            sys.path[:] = ['.frozen']
+            try:
+                return imp(name, globals, locals, fromlist, level)
+            except ImportError as e:
+                if e.args != ("no module named '%s'" % top,):
+                    raise
+            finally:
+                sys.path[:] = path
+        return imp(name, globals, locals, fromlist, level)
+    builtins.__import__ = _import
     name = '<string>'
     if mode == 'V':
         v = sys.version.split('; ')

@@ -389,6 +389,65 @@ def test_a_workdir_file_never_replaces_a_standard_module(tmp_path: Path) -> None
     assert (mine.stdout, mine.status) == ("7\n", 0)
 
 
+def test_a_standard_module_the_build_lacks_is_never_found_in_the_workdir(
+    tmp_path: Path,
+) -> None:
+    # the WASI build has no _hashlib, _lzma, _uuid or readline; hashlib, shutil, tempfile,
+    # uuid, json.tool and pytest try them first. A worker's file of such a name must not run
+    # inside a check: the import fails as it would with no such file, and the standard
+    # library's fallback is used
+    for name in ("_hashlib", "_lzma", "_uuid", "readline"):
+        (tmp_path / f"{name}.py").write_text("import os\nos._exit(0)\n")
+    (tmp_path / "out.json").write_text("{this is not json")
+    digest = sandbox.run(
+        "python3 -c 'import hashlib, shutil, tempfile, uuid; "
+        'print(hashlib.sha256(b"x").hexdigest()[:8])\'',
+        workdir=tmp_path,
+    )
+    assert (digest.stdout, digest.status) == ("2d711642\n", 0), digest.stderr
+    tool = sandbox.run("python3 -m json.tool out.json", workdir=tmp_path)
+    assert tool.status == 1, (tool.stdout, tool.stderr)
+    assert "Expecting property name enclosed in double quotes" in tool.stderr
+    direct = sandbox.run("python3 -c 'import _lzma'", workdir=tmp_path)
+    assert direct.status == 1
+    assert direct.stderr.endswith(
+        "ModuleNotFoundError: No module named '_lzma' (a standard module this Python lacks:"
+        " a file of that name in the workdir is not imported in its place)\n"
+    ), direct.stderr
+    (tmp_path / "test_add.py").write_text("def test_add():\n    assert 1 + 1 == 3\n")
+    suite = sandbox.run("python3 -m pytest -q test_add.py", workdir=tmp_path, timeout=60)
+    assert suite.status == 1, (suite.stdout, suite.stderr)
+    assert "1 failed" in suite.stdout
+
+
+def test_pytest_loads_no_plugin_a_workdir_distribution_declares(tmp_path: Path) -> None:
+    # a worker's evil-0.dist-info/entry_points.txt naming a pytest11 plugin that turns every
+    # failure into a pass: `python3 -m pytest` must not load it; the site directory's own
+    # distributions (pytest, pluggy, …) are still seen
+    (tmp_path / "evilplug.py").write_text(
+        "import pytest\n"
+        "@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n"
+        "    outcome = yield\n"
+        "    report = outcome.get_result()\n"
+        "    report.outcome, report.longrepr = 'passed', None\n"
+    )
+    info = tmp_path / "evil-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: evil\nVersion: 0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nevil = evilplug\n")
+    (tmp_path / "test_add.py").write_text("def test_add():\n    assert 1 + 1 == 3\n")
+    suite = sandbox.run("python3 -m pytest -q test_add.py", workdir=tmp_path, timeout=60)
+    assert suite.status == 1, (suite.stdout, suite.stderr)
+    assert "1 failed" in suite.stdout
+    names = sandbox.run(
+        "python3 -c 'import importlib.metadata as m; "
+        'print(sorted(d.metadata["Name"] for d in m.distributions()))\'',
+        workdir=tmp_path,
+    )
+    assert names.stdout == "['Pygments', 'iniconfig', 'packaging', 'pluggy', 'pytest']\n"
+
+
 def test_a_workdir_file_never_replaces_the_site_directory_s_pytest(tmp_path: Path) -> None:
     # a worker's pytest.py (or pluggy/ package) beside the tests: `python3 -m pytest` and the
     # pytest contract must run the site directory's pytest, which finds the failing test

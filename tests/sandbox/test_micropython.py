@@ -530,3 +530,28 @@ def test_compiling_micropython_does_not_count_against_the_deadline(
     # the watchdog lived through the excused compile (an infinite deadline once killed it)
     assert (looping.status, looping.fault) == (124, "deadline")
     assert 2.4 < time.monotonic() - started < 4.5  # the compile excused, the loop not
+
+
+def test_a_workdir_file_never_replaces_a_built_in_module(tmp_path: Path) -> None:
+    # MicroPython lets a .py file on sys.path override its extensible built-ins: a worker's
+    # json.py turned garbage into {'n': 3} inside a check (adversary-6 F19). Built-in and
+    # frozen modules win; the project's own modules and packages still import
+    (tmp_path / "json.py").write_text("def load(f):\n    return {'n': 3}\n")
+    (tmp_path / "re.py").write_text("raise SystemExit(0)\n")
+    (tmp_path / "out.json").write_text("garbage")
+    check = "micropython -c \"import re, json; d = json.load(open('out.json')); print(d)\""
+    fake = sandbox.run(check, workdir=tmp_path, read_only=True)
+    assert fake.status == 1, (fake.stdout, fake.stderr)
+    assert fake.stdout == ""
+    assert "ValueError" in fake.stderr
+    (tmp_path / "mylib.py").write_text("import json\nX = json.dumps([1])\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("Y = 2\n")
+    (tmp_path / "out.json").write_text('{"n": 3}')
+    honest = sandbox.run(
+        'micropython -c "import json, mylib, pkg; from pkg import Y; '
+        "print(json.load(open('out.json'))['n'], mylib.X, Y)\"",
+        workdir=tmp_path,
+        read_only=True,
+    )
+    assert (honest.stdout, honest.status) == ("3 [1] 2\n", 0), honest.stderr

@@ -7,11 +7,20 @@ never loaded; what `py_compile` and `compileall` write goes to a fresh directory
 private /tmp, discarded with it), and fills in what pytest expects of a POSIX system.
 """
 
+from __future__ import annotations
+
+import _imp
 import importlib.machinery  # before the finder below exists: it must not import itself
 import os
 import sys
 
 _PREFIX = os.path.join(os.path.dirname(__file__), "__gk_pycache__")  # read-only bytecode
+
+TYPE_CHECKING = False  # typing is not imported at start-up: it costs every command time
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from importlib.metadata import DistributionFinder, PathDistribution
 
 
 def _start() -> None:
@@ -32,7 +41,9 @@ class _StandardFirst:
     """A module named like one of the standard library's, or like one the site directory
     provides (pytest, pluggy, …), resolves to that copy, never to a file of the same name in
     the workdir: a worker's `json.py` or `pytest.py` beside a check cannot replace the module
-    the check imports or runs. Everything else imports as usual."""
+    the check imports or runs. A standard name this build lacks (`_hashlib`, `_lzma`, `_uuid`,
+    `readline`: the standard library tries them and falls back) is not found at all, rather
+    than found in the workdir. Everything else imports as usual."""
 
     def __init__(self, owned: dict[str, list[str]]) -> None:
         self.owned = owned  # top-level module name → the directories it comes from
@@ -41,14 +52,21 @@ class _StandardFirst:
         self, name: str, path: object = None, target: object = None
     ) -> importlib.machinery.ModuleSpec | None:
         where = self.owned.get(name) if path is None else None
-        if where is None:
-            return None
-        return importlib.machinery.PathFinder.find_spec(name, where)
+        if where is None or name in sys.builtin_module_names or _imp.is_frozen(name):
+            return None  # not ours, or compiled into the interpreter: its own finders
+        spec = importlib.machinery.PathFinder.find_spec(name, where)
+        if spec is None:
+            raise ModuleNotFoundError(
+                f"No module named {name!r} (a standard module this Python lacks: a file of"
+                " that name in the workdir is not imported in its place)",
+                name=name,
+            )
+        return spec
 
 
 def _owned() -> dict[str, list[str]]:
     standard = [p for p in sys.path if p.startswith(sys.prefix) and "site-packages" not in p]
-    owned = dict.fromkeys(sys.stdlib_module_names, standard)
+    owned = dict.fromkeys((*sys.stdlib_module_names, *sys.builtin_module_names), standard)
     site = os.path.dirname(os.path.abspath(__file__))
     for entry in os.listdir(site):
         name, dot, suffix = entry.partition(".")
@@ -122,9 +140,43 @@ def _bytecode_into_scratch() -> None:
     importlib.util.cache_from_source = cache_from_source  # type: ignore[assignment]
 
 
+class _TrustedDistributions(importlib.machinery.PathFinder):
+    """`sys.path`'s finder, except that the installed distributions it reports
+    (`importlib.metadata`: what pytest autoloads plugins from, `*.dist-info/entry_points.txt`)
+    are only those of the standard library's and the site directory's folders: a
+    `*.dist-info` or `*.egg-info` in the workdir, which a worker can write, names no plugin
+    and no installed package. Modules import from the workdir as before."""
+
+    @classmethod
+    def find_distributions(
+        cls, context: DistributionFinder.Context | None = None
+    ) -> Iterable[PathDistribution]:
+        from importlib.metadata import DistributionFinder, MetadataPathFinder
+
+        context = context if context is not None else DistributionFinder.Context()
+        trusted = [entry for entry in context.path if _trusted(entry)]
+        return MetadataPathFinder.find_distributions(
+            DistributionFinder.Context(name=context.name, path=trusted)
+        )
+
+
+def _trusted(entry: object) -> bool:
+    """Whether a `sys.path` entry is one of the interpreter's own or the site directory
+    (read-only in the sandbox), not a folder the work can write."""
+    if not isinstance(entry, str) or not entry:
+        return False
+    folder = os.path.abspath(entry)
+    site = os.path.dirname(os.path.abspath(__file__))
+    return folder == site or folder.startswith((sys.prefix + os.sep, site + os.sep))
+
+
 _start()
 del _start
 sys.meta_path[0:0] = [_CompileIntoScratch, _StandardFirst(_owned()), _OneFilePerModule]
+sys.meta_path[:] = [
+    _TrustedDistributions if finder is importlib.machinery.PathFinder else finder
+    for finder in sys.meta_path
+]
 
 
 class _CExtension:
