@@ -24,10 +24,14 @@ from groundskeeper.acceptance import protect
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
 from groundskeeper.plan.expected import (
+    PYTEST_CONFIGURATION,
+    UNSURE,
     configuration_kept,
     existing_files,
     expected_files,
     freed,
+    reading,
+    unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec
 from groundskeeper.sandbox import fence as fences
@@ -82,6 +86,16 @@ class RunPaths:
         self.start: Hashes = {
             f: protect.input_sha256(workdir, f) for f in sorted({*kept, *self.hidden})
         }
+        #: (task, file) whose text both asks to change a protected file and negates: kept
+        self.unsure = [
+            (t.task_id, p) for p in sorted(self.automatic) for t in tasks if reading(t, p) == UNSURE
+        ] + [
+            (t.task_id, p)
+            for p in self.configuration
+            if p in PYTEST_CONFIGURATION and "*" not in p
+            for t in tasks
+            if reading(t, p, anywhere=True) == UNSURE
+        ]
         self._hide = hide
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
@@ -199,7 +213,10 @@ class RunPaths:
         """The run's one word on expected files it protects without a pattern naming them
         (F002, info): which files, for which tasks, and how to let a worker change one; and
         on pytest's configuration, when a check runs pytest itself."""
-        said: list[Diagnostic] = []
+        said: list[Diagnostic] = [
+            Diagnostic("info", "run", unsure_message(task_id, path), None, "F002")
+            for task_id, path in self.unsure
+        ]
         if self.configuration:
             message = (
                 "protected automatically, as pytest's configuration a check that runs pytest"
