@@ -327,3 +327,94 @@ def test_asking_and_negating_in_one_sentence_keeps_the_golden_and_says_so(
     assert len(named) == 1
     assert "`:writable: tests/expected.txt`" in named[0]
     assert result.exit_code == 1
+
+
+# -- more idioms a check reads a reference by (adversary-6 F1, F6) ---------------------------
+
+IDIOMS = [
+    'grep -qxF "$(cat tests/expected.txt)" out.txt',
+    'test "$(cat out.txt)" -eq "$(cat tests/expected.txt)"',
+    "awk 'NR==FNR{a=$0;next} $0!=a{exit 1}' tests/expected.txt out.txt",
+    'E=$(cat tests/expected.txt); test "$(cat out.txt)" = "$E"',
+    "cat tests/expected.txt | cmp out.txt",
+    'while read -r l; do grep -qxF "$l" out.txt; done < tests/expected.txt',
+    "python3 -c \"import sys; sys.exit(open('out.txt').read() not in"
+    " open('tests/expected.txt').read())\"",
+]
+
+
+@pytest.mark.parametrize("check", IDIOMS)
+def test_each_idiom_names_its_reference(check: str) -> None:
+    assert "tests/expected.txt" in compared_by("sh", check)
+
+
+@pytest.mark.parametrize("check", IDIOMS)
+def test_rewriting_a_reference_read_by_any_idiom_fails(tmp_path: Path, check: str) -> None:
+    _golden(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", check, max_attempts="1") + "Write the answer into out.txt.\n",
+        "workers:\n  t:\n" + REWRITE + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "t")
+    assert row["state"] == "FAILED"
+    assert row["reason"].startswith("protected_input_changed: protected input changed:"
+                                    " tests/expected.txt"), row["reason"]  # fmt: skip
+    assert (tmp_path / "tests" / "expected.txt").read_text() == "42\n"
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("check", IDIOMS)
+def test_the_honest_twin_of_each_idiom_is_done(tmp_path: Path, check: str) -> None:
+    _golden(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", check, max_attempts="1") + "Write the answer into out.txt.\n",
+        "workers:\n  t:\n" + _sh("echo $((6*7)) > out.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE", doc
+    assert result.exit_code == 0
+
+
+CHECKER = "import sys\nsys.exit(open('out.txt').read().strip() != '42')\n"
+
+
+def test_a_checker_the_check_runs_is_protected(tmp_path: Path) -> None:
+    (tmp_path / "check.py").write_text(CHECKER)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", "python3 check.py", max_attempts="1") + "Write out.txt.\n",
+        "workers:\n  t:\n" + _sh("echo pass > check.py; echo 7 > out.txt") + "    - say: DONE\n",
+    )
+    (said,) = [d.message for d in validate(load_plan(plan)) if d.code == "T014"]
+    assert said.startswith("check runs `check.py`, a program the worker can read")
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "t")
+    assert row["state"] == "FAILED"
+    assert row["reason"].startswith("protected_input_changed: protected input changed: check.py"), (
+        row["reason"]
+    )
+    assert (tmp_path / "check.py").read_text() == CHECKER
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "edit"),
+    [
+        ("Write out.txt.", "echo 42 > out.txt"),
+        ("Fix check.py so it strips the output, then write out.txt.",
+         "sed -i s/strip/rstrip/ check.py; echo 42 > out.txt"),
+    ],
+)  # fmt: skip
+def test_the_honest_twins_of_a_checker_are_done(tmp_path: Path, text: str, edit: str) -> None:
+    (tmp_path / "check.py").write_text(CHECKER)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", "python3 check.py", max_attempts="1") + text + "\n",
+        "workers:\n  t:\n" + _sh(edit) + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE", doc
+    assert result.exit_code == 0

@@ -29,6 +29,7 @@ __all__ = [
     "existing_files",
     "expected_files",
     "freed",
+    "programs_run_by",
     "reading",
     "runs_pytest_check",
     "text_reading",
@@ -68,6 +69,9 @@ _CHANGING = frozenset(
         "rename", "renames", "correct", "corrects", "adjust", "adjusts", "amend", "amends",
         "prepend", "prepends", "truncate", "truncates", "empty", "empties", "clear",
         "clears", "reformat", "reformats", "regen", "redo", "rebuild", "rebuilds",
+        "implement", "implements", "complete", "completes", "finish", "finishes", "refactor",
+        "refactors", "optimize", "optimizes", "optimise", "optimises", "improve", "improves",
+        "patch", "patches", "debug", "debugs", "repair", "repairs", "port", "ports",
     }
 )  # fmt: skip
 # Words after which a name is what the work is measured by, not what it changes: the verb's
@@ -138,6 +142,22 @@ def compared_by(language: str, text: str) -> tuple[str, ...]:
 #: (it both asks and says not to, or asks in a sentence that negates something), or is
 #: silent. Only ASKS frees the file; every other reading keeps it protected.
 ASKS, FORBIDS, UNSURE, SILENT = "asks", "forbids", "unsure", "silent"
+
+
+@functools.lru_cache(maxsize=4096)
+def programs_run_by(language: str, text: str) -> tuple[str, ...]:
+    """The workdir files a check runs as programs (`python3 check.py`, `sh t.sh`, `./run`,
+    a `-m` module's candidates: `plan.programs`' reading): a checker the worker could
+    rewrite is a reference like an expected file. None when the check does not parse or
+    names a program through an expansion (lint says so)."""
+    if language != CHECK_LANGUAGE:
+        return ()
+    from groundskeeper.plan.programs import command_programs
+
+    found = command_programs(text)
+    if isinstance(found, str):
+        return ()
+    return tuple(dict.fromkeys(p for program in found for p in program.paths))
 
 
 def asks_to_change(task: TaskSpec, path: str, *, anywhere: bool = False) -> bool:
@@ -291,13 +311,15 @@ def freed(spec_tasks: tuple[TaskSpec, ...] | list[TaskSpec], path: str) -> bool:
 
 def expected_files(task: TaskSpec) -> tuple[str, ...]:
     """The task's expected-output files (a glob stays a pattern): compared against by its
-    check, neither asked to be changed by its text nor freed by `:writable:`."""
+    check, or run by it as a program (`programs_run_by`), neither asked to be changed by its
+    text nor freed by `:writable:`."""
     check = task.check
     if check is None:
         return ()
+    named = compared_by(check.language, check.text) + programs_run_by(check.language, check.text)
     return tuple(
         path
-        for path in compared_by(check.language, check.text)
+        for path in dict.fromkeys(named)
         if not covers(task.writable, path) and not asks_to_change(task, path)
     )
 

@@ -17,6 +17,7 @@ from groundskeeper.plan.expected import (
     asks_to_change,
     compared_by,
     existing_files,
+    programs_run_by,
     reading,
     runs_pytest_check,
     unsure_message,
@@ -49,14 +50,21 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
         if check is None:
             continue
         compared = compared_by(check.language, check.text)
-        for name in dict.fromkeys(f for c in compared for f in existing_files(base, c)):
+        programs = programs_run_by(check.language, check.text)
+        named = {f: c in programs for c in compared + programs for f in existing_files(base, c)}
+        for name, program in named.items():
             # a file a task of the plan makes or changes is the work, not its expectation
             if covers(task.hide, name) or any(asks_to_change(t, name) for t in tasks):
                 continue
+            how = (
+                f"runs `{name}`, a program the worker can read — it could learn what the"
+                " check accepts from it"
+                if program
+                else f"compares against `{name}`, a file the worker can read — it could copy it"
+            )
             message = (
-                f"check compares against `{name}`, a file the worker can read — it could copy"
-                f" it; hide it with `:hide: {name}` on the task (or `#+HIDE: {name}` for the"
-                " file)"
+                f"check {how}; hide it with `:hide: {name}` on the task (or"
+                f" `#+HIDE: {name}` for the file)"
             )
             if covers(task.writable, name) and not covers(task.protect, name):
                 message += "; `:writable:` lets the worker rewrite it, too"
@@ -70,7 +78,10 @@ def _unsure_asks(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
     names: dict[str, bool] = {}
     for task in tasks:
         if task.check is not None:
-            for c in compared_by(task.check.language, task.check.text):
+            check = task.check
+            for c in compared_by(check.language, check.text) + programs_run_by(
+                check.language, check.text
+            ):
                 names.update(dict.fromkeys(existing_files(base, c), False))
     if any(runs_pytest_check(t) for t in tasks):
         names.update({p: True for p in PYTEST_CONFIGURATION if "*" not in p})

@@ -233,7 +233,8 @@ class RunPaths:
         )
         first = min(self.automatic)
         message = (
-            f"protected automatically, as expected output a check compares against: {listed};"
+            "protected automatically, as expected output a check compares against (or a"
+            f" program it runs): {listed};"
             f" to let a task's worker change one, add `:writable: {first}` to that task (a"
             " task whose text asks to change it, as `regenerate FILE`, may; no other worker"
             " of the run may)"
