@@ -26,6 +26,7 @@ from groundskeeper.path_patterns import covers
 from groundskeeper.plan.expected import (
     PYTEST_CONFIGURATION,
     UNSURE,
+    asks_to_change,
     configuration_kept,
     existing_files,
     expected_files,
@@ -96,6 +97,12 @@ class RunPaths:
             for t in tasks
             if reading(t, p, anywhere=True) == UNSURE
         ]
+        #: what each protected input may hold now: its run-start hash, re-based when a
+        #: worker whose task is entitled to change it (its text asks, `:writable:`) did
+        self._current: Hashes = dict(self.start)
+        #: protected inputs a worker changed whose task is not entitled to: file → task id
+        self._intruded: dict[str, str] = {}
+        self._specs = {t.task_id: t for t in tasks}
         self._hide = hide
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
@@ -153,6 +160,31 @@ class RunPaths:
             found += hit
         return list(dict.fromkeys(found))
 
+    def worker_wrote(self, task_id: str, changed: Iterable[str], unknown: object) -> None:
+        """After a worker's attempt: each file some task protects that the attempt changed
+        (every one, when its changes could not all be told) and that differs from what it may
+        hold now is re-based when the worker's task is entitled to change it (its text asks
+        to, or `:writable:` covers it), and otherwise marked as changed by that task — which
+        fails every task protecting it, naming the intruder (adversary-6 F7, F17)."""
+        task = self._specs.get(task_id)
+        keeps = [p for ps in self.keep.values() for p in ps]
+        if task is None or not keeps:
+            return
+        named = set(changed)
+        candidates = set(protect.matched_files(self.workdir, keeps)) | set(self._current)
+        with self._lock:
+            for path in sorted(candidates):
+                if not unknown and path not in named:
+                    continue
+                now = protect.input_sha256(self.workdir, path)
+                if now == self._current.get(path):
+                    continue
+                if covers(task.writable, path) or asks_to_change(task, path):
+                    self._current[path] = now
+                    self._intruded.pop(path, None)
+                elif path not in self._intruded:
+                    self._intruded[path] = task_id
+
     def judge_fence(self) -> fences.Fence:
         """What the judge's reading is bound by: the hidden inputs are absent to it."""
         return self._hiding
@@ -174,9 +206,22 @@ class RunPaths:
             for path in {*now, *self.start}:
                 if covers(self.configuration, path):
                     baseline[path] = self.start.get(path)
+        with self._lock:
+            current, intruded = dict(self._current), dict(self._intruded)
+        for path in {*now, *baseline}:
+            if path in intruded and intruded[path] != task_id:
+                baseline[path] = current.get(path)  # an intruder's change is no new baseline
+            elif path in current and path not in intruded and current[path] != self.start.get(path):
+                baseline[path] = current[path]  # an entitled sibling's change re-bases it
         paths = sorted({*now, *baseline})
         differ = self._differ(paths, baseline)
-        found += [f"protected input changed: {f}" for f in differ]
+        found += [
+            f"protected input changed: {f}: changed by the worker of task {intruded[f]}, whose task"
+            " does not ask to change it"
+            if f in intruded and intruded[f] != task_id
+            else f"protected input changed: {f}"
+            for f in differ
+        ]
         found += [
             f"protected input changed: {f}: {TRIED}"
             for f in self.refused(task_id)
