@@ -61,3 +61,39 @@ def test_a_sibling_asked_to_regenerate_a_protected_golden_rebases_it(tmp_path: P
     assert _row(doc, "regen")["state"] == "DONE", doc
     assert _row(doc, "other")["state"] == "DONE", doc
     assert result.exit_code == 0
+
+
+def _failed_answer(tmp_path: Path) -> Path:
+    (tmp_path / "check.py").write_text(CHECKER)
+    ans = task("Compute", "ans", "python3 check.py", protect="check.py", max_attempts="1")
+    script = "workers:\n  ans:\n" + _write("out.txt", "no idea") + "    - say: DONE\n"
+    plan, script_path = setup(tmp_path, ans, script)
+    _, doc = resume(plan, script_path, "--max-parallel", "1")
+    assert _row(doc, "ans")["state"] == "FAILED"
+    return plan
+
+
+def _check_write(plan: Path) -> str:
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    result = CliRunner().invoke(main, ["check", str(plan), "--write"])
+    return result.output + (result.stderr or "")
+
+
+def test_check_write_never_promotes_over_a_rewritten_checker(tmp_path: Path) -> None:
+    plan = _failed_answer(tmp_path)
+    (tmp_path / "check.py").write_text("raise SystemExit(0)\n")  # as F20's accomplice did
+    said = _check_write(plan)
+    assert "ans: not promoted to DONE: protected input changed since the record sealed it:" \
+        " check.py" in said  # fmt: skip
+    assert "* FAILED Compute" in plan.read_text()
+
+
+def test_check_write_promotes_the_honest_fix(tmp_path: Path) -> None:
+    plan = _failed_answer(tmp_path)
+    (tmp_path / "out.txt").write_text("the-answer-42\n")
+    said = _check_write(plan)
+    assert "not promoted" not in said
+    assert "* DONE Compute" in plan.read_text()

@@ -83,6 +83,9 @@ class Record:
     # task id → its last `task-start` that sealed what its `changed` contracts' files held at
     # its first start (`watched_patterns`, `watched`, `watched_sha256`): a later run reads back
     watched: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # task id → its protected inputs (path → sha256) as its last `task-start` sealed them:
+    # what its check compared against, which `check --write` holds the files to
+    protected: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -143,6 +146,13 @@ class RecordReader:
             check[key] = _sha(body.get("check_sha256"))
             if isinstance(task, str) and body.get("kind") in ("leaf", "composite"):
                 record.started.add(task)
+            listed = body.get("protected")
+            if isinstance(task, str) and isinstance(listed, list):
+                record.protected[task] = {
+                    str(i["path"]): i.get("sha256")
+                    for i in listed
+                    if isinstance(i, dict) and isinstance(i.get("path"), str)
+                }
             if isinstance(task, str) and "watched_patterns" in body:
                 record.watched[task] = body
         elif step == "check":
@@ -206,6 +216,7 @@ class RecordReader:
             "red": sorted([t, sha] for t, sha in r.red),
             "rules": sorted(r.rules),
             "watched": {t: dict(body) for t, body in r.watched.items()},
+            "protected": {t: dict(v) for t, v in r.protected.items()},
             "check": [[*k, v] for k, v in self.check.items()],
             "last_check": [[*k, v] for k, v in self.last_check.items()],
             "docked": [[*k, v] for k, v in self.docked.items()],
@@ -230,6 +241,10 @@ class RecordReader:
             red={(str(t), str(sha)) for t, sha in data["red"]},
             rules={str(r) for r in data["rules"]},
             watched={str(t): dict(body) for t, body in data["watched"].items()},
+            protected={
+                str(t): {str(p): _sha(h) for p, h in v.items()}
+                for t, v in data["protected"].items()
+            },
         )
         return cls(
             record,
