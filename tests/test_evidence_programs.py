@@ -49,10 +49,13 @@ def claim(evidence: dict[str, Any]) -> str:
     )
 
 
-def task(evidence: str, check: str) -> str:
+def task(evidence: str, check: str, writable: str | None = None) -> str:
+    # a check that runs a workdir program protects it on its own (adversary-6 F1): these
+    # tests free it with `:writable:` to reach the evidence rule behind that protection
+    free = f"  :writable: {writable}\n" if writable else ""
     return (
         f"* TODO t\n  :PROPERTIES:\n  :ID: t\n  :max-attempts: 1\n  :evidence: {evidence}\n"
-        f"  :END:\n  #+begin_src sh :check\n  {check}\n  #+end_src\n"
+        f"{free}  :END:\n  #+begin_src sh :check\n  {check}\n  #+end_src\n"
     )
 
 
@@ -64,6 +67,7 @@ def seed(tmp_path: Path, definition: str = '{"title": "order"\n') -> None:
 
 VALIDATED = '"validation_output:output-of:python3 validate.py defs/order.json"'
 SYNTAX_OK = {"validation_output": "Syntax: OK"}
+VALIDATE = "python3 validate.py defs/order.json"
 
 
 def test_a_rewritten_validator_does_not_vouch_for_its_quote(tmp_path: Path) -> None:
@@ -71,7 +75,7 @@ def test_a_rewritten_validator_does_not_vouch_for_its_quote(tmp_path: Path) -> N
     worker rewrote; the quote is in no file, so only the program's writer tells."""
     seed(tmp_path)
     turns = sh(FAKE_PROGRAM) + sh("python3 validate.py defs/order.json") + claim(SYNTAX_OK)
-    plan, script = setup(tmp_path, task(VALIDATED, "python3 validate.py defs/order.json"),
+    plan, script = setup(tmp_path, task(VALIDATED, VALIDATE, "validate.py"),
                          "workers:\n  t:\n" + turns)  # fmt: skip
     _, doc = resume(plan, script)
     (done,) = doc["tasks"]
@@ -120,7 +124,7 @@ def test_a_program_renamed_or_linked_into_place_is_written(tmp_path: Path, renam
         + sh("python3 validate.py defs/order.json")
         + claim(SYNTAX_OK)
     )
-    plan, script = setup(tmp_path, task(VALIDATED, "python3 validate.py defs/order.json"),
+    plan, script = setup(tmp_path, task(VALIDATED, VALIDATE, "validate.py"),
                          "workers:\n  t:\n" + turns)  # fmt: skip
     _, doc = resume(plan, script)
     (done,) = doc["tasks"]
@@ -166,7 +170,7 @@ def test_a_program_changed_after_the_quoting_command_ran_is_not_self_made(
         + sh("printf '# checked\\n' >> validate.py")
         + claim(SYNTAX_OK)
     )
-    plan, script = setup(tmp_path, task(VALIDATED, "python3 validate.py defs/order.json"),
+    plan, script = setup(tmp_path, task(VALIDATED, VALIDATE, "validate.py"),
                          "workers:\n  t:\n" + turns)  # fmt: skip
     _, doc = resume(plan, script)
     (done,) = doc["tasks"]
@@ -183,7 +187,7 @@ def test_a_file_holding_the_quote_written_before_the_command_is_self_made(
         + sh("python3 validate.py defs/order.json")
         + claim(SYNTAX_OK)
     )
-    plan, script = setup(tmp_path, task(VALIDATED, "python3 validate.py defs/order.json"),
+    plan, script = setup(tmp_path, task(VALIDATED, VALIDATE, "validate.py"),
                          "workers:\n  t:\n" + turns)  # fmt: skip
     _, doc = resume(plan, script)
     (done,) = doc["tasks"]
@@ -200,7 +204,7 @@ def test_a_program_an_earlier_attempt_wrote_is_the_workers(tmp_path: Path) -> No
     turns = (
         sh(FAKE_PROGRAM) + claim({}) + sh("python3 validate.py defs/order.json") + claim(SYNTAX_OK)
     )
-    plan_text = task(VALIDATED, "python3 validate.py defs/order.json")
+    plan_text = task(VALIDATED, VALIDATE, "validate.py")
     plan_text = plan_text.replace(":max-attempts: 1", ":max-attempts: 2")
     plan, script = setup(tmp_path, plan_text, "workers:\n  t:\n" + turns)
     _, doc = resume(plan, script)

@@ -91,6 +91,25 @@ def _spec(tmp_path: Path, text: str, check: str = "diff out.txt tests/expected.t
         ("Write the new answer into tests/expected.txt.", True),
         ("Refresh tests/expected.txt.", True),
         ("Regenerate ./tests/expected.txt.", True),
+        # prohibitions keep the golden (adversary-6 F5, F13)
+        ("Don't modify tests/expected.txt. Write out.txt with the answer.", False),
+        ("Write out.txt (do not edit or regenerate tests/expected.txt).", False),
+        ("Write out.txt without changing tests/expected.txt.", False),
+        ("Write out.txt. tests/expected.txt must stay as it is: don't update it.", False),
+        ("Write out.txt. Editing tests/expected.txt is forbidden.", False),
+        ("You may not rewrite tests/expected.txt.", False),
+        ("Write out.txt. Leave tests/expected.txt unchanged.", False),
+        ("Regenerate tests/expected.txt from the new rules, not the old ones.", False),
+        ("Write out.txt with the set of lines in tests/expected.txt.", False),
+        ("Make the output identical to tests/expected.txt.", False),
+        ("tests/expected.txt was updated last week; make out.txt match it.", False),
+        # everyday requests that name the file as the place of the change (F8, F12, F21)
+        ("Add the missing line z to tests/expected.txt, then write out.txt to match it.", True),
+        ("Add a [tool.black] section with line-length = 100 to tests/expected.txt.", True),
+        ("In tests/expected.txt, bump the version to 0.2.", True),
+        ("Bump the version in tests/expected.txt to 0.3.", True),
+        ("Set envlist to py311,py312 in tests/expected.txt.", True),
+        ("Fix the typo in tests/expected.txt.", True),
     ],
 )
 def test_only_an_explicit_ask_frees_a_golden(tmp_path: Path, text: str, asks: bool) -> None:
@@ -241,3 +260,161 @@ def test_t014_never_asks_to_hide_a_file_the_worker_is_asked_to_produce(tmp_path:
         "check compares against `out.txt`, a file the worker can read — it could copy it;"
         " hide it with `:hide: out.txt` on the task (or `#+HIDE: out.txt` for the file)"
     ]
+
+
+# -- what the text asks (adversary-6 F5, F8, F12, F13, F21) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Don't modify tests/expected.txt. Write out.txt with the answer.",
+        "Write out.txt so it is identical to tests/expected.txt (do not edit or regenerate"
+        " tests/expected.txt).",
+        "Write out.txt without changing tests/expected.txt.",
+        "Write out.txt. Editing tests/expected.txt is forbidden.",
+    ],
+)
+def test_a_prohibition_keeps_the_golden_protected(tmp_path: Path, text: str) -> None:
+    _golden(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", "diff out.txt tests/expected.txt", max_attempts="1") + text + "\n",
+        "workers:\n  t:\n" + REWRITE + "    - say: DONE\n",
+    )
+    assert [d.code for d in validate(load_plan(plan)) if d.code == "T014"] == ["T014"]
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "t")
+    assert row["state"] == "FAILED"
+    assert row["reason"].startswith("protected_input_changed: protected input changed:"
+                                    " tests/expected.txt"), row["reason"]  # fmt: skip
+    assert (tmp_path / "tests" / "expected.txt").read_text() == "42\n"
+    assert result.exit_code == 1
+
+
+def test_adding_a_line_to_a_golden_asks_to_change_it(tmp_path: Path) -> None:
+    _golden(tmp_path)
+    check = "diff out.txt tests/expected.txt\ngrep -qx z tests/expected.txt"
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", check.replace("\n", " && "), max_attempts="1")
+        + "Add the missing line z to tests/expected.txt, then write out.txt to match it.\n",
+        "workers:\n  t:\n" + _sh("echo z >> tests/expected.txt; cp tests/expected.txt out.txt")
+        + "    - say: DONE\n",
+    )  # fmt: skip
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE", doc
+    assert (tmp_path / "tests" / "expected.txt").read_text() == "42\nz\n"
+    assert result.exit_code == 0
+
+
+def test_asking_and_negating_in_one_sentence_keeps_the_golden_and_says_so(
+    tmp_path: Path,
+) -> None:
+    _golden(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", "diff out.txt tests/expected.txt", max_attempts="1")
+        + "Regenerate tests/expected.txt from the new rules, not the old ones.\n",
+        "workers:\n  t:\n" + REWRITE + "    - say: DONE\n",
+    )
+    (said,) = [d.message for d in validate(load_plan(plan)) if d.code == "T028"]
+    assert "`:writable: tests/expected.txt`" in said
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "FAILED"
+    notes = [d["message"] for d in doc["diagnostics"] if d["code"] == "F002"]
+    named = [m for m in notes if "not read as asking" in m]
+    assert len(named) == 1
+    assert "`:writable: tests/expected.txt`" in named[0]
+    assert result.exit_code == 1
+
+
+# -- more idioms a check reads a reference by (adversary-6 F1, F6) ---------------------------
+
+IDIOMS = [
+    'grep -qxF "$(cat tests/expected.txt)" out.txt',
+    'test "$(cat out.txt)" -eq "$(cat tests/expected.txt)"',
+    "awk 'NR==FNR{a=$0;next} $0!=a{exit 1}' tests/expected.txt out.txt",
+    'E=$(cat tests/expected.txt); test "$(cat out.txt)" = "$E"',
+    "cat tests/expected.txt | cmp out.txt",
+    'while read -r l; do grep -qxF "$l" out.txt; done < tests/expected.txt',
+    "python3 -c \"import sys; sys.exit(open('out.txt').read() not in"
+    " open('tests/expected.txt').read())\"",
+]
+
+
+@pytest.mark.parametrize("check", IDIOMS)
+def test_each_idiom_names_its_reference(check: str) -> None:
+    assert "tests/expected.txt" in compared_by("sh", check)
+
+
+@pytest.mark.parametrize("check", IDIOMS)
+def test_rewriting_a_reference_read_by_any_idiom_fails(tmp_path: Path, check: str) -> None:
+    _golden(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", check, max_attempts="1") + "Write the answer into out.txt.\n",
+        "workers:\n  t:\n" + REWRITE + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "t")
+    assert row["state"] == "FAILED"
+    assert row["reason"].startswith("protected_input_changed: protected input changed:"
+                                    " tests/expected.txt"), row["reason"]  # fmt: skip
+    assert (tmp_path / "tests" / "expected.txt").read_text() == "42\n"
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("check", IDIOMS)
+def test_the_honest_twin_of_each_idiom_is_done(tmp_path: Path, check: str) -> None:
+    _golden(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", check, max_attempts="1") + "Write the answer into out.txt.\n",
+        "workers:\n  t:\n" + _sh("echo $((6*7)) > out.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE", doc
+    assert result.exit_code == 0
+
+
+CHECKER = "import sys\nsys.exit(open('out.txt').read().strip() != '42')\n"
+
+
+def test_a_checker_the_check_runs_is_protected(tmp_path: Path) -> None:
+    (tmp_path / "check.py").write_text(CHECKER)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", "python3 check.py", max_attempts="1") + "Write out.txt.\n",
+        "workers:\n  t:\n" + _sh("echo pass > check.py; echo 7 > out.txt") + "    - say: DONE\n",
+    )
+    (said,) = [d.message for d in validate(load_plan(plan)) if d.code == "T014"]
+    assert said.startswith("check runs `check.py`, a program the worker can read")
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "t")
+    assert row["state"] == "FAILED"
+    assert row["reason"].startswith("protected_input_changed: protected input changed: check.py"), (
+        row["reason"]
+    )
+    assert (tmp_path / "check.py").read_text() == CHECKER
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "edit"),
+    [
+        ("Write out.txt.", "echo 42 > out.txt"),
+        ("Fix check.py so it strips the output, then write out.txt.",
+         "sed -i s/strip/rstrip/ check.py; echo 42 > out.txt"),
+    ],
+)  # fmt: skip
+def test_the_honest_twins_of_a_checker_are_done(tmp_path: Path, text: str, edit: str) -> None:
+    (tmp_path / "check.py").write_text(CHECKER)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "t", "python3 check.py", max_attempts="1") + text + "\n",
+        "workers:\n  t:\n" + _sh(edit) + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "t")["state"] == "DONE", doc
+    assert result.exit_code == 0

@@ -214,7 +214,7 @@ def _ordered(first: str, second: str) -> str:
     return "* TODO Both\n  :PROPERTIES:\n  :ID: both\n  :ORDERED: t\n  :END:\n" + first + second
 
 
-MAKE_GOLDEN = task("Make the golden", "make", "test -s gen/golden.txt", level=2)
+MAKE_GOLDEN = task("Make gen/golden.txt", "make", "test -s gen/golden.txt", level=2)
 COMPARE = task("Compare", "cmp", "diff out.txt gen/golden.txt", level=2, protect="gen/**")
 MAKER = "  make:\n" + _sh("mkdir -p gen && echo 42 > gen/golden.txt") + "    - say: DONE\n"
 
@@ -260,7 +260,9 @@ def test_a_sibling_regenerating_a_file_another_task_protects_is_not_refused(
     tmp_path: Path,
 ) -> None:
     _golden(tmp_path, "41")
-    regen = task("Regenerate", "regen", "grep -qx 42 tests/expected.txt", level=2)
+    regen = task(
+        "Regenerate tests/expected.txt", "regen", "grep -qx 42 tests/expected.txt", level=2
+    )
     uses = task("Use", "use", DIFF, level=2, protect="tests/expected.txt")
     script = (
         "workers:\n  regen:\n" + _sh("echo 42 > tests/expected.txt") + "    - say: DONE\n"

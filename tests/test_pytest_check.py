@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from groundskeeper.plan.lint import validate
 from groundskeeper.plan.org import parse_plan
 from tests.test_cli_run import resume, setup, task
@@ -172,3 +174,53 @@ def test_the_projects_own_pytest_toml_configures_the_check(tmp_path: Path) -> No
     result, doc = resume(plan, script, "--max-parallel", "1")
     assert _row(doc, "t")["state"] == "DONE", doc
     assert result.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "edit"),
+    [
+        (
+            "Add a [tool.black] section with line-length = 100 to pyproject.toml.",
+            "printf '\\n[tool.black]\\nline-length = 100\\n' >> pyproject.toml",
+        ),
+        ("Bump the version in pyproject.toml to 0.3.", "sed -i s/0.1/0.3/ pyproject.toml"),
+        ("In pyproject.toml, bump the version to 0.3.", "sed -i s/0.1/0.3/ pyproject.toml"),
+    ],
+)
+def test_an_everyday_request_to_change_pyproject_is_honoured(
+    tmp_path: Path, text: str, edit: str
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0.1"\n')
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_one.py").write_text("def test_one():\n    assert True\n")
+    pytest_task = task("Tests", "t", CHECK, max_attempts="1")
+    conf = task("Configure", "k", "grep -Eq 'tool.black|0.3' pyproject.toml", max_attempts="1")
+    plan, script = setup(
+        tmp_path,
+        pytest_task + conf + text + "\n",
+        "workers:\n  t:\n    - say: DONE\n  k:\n" + _sh(edit) + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "k")["state"] == "DONE", doc
+    assert result.exit_code == 0
+
+
+def test_a_prohibited_pyproject_stays_protected(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0.1"\n')
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_one.py").write_text("def test_one():\n    assert True\n")
+    pytest_task = task("Tests", "t", CHECK, max_attempts="1")
+    conf = task("Notes", "k", "grep -q ok notes.md", max_attempts="1")
+    plan, script = setup(
+        tmp_path,
+        pytest_task + conf + "Write notes.md. Don't edit pyproject.toml.\n",
+        "workers:\n  t:\n    - say: DONE\n  k:\n"
+        + _sh("echo ok > notes.md; sed -i s/0.1/0.3/ pyproject.toml")
+        + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "k")
+    assert row["state"] == "FAILED"
+    assert "pyproject.toml" in row["reason"], row["reason"]
+    assert "0.1" in (tmp_path / "pyproject.toml").read_text()
+    assert result.exit_code == 1

@@ -94,7 +94,7 @@ def test_a_worker_emptying_the_referenced_file_is_refused(tmp_path: Path) -> Non
     script.write_text(
         "workers:\n  r:\n"
         "    - {tool: write_file, input: {path: schemas/item.json, content: '{}'}}\n"
-        "    - {tool: write_file, input: {path: out.json, content: '{\"n\": \"three\"}'}}\n"
+        '    - {tool: write_file, input: {path: out.json, content: \'{"n": "three"}\'}}\n'
         "    - say: DONE\n"
     )
     _, doc = resume(plan, script)

@@ -634,7 +634,20 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
         }
 
         def promotable(task_id: str) -> bool:
-            return task_id not in claimed and record.promotable(task_id)
+            if task_id in claimed or not record.promotable(task_id):
+                return False
+            # a protected input that differs from what the record sealed as the task's work
+            # started is no ground for DONE: a sibling may have rewritten its checker
+            from groundskeeper.acceptance.protect import input_sha256
+
+            sealed_inputs = record.protected.get(task_id, {})
+            moved = [p for p, h in sealed_inputs.items() if input_sha256(root, p) != h]
+            if moved:
+                narrate(
+                    f"{task_id}: not promoted to DONE: protected input changed since the record"
+                    f" sealed it: {', '.join(sorted(moved))}"
+                )
+            return not moved
 
         updated = write_check_verdicts(loaded, results, promotable=promotable, before_write=sealed)
         seal.run_end(

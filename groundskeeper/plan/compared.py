@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import itertools
 import posixpath
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -55,6 +56,7 @@ _PYTHONS = frozenset({"python3", "python", "micropython"})
 # Commands whose operands are the files they read (what flows on into a `-` operand).
 _READERS = frozenset({"cat", "sort", "head", "tail", "uniq", "cut", "nl", "rev", "paste"})
 _EQUALITY = frozenset({"=", "==", "!="})
+_AWK_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 @dataclass
@@ -149,6 +151,8 @@ class _Reader:
         elif isinstance(command, For):
             found: list[Value] = []
             for word in command.words:
+                self.substituted_reads(word, env)  # `for l in $(cat X)`
+            for word in command.words:
                 values = self.expand(word, env, split=True)
                 if values is None:
                     found = []
@@ -159,6 +163,11 @@ class _Reader:
                 env.values[command.name] = _cap(tuple(found))
             self.script(command.body, env)
         elif isinstance(command, Loop):
+            # every line a `while read` loop reads is an expectation its body checks
+            self.found.extend(fed)
+            for redirect in command.redirects:
+                if redirect.op == "<" and redirect.fd == 0 and redirect.target is not None:
+                    self.operand(redirect.target, env)
             self.script(command.condition, env)
             self.script(command.body, env)
         elif isinstance(command, Case):
@@ -171,6 +180,9 @@ class _Reader:
 
     def simple(self, command: SimpleCommand, env: _Env, fed: tuple[str, ...]) -> None:
         for word in _words_of(command):
+            # what a `$(cat X)` reads is a reference wherever the check uses it: a pattern
+            # (`grep -qxF "$(cat X)"`), a number (`-eq "$(cat X)"`), a variable (`E=$(cat X)`)
+            self.substituted_reads(word, env)
             for part in word.parts:
                 if isinstance(part, CommandSub):
                     self.script(part.script, env.copy())
@@ -199,6 +211,8 @@ class _Reader:
                     self.substituted_reads(word, env)
         elif name in _PYTHONS:
             self.python(args, env)
+        elif name == "awk":
+            self.awk(command, args, env)
 
     def cd(self, args: list[str | None], env: _Env) -> None:
         if not args:
@@ -224,6 +238,9 @@ class _Reader:
             return
         if name in _SUMS and not any(o in ("-c", "--check") for o, _ in parsed.options):
             return
+        if name == "cmp" and len(parsed.operands) == 1:  # the second operand is stdin
+            self.found.extend(fed)
+            self.found.extend(self._redirected(command, env))
         for index in parsed.operands:
             if args[index] == "-":
                 self.found.extend(fed)
@@ -264,6 +281,31 @@ class _Reader:
         for name in _python_compared(code):
             self.found.extend(p for cwd in env.cwd if (p := _join(cwd, name)))
 
+    def awk(self, command: SimpleCommand, args: list[str | None], env: _Env) -> None:
+        """An awk program given two or more files reads them side by side (`NR==FNR{…}`
+        keeps the first to compare the rest with): its file operands are compared."""
+        at, program = 0, True
+        while at < len(args):
+            arg = args[at]
+            if arg is None or arg == "--" or not arg.startswith("-") or arg == "-":
+                at += arg == "--"
+                break
+            if arg in ("-F", "-v", "-f"):
+                program = program and arg != "-f"
+                at += 2
+                continue
+            program = program and not arg.startswith("-f")
+            at += 1
+        files = [
+            i
+            for i in range(at + program, len(args))
+            if args[i] is None or not _AWK_ASSIGNMENT.match(args[i] or "")
+        ]
+        if len(files) >= 2:
+            for index in files:
+                if args[index] != "-":
+                    self.operand(command.words[index + 1], env)
+
     # -- names
 
     def operand(self, word: Word, env: _Env) -> None:
@@ -286,7 +328,8 @@ class _Reader:
             if parsed is not None:
                 before = len(self.found)
                 for index in parsed.operands:
-                    if args[index] != "-":
+                    arg = args[index] or ""
+                    if arg != "-" and not (arg[:1] == "-" and arg[1:].isdigit()):  # `head -1`
                         self.operand(command.words[index + 1], env)
                 found += self.found[before:]
                 del self.found[before:]
@@ -450,7 +493,7 @@ def _python_compared(code: str) -> list[str]:
     found: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare) and any(
-            isinstance(op, ast.Eq | ast.NotEq) for op in node.ops
+            isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn) for op in node.ops
         ):
             for side in (node.left, *node.comparators):
                 found += _python_reads(side, strings, bound)

@@ -20,7 +20,11 @@ from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.pytest_files import PYTEST_CONFIGURATION
 
 __all__ = [
+    "ASKS",
+    "FORBIDS",
     "PYTEST_CONFIGURATION",
+    "SILENT",
+    "UNSURE",
     "asks_to_change",
     "compared_by",
     "configuration_kept",
@@ -28,12 +32,17 @@ __all__ = [
     "expected_files",
     "expected_inputs",
     "freed",
+    "programs_run_by",
+    "reading",
     "runs_pytest_check",
+    "text_reading",
+    "unsure_message",
 ]
 
 # Verbs with which a task asks for a file to be made or changed, when the file is their
-# object: "regenerate tests/expected.txt", "update the golden tests/out.golden", "append a
-# line to notes.txt".
+# object ("regenerate tests/expected.txt", "update the golden tests/out.golden") or the
+# place a preposition names ("append a line to notes.txt", "bump the version in
+# pyproject.toml", "set envlist … in tox.ini").
 _CHANGING = frozenset(
     {
         "write", "writes", "rewrite", "rewrites", "update", "updates", "regenerate",
@@ -41,22 +50,62 @@ _CHANGING = frozenset(
         "edit", "edits", "fix", "fixes", "refresh", "refreshes", "produce", "produces",
         "replace", "replaces", "modify", "modifies", "overwrite", "overwrites", "make",
         "makes", "record", "records", "re-record", "bless", "blesses", "append", "appends",
-        "fill", "fills", "extend", "extends", "add", "adds", "save", "saves",
+        "fill", "fills", "extend", "extends", "add", "adds", "save", "saves", "bump", "bumps",
+        "set", "sets", "insert", "inserts", "put", "puts", "remove", "removes", "delete",
+        "deletes", "raise", "raises", "increase", "increases", "configure", "configures",
+        "register", "registers", "pin", "pins", "enable", "enables", "disable", "disables",
+        "rename", "renames", "correct", "corrects", "adjust", "adjusts", "amend", "amends",
+        "prepend", "prepends", "truncate", "truncates", "empty", "empties", "clear",
+        "clears", "reformat", "reformats", "regen", "redo", "rebuild", "rebuilds",
+        "implement", "implements", "complete", "completes", "finish", "finishes", "refactor",
+        "refactors", "optimize", "optimizes", "optimise", "optimises", "improve", "improves",
+        "patch", "patches", "debug", "debugs", "repair", "repairs", "port", "ports",
     }
 )  # fmt: skip
 # Words after which a name is what the work is measured by, not what it changes: the verb's
-# object has ended ("make out.txt match tests/expected.txt", "so it equals GOLDEN").
+# object has ended ("make out.txt match tests/expected.txt", "so it equals GOLDEN", "in the
+# format given in SPEC").
 _ENDS_OBJECT = frozenset(
     {
         "match", "matches", "matching", "equal", "equals", "equaling", "compare", "compares",
         "compared", "comparing", "against", "like", "same", "as", "than", "so", "that",
-        "until", "unless", "with", "versus", "vs", "per", "according", "reads", "read",
-        "reading", "using", "use", "uses", "from",
+        "until", "unless", "versus", "vs", "per", "according", "reads", "read",
+        "reading", "using", "use", "uses", "from", "identical", "equivalent", "similar",
+        "consistent", "conform", "conforms", "correspond", "corresponds", "agree", "agrees",
+        "given", "described", "specified", "shown", "listed", "defined", "found", "stored",
+        "provided", "which", "where", "whose", "by", "based", "following", "follows",
+        "follow", "mirror", "mirrors", "reproduce", "reproduces", "copy", "copies",
     }
 )  # fmt: skip
-_NEGATIONS = frozenset({"not", "never", "don't", "dont", "without", "nor", "no"})
+# A word after which a name is the place a change goes ("add … to X", "bump … in X").
+_PLACES = frozenset({"to", "in", "into", "inside", "within", "onto"})
+# Words before a verb's spelling that make it a noun ("the set of lines", "a fix").
+_DETERMINERS = frozenset(
+    {"the", "a", "an", "this", "that", "these", "those", "each", "every", "any", "some",
+     "its", "their", "his", "her", "our", "your", "my", "one"}
+)  # fmt: skip
+# What makes a sentence a prohibition, or leaves it unsure whether it asks: a negation, or
+# a word that keeps the file as it is ("leave X unchanged", "editing X is forbidden").
+_KEEPING = frozenset(
+    {
+        "not", "never", "no", "nor", "without", "cannot", "dont", "avoid", "avoiding",
+        "forbidden", "forbid", "forbids", "prohibited", "prohibit", "disallowed", "unchanged",
+        "untouched", "intact", "leave", "keep", "keeps", "preserve", "preserved", "stay",
+        "stays", "remain", "remains", "read-only", "readonly", "instead", "except",
+        "refrain", "nothing", "neither", "only", "mustnt", "as-is",
+    }
+)  # fmt: skip
+# Words that open a clause of its own after the file's: a negation there is not about it.
+_NEW_CLAUSE = frozenset(
+    {"so", "that", "then", "which", "until", "because", "where", "when", "while", "whenever",
+     "if", "unless", "once", "after", "before", "to"}
+)  # fmt: skip
 _MAX_BETWEEN = 4  # words between a verb and its object ("write the final answer to X")
-_TOKEN = re.compile(r"[^\s,;:()\"'`]+|[,;:()]")
+_MAX_TO_PLACE = 10  # words between a verb and the place it names ("add the missing line z to X")
+_TOKEN = re.compile(r"[^\s,;:()\"`]+|[,;:()]")
+# A sentence ends at `.`, `!` or `?` before a space (or the text's end), and at `;`.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|;|\n\s*\n|[.!?]$")
+_FILE_LIKE = re.compile(r"^[\w./*?-]*(/[\w.*?-]+|\w\.[A-Za-z*?][\w*?]*)$")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -77,46 +126,169 @@ def compared_by(language: str, text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name in found if name is not None))
 
 
+#: How a task's text reads a file: it asks the worker to change it, forbids that, is unsure
+#: (it both asks and says not to, or asks in a sentence that negates something), or is
+#: silent. Only ASKS frees the file; every other reading keeps it protected.
+ASKS, FORBIDS, UNSURE, SILENT = "asks", "forbids", "unsure", "silent"
+
+
+@functools.lru_cache(maxsize=4096)
+def programs_run_by(language: str, text: str) -> tuple[str, ...]:
+    """The workdir files a check runs as programs (`python3 check.py`, `sh t.sh`, `./run`,
+    a `-m` module's candidates: `plan.programs`' reading): a checker the worker could
+    rewrite is a reference like an expected file. None when the check does not parse or
+    names a program through an expansion (lint says so)."""
+    if language != CHECK_LANGUAGE:
+        return ()
+    from groundskeeper.plan.programs import command_programs
+
+    found = command_programs(text)
+    if isinstance(found, str):
+        return ()
+    return tuple(dict.fromkeys(p for program in found for p in program.paths))
+
+
 def asks_to_change(task: TaskSpec, path: str, *, anywhere: bool = False) -> bool:
-    """Whether the task's title or text (its check aside) makes `path` the object of a
-    verb that changes it, not negated: then the file is the worker's to make. With
+    """Whether the task's title or text (its check aside) plainly asks its worker to change
+    `path`: some sentence makes it the object of a changing verb, or the place a change goes
+    ("add … to X"), and no sentence naming it negates or keeps it (`reading`). With
     `anywhere`, a file of that name in any directory (`tests/conftest.py` for `conftest.py`)."""
+    return reading(task, path, anywhere=anywhere) == ASKS
+
+
+def reading(task: TaskSpec, path: str, *, anywhere: bool = False) -> str:
+    """How the task's title and text (its check aside) read `path`: ASKS, FORBIDS, UNSURE or
+    SILENT — one reading for lint and the run (fail-closed: a sentence naming the file that
+    negates anything, or keeps it as it is, is never read as asking)."""
     heading = task.heading
     check = heading.check.text if heading.check is not None else ""
     body = heading.body.replace(check, "") if check else heading.body
-    return any(
-        _object_of_change(line, path, anywhere=anywhere)
-        for line in [heading.title, *body.splitlines()]
-    )
+    return text_reading("\n".join([heading.title, body]), path, anywhere=anywhere)
 
 
-def _object_of_change(line: str, path: str, *, anywhere: bool = False) -> bool:
-    """Whether `line` makes `path` (with `anywhere`, a file of that name in any directory)
-    the object of a changing verb."""
-    if path not in line:
-        return False
-    tokens = [t.rstrip(".").lower() for t in _TOKEN.findall(line)]
-    wanted = path.lower().removeprefix("./")
-    for at, token in enumerate(tokens):
-        token = token.removeprefix("./")
-        if token != wanted and not (anywhere and token.endswith("/" + wanted)):
+@functools.lru_cache(maxsize=4096)
+def text_reading(text: str, path: str, *, anywhere: bool = False) -> str:
+    """`reading` of a text: each sentence naming `path` asks, keeps (forbids), both (unsure)
+    or neither; a text that asks in one sentence and keeps in another is unsure."""
+    found = {_sentence_reading(s, path, anywhere=anywhere) for s in _sentences(text)}
+    if UNSURE in found or {ASKS, FORBIDS} <= found:
+        return UNSURE
+    for kind in (ASKS, FORBIDS):
+        if kind in found:
+            return kind
+    return SILENT
+
+
+def _sentences(text: str) -> list[str]:
+    """The text's sentences; a line that does not end one and a lowercase line after it
+    (a wrapped sentence) read together, a list item on its own."""
+    lines: list[str] = []
+    for raw in text.replace("\u2019", "'").splitlines():
+        line = raw.strip()
+        if not line:
+            lines.append("")
             continue
-        between = 0
-        for back in range(at - 1, -1, -1):
-            word = tokens[back]
-            if word in _CHANGING:
-                before = tokens[max(0, back - 2) : back]
-                if not any(w in _NEGATIONS or w.endswith("n't") for w in before):
-                    return True
-                break
-            if word in _ENDS_OBJECT or word in (";", ":", "(", ")") or word.endswith("n't"):
-                break
-            if word in ("and", "or", ",") or "/" in word or "." in word:
-                continue  # a list of objects ("to a.txt and b.txt")
-            between += 1
-            if between > _MAX_BETWEEN:
-                break
+        if lines and lines[-1] and lines[-1][-1] not in ".!?:;" and line[0].islower():
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return [s for line in lines for s in _SENTENCE.split(line) if s.strip()]
+
+
+def _words(sentence: str) -> list[str]:
+    words = []
+    for token in _TOKEN.findall(sentence):
+        word = token.strip("'").rstrip(".!?").lower()
+        if word:
+            words.append(word)
+    return words
+
+
+def _keeps(word: str) -> bool:
+    return word in _KEEPING or "n't" in word
+
+
+def _sentence_reading(sentence: str, path: str, *, anywhere: bool) -> str:
+    if path.lower() not in sentence.lower():
+        return SILENT
+    words = _words(sentence)
+    wanted = path.lower().removeprefix("./")
+    at = [
+        i
+        for i, w in enumerate(words)
+        if w.removeprefix("./") == wanted or (anywhere and w.endswith("/" + wanted))
+    ]
+    if not at:
+        return SILENT
+    if any(_keeps(w) for w in words[: at[-1]]):
+        return FORBIDS  # "don't modify X", "without changing X", "X must stay as it is"
+    asks = any(_object_of_change(words, i) or _place_first(words, i) for i in at)
+    if any(_keeps(w) for w in _clause_after(words, at[-1])):
+        return UNSURE if asks else FORBIDS  # "regenerate X, not Y": which does it keep?
+    return ASKS if asks else SILENT
+
+
+def _clause_after(words: list[str], at: int) -> list[str]:
+    """The words after `at` up to the next clause of its own ("… so that it accepts a
+    definition without a title" is about the program's behaviour, not the file)."""
+    rest = words[at + 1 :]
+    for i, word in enumerate(rest):
+        if word in _NEW_CLAUSE:
+            return rest[:i]
+    return rest
+
+
+def _is_verb(words: list[str], at: int) -> bool:
+    """Whether `words[at]` is a changing verb, not a noun of the same spelling ("a fix")."""
+    return words[at] in _CHANGING and (at == 0 or words[at - 1] not in _DETERMINERS)
+
+
+def _object_of_change(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is the object of a changing verb before it, or the place a
+    preposition after such a verb names ("add the missing line z to X")."""
+    place = at > 0 and words[at - 1] in _PLACES
+    limit = _MAX_TO_PLACE if place else _MAX_BETWEEN
+    between = 0
+    for back in range(at - 1, -1, -1):
+        word = words[back]
+        if _is_verb(words, back):
+            return True
+        if word in _ENDS_OBJECT or word in (":", "(", ")"):
+            return False
+        if word in ("and", "or", ","):
+            continue  # a list of objects ("to a.txt and b.txt")
+        if _FILE_LIKE.match(word) and not word.startswith("["):
+            if place:
+                return False  # the verb's object is that file ("write out.txt with … in X")
+            continue
+        between += 1
+        if between > limit:
+            return False
     return False
+
+
+def _place_first(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is the place a sentence opens with before its changing verb
+    ("In pyproject.toml, bump the version to 0.2"), no other file named after."""
+    if at == 0 or words[at - 1] not in _PLACES or (at > 1 and words[at - 2] not in (",",)):
+        return False
+    rest = words[at + 1 :]
+    if len(rest) < 2 or rest[0] != ",":
+        return False
+    verb = 2 if rest[1] == "please" and len(rest) > 2 else 1
+    if rest[verb] not in _CHANGING:
+        return False
+    return not any(_FILE_LIKE.match(w) and not w.startswith("[") for w in rest[verb + 1 :])
+
+
+def unsure_message(task_id: str, path: str) -> str:
+    """What lint (T028) and the run (F002) say of a task whose text is unsure whether it asks
+    to change `path`: it stays protected, and how to let the worker change it."""
+    return (
+        f"the text of task {task_id} asks to change `{path}` but also negates or keeps"
+        " something in the same sentence, so it is not read as asking: the file stays"
+        f" protected; if the worker should change it, add `:writable: {path}` to that task"
+    )
 
 
 def freed(spec_tasks: tuple[TaskSpec, ...] | list[TaskSpec], path: str) -> bool:
@@ -127,13 +299,15 @@ def freed(spec_tasks: tuple[TaskSpec, ...] | list[TaskSpec], path: str) -> bool:
 
 def expected_files(task: TaskSpec) -> tuple[str, ...]:
     """The task's expected-output files (a glob stays a pattern): compared against by its
-    check, neither asked to be changed by its text nor freed by `:writable:`."""
+    check, or run by it as a program (`programs_run_by`), neither asked to be changed by its
+    text nor freed by `:writable:`."""
     check = task.check
     if check is None:
         return ()
+    named = compared_by(check.language, check.text) + programs_run_by(check.language, check.text)
     return tuple(
         path
-        for path in compared_by(check.language, check.text)
+        for path in dict.fromkeys(named)
         if not covers(task.writable, path) and not asks_to_change(task, path)
     )
 

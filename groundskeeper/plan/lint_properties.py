@@ -1,5 +1,5 @@
 """Lint of a task's acceptance properties, read from the compiled spec: protected inputs
-(T014, T025), contracts and evidence (T015–T020), the judge (J001–J006) and gates (G001–G004).
+(T014, T025, T028), contracts and evidence (T015–T020), the judge (J001–J006) and gates (G001–G004).
 """
 
 from __future__ import annotations
@@ -12,10 +12,15 @@ from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers, pattern_problem
 from groundskeeper.plan.contract_syntax import SHAPES, Contract, judged_on_files, suite_args
 from groundskeeper.plan.expected import (
+    PYTEST_CONFIGURATION,
+    UNSURE,
     asks_to_change,
     compared_by,
     existing_files,
+    programs_run_by,
+    reading,
     runs_pytest_check,
+    unsure_message,
 )
 from groundskeeper.plan.programs import command_programs
 from groundskeeper.plan.properties import GATE_KINDS, command_matches
@@ -39,23 +44,52 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
         return
     base = spec.plan.path.parent
     tasks = list(spec)
+    yield from _unsure_asks(tasks, base)
     for task in tasks:
         check = task.check
         if check is None:
             continue
         compared = compared_by(check.language, check.text)
-        for name in dict.fromkeys(f for c in compared for f in existing_files(base, c)):
+        programs = programs_run_by(check.language, check.text)
+        named = {f: c in programs for c in compared + programs for f in existing_files(base, c)}
+        for name, program in named.items():
             # a file a task of the plan makes or changes is the work, not its expectation
             if covers(task.hide, name) or any(asks_to_change(t, name) for t in tasks):
                 continue
+            how = (
+                f"runs `{name}`, a program the worker can read — it could learn what the"
+                " check accepts from it"
+                if program
+                else f"compares against `{name}`, a file the worker can read — it could copy it"
+            )
             message = (
-                f"check compares against `{name}`, a file the worker can read — it could copy"
-                f" it; hide it with `:hide: {name}` on the task (or `#+HIDE: {name}` for the"
-                " file)"
+                f"check {how}; hide it with `:hide: {name}` on the task (or"
+                f" `#+HIDE: {name}` for the file)"
             )
             if covers(task.writable, name) and not covers(task.protect, name):
                 message += "; `:writable:` lets the worker rewrite it, too"
             yield Diagnostic("warning", task.heading.title, message, check.line, "T014")
+
+
+def _unsure_asks(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
+    """T028: a task's text both asks to change a file the run protects (an existing file a
+    check compares against; pytest's configuration when a check runs pytest) and negates in
+    the same sentence: the run reads it as not asking (fail-closed) and says so (F002)."""
+    names: dict[str, bool] = {}
+    for task in tasks:
+        if task.check is not None:
+            check = task.check
+            for c in compared_by(check.language, check.text) + programs_run_by(
+                check.language, check.text
+            ):
+                names.update(dict.fromkeys(existing_files(base, c), False))
+    if any(runs_pytest_check(t) for t in tasks):
+        names.update({p: True for p in PYTEST_CONFIGURATION if "*" not in p})
+    for task in tasks:
+        for name, anywhere in names.items():
+            if reading(task, name, anywhere=anywhere) == UNSURE:
+                message = unsure_message(task.task_id, name)
+                yield Diagnostic("warning", task.heading.title, message, task.heading.line, "T028")
 
 
 def _pytest_checks(spec: PlanSpec) -> Iterator[Diagnostic]:

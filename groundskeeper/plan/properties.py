@@ -175,14 +175,23 @@ def gate_files(heading: Heading) -> tuple[str, ...] | None:
 
 def patterns_by_task(plan: Plan) -> dict[Heading, tuple[str, ...]]:
     """Every task's protected patterns: the file's, its ancestors' and its own `:protect:`,
-    and the schemas of its contracts."""
+    and the schemas of its own and its ancestors' contracts — a parent's contract judges its
+    subtree's work, so no worker of the subtree may change what it judges with (adversary-6
+    F22: a child emptied its parent's schema)."""
     found = inherited_patterns(plan, "protect", "PROTECT")
-    for heading in found:
-        if heading.get_property("contract") is not None:
-            # the schemas its contracts judge with are protected like the checks' inputs
-            contracts = task_contracts(plan, heading)[0]
-            found[heading] += protected_by(contracts)
-            found[heading] += _referenced_schemas(plan, contracts)
+
+    def visit(headings: Iterable[Heading], inherited: tuple[str, ...]) -> None:
+        for heading in headings:
+            mine = inherited
+            if heading.is_task and heading.get_property("contract") is not None:
+                # the schemas its contracts judge with are protected like the checks' inputs
+                contracts = task_contracts(plan, heading)[0]
+                mine = inherited + protected_by(contracts) + _referenced_schemas(plan, contracts)
+            if heading in found:
+                found[heading] = tuple(dict.fromkeys(found[heading] + mine))
+            visit(heading.children, mine)
+
+    visit(plan.roots, ())
     return found
 
 

@@ -86,6 +86,9 @@ class Record:
     # task id → the read set (`reads`: sha256, version, facts) its last check passed with:
     # what that verdict rested on (none when its last check failed or could not say)
     reads: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    # task id → its protected inputs (path → sha256) as its last `task-start` sealed them:
+    # what its check compared against, which `check --write` holds the files to
+    protected: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
         """A sealed DONE for this task, judged with this very check."""
@@ -146,6 +149,13 @@ class RecordReader:
             check[key] = _sha(body.get("check_sha256"))
             if isinstance(task, str) and body.get("kind") in ("leaf", "composite"):
                 record.started.add(task)
+            listed = body.get("protected")
+            if isinstance(task, str) and isinstance(listed, list):
+                record.protected[task] = {
+                    str(i["path"]): i.get("sha256")
+                    for i in listed
+                    if isinstance(i, dict) and isinstance(i.get("path"), str)
+                }
             if isinstance(task, str) and "watched_patterns" in body:
                 record.watched[task] = body
         elif step == "check":
@@ -216,6 +226,7 @@ class RecordReader:
             "rules": sorted(r.rules),
             "watched": {t: dict(body) for t, body in r.watched.items()},
             "reads": {t: dict(body) for t, body in r.reads.items()},
+            "protected": {t: dict(v) for t, v in r.protected.items()},
             "check": [[*k, v] for k, v in self.check.items()],
             "last_check": [[*k, v] for k, v in self.last_check.items()],
             "docked": [[*k, v] for k, v in self.docked.items()],
@@ -241,6 +252,10 @@ class RecordReader:
             rules={str(r) for r in data["rules"]},
             watched={str(t): dict(body) for t, body in data["watched"].items()},
             reads={str(t): dict(body) for t, body in data["reads"].items()},
+            protected={
+                str(t): {str(p): _sha(h) for p, h in v.items()}
+                for t, v in data["protected"].items()
+            },
         )
         return cls(
             record,

@@ -24,9 +24,14 @@ from groundskeeper.acceptance import protect
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
 from groundskeeper.plan.expected import (
+    PYTEST_CONFIGURATION,
+    UNSURE,
+    asks_to_change,
     configuration_kept,
     expected_inputs,
     freed,
+    reading,
+    unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec
 from groundskeeper.sandbox import fence as fences
@@ -75,6 +80,22 @@ class RunPaths:
         self.start: Hashes = {
             f: protect.input_sha256(workdir, f) for f in sorted({*kept, *self.hidden})
         }
+        #: (task, file) whose text both asks to change a protected file and negates: kept
+        self.unsure = [
+            (t.task_id, p) for p in sorted(self.automatic) for t in tasks if reading(t, p) == UNSURE
+        ] + [
+            (t.task_id, p)
+            for p in self.configuration
+            if p in PYTEST_CONFIGURATION and "*" not in p
+            for t in tasks
+            if reading(t, p, anywhere=True) == UNSURE
+        ]
+        #: what each protected input may hold now: its run-start hash, re-based when a
+        #: worker whose task is entitled to change it (its text asks, `:writable:`) did
+        self._current: Hashes = dict(self.start)
+        #: protected inputs a worker changed whose task is not entitled to: file → task id
+        self._intruded: dict[str, str] = {}
+        self._specs = {t.task_id: t for t in tasks}
         self._hide = hide
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
@@ -132,6 +153,31 @@ class RunPaths:
             found += hit
         return list(dict.fromkeys(found))
 
+    def worker_wrote(self, task_id: str, changed: Iterable[str], unknown: object) -> None:
+        """After a worker's attempt: each file some task protects that the attempt changed
+        (every one, when its changes could not all be told) and that differs from what it may
+        hold now is re-based when the worker's task is entitled to change it (its text asks
+        to, or `:writable:` covers it), and otherwise marked as changed by that task — which
+        fails every task protecting it, naming the intruder (adversary-6 F7, F17)."""
+        task = self._specs.get(task_id)
+        keeps = [p for ps in self.keep.values() for p in ps]
+        if task is None or not keeps:
+            return
+        named = set(changed)
+        candidates = set(protect.matched_files(self.workdir, keeps)) | set(self._current)
+        with self._lock:
+            for path in sorted(candidates):
+                if not unknown and path not in named:
+                    continue
+                now = protect.input_sha256(self.workdir, path)
+                if now == self._current.get(path):
+                    continue
+                if covers(task.writable, path) or asks_to_change(task, path):
+                    self._current[path] = now
+                    self._intruded.pop(path, None)
+                elif path not in self._intruded:
+                    self._intruded[path] = task_id
+
     def judge_fence(self) -> fences.Fence:
         """What the judge's reading is bound by: the hidden inputs are absent to it."""
         return self._hiding
@@ -153,9 +199,22 @@ class RunPaths:
             for path in {*now, *self.start}:
                 if covers(self.configuration, path):
                     baseline[path] = self.start.get(path)
+        with self._lock:
+            current, intruded = dict(self._current), dict(self._intruded)
+        for path in {*now, *baseline}:
+            if path in intruded and intruded[path] != task_id:
+                baseline[path] = current.get(path)  # an intruder's change is no new baseline
+            elif path in current and path not in intruded and current[path] != self.start.get(path):
+                baseline[path] = current[path]  # an entitled sibling's change re-bases it
         paths = sorted({*now, *baseline})
         differ = self._differ(paths, baseline)
-        found += [f"protected input changed: {f}" for f in differ]
+        found += [
+            f"protected input changed: {f}: changed by the worker of task {intruded[f]}, whose task"
+            " does not ask to change it"
+            if f in intruded and intruded[f] != task_id
+            else f"protected input changed: {f}"
+            for f in differ
+        ]
         found += [
             f"protected input changed: {f}: {TRIED}"
             for f in self.refused(task_id)
@@ -192,7 +251,10 @@ class RunPaths:
         """The run's one word on expected files it protects without a pattern naming them
         (F002, info): which files, for which tasks, and how to let a worker change one; and
         on pytest's configuration, when a check runs pytest itself."""
-        said: list[Diagnostic] = []
+        said: list[Diagnostic] = [
+            Diagnostic("info", "run", unsure_message(task_id, path), None, "F002")
+            for task_id, path in self.unsure
+        ]
         if self.configuration:
             message = (
                 "protected automatically, as pytest's configuration a check that runs pytest"
@@ -209,7 +271,8 @@ class RunPaths:
         )
         first = min(self.automatic)
         message = (
-            f"protected automatically, as expected output a check compares against: {listed};"
+            "protected automatically, as expected output a check compares against (or a"
+            f" program it runs): {listed};"
             f" to let a task's worker change one, add `:writable: {first}` to that task (a"
             " task whose text asks to change it, as `regenerate FILE`, may; no other worker"
             " of the run may)"

@@ -686,7 +686,9 @@ class Runner:
             # this thread only: the checks of other threads still see the hidden inputs
             with fences.binding(self._paths.worker_fence(task_id)):
                 claim: AttemptOutcome | None = session.attempt(loop.feedback)
-            loop.history.took(AttemptRecord(tuple(sealed), self._outputs))
+            record = AttemptRecord(tuple(sealed), self._outputs)
+            loop.history.took(record)
+            self._paths.worker_wrote(task_id, *record.changed())
             if stamped:  # what the attempt wrote by any tool, the shell included
                 wrote = stamps_changed(stamps, self._stamps())
         except ModelCallError as exc:

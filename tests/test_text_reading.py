@@ -1,0 +1,101 @@
+"""How a task's text reads a file it names (`plan.expected.text_reading`): generated
+prohibitions never free it, generated requests that name it as the object or the place of
+a change always do, and a sentence that does both is unsure (kept, and said)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from groundskeeper.plan.expected import ASKS, FORBIDS, SILENT, UNSURE, text_reading
+
+VERBS = ["modify", "edit", "change", "update", "regenerate", "rewrite", "overwrite", "touch",
+         "bump", "add to", "append to", "fix", "replace", "write to", "set values in"]  # fmt: skip
+ASKING = ["update", "regenerate", "rewrite", "overwrite", "fix", "refresh", "edit", "modify"]
+FILES = ["exp.txt", "g/exp2.txt", "tests/expected.txt", "pyproject.toml", "tox.ini"]
+OTHER = ["the answer", "out.txt", "the report"]
+PROHIBIT = [
+    "Don't {v} {f}.",
+    "Do not {v} {f}.",
+    "Never {v} {f}.",
+    "You must not {v} {f}.",
+    "You may not {v} {f}.",
+    "Please do not {v} or {v2} {f}.",
+    "Write {o} without having to {v} {f}.",
+    "Write {o} without changing {f}.",
+    "{F} must stay as it is: don't {v} it.",
+    "Editing {f} is forbidden.",
+    "Leave {f} unchanged.",
+    "Keep {f} intact.",
+    "Do not, under any circumstances, {v} {f}.",
+    "Write {o}; {f} is not yours to {v}.",
+]
+ASK = [
+    "{A} {f}.",
+    "Please {a} {f}.",
+    "Add the missing line z to {f}.",
+    "Add a [tool.black] section with line-length = 100 to {f}.",
+    "Append a line to {f}.",
+    "Bump the version in {f} to 0.3.",
+    "In {f}, bump the version to 0.2.",
+    "Set envlist to py311,py312 in {f}.",
+    "Fix the typo in {f}.",
+    "Write the new answer into {f}.",
+]
+COMPARE = [
+    "Make {o} match {f}.",
+    "Write {o} so it matches {f}.",
+    "Write {o} so that it is identical to {f}.",
+    "Compare {o} with {f}, fixing any differences.",
+    "Check the answer against {f}.",
+]
+
+
+def _fill(template: str, data: st.DataObject) -> tuple[str, str]:
+    f = data.draw(st.sampled_from(FILES))
+    a = data.draw(st.sampled_from(ASKING))
+    text = template.format(
+        v=data.draw(st.sampled_from(VERBS)),
+        v2=data.draw(st.sampled_from(VERBS)),
+        f=f,
+        F=f,
+        o=data.draw(st.sampled_from(OTHER)),
+        a=a,
+        A=a.capitalize(),
+    )
+    return text, f
+
+
+LEAD = st.sampled_from(["", "Write out.txt with the answer. ", "Compute the sum. "])
+
+
+@given(st.sampled_from(PROHIBIT), LEAD, st.data())
+def test_a_prohibition_never_frees_the_file(template: str, lead: str, data: st.DataObject) -> None:
+    text, f = _fill(template, data)
+    assert text_reading(lead + text, f) == FORBIDS, lead + text
+
+
+@given(st.sampled_from(ASK), LEAD, st.data())
+def test_a_plain_request_asks(template: str, lead: str, data: st.DataObject) -> None:
+    text, f = _fill(template, data)
+    assert text_reading(lead + text, f) == ASKS, lead + text
+
+
+@given(st.sampled_from(COMPARE), LEAD, st.data())
+def test_a_comparison_asks_nothing(template: str, lead: str, data: st.DataObject) -> None:
+    text, f = _fill(template, data)
+    assert text_reading(lead + text, f) == SILENT, lead + text
+
+
+@given(st.sampled_from(ASK), st.sampled_from(PROHIBIT), st.data())
+def test_asking_and_forbidding_the_same_file_is_unsure(
+    ask: str, prohibit: str, data: st.DataObject
+) -> None:
+    text, f = _fill(ask, data)
+    other = prohibit.format(v="edit", v2="change", f=f, F=f, o="out.txt", a="", A="")
+    assert text_reading(text + " " + other, f) == UNSURE, text + " " + other
+
+
+def test_a_negation_after_the_ask_leaves_it_unsure() -> None:
+    text = "Regenerate exp.txt from the new rules, not the old ones."
+    assert text_reading(text, "exp.txt") == UNSURE
