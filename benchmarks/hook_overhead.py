@@ -46,7 +46,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.agents.gated import do_the_work, make_work, set_up_stop_hook, stop_event
+from tests.agents.gated import (
+    do_the_work,
+    make_done_work,
+    make_work,
+    set_up_stop_hook,
+    stop_event,
+)
 
 TARGET_MS = 150
 
@@ -92,8 +98,11 @@ def series(calls: int, one: Callable[[], tuple[float, float]]) -> dict[str, dict
 def gated_plan(root: Path, name: str, state: str, env: dict[str, str]) -> tuple[list[str], Path]:
     """A workdir with the plan, its work done, set up for Claude Code; the Stop hook's
     command line as `agent setup` wrote it."""
-    work = make_work(root / name, state)
-    do_the_work(work)
+    if state == "DONE":  # DONEs the ledger backs: a DONE headline alone is judged again
+        work = make_done_work(root / name, env)
+    else:
+        work = make_work(root / name, state)
+        do_the_work(work)
     hook, assigned = set_up_stop_hook(work, env)
     assert assigned == {"GROUNDSKEEPER_HOME": env["GROUNDSKEEPER_HOME"]}, assigned
     return hook, work

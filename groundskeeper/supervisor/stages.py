@@ -269,7 +269,8 @@ class ContractsStage:
                          "detail": dict(v.detail)})  # fmt: skip
             if v.hard_failure:
                 problems.append(v.reason)
-                said.append(f"{v.contract.text}: {told(v.reason, hides=self.tools.hides)}")
+                shown = told(v.reason, hides=self.tools.hides)  # the reason names its contract
+                said.append(shown if shown == v.reason else f"{v.contract.text}: {shown}")
             elif not v.ok:
                 warning = Diagnostic("warning", task.heading.title,
                                      f"soft contract failed: {v.reason}", v.contract.line,

@@ -91,6 +91,24 @@ def make_work(root: Path, state: str = "TODO") -> Path:
     return root
 
 
+def make_done_work(root: Path, env: dict[str, str]) -> Path:
+    """`root`, made, holding the two-task plan with its work done and both tasks DONE as a
+    run made them (`resume` on a worker that only claims): DONE headlines the ledger backs,
+    which a hook call takes as done without running their checks."""
+    work = make_work(root, "TODO")
+    plan = work / "plan.org"
+    plan.write_text(plan.read_text(encoding="utf-8").replace(
+        "| DONE FAILED\n", "| DONE FAILED PARTIAL\n", 1), encoding="utf-8")  # fmt: skip
+    do_the_work(work)
+    claimer = root.parent / f"{root.name}-claimer.yaml"
+    claimer.write_text('workers:\n  "*":\n    - say: DONE\n', encoding="utf-8")
+    resume = [sys.executable, "-m", "groundskeeper", "resume", str(plan)]
+    subprocess.run([*resume, "--model", f"scripted:{claimer}"], env=env, check=True,
+                   capture_output=True)  # fmt: skip
+    assert plan.read_text(encoding="utf-8").count("* DONE ") == 2
+    return work
+
+
 def do_the_work(work: Path) -> None:
     (work / "NOTES.md").write_text("shipped\n", encoding="utf-8")
     (work / "COUNT").write_text("1\n", encoding="utf-8")

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.agents.conftest import HookRun, call_hook, ledger_steps, stop_event
+from tests.agents.gated import HookRun, call_hook, ledger_steps, stop_event
 from tests.agents.test_hook_session_bound import SETTINGS, agent_run, gk, hook, set_up
 
 
