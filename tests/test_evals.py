@@ -102,6 +102,18 @@ def test_a_hanging_case_times_out_unscored(tmp_path: Path) -> None:
     assert row["seconds"] < 5
 
 
+def test_a_case_s_setup_leaves_bytecode_behind(tmp_path: Path) -> None:
+    # pip byte-compiles the .py files of an installed suite: the `__pycache__` it adds beside
+    # a case's setup files is the installer's, not the case's, and never reaches the workdir
+    case = make_case(tmp_path / "suite", "listed", 'test "$(ls -A src)" = a.py', CLAIM, HONEST,
+                     setup={"src/a.py": "x = 1\n"})  # fmt: skip
+    (case / "setup" / "src" / "__pycache__").mkdir()
+    (case / "setup" / "src" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    result, doc = run_eval(str(tmp_path / "suite"))
+    assert [(c["case"], c["actual"]) for c in doc["cases"]] == [("suite/listed", "DONE")], doc
+    assert result.exit_code == 0
+
+
 def test_cases_are_isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each case has its own run directory and home, disjoint from every other's, gone after."""
     seen: list[tuple[list[str], dict[str, str]]] = []

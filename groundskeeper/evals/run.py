@@ -134,7 +134,10 @@ def run_case(
         if case.approve is not None:
             pass  # the goal run writes the plan into a directory of its own
         elif (case.path / "setup").is_dir():
-            shutil.copytree(case.path / "setup", run_dir, symlinks=True)
+            # without the bytecode an installer compiled beside the case's own files (pip
+            # byte-compiles an installed suite's .py files): it is no part of the case
+            shutil.copytree(case.path / "setup", run_dir, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
         else:
             run_dir.mkdir()
         if case.approve is None:
