@@ -14,12 +14,8 @@ from typing import Any
 from groundskeeper.record.backing import RecordReader, read_record
 from groundskeeper.record.keys import SigningKey, ensure_signing_key
 from groundskeeper.record.ledger_format import history_steps
-from groundskeeper.record.record_index import (
-    INDEX_FILE,
-    _canonical,
-    load_record,
-    save_record,
-)
+from groundskeeper.record.record_index import INDEX_FILE, load_record, save_record
+from groundskeeper.record.signed_file import canonical as _canonical
 from tests.test_cli_run import control, resume, setup, states, steps, task
 
 WORK = """workers:

@@ -16,7 +16,8 @@ from groundskeeper.record import ledger_verify
 from groundskeeper.record.keys import SigningKey
 from groundskeeper.record.ledger import Ledger, verify_ledger
 from groundskeeper.record.ledger_format import LedgerUnreadable
-from groundskeeper.record.verified_prefix import PREFIX_FILE, _canonical, verify_with_prefix
+from groundskeeper.record.signed_file import canonical as _canonical
+from groundskeeper.record.verified_prefix import PREFIX_FILE, verify_with_prefix
 
 KEY = SigningKey.from_seed(bytes(range(32)))
 OTHER = SigningKey.from_seed(bytes(range(1, 33)))

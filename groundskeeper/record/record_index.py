@@ -12,12 +12,8 @@ as one read from the whole ledger is. It does not verify the ledger (`Ledger` do
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import hashlib
-import json
 import logging
-import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +22,7 @@ from groundskeeper.errors import GroundskeeperError
 from groundskeeper.record.backing import Record, RecordReader
 from groundskeeper.record.keys import SigningKey
 from groundskeeper.record.ledger_format import history_steps, read_if_present
+from groundskeeper.record.signed_file import read_signed, write_signed
 
 __all__ = ["INDEX_FILE", "LoadedRecord", "load_record", "save_record"]
 
@@ -108,36 +105,13 @@ def save_record(loaded: LoadedRecord, ledger: Path, key: SigningKey) -> None:
         "key": key.public.key_id,
         "state": reader.to_json(),
     }
-    covered = _canonical(payload)
-    signed = {**payload, "sig": base64.b64encode(key.sign(_CONTEXT + covered)).decode()}
-    target = index_path(ledger)
-    temporary = target.with_name(f".{INDEX_FILE}-{os.getpid()}.tmp")
-    try:
-        temporary.write_bytes(_canonical(signed) + b"\n")
-        os.replace(temporary, target)
-    except OSError as error:
-        log.info("cannot write the record index %s: %s", target, error)
-        with contextlib.suppress(OSError):
-            temporary.unlink()
+    write_signed(index_path(ledger), payload, key, _CONTEXT, "record index")
 
 
 def _read_index(path: Path, key: SigningKey) -> tuple[int, str, dict[str, Any]] | None:
     """(bytes, sha256, reader state) of an index this key signed, else None."""
-    try:
-        raw = read_if_present(path, "record index")
-    except GroundskeeperError as error:
-        log.warning("ignoring the record index: %s", error)
-        return None
-    if raw is None:
-        return None
-    try:
-        signed = json.loads(raw)
-        signature = base64.b64decode(signed.pop("sig"), validate=True)
-    except (ValueError, TypeError, KeyError, AttributeError):
-        log.warning("ignoring the record index %s: it does not parse", path)
-        return None
-    if not key.public.verify(signature, _CONTEXT + _canonical(signed)):
-        log.warning("ignoring the record index %s: not signed by this plan's key", path)
+    signed = read_signed(path, key, _CONTEXT, "record index", "this plan's key")
+    if signed is None:
         return None
     size, sha, state = signed.get("bytes"), signed.get("sha256"), signed.get("state")
     if (
@@ -151,7 +125,3 @@ def _read_index(path: Path, key: SigningKey) -> tuple[int, str, dict[str, Any]] 
         log.info("ignoring the record index %s: another version's", path)
         return None
     return size, sha, state
-
-
-def _canonical(value: dict[str, Any]) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()

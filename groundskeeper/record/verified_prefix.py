@@ -14,21 +14,16 @@ ledger that verified (a stale checkpoint aside).
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import hashlib
-import json
 import logging
-import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from groundskeeper import __version__
-from groundskeeper.errors import GroundskeeperError
 from groundskeeper.record.keys import PublicKey, SigningKey
 from groundskeeper.record.ledger_format import LedgerUnreadable, read_if_present
 from groundskeeper.record.ledger_verify import LineState, Report, verify_after
+from groundskeeper.record.signed_file import read_signed, write_signed
 
 __all__ = ["PREFIX_FILE", "verify_with_prefix"]
 
@@ -81,21 +76,8 @@ def _keyset(keys: list[PublicKey]) -> str:
 def _read_prefix(ledger: Path, data: bytes, key: SigningKey, keyset: str) -> LineState | None:
     """The state after the verified prefix when it may be used on `data`, else None."""
     path = prefix_path(ledger)
-    try:
-        raw = read_if_present(path, "verified prefix")
-    except GroundskeeperError as error:
-        log.warning("ignoring the verified prefix: %s", error)
-        return None
-    if raw is None:
-        return None
-    try:
-        signed = json.loads(raw)
-        signature = base64.b64decode(signed.pop("sig"), validate=True)
-    except (ValueError, TypeError, KeyError, AttributeError):
-        log.warning("ignoring the verified prefix %s: it does not parse", path)
-        return None
-    if not key.public.verify(signature, _CONTEXT + _canonical(signed)):
-        log.warning("ignoring the verified prefix %s: not signed by this key", path)
+    signed = read_signed(path, key, _CONTEXT, "verified prefix", "this key")
+    if signed is None:
         return None
     size, sha = signed.get("bytes"), signed.get("sha256")
     if (
@@ -136,17 +118,4 @@ def _write_prefix(
         "sha256": hashlib.sha256(data[:size]).hexdigest(),
         "state": state.to_json(),
     }
-    signed = {**payload, "sig": base64.b64encode(key.sign(_CONTEXT + _canonical(payload))).decode()}
-    target = prefix_path(ledger)
-    temporary = target.with_name(f".{PREFIX_FILE}-{os.getpid()}.tmp")
-    try:
-        temporary.write_bytes(_canonical(signed) + b"\n")
-        os.replace(temporary, target)
-    except OSError as error:
-        log.info("cannot write the verified prefix %s: %s", target, error)
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-
-
-def _canonical(value: dict[str, Any]) -> bytes:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+    write_signed(prefix_path(ledger), payload, key, _CONTEXT, "verified prefix")

@@ -88,7 +88,7 @@ def test_a_verified_prefix_forged_over_a_changed_ledger_blocks(work: Path) -> No
     import hashlib
 
     from groundskeeper.record.keys import SigningKey
-    from groundskeeper.record.verified_prefix import _canonical
+    from groundskeeper.record.signed_file import canonical as _canonical
 
     keyed()
     assert call_hook("claude-code", stop_event(work)).blocked

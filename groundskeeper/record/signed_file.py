@@ -1,0 +1,67 @@
+"""A small JSON file beside a ledger that only the plan's key can vouch for (the record index
+`_steps.index`, the verified prefix `_steps.verified`): written whole with its ed25519
+signature over a domain-separated canonical form, and read back only when that signature is
+the given key's. Both are caches: one that cannot be written or trusted is only a slower
+next call, so every failure here is logged and answered with None, never raised."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from groundskeeper.errors import GroundskeeperError
+from groundskeeper.record.keys import SigningKey
+from groundskeeper.record.ledger_format import read_if_present
+
+log = logging.getLogger(__name__)
+
+
+def canonical(value: dict[str, Any]) -> bytes:
+    """The bytes a signature covers: sorted keys, no spaces, ASCII."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def write_signed(
+    target: Path, payload: dict[str, Any], key: SigningKey, context: bytes, what: str
+) -> None:
+    """`payload` and its signature under `context`, written to `target` by a rename from a
+    temporary file of this process (a reader sees the old file or the new, never half)."""
+    signed = {**payload, "sig": base64.b64encode(key.sign(context + canonical(payload))).decode()}
+    temporary = target.with_name(f".{target.name}-{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(canonical(signed) + b"\n")
+        os.replace(temporary, target)
+    except OSError as error:
+        log.info("cannot write the %s %s: %s", what, target, error)
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+
+
+def read_signed(
+    path: Path, key: SigningKey, context: bytes, what: str, whose: str
+) -> dict[str, Any] | None:
+    """The payload at `path` when `key` signed it under `context` (its fields unchecked:
+    the caller's to judge), else None: absent, unreadable, not JSON, or another key's
+    (`whose` names the key in that warning)."""
+    try:
+        raw = read_if_present(path, what)
+    except GroundskeeperError as error:
+        log.warning("ignoring the %s: %s", what, error)
+        return None
+    if raw is None:
+        return None
+    try:
+        signed = json.loads(raw)
+        signature = base64.b64decode(signed.pop("sig"), validate=True)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        log.warning("ignoring the %s %s: it does not parse", what, path)
+        return None
+    if not key.public.verify(signature, context + canonical(signed)):
+        log.warning("ignoring the %s %s: not signed by %s", what, path, whose)
+        return None
+    return dict(signed)
