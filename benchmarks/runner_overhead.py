@@ -33,7 +33,7 @@ from groundskeeper.record.control import ControlDir
 from groundskeeper.record.keys import ensure_signing_key
 from groundskeeper.record.ledger import Ledger, read_steps
 from groundskeeper.record.telemetry import Telemetry
-from groundskeeper.sandbox import ShellResult, run
+from groundskeeper.sandbox import ShellResult
 from groundskeeper.supervisor.phases import RunPhases
 from groundskeeper.supervisor.pipeline import Pipeline
 from groundskeeper.supervisor.runner import (
@@ -71,7 +71,7 @@ class TimedShell(SandboxShell):
         sentinel: str | None = None,
     ) -> ShellResult:
         started = time.perf_counter()
-        result = run(
+        result = super().__call__(
             cmdline,
             workdir=workdir,
             read_only=read_only,
