@@ -167,6 +167,7 @@ class CheckResult:
 FAILURE_CODES: frozenset[str] = frozenset(
     {
         "nonzero_status",
+        "negated_error",
         "host-memory",
         "disk",
         "loop-steps",
@@ -381,6 +382,9 @@ def _classify(
             f"the check uses {names}, which the sandbox does not have (command not found)",
             result.failed_line,
         )
+    negated = getattr(result, "negated_error", None)  # a stand-in's result may lack it
+    if negated is not None:
+        return "negated_error", f"{shown(result.failed_line)}: {negated}", result.failed_line
     if result.status != 0:
         where = shown(result.failed_line)
         return (
