@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundskeeper.sandbox import run
-from tests.test_cli_run import resume, setup, states, task
+from tests.test_cli_run import resume, setup, task
 
 LOG = "ERROR: link failed\n"
 
@@ -14,7 +14,7 @@ LOG = "ERROR: link failed\n"
 def _build(tmp_path: Path, check: str, worker: str) -> tuple[str, str | None]:
     (tmp_path / "build.log").write_text(LOG)
     plan, script = setup(tmp_path, task("Fix the build", "build", check), worker)
-    result, doc = resume(plan, script)
+    _, doc = resume(plan, script)
     (entry,) = doc["tasks"]
     return entry["state"], entry["reason"]
 
@@ -31,7 +31,7 @@ def test_a_removed_log_fails_a_negated_grep(tmp_path: Path) -> None:
     assert state == "FAILED"
     assert reason == (
         "negated_error: check line 1: `! grep -q ERROR build.log`: `grep` exited with status 2,"
-        " an error (a missing or unreadable file, a bad option or expression), not a \"no\": in"
+        ' an error (a missing or unreadable file, a bad option or expression), not a "no": in'
         ' a check `!` passes only on a "no"'
     )
 
@@ -84,3 +84,63 @@ def test_only_an_error_status_is_refused(tmp_path: Path) -> None:
 def test_a_workers_shell_keeps_bashs_negation(tmp_path: Path) -> None:
     result = run("! grep -q x missing.txt", workdir=tmp_path)
     assert (result.status, result.negated_error) == (0, None)
+
+
+# --- lint: what each weak check's text accepts, and the strong twin it points at ---------
+
+
+def _codes(check: str) -> list[str]:
+    from tests.test_lint_checks import codes
+
+    return codes(check)
+
+
+def test_lint_warns_of_a_final_negation_on_a_file_a_worker_can_empty() -> None:
+    assert _codes("! grep -q ERROR build.log") == ["T029"]
+    assert _codes("! awk '/ERROR/{f=1} END{exit !f}' build.log") == ["T029"]
+    assert _codes("test -f build.log && ! grep -q ERROR build.log") == []
+    assert _codes("test -s build.log; ! grep -q ERROR build.log") == []
+    assert _codes("! test -e build.log") == []  # absence is what it asks
+
+
+def test_lint_reads_a_dropped_program_status_as_a_check_that_cannot_fail() -> None:
+    assert _codes("python3 -m pytest -q tests | grep -q passed") == ["T005", "T025"]
+    assert _codes("python3 -m unittest discover 2>&1 | grep -q OK") == ["T005"]
+    assert _codes("if python3 t.py | grep -q ok; then :; else exit 1; fi") == ["T005"]
+    assert _codes("set -o pipefail; python3 -m pytest -q tests | grep -q passed") == ["T025"]
+    assert _codes("python3 -m pytest -q tests") == ["T025"]
+    assert _codes("grep ERROR build.log | grep -q link") == []  # filters of data
+    assert _codes('test "$(python3 total.py | tail -n 1)" = 35') == []  # output compared
+
+
+def test_lint_warns_of_an_unanchored_grep_of_an_answer() -> None:
+    for weak in (
+        'grep -q "$(cat key/answer.txt)" out.txt',
+        'grep -qF "$X" out.txt',
+        'grep -q -e "$X" out.txt',
+        "grep -q 4711 out.txt",
+    ):
+        assert _codes(weak) == ["T010"], weak
+    for strong in (
+        'grep -qxF "$(cat key/answer.txt)" out.txt',
+        'grep -q "^$X$" out.txt',
+        "grep -qx 4711 out.txt",
+        "grep -q 'total: 35' out.txt",
+        'grep -c "$X" out.txt',
+    ):
+        assert _codes(strong) == [], strong
+
+
+def test_lint_and_the_sandbox_agree_on_what_a_launcher_starts(tmp_path: Path) -> None:
+    (tmp_path / "p.py").write_text("print(1)\n")
+    for line, status in (
+        ("echo p.py | xargs python3", 127),
+        ("find . -name p.py -exec python3 {} +", 127),
+        ("env FOO=1 python3 p.py", 125),
+        ("echo x | xargs cd", 126),
+    ):
+        assert _codes(line) == ["T004"], line
+        assert run(line, workdir=tmp_path, read_only=True).status == status, line
+    for line in ("echo p.py | xargs cat", "find . -name p.py -exec cat {} +", "env FOO=1"):
+        assert _codes(line) == [], line
+        assert run(line, workdir=tmp_path, read_only=True).status == 0, line
