@@ -101,6 +101,9 @@ def test_lint_warns_of_a_final_negation_on_a_file_a_worker_can_empty() -> None:
     assert _codes("test -f build.log && ! grep -q ERROR build.log") == []
     assert _codes("test -s build.log; ! grep -q ERROR build.log") == []
     assert _codes("! test -e build.log") == []  # absence is what it asks
+    assert _codes("grep -q '5 passed' test.log; ! grep -q skipped test.log") == []
+    assert _codes("cat report.txt; ! grep -q FAIL report.txt") == []
+    assert sorted(_codes("! grep -q x other.txt; ! grep -q FAIL report.txt")) == ["T026", "T029"]
 
 
 def test_lint_reads_a_dropped_program_status_as_a_check_that_cannot_fail() -> None:

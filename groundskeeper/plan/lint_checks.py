@@ -701,7 +701,11 @@ def _program_files(name: str, words: list[str | None]) -> list[str | None]:
 
 
 def _asserted_files(script: Script) -> set[str]:
-    """The files a `test -e/-f/-s/-r F` or `[ -f F ]` anywhere in the check names."""
+    """The files the check has already said must be there: named by a `test -e/-f/-s/-r F`
+    or `[ -f F ]` anywhere, or read by a command that is not negated on an earlier line
+    (`grep -q '5 passed' F`, `cat F`: under errexit each must succeed first)."""
+    from groundskeeper.sandbox.syntax import Script as Body
+
     named: set[str] = set()
     for command in _simple_commands(script):
         words = [w.literal() for w in command.words]
@@ -711,4 +715,9 @@ def _asserted_files(script: Script) -> set[str]:
             file = words[2]
             if file is not None:
                 named.add(file)
+    for item in script.items[:-1]:
+        if item.first.negated or item.rest:
+            continue
+        for command in _simple_commands(Body((item,))):
+            named.update(w for w in (x.literal() for x in command.words[1:]) if w is not None)
     return named
