@@ -147,3 +147,47 @@ def test_lint_and_the_sandbox_agree_on_what_a_launcher_starts(tmp_path: Path) ->
     for line in ("echo p.py | xargs cat", "find . -name p.py -exec cat {} +", "env FOO=1"):
         assert _codes(line) == [], line
         assert run(line, workdir=tmp_path, read_only=True).status == 0, line
+
+
+# --- the same through the CLI: `lint` names the fake's check, and the honest twin runs -------
+
+
+def _lint(tmp_path: Path, check: str) -> tuple[int, list[str]]:
+    import json
+
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    plan = tmp_path / "plan.org"
+    plan.write_text(task("T", "t", check))
+    result = CliRunner().invoke(main, ["lint", str(plan), "--json"])
+    found = json.loads(result.stdout)
+    return result.exit_code, [d["code"] for d in found]
+
+
+def test_cli_lint_refuses_a_pytest_pipe_and_takes_it_under_pipefail(tmp_path: Path) -> None:
+    assert _lint(tmp_path, "python3 -m unittest -q 2>&1 | grep -q OK") == (1, ["T005"])
+    assert _lint(tmp_path, "set -o pipefail; python3 -m unittest -q 2>&1 | grep -q OK") == (
+        0,
+        [],
+    )
+
+
+def test_cli_lint_warns_of_a_guess_list_and_not_of_a_whole_line(tmp_path: Path) -> None:
+    assert _lint(tmp_path, 'grep -q "$(cat key/answer.txt)" out.txt') == (0, ["T010"])
+    assert _lint(tmp_path, 'grep -qxF "$(cat key/answer.txt)" out.txt') == (0, [])
+
+
+def test_cli_a_launcher_fake_is_refused_and_its_loop_twin_passes(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    (tmp_path / "check.py").write_text("print('ok')\n")
+    assert _lint(tmp_path, "echo check.py | xargs python3") == (1, ["T004"])
+    assert _lint(tmp_path, "for f in check.py; do python3 $f; done") == (0, [])
+    ran = CliRunner().invoke(main, ["check", str(tmp_path / "plan.org")])
+    assert ran.exit_code == 0, ran.output
+    for wrapper in ("timeout 5", "nice", "command", "env X=1"):
+        assert _lint(tmp_path, f"{wrapper} python3 check.py") == (1, ["T004"]), wrapper
