@@ -102,6 +102,10 @@ def test_lint_warns_of_a_final_negation_on_a_file_a_worker_can_empty() -> None:
     assert _codes("test -s build.log; ! grep -q ERROR build.log") == []
     assert _codes("! test -e build.log") == []  # absence is what it asks
     assert _codes("grep -q '5 passed' test.log; ! grep -q skipped test.log") == []
+    from tests.test_lint_checks import codes
+
+    assert codes("! grep -q ERROR build.log", protect="build.log") == []  # it cannot go
+    assert codes("! grep -q ERROR build.log", protect="build.log", writable="build.log") == ["T029"]
     assert _codes("cat report.txt; ! grep -q FAIL report.txt") == []
     assert sorted(_codes("! grep -q x other.txt; ! grep -q FAIL report.txt")) == ["T026", "T029"]
 

@@ -625,51 +625,71 @@ def _negated_on_a_file(script: Script, check: Check) -> Iterator[Finding]:
     """T029: the check's last decision is a negated command on a file (`! grep -q ERROR
     build.log`), which passes when the file says nothing: emptied, or removed where the
     sandbox cannot tell the command's error from a "no" (`registry.ERROR_STATUS`)."""
-    from groundskeeper.sandbox.command_options import parse_options
     from groundskeeper.sandbox.registry import ERROR_STATUS
 
-    if not script.items:
+    found = _negated_file(script)
+    if found is None:
         return
+    file, name, command = found
+    written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
+    how = (
+        f"empties it passes (one that removes it fails the check: `{name}` says that is an error)"
+        if name in ERROR_STATUS
+        else f'empties or removes it passes (`{name}`\'s error reads as a "no")'
+    )
+    message = (
+        f"the check ends on `! {written}`, which passes when `{file}` holds nothing to"
+        f" find: a worker that {how}; say that it must be there and hold something first —"
+        f" `test -s {file} && ! {written}` (`test -f {file} && …` when it may be empty) —"
+        " or protect it"
+    )
+    yield ("warning", "T029", message, _line(check, command.offset))
+
+
+def negated_file(check: Check) -> str | None:
+    """The file T029 warns of in `check` (its last decision a negated command on a file the
+    check does not say must be there), or None: lint leaves it be when the task protects it."""
+    from groundskeeper.sandbox import ShellSyntaxError, parse
+
+    try:
+        found = _negated_file(parse(check.text))
+    except ShellSyntaxError:
+        return None
+    return found[0] if found is not None else None
+
+
+def _negated_file(script: Script) -> tuple[str, str, SimpleCommand] | None:
+    """(the file, the command's name, the command) of a final negated command on a file."""
+    from groundskeeper.sandbox.command_options import parse_options
+
+    if not script.items:
+        return None
     last = script.items[-1]
     final = last.rest[-1][1] if last.rest else last.first
     if not final.negated or len(final.commands) != 1:
-        return
+        return None
     command = final.commands[0]
     if not _is_simple(command) or not command.words:
-        return
+        return None
     words = [w.literal() for w in command.words]
     name = words[0]
     if name is None or name in ("test", "["):
-        return
+        return None
     if name in _PROGRAM_FIRST:
         files = _program_files(name, words[1:])
     else:
         parsed = parse_options(name, words[1:])
         if parsed is None:
-            return
+            return None
         operands = list(parsed.operands)
         if name == "grep" and not any(option == "-e" for option, _ in parsed.options):
             operands = operands[1:]  # the first is the pattern
         files = [words[1 + i] for i in operands]
     guarded = _asserted_files(script)
     for file in files:
-        if file is None or file in ("-", "/dev/null") or file in guarded:
-            continue
-        written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
-        how = (
-            f"empties it passes (one that removes it fails the check: `{name}` says that is an"
-            " error)"
-            if name in ERROR_STATUS
-            else f'empties or removes it passes (`{name}`\'s error reads as a "no")'
-        )
-        message = (
-            f"the check ends on `! {written}`, which passes when `{file}` holds nothing to"
-            f" find: a worker that {how}; say that it must be there and hold something first —"
-            f" `test -s {file} && ! {written}` (`test -f {file} && …` when it may be empty) —"
-            " or protect it"
-        )
-        yield ("warning", "T029", message, _line(check, command.offset))
-        return
+        if file is not None and file not in ("-", "/dev/null") and file not in guarded:
+            return file, name, command
+    return None
 
 
 #: commands whose first operand is a program (awk's, jq's filter) and the rest files, with
