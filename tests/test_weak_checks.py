@@ -79,6 +79,10 @@ def test_only_an_error_status_is_refused(tmp_path: Path) -> None:
     assert status == 123 and why is not None and why.startswith("`grep` exited with status 2")
     status, why = _check(tmp_path, "set -o pipefail\n! grep x missing.txt | cat")
     assert status == 2 and why is not None and why.startswith("`grep` exited with status 2")
+    status, why = _check(tmp_path, "until ! grep -q x missing.txt; do break; done")
+    assert status == 2 and why is not None and why.startswith("`grep` exited with status 2")
+    status, why = _check(tmp_path, "true\nn=$(! diff build.log missing.txt; echo $?)")
+    assert status == 2 and why is not None and why.startswith("`diff` exited with status 2")
 
 
 def test_a_workers_shell_keeps_bashs_negation(tmp_path: Path) -> None:
