@@ -167,6 +167,7 @@ class CheckResult:
 FAILURE_CODES: frozenset[str] = frozenset(
     {
         "nonzero_status",
+        "negated_error",
         "host-memory",
         "disk",
         "loop-steps",
@@ -381,6 +382,9 @@ def _classify(
             f"the check uses {names}, which the sandbox does not have (command not found)",
             result.failed_line,
         )
+    if result.negated_error is not None:  # a negation read an error: not a "no"
+        why = f"{shown(result.failed_line)}: {result.negated_error}"
+        return "negated_error", why, result.failed_line
     if result.status != 0:
         where = shown(result.failed_line)
         return (

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.plan.invariants import invariant_diagnostics
-from groundskeeper.plan.lint_checks import Finding, judge_check
+from groundskeeper.plan.lint_checks import Finding, judge_check, negated_file
 from groundskeeper.plan.lint_names import property_name_diagnostics
 from groundskeeper.plan.lint_properties import (
     contract_diagnostics,
@@ -29,7 +29,7 @@ from groundskeeper.plan.lint_properties import (
 )
 from groundskeeper.plan.lint_workflows import COMPONENT, script_diagnostics, workflow_diagnostics
 from groundskeeper.plan.org import DEFAULT_TODO_LINE, Heading, Plan, ReadingNote
-from groundskeeper.plan.spec import PlanSpec, compile_plan
+from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
 
 if TYPE_CHECKING:
     pass
@@ -217,8 +217,21 @@ def _task_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
             # the same check text on many tasks is judged once
             findings = judged[key] = judge_check(check)
         for level, code, message, offset in findings:
+            if code == "T029" and _kept(spec.of(heading), negated_file(check)):
+                continue  # the worker can neither empty nor remove it
             line = check.line if offset is None else check.line + offset
             yield Diagnostic(level, heading.title, message, line, code)
+
+
+def _kept(task: TaskSpec, file: str | None) -> bool:
+    """Whether the task's worker can neither change nor remove `file`: protected (and not
+    made writable) or hidden."""
+    from groundskeeper.path_patterns import covers
+
+    if file is None:
+        return False
+    protected = covers(task.protect, file) and not covers(task.writable, file)
+    return protected or covers(task.hide, file)
 
 
 def _unrun_blocks(heading: Heading) -> Iterator[Diagnostic]:

@@ -49,6 +49,7 @@ def judge_check(check: Check) -> list[Finding]:
             if closest is not None:
                 message += f"; did you mean `{closest}`?"
             findings.append(("error", "T004", message, None))
+    findings.extend(_unlaunchable(script))
     for name, option, advice in dict.fromkeys(_unsupported_options(script)):
         message = f"check uses `{name} {option}`, which the sandbox does not support; {advice}"
         findings.append(("error", "T012", message, None))
@@ -64,9 +65,13 @@ def judge_check(check: Check) -> list[Finding]:
         findings.append(("error", "T009", f"check can never pass: `{shown}`", None))
     if not can_fail:
         findings.append(("error", "T005", f"check cannot fail: `{shown}`", None))
+    elif not _sets_pipefail(script):
+        findings.extend(_dropped_statuses(script, check))
     weak = _weakness(script)
     if weak is not None and can_fail:
         findings.append(("warning", "T010", f"check is weak: `{shown}` {weak}", None))
+    findings.extend(_guess_lists(script, check))
+    findings.extend(_negated_on_a_file(script, check))
     findings.extend(_looks_strict(script, check))
     return findings
 
@@ -460,3 +465,279 @@ def _has_substitution(word: Word) -> bool:
     from groundskeeper.sandbox.syntax import CommandSub
 
     return any(isinstance(part, CommandSub) for part in word.parts)
+
+
+def _unlaunchable(script: Script) -> Iterator[Finding]:
+    """T004 for a command the sandbox has but the command starting it cannot start
+    (`xargs python3`, `find … -exec python3 {} +`, `env python3 …`): `registry.LAUNCHERS`,
+    the table the interpreter refuses by. A name the sandbox lacks is T004 already."""
+    from groundskeeper.sandbox.registry import BUILTINS, COMMANDS, launch_refusal
+    from groundskeeper.sandbox.tree import launched_commands
+
+    seen: set[tuple[str, str]] = set()
+    for launcher, name, _ in launched_commands(script):
+        if (launcher, name) in seen or name not in COMMANDS:
+            continue
+        seen.add((launcher, name))
+        if launch_refusal(launcher, name) is None:
+            continue
+        if launcher == "env":
+            why = f"the sandbox's `env` runs no command; write `VAR=value {name} …` instead"
+        elif name in BUILTINS:
+            why = f"`{name}` is a shell builtin, and only the sandbox's box commands can run there"
+        else:
+            why = (
+                f"`{launcher}` starts only the sandbox's box commands, and `{name}` is not one;"
+                f" run `{name}` directly, or once a name in a `for` loop"
+            )
+        message = f"check runs `{name}` through `{launcher}`, which cannot start it: {why}"
+        yield ("error", "T004", message, None)
+
+
+#: commands that run a program, whose status is its verdict (a test runner, a script): in a
+#: pipeline before a filter of their output, that status is dropped without `pipefail`
+_PROGRAMS = frozenset({"python3", "python", "micropython"})
+
+
+def _dropped_statuses(script: Script, check: Check) -> Iterator[Finding]:
+    """T005: a pipeline whose status decides (a list's, an `if`'s or a loop's — not one in
+    `$(…)`) with a program before its last stage: `python3 -m pytest -q tests | grep -q
+    passed` passes when the tests fail, since without `set -o pipefail` a pipeline's status
+    is its last stage's."""
+    for pipeline in _deciding_pipelines(script):
+        for stage in pipeline.commands[:-1]:
+            if not _is_simple(stage) or not stage.words:
+                continue
+            name = stage.words[0].literal()
+            if name not in _PROGRAMS:
+                continue
+            program = _shown(_source(check.text, stage.offset, pipeline))
+            message = (
+                f"check cannot fail on `{program}`: its status is dropped, since without"
+                " `set -o pipefail` a pipeline's status is its last stage's, so its failure"
+                " passes whenever the stages after it succeed; add `set -o pipefail` as the"
+                " check's first line"
+            )
+            yield ("error", "T005", message, _line(check, stage.offset))
+            break
+
+
+def _source(text: str, offset: int, pipeline: Pipeline) -> str:
+    """The text of a pipeline's stage at `offset`, up to its `|`."""
+    end = text.find("|", offset)
+    return text[offset : end if end >= 0 else len(text)].strip()
+
+
+def _deciding_pipelines(script: Script) -> Iterator[Pipeline]:
+    """Every pipeline whose status decides something — a list's, an `if`'s or a loop's, in
+    compound commands' bodies too — and none inside a word's `$(…)`."""
+    from groundskeeper.sandbox.tree import Case, For, Group, If, Loop
+
+    for item in script.items:
+        for pipeline in (item.first, *(p for _, p in item.rest)):
+            yield pipeline
+            for command in pipeline.commands:
+                inner: list[Script] = []
+                if isinstance(command, If):
+                    inner = [s for clause in command.clauses for s in clause]
+                    inner += [command.otherwise] if command.otherwise is not None else []
+                elif isinstance(command, Loop):
+                    inner = [command.condition, command.body]
+                elif isinstance(command, For | Group):
+                    inner = [command.body]
+                elif isinstance(command, Case):
+                    inner = [arm.body for arm in command.arms]
+                for body in inner:
+                    yield from _deciding_pipelines(body)
+
+
+#: grep options that make it decide on something else than "some line matches"
+_GREP_NOT_A_MATCH = frozenset({"-x", "-v", "-c", "-l", "-L", "-o", "-m", "--line-regexp"})
+
+
+def _guess_lists(script: Script, check: Check) -> Iterator[Finding]:
+    """T010: `grep -q "$(cat KEY)" out.txt`, `grep -qF "$X" out.txt` or `grep -q 4711
+    out.txt` whose status decides, without `-x` or a `^…$` pattern: a line holding the
+    answer anywhere passes, so an output listing every candidate does."""
+    from groundskeeper.sandbox.command_options import parse_options
+
+    for pipeline in _deciding_pipelines(script):
+        command = pipeline.commands[-1]
+        if not _is_simple(command) or len(command.words) < 2:
+            continue
+        if command.words[0].literal() != "grep" or pipeline.negated:
+            continue
+        args = command.words[1:]
+        parsed = parse_options("grep", [w.literal() for w in args])
+        if parsed is None or parsed.refused:
+            continue
+        flags = {option for option, _ in parsed.options}
+        if flags & _GREP_NOT_A_MATCH:
+            continue
+        given = [_word_of(args, value) for option, value in parsed.options if option == "-e"]
+        patterns: list[Word | None] = given or [args[i] for i in parsed.operands[:1]]
+        pattern = patterns[0] if len(patterns) == 1 else None
+        if pattern is None:
+            continue
+        literal = pattern.literal()
+        guessable = (literal is not None and re.fullmatch(r"[0-9]+", literal) is not None) or (
+            literal is None and not _anchored(pattern)
+        )
+        if not guessable:
+            continue
+        written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
+        message = (
+            f"check is weak: `{written}` passes for any line that holds the answer somewhere,"
+            " so an output listing every candidate passes; match a whole line:"
+            " `grep -qxF PATTERN FILE`"
+        )
+        yield ("warning", "T010", message, _line(check, command.offset))
+
+
+def _word_of(args: tuple[Word, ...], value: str | None) -> Word | None:
+    """The word an option's value came from (`-e "$X"`), when it is a word of its own."""
+    for index, word in enumerate(args[:-1]):
+        written = word.literal() or ""
+        if written.startswith("-") and not written.startswith("--") and written.endswith("e"):
+            following = args[index + 1]
+            if following.literal() == value:
+                return following
+    return None
+
+
+def _anchored(word: Word) -> bool:
+    """Whether a pattern word begins with a literal `^` and ends with a literal `$`."""
+    from groundskeeper.sandbox.syntax import Lit
+
+    parts = [p for p in word.parts if not (isinstance(p, Lit) and not p.text)]
+    if not parts:
+        return False
+    first, last = parts[0], parts[-1]
+    return (
+        isinstance(first, Lit)
+        and first.text.startswith("^")
+        and isinstance(last, Lit)
+        and last.text.endswith("$")
+    )
+
+
+def _negated_on_a_file(script: Script, check: Check) -> Iterator[Finding]:
+    """T029: the check's last decision is a negated command on a file (`! grep -q ERROR
+    build.log`), which passes when the file says nothing: emptied, or removed where the
+    sandbox cannot tell the command's error from a "no" (`registry.ERROR_STATUS`)."""
+    from groundskeeper.sandbox.registry import ERROR_STATUS
+
+    found = _negated_file(script)
+    if found is None:
+        return
+    file, name, command = found
+    written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
+    how = (
+        f"empties it passes (one that removes it fails the check: `{name}` says that is an error)"
+        if name in ERROR_STATUS
+        else f'empties or removes it passes (`{name}`\'s error reads as a "no")'
+    )
+    message = (
+        f"the check ends on `! {written}`, which passes when `{file}` holds nothing to"
+        f" find: a worker that {how}; say that it must be there and hold something first —"
+        f" `test -s {file} && ! {written}` (`test -f {file} && …` when it may be empty) —"
+        " or protect it"
+    )
+    yield ("warning", "T029", message, _line(check, command.offset))
+
+
+def negated_file(check: Check) -> str | None:
+    """The file T029 warns of in `check` (its last decision a negated command on a file the
+    check does not say must be there), or None: lint leaves it be when the task protects it."""
+    from groundskeeper.sandbox import ShellSyntaxError, parse
+
+    try:
+        found = _negated_file(parse(check.text))
+    except ShellSyntaxError:
+        return None
+    return found[0] if found is not None else None
+
+
+def _negated_file(script: Script) -> tuple[str, str, SimpleCommand] | None:
+    """(the file, the command's name, the command) of a final negated command on a file."""
+    from groundskeeper.sandbox.command_options import parse_options
+
+    if not script.items:
+        return None
+    last = script.items[-1]
+    final = last.rest[-1][1] if last.rest else last.first
+    if not final.negated or len(final.commands) != 1:
+        return None
+    command = final.commands[0]
+    if not _is_simple(command) or not command.words:
+        return None
+    words = [w.literal() for w in command.words]
+    name = words[0]
+    if name is None or name in ("test", "["):
+        return None
+    if name in _PROGRAM_FIRST:
+        files = _program_files(name, words[1:])
+    else:
+        parsed = parse_options(name, words[1:])
+        if parsed is None:
+            return None
+        operands = list(parsed.operands)
+        if name == "grep" and not any(option == "-e" for option, _ in parsed.options):
+            operands = operands[1:]  # the first is the pattern
+        files = [words[1 + i] for i in operands]
+    guarded = _asserted_files(script)
+    for file in files:
+        if file is not None and file not in ("-", "/dev/null") and file not in guarded:
+            return file, name, command
+    return None
+
+
+#: commands whose first operand is a program (awk's, jq's filter) and the rest files, with
+#: the options that take the next word (or, for jq, the next two)
+_PROGRAM_FIRST: dict[str, dict[str, int]] = {
+    "awk": {"-F": 1, "-v": 1, "-f": 1},
+    "jq": {"--arg": 2, "--argjson": 2, "--slurpfile": 2, "--rawfile": 2, "-f": 1},
+}
+
+
+def _program_files(name: str, words: list[str | None]) -> list[str | None]:
+    """The files `awk`/`jq` read: the operands after the program (none from `-f`), without
+    awk's `NAME=VALUE` assignments."""
+    takes = _PROGRAM_FIRST[name]
+    operands: list[str | None] = []
+    index, from_file = 0, False
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word is not None and word.startswith("-") and word != "-" and not operands:
+            from_file = from_file or word == "-f"
+            index += takes.get(word, 0)
+            continue
+        operands.append(word)
+    files = operands if from_file else operands[1:]
+    if name == "awk":
+        files = [f for f in files if f is None or not re.fullmatch(r"[A-Za-z_]\w*=.*", f)]
+    return files
+
+
+def _asserted_files(script: Script) -> set[str]:
+    """The files the check has already said must be there: named by a `test -e/-f/-s/-r F`
+    or `[ -f F ]` anywhere, or read by a command that is not negated on an earlier line
+    (`grep -q '5 passed' F`, `cat F`: under errexit each must succeed first)."""
+    from groundskeeper.sandbox.syntax import Script as Body
+
+    named: set[str] = set()
+    for command in _simple_commands(script):
+        words = [w.literal() for w in command.words]
+        if words and words[0] == "[" and words[-1:] == ["]"]:
+            words = ["test", *words[1:-1]]
+        if len(words) == 3 and words[0] == "test" and words[1] in ("-e", "-f", "-s", "-r"):
+            file = words[2]
+            if file is not None:
+                named.add(file)
+    for item in script.items[:-1]:
+        if item.first.negated or item.rest:
+            continue
+        for command in _simple_commands(Body((item,))):
+            named.update(w for w in (x.literal() for x in command.words[1:]) if w is not None)
+    return named

@@ -88,7 +88,10 @@ def run(
     `errexit`: the script stops at the first command that fails, as under `set -e` (the
     usual exemptions: all but the last pipeline of an `&&`/`||` list, `!` pipelines).
     `sentinel`: when the script ends with status 0, the interpreter itself prints this text
-    on a line of its own after everything else (how a check's success is confirmed).
+    on a line of its own after everything else (how a check's success is confirmed). A run
+    with a sentinel is a check's, and reads `!` as a check must: a negated pipeline whose
+    status is an error, not a "no" (`registry.negation_error`), stops the script there with
+    that status, `failed_line` and `negated_error` set; a worker's run keeps bash's `!`.
 
     Never raises for bad command text: a syntax error is status 2 with fault "syntax". A
     limit (deadline `timeout` seconds for the whole line, fuel, memory, output size) ends

@@ -38,7 +38,8 @@ class ShellResult:
 
     `missing` lists, from the interpreter's own record, every command it was asked to run and
     does not have (text a command prints can never add to it). Under errexit, `failed_line`
-    is the 1-based line of the command whose failure stopped the script.
+    is the 1-based line of the command whose failure stopped the script; so it is of a check's
+    negated command whose status was an error (`negated_error` says why).
     """
 
     status: int
@@ -48,6 +49,9 @@ class ShellResult:
     fault: Fault | None = None
     missing: tuple[str, ...] = ()
     failed_line: int | None = None
+    # in a check, why a negated command's status was an error and not a "no" (the check
+    # stopped there, at `failed_line`); None otherwise
+    negated_error: str | None = None
 
 
 class SandboxError(GroundskeeperError):

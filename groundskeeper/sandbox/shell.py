@@ -19,9 +19,17 @@ import groundskeeper.sandbox.wasi as wasi
 from groundskeeper.sandbox.confine import Workdir
 from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.quota import DiskQuota
+from groundskeeper.sandbox.registry import negation_error
 from groundskeeper.sandbox.result import Fault, SandboxError, ShellResult
 from groundskeeper.sandbox.shell_compound import CompoundCommands
-from groundskeeper.sandbox.shell_stages import Errexit, Exit, LoopJump, State
+from groundskeeper.sandbox.shell_stages import (
+    NOT_STARTED,
+    Errexit,
+    Exit,
+    LoopJump,
+    NegatedError,
+    State,
+)
 from groundskeeper.sandbox.shell_streams import Capture, Stdin, Stop
 from groundskeeper.sandbox.syntax import parse
 from groundskeeper.sandbox.syntax_scanner import ShellSyntaxError
@@ -76,11 +84,14 @@ def run_cmdline(
     watch = wasi.start_watch(runtime, timeout)
     run = _Interpreter(workspace, read_only, limits, watch, root_fd, timeout, quota)
     run.fuel_left = int(limits.fuel_per_second * max(timeout, 0.001))
+    # a check (its success confirmed by the sentinel) reads a negated error as a failure
+    run.strict_negation = sentinel is not None
     stdout = Capture(limits.stream)
     stderr = Capture(limits.stream)
     state = State(cwd="", variables=dict(env or {}), exported=set(env or {}), status=0)
     fault: Fault | None = None
     failed_line: int | None = None
+    negated: str | None = None
     ended = False  # not after a fault, an error of the sandbox's own or an interrupt
     try:
         status = run.script(script, state, b"", stdout, stderr, errexit=errexit, top=True)
@@ -93,6 +104,10 @@ def run_cmdline(
             stdout.force(sentinel.encode() + b"\n")
     except Errexit as stopped:
         status = stopped.status
+        failed_line = cmdline.count("\n", 0, stopped.offset) + 1
+        ended = True
+    except NegatedError as stopped:
+        status, negated = stopped.status, stopped.reason
         failed_line = cmdline.count("\n", 0, stopped.offset) + 1
         ended = True
     except Stop as stop:
@@ -115,6 +130,7 @@ def run_cmdline(
         fault,
         tuple(dict.fromkeys(run.missing)),
         failed_line,
+        negated,
     )
 
 
@@ -200,12 +216,15 @@ class _Interpreter(CompoundCommands):
         errexit: bool = False,
     ) -> int:
         commands = pipeline.commands
+        self.decider = ("", 0, 0)  # set by the command that gives the pipeline its status
         if len(commands) == 1:
             status = self.command(commands[0], state, stdin, out, err, errexit)
         else:
             source = stdin
             failed = 0  # under `set -o pipefail`: the last stage's status that was not 0
+            failed_by = self.decider
             for index, command in enumerate(commands):
+                self.decider = ("", 0, 0)
                 last = index == len(commands) - 1
                 target = out if last else Capture(self.limits.pipe)
                 stage_state = state.copy()
@@ -217,12 +236,33 @@ class _Interpreter(CompoundCommands):
                     status = 0
                 finally:
                     self.give_back(stage_state)
-                failed = status or failed
+                if status:
+                    failed, failed_by = status, self.decider
                 if isinstance(target, Capture):
                     source = bytes(target.data)
             if "pipefail" in state.options:
                 status = failed
-        return (0 if status else 1) if pipeline.negated else status
+                self.decider = failed_by if failed else self.decider
+        if not pipeline.negated:
+            return status
+        if status and self.strict_negation:
+            self.refuse_negated_error(pipeline, status)
+        return 0 if status else 1
+
+    def refuse_negated_error(self, pipeline: Pipeline, status: int) -> None:
+        """A check's negated pipeline ended with `status`: when the command that gave it says
+        it could not answer (an error, not a "no"), the check fails here."""
+        name, own, given = self.decider
+        if own == NOT_STARTED and given == status:
+            reason: str | None = (
+                "the negated command could not start (a redirection or an expansion failed),"
+                ' not a "no": in a check `!` passes only on a "no"'
+            )
+        else:
+            reason = negation_error(name, own) if given == status else None
+            reason = reason or negation_error("", status)
+        if reason is not None:
+            raise NegatedError(status, pipeline.commands[0].offset, reason)
 
     def command(
         self,

@@ -15,7 +15,7 @@ from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.registry import BOX_COMMANDS, BUILTINS, PYTHON_COMMANDS, did_you_mean
 from groundskeeper.sandbox.result import SandboxError
 from groundskeeper.sandbox.shell_expand import Expansion
-from groundskeeper.sandbox.shell_stages import CommandFailed, Exit, LoopJump, State
+from groundskeeper.sandbox.shell_stages import NOT_STARTED, CommandFailed, Exit, LoopJump, State
 from groundskeeper.sandbox.shell_streams import FileSink, Input, Stdin
 from groundskeeper.sandbox.syntax_scanner import NAME
 from groundskeeper.sandbox.tree import Lit, Redirect, SimpleCommand
@@ -45,6 +45,7 @@ class SimpleCommands(Expansion):
                 streams = self.redirect(command.redirects, state, stdin, out, err, opened)
             except CommandFailed as failed:
                 err.write(f"sh: {failed.message}\n".encode())
+                self.decider = ("", NOT_STARTED, failed.status)
                 return failed.status
             sub_status = self.last_sub_status[-1]
             if not words:
@@ -114,8 +115,23 @@ class SimpleCommands(Expansion):
     ) -> int:
         name, args = words[0], words[1:]
         stdin, out, err = streams
-        if name == "xargs":
+        if name == "xargs":  # it names the command whose status it passed on (`decider`)
             return self.xargs(args, assignments, state, stdin, out, err)
+        if name == "find" and not fanout.EXEC_ACTIONS.isdisjoint(args):
+            return self.find_exec(args, assignments, state, stdin, out, err)
+        status = self.dispatch(name, args, assignments, state, streams)
+        self.decider = (name, status, status)
+        return status
+
+    def dispatch(
+        self,
+        name: str,
+        args: list[str],
+        assignments: list[tuple[str, str]],
+        state: State,
+        streams: tuple[Stdin, Sink, Sink],
+    ) -> int:
+        stdin, out, err = streams
         if name == "read":  # the one builtin a prefix assignment (IFS=,) reaches
             ifs = dict(assignments).get("IFS", state.variables.get("IFS", " \t\n"))
             return self.read(args, state, stdin, err, ifs)
@@ -127,8 +143,6 @@ class SimpleCommands(Expansion):
                 f"{name}: command not found (not in the sandbox){did_you_mean(name)}\n".encode()
             )
             return 127
-        if name == "find" and not fanout.EXEC_ACTIONS.isdisjoint(args):
-            return self.find_exec(args, assignments, state, stdin, out, err)
         return self.stage(name, args, assignments, state, stdin, out, err)
 
     # -- builtins

@@ -18,10 +18,11 @@ from groundskeeper.sandbox.confine import GUEST_ROOT, Workdir
 from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.registry import (
-    BOX_COMMANDS,
-    BUILTINS,
+    COMMANDS,
     CPYTHON_COMMANDS,
     PYTHON_COMMANDS,
+    launch_refusal,
+    negation_error,
 )
 from groundskeeper.sandbox.result import Fault
 from groundskeeper.sandbox.shell_streams import (
@@ -36,7 +37,16 @@ from groundskeeper.sandbox.shell_streams import (
 )
 from groundskeeper.sandbox.tree import Script
 
-__all__ = ["CommandFailed", "Errexit", "Exit", "LoopJump", "Run", "State"]
+__all__ = [
+    "NOT_STARTED",
+    "CommandFailed",
+    "Errexit",
+    "Exit",
+    "LoopJump",
+    "NegatedError",
+    "Run",
+    "State",
+]
 
 
 class Errexit(Exception):
@@ -46,6 +56,24 @@ class Errexit(Exception):
         super().__init__(status)
         self.status = status
         self.offset = offset
+
+
+#: a `decider`'s own status when its command could not start (a redirection or an expansion
+#: refused): the status the shell was given is then the shell's, never a "no"
+NOT_STARTED = -1
+
+
+class NegatedError(Exception):
+    """In a check, a negated pipeline at `offset` whose status (`status`) is an error, not a
+    "no" (`registry.negation_error`, which says why in `reason`): the check fails there, as
+    at an `exit N`, wherever the negation stands (an `if`, a loop's condition, an `&&`/`||`
+    list, a pipeline's stage, a `$(…)`)."""
+
+    def __init__(self, status: int, offset: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.offset = offset
+        self.reason = reason
 
 
 class Exit(Exception):
@@ -121,6 +149,11 @@ class Run:
     loops: int = 0  # loops open around the command running
     steps: int = 0  # loop iterations of the line
     fanned: int = 0  # commands started by xargs and find -exec
+    # a check's run: a negation whose status is an error fails the check (`NegatedError`)
+    strict_negation: bool = False
+    # the command whose status the shell holds now: (its name, its own status, the status
+    # the shell was given), "" when none gave it; xargs and find -exec name what they started
+    decider: tuple[str, int, int] = ("", 0, 0)
 
     def __post_init__(self) -> None:
         self.memory = HostMemory(self.limits.host_memory)
@@ -247,17 +280,14 @@ class Run:
     def fanned_out(self, who: str, argv: list[str], err: Sink) -> int | None:
         """None when `argv` may run as a fanned-out stage, else the status to give back."""
         name = argv[0]
-        if name in BUILTINS:
-            err.write(
-                f"{who}: {name}: a shell builtin cannot run under {who}; only the sandbox's "
-                "commands can\n".encode()
-            )
-            return 126
-        if name not in BOX_COMMANDS:
+        refused = launch_refusal(who, name)
+        if refused is None:
+            return None
+        status, message = refused
+        if name not in COMMANDS:  # python3 the sandbox has, though xargs cannot start it
             self.missing.append(name)
-            err.write(f"{who}: {name}: command not found (not in the sandbox)\n".encode())
-            return 127
-        return None
+        err.write(f"{who}: {message}\n".encode())
+        return status
 
     def count_fanned(self) -> None:
         self.fanned += 1
@@ -285,22 +315,39 @@ class Run:
             return refused.status
         self.memory.take(len(data) * (1 if data.isascii() else 4) + FIELD_COST)
         status = 0
+        self.decider = ("xargs", 0, 0)
         try:
             for argv in fanout.xargs_runs(options, data.decode("utf-8", "replace")):
                 refused_status = self.fanned_out("xargs", argv, err)
                 if refused_status is not None:
+                    self.decider = ("xargs", refused_status, refused_status)
                     return refused_status
                 ran = self.fanned_stage(argv, assignments, state, out, err)
+                self.passed_on(argv[0], ran)
                 if ran == 255:
                     err.write(f"xargs: {argv[0]}: exited with status 255; aborting\n".encode())
-                    return 124
+                    return self.given(124)
                 if ran in (126, 127):
-                    return ran
+                    return self.given(ran)
                 if ran:
                     status = 123
         except fanout.FanoutError as refused:
             err.write(f"{refused.message}\n".encode())
+            self.decider = ("xargs", refused.status, refused.status)
             return refused.status
+        return self.given(status)
+
+    def passed_on(self, name: str, status: int) -> None:
+        """xargs or find -exec: the first command it started whose status was an error (and
+        not a "no") is the one its own status stands for."""
+        if self.decider[0] in ("xargs", "find") and negation_error(name, status) is not None:
+            self.decider = (name, status, 0)
+
+    def given(self, status: int) -> int:
+        """What xargs or find -exec gives back: the status the `decider` was given."""
+        name, own, _ = self.decider
+        launcher = name in ("xargs", "find")
+        self.decider = (name, status, status) if launcher else (name, own, status)
         return status
 
     def fanned_stage(
@@ -337,23 +384,27 @@ class Run:
         assert split is not None
         refused_status = self.fanned_out("find -exec", split.template, err)
         if refused_status is not None:
+            self.decider = ("find", refused_status, refused_status)
             return refused_status
         found = Capture(self.limits.pipe, self.memory)
         try:
             status = self.stage("find", split.find_args, assignments, state, stdin, found, err)
+            self.decider = ("find", status, status)
             names = fanout.found_names(found.data)  # held and charged by the capture
             failed = False
             if split.batched:
                 for batch in fanout.batches(names):
                     argv = [*split.template, *batch]
-                    failed |= self.fanned_stage(argv, assignments, state, out, err) != 0
+                    ran = self.fanned_stage(argv, assignments, state, out, err)
+                    self.passed_on(argv[0], ran)
+                    failed |= ran != 0
             else:
                 for name in names:
                     argv = [a.replace("{}", name) for a in split.template]
                     self.fanned_stage(argv, assignments, state, out, err)
         finally:
             self.memory.hold(-len(found.data))
-        return status or int(failed)
+        return self.given(status or int(failed))
 
     # -- what the layers above define (in `shell._Interpreter`)
 

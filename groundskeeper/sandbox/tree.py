@@ -410,6 +410,58 @@ def _collect_fanout(command: SimpleCommand, names: list[str]) -> None:
                 names.append(following)
 
 
+def launched_commands(script: Script) -> Iterator[tuple[str, str, int]]:
+    """(launcher, name, offset) for each command a command of the script starts by name:
+    `xargs CMD`, `find … -exec CMD` (launcher "find -exec", and -execdir, -ok, -okdir) and
+    `env … CMD`, at any depth, when the name is written out (`registry.LAUNCHERS` says what
+    each can start)."""
+    for command in simple_commands(script):
+        literals = [word.literal() for word in command.words]
+        if not literals:
+            continue
+        name = literals[0]
+        if name == "xargs":
+            inner = xargs_command(literals[1:])
+            if inner is not None:
+                yield "xargs", inner, command.offset
+        elif name == "find":
+            for index, literal in enumerate(literals[:-1]):
+                following = literals[index + 1]
+                if literal in ("-exec", "-execdir", "-ok", "-okdir") and following is not None:
+                    yield "find -exec", following, command.offset
+        elif name == "env":
+            inner = env_command(literals[1:])
+            if inner is not None:
+                yield "env", inner, command.offset
+
+
+def env_command(args: list[str | None]) -> str | None:
+    """The command `env ARGS` would run (as box/cmd_env.c reads its words: options `-i`,
+    `-0`, `-u NAME`, then `-` and NAME=VALUE words), or None when it runs none or a word that
+    decides it is not literal."""
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg is None:
+            return None
+        if arg == "--":
+            index += 1
+            break
+        if not arg.startswith("-") or arg == "-":
+            break
+        index += 2 if arg == "-u" else 1
+    if index < len(args) and args[index] == "-":
+        index += 1
+    while index < len(args):
+        arg = args[index]
+        if arg is None:
+            return None
+        if "=" not in arg or arg.startswith("="):
+            return arg
+        index += 1
+    return None
+
+
 # xargs options that take a value, attached (`-n2`) or as the next word.
 XARGS_VALUED = frozenset({"-n", "-I", "-L", "-d", "-s", "-P", "-E"})
 

@@ -1,0 +1,201 @@
+"""Checks whose own text accepts a fake: a negated command whose status is an error (`! grep
+-q ERROR build.log` with the log removed) fails the check at its line, in a check only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from groundskeeper.sandbox import run
+from tests.test_cli_run import resume, setup, task
+
+LOG = "ERROR: link failed\n"
+
+
+def _build(tmp_path: Path, check: str, worker: str) -> tuple[str, str | None]:
+    (tmp_path / "build.log").write_text(LOG)
+    plan, script = setup(tmp_path, task("Fix the build", "build", check), worker)
+    _, doc = resume(plan, script)
+    (entry,) = doc["tasks"]
+    return entry["state"], entry["reason"]
+
+
+REMOVES_LOG = "workers:\n  build: [{tool: sh, input: {cmd: rm build.log}}, {say: DONE}]\n"
+FIXES_LOG = (
+    "workers:\n  build: [{tool: write_file, input: {path: build.log, content: 'ok\\n'}},"
+    " {say: DONE}]\n"
+)
+
+
+def test_a_removed_log_fails_a_negated_grep(tmp_path: Path) -> None:
+    state, reason = _build(tmp_path, "! grep -q ERROR build.log", REMOVES_LOG)
+    assert state == "FAILED"
+    assert reason == (
+        "negated_error: check line 1: `! grep -q ERROR build.log`: `grep` exited with status 2,"
+        ' an error (a missing or unreadable file, a bad option or expression), not a "no": in'
+        ' a check `!` passes only on a "no"'
+    )
+
+
+def test_a_fixed_log_passes_the_same_check(tmp_path: Path) -> None:
+    state, reason = _build(tmp_path, "! grep -q ERROR build.log", FIXES_LOG)
+    assert (state, reason) == ("DONE", None)
+
+
+def test_the_negation_decides_in_an_if_and_in_a_list_too(tmp_path: Path) -> None:
+    for check in (
+        "if ! grep -q ERROR build.log; then true; else exit 1; fi",
+        "test -n x && ! grep -q ERROR build.log",
+        "! grep -q ERROR build.log || exit 1",
+    ):
+        (tmp_path / ".groundskeeper").exists() and _wipe(tmp_path)
+        state, reason = _build(tmp_path, check, REMOVES_LOG)
+        assert state == "FAILED" and reason is not None, check
+        assert reason.startswith("negated_error: check line 1:"), (check, reason)
+
+
+def _wipe(tmp_path: Path) -> None:
+    import shutil
+
+    for child in tmp_path.iterdir():
+        shutil.rmtree(child) if child.is_dir() else child.unlink()
+
+
+def _check(tmp_path: Path, line: str) -> tuple[int, str | None]:
+    result = run(line, workdir=tmp_path, read_only=True, errexit=True, sentinel="S")
+    return result.status, result.negated_error
+
+
+def test_only_an_error_status_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "build.log").write_text(LOG)
+    assert _check(tmp_path, "! grep -q NOPE build.log") == (0, None)  # "no": a pass
+    assert _check(tmp_path, "! grep -q ERROR build.log") == (1, None)  # "yes": a failure
+    status, why = _check(tmp_path, "! cmp build.log missing.txt")
+    assert status == 2 and why is not None and why.startswith("`cmp` exited with status 2")
+    status, why = _check(tmp_path, "! test 1 -gt x")
+    assert status == 2 and why is not None and why.startswith("`test` exited with status 2")
+    status, why = _check(tmp_path, "! grep -q x < missing.txt")
+    assert status == 1 and why is not None and why.startswith("the negated command could not")
+    status, why = _check(tmp_path, "! echo missing.txt | xargs grep -q x")
+    assert status == 123 and why is not None and why.startswith("`grep` exited with status 2")
+    status, why = _check(tmp_path, "set -o pipefail\n! grep x missing.txt | cat")
+    assert status == 2 and why is not None and why.startswith("`grep` exited with status 2")
+    status, why = _check(tmp_path, "until ! grep -q x missing.txt; do break; done")
+    assert status == 2 and why is not None and why.startswith("`grep` exited with status 2")
+    status, why = _check(tmp_path, "true\nn=$(! diff build.log missing.txt; echo $?)")
+    assert status == 2 and why is not None and why.startswith("`diff` exited with status 2")
+
+
+def test_a_workers_shell_keeps_bashs_negation(tmp_path: Path) -> None:
+    result = run("! grep -q x missing.txt", workdir=tmp_path)
+    assert (result.status, result.negated_error) == (0, None)
+
+
+# --- lint: what each weak check's text accepts, and the strong twin it points at ---------
+
+
+def _codes(check: str) -> list[str]:
+    from tests.test_lint_checks import codes
+
+    return codes(check)
+
+
+def test_lint_warns_of_a_final_negation_on_a_file_a_worker_can_empty() -> None:
+    assert _codes("! grep -q ERROR build.log") == ["T029"]
+    assert _codes("! awk '/ERROR/{f=1} END{exit !f}' build.log") == ["T029"]
+    assert _codes("test -f build.log && ! grep -q ERROR build.log") == []
+    assert _codes("test -s build.log; ! grep -q ERROR build.log") == []
+    assert _codes("! test -e build.log") == []  # absence is what it asks
+    assert _codes("grep -q '5 passed' test.log; ! grep -q skipped test.log") == []
+    from tests.test_lint_checks import codes
+
+    assert codes("! grep -q ERROR build.log", protect="build.log") == []  # it cannot go
+    assert codes("! grep -q ERROR build.log", protect="build.log", writable="build.log") == ["T029"]
+    assert _codes("cat report.txt; ! grep -q FAIL report.txt") == []
+    assert sorted(_codes("! grep -q x other.txt; ! grep -q FAIL report.txt")) == ["T026", "T029"]
+
+
+def test_lint_reads_a_dropped_program_status_as_a_check_that_cannot_fail() -> None:
+    assert _codes("python3 -m pytest -q tests | grep -q passed") == ["T005", "T025"]
+    assert _codes("python3 -m unittest discover 2>&1 | grep -q OK") == ["T005"]
+    assert _codes("if python3 t.py | grep -q ok; then :; else exit 1; fi") == ["T005"]
+    assert _codes("set -o pipefail; python3 -m pytest -q tests | grep -q passed") == ["T025"]
+    assert _codes("python3 -m pytest -q tests") == ["T025"]
+    assert _codes("grep ERROR build.log | grep -q link") == []  # filters of data
+    assert _codes('test "$(python3 total.py | tail -n 1)" = 35') == []  # output compared
+
+
+def test_lint_warns_of_an_unanchored_grep_of_an_answer() -> None:
+    for weak in (
+        'grep -q "$(cat key/answer.txt)" out.txt',
+        'grep -qF "$X" out.txt',
+        'grep -q -e "$X" out.txt',
+        "grep -q 4711 out.txt",
+    ):
+        assert _codes(weak) == ["T010"], weak
+    for strong in (
+        'grep -qxF "$(cat key/answer.txt)" out.txt',
+        'grep -q "^$X$" out.txt',
+        "grep -qx 4711 out.txt",
+        "grep -q 'total: 35' out.txt",
+        'grep -c "$X" out.txt',
+    ):
+        assert _codes(strong) == [], strong
+
+
+def test_lint_and_the_sandbox_agree_on_what_a_launcher_starts(tmp_path: Path) -> None:
+    (tmp_path / "p.py").write_text("print(1)\n")
+    for line, status in (
+        ("echo p.py | xargs python3", 127),
+        ("find . -name p.py -exec python3 {} +", 127),
+        ("env FOO=1 python3 p.py", 125),
+        ("echo x | xargs cd", 126),
+    ):
+        assert _codes(line) == ["T004"], line
+        assert run(line, workdir=tmp_path, read_only=True).status == status, line
+    for line in ("echo p.py | xargs cat", "find . -name p.py -exec cat {} +", "env FOO=1"):
+        assert _codes(line) == [], line
+        assert run(line, workdir=tmp_path, read_only=True).status == 0, line
+
+
+# --- the same through the CLI: `lint` names the fake's check, and the honest twin runs -------
+
+
+def _lint(tmp_path: Path, check: str) -> tuple[int, list[str]]:
+    import json
+
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    plan = tmp_path / "plan.org"
+    plan.write_text(task("T", "t", check))
+    result = CliRunner().invoke(main, ["lint", str(plan), "--json"])
+    found = json.loads(result.stdout)
+    return result.exit_code, [d["code"] for d in found]
+
+
+def test_cli_lint_refuses_a_pytest_pipe_and_takes_it_under_pipefail(tmp_path: Path) -> None:
+    assert _lint(tmp_path, "python3 -m unittest -q 2>&1 | grep -q OK") == (1, ["T005"])
+    assert _lint(tmp_path, "set -o pipefail; python3 -m unittest -q 2>&1 | grep -q OK") == (
+        0,
+        [],
+    )
+
+
+def test_cli_lint_warns_of_a_guess_list_and_not_of_a_whole_line(tmp_path: Path) -> None:
+    assert _lint(tmp_path, 'grep -q "$(cat key/answer.txt)" out.txt') == (0, ["T010"])
+    assert _lint(tmp_path, 'grep -qxF "$(cat key/answer.txt)" out.txt') == (0, [])
+
+
+def test_cli_a_launcher_fake_is_refused_and_its_loop_twin_passes(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    (tmp_path / "check.py").write_text("print('ok')\n")
+    assert _lint(tmp_path, "echo check.py | xargs python3") == (1, ["T004"])
+    assert _lint(tmp_path, "for f in check.py; do python3 $f; done") == (0, [])
+    ran = CliRunner().invoke(main, ["check", str(tmp_path / "plan.org")])
+    assert ran.exit_code == 0, ran.output
+    for wrapper in ("timeout 5", "nice", "command", "env X=1"):
+        assert _lint(tmp_path, f"{wrapper} python3 check.py") == (1, ["T004"]), wrapper
