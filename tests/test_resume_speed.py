@@ -1,0 +1,80 @@
+"""What makes a resume of a long plan cheap keeps every guarantee: carried DONEs that rest on
+the same read set are observed once per sweep and demoted together when it no longer holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.test_cli_run import keywords, resume, setup, steps, task
+
+
+def _write(path: str, content: str) -> dict[str, Any]:
+    return {"tool": "write_file", "input": {"path": path, "content": content}}
+
+
+def _shared(tmp_path: Path, later: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run 1 makes three tasks DONE on the same check (one read set for all three) and
+    `other` on another file, and fails `last`; run 2 works on `last` only, whose worker does
+    `later` too. Run 2's report."""
+    check = "grep -qx a out/a.txt"
+    plan_text = "".join(task(f"Same {n}", f"same{n}", check) for n in range(3))
+    plan_text += task("Other", "other", "grep -qx c out/c.txt")
+    plan_text += task("Last", "last", "grep -qx b b.txt")
+    first = {f"same{n}": [_write("out/a.txt", "a\n"), {"say": "DONE"}] for n in range(3)}
+    first["other"] = [_write("out/c.txt", "c\n"), {"say": "DONE"}]
+    plan, script = setup(tmp_path, plan_text, yaml.safe_dump({"workers": {**first,
+                         "last": [{"say": "DONE"}]}}))  # fmt: skip
+    resume(plan, script, "--max-parallel", "1")
+    assert keywords(plan) == {"same0": "DONE", "same1": "DONE", "same2": "DONE",
+                              "other": "DONE", "last": "FAILED"}  # fmt: skip
+    again = {"last": [_write("b.txt", "b\n"), *later, {"say": "DONE"}]}
+    script.write_text(yaml.safe_dump({"workers": again}))
+    _, doc = resume(plan, script)
+    return doc
+
+
+def _unchanged_rows(plan: Path) -> list[dict[str, Any]]:
+    last = steps(plan, "run-start")[-1]["run_id"]
+    return [row for s in steps(plan, "inputs-unchanged")
+            if s["run_id"] == last for row in s["tasks"]]  # fmt: skip
+
+
+def test_carried_dones_sharing_a_read_set_are_each_sealed_with_it(tmp_path: Path) -> None:
+    doc = _shared(tmp_path, [])
+    assert {t["id"]: t["state"] for t in doc["tasks"]} == dict.fromkeys(
+        ("same0", "same1", "same2", "other", "last"), "DONE"
+    )
+    rows = _unchanged_rows(tmp_path / "plan.org")
+    assert [r["task_id"] for r in rows] == ["same0", "same1", "same2", "other"]
+    passes = {c["task_id"]: c["reads"]["sha256"] for c in steps(tmp_path / "plan.org", "check")
+              if c["verdict"] == "PASS" and "reads" in c}  # fmt: skip
+    assert [r["reads_sha256"] for r in rows] == [
+        passes[t] for t in ("same0", "same1", "same2", "other")
+    ]
+    assert passes["same0"] == passes["same2"] != passes["other"]
+
+
+def test_one_byte_under_a_shared_read_set_demotes_every_done_resting_on_it(
+    tmp_path: Path,
+) -> None:
+    doc = _shared(tmp_path, [_write("out/a.txt", "A\n")])
+    states = {t["id"]: t["state"] for t in doc["tasks"]}
+    assert states == {"same0": "FAILED", "same1": "FAILED", "same2": "FAILED", "other": "DONE",
+                      "last": "DONE"}  # fmt: skip
+    for t in doc["tasks"][:3]:
+        assert t["reason"].startswith("no longer passes: nonzero_status"), t
+    assert [r["task_id"] for r in _unchanged_rows(tmp_path / "plan.org")] == ["other"]
+
+
+def test_another_read_set_changing_in_the_same_sweep_demotes_only_its_own(
+    tmp_path: Path,
+) -> None:
+    doc = _shared(tmp_path, [_write("out/c.txt", "C\n")])
+    states = {t["id"]: t["state"] for t in doc["tasks"]}
+    assert states == {"same0": "DONE", "same1": "DONE", "same2": "DONE", "other": "FAILED",
+                      "last": "DONE"}  # fmt: skip
+    rows = _unchanged_rows(tmp_path / "plan.org")
+    assert [r["task_id"] for r in rows] == ["same0", "same1", "same2"]
