@@ -3,11 +3,17 @@ the same read set are observed once per sweep and demoted together when it no lo
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
+from groundskeeper.cli.output import dumps_indented
 from tests.test_cli_run import keywords, resume, setup, steps, task
 
 
@@ -78,3 +84,35 @@ def test_another_read_set_changing_in_the_same_sweep_demotes_only_its_own(
                       "last": "DONE"}  # fmt: skip
     rows = _unchanged_rows(tmp_path / "plan.org")
     assert [r["task_id"] for r in rows] == ["same0", "same1", "same2"]
+
+
+# -- the JSON report: the same text as json.dumps(indent=2), encoded faster -------------------
+
+_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+_keys = st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)
+_documents = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(_keys, inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@given(_documents)
+def test_the_report_is_the_text_json_dumps_indent_2_writes(document: Any) -> None:
+    assert dumps_indented(document) == json.dumps(document, ensure_ascii=False, indent=2)
+
+
+def test_a_long_report_is_the_same_text_and_what_json_refuses_is_refused() -> None:
+    row = {"id": "t0", "title": "Tâche \u2028 \"0\"", "line": 3, "state": "DONE",
+           "verified": None, "reason": None, "lies": [], "ok": True, "x": 1.5}  # fmt: skip
+    document = {"tasks": [dict(row, id=f"t{n}") for n in range(300)], "nested": {"a": [row, []]},
+                "empty": {}, "ordered": OrderedDict(b=OrderedDict(c=[1]))}  # fmt: skip
+    assert dumps_indented(document) == json.dumps(document, ensure_ascii=False, indent=2)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        dumps_indented({"a": [1, {"b": object()}]})
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        dumps_indented({"a": {1, 2}})
