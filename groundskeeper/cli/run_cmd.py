@@ -111,7 +111,7 @@ def load_judge(
 ) -> Model | None:  # fmt: skip
     """The judge model a plan needs (None when no task is judged); ModelUnavailableError
     (a usage error) when it cannot be used, before anything runs."""
-    from groundskeeper.acceptance.judge import judge_model_spec
+    from groundskeeper.acceptance.criteria import judge_model_spec
     from groundskeeper.models import load_model
     from groundskeeper.plan.spec import compile_plan
 
