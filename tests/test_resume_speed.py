@@ -4,6 +4,9 @@ the same read set are observed once per sweep and demoted together when it no lo
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -116,3 +119,77 @@ def test_a_long_report_is_the_same_text_and_what_json_refuses_is_refused() -> No
         dumps_indented({"a": [1, {"b": object()}]})
     with pytest.raises(TypeError, match="not JSON serializable"):
         dumps_indented({"a": {1, 2}})
+
+
+# -- what a resume imports: only what its plan can need ---------------------------------------
+
+#: Never on a resume of plain checks: the models it was not given, the other commands' packages,
+#: and the stages' rules that only a task with a judge, a gate, contracts or evidence needs.
+RESUME_NEVER = (
+    "langgraph",
+    "langchain_core",
+    "anthropic",
+    "mcp",
+    "ray",
+    "rich",
+    "jsonschema",
+    "groundskeeper.agents",
+    "groundskeeper.evals",
+    "groundskeeper.review",
+    "groundskeeper.conformance",
+    "groundskeeper.acceptance.judge",
+    "groundskeeper.acceptance.gates",
+    "groundskeeper.acceptance.contracts",
+    "groundskeeper.acceptance.evidence",
+    "groundskeeper.acceptance.suite",
+    "groundskeeper.sandbox.cpython",
+    "groundskeeper.sandbox.quickjs",
+    "groundskeeper.supervisor.gating",
+    "groundskeeper.supervisor.author",
+)
+
+
+def imported_by_a_resume(plan: Path, script: Path) -> set[str]:
+    """Every module `groundskeeper resume` imports, as a process of its own (`-X importtime`)."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "groundskeeper", "resume", str(plan),
+         "--model", f"scripted:{script}", "--json"],
+        capture_output=True, env=dict(os.environ), timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    assert {t["state"] for t in json.loads(proc.stdout)["tasks"]} == {"DONE"}
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.decode().splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def _never(modules: set[str], never: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in never))
+
+
+def test_a_resume_of_plain_checks_imports_nothing_it_cannot_need(tmp_path: Path) -> None:
+    plan_text = "".join(task(f"Task {n}", f"t{n}", f"grep -qx {n} f{n}.txt") for n in range(3))
+    script = {f"t{n}": [_write(f"f{n}.txt", f"{n}\n"), {"say": "DONE"}] for n in range(3)}
+    script["t2"] = [{"say": "DONE"}]  # fails in the first run: left for the resume
+    plan, script_path = setup(tmp_path, plan_text, yaml.safe_dump({"workers": script}))
+    resume(plan, script_path)
+    assert keywords(plan) == {"t0": "DONE", "t1": "DONE", "t2": "FAILED"}
+    script_path.write_text(yaml.safe_dump({"workers": {"t2": [_write("f2.txt", "2\n"),
+                                                              {"say": "DONE"}]}}))  # fmt: skip
+    modules = imported_by_a_resume(plan, script_path)
+    assert "groundskeeper.supervisor.runner" in modules  # it ran in this process
+    assert "wasmtime" in modules  # a check ran: the sandbox is needed
+    assert _never(modules, RESUME_NEVER) == []
+
+
+def test_a_resume_with_a_judged_task_imports_the_judge(tmp_path: Path) -> None:
+    """The other side: what a plan does need is still imported (the judge, for a `:judge:`)."""
+    plan_text = task("Judged", "judged", "grep -qx j j.txt", judge="j.txt says j")
+    worker = [_write("j.txt", "j\n"), {"say": "DONE"}]
+    judge = [{"verdict": "pass", "reasons": ["it says j"]}]
+    both = {"workers": {"judged": worker}, "judges": {"judged": judge}}
+    plan, script = setup(tmp_path, plan_text, yaml.safe_dump(both))
+    modules = imported_by_a_resume(plan, script)
+    assert "groundskeeper.acceptance.judge" in modules
