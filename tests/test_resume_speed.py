@@ -193,3 +193,35 @@ def test_a_resume_with_a_judged_task_imports_the_judge(tmp_path: Path) -> None:
     plan, script = setup(tmp_path, plan_text, yaml.safe_dump(both))
     modules = imported_by_a_resume(plan, script)
     assert "groundskeeper.acceptance.judge" in modules
+
+
+# -- the record index: written with each member encoded once, the same bytes -----------------
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=20,
+)
+
+
+@given(st.dictionaries(st.text().filter(lambda k: k != "sig"), _json, max_size=6))
+def test_a_signed_file_is_the_canonical_text_and_its_signature_covers_the_payload(
+    payload: dict[str, Any],
+) -> None:
+    import base64
+    import tempfile
+
+    from groundskeeper.record.keys import ensure_signing_key
+    from groundskeeper.record.signed_file import canonical, read_signed, write_signed
+
+    key = ensure_signing_key().key
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "signed"
+        write_signed(target, payload, key, b"context\n", "test file")
+        raw = target.read_bytes()
+        signed = json.loads(raw)
+        assert raw == canonical(signed) + b"\n"
+        sig = base64.b64decode(signed.pop("sig"))
+        assert signed == payload
+        assert key.public.verify(sig, b"context\n" + canonical(payload))
+        assert read_signed(target, key, b"context\n", "test file", "the key") == payload
