@@ -45,6 +45,13 @@ def _shared(tmp_path: Path, later: list[dict[str, Any]]) -> dict[str, Any]:
     return doc
 
 
+def steps_in_order(plan: Path) -> list[str]:
+    from groundskeeper.record.ledger import read_steps
+
+    ledger = plan.parent / ".groundskeeper" / plan.name / "_steps.jsonl"
+    return [obj["step"] for _, obj in read_steps(ledger) if obj is not None]
+
+
 def _unchanged_rows(plan: Path) -> list[dict[str, Any]]:
     last = steps(plan, "run-start")[-1]["run_id"]
     return [row for s in steps(plan, "inputs-unchanged")
@@ -64,6 +71,15 @@ def test_carried_dones_sharing_a_read_set_are_each_sealed_with_it(tmp_path: Path
         passes[t] for t in ("same0", "same1", "same2", "other")
     ]
     assert passes["same0"] == passes["same2"] != passes["other"]
+    # staged with the sweep's checks, durable with the run's end: the ledger verifies
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(tmp_path)])
+    assert verified.exit_code == 0, verified.output
+    kinds = [s for s in steps_in_order(tmp_path / "plan.org")]
+    assert kinds.index("inputs-unchanged") < len(kinds) - 1 and kinds[-1] == "run-end"
 
 
 def test_one_byte_under_a_shared_read_set_demotes_every_done_resting_on_it(

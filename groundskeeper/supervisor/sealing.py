@@ -84,6 +84,7 @@ STAGED_STEPS = frozenset(
         "model-call",
         "claim",
         "check",
+        "inputs-unchanged",  # the sweep's judgment by read sets, as its `check` steps are
         "contract",
         "evidence",
         "judge",
