@@ -24,6 +24,8 @@ from groundskeeper.record.backing import Record
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.run_paths import RunPaths
 
+_EMPTY_SHA256 = sha256_text("")
+
 
 class Observed:
     """What one final sweep found of sealed read sets, by their facts: many carried DONEs
@@ -74,13 +76,14 @@ class RunChecks:
         this sandbox and this groundskeeper. None: run it (the full path, as ever). `root`:
         the workdir's real path, when the caller resolved it (for many tasks at once);
         `observed`: what this sweep already found of the same facts (one sweep's only)."""
-        if not record.backs_done(task_id, check.sha256):
+        sha256 = check.sha256  # (a property: hashed at each reading)
+        if not record.backs_done(task_id, sha256):
             return None
         if self.shell is not None and not isinstance(self.shell, SandboxShell):
             return None  # a stand-in for the sandbox: its verdicts rest on what it says
         if self.paths is not None and self.paths.changed(task_id):
             return None  # `run` says why it fails
-        facts = _facts(record.reads.get(task_id), check.sha256, observed)
+        facts = _facts(record.reads.get(task_id), sha256, observed)
         if facts is None:
             return None
         holds = observed.holds.get(facts) if observed is not None else None
@@ -93,7 +96,7 @@ class RunChecks:
         if not holds:
             return None
         why = "inputs unchanged since its verdict"
-        return CheckResult("PASS", "", why, "", check.sha256, sha256_text(""), 0, None,
+        return CheckResult("PASS", "", why, "", sha256, _EMPTY_SHA256, 0, None,
                            facts, reused=True)  # fmt: skip
 
     def sealed(
