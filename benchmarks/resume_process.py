@@ -174,6 +174,9 @@ def main() -> None:
         home.mkdir()
         sides = [Side("baseline", args.baseline.resolve(), root, home, args.tasks),
                  Side("this", HERE, root, home, args.tasks)]  # fmt: skip
+        # the sandbox's compiled module, cached in the home both share: made before any clock
+        warm = [sys.executable, "-m", "groundskeeper", "sh", "--", "true"]
+        subprocess.run(warm, env=sides[1].env, cwd=sides[1].work, check=True, capture_output=True)
         full = {side.name: round(side.full_run(), 2) for side in sides}
         for side in sides:  # each tree's bytecode written, its caches warm
             side.resume(timed=False)
