@@ -17,6 +17,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from groundskeeper.acceptance.criteria import (
+    DEFAULT_JUDGE_MODEL,
+    STRICT_CRITERIA,
+    judge_criteria,
+    judge_model_spec,
+)
 from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.judge_script import VERDICT_TOOL, VERDICTS
@@ -30,7 +36,6 @@ from groundskeeper.models.model import (
     Usage,
 )
 from groundskeeper.models.prompts import load_prompt
-from groundskeeper.plan.spec import PlanSpec, TaskSpec
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -38,6 +43,7 @@ __all__ = [
     "ENV_JUDGE_MODEL",
     "ENV_JUDGE_PROFILE",
     "PROFILES",
+    "STRICT_CRITERIA",
     "TOOL_CHOICE",
     "VERDICT_SPEC",
     "Artifact",
@@ -53,7 +59,6 @@ __all__ = [
     "read_verdict",
 ]
 
-DEFAULT_JUDGE_MODEL = "anthropic:claude-haiku-4-5"
 ENV_JUDGE_MODEL = "GROUNDSKEEPER_JUDGE_MODEL"
 ENV_JUDGE_PROFILE = "GROUNDSKEEPER_JUDGE_PROFILE"
 Profile = Literal["fast", "auto", "safe", "strict"]
@@ -67,8 +72,6 @@ MAX_REASONS = 10  # reasons kept (and sealed) from one verdict
 REASON_CHARS = 500
 JUDGE_MAX_TOKENS = 1024
 
-#: Under `strict`, a task with a check and no `:judge:` is judged against this.
-STRICT_CRITERIA = "The work does completely what the task's title and description ask."
 
 VERDICT_SPEC = ToolSpec(
     VERDICT_TOOL,
@@ -92,35 +95,6 @@ J_MALFORMED = "J012"  # a `verdict` call whose input is not {verdict: pass|fail,
 J_REFUSED = "J013"  # the judge's model refused (stop_reason `refusal`)
 J_UNREADABLE = "J014"  # a `:judge-files:` path could not be read: nothing to show the judge
 J_UNAVAILABLE = "J015"  # the judge's model failed after its retries (an API error)
-
-
-def judge_criteria(task: TaskSpec, profile: str) -> str | None:
-    """What the judge checks the task's work against: its `:judge:` words; under `strict`,
-    a task with a check and no `:judge:` is judged too, against its title and description.
-    None: the task has no judge."""
-    if task.heading.child_tasks:
-        return None  # a parent has no worker to judge (lint: J005)
-    if task.judge is not None and task.judge.strip():
-        return task.judge.strip()
-    if profile == "strict" and task.check is not None:
-        return STRICT_CRITERIA
-    return None
-
-
-def judge_model_spec(
-    plan: PlanSpec, given: str | None, worker_spec: str, profile: str
-) -> str | None:
-    """The `--judge-model` a run needs: None when no task of `plan` is judged (no judge is
-    loaded, and no API key asked for); else the one given, else — for a `scripted:` worker —
-    the same script (its `judges:`; an offline run never reaches the network by default),
-    else DEFAULT_JUDGE_MODEL."""
-    if not any(judge_criteria(task, profile) is not None for task in plan):
-        return None
-    if given:
-        return given
-    if worker_spec.startswith("scripted:"):
-        return worker_spec
-    return DEFAULT_JUDGE_MODEL
 
 
 @dataclass(frozen=True, slots=True)

@@ -111,7 +111,7 @@ def load_judge(
 ) -> Model | None:  # fmt: skip
     """The judge model a plan needs (None when no task is judged); ModelUnavailableError
     (a usage error) when it cannot be used, before anything runs."""
-    from groundskeeper.acceptance.judge import judge_model_spec
+    from groundskeeper.acceptance.criteria import judge_model_spec
     from groundskeeper.models import load_model
     from groundskeeper.plan.spec import compile_plan
 
@@ -504,9 +504,11 @@ def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
     """Columns padded to fit; the last one (the reason) runs free."""
     last = len(header) - 1
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(last)]
+    lines = []
     for row in [header, *rows]:
         cells = [row[i].ljust(widths[i]) for i in range(last)]
-        click.echo("  ".join([*cells, row[last]]).rstrip())
+        lines.append("  ".join([*cells, row[last]]).rstrip())
+    click.echo("\n".join(lines))  # one write for the table (a long plan's has a line a task)
 
 
 @click.command("check")

@@ -63,21 +63,26 @@ def load_record(ledger: Path, key: SigningKey) -> LoadedRecord:
     data = data[: data.rfind(b"\n") + 1]  # complete lines only
     found = _read_index(index_path(ledger), key)
     reader, start, digest = RecordReader(), 0, hashlib.sha256()
+    kept: dict[str, Any] | None = None  # the index's state, while no line was fed after it
     if found is not None:
         size, sha, state = found
         prefix = hashlib.sha256(data[:size]) if size <= len(data) else None
         if prefix is not None and prefix.hexdigest() == sha:
             try:
                 reader, start, digest = RecordReader.from_json(state), size, prefix
+                kept = state
             except (KeyError, TypeError, ValueError) as error:
                 log.warning("ignoring the record index %s: %r", index_path(ledger), error)
         else:
             log.info("the record index %s does not match the ledger: read again", ledger)
     for run, step, body in history_steps(data[start:]):
         reader.feed(run, step, body)
+        kept = None
     digest.update(data[start:])
     source: Literal["index", "ledger"] = "index" if start else "ledger"
-    return LoadedRecord(reader.record, reader.to_json(), len(data), digest, source)
+    # the index's own state is what `to_json` gives of the reader made from it: not made again
+    state = kept if kept is not None else reader.to_json()
+    return LoadedRecord(reader.record, state, len(data), digest, source)
 
 
 def save_record(loaded: LoadedRecord, ledger: Path, key: SigningKey) -> None:

@@ -26,15 +26,26 @@ def canonical(value: dict[str, Any]) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
+def _joined(members: dict[str, str]) -> bytes:
+    """`canonical` of the object whose members (each `"key":value`, canonical) are these."""
+    return ("{" + ",".join(members[k] for k in sorted(members)) + "}").encode()
+
+
 def write_signed(
     target: Path, payload: dict[str, Any], key: SigningKey, context: bytes, what: str
 ) -> None:
     """`payload` and its signature under `context`, written to `target` by a rename from a
-    temporary file of this process (a reader sees the old file or the new, never half)."""
-    signed = {**payload, "sig": base64.b64encode(key.sign(context + canonical(payload))).decode()}
+    temporary file of this process (a reader sees the old file or the new, never half).
+    Each member of `payload` is encoded once: the signed text and the file's are the same
+    members, the file's with `sig` among them (a record index is hundreds of KiB)."""
+    if not all(isinstance(k, str) for k in payload) or "sig" in payload:
+        raise TypeError("a signed file's payload has string keys, none of them `sig`")
+    members = {k: canonical({k: v})[1:-1].decode() for k, v in payload.items()}
+    signature = base64.b64encode(key.sign(context + _joined(members))).decode()
+    members["sig"] = canonical({"sig": signature})[1:-1].decode()
     temporary = target.with_name(f".{target.name}-{os.getpid()}.tmp")
     try:
-        temporary.write_bytes(canonical(signed) + b"\n")
+        temporary.write_bytes(_joined(members) + b"\n")
         os.replace(temporary, target)
     except OSError as error:
         log.info("cannot write the %s %s: %s", what, target, error)

@@ -13,12 +13,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
 from groundskeeper.acceptance.check import sha256_text
-from groundskeeper.acceptance.contracts import ContractContext, WorkFiles
 from groundskeeper.acceptance.protect import named_files
+
+if TYPE_CHECKING:
+    from groundskeeper.acceptance.contracts import WorkFiles
 
 __all__ = ["WATCHED_INLINE_BYTES", "FirstStart", "first_start", "sealed_form"]
 
@@ -61,6 +63,8 @@ def first_start(
         except ValueError:
             unknown.append(pattern)
             continue
+        from groundskeeper.acceptance.contracts import ContractContext
+
         now = ContractContext(files, AttemptRecord(()))
         for path in covered:
             merged.setdefault(path, now.sha256_now(path))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from groundskeeper.acceptance.judge import judge_criteria
+from groundskeeper.acceptance.criteria import judge_criteria
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.models.model import (
     AssistantTurn,

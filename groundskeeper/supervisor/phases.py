@@ -21,7 +21,7 @@ from groundskeeper.plan.tree import Node
 from groundskeeper.record.backing import Record
 from groundskeeper.supervisor.pipeline import AttemptContext, Pipeline, Verdict
 from groundskeeper.supervisor.reports import RunOptions
-from groundskeeper.supervisor.run_checks import RunChecks
+from groundskeeper.supervisor.run_checks import Observed, RunChecks
 from groundskeeper.supervisor.sealing import SealingError
 from groundskeeper.supervisor.task_run import Demotion, Outcome, TaskRun
 
@@ -230,16 +230,21 @@ class RunPhases:
         judged: list[tuple[str, str, str]] = []
         rest: list[TaskRun] = []
         root = os.path.realpath(self.checks.workdir)  # once for the sweep
+        observed = Observed()  # a set many DONEs share is observed once, now
         for task in done:
             check, found = task.check, None
             if check is not None and _check_only(task):
-                found = self.checks.reused(task.heading.task_id, check, self.record, root)
+                found = self.checks.reused(task.heading.task_id, check, self.record, root, observed)
             if check is None or found is None or found.reads is None:
                 rest.append(task)
                 continue
-            from groundskeeper.sandbox import read_set
+            # `reused` took (and compared with the sealed one) the digest of these facts
+            digest = observed.digests.get(found.reads)
+            if digest is None:
+                from groundskeeper.sandbox import read_set
 
-            judged.append((task.heading.task_id, check.sha256, read_set.digest(found.reads)))
+                digest = read_set.digest(found.reads)
+            judged.append((task.heading.task_id, found.check_sha256 or check.sha256, digest))
         if judged:
             self.checks.books.inputs_unchanged(judged)
         return rest

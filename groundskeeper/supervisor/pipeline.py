@@ -13,14 +13,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord
-from groundskeeper.acceptance.gates import GateOpened
 from groundskeeper.supervisor.first_start import FirstStart
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.task_run import TaskRun
 from groundskeeper.supervisor.worker import AttemptOutcome
+
+if TYPE_CHECKING:
+    from groundskeeper.acceptance.gates import GateOpened
 
 __all__ = [
     "AttemptContext",

@@ -8,11 +8,9 @@ CLI narrates).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from groundskeeper.acceptance.check import DEFAULT_CHECK_TIMEOUT
-from groundskeeper.acceptance.gates import GateOpened
-from groundskeeper.acceptance.judge import J_UNAVAILABLE
 from groundskeeper.acceptance.loops import DEFAULT_BREAKER, STOP_ATTEMPT_CAP, AttemptBudget
 from groundskeeper.acceptance.toolbox import DEFAULT_SH_TIMEOUT
 from groundskeeper.diagnostics import Diagnostic
@@ -22,6 +20,9 @@ from groundskeeper.sandbox.quota import DEFAULT_DISK_QUOTA
 from groundskeeper.supervisor.plan_guard import Tamper
 from groundskeeper.supervisor.task_run import VERDICT_STATES
 from groundskeeper.supervisor.worker import DEFAULT_MAX_TURNS
+
+if TYPE_CHECKING:
+    from groundskeeper.acceptance.gates import GateOpened
 
 DEFAULT_MAX_PARALLEL = 4
 
@@ -151,6 +152,8 @@ def cap_diagnostic(budget: AttemptBudget, reports: tuple[TaskReport, ...]) -> Di
 
 
 def judge_down_diagnostic(down: str, reports: tuple[TaskReport, ...]) -> Diagnostic:
+    from groundskeeper.acceptance.judge import J_UNAVAILABLE
+
     waiting = sum((r.reason or "").startswith(J_UNAVAILABLE) for r in reports)
     message = (
         f"judge unavailable: {down}; {waiting} judged task(s) are left resumable (never"

@@ -24,6 +24,18 @@ from groundskeeper.record.backing import Record
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.run_paths import RunPaths
 
+_EMPTY_SHA256 = sha256_text("")
+
+
+class Observed:
+    """What one final sweep found of sealed read sets, by their facts: many carried DONEs
+    rest on the same set (the same check on the same files), and a set is checked and
+    observed on disk once for all of them, in the same sweep. Never kept past it."""
+
+    def __init__(self) -> None:
+        self.digests: dict[tuple[tuple[str, ...], ...], str] = {}  # facts -> their digest
+        self.holds: dict[tuple[tuple[str, ...], ...], bool] = {}  # facts -> still true now
+
 
 class RunChecks:
     """The checks of one run on `workdir`; `paths` is set as it starts."""
@@ -51,28 +63,40 @@ class RunChecks:
         return run_check(check, self.workdir, shell=self.shell, timeout=self.timeout)
 
     def reused(
-        self, task_id: str, check: SealedCheck, record: Record, root: str | None = None
+        self,
+        task_id: str,
+        check: SealedCheck,
+        record: Record,
+        root: str | None = None,
+        observed: Observed | None = None,
     ) -> CheckResult | None:
         """A DONE carried from an earlier run, judged again without running its check: a pass
         when the read set its last passing check was sealed with still holds on disk — the
         same bytes, stat fields, listings, absences and links — for this very check, under
         this sandbox and this groundskeeper. None: run it (the full path, as ever). `root`:
-        the workdir's real path, when the caller resolved it (for many tasks at once)."""
-        if not record.backs_done(task_id, check.sha256):
+        the workdir's real path, when the caller resolved it (for many tasks at once);
+        `observed`: what this sweep already found of the same facts (one sweep's only)."""
+        sha256 = check.sha256  # (a property: hashed at each reading)
+        if not record.backs_done(task_id, sha256):
             return None
         if self.shell is not None and not isinstance(self.shell, SandboxShell):
             return None  # a stand-in for the sandbox: its verdicts rest on what it says
         if self.paths is not None and self.paths.changed(task_id):
             return None  # `run` says why it fails
-        facts = _facts(record.reads.get(task_id), check.sha256)
+        facts = _facts(record.reads.get(task_id), sha256, observed)
         if facts is None:
             return None
-        from groundskeeper.sandbox import inputs
+        holds = observed.holds.get(facts) if observed is not None else None
+        if holds is None:
+            from groundskeeper.sandbox import inputs
 
-        if not inputs.unchanged(root or self.workdir, facts, real=root is not None):
+            holds = inputs.unchanged(root or self.workdir, facts, real=root is not None)
+            if observed is not None:
+                observed.holds[facts] = holds
+        if not holds:
             return None
         why = "inputs unchanged since its verdict"
-        return CheckResult("PASS", "", why, "", check.sha256, sha256_text(""), 0, None,
+        return CheckResult("PASS", "", why, "", sha256, _EMPTY_SHA256, 0, None,
                            facts, reused=True)  # fmt: skip
 
     def sealed(
@@ -85,10 +109,10 @@ class RunChecks:
 
 
 def _facts(
-    sealed: Mapping[str, Any] | None, check_sha256: str
+    sealed: Mapping[str, Any] | None, check_sha256: str, observed: Observed | None = None
 ) -> tuple[tuple[str, ...], ...] | None:
     """The facts of a sealed read set, when it was sealed for this check by this sandbox and
-    its digest is theirs; None otherwise."""
+    its digest is theirs; None otherwise. `observed` keeps the digests this sweep took."""
     if sealed is None or sealed.get("check_sha256") != check_sha256:
         return None
     from groundskeeper.sandbox import read_set
@@ -103,6 +127,12 @@ def _facts(
         if not isinstance(fact, list) or not all(isinstance(part, str) for part in fact):
             return None
         facts.append(tuple(fact))
-    if read_set.digest(facts) != sealed.get("sha256"):
+    found = tuple(facts)
+    digest = observed.digests.get(found) if observed is not None else None
+    if digest is None:
+        digest = read_set.digest(found)
+        if observed is not None:
+            observed.digests[found] = digest
+    if digest != sealed.get("sha256"):
         return None
-    return tuple(facts)
+    return found

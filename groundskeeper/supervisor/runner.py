@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.attempt_record import (
     OUTPUTS_DIR,
@@ -32,8 +32,6 @@ from groundskeeper.acceptance.attempt_record import (
     workdir_stamps,
 )
 from groundskeeper.acceptance.check import Shell, sha256_text
-from groundskeeper.acceptance.gates import GateAnswer
-from groundskeeper.acceptance.judge import load_judge_prompt
 from groundskeeper.acceptance.loops import (
     STOP_ATTEMPT_CAP,
     STOP_BREAKER,
@@ -60,8 +58,6 @@ from groundskeeper.record.telemetry import Telemetry
 from groundskeeper.sandbox import allow_runs, interrupt_runs
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sandbox.quota import DiskQuota
-from groundskeeper.supervisor.first_start import first_start, sealed_form
-from groundskeeper.supervisor.gating import ApprovalGates
 from groundskeeper.supervisor.latches import (
     FailFastModel,
     judge_down,
@@ -124,6 +120,15 @@ from groundskeeper.supervisor.worker import (
     load_worker_prompt,
     render_worker_prompt,
 )
+
+if TYPE_CHECKING:
+    from groundskeeper.acceptance.gates import GateAnswer
+    from groundskeeper.supervisor.gating import ApprovalGates
+
+# What only some runs need is imported when they need it: the judge's prompt (a judged task),
+# the approval gates (a gated task), the first-start map (a `changed` contract), a suite's
+# baselines (a `pytest` contract). A resume of plain checks imports none of them
+# (tests/test_resume_speed.py holds it to that).
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
@@ -379,7 +384,11 @@ class Runner:
         self._nodes = {n.heading: n for n in _nodes(tree) if n.heading is not None}
         # read once per run: every worker shares them (the toolbox keeps no state of its own)
         self._prompt = load_worker_prompt()
-        judge_prompt = load_judge_prompt()
+        judge_prompt = ""  # a judge's, read when the run has one
+        if self.judge_model is not None:
+            from groundskeeper.acceptance.judge import load_judge_prompt
+
+            judge_prompt = load_judge_prompt()
         self._toolbox = Toolbox(
             self.workdir,
             self.plan_path,
@@ -404,7 +413,12 @@ class Runner:
             for who, bound in (("judge", self._record.judged), ("gate", self._record.approved)):
                 if task_id in bound:
                     task.bound[who] = bound[task_id]
-        self._gates = ApprovalGates(self._record, self._answers, self._checks, self._verify, skip)
+        self._gates: ApprovalGates | None = None
+        if any(t.gated for t in self.tasks.values()):
+            from groundskeeper.supervisor.gating import ApprovalGates
+
+            self._gates = ApprovalGates(self._record, self._answers, self._checks, self._verify,
+                                        skip)  # fmt: skip
 
     def _report(self, diagnostics: list[Diagnostic]) -> RunReport:
         if self._budget.refused:  # the tasks the walk never started: the cap stopped them too
@@ -613,6 +627,7 @@ class Runner:
             loop.history.written.update(
                 str(f["path"]) for f in shown or () if isinstance(f, dict) and f.get("path")
             )
+            assert self._gates is not None  # made for a plan with a gated task (`_prepare`)
             settled, loop.feedback = self._gates.first(node, task, loop.started)
             if settled is not None:
                 return settled
@@ -811,6 +826,8 @@ class Runner:
         if not patterns:
             return None
         sealed = self._record.watched.get(task.heading.task_id)
+        from groundskeeper.supervisor.first_start import first_start, sealed_form
+
         task.first_start = first_start(self._toolbox, patterns, sealed, self._outputs)
         return sealed_form(task.first_start, self._outputs)
 

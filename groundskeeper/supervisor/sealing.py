@@ -77,6 +77,9 @@ class GroupCommitting(Protocol):
 # The steps a run stages for its next decision point (ledger/SPEC.md §9, "Decision points"):
 # what happened, not what is decided. Every other step (run-start, gate, gate-decision, dock,
 # run-end, a goal run's steps) is durable before `record` returns.
+# `len(json.dumps(row))` of an inputs-unchanged row is this plus its three values' JSON
+_ROW_FRAME = len('{"task_id": , "check_sha256": , "reads_sha256": }')
+
 STAGED_STEPS = frozenset(
     {
         "task-start",
@@ -84,6 +87,7 @@ STAGED_STEPS = frozenset(
         "model-call",
         "claim",
         "check",
+        "inputs-unchanged",  # the sweep's judgment by read sets, as its `check` steps are
         "contract",
         "evidence",
         "judge",
@@ -411,13 +415,13 @@ class RunSeal:
         """DONEs the final sweep judged by their check's read set, every fact of it unchanged
         since the verdict it was sealed with: (task id, check sha256, read set sha256) each,
         in lines of at most `UNCHANGED_PER_LINE` tasks and `UNCHANGED_LINE_BYTES` of them."""
-        import json
+        from json.encoder import encode_basestring_ascii as quoted
 
         rows: list[dict[str, str]] = []
         size = 0
         for task_id, check_sha256, reads_sha256 in judged:
             row = {"task_id": task_id, "check_sha256": check_sha256, "reads_sha256": reads_sha256}
-            more = len(json.dumps(row))
+            more = _ROW_FRAME + len(quoted(task_id) + quoted(check_sha256) + quoted(reads_sha256))
             if rows and (len(rows) == UNCHANGED_PER_LINE or size + more > UNCHANGED_LINE_BYTES):
                 self.record(
                     "inputs-unchanged", {"phase": "sweep", "reason": UNCHANGED, "tasks": rows}

@@ -19,18 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from groundskeeper.acceptance.attempt_record import AttemptRecord, OutputStore
 from groundskeeper.acceptance.check import CheckResult, check_feedback, told
-from groundskeeper.acceptance.contracts import ContractContext, ContractVerdict, judge_contracts
-from groundskeeper.acceptance.evidence import EvidenceVerdict, Written, judge_evidence
-from groundskeeper.acceptance.gates import GateOpened, gate_paths, hash_files
-from groundskeeper.acceptance.judge import (
-    J_UNAVAILABLE,
-    J_UNREADABLE,
-    Artifact,
-    Judgement,
-    JudgeTask,
-    ask_judge,
-    collect_artifacts,
-)
 from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError
@@ -38,7 +26,6 @@ from groundskeeper.models.model import Model, ModelCall, Usage
 from groundskeeper.plan.contract_syntax import judged_on_files, verifying
 from groundskeeper.record.backing import Record
 from groundskeeper.sandbox import fence as fences
-from groundskeeper.supervisor.gating import open_gate
 from groundskeeper.supervisor.pipeline import (
     AttemptContext,
     Joint,
@@ -53,8 +40,16 @@ from groundskeeper.supervisor.task_run import TaskRun
 from groundskeeper.supervisor.worker import AttemptOutcome
 
 if TYPE_CHECKING:
+    from groundskeeper.acceptance.contracts import ContractVerdict
+    from groundskeeper.acceptance.evidence import EvidenceVerdict, Written
+    from groundskeeper.acceptance.gates import GateOpened
+    from groundskeeper.acceptance.judge import Artifact, Judgement
     from groundskeeper.conformance.rules import DockResult
     from groundskeeper.supervisor.task_run import TaskRun
+
+# The stages' rules (`acceptance.contracts`, `.evidence`, `.judge`, `.gates`) are imported by
+# the stage that needs them, when a task has something for it to judge: a run of plain checks
+# (a resume of a long plan, above all) does not pay for importing them.
 
 
 @dataclass(frozen=True)
@@ -157,6 +152,8 @@ class EvidenceStage:
         task, claim = context.task, context.claim
         if not task.evidence or claim is None:
             return StageResult(self.name)
+        from groundskeeper.acceptance.evidence import judge_evidence
+
         record = AttemptRecord(context.sealed, self.outputs)
         quoted = any(f.pattern for f in task.evidence)
         written = self._written(context, record) if quoted else None
@@ -199,6 +196,8 @@ class EvidenceStage:
             found = os.path.realpath(os.path.join(root, path))
             inside = found.startswith(root + os.sep)
             return found[len(root) + 1 :].replace(os.sep, "/") if inside else None
+
+        from groundskeeper.acceptance.evidence import Written
 
         return Written(texts, stamped, context.history.earlier, real, context.others)
 
@@ -243,6 +242,8 @@ class ContractsStage:
             contracts = tuple(c for c in contracts if judged_on_files(c))
         if not contracts:
             return StageResult(self.name)
+        from groundskeeper.acceptance.contracts import ContractContext, judge_contracts
+
         record = AttemptRecord(context.sealed, self.outputs)
         judged = tuple(
             judge_contracts(
@@ -404,6 +405,8 @@ class JudgeStage:
         # the judge never sees a hidden input: it reads under the fence the workers do
         with fences.binding(paths.judge_fence()) if paths is not None else nullcontext():
             files = paths.judged(task.judge_files) if paths is not None else task.judge_files
+            from groundskeeper.acceptance.judge import collect_artifacts
+
             return collect_artifacts(self.toolbox, files, changed)
 
     def _again(self, context: AttemptContext) -> StageResult:
@@ -444,6 +447,8 @@ class JudgeStage:
             task.bound["judge"] = tuple((a.path, a.sha256) for a in judgement.artifacts)
             return StageResult(self.name, steps=tuple(steps))
         if judgement.unavailable and self.profile == "fast" and context.claim is not None:
+            from groundskeeper.acceptance.judge import J_UNAVAILABLE
+
             message = f"{judgement.reason}; --judge-profile fast: the check's pass stands, unjudged"
             warning = Diagnostic("warning", heading.title, message, heading.line, J_UNAVAILABLE)
             return StageResult(self.name, steps=(*steps, JudgeWarning(warning)))
@@ -464,6 +469,14 @@ class JudgeStage:
     def _ask(
         self, context: AttemptContext, artifacts: list[Artifact], unreadable: list[str]
     ) -> Judgement:
+        from groundskeeper.acceptance.judge import (
+            J_UNAVAILABLE,
+            J_UNREADABLE,
+            Judgement,
+            JudgeTask,
+            ask_judge,
+        )
+
         task = context.task
         if unreadable:
             why = f"the judge was not asked: :judge-files: unreadable: {'; '.join(unreadable)}"
@@ -507,6 +520,9 @@ class GateStage:
             return StageResult(self.name)
         if context.claim is None:
             return self._again(context)
+        from groundskeeper.acceptance.gates import gate_paths
+        from groundskeeper.supervisor.gating import open_gate
+
         # named files, read by the matcher (none named: the whole workdir, never nothing)
         files = (gate_paths(self.workdir, task.gate_files) or None) if task.gate_files else None
         if not task.gate_files and not context.history.unknown:  # unknown: every file, not a guess
@@ -524,6 +540,9 @@ class GateStage:
         bound = task.bound.get("gate")
         if bound is None:
             return StageResult(self.name)
+        from groundskeeper.acceptance.gates import gate_paths, hash_files
+        from groundskeeper.supervisor.gating import open_gate
+
         paths = tuple(p for p, _ in bound)
         if task.gate_files:  # and what its `:gate-files:` patterns name now
             paths += tuple(p for p in gate_paths(self.workdir, task.gate_files) or ()

@@ -11,10 +11,13 @@ import logging
 import os
 from collections.abc import Iterable, Set
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from groundskeeper.acceptance.suite import Baseline, SuiteRefused, run_suite
 from groundskeeper.plan.contract_syntax import suite_args
-from groundskeeper.supervisor.task_run import TaskRun
+
+if TYPE_CHECKING:
+    from groundskeeper.plan.contract_syntax import Contract
+    from groundskeeper.supervisor.task_run import TaskRun
 
 logger = logging.getLogger(__name__)
 
@@ -27,13 +30,16 @@ def take_baselines(
     """Set each pending task's `baselines`: read back for a task a worker already started,
     taken now (on the untouched workdir) for the others. A suite that cannot be run now has
     none, and its contract then fails closed (C018) naming why."""
+    pending = [t for t in tasks if t.start_state != "DONE" and _suites(t)]
+    if not pending:
+        return  # no suite to run or read back (and `acceptance.suite` not imported)
+    from groundskeeper.acceptance.suite import Baseline, SuiteRefused, run_suite
+
     path = control / BASELINES_FILE
     stored = _read(path)
     changed = False
-    for task in tasks:
-        suites = [c for c in task.contracts if c.kind == "pytest"]
-        if not suites or task.start_state == "DONE":
-            continue
+    for task in pending:
+        suites = _suites(task)
         task_id = task.heading.task_id
         kept = stored.setdefault(task_id, {})
         for contract in suites:
@@ -55,6 +61,10 @@ def take_baselines(
             changed = True
     if changed:
         _write(path, stored)
+
+
+def _suites(task: TaskRun) -> list[Contract]:
+    return [c for c in task.contracts if c.kind == "pytest"]
 
 
 def _read(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:

@@ -9,11 +9,10 @@ reading the properties is `plan.spec`'s.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from groundskeeper.acceptance.check import SealedCheck
-from groundskeeper.acceptance.gates import GateOpened
-from groundskeeper.acceptance.judge import judge_criteria
-from groundskeeper.acceptance.suite import Baseline
+from groundskeeper.acceptance.criteria import judge_criteria
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.plan.contract_syntax import Contract
 from groundskeeper.plan.invariants import Invariant
@@ -25,6 +24,10 @@ from groundskeeper.plan.tree import Node
 from groundskeeper.record.backing import Bound
 from groundskeeper.supervisor.first_start import FirstStart
 from groundskeeper.supervisor.plan_guard import Tamper
+
+if TYPE_CHECKING:
+    from groundskeeper.acceptance.gates import GateOpened
+    from groundskeeper.acceptance.suite import Baseline
 
 VERDICT_STATES = ORG_VERDICT_STATES  # the plan model's (`plan.org`), read by the hook too
 
