@@ -23,6 +23,7 @@ from pathlib import Path
 from groundskeeper.acceptance import protect
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
+from groundskeeper.plan.contract_syntax import protected_by
 from groundskeeper.plan.expected import (
     PYTEST_CONFIGURATION,
     UNSURE,
@@ -134,13 +135,13 @@ class RunPaths:
     def refused(self, task_id: str) -> list[str]:
         """The task's protected inputs its latest attempt's worker tried to change and the
         fence refused (a directory holding one moved or removed included; a name under a
-        protected pattern, made or renamed there, as that name)."""
+        protected or hidden pattern, made or renamed there, as that name)."""
         with self._lock:
             witness = self._refused.get(task_id)
         keep = self.keep.get(task_id, ())
-        if witness is None or not keep:
+        if witness is None or not (keep or self._hide):
             return []
-        inputs = self.inputs_of(task_id)
+        inputs = self.inputs_of(task_id) if keep else []
         found: list[str] = []
         for real in witness.paths():
             if real != self._root and not real.startswith(self._root + os.sep):
@@ -148,10 +149,38 @@ class RunPaths:
             relative = os.path.relpath(real, self._root).replace(os.sep, "/")
             inside = "" if relative == "." else relative + "/"
             hit = [f for f in inputs if f == relative or f.startswith(inside)]
-            if not hit and relative != "." and covers(keep, relative):
-                hit = [relative]
+            if (
+                not hit
+                and relative != "."
+                and (covers(keep, relative) or covers(self._hide, relative))
+            ):
+                hit = [relative]  # a name made or renamed under a protected or hidden pattern
             found += hit
         return list(dict.fromkeys(found))
+
+    def protection(self, task_id: str, path: str) -> str:
+        """What keeps `path` (relative to the workdir) from the task's worker, said to it with
+        each change the fence refused and in the reason its attempt fails: the first of a
+        hidden input, pytest's configuration, an expected file a check compares against, a
+        file of one of the task's contracts, a protected pattern."""
+        task = self._specs.get(task_id)
+        if covers(self._hide, path):
+            return "a hidden input"
+        if self.configuration and covers(self.configuration, path):
+            return "pytest's configuration, kept while a check runs pytest"
+        if path in self.automatic:
+            return (
+                f"an expected file the check of {', '.join(self.automatic[path])} compares against"
+            )
+        if task is None:
+            return fences.PROTECTED
+        for contract in task.contracts:
+            if covers(protected_by((contract,)), path):
+                return f"a file the task's contract `{contract.text}` judges with"
+        named = [p for p in task.protect if covers((p,), path)]
+        if named:
+            return f"a protected pattern of the task: `{named[0]}`"
+        return fences.PROTECTED
 
     def worker_wrote(self, task_id: str, changed: Iterable[str], unknown: object) -> None:
         """After a worker's attempt: each file some task protects that the attempt changed
@@ -216,7 +245,7 @@ class RunPaths:
             for f in differ
         ]
         found += [
-            f"protected input changed: {f}: {TRIED}"
+            f"protected input changed: {f}: {TRIED} ({self.protection(task_id, f)})"
             for f in self.refused(task_id)
             if f not in differ
         ]
