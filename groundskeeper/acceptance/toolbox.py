@@ -20,6 +20,7 @@ from groundskeeper.acceptance.attempt_record import (
     changed_between,
     read_at_most,
     sealable_changed,
+    stdout_file,
     watch_state,
     wrote_text,
 )
@@ -318,13 +319,31 @@ class Toolbox:
                 changed_between(before, watch_state(self._root, self.watch) if self.watch else None)
             ),
         }
+        texts_more = self._stdout_file(cmd, facts)
         text = f"exit status {result.status}\n"
         if result.fault:
             text += f"stopped by the sandbox: {result.fault}\n"
         text += f"--- stdout ---\n{result.stdout}--- stderr ---\n{result.stderr}"
         failed = result.status != 0 or result.fault is not None
-        texts = (cmd, result.stdout, result.stderr, *_listed(facts))
+        texts = (cmd, result.stdout, result.stderr, *_listed(facts), *texts_more)
         return ToolOutcome(_clip(text), failed, f"exit {result.status}", facts, texts)
+
+    def _stdout_file(self, cmd: str, facts: dict[str, Any]) -> tuple[str, ...]:
+        """What a one-command line printed into the file its stdout went to (`cmd >
+        out/report.txt`), read back at once, before any other call of this worker: sealed
+        by hash (`stdout_file`) when this very call wrote the file, so evidence can be judged
+        against what the command printed there. The hash is null when it cannot be read."""
+        target = stdout_file(cmd)
+        wrote = facts.get("wrote")
+        if target is None or not isinstance(wrote, list) or target not in wrote:
+            return ()
+        try:
+            text = self.read_limited(target, READ_LIMIT).decode("utf-8", "replace")
+        except (OSError, GroundskeeperError, ValueError):
+            facts["stdout_file"] = {"path": target, "sha256": None}
+            return ()
+        facts["stdout_file"] = {"path": target, "sha256": sha256_text(text, keep_surrogates=True)}
+        return (text,)
 
     def _wrote(self, journal: writes.WriteJournal) -> dict[str, Any]:
         """What an `sh` call changed, as sealed: `wrote`, the sandbox's journal (None:

@@ -42,6 +42,70 @@ PYTHON_COMMANDS: frozenset[str] = CPYTHON_COMMANDS | {"micropython"}
 
 COMMANDS: frozenset[str] = BOX_COMMANDS | BUILTINS | PYTHON_COMMANDS
 
+# What a command can start. `xargs` and `find -exec` start box.wasm programs only (a builtin
+# answers 126, anything else 127, python3 included: CPython is not a box.wasm program); the
+# sandbox's `env` starts nothing (125); `nice`, `timeout`, `command`, `nohup`, `stdbuf` are not
+# in the sandbox at all. The interpreter refuses by `launch_refusal` and lint (T004) reads it.
+LAUNCHERS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {"xargs": BOX_COMMANDS, "find -exec": BOX_COMMANDS, "env": frozenset()}
+)
+
+
+def launch_refusal(launcher: str, name: str) -> tuple[int, str] | None:
+    """None when `launcher` (a key of LAUNCHERS) can start `name`, else the status the
+    sandbox gives back and what it says (after `LAUNCHER: `)."""
+    if name in LAUNCHERS.get(launcher, frozenset()):
+        return None
+    if launcher == "env":
+        return 125, (
+            f"cannot run '{name}': running a command from env is not possible in the sandbox"
+            f" (use VAR=value {name} ... in the shell instead)"
+        )
+    if name in BUILTINS:
+        return 126, (
+            f"{name}: a shell builtin cannot run under {launcher}; only the sandbox's commands can"
+        )
+    if name in PYTHON_COMMANDS:
+        return 127, (
+            f"{name}: {launcher} cannot start it: it starts only the sandbox's box.wasm commands;"
+            f" run `{name}` directly, or in a `for` loop"
+        )
+    return 127, f"{name}: command not found (not in the sandbox)"
+
+
+# The statuses that say, for these commands, that they could not answer (a missing or
+# unreadable file, a bad option or expression) rather than "no" (1). A check that negates one
+# (`! grep -q ERROR build.log`) would read such an error as a pass; in a check the interpreter
+# fails it there instead (`negation_error`), and lint reads the same table. Any command's
+# 126 (cannot run), 127 (not found) and 128 or more (stopped) are errors too.
+ERROR_STATUS: Mapping[str, range] = MappingProxyType(
+    {
+        "grep": range(2, 126), "egrep": range(2, 126), "fgrep": range(2, 126),
+        "zgrep": range(2, 126), "cmp": range(2, 126), "diff": range(2, 126),
+        "test": range(2, 126), "[": range(2, 126), "expr": range(2, 126),
+    }
+)  # fmt: skip
+
+
+def negation_error(name: str, status: int) -> str | None:
+    """Why `status`, given back by `name` ("" when no one command gave it), is an error and
+    not a "no" a negation may turn into a pass; None when it may be a "no"."""
+    what = f"`{name}`" if name else "the negated command"
+    if status == 126:
+        why = "could not be run (status 126)"
+    elif status == 127:
+        why = "was not found (status 127)"
+    elif status >= 128:
+        why = f"was stopped (status {status})"
+    elif name in ERROR_STATUS and status in ERROR_STATUS[name]:
+        why = (
+            f"exited with status {status}, an error (a missing or unreadable file, a bad"
+            " option or expression)"
+        )
+    else:
+        return None
+    return f'{what} {why}, not a "no": in a check `!` passes only on a "no"'
+
 
 @dataclass(frozen=True, slots=True)
 class Synopsis:
