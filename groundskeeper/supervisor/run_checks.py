@@ -41,6 +41,14 @@ class RunChecks:
         show."""
         return tuple(self.paths.hidden) if self.paths is not None else ()
 
+    @property
+    def freed(self) -> tuple[str, ...]:
+        """The names under `pytest` contracts' test paths some task's worker was entitled to
+        write (`RunPaths.free`): a suite tolerates new tests there."""
+        if self.paths is None:
+            return ()
+        return tuple(dict.fromkeys(p for ps in self.paths.free.values() for p in ps))
+
     def run(self, task_id: str, check: SealedCheck) -> CheckResult:
         """The check's result, not sealed."""
         kept = self.kept(task_id, check.sha256)

@@ -35,6 +35,7 @@ from groundskeeper.plan.expected import (
     unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec
+from groundskeeper.plan.suite_paths import suite_files_freed
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["TRIED", "RunPaths"]
@@ -97,6 +98,12 @@ class RunPaths:
         #: protected inputs a worker changed whose task is not entitled to: file → task id
         self._intruded: dict[str, str] = {}
         self._specs = {t.task_id: t for t in tasks}
+        #: the task id → the names under its own `pytest` contract's test paths its worker
+        #: may write after all: asked for by its text or covered by `:writable:` (adversary-8
+        #: F9: "add tests/test_mul.py"); pytest's configuration never
+        self.free: dict[str, tuple[str, ...]] = {
+            t.task_id: found for t in tasks if (found := suite_files_freed(t))
+        }
         self._hide = hide
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
@@ -126,11 +133,12 @@ class RunPaths:
         absent, and its own protected inputs — the files now and every name its patterns
         cover, made later; each change it refuses is noted for `changed`."""
         keep = self.keep.get(task_id, ())
-        files = self.inputs_of(task_id) if keep else []
+        free = self.free.get(task_id, ())
+        files = [f for f in self.inputs_of(task_id) if not covers(free, f)] if keep else []
         witness = fences.Refusals()
         with self._lock:
             self._refused[task_id] = witness
-        return self._hiding.union(fences.protecting(self.workdir, files, keep, witness))
+        return self._hiding.union(fences.protecting(self.workdir, files, keep, witness, free))
 
     def refused(self, task_id: str) -> list[str]:
         """The task's protected inputs its latest attempt's worker tried to change and the
@@ -155,7 +163,7 @@ class RunPaths:
                 and (covers(keep, relative) or covers(self._hide, relative))
             ):
                 hit = [relative]  # a name made or renamed under a protected or hidden pattern
-            found += hit
+            found += [f for f in hit if not covers(self.free.get(task_id, ()), f)]
         return list(dict.fromkeys(found))
 
     def protection(self, task_id: str, path: str) -> str:

@@ -256,6 +256,7 @@ class ContractsStage:
                     task.spec.protect,
                     hidden=self.checks.hidden,
                     unwatched=context.watched.unknown,
+                    added=self.checks.freed,
                 ),
             )
         )
