@@ -43,7 +43,8 @@ def test_a_child_cannot_empty_its_parents_schema(tmp_path: Path) -> None:
     assert child["state"] == "FAILED"
     assert child["reason"] == (
         "protected_input_changed: protected input changed: schemas/r.json: the worker tried"
-        " to change it, and the sandbox refused"
+        " to change it, and the sandbox refused (a protected pattern of the task:"
+        " `schemas/r.json`)"
     )
     assert json.loads((tmp_path / "schemas" / "r.json").read_text()) == SCHEMA
     assert _row(doc, "parent")["state"] != "DONE"

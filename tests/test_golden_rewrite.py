@@ -108,6 +108,6 @@ def test_a_refused_rewrite_is_shown_as_a_lie_beside_the_last_reason(tmp_path: Pa
     assert row["reason"].startswith("nonzero_status: check line 1")  # the last attempt's
     assert row["lies"] == [
         "attempt 1: protected input changed: tests/expected.txt: the worker tried to change"
-        " it, and the sandbox refused"
+        " it, and the sandbox refused (an expected file the check of t compares against)"
     ]
     assert result.exit_code == 1

@@ -78,9 +78,13 @@ def test_a_refusal_says_protected_by_the_plan(tmp_path: Path) -> None:
             "write_file", {"path": "tests/expected.txt", "content": "x"}
         )
         assert outcome.text == (
+            "refused: the sandbox refused to change what the plan keeps from you, so this call"
+            " failed whatever else it printed or its exit status says:\n"
+            "- `tests/expected.txt`: protected by the plan\n"
             "refused: `tests/expected.txt` is protected by the plan; workers may read it, never"
             " change it"
         )
+        assert outcome.facts["refused"] == ["tests/expected.txt"]
         said = sandbox.run("echo x > tests/expected.txt", workdir=tmp_path)
         assert said.stderr == "sh: tests/expected.txt: Permission denied (protected by the plan)\n"
 

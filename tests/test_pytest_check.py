@@ -148,8 +148,9 @@ def test_a_worker_pytest_toml_fails(tmp_path: Path) -> None:
     assert row["state"] == "FAILED"
     assert row["reason"] == (
         "protected_input_changed: protected input changed: pytest.toml: the worker tried to"
-        " change it, and the sandbox refused; protected input changed: .pytest.toml: the"
-        " worker tried to change it, and the sandbox refused"
+        " change it, and the sandbox refused (pytest's configuration, kept while a check runs"
+        " pytest); protected input changed: .pytest.toml: the worker tried to change it, and"
+        " the sandbox refused (pytest's configuration, kept while a check runs pytest)"
     )
     assert not (tmp_path / "pytest.toml").exists()
     assert result.exit_code == 1

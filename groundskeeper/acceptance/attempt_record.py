@@ -269,6 +269,40 @@ def chain_commands(cmd: str) -> list[str] | None:
     return texts
 
 
+def stdout_file(cmd: str) -> str | None:
+    """The file a line sends its one command's standard output to, when the line is one
+    simple command (no chain, pipe or `!`) whose stdout is redirected with `>` to a literal
+    path inside the workdir, and nowhere else: `python3 lint.py x.csv > out/lint.txt`.
+    What the file holds right after such a call is what the command printed (the redirection
+    truncated it first). None for anything else (`>>` keeps what was there before)."""
+    import posixpath
+
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, SimpleCommand, parse
+
+    try:
+        script = parse(cmd)
+    except ShellSyntaxError:
+        return None
+    if len(script.items) != 1 or script.items[0].rest:
+        return None
+    pipeline = script.items[0].first
+    if pipeline.negated or len(pipeline.commands) != 1:
+        return None
+    command = pipeline.commands[0]
+    if not isinstance(command, SimpleCommand) or command.assignments or not command.words:
+        return None
+    outs = [r for r in command.redirects if r.fd == 1]
+    if len(outs) != 1 or outs[0].op != ">" or outs[0].target is None:
+        return None
+    target = outs[0].target.literal()
+    if not target or target.startswith("/"):
+        return None
+    normal = posixpath.normpath(target)
+    if normal == ".." or normal.startswith("../") or normal == ".":
+        return None
+    return normal
+
+
 # -- one attempt's record -----------------------------------------------------------------------
 
 
@@ -282,6 +316,9 @@ class ShCall:
     stdout_sha256: str | None
     stderr_sha256: str | None
     changed: tuple[str, ...] | None  # None: unknown
+    # where its stdout went (`stdout_file`) and the hash of what that file held right after
+    # the call, kept in the output store; (path, None) when what it held is unknown
+    stdout_file: tuple[str, str | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,6 +370,7 @@ class AttemptRecord:
                 _hex(body.get("stdout_sha256")),
                 _hex(body.get("stderr_sha256")),
                 tuple(str(p) for p in changed) if isinstance(changed, list) else None,
+                _stdout_file(body.get("stdout_file")),
             )
 
     def text(self, digest: str | None) -> str | None:
@@ -394,3 +432,9 @@ class AttemptRecord:
 
 def _hex(value: object) -> str | None:
     return value if isinstance(value, str) and len(value) == 64 else None
+
+
+def _stdout_file(sealed: object) -> tuple[str, str | None] | None:
+    if not isinstance(sealed, Mapping) or not isinstance(sealed.get("path"), str):
+        return None
+    return str(sealed["path"]), _hex(sealed.get("sha256"))

@@ -137,6 +137,9 @@ class ContractContext:
     protect: tuple[str, ...] = ()  # the task's protected patterns (a suite's configuration)
     hidden: tuple[str, ...] = ()  # the run's hidden inputs: what a failure must never show
     unwatched: tuple[str, ...] = ()  # `changed` patterns whose first start is not known
+    # test files a worker was entitled to add under a `pytest` contract's paths (its text
+    # asked for them, or `:writable:`): their new tests are judged apart (`_pytest`)
+    added: tuple[str, ...] = ()
 
     def named(self, pattern: str) -> list[str]:
         """The files a path argument names (`protect.named_files`: the one matcher's reading,
@@ -677,9 +680,20 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
     path, minimum = suite_args(contract.args)
     if context.workdir is None:
         raise ContractFailure("C090", "no workdir to run the suite in")
+    baseline = context.baselines.get(contract.text)
     try:
+        freed = _freed_tests(context.workdir, context.added, baseline)
+        if freed and baseline is not None:
+            added = tuple(f for f in freed if f not in _files_of(baseline))
+            # new tests in a file the worker was entitled to write are the asked-for work
+            baseline = replace(baseline, broken_files=baseline.broken_files + freed)
+            if added:
+                # the red-first tests must pass without the added files (which, imported
+                # first, could patch the code under test); then every test, theirs too
+                alone = run_suite(context.workdir, path, protect=context.protect, ignore=added)
+                judge_suite(alone, baseline, 0, context.hidden)
         record = run_suite(context.workdir, path, protect=context.protect)
-        return judge_suite(record, context.baselines.get(contract.text), minimum, context.hidden)
+        return judge_suite(record, baseline, minimum, context.hidden)
     except SuiteRefused as refused:
         message = refused.message
         if refused.output and context.hidden:
@@ -689,6 +703,24 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
         elif refused.output:
             message += f"\n{refused.output}"
         raise ContractFailure(refused.code, message, refused.detail) from None
+
+
+def _freed_tests(
+    workdir: Path, patterns: tuple[str, ...], baseline: Baseline | None
+) -> tuple[str, ...]:
+    """The files `patterns` (the names a worker was entitled to write under a contract's test
+    paths) cover now."""
+    if not patterns or baseline is None:
+        return ()
+    from groundskeeper.acceptance.protect import matched_files
+
+    return tuple(matched_files(workdir, patterns))
+
+
+def _files_of(baseline: Baseline) -> set[str]:
+    """The files of the red-first suite: those its tests were collected from, and those whose
+    collection failed then."""
+    return {i.split("::", 1)[0] for i in baseline.collected} | set(baseline.broken_files)
 
 
 _bind("pytest", _pytest)

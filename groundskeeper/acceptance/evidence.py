@@ -5,10 +5,12 @@ printing.
 
 Rule for `output-of:PATTERN` (so evidence cannot be self-made): the quoted text must appear in
 what one `sh` call of this attempt printed (stdout or stderr, read back from the output store
-by the hash the ledger sealed), where that call's whole line is a single command whose text
-matches PATTERN (a glob) and which exited 0, and the quote is not part of the command's own
-text. `echo`/`printf` of the quote, a quote from a command that failed, and a quote printed
-by some other command all fail with `false evidence: …`.
+by the hash the ledger sealed — or, for a line `CMD > FILE`, what FILE held right after the
+call, read back and sealed by the toolbox), where that call's whole line is a single command
+whose text matches PATTERN (a glob) and which answered (`answered`: exited 0, or 1 where the
+sandbox's table of statuses says 1 is a "no", as grep's), and the quote is not part of the
+command's own text. `echo`/`printf` of the quote, a quote from a command that failed, and a
+quote printed by some other command all fail with `false evidence: …`.
 
 And what produced the quote must not be the worker's: the quote is self-made when the
 command's program (`plan.programs`: a script an interpreter ran, a module, a workdir file run
@@ -333,17 +335,26 @@ def _quoted(
             and command_matches(pattern, found[0])
         )
         printed = [record.text(call.stdout_sha256), record.text(call.stderr_sha256)]
+        went = ""
+        if call.stdout_file is not None:  # `cmd > FILE`: what it printed is what FILE held
+            path, digest = call.stdout_file
+            printed.append(record.text(digest))
+            went = f" (its output went to `{path}`" + (
+                ", which the record kept)" if printed[-1] is not None else ", unread)"
+            )
         if all(p is None for p in printed):
             seen.append(f"`{_short(call.cmd)}` (its output is not in the record)")
             continue
         if not any(p is not None and quote in p for p in printed):
-            seen.append(f"`{_short(call.cmd)}` ({status}) did not print it")
+            seen.append(f"`{_short(call.cmd)}` ({status}) did not print it{went}")
         elif _in_own_text(quote, call.cmd):
             seen.append(f"`{_short(call.cmd)}` has the quote in its own text: that is not evidence")
-        elif call.exit_status != 0:
+        elif not answered(commands[0], call.exit_status):
             seen.append(f"`{_short(call.cmd)}` printed it but {status}")
         else:
-            said = f"printed by `{_short(call.cmd)}` (tool call {call.index})"
+            into = f" into `{call.stdout_file[0]}`" if call.stdout_file is not None else ""
+            no = f', {status}: a "no", not an error' if call.exit_status else ""
+            said = f"printed by `{_short(call.cmd)}`{into}{no} (tool call {call.index})"
             return EvidenceVerdict(declared, None, said), call
         break  # the last run decides: an earlier one's output is stale
     if seen:
@@ -360,6 +371,24 @@ def _quoted(
 
 
 _GREP = frozenset({"grep", "egrep", "fgrep"})
+
+
+def answered(command: str, status: int | None) -> bool:
+    """Whether a run of `command` (its words, as `chain_commands` gives them) that exited
+    `status` answered, and so printed its answer: 0, or a status below the first error of
+    the sandbox's one table of such statuses (`registry.ERROR_STATUS`) — grep's 1 ("no
+    line matched": `grep -c ERROR log` prints `0`), diff's and cmp's 1 ("they differ": what
+    they printed is the difference), expr's 1 (a null or zero result). A status the table does
+    not call a "no" (an error, a stop, any other command's non-zero) did not answer."""
+    from groundskeeper.sandbox.registry import ERROR_STATUS
+
+    if status == 0:
+        return True
+    if status is None or status < 0:
+        return False
+    name = command.split(" ", 1)[0]
+    errors = ERROR_STATUS.get(name)
+    return errors is not None and status < errors.start
 
 
 def _in_own_text(quote: str, cmd: str) -> bool:

@@ -154,9 +154,11 @@ def run_suite(
     *,
     timeout: float = SUITE_TIMEOUT,
     protect: tuple[str, ...] = (),
+    ignore: tuple[str, ...] = (),
 ) -> SuiteRecord:
     """Run the suite at `target` (a path in the workdir) once, read-only; its record, or
-    `SuiteRefused` when worker-written configuration is there or no record came back."""
+    `SuiteRefused` when worker-written configuration is there or no record came back.
+    `ignore`: files (relative paths) pytest does not collect, nor import."""
     refused, config = refused_configuration(workdir, fences.active(), protect)
     if refused:
         raise SuiteRefused(
@@ -173,7 +175,8 @@ def run_suite(
         "python3", "-E", "-s", "-m", "pytest", "-c", ini, "--rootdir", "/workdir",
         "-p", "gk_suite", "-p", "no:cacheprovider", "-p", "no:faulthandler",
         "-o", "enable_assertion_pass_hook=true",
-        "--capture=sys", "-q", "--color=no", "-rfEsxX", "--", target,
+        "--capture=sys", "-q", "--color=no", "-rfEsxX",
+        *(f"--ignore=/workdir/{path}" for path in ignore), "--", target,
     ]  # fmt: skip
     env = {
         "GK_SUITE_REPORT": f"{cpython.TMP_GUEST}/{report}",

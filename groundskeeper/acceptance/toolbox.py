@@ -10,8 +10,8 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, NoReturn
 
@@ -20,6 +20,7 @@ from groundskeeper.acceptance.attempt_record import (
     changed_between,
     read_at_most,
     sealable_changed,
+    stdout_file,
     watch_state,
     wrote_text,
 )
@@ -59,6 +60,7 @@ class ToolOutcome:
 
 _NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 _SHOWN_PATH = 200  # characters of a refused path kept in the record
+_SHOWN_REFUSALS = 20  # refused paths named to the worker (the record keeps them all)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW
 
 
@@ -83,6 +85,9 @@ class Toolbox:
     # paths whose content is taken before and after each `sh` call, so the record says which
     # of them it changed (a `changed` contract's); with none, the record's `changed` is null
     watch: tuple[str, ...] = ()
+    # what keeps a path (relative to the workdir) from this worker, said with each change the
+    # fence refused (`:protect: PATTERN`, a contract's test file, …); None: "the plan"
+    protection: Callable[[str], str] | None = None
     _root: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -94,7 +99,57 @@ class Toolbox:
         return fences.active()
 
     def call(self, name: str, tool_input: object) -> ToolOutcome:
-        """Run one tool; every failure comes back as an error outcome, never an exception."""
+        """Run one tool; every failure comes back as an error outcome, never an exception.
+        A change the fence refused, by whatever the call ran (a redirection in a list whose
+        last command succeeded, `python3`'s open, `mv`, `rm`, `write_file`), fails the call:
+        the worker is told which paths and what protects each, and the record seals them
+        (`refused`)."""
+        seen = fences.Refusals()
+        with fences.binding(fences.Fence(witnesses=(seen,))):
+            outcome = self._call(name, tool_input)
+        return self._refusals(outcome, seen)
+
+    def _refusals(self, outcome: ToolOutcome, seen: fences.Refusals) -> ToolOutcome:
+        root = str(self._root)
+        home = os.path.realpath(fences.groundskeeper_home())
+        refused = sorted(
+            {
+                os.path.relpath(real, root).replace(os.sep, "/")
+                for real in seen.paths()
+                if real.startswith(root + os.sep)
+                # the control plane and the home stay absent: a refusal there is not told
+                and not any(self.fence.hides_name(part) for part in real.split(os.sep))
+                and real != home
+                and not real.startswith(home + os.sep)
+            }
+        )
+        if not refused:
+            return outcome
+        plan = (
+            self._plan.relative_to(self._root).as_posix()
+            if self._root in self._plan.parents
+            else None
+        )
+        said = "\n".join(
+            f"- `{path}`: "
+            + ("the plan file of the running plan" if path == plan else self._protected_by(path))
+            for path in refused[:_SHOWN_REFUSALS]
+        )
+        if len(refused) > _SHOWN_REFUSALS:
+            said += f"\n- … and {len(refused) - _SHOWN_REFUSALS} more"
+        head = (
+            "refused: the sandbox refused to change what the plan keeps from you, so this call"
+            " failed whatever else it printed or its exit status says:\n" + said + "\n"
+        )
+        facts = {**outcome.facts, "refused": _sealable_prefix(refused)}
+        if len(facts["refused"]) < len(refused):
+            facts["refused_more"] = len(refused) - len(facts["refused"])
+        return replace(outcome, text=_clip(head + outcome.text), is_error=True, facts=facts)
+
+    def _protected_by(self, path: str) -> str:
+        return self.protection(path) if self.protection is not None else fences.PROTECTED
+
+    def _call(self, name: str, tool_input: object) -> ToolOutcome:
         if not isinstance(tool_input, dict):
             return ToolOutcome("tool input must be a JSON object", True, "error")
         try:
@@ -126,8 +181,9 @@ class Toolbox:
             raise ToolRefused(f"`{key}` must be a string")
         return value
 
-    def resolve(self, raw: str) -> Path:
-        """The real path of `raw` inside the workdir, or ToolRefused saying why not."""
+    def resolve(self, raw: str, *, changing: bool = False) -> Path:
+        """The real path of `raw` inside the workdir, or ToolRefused saying why not; a hidden
+        path about to be changed (`changing`) is absent, and the refusal noted."""
         if not raw:
             raise ToolRefused("empty path")
         if "\0" in raw:
@@ -143,6 +199,8 @@ class Toolbox:
         if target != self._root and self.fence.hides_path(
             str(self._root), str(target.relative_to(self._root))
         ):
+            if changing:
+                self.fence.note(fences.ABSENT, str(target))
             raise _absent(raw)
         return target
 
@@ -261,13 +319,31 @@ class Toolbox:
                 changed_between(before, watch_state(self._root, self.watch) if self.watch else None)
             ),
         }
+        texts_more = self._stdout_file(cmd, facts)
         text = f"exit status {result.status}\n"
         if result.fault:
             text += f"stopped by the sandbox: {result.fault}\n"
         text += f"--- stdout ---\n{result.stdout}--- stderr ---\n{result.stderr}"
         failed = result.status != 0 or result.fault is not None
-        texts = (cmd, result.stdout, result.stderr, *_listed(facts))
+        texts = (cmd, result.stdout, result.stderr, *_listed(facts), *texts_more)
         return ToolOutcome(_clip(text), failed, f"exit {result.status}", facts, texts)
+
+    def _stdout_file(self, cmd: str, facts: dict[str, Any]) -> tuple[str, ...]:
+        """What a one-command line printed into the file its stdout went to (`cmd >
+        out/report.txt`), read back at once, before any other call of this worker: sealed
+        by hash (`stdout_file`) when this very call wrote the file, so evidence can be judged
+        against what the command printed there. The hash is null when it cannot be read."""
+        target = stdout_file(cmd)
+        wrote = facts.get("wrote")
+        if target is None or not isinstance(wrote, list) or target not in wrote:
+            return ()
+        try:
+            text = self.read_limited(target, READ_LIMIT).decode("utf-8", "replace")
+        except (OSError, GroundskeeperError, ValueError):
+            facts["stdout_file"] = {"path": target, "sha256": None}
+            return ()
+        facts["stdout_file"] = {"path": target, "sha256": sha256_text(text, keep_surrogates=True)}
+        return (text,)
 
     def _wrote(self, journal: writes.WriteJournal) -> dict[str, Any]:
         """What an `sh` call changed, as sealed: `wrote`, the sandbox's journal (None:
@@ -301,7 +377,7 @@ class Toolbox:
     def _write(self, tool_input: Mapping[str, Any]) -> ToolOutcome:
         raw = self._arg(tool_input, "path")
         content = self._arg(tool_input, "content")
-        target = self.resolve(raw)
+        target = self.resolve(raw, changing=True)
         if len(content) > WRITE_LIMIT:
             raise ToolRefused(f"content is longer than {WRITE_LIMIT} characters")
         data = content.encode("utf-8")  # before opening: a bad string must not truncate
@@ -393,6 +469,14 @@ def _listed(facts: dict[str, Any]) -> tuple[str, ...]:
     """The long `wrote` list's text, taken out of the facts (kept by hash, never sealed)."""
     text = facts.pop("wrote_text", None)
     return (text,) if isinstance(text, str) else ()
+
+
+def _sealable_prefix(paths: list[str]) -> list[str]:
+    """The longest prefix of `paths` a ledger line can seal (`sealable_changed`'s bound)."""
+    for end in range(len(paths), 0, -1):
+        if sealable_changed(tuple(paths[:end])) is not None:
+            return paths[:end]
+    return []
 
 
 def _clip(text: str) -> str:

@@ -40,6 +40,7 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     yield from _pattern_diagnostics(spec)
     yield from _hidden_judge_files(spec)
     yield from _pytest_checks(spec)
+    yield from _writable_kept(spec)
     if spec.plan.path is None:
         return
     base = spec.plan.path.parent
@@ -90,6 +91,25 @@ def _unsure_asks(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
             if reading(task, name, anywhere=anywhere) == UNSURE:
                 message = unsure_message(task.task_id, name)
                 yield Diagnostic("warning", task.heading.title, message, task.heading.line, "T028")
+
+
+def _writable_kept(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """T030: a `:writable:` that names pytest's configuration under the task's own `pytest`
+    contract's test paths: the contract keeps it protected anyway (the run's reading,
+    `suite_paths.writable_kept`)."""
+    from groundskeeper.plan.suite_paths import suite_paths, writable_kept
+
+    for task in spec:
+        for pattern in writable_kept(task):
+            suites = [c for c in task.contracts if c.kind == "pytest"]
+            contract = next((c for c in suites if covers(suite_paths(task), pattern)), suites[0])
+            message = (
+                f"`:writable: {pattern}` cannot free it: under the contract `{contract.text}`"
+                " pytest's configuration (conftest.py, pytest.ini, …) stays protected, since"
+                " the contract refuses configuration a worker could write (C021); a new test"
+                " file, or an existing one the task asks to change, is the worker's to write"
+            )
+            yield Diagnostic("warning", task.heading.title, message, task.heading.line, "T030")
 
 
 def _pytest_checks(spec: PlanSpec) -> Iterator[Diagnostic]:

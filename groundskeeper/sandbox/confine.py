@@ -62,11 +62,12 @@ class Workdir:
     def host(self, relative: str) -> str:
         return os.path.join(self.root, relative) if relative else self.root
 
-    def resolve(self, cwd: str, path: str) -> str:
+    def resolve(self, cwd: str, path: str, *, changing: bool = False) -> str:
         """The real path of `path` (seen from `cwd`) relative to the root; refuses escapes.
 
         A missing final component is fine (a file about to be created); symlinks are
-        followed, and the result must still lie inside the workdir.
+        followed, and the result must still lie inside the workdir. A hidden path about to
+        be changed (`changing`) is refused as absent, and the refusal noted.
         """
         if path.startswith("/"):
             raise PathRefused(f"{path}: absolute paths are outside the sandbox")
@@ -85,6 +86,8 @@ class Workdir:
             raise PathRefused(f"{path}: leads outside the workdir (not in the sandbox)")
         relative = os.path.relpath(real, self.root)
         if self.fence.hides_path(self.root, relative):
+            if changing:
+                self.fence.note(fences.ABSENT, real)
             raise PathRefused(f"{path}: No such file or directory")
         return relative
 
@@ -119,7 +122,8 @@ class Workdir:
         so a link swapped in after `resolve` cannot redirect the open outside."""
         if path == DEV_NULL:
             return os.open(DEV_NULL, flags)
-        relative = self.resolve(cwd, path)
+        changing = flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND)
+        relative = self.resolve(cwd, path, changing=bool(changing))
         parts = relative.split(os.sep) if relative else []
         if not parts:
             raise PathRefused(f"{path}: Is a directory")
@@ -133,8 +137,9 @@ class Workdir:
                 os.close(directory)
                 directory = inner
                 if fence.hidden and fence.hides(os.fstat(directory)):
+                    if changing:  # a write into a hidden directory: refused, and noted
+                        fence.note(fences.ABSENT, directory, parts[-1])
                     raise PathRefused(f"{path}: No such file or directory")
-            changing = flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND)
             truncate = bool(flags & os.O_TRUNC) and fence.keeps_files
             if truncate:  # only once the file is known not to be the plan under another name
                 flags &= ~os.O_TRUNC
@@ -162,6 +167,8 @@ class Workdir:
         info = os.fstat(fd)
         mode = info.st_mode
         if fence.hides(info):
+            if changing:
+                fence.note(fences.ABSENT, fd)
             os.close(fd)
             raise PathRefused(f"{path}: No such file or directory")
         if changing and fence.is_read_only_file(info):

@@ -71,16 +71,21 @@ MAX_NOTED = 1_000
 @dataclass(frozen=True, slots=True)
 class PathRules:
     """Pattern rules over one workdir (`root`, a real path): a name under `conceal` is
-    absent and never made; a name under `keep` is never made, changed, renamed or removed."""
+    absent and never made; a name under `keep` is never made, changed, renamed or removed,
+    unless `allow` covers it too (a new test file the task asks for, under its contract's
+    test paths)."""
 
     root: str
     keep: tuple[str, ...] = ()
     conceal: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
 
     def refusal(self, relative: str, *, is_dir: bool = False) -> str | None:
         if self.conceal and PathPatterns(self.conceal).covers(relative, is_dir=is_dir):
             return ABSENT
         if self.keep and PathPatterns(self.keep).covers(relative, is_dir=is_dir):
+            if self.allow and PathPatterns(self.allow).covers(relative, is_dir=is_dir):
+                return None
             return PROTECTED
         return None
 
@@ -323,11 +328,12 @@ def protecting(
     files: list[str],
     patterns: tuple[str, ...] = (),
     witness: Refusals | None = None,
+    allow: tuple[str, ...] = (),
 ) -> Fence:
     """A fence keeping `files` (relative to `workdir`, regular files) as they are: no write,
     rename, removal or link over them, nor a move of a directory above them; and every name
-    `patterns` cover, made or renamed there later, as well. Each refusal to change is noted
-    in `witness`, when given."""
+    `patterns` cover, made or renamed there later, as well — but a name `allow` covers.
+    Each refusal to change is noted in `witness`, when given."""
     root = Path(os.path.realpath(workdir))
     entries: set[tuple[int, int, str]] = set()
     ids: set[Identity] = set()
@@ -345,7 +351,7 @@ def protecting(
         pinned=frozenset(pinned),
         protected=frozenset(entries),
         protected_ids=frozenset(ids),
-        rules=(PathRules(str(root), keep=patterns),) if patterns else (),
+        rules=(PathRules(str(root), keep=patterns, allow=allow),) if patterns else (),
         witnesses=(witness,) if witness is not None else (),
     )
 

@@ -211,6 +211,8 @@ class PathCalls(FdCalls):
             info = None
         fence = self.fence
         if info is not None and fence.hides(info):
+            if changing:  # a hidden input removed or renamed: refused as absent, and noted
+                fence.note(fences.ABSENT, parent, name)
             raise WasiError(NOENT)
         if not changing:
             return
@@ -413,6 +415,7 @@ class PathCalls(FdCalls):
                 there = _exists(parent, name) and not self._hidden_at(parent, name)
                 return EXIST if there else ROFS
             if self.fence.keeps_files and self.fence.refusal_at(parent, name) == fences.ABSENT:
+                self.fence.note(fences.ABSENT, parent, name)
                 return NOENT  # a hidden input's name: nothing may be made there
             os.mkdir(name, 0o777, dir_fd=parent)
         finally:

@@ -53,14 +53,31 @@ class RunChecks:
         show."""
         return tuple(self.paths.hidden) if self.paths is not None else ()
 
+    @property
+    def freed(self) -> tuple[str, ...]:
+        """The names under `pytest` contracts' test paths some task's worker was entitled to
+        write (`RunPaths.free`): a suite tolerates new tests there."""
+        if self.paths is None:
+            return ()
+        return tuple(dict.fromkeys(p for ps in self.paths.free.values() for p in ps))
+
     def run(self, task_id: str, check: SealedCheck) -> CheckResult:
         """The check's result, not sealed."""
-        gone = self.paths.changed(task_id) if self.paths is not None else []
-        if gone:
-            why = "; ".join(gone)
-            return CheckResult("FAIL", "protected_input_changed", why, "", check.sha256,
-                               sha256_text(""), 0, None)  # fmt: skip
+        kept = self.kept(task_id, check.sha256)
+        if kept is not None:
+            return kept
         return run_check(check, self.workdir, shell=self.shell, timeout=self.timeout)
+
+    def kept(self, task_id: str, check_sha256: str | None = None) -> CheckResult | None:
+        """The one rule of protection, for a task with a check or without one (a contract,
+        the worker's word): a failure naming each hidden or protected input that changed, or
+        that the task's worker tried to change and the fence refused (`RunPaths.changed`);
+        None when none did."""
+        gone = self.paths.changed(task_id) if self.paths is not None else []
+        if not gone:
+            return None
+        return CheckResult("FAIL", "protected_input_changed", "; ".join(gone), "",
+                           check_sha256, sha256_text(""), 0, None)  # fmt: skip
 
     def reused(
         self,

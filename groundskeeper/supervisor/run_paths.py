@@ -23,6 +23,7 @@ from pathlib import Path
 from groundskeeper.acceptance import protect
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
+from groundskeeper.plan.contract_syntax import protected_by
 from groundskeeper.plan.expected import (
     PYTEST_CONFIGURATION,
     UNSURE,
@@ -34,6 +35,7 @@ from groundskeeper.plan.expected import (
     unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec
+from groundskeeper.plan.suite_paths import suite_files_freed
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["TRIED", "RunPaths"]
@@ -96,6 +98,12 @@ class RunPaths:
         #: protected inputs a worker changed whose task is not entitled to: file → task id
         self._intruded: dict[str, str] = {}
         self._specs = {t.task_id: t for t in tasks}
+        #: the task id → the names under its own `pytest` contract's test paths its worker
+        #: may write after all: asked for by its text or covered by `:writable:` (adversary-8
+        #: F9: "add tests/test_mul.py"); pytest's configuration never
+        self.free: dict[str, tuple[str, ...]] = {
+            t.task_id: found for t in tasks if (found := suite_files_freed(t))
+        }
         self._hide = hide
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
@@ -125,22 +133,23 @@ class RunPaths:
         absent, and its own protected inputs — the files now and every name its patterns
         cover, made later; each change it refuses is noted for `changed`."""
         keep = self.keep.get(task_id, ())
-        files = self.inputs_of(task_id) if keep else []
+        free = self.free.get(task_id, ())
+        files = [f for f in self.inputs_of(task_id) if not covers(free, f)] if keep else []
         witness = fences.Refusals()
         with self._lock:
             self._refused[task_id] = witness
-        return self._hiding.union(fences.protecting(self.workdir, files, keep, witness))
+        return self._hiding.union(fences.protecting(self.workdir, files, keep, witness, free))
 
     def refused(self, task_id: str) -> list[str]:
         """The task's protected inputs its latest attempt's worker tried to change and the
         fence refused (a directory holding one moved or removed included; a name under a
-        protected pattern, made or renamed there, as that name)."""
+        protected or hidden pattern, made or renamed there, as that name)."""
         with self._lock:
             witness = self._refused.get(task_id)
         keep = self.keep.get(task_id, ())
-        if witness is None or not keep:
+        if witness is None or not (keep or self._hide):
             return []
-        inputs = self.inputs_of(task_id)
+        inputs = self.inputs_of(task_id) if keep else []
         found: list[str] = []
         for real in witness.paths():
             if real != self._root and not real.startswith(self._root + os.sep):
@@ -148,10 +157,38 @@ class RunPaths:
             relative = os.path.relpath(real, self._root).replace(os.sep, "/")
             inside = "" if relative == "." else relative + "/"
             hit = [f for f in inputs if f == relative or f.startswith(inside)]
-            if not hit and relative != "." and covers(keep, relative):
-                hit = [relative]
-            found += hit
+            if (
+                not hit
+                and relative != "."
+                and (covers(keep, relative) or covers(self._hide, relative))
+            ):
+                hit = [relative]  # a name made or renamed under a protected or hidden pattern
+            found += [f for f in hit if not covers(self.free.get(task_id, ()), f)]
         return list(dict.fromkeys(found))
+
+    def protection(self, task_id: str, path: str) -> str:
+        """What keeps `path` (relative to the workdir) from the task's worker, said to it with
+        each change the fence refused and in the reason its attempt fails: the first of a
+        hidden input, pytest's configuration, an expected file a check compares against, a
+        file of one of the task's contracts, a protected pattern."""
+        task = self._specs.get(task_id)
+        if covers(self._hide, path):
+            return "a hidden input"
+        if self.configuration and covers(self.configuration, path):
+            return "pytest's configuration, kept while a check runs pytest"
+        if path in self.automatic:
+            return (
+                f"an expected file the check of {', '.join(self.automatic[path])} compares against"
+            )
+        if task is None:
+            return fences.PROTECTED
+        for contract in task.contracts:
+            if covers(protected_by((contract,)), path):
+                return f"a file the task's contract `{contract.text}` judges with"
+        named = [p for p in task.protect if covers((p,), path)]
+        if named:
+            return f"a protected pattern of the task: `{named[0]}`"
+        return fences.PROTECTED
 
     def worker_wrote(self, task_id: str, changed: Iterable[str], unknown: object) -> None:
         """After a worker's attempt: each file some task protects that the attempt changed
@@ -216,7 +253,7 @@ class RunPaths:
             for f in differ
         ]
         found += [
-            f"protected input changed: {f}: {TRIED}"
+            f"protected input changed: {f}: {TRIED} ({self.protection(task_id, f)})"
             for f in self.refused(task_id)
             if f not in differ
         ]

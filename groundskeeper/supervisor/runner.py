@@ -676,7 +676,11 @@ class Runner:
         return WorkerSession(
             self.model,
             about,
-            replace(self._toolbox, watch=watching) if watching else self._toolbox,
+            replace(
+                self._toolbox,
+                watch=watching,
+                protection=partial(self._paths.protection, heading.task_id),
+            ),
             max_turns=self.options.max_turns,
             system=render_worker_prompt(about, self._prompt),
         )
@@ -886,7 +890,15 @@ def caught_lying(
             f"attempt {attempt}: forged sentinel: the check printed `{forged.group()[:24]}…`,"
             " a success marker the sandbox never printed"
         )
+    tried = reason is not None and TRIED in reason
     for body in sealed:
+        refused = body.get("refused")
+        if refused and body.get("status") != "refused" and not tried:
+            # a change the fence refused inside a call that otherwise ran (`sh`)
+            listed = ", ".join(f"`{excerpt(str(p))}`" for p in refused[:3])
+            more = f" and {len(refused) - 3} more" if len(refused) > 3 else ""
+            found.append(f"attempt {attempt}: a {body.get('tool')} that tried to change"
+                         f" {listed}{more}, which the fence refused")  # fmt: skip
         if body.get("status") == "refused":
             target = body.get("path") or body.get("command") or ""
             shown = f" `{excerpt(str(target))}`" if target else ""

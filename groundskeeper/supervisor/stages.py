@@ -257,6 +257,7 @@ class ContractsStage:
                     task.spec.protect,
                     hidden=self.checks.hidden,
                     unwatched=context.watched.unknown,
+                    added=self.checks.freed,
                 ),
             )
         )
@@ -308,6 +309,12 @@ class CheckStage:
     def judge(self, context: AttemptContext) -> StageResult:
         task, claim = context.task, context.claim
         if task.check is None:
+            kept = self.checks.kept(task.heading.task_id)
+            if kept is not None:  # the check's rule of protection, without a check to run
+                reason = f"{kept.code}: {kept.reason}"
+                feedback = f"your work did not pass: {told(kept.reason, hides=self.tools.hides)}"
+                return StageResult(self.name, "fail", reason, feedback,
+                                   f"{kept.code}\n{kept.reason}", True, "")  # fmt: skip
             return StageResult(self.name) if claim is None else self._unchecked(task, claim)
         result = None
         if context.phase == "sweep" and claim is None:  # a DONE carried from an earlier run

@@ -1,0 +1,52 @@
+"""Which names under a task's own `pytest` contract's test paths its worker may write after
+all (adversary-8 F9): a path its text asks it to change ("add tests/test_mul.py with a test
+for it", "add a test to tests/test_calc.py") and a `:writable:` pattern there — never
+pytest's configuration, which the contract refuses unless protected. The run's fence reads
+it (`supervisor.run_paths`), and lint's T030 names a `:writable:` it cannot free. It reads
+the compiled spec only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from groundskeeper.path_patterns import covers
+from groundskeeper.plan.contract_syntax import protected_by
+from groundskeeper.plan.expected import asks_to_change
+from groundskeeper.plan.spec import TaskSpec
+from groundskeeper.pytest_files import PYTEST_CONFIGURATION
+
+__all__ = ["suite_files_freed", "suite_paths", "writable_kept"]
+
+# a path-like word of a task's text: `calc.py`, `tests/test_mul.py`, `tests/unit/`
+_NAMED = re.compile(r"[\w./-]*\w\.\w+|[\w.-]+/[\w./-]*\w")
+
+
+def suite_paths(task: TaskSpec) -> tuple[str, ...]:
+    """The patterns the task's own `pytest` contracts protect (their test paths)."""
+    return tuple(p for c in task.contracts if c.kind == "pytest" for p in protected_by((c,)))
+
+
+def suite_files_freed(task: TaskSpec) -> tuple[str, ...]:
+    """The names under the task's own `pytest` contracts' test paths its worker may write:
+    each path its title or text asks it to change and each `:writable:` pattern there,
+    pytest's configuration aside. The contract still judges the suite against its red-first
+    baseline (an added file must not carry the red-first tests)."""
+    suite = suite_paths(task)
+    if not suite:
+        return ()
+    named = [n.rstrip(".") for n in _NAMED.findall(task.heading.title + "\n" + task.heading.body)]
+    asked = [n for n in dict.fromkeys(named) if covers(suite, n) and asks_to_change(task, n)]
+    return tuple(
+        p
+        for p in dict.fromkeys((*task.writable, *asked))
+        if covers(suite, p) and not covers(PYTEST_CONFIGURATION, p)
+    )
+
+
+def writable_kept(task: TaskSpec) -> tuple[str, ...]:
+    """The task's `:writable:` patterns under its own `pytest` contract's test paths that the
+    contract keeps protected anyway: pytest's configuration (lint T030)."""
+    suite = suite_paths(task)
+    freed = suite_files_freed(task)
+    return tuple(p for p in task.writable if covers(suite, p) and p not in freed)
