@@ -46,7 +46,7 @@ from groundskeeper.agents.seal import (
 )
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan.org import VERDICT_STATES, Heading, Plan, load_plan
-from groundskeeper.plan.spec import TaskSpec, compile_plan
+from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
 from groundskeeper.record.control import CONTROL_ROOT, ControlDir
 from groundskeeper.record.keys import (
     SigningKey,
@@ -59,6 +59,7 @@ from groundskeeper.record.verified_prefix import verify_with_prefix
 
 if TYPE_CHECKING:
     from groundskeeper.diagnostics import Diagnostic
+    from groundskeeper.record.backing import Record
 
 __all__ = [
     "DEFAULT_MAX_BLOCKS",
@@ -338,7 +339,10 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             + ", ".join(view.late)
             + "; a seal made during a session does not apply to it",
         )
-    tasks, note = _tasks_for(plan, event, backed_by(entries))
+    held = _read_record(entries)
+    tasks, note = _tasks_for(plan, event, _backed(held))
+    # a Stop claims the whole plan: every DONE's work too, which the session may have undone
+    again = _swept(plan, tasks) if tasks is not None and event.subject is None else []
     scope = "plan" if event.subject is None else "task" if tasks is not None else "none"
     record = HookRecord(
         control,
@@ -391,16 +395,18 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             record, event, view, options, Decision("allow", note), [], plan_path, now, scope
         )
     failures: list[tuple[TaskSpec, str]] = []
-    shell = options.shell
+    shell = _Sandbox(options.shell)  # the sandbox loads only when a check is to run
     withhold = hides_inputs(plan)
     for task in tasks:
-        if shell is None:  # the sandbox loads only when a check is to run
-            shell = sandbox_shell()
         why = _judge_task(
-            task, root, shell, options.check_timeout, record, view.blocks + 1, withhold
+            task, root, shell(), options.check_timeout, record, view.blocks + 1, withhold
         )
         if why is not None:
             failures.append((task, why))
+    undone = _judge_again(
+        again, root, shell, options.check_timeout, record, view.blocks + 1, withhold, held
+    )
+    failures += undone
     after = input_identities(root, inputs)
     moved = sorted(n for n in before.keys() | after.keys() if before.get(n) != after.get(n))
     moved += aliases_of_hidden(root, [p for p, _ in now.hidden]) if now.hidden else []
@@ -415,18 +421,24 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         )
     if not failures:
         done = ", ".join(f"`{t.task_id}`" for t in tasks) or "no open task"
+        still = ", ".join(f"`{t.task_id}`" for t in again)
+        said = f"checks pass: {done}" + (f"; DONE, judged again: {still}" if still else "")
         return _finish(
             record,
             event,
             view,
             options,
-            Decision("allow", f"checks pass: {done}"),
+            Decision("allow", said),
             [],
             plan_path,
             now,
             scope,
         )
-    lines = [f"groundskeeper: not done — {len(failures)} of {len(tasks)} open task(s) fail:"]
+    opened = len(failures) - len(undone)
+    head = f"{opened} of {len(tasks)} open task(s) fail"
+    if undone:
+        head += f"; {len(undone)} DONE task(s) no longer pass"
+    lines = [f"groundskeeper: not done — {head}:"]
     for task, why in failures:
         lines.append(f"- task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
     lines.append("Do the work (not the plan, its checks or the settings), then stop again.")
@@ -530,15 +542,85 @@ def _tasks_for(
 def backed_by(entries: list[tuple[str, str, dict[str, Any]]]) -> Callable[[TaskSpec], bool]:
     """Whether the ledger backs a task's DONE: a sealed DONE for it, judged with its check
     as it is now (`record.backing`, what a run and `audit` read)."""
+    return _backed(_read_record(entries))
+
+
+def _read_record(entries: list[tuple[str, str, dict[str, Any]]]) -> Record:
     from groundskeeper.record.backing import read_record
 
-    record = read_record(entries)
+    return read_record(entries)
 
+
+def _backed(record: Record) -> Callable[[TaskSpec], bool]:
     def backed(task: TaskSpec) -> bool:
         sha = SealedCheck.seal(task.check).sha256 if task.check is not None else None
         return record.backs_done(task.task_id, sha)
 
     return backed
+
+
+def _swept(plan: Plan, judged: list[TaskSpec]) -> list[TaskSpec]:
+    """The DONEs a claim of the whole plan judges again (`done_again`) that are not already
+    among the open tasks `judged` (a DONE the ledger does not back is open)."""
+    opened = {t.heading for t in judged}
+    return [t for t in done_again(plan) if t.heading not in opened]
+
+
+class _Sandbox:
+    """The shell the checks run in, loaded at its first use (a call that runs no check never
+    loads the sandbox)."""
+
+    def __init__(self, shell: Shell | None) -> None:
+        self._shell = shell
+
+    def __call__(self) -> Shell:
+        if self._shell is None:
+            self._shell = sandbox_shell()
+        return self._shell
+
+
+def _judge_again(
+    tasks: list[TaskSpec],
+    root: Path,
+    shell: _Sandbox,
+    timeout: float,
+    record: HookRecord,
+    attempt: int,
+    withhold: bool,
+    held: Record,
+    phase: str = "hook",
+) -> list[tuple[TaskSpec, str]]:
+    """Each DONE of `tasks` judged again by its check alone, as a run's final sweep judges a
+    carried DONE: one whose sealed read set (its last passing check's) still holds on disk
+    keeps its DONE without a run (sealed together as `inputs-unchanged`); the others' checks
+    run, each sealed. Each that no longer passes, with why."""
+    if not tasks:
+        return []
+    from groundskeeper.sandbox import inputs
+
+    unchanged: list[dict[str, str]] = []
+    failed: list[tuple[TaskSpec, str]] = []
+    for task in tasks:
+        assert task.check is not None
+        sealed = SealedCheck.seal(task.check)
+        reads = held.reads.get(task.task_id)
+        facts = inputs.sealed_facts(reads, sealed.sha256)
+        if facts is not None and reads is not None and inputs.unchanged(root, facts):
+            row = {"task_id": task.task_id, "check_sha256": sealed.sha256 or ""}
+            unchanged.append({**row, "reads_sha256": str(reads.get("sha256"))})
+            continue
+        result = run_check(sealed, root, shell=shell(), timeout=timeout)
+        record.stage("check", check_body(task.task_id, attempt, result, phase, withhold=withhold))
+        if not result.passed:
+            detail = f"{result.reason}\n{result.output}".rstrip()
+            said = check_feedback(sealed, detail, hides=withhold)
+            said = said if withhold else f"{result.code}: {said}"
+            failed.append((task, f"it is DONE, but its check no longer passes: {said}"))
+    if unchanged:
+        record.stage(
+            "inputs-unchanged", {"phase": phase, "reason": inputs.UNCHANGED, "tasks": unchanged}
+        )
+    return failed
 
 
 def open_tasks(plan: Plan, backed: Callable[[TaskSpec], bool]) -> list[TaskSpec]:
@@ -548,16 +630,8 @@ def open_tasks(plan: Plan, backed: Callable[[TaskSpec], bool]) -> list[TaskSpec]
     ledger backs it (`backed`: a sealed DONE with this very check), and judged again
     otherwise; FAILED and PARTIAL are open. A parent is judged on its own check, if it has
     one (without one, its children decide)."""
-    finished = frozenset(plan.done_states) - set(VERDICT_STATES)
     spec = compile_plan(plan)
-    ended: set[Heading] = set()  # a finished task's subtree is never run either
-    for task in spec:
-        if (task.heading.keyword or "") in finished:
-            stack = [task.heading]
-            while stack:
-                current = stack.pop()
-                ended.add(current)
-                stack.extend(current.child_tasks)
+    ended = _ended(plan, spec)
     found: list[TaskSpec] = []
     for task in spec:
         keyword = task.heading.keyword or ""
@@ -571,6 +645,36 @@ def open_tasks(plan: Plan, backed: Callable[[TaskSpec], bool]) -> list[TaskSpec]
     # deepest first (a stable sort keeps document order among equals): a parent after its
     # children, as a run's roll-up judges it
     return sorted(found, key=lambda t: -t.heading.level)
+
+
+def done_again(plan: Plan) -> list[TaskSpec]:
+    """The DONE tasks a final sweep judges again by their check (`agent work`'s, and a Stop's
+    and the launcher's, which claim the whole plan): every DONE with a check outside a
+    finished (custom done state) subtree, ledger-backed or not, deepest first — a later
+    session, or anything else, may have undone the work it was DONE for."""
+    spec = compile_plan(plan)
+    ended = _ended(plan, spec)
+    found = [
+        t
+        for t in spec
+        if t.heading.keyword == "DONE" and t.check is not None and t.heading not in ended
+    ]
+    return sorted(found, key=lambda t: -t.heading.level)
+
+
+def _ended(plan: Plan, spec: PlanSpec) -> set[Heading]:
+    """The headings of every finished task (a custom done state, `CANCELLED` after `|`) and
+    of its subtree: never run."""
+    finished = frozenset(plan.done_states) - set(VERDICT_STATES)
+    ended: set[Heading] = set()
+    for task in spec:
+        if (task.heading.keyword or "") in finished:
+            stack = [task.heading]
+            while stack:
+                current = stack.pop()
+                ended.add(current)
+                stack.extend(current.child_tasks)
+    return ended
 
 
 def session_refusals(plan: Plan) -> list[Diagnostic]:
@@ -776,13 +880,16 @@ def _write_failed(
 # -- what a launched session's stops came to ----------------------------------------------------
 
 
-def recheck_plan(plan_path: Path, workdir: Path | None, shell: Shell | None = None) -> list[str]:
+def recheck_plan(
+    plan_path: Path, workdir: Path | None, shell: Shell | None = None, session: str | None = None
+) -> list[str]:
     """The plan judged by the launcher itself after its session (`agent run`), whatever the
     session's recorded stops say — a hook call can be forged by anyone who can run its
     command line, and one killed early leaves no trace: the plan, its checks and inputs
-    against the latest seal, the hidden inputs' aliases, and every open task's check
-    (`open_tasks`) run in the sandbox, each sealed. Each reason the work is not done, said
-    for a person (empty: every open task passes)."""
+    against the latest seal, the hidden inputs' aliases, every open task's check
+    (`open_tasks`) and every DONE's (`done_again`, as a run's final sweep) run in the
+    sandbox, each sealed; `session`: the session judged, named in the record. Each reason
+    the work is not done, said for a person (empty: every task passes)."""
     control, key = open_plan_record(plan_path)
     entries = verified_entries(control, plan_path)
     view = LedgerView.read([(step, body) for _, step, body in entries], "")
@@ -795,18 +902,35 @@ def recheck_plan(plan_path: Path, workdir: Path | None, shell: Shell | None = No
     found += aliases_of_hidden(root, [p for p, _ in now.hidden])
     if found:
         return found
+    held = _read_record(entries)
+    tasks = open_tasks(plan, _backed(held))
+    again = _swept(plan, tasks)  # the session may have undone a DONE's work: judged again
     record = HookRecord(
-        control, key, {"kind": "launcher-check", "plan": str(plan_path), "workdir": str(root)}
+        control,
+        key,
+        {
+            "kind": "launcher-check",
+            "plan": str(plan_path),
+            "workdir": str(root),
+            "session_id": session or "",
+            "tasks": [t.task_id for t in tasks],
+            "done_again": [t.task_id for t in again],
+        },
     )
     withhold = hides_inputs(plan)
-    failed: list[tuple[str, str]] = []
-    for task in open_tasks(plan, backed_by(entries)):
-        if shell is None:
-            shell = sandbox_shell()
-        why = _judge_task(task, root, shell, DEFAULT_CHECK_TIMEOUT, record, 0, withhold, "launcher")
+    sandbox = _Sandbox(shell)
+    failed: list[tuple[TaskSpec, str]] = []
+    for task in tasks:
+        why = _judge_task(
+            task, root, sandbox(), DEFAULT_CHECK_TIMEOUT, record, 0, withhold, "launcher"
+        )
         if why is not None:
-            failed.append((task.task_id, why))
-            found.append(f"task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
+            failed.append((task, why))
+    failed += _judge_again(
+        again, root, sandbox, DEFAULT_CHECK_TIMEOUT, record, 0, withhold, held, "launcher"
+    )
+    for task, why in failed:
+        found.append(f"task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
     record.stage("run-end", {"ok": not found, "states": [], "tampers": 0})
     record.commit()
     write_anchor(plan_path, control.path)

@@ -309,7 +309,7 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     # the launcher's own judgement, not the recorded stops': anyone who can run the hook's
     # command line can record an allowed Stop, and a hook killed early records nothing
     try:
-        told += [f"not done — {why}" for why in recheck_plan(plan, hooked)]
+        told += [f"not done — {why}" for why in recheck_plan(plan, hooked, session=session)]
     except (HookFailure, GroundskeeperError, OSError) as exc:
         told.append(f"the plan could not be checked after the session: {exc}")
     for line in told:

@@ -8,9 +8,7 @@ it does not decide what a result means for the task, and `acceptance.check` runs
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from groundskeeper.acceptance.check import (
     CheckResult,
@@ -64,11 +62,11 @@ class RunChecks:
             return None  # a stand-in for the sandbox: its verdicts rest on what it says
         if self.paths is not None and self.paths.changed(task_id):
             return None  # `run` says why it fails
-        facts = _facts(record.reads.get(task_id), check.sha256)
-        if facts is None:
-            return None
         from groundskeeper.sandbox import inputs
 
+        facts = inputs.sealed_facts(record.reads.get(task_id), check.sha256)
+        if facts is None:
+            return None
         if not inputs.unchanged(root or self.workdir, facts, real=root is not None):
             return None
         why = "inputs unchanged since its verdict"
@@ -82,27 +80,3 @@ class RunChecks:
         result = self.run(task_id, check)
         self.books.check(task_id, attempt, result, phase)
         return result
-
-
-def _facts(
-    sealed: Mapping[str, Any] | None, check_sha256: str
-) -> tuple[tuple[str, ...], ...] | None:
-    """The facts of a sealed read set, when it was sealed for this check by this sandbox and
-    its digest is theirs; None otherwise."""
-    if sealed is None or sealed.get("check_sha256") != check_sha256:
-        return None
-    from groundskeeper.sandbox import read_set
-
-    if sealed.get("version") != read_set.sandbox_version():
-        return None
-    listed = sealed.get("facts")
-    if not isinstance(listed, list):
-        return None
-    facts: list[tuple[str, ...]] = []
-    for fact in listed:
-        if not isinstance(fact, list) or not all(isinstance(part, str) for part in fact):
-            return None
-        facts.append(tuple(fact))
-    if read_set.digest(facts) != sealed.get("sha256"):
-        return None
-    return tuple(facts)
