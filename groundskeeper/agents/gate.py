@@ -42,6 +42,7 @@ from groundskeeper.agents.seal import (
     input_identities,
     late_seals,
     new_hook_run_id,
+    refusals_in_force,
     write_anchor,
 )
 from groundskeeper.errors import GroundskeeperError
@@ -77,8 +78,11 @@ __all__ = [
     "open_tasks",
     "plan_changed_since",
     "recheck_plan",
+    "record_changed",
+    "refused_seal",
     "seal_fingerprint",
     "seal_plan",
+    "seal_refusal",
     "session_outcome",
     "session_refusals",
     "verified_entries",
@@ -329,6 +333,9 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             _record_session_start(control, key, event, plan_path, now)
         return Decision("allow", "")
     changes = now.changes_from(view.seal) if view.seal is not None else []
+    if view.refused:
+        # the seal in force may be the refused session's own: held until the user re-seals
+        changes.insert(0, _REFUSED + "; ".join(view.refused))
     if view.late:
         # whatever re-sealed the plan ran while the session did (the agent can run
         # `agent seal` or `agent setup` with the home it reads in its own environment): the
@@ -453,6 +460,61 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         now,
         scope,
     )
+
+
+_REFUSED = (
+    "the seal in force is marked: `agent run` refused a session launched on it, so it may be"
+    " that session's own seal, and only the user's `groundskeeper agent seal` accepts it: "
+)
+
+
+def refused_seal(plan_path: Path) -> str | None:
+    """Why no session may be launched on the plan's seal in force (a session `agent run`
+    refused since the user last sealed it), or None."""
+    control, _ = open_plan_record(plan_path)
+    refused = refusals_in_force(verified_steps(control, plan_path))
+    if not refused:
+        return None
+    return (
+        "the last session launched on the plan's seal was refused ("
+        + "; ".join(refused)
+        + "): the seal in force may be that session's own. Look at the plan, its checks and"
+        " inputs (`groundskeeper ledger show`), then accept them with `groundskeeper agent"
+        f" seal {plan_path}`"
+    )
+
+
+def seal_refusal(plan_path: Path, session: str | None, reasons: list[str]) -> str | None:
+    """Seal into the plan's ledger, whatever ledger is there, that `agent run` refused the
+    session it launched, with `reasons`: the seal in force is marked (`refusals_in_force`)
+    until the user seals the plan again. None when sealed, else why it could not be (a
+    ledger that cannot take an append: the next hook call and launch refuse it anyway)."""
+    try:
+        control = ControlDir.for_plan(plan_path).ensure()
+        key = _load_key()
+        try:
+            check_anchor(plan_path, control.path)
+            anchored = True
+        except HookFailure:
+            anchored = False  # a replaced ledger stays unanchored: the refusal blesses nothing
+        record = HookRecord(
+            control,
+            key,
+            {
+                "kind": "launcher-refusal",
+                "plan": str(plan_path),
+                "session_id": session or "",
+                "reasons": [excerpt(r) for r in reasons],
+                "versions": _versions(),
+            },
+        )
+        record.stage("run-end", {"ok": False, "states": [], "tampers": 0})
+        record.commit()
+        if anchored:
+            write_anchor(plan_path, control.path)
+    except (GroundskeeperError, OSError) as exc:
+        return str(exc)
+    return None
 
 
 def _record_session_start(
@@ -978,33 +1040,16 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
     session's calls are its own, and only a Stop (the whole plan's claim) is its last stop:
     the agent stops whenever its hook is killed (Claude Code lets a stop through on a hook
     that dies), and such a call leaves a run-start with no decision."""
-    control = ControlDir.for_plan(plan_path)
-    try:
-        steps = verified_steps(control, plan_path)
-        data = control.ledger.read_bytes()
-    except HookFailure as exc:
-        return f"the plan's ledger cannot be trusted: {exc}"
-    except OSError as exc:
-        return f"the plan's ledger cannot be read: {exc.strerror}"
-    after, digest = before
-    kept = b"".join(data.splitlines(keepends=True)[:after])
-    if hashlib.sha256(kept).hexdigest() != digest:
-        return (
-            "the plan's ledger as it was when the session started was rewritten during it;"
-            " nothing the session stopped on is confirmed"
-        )
-    late = late_seals(steps, after)
-    if late:
-        return (
-            "the plan was sealed again while the session ran, by " + ", ".join(late) + ": a"
-            " seal made during a session does not apply to it, and nothing it stopped on is"
-            " confirmed"
-        )
+    changed = record_changed(plan_path, before)
+    if changed is not None:
+        return changed
+    after = before[0]
+    steps = verified_steps(ControlDir.for_plan(plan_path), plan_path)
     if session is None:
         started = [
             str(body.get("session_id"))
             for step, body in steps[after:]
-            if step == "run-start" and body.get("kind") == "hook-session"
+            if step == "run-start" and body.get("kind") == "hook-session" and body.get("session_id")
         ]
         # a session resumed (`--continue`) starts no new one: its calls' one session id
         seen = {
@@ -1041,6 +1086,36 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
         return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
     if stops[-1] != "allow":
         return f"the session's last stop was not allowed ({stops[-1]}): the work is not done"
+    return None
+
+
+def record_changed(plan_path: Path, before: tuple[int, str]) -> str | None:
+    """Why the record a session was launched on no longer holds (the ledger cannot be
+    trusted, its lines from before the launch were rewritten, or the plan was sealed again
+    during the session), or None: what makes `agent run` refuse the session and mark the
+    seal (`seal_refusal`)."""
+    control = ControlDir.for_plan(plan_path)
+    try:
+        steps = verified_steps(control, plan_path)
+        data = control.ledger.read_bytes()
+    except HookFailure as exc:
+        return f"the plan's ledger cannot be trusted: {exc}"
+    except OSError as exc:
+        return f"the plan's ledger cannot be read: {exc.strerror}"
+    after, digest = before
+    kept = b"".join(data.splitlines(keepends=True)[:after])
+    if hashlib.sha256(kept).hexdigest() != digest:
+        return (
+            "the plan's ledger as it was when the session started was rewritten during it;"
+            " nothing the session stopped on is confirmed"
+        )
+    late = late_seals(steps, after)
+    if late:
+        return (
+            "the plan was sealed again while the session ran, by " + ", ".join(late) + ": a"
+            " seal made during a session does not apply to it, and nothing it stopped on is"
+            " confirmed"
+        )
     return None
 
 

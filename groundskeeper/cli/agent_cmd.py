@@ -253,7 +253,14 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     import signal
     import subprocess
 
-    from groundskeeper.agents.gate import ledger_lines, plan_changed_since, session_outcome
+    from groundskeeper.agents.gate import (
+        ledger_lines,
+        plan_changed_since,
+        record_changed,
+        refused_seal,
+        seal_refusal,
+        session_outcome,
+    )
     from groundskeeper.agents.setup import SETTINGS_NAME, claude_code_command
     from groundskeeper.record.control import ControlDir
 
@@ -272,7 +279,7 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     try:
         # the client reads this file at launch: one edited since the seal may run anything
         # (or nothing) as its hooks, whatever the hook would have said
-        unsealed = configuration_unsealed(plan, settings)
+        unsealed = configuration_unsealed(plan, settings) or refused_seal(plan)
         hooked = _workdir_of(settings)
     except (HookFailure, GroundskeeperError, OSError, ValueError) as exc:
         fail_usage(f"cannot confirm {settings} is the sealed one: {exc}")
@@ -302,16 +309,27 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
-    told = [
-        plan_changed_since(plan, launched),
-        session_outcome(plan, before, session),
-    ]
-    # the launcher's own judgement, not the recorded stops': anyone who can run the hook's
-    # command line can record an allowed Stop, and a hook killed early records nothing
-    try:
-        told += [f"not done — {why}" for why in recheck_plan(plan, hooked, session=session)]
-    except (HookFailure, GroundskeeperError, OSError) as exc:
-        told.append(f"the plan could not be checked after the session: {exc}")
+    told = [plan_changed_since(plan, launched), record_changed(plan, before)]
+    refused = [line for line in told if line is not None]
+    if refused:
+        # the seal in force may be the session's own: the refusal is sealed into whatever
+        # ledger is there, and no session is launched on that seal until the user re-seals
+        failed = seal_refusal(plan, session, refused)
+        told.append(
+            f"the refusal could not be sealed into the plan's ledger: {failed}"
+            if failed is not None
+            else "this refusal is sealed in the plan's ledger: no session is launched on the"
+            f" plan's seal until you accept it again (`groundskeeper agent seal {plan}`)"
+        )
+    else:
+        told.append(session_outcome(plan, before, session))
+        # the launcher's own judgement, not the recorded stops': anyone who can run the
+        # hook's command line can record an allowed Stop, and a hook killed early records
+        # nothing
+        try:
+            told += [f"not done — {why}" for why in recheck_plan(plan, hooked, session=session)]
+        except (HookFailure, GroundskeeperError, OSError) as exc:
+            told.append(f"the plan could not be checked after the session: {exc}")
     for line in told:
         if line is not None:
             narrate(f"groundskeeper: {line}")

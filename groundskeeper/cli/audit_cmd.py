@@ -51,6 +51,8 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
                        check): hand-edited, or written by something other than a run
       state-mismatch   a finished state the ledger does not show for that task
       unfinished-run   a run that started and never sealed its end (killed)
+      refused-session  a session `agent run` refused (the plan or the record changed
+                       during it), with no `agent seal` since: the seal may be its own
       ledger           the ledger itself does not verify (see `ledger verify`)
 
     The next `groundskeeper resume` re-verifies every unbacked DONE before it skips it.
@@ -108,6 +110,14 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
         elif keyword in done_states and sealed is not None and sealed.state != keyword:
             message = f"`{task.title}` is {keyword} in the plan; the ledger says {sealed.state}"
             findings.append(AuditFinding("state-mismatch", task.task_id, task.line, message))
+    from groundskeeper.agents.seal import refusals_in_force
+
+    for refused in refusals_in_force([(step, body) for _, step, body in steps]):
+        message = (
+            f"`agent run` refused {refused}; the seal in force may be that session's own, and"
+            " no session is launched on it until you accept it (`groundskeeper agent seal`)"
+        )
+        findings.append(AuditFinding("refused-session", None, None, message))
     # the last run is still going when someone holds the plan: not "killed"
     running = record.runs[-1] if record.runs and RunLock.held(control) else None
     unfinished = record.unfinished(current=running)

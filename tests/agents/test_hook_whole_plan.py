@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.agents.gated import ledger_steps, make_done_work
-from tests.agents.test_hook_session_bound import agent_run, hook, set_up
+from tests.agents.test_hook_session_bound import agent_run, gk, hook, set_up
 
 
 def done_work(tmp_path: Path) -> Path:
@@ -77,3 +77,74 @@ def test_agent_run_judges_every_done_again_after_the_session(tmp_path: Path) -> 
     honest = agent_run(work, "work Stop")
     assert honest.returncode == 0, honest.stderr
     assert "groundskeeper:" not in honest.stderr
+
+
+# -- B: the record of a refused session ----------------------------------------------------
+
+
+def audit(work: Path) -> tuple[int, str]:
+    done = gk(work, "audit", str(work / "plan.org"))
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_a_session_with_its_record_rewritten_is_sealed_as_refused_and_holds_the_next_launch(
+    work: Path,
+) -> None:
+    # the ledger and its anchor removed, the checks weakened and the plan set up afresh: the
+    # new ledger's seal is the session's own
+    set_up(work)
+    told = agent_run(work, "Stop rewrite restart Stop")
+    assert told.returncode == 1, told.stderr
+    assert "ledger as it was when the session started was rewritten" in told.stderr
+    assert "this refusal is sealed in the plan's ledger" in told.stderr
+    assert "not done —" not in told.stderr  # nothing judged against the session's own seal
+    refusals = [b for s, b in ledger_steps(work) if s == "run-start"
+                and b.get("kind") == "launcher-refusal"]  # fmt: skip
+    assert len(refusals) == 1
+    assert any("was rewritten during it" in r for r in refusals[0]["reasons"])
+    assert not [b for s, b in ledger_steps(work) if b.get("kind") == "launcher-check"]
+    shown = gk(work, "ledger", "show", str(work / ".groundskeeper" / "plan.org")).stdout
+    assert "agent run refused session" in shown, shown
+    status, said = audit(work)
+    assert status == 1 and "refused-session: `agent run` refused session" in said, said
+    # the next launch is refused, and a stop on that seal is blocked
+    again = agent_run(work, "mark-launched work Stop")
+    assert again.returncode == 2, again.stderr
+    assert "not launched: the last session launched on the plan's seal was refused" in (
+        again.stderr
+    )
+    assert "LAUNCHED" not in [p.name for p in work.iterdir()]
+    reason = hook(work, session="s-9").blocked or ""
+    assert "the seal in force is marked: `agent run` refused a session" in reason, reason
+    # the honest twin: the user puts the plan right and seals it; the next session is launched
+    plan = work / "plan.org"
+    plan.write_text(plan.read_text().replace("test -f plan.org", "grep -q shipped NOTES.md", 1)
+                    .replace("test -f plan.org", "grep -qx 1 COUNT", 1))  # fmt: skip
+    assert gk(work, "agent", "seal", "plan.org").returncode == 0
+    honest = agent_run(work, "work Stop")
+    assert honest.returncode == 0, honest.stderr
+    assert audit(work)[0] == 0
+
+
+def test_a_session_that_sealed_the_plan_again_is_refused_and_marks_that_seal(work: Path) -> None:
+    set_up(work)
+    told = agent_run(work, "Stop rewrite reseal work Stop")
+    assert told.returncode == 1, told.stderr
+    assert "sealed again while the session ran, by `agent seal`" in told.stderr
+    again = agent_run(work, "Stop")
+    assert again.returncode == 2, again.stderr
+    assert "sealed again while the session ran" in again.stderr  # the reasons, as sealed
+
+
+def test_an_honest_session_leaves_no_mark_on_the_seal(work: Path) -> None:
+    set_up(work)
+    first = agent_run(work, "work Stop")
+    assert first.returncode == 0, first.stderr
+    launcher = [b for s, b in ledger_steps(work) if b.get("kind") == "launcher-check"]
+    assert launcher[-1]["session_id"] and launcher[-1]["tasks"] == ["notes", "count"]
+    shown = gk(work, "ledger", "show", str(work / ".groundskeeper" / "plan.org")).stdout
+    assert "agent run's judgment · session " in shown and "2 open task(s) (notes, count)" in shown
+    assert "0 tasks · model None" not in shown
+    second = agent_run(work, "Stop")
+    assert second.returncode == 0, second.stderr
+    assert audit(work)[0] == 0
