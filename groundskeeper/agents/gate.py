@@ -292,6 +292,13 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             " setup`); a change to them is refused. Ask the user to change them outside the"
             " session.",
         )
+    if event.kind == "session-start" and not event.session_id:
+        # a start that names no session (Copilot's documented `sessionStart` input) claims
+        # nothing and runs no check: recorded as a start of no session, never judged
+        control, key = open_plan_record(plan_path)
+        verified_entries(control, plan_path, key)
+        _record_session_start(control, key, event, plan_path, sha256_text(_load(plan_path).text))
+        return Decision("allow", "")
     if not event.session_id:
         # a client always names its session; a call naming none is no session's, and would
         # otherwise be judged as a session of its own (with no start to hold it to)
@@ -330,7 +337,7 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         view = LedgerView(now, by, view.blocks, started=True)
     if event.kind == "session-start":
         if not view.started:
-            _record_session_start(control, key, event, plan_path, now)
+            _record_session_start(control, key, event, plan_path, now.plan_sha256)
         return Decision("allow", "")
     changes = now.changes_from(view.seal) if view.seal is not None else []
     if view.refused:
@@ -518,7 +525,7 @@ def seal_refusal(plan_path: Path, session: str | None, reasons: list[str]) -> st
 
 
 def _record_session_start(
-    control: ControlDir, key: SigningKey, event: HookEvent, plan_path: Path, now: Fingerprint
+    control: ControlDir, key: SigningKey, event: HookEvent, plan_path: Path, plan_sha256: str
 ) -> None:
     """Mark where the session starts in the ledger: the seal in force then is the one its
     stops are held to, and any seal after it was made during the session."""
@@ -531,7 +538,7 @@ def _record_session_start(
             "event": event.name,
             "session_id": event.session_id,
             "plan": str(plan_path),
-            "plan_sha256": now.plan_sha256,
+            "plan_sha256": plan_sha256,
             "versions": _versions(),
         },
     )

@@ -5,9 +5,11 @@ writes and, where it matters, `agent run` with a stand-in claude."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
-from tests.agents.gated import ledger_steps, make_done_work
+from tests.agents.gated import HookRun, ledger_steps, make_done_work, stop_event
 from tests.agents.test_hook_session_bound import agent_run, gk, hook, set_up
 
 
@@ -148,3 +150,82 @@ def test_an_honest_session_leaves_no_mark_on_the_seal(work: Path) -> None:
     second = agent_run(work, "Stop")
     assert second.returncode == 0, second.stderr
     assert audit(work)[0] == 0
+
+
+# -- C: events that are not stops ----------------------------------------------------------
+
+#: each agent's hook file as `agent setup` writes it, and how to reach an event's command
+HOOK_FILES = {
+    "codex": (".codex/hooks.json", lambda d, e: d["hooks"][e][0]["hooks"][0]["command"]),
+    "gemini": (".gemini/settings.json", lambda d, e: d["hooks"][e][0]["hooks"][0]["command"]),
+    "copilot": (".github/hooks/groundskeeper.json", lambda d, e: d["hooks"][e][0]["bash"]),
+    "cursor": (".cursor/hooks.json", lambda d, e: d["hooks"][e][0]["command"]),
+}
+
+
+def agent_hook(work: Path, agent: str, event: str, body: dict[str, object]) -> tuple[int, str]:
+    """`event`'s own command line from the hook file `agent setup AGENT` wrote, through a
+    shell, with `body` on stdin: (exit status, stdout)."""
+    name, reach = HOOK_FILES[agent]
+    command = reach(json.loads((work / name).read_text()), event)
+    proc = subprocess.run(["/bin/sh", "-c", command], cwd=work, input=json.dumps(body).encode(),
+                          capture_output=True, timeout=120)  # fmt: skip
+    return proc.returncode, proc.stdout.decode()
+
+
+def test_copilot_session_starts_are_recorded_as_starts_and_never_trip_the_breaker(
+    work: Path,
+) -> None:
+    done = gk(work, "agent", "setup", "copilot", "--plan", str(work / "plan.org"))
+    assert done.returncode == 0, done.stderr
+    start = {"timestamp": 1764252000000, "cwd": str(work), "source": "new",
+             "initialPrompt": "do the plan"}  # fmt: skip
+    for n in range(9):  # more than --max-blocks (8) resumes of one session, and no stop
+        status, said = agent_hook(work, "copilot", "sessionStart", {**start, "sessionId": "cpB"})
+        assert (status, said) == (0, ""), (n, said)
+    assert agent_hook(work, "copilot", "sessionStart", start) == (0, "")  # no session named
+    assert "* FAILED" not in (work / "plan.org").read_text()
+    steps = ledger_steps(work)
+    assert not [b for s, b in steps if s in ("check", "hook-decision", "claim")]
+    starts = [b for s, b in steps if s == "run-start" and b.get("kind") == "hook-session"]
+    assert [(b["event"], b["session_id"]) for b in starts] == [
+        ("sessionStart", "cpB"),
+        ("sessionStart", ""),
+    ]
+    # the honest twin: the session's stop is judged, as a stop
+    status, said = agent_hook(work, "copilot", "agentStop", {**start, "sessionId": "cpB"})
+    assert status == 0 and json.loads(said)["decision"] == "block", said
+    assert "grep -q shipped NOTES.md" in json.loads(said)["reason"]
+
+
+def test_every_dialect_names_each_configured_event_on_its_command_line(work: Path) -> None:
+    from groundskeeper.agents.setup import EVENTS
+
+    for agent in HOOK_FILES:
+        done = gk(work, "agent", "setup", agent, "--plan", str(work / "plan.org"))
+        assert done.returncode == 0, done.stderr
+        name, reach = HOOK_FILES[agent]
+        written = json.loads((work / name).read_text())
+        for event in EVENTS[agent]:
+            assert reach(written, event).split(" || ")[0].endswith(f"--event {event}"), agent
+
+
+def test_an_event_other_than_the_configured_one_is_blocked(work: Path) -> None:
+    set_up(work)
+    # Claude Code's SessionStart command line fed a Stop: neither judged nor taken as a start
+    run = hook_as(work, "SessionStart", "Stop")
+    assert "configured for 'SessionStart' was given an 'Stop' event" in (run.blocked or ""), run
+    assert not [b for s, b in ledger_steps(work) if s == "check"]
+    # the honest twin: each command line with its own event
+    assert hook(work, "SessionStart").blocked is None
+    assert "grep -q shipped NOTES.md" in (hook(work).blocked or "")
+
+
+def hook_as(work: Path, configured: str, sent: str) -> HookRun:
+    """Claude Code's command line for `configured`, given a `sent` event."""
+    settings = json.loads((work / ".groundskeeper/plan.org/claude-code.settings.json").read_text())
+    command = settings["hooks"][configured][0]["hooks"][0]["command"]
+    body = json.dumps(stop_event(work, hook_event_name=sent)).encode()
+    proc = subprocess.run(["/bin/sh", "-c", command], cwd=work, timeout=120, capture_output=True,
+                          input=body)  # fmt: skip
+    return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
