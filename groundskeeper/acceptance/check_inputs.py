@@ -231,14 +231,12 @@ def session_inputs_changed(
 
 def _reason(path: str, who: str, checked: TaskSpec, intruder: str | None) -> str:
     role = check_role(checked, path)
-    what = {CHECKER: "the check's own program or test", DATA: "an input of the check"}.get(
-        role, "a file of the check"
-    )
-    asks = (
-        "the task does not ask to change it" if intruder is not None else
-        "no task of the plan asks to change it"
-    )  # fmt: skip
+    what = "the check's own program or test" if role == CHECKER else "an input of the check"
+    if intruder is None:
+        asks, where = "no task of the plan asks to change it", "the task that should"
+    else:
+        asks, where = f"task `{intruder}` does not ask to change it", f"task `{intruder}`"
     return (
         f"input changed: the check read `{path}` ({what}), which {who} changed; {asks};"
-        f" add `:writable: {path}` to that task if it should"
+        f" add `:writable: {path}` to {where} if it should change it"
     )

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from groundskeeper.acceptance import protect
+from groundskeeper.acceptance.check_inputs import read_inputs_changed
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
 from groundskeeper.plan.expected import (
@@ -42,6 +43,36 @@ __all__ = ["TRIED", "RunPaths"]
 TRIED = "the worker tried to change it, and the sandbox refused"
 
 Hashes = dict[str, str | None]
+
+#: The most files the run-start snapshot lists; past it, every file counts as there before.
+MAX_SNAPSHOT = 200_000
+
+
+def _stamp(workdir: Path, path: str) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(workdir / path)
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns)
+
+
+def _snapshot(workdir: Path) -> dict[str, tuple[int, int]] | None:
+    """Every file under `workdir` (no control directory, no link followed) → (size, mtime)."""
+    found: dict[str, tuple[int, int]] = {}
+    root = os.path.realpath(workdir)
+    for directory, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = [d for d in dirs if d.casefold() not in fences.HIDDEN_NAMES]
+        base = os.path.relpath(directory, root)
+        for name in files:
+            relative = name if base == "." else f"{base}/{name}".replace(os.sep, "/")
+            try:
+                info = os.lstat(os.path.join(directory, name))
+            except OSError:
+                continue
+            found[relative] = (info.st_size, info.st_mtime_ns)
+            if len(found) > MAX_SNAPSHOT:
+                return None
+    return found
 
 
 class RunPaths:
@@ -102,6 +133,17 @@ class RunPaths:
         self._refused: dict[str, fences.Refusals] = {}  # the task's latest attempt's
         self._root = os.path.realpath(workdir)
         self._lock = threading.Lock()
+        #: what the workdir held before any worker ran: file → (size, mtime); None past
+        #: `MAX_SNAPSHOT` files (then every file counts as there before the work)
+        self._before = _snapshot(workdir)
+        #: every file a worker of the run changed → the tasks whose workers did, in order
+        self._writes: dict[str, list[str]] = {}
+        #: files a worker made (not there at run start) → the first task whose worker did
+        self._made: dict[str, str] = {}
+        #: a task → the files other tasks' workers had made when it first started
+        self._made_before: dict[str, frozenset[str]] = {}
+        #: tasks one of whose attempts changed files no journal could list
+        self._unlisted: list[str] = []
 
     @property
     def holds_out(self) -> bool:
@@ -118,6 +160,9 @@ class RunPaths:
         hashes = {f: protect.input_sha256(self.workdir, f) for f in self.inputs_of(task_id)}
         with self._lock:
             self._at_task[task_id] = hashes
+            if task_id not in self._made_before:
+                made = (p for p, maker in self._made.items() if maker != task_id)
+                self._made_before[task_id] = frozenset(made)
         return hashes
 
     def worker_fence(self, task_id: str) -> fences.Fence:
@@ -160,10 +205,17 @@ class RunPaths:
         to, or `:writable:` covers it), and otherwise marked as changed by that task — which
         fails every task protecting it, naming the intruder (adversary-6 F7, F17)."""
         task = self._specs.get(task_id)
+        named = set(changed)
+        with self._lock:
+            for path in sorted(named):
+                if not self._there_at_start(path):
+                    self._made.setdefault(path, task_id)
+                self._writes.setdefault(path, []).append(task_id)
+            if unknown:
+                self._unlisted.append(task_id)
         keeps = [p for ps in self.keep.values() for p in ps]
         if task is None or not keeps:
             return
-        named = set(changed)
         candidates = set(protect.matched_files(self.workdir, keeps)) | set(self._current)
         with self._lock:
             for path in sorted(candidates):
@@ -177,6 +229,35 @@ class RunPaths:
                     self._intruded.pop(path, None)
                 elif path not in self._intruded:
                     self._intruded[path] = task_id
+
+    def _there_at_start(self, path: str) -> bool:
+        return self._before is None or path in self._before
+
+    def inputs_read(self, task_id: str, read: Iterable[str] | None) -> list[str]:
+        """Why a pass of the task's check must not stand (`acceptance.check_inputs`): each
+        file it `read` (None: it cannot be told, so every file a worker changed) that was
+        there before the work — at run start, or made by another task's worker before this
+        task first started — and that a worker not entitled to it changed, named. An attempt
+        whose changes could not all be listed counts as changing every file whose size or
+        mtime differs from run start."""
+        task = self._specs.get(task_id)
+        if task is None:
+            return []
+        with self._lock:
+            writes = {p: list(ids) for p, ids in self._writes.items()}
+            unlisted = list(dict.fromkeys(self._unlisted))
+            made_before = self._made_before.get(task_id, frozenset())
+        files = set(writes) if read is None else set(read)
+        if unlisted and self._before is not None:
+            for path in sorted(files | (set(self._before) if read is None else set())):
+                if path in self._before and _stamp(self.workdir, path) != self._before[path]:
+                    writes[path] = [*writes.get(path, []), *unlisted]
+                    files.add(path)
+
+        def existed(path: str) -> bool:
+            return self._there_at_start(path) or path in made_before
+
+        return read_inputs_changed(task, files, writes, existed, self._specs)
 
     def judge_fence(self) -> fences.Fence:
         """What the judge's reading is bound by: the hidden inputs are absent to it."""
