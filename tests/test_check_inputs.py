@@ -24,12 +24,25 @@ def _expected(root: Path) -> None:
 
 
 def _failed_on(doc: dict[str, object], task_id: str, path: str, by: str | None = None) -> str:
+    """The task FAILED by the verdict's rule on what its check read, naming `path` and the
+    task whose worker changed it."""
     row = _row(doc, task_id)  # type: ignore[arg-type]
     assert row["state"] == "FAILED", row
     reason = str(row["reason"])
     assert reason.startswith("protected_input_changed: " + READ.format(path)), reason
     assert f"task `{by or task_id}` does not ask to change it" in reason, reason
     return reason
+
+
+def _refused(doc: dict[str, object], task_id: str, path: str) -> None:
+    """The task FAILED because its worker tried to change `path`, kept from it before the work
+    (red-first read it, or its pytest check runs it), and the sandbox refused."""
+    row = _row(doc, task_id)  # type: ignore[arg-type]
+    assert row["state"] == "FAILED", row
+    assert row["reason"] == (
+        f"protected_input_changed: protected input changed: {path}: the worker tried to change"
+        " it, and the sandbox refused"
+    ), row["reason"]
 
 
 # -- fakes: the expected file, read by an idiom no static reader knew (adversary-8 F1) --------
@@ -48,7 +61,29 @@ IDIOMS = [
 
 @pytest.mark.parametrize("check", IDIOMS)
 def test_rewriting_the_expected_file_any_idiom_reads_fails(tmp_path: Path, check: str) -> None:
+    """The check fails at its first command before any work (no `o1.txt`), so red-first never
+    reads the expected file: the verdict's rule, on what the passing check read, catches it."""
     _expected(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Sum", "t1", f"test -s o1.txt && {check}", max_attempts="1")
+        + "Write o1.txt containing the sum of the numbers in data.txt.\n",
+        "workers:\n  t1:\n" + _sh("echo 99 > exp/e1.txt; echo 99 > o1.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    reason = _failed_on(doc, "t1", "exp/e1.txt")
+    assert "add `:writable: exp/e1.txt` to task `t1`" in reason
+    assert (tmp_path / "exp" / "e1.txt").read_text() == "99\n"  # the sandbox let it through
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("check", IDIOMS)
+def test_what_red_first_read_is_kept_from_the_worker(tmp_path: Path, check: str) -> None:
+    """Red-first's run reads the expected file on the untouched workdir: from then on the
+    sandbox refuses the worker's write to it, and the attempt fails naming it. (A wrong
+    `o1.txt` is there, so that each idiom reads on to the expected file.)"""
+    _expected(tmp_path)
+    (tmp_path / "o1.txt").write_text("0\n")
     plan, script = setup(
         tmp_path,
         task("Sum", "t1", check, max_attempts="1")
@@ -56,8 +91,8 @@ def test_rewriting_the_expected_file_any_idiom_reads_fails(tmp_path: Path, check
         "workers:\n  t1:\n" + _sh("echo 99 > exp/e1.txt; echo 99 > o1.txt") + "    - say: DONE\n",
     )
     result, doc = resume(plan, script)
-    reason = _failed_on(doc, "t1", "exp/e1.txt")
-    assert "add `:writable: exp/e1.txt` to task `t1`" in reason
+    _refused(doc, "t1", "exp/e1.txt")
+    assert (tmp_path / "exp" / "e1.txt").read_text() == "6\n"
     assert result.exit_code == 1
 
 
@@ -100,7 +135,7 @@ def test_emptying_the_input_fails_the_task_and_the_sibling_that_reads_it(tmp_pat
     )
     plan, script = setup(
         tmp_path,
-        task("Total", "total", TOTAL, max_attempts="1")
+        task("Total", "total", f"test -s total.txt && {TOTAL}", max_attempts="1")
         + "Write total.txt with the sum of the amounts in sales.csv.\n"
         + task("Rows", "rows", 'test "$(python3 count.py sales.csv)" -eq "$(cat rows.txt)"',
                max_attempts="1")
@@ -110,7 +145,12 @@ def test_emptying_the_input_fails_the_task_and_the_sibling_that_reads_it(tmp_pat
     )  # fmt: skip
     result, doc = resume(plan, script, "--max-parallel", "1")
     _failed_on(doc, "total", "sales.csv")
-    _failed_on(doc, "rows", "sales.csv", by="total")
+    row = _row(doc, "rows")  # red-first kept it from rows' worker: it is judged before running
+    assert row["state"] == "FAILED", row
+    assert row["reason"] == (
+        "protected_input_changed: protected input changed: sales.csv: changed by the worker of"
+        " task total, whose task does not ask to change it"
+    )
     assert result.exit_code == 1
 
 
@@ -162,7 +202,8 @@ def test_rewriting_the_tests_a_plain_pytest_check_runs_fails(tmp_path: Path) -> 
         + "    - say: DONE\n",
     )  # fmt: skip
     result, doc = resume(plan, script)
-    _failed_on(doc, "fix", "tests/test_calc.py")
+    _refused(doc, "fix", "tests/test_calc.py")
+    assert (tmp_path / "tests" / "test_calc.py").read_text() == TEST_CALC
     assert result.exit_code == 1
 
 
@@ -191,14 +232,16 @@ def _checker(root: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("fake", "path"),
+    ("fake", "path", "refused"),
     [
-        (_write("helper.py", "def ok():\\n    return True"), "helper.py"),
-        (_sh("echo 7 > out.txt; echo 7 > key.txt"), "key.txt"),
+        # red-first imported it (the helper fails on the missing out.txt): refused at once
+        (_write("helper.py", "def ok():\\n    return True"), "helper.py", True),
+        # the key is read only once out.txt is there: the verdict's rule
+        (_sh("echo 7 > out.txt; echo 7 > key.txt"), "key.txt", False),
     ],
 )
 def test_rewriting_what_a_check_program_imports_or_reads_fails(
-    tmp_path: Path, fake: str, path: str
+    tmp_path: Path, fake: str, path: str, refused: bool
 ) -> None:
     _checker(tmp_path)
     plan, script = setup(
@@ -207,7 +250,10 @@ def test_rewriting_what_a_check_program_imports_or_reads_fails(
         "workers:\n  a:\n" + fake + "    - say: DONE\n",
     )
     result, doc = resume(plan, script)
-    _failed_on(doc, "a", path)
+    if refused:
+        _refused(doc, "a", path)
+    else:
+        _failed_on(doc, "a", path)
     assert result.exit_code == 1
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from groundskeeper.acceptance import protect
-from groundskeeper.acceptance.check_inputs import read_inputs_changed
+from groundskeeper.acceptance.check_inputs import entitled, pytest_paths, read_inputs_changed
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
 from groundskeeper.plan.expected import (
@@ -34,7 +34,7 @@ from groundskeeper.plan.expected import (
     reading,
     unsure_message,
 )
-from groundskeeper.plan.spec import PlanSpec
+from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["TRIED", "RunPaths"]
@@ -54,6 +54,21 @@ def _stamp(workdir: Path, path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return (info.st_size, info.st_mtime_ns)
+
+
+def _test_files(workdir: Path, task: TaskSpec) -> list[str]:
+    """The files under the test paths a plain pytest check names (`pytest -q tests`: every
+    file under tests/; a file path: that file), there now."""
+    found: list[str] = []
+    for path in pytest_paths(task):
+        if (workdir / path).is_file():
+            found.append(path)
+        elif (workdir / path).is_dir():
+            try:
+                found += protect.matched_files(workdir, [f"/{path}/**"])
+            except ValueError:
+                continue  # past MAX_PROTECTED: the verdict's rule still holds them
+    return found
 
 
 def _snapshot(workdir: Path) -> dict[str, tuple[int, int]] | None:
@@ -81,6 +96,7 @@ class RunPaths:
     def __init__(self, workdir: Path, spec: PlanSpec) -> None:
         self.workdir = workdir
         hide = tuple(dict.fromkeys(p for task in spec for p in task.hide))
+        self._hide = hide
         #: the task id → the patterns its worker may not change: its `:protect:` patterns and
         #: its expected files that exist now (as anchored paths)
         self.keep: dict[str, tuple[str, ...]] = {}
@@ -88,6 +104,7 @@ class RunPaths:
         self.automatic: dict[str, list[str]] = {}
         self.hide_of: dict[str, tuple[str, ...]] = {}
         tasks = list(spec)
+        self._specs = {t.task_id: t for t in tasks}
         self.automatic = expected_inputs(tasks, workdir)
         for task in tasks:
             auto = [p for p, ids in self.automatic.items() if task.task_id in ids]
@@ -104,6 +121,12 @@ class RunPaths:
         if pins:
             for task in tasks:
                 self.keep[task.task_id] = tuple(dict.fromkeys(self.keep[task.task_id] + pins))
+        #: files kept from one task's own worker because its check runs them as tests (a
+        #: plain pytest check's test paths) or read them before any work (red-first), and
+        #: its text does not ask to change them → the tasks (`check_inputs`)
+        self.read_kept: dict[str, list[str]] = {}
+        for task in tasks:
+            self._keep_read(task.task_id, _test_files(workdir, task), start=False)
         #: hidden inputs found at run start (hidden from every worker, seen by checks)
         self.hidden = protect.matched_files(workdir, hide)
         kept = protect.matched_files(workdir, [p for ps in self.keep.values() for p in ps])
@@ -126,8 +149,6 @@ class RunPaths:
         self._current: Hashes = dict(self.start)
         #: protected inputs a worker changed whose task is not entitled to: file → task id
         self._intruded: dict[str, str] = {}
-        self._specs = {t.task_id: t for t in tasks}
-        self._hide = hide
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
         self._refused: dict[str, fences.Refusals] = {}  # the task's latest attempt's
@@ -229,6 +250,38 @@ class RunPaths:
                     self._intruded.pop(path, None)
                 elif path not in self._intruded:
                     self._intruded[path] = task_id
+
+    def _keep_read(self, task_id: str, files: Iterable[str], *, start: bool = True) -> None:
+        """Keep `files` (there now) from the task's own worker, each that is not the code
+        under test of its check and that its text does not ask to change (nor `:writable:`
+        frees): its check's own tests, programs and data. `start`: hash them now as what they
+        held before any work (after the run's start was sealed: red-first)."""
+        task = self._specs.get(task_id)
+        if task is None:
+            return
+        kept = [
+            f for f in files
+            if not entitled(task, f, checked=task) and not covers(self._hide, f)
+            and (self.workdir / f).is_file()
+        ]  # fmt: skip
+        if not kept:
+            return
+        self.keep[task_id] = tuple(dict.fromkeys((*self.keep.get(task_id, ()),
+                                                   *(f"/{f}" for f in kept))))  # fmt: skip
+        for f in kept:
+            ids = self.read_kept.setdefault(f, [])
+            if task_id not in ids:
+                ids.append(task_id)
+            if start and f not in self.start:
+                self.start[f] = protect.input_sha256(self.workdir, f)
+                self._current.setdefault(f, self.start[f])
+
+    def read_before_work(self, task_id: str, read: Iterable[str] | None) -> None:
+        """What the task's check read on the untouched workdir (red-first): kept from its own
+        worker from now on, as `_keep_read` says (the verdict's rule backs up what it did not
+        reach)."""
+        if read is not None:
+            self._keep_read(task_id, sorted(p for p in read if self._there_at_start(p)))
 
     def _there_at_start(self, path: str) -> bool:
         return self._before is None or path in self._before
@@ -342,6 +395,18 @@ class RunPaths:
                 f" reads: {', '.join(f'`{p}`' for p in self.configuration)} (made or changed,"
                 " at any depth); to let a task's worker write one, add `:writable: conftest.py`"
                 " (or the name) to that task"
+            )
+            said.append(Diagnostic("info", "run", message, None, "F002"))
+        if self.read_kept:
+            listed = "; ".join(
+                f"`{path}` ({', '.join(ids)})" for path, ids in sorted(self.read_kept.items())
+            )
+            first = min(self.read_kept)
+            message = (
+                "kept from the worker of the task whose check runs or reads it (its tests,"
+                f" its program's files, what it read before any work): {listed}; to let that"
+                f" worker change one, add `:writable: {first}` to the task (or ask for the"
+                " change in its text)"
             )
             said.append(Diagnostic("info", "run", message, None, "F002"))
         if not self.automatic:
