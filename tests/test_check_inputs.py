@@ -327,3 +327,25 @@ def test_a_read_file_is_code_under_test_the_checker_or_data(
     tmp_path: Path, check: str, path: str, role: str
 ) -> None:
     assert check_role(_task(tmp_path, check), path) == role
+
+
+def test_check_write_does_not_promote_a_task_failed_on_its_inputs(tmp_path: Path) -> None:
+    """`check --write` runs the check with no worker and no journal: the fake's rewritten
+    expected file passes it now, and only the record says why the task FAILED."""
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+    from tests.test_cli_run import keywords
+
+    _expected(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Sum", "t1", f"test -s o1.txt && {IDIOMS[2]}", max_attempts="1")
+        + "Write o1.txt containing the sum of the numbers in data.txt.\n",
+        "workers:\n  t1:\n" + _sh("echo 99 > exp/e1.txt; echo 99 > o1.txt") + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    _failed_on(doc, "t1", "exp/e1.txt")
+    checked = CliRunner().invoke(main, ["check", str(plan), "--write", "--json"])
+    assert '"verdict": "PASS"' in checked.stdout, checked.stdout
+    assert keywords(plan) == {"t1": "FAILED"}
