@@ -71,6 +71,10 @@ class ReadSet:
     tainted: str | None = None
     # each file hashed as it was opened: its ctime then (any write since changes it)
     ctimes: dict[str, int] = field(default_factory=dict)
+    # every workdir file opened for reading, kept whether or not the set is tainted: what
+    # the verdict's rule on a check's inputs reads (`acceptance.check_inputs`); None past
+    # `MAX_FACTS` files (then every file counts as read)
+    files: dict[str, None] | None = field(default_factory=dict)
 
     def taint(self, why: str) -> None:
         if self.tainted is None:
@@ -92,6 +96,11 @@ class ReadSet:
         if real.startswith(self.root + os.sep):
             return real[len(self.root) + 1 :]
         return None
+
+    def read_files(self) -> tuple[str, ...] | None:
+        """Every workdir file opened for reading (relative, `/`-separated, sorted), tainted
+        or not; None when there were too many to keep."""
+        return None if self.files is None else tuple(sorted(self.files))
 
     def facts(self) -> tuple[Fact, ...] | None:
         """The facts, sorted; None when the run read something no fact can name."""
@@ -130,6 +139,12 @@ class ReadSet:
             return
         info = os.fstat(fd)
         if stat.S_ISREG(info.st_mode):
+            if self.files is not None:
+                self.files[rel.replace(os.sep, "/")] = None
+                if len(self.files) > MAX_FACTS:
+                    self.files = None
+            if self.tainted is not None:
+                return
             self.note("bytes", rel, file_digest(fd))
             self.ctimes.setdefault(rel, info.st_ctime_ns)
         elif not stat.S_ISDIR(info.st_mode):

@@ -43,10 +43,21 @@ class RunChecks:
         """The check's result, not sealed."""
         gone = self.paths.changed(task_id) if self.paths is not None else []
         if gone:
-            why = "; ".join(gone)
-            return CheckResult("FAIL", "protected_input_changed", why, "", check.sha256,
-                               sha256_text(""), 0, None)  # fmt: skip
-        return run_check(check, self.workdir, shell=self.shell, timeout=self.timeout)
+            return _changed(check, gone)
+        result = run_check(check, self.workdir, shell=self.shell, timeout=self.timeout)
+        return self._inputs_held(task_id, check, result)
+
+    def _inputs_held(self, task_id: str, check: SealedCheck, result: CheckResult) -> CheckResult:
+        """A pass, unless a file it read that was there before the work was changed by a
+        worker not entitled to (`acceptance.check_inputs`): then a failure naming each. A
+        stand-in shell's pass records no reads, and stands."""
+        if not result.passed or self.paths is None:
+            return result
+        read = result.read
+        if read is None and self.shell is not None and not isinstance(self.shell, SandboxShell):
+            return result
+        gone = self.paths.inputs_read(task_id, read)
+        return _changed(check, gone, result.output) if gone else result
 
     def reused(
         self, task_id: str, check: SealedCheck, record: Record, root: str | None = None
@@ -70,8 +81,10 @@ class RunChecks:
         if not inputs.unchanged(root or self.workdir, facts, real=root is not None):
             return None
         why = "inputs unchanged since its verdict"
-        return CheckResult("PASS", "", why, "", check.sha256, sha256_text(""), 0, None,
-                           facts, reused=True)  # fmt: skip
+        read = tuple(dict.fromkeys(f[1] for f in facts if f[0] == "bytes" and len(f) > 1))
+        result = CheckResult("PASS", "", why, "", check.sha256, sha256_text(""), 0, None,
+                             facts, reused=True, read=read)  # fmt: skip
+        return result if not self.paths or not self.paths.inputs_read(task_id, read) else None
 
     def sealed(
         self, task_id: str, attempt: int, check: SealedCheck, phase: str | None = None
@@ -80,3 +93,9 @@ class RunChecks:
         result = self.run(task_id, check)
         self.books.check(task_id, attempt, result, phase)
         return result
+
+
+def _changed(check: SealedCheck, why: list[str], output: str = "") -> CheckResult:
+    """A failure for inputs the check rests on that changed (`protected_input_changed`)."""
+    return CheckResult("FAIL", "protected_input_changed", "; ".join(why), output,
+                       check.sha256, sha256_text(output), 0, None)  # fmt: skip
