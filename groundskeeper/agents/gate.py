@@ -59,6 +59,7 @@ from groundskeeper.record.ledger import Ledger, excerpt
 from groundskeeper.record.verified_prefix import verify_with_prefix
 
 if TYPE_CHECKING:
+    from groundskeeper.agents.snapshot import Snapshot
     from groundskeeper.diagnostics import Diagnostic
     from groundskeeper.record.backing import Record
 
@@ -232,9 +233,12 @@ def seal_plan(
     by: str,
     session: str = "",
     guarded: list[Path] | None = None,
+    snapshot: Snapshot | None = None,
 ) -> Fingerprint:
     """Seal the plan as it is now as the one sessions are held to (a `hook-seal` run), with
-    the agent configuration files the seal before guarded and those in `guarded`."""
+    the agent configuration files the seal before guarded and those in `guarded`, and the
+    workdir `snapshot` the user's seal took (written into the control directory; None: the
+    seal before's is kept)."""
     control, key = open_plan_record(plan_path)
     view = LedgerView.read(verified_steps(control, plan_path, key), session)
     plan = _load(plan_path)
@@ -243,6 +247,12 @@ def seal_plan(
     paths = [p for p, _ in view.seal.guarded] if view.seal is not None else []
     paths += [str(p.absolute()) for p in guarded or []]
     now = fingerprint(plan, root, paths)
+    if snapshot is not None:
+        from groundskeeper.agents.snapshot import write_snapshot
+
+        now = replace(now, snapshot=write_snapshot(control.path, snapshot))
+    elif view.seal is not None:
+        now = replace(now, snapshot=view.seal.snapshot)
     _record_seal(plan_path, control, key, now, by, session)
     return now
 
@@ -331,6 +341,8 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     inputs = [p for p, _ in view.seal.protected + view.seal.hidden] if view.seal else []
     before = input_identities(root, inputs)
     now = fingerprint(plan, root, guarded, view.seal)
+    if view.seal is not None:
+        now = replace(now, snapshot=view.seal.snapshot)  # the user's, carried by every seal
     if view.seal is None:
         by = "session-start" if event.kind == "session-start" else "first hook call"
         seal_plan(plan_path, options.workdir, by, event.session_id)
@@ -411,15 +423,18 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     failures: list[tuple[TaskSpec, str]] = []
     shell = _Sandbox(options.shell)  # the sandbox loads only when a check is to run
     withhold = hides_inputs(plan)
+    rule = _SessionInputs(plan, root, control, now.snapshot)
     for task in tasks:
         why = _judge_task(
-            task, root, shell(), options.check_timeout, record, view.blocks + 1, withhold
-        )
+            task, root, shell(), options.check_timeout, record, view.blocks + 1, withhold,
+            rule=rule,
+        )  # fmt: skip
         if why is not None:
             failures.append((task, why))
     undone = _judge_again(
-        again, root, shell, options.check_timeout, record, view.blocks + 1, withhold, held
-    )
+        again, root, shell, options.check_timeout, record, view.blocks + 1, withhold, held,
+        rule=rule,
+    )  # fmt: skip
     failures += undone
     after = input_identities(root, inputs)
     moved = sorted(n for n in before.keys() | after.keys() if before.get(n) != after.get(n))
@@ -635,6 +650,34 @@ def _swept(plan: Plan, judged: list[TaskSpec]) -> list[TaskSpec]:
     return [t for t in done_again(plan) if t.heading not in opened]
 
 
+class _SessionInputs:
+    """The rule on a check's inputs for a session, which has no write journal
+    (`acceptance.check_inputs.session_inputs_changed`): each file a passing check read that
+    the workdir snapshot the user sealed holds and that differs now fails the task, unless
+    it is the code under test or a task of the plan asks to change it. No snapshot sealed (a
+    seal made before it existed): no rule. The snapshot is read at its first use."""
+
+    def __init__(self, plan: Plan, root: Path, control: ControlDir, sealed: str | None) -> None:
+        self._plan, self._root, self._control, self._sealed = plan, root, control, sealed
+        self._held: dict[str, str] | None = None
+
+    def why(self, task: TaskSpec, result: CheckResult) -> str | None:
+        if self._sealed is None:
+            return None
+        from groundskeeper.acceptance.check_inputs import session_inputs_changed
+        from groundskeeper.agents.snapshot import changed_since, load_snapshot
+
+        if self._held is None:
+            self._held = load_snapshot(self._control.path, self._sealed)
+        # a check that read more files than are kept read, for this rule, every one
+        read = result.read if result.read is not None else tuple(self._held)
+        changed = changed_since(self._root, self._held, read)
+        if not changed:
+            return None
+        found = session_inputs_changed(task, read, changed, list(compile_plan(self._plan)))
+        return "; ".join(found) if found else None
+
+
 class _Sandbox:
     """The shell the checks run in, loaded at its first use (a call that runs no check never
     loads the sandbox)."""
@@ -658,6 +701,8 @@ def _judge_again(
     withhold: bool,
     held: Record,
     phase: str = "hook",
+    *,
+    rule: _SessionInputs | None = None,
 ) -> list[tuple[TaskSpec, str]]:
     """Each DONE of `tasks` judged again by its check alone, as a run's final sweep judges a
     carried DONE: one whose sealed read set (its last passing check's) still holds on disk
@@ -685,6 +730,8 @@ def _judge_again(
             said = check_feedback(sealed, detail, hides=withhold)
             said = said if withhold else f"{result.code}: {said}"
             failed.append((task, f"it is DONE, but its check no longer passes: {said}"))
+        elif rule is not None and (changed := rule.why(task, result)) is not None:
+            failed.append((task, f"it is DONE, but its check passes on {changed}"))
     if unchanged:
         record.stage(
             "inputs-unchanged", {"phase": phase, "reason": inputs.UNCHANGED, "tasks": unchanged}
@@ -806,8 +853,11 @@ def _judge_task(
     attempt: int,
     withhold: bool,
     phase: str = "hook",
+    *,
+    rule: _SessionInputs | None = None,
 ) -> str | None:
-    """Why the task is not done (None: its check passed), its check sealed."""
+    """Why the task is not done (None: its check passed, on inputs the session was entitled
+    to change: `rule`), its check sealed."""
     more = beyond_check(task)
     if task.check is None:
         if task.checked:  # a hard `:contract: pytest`: a check, but one only a run confirms
@@ -827,6 +877,8 @@ def _judge_task(
         detail = f"{result.reason}\n{result.output}".rstrip()
         said = check_feedback(sealed, detail, hides=withhold)  # `told`: the one way back
         return said if withhold else f"{result.code}: {said}"
+    if rule is not None and (changed := rule.why(task, result)) is not None:
+        return changed
     if more:
         return (
             f"its check passes, but it is also judged on {' and '.join(more)}, which a hook"
@@ -988,16 +1040,19 @@ def recheck_plan(
     )
     withhold = hides_inputs(plan)
     sandbox = _Sandbox(shell)
+    rule = _SessionInputs(plan, root, control, view.seal.snapshot)
     failed: list[tuple[TaskSpec, str]] = []
     for task in tasks:
         why = _judge_task(
-            task, root, sandbox(), DEFAULT_CHECK_TIMEOUT, record, 0, withhold, "launcher"
-        )
+            task, root, sandbox(), DEFAULT_CHECK_TIMEOUT, record, 0, withhold, "launcher",
+            rule=rule,
+        )  # fmt: skip
         if why is not None:
             failed.append((task, why))
     failed += _judge_again(
-        again, root, sandbox, DEFAULT_CHECK_TIMEOUT, record, 0, withhold, held, "launcher"
-    )
+        again, root, sandbox, DEFAULT_CHECK_TIMEOUT, record, 0, withhold, held, "launcher",
+        rule=rule,
+    )  # fmt: skip
     for task, why in failed:
         found.append(f"task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
     record.stage("run-end", {"ok": not found, "states": [], "tampers": 0})

@@ -77,6 +77,9 @@ class Fingerprint:
     guarded: tuple[tuple[str, str | None], ...] = ()
     #: the held-out files (`:hide:`, `#+HIDE:`): named and hashed, never shown
     hidden: tuple[tuple[str, str | None], ...] = ()
+    #: the SHA-256 of the workdir snapshot the user's seal took (`agents.snapshot`; None:
+    #: none taken, as before the rule on a check's inputs)
+    snapshot: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,6 +88,7 @@ class Fingerprint:
             "protected": [{"path": p, "sha256": s} for p, s in self.protected],
             "hidden": [{"path": p, "sha256": s} for p, s in self.hidden],
             "guarded": [{"path": p, "sha256": s} for p, s in self.guarded],
+            "snapshot_sha256": self.snapshot,
         }
 
     @classmethod
@@ -93,12 +97,14 @@ class Fingerprint:
             return tuple((str(p.get("path")), p.get("sha256")) for p in body.get(name) or [])
 
         checks = body.get("checks") or []
+        snapshot = body.get("snapshot_sha256")
         return cls(
             str(body.get("plan_sha256", "")),
             tuple((str(c.get("task_id")), c.get("check_sha256")) for c in checks),
             pairs("protected"),
             pairs("guarded"),
             pairs("hidden"),
+            snapshot if isinstance(snapshot, str) else None,
         )
 
     def with_plan(self, plan: Plan) -> Fingerprint:
@@ -389,11 +395,12 @@ def refusals_in_force(steps: Iterable[tuple[str, Mapping[str, Any]]]) -> list[st
 
 
 def _same_inputs(a: Fingerprint, b: Fingerprint) -> bool:
-    return (a.checks, a.protected, a.hidden, a.guarded) == (
+    return (a.checks, a.protected, a.hidden, a.guarded, a.snapshot) == (
         b.checks,
         b.protected,
         b.hidden,
         b.guarded,
+        b.snapshot,
     )
 
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
 from groundskeeper.errors import GroundskeeperError
+
+if TYPE_CHECKING:
+    from groundskeeper.agents.snapshot import Snapshot
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 _CHECKS_SEE = "The folder the checks see (default: the plan's folder)."
@@ -91,16 +94,13 @@ def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
     try:
         _refuse_unfit(plan)
         ensure_signing_key()
-        sealed = seal_plan(plan, workdir, "agent seal")
+        snapshot = _snapshot(plan, workdir)
+        sealed = seal_plan(plan, workdir, "agent seal", snapshot=snapshot)
         unbacked = _unbacked_done(plan)
     except (HookFailure, GroundskeeperError) as exc:
         fail_usage(str(exc))
-    for line, title in unbacked:
-        narrate(
-            f"{plan}:{line}: warning: `{title}` is DONE in the plan, but the ledger holds no"
-            " sealed DONE for it with this check: every stop judges it again (its check must"
-            " pass), as a run re-verifies it"
-        )
+    _warn_unbacked(plan, unbacked)
+    _note_snapshot(snapshot)
     if as_json:
         emit_json({"plan": str(plan), **sealed.to_json()})
     else:
@@ -175,9 +175,19 @@ def setup(
             protected=protected,
             hidden=hidden,
         )
-        sealed = seal_plan(plan, workdir, f"agent setup {agent_name}", guarded=list(done.files))
+        snapshot = _snapshot(plan, workdir)
+        sealed = seal_plan(
+            plan,
+            workdir,
+            f"agent setup {agent_name}",
+            guarded=list(done.files),
+            snapshot=snapshot,
+        )
+        unbacked = _unbacked_done(plan)
     except (HookFailure, GroundskeeperError, ValueError, OSError) as exc:
         fail_usage(str(exc))
+    _warn_unbacked(plan, unbacked)
+    _note_snapshot(snapshot)
     if as_json:
         emit_json({**done.to_json(), "sealed": sealed.to_json()})
     else:
@@ -211,6 +221,33 @@ def _refuse_unfit(plan: Path) -> None:
         f"{plan} is not sealed for agents' sessions: {len(refusals)} error(s) above; fix the"
         " plan (`groundskeeper lint` shows them too) and run this again"
     )
+
+
+def _snapshot(plan: Path, workdir: Path | None) -> Snapshot:
+    """The workdir as it is now, for the rule on a check's inputs (`agents.snapshot`)."""
+    from groundskeeper.agents.snapshot import take_snapshot
+
+    return take_snapshot(workdir or plan.parent)
+
+
+def _note_snapshot(snapshot: Snapshot) -> None:
+    from groundskeeper.agents.snapshot import MAX_FILES
+
+    if not snapshot.complete:
+        narrate(
+            f"note: the workdir holds more than {MAX_FILES} files: the snapshot a session's"
+            " changes are read against holds the first of them only, and a check input past"
+            " them is not held by the rule on a check's inputs"
+        )
+
+
+def _warn_unbacked(plan: Path, unbacked: list[tuple[int, str]]) -> None:
+    for line, title in unbacked:
+        narrate(
+            f"{plan}:{line}: warning: `{title}` is DONE in the plan, but the ledger holds no"
+            " sealed DONE for it with this check: every stop judges it again (its check must"
+            " pass), as a run re-verifies it"
+        )
 
 
 def _unbacked_done(plan: Path) -> list[tuple[int, str]]:

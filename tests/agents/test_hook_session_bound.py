@@ -128,6 +128,9 @@ for step in os.environ["SCENARIO"].split():
         pathlib.Path("COUNT").write_text("1\\n")
     elif step == "unwork":  # the work undone after an allowed Stop
         pathlib.Path("NOTES.md").write_text("nothing\\n")
+    elif step == "write-files":  # each file of the JSON map $WRITES, written
+        for name, text in json.loads(pathlib.Path(os.environ["WRITES"]).read_text()).items():
+            pathlib.Path(name).write_text(text)
     elif step == "mark-launched":
         pathlib.Path("LAUNCHED").write_text("")
     elif step == "foreign-stop":  # an event of its own, another session's id
