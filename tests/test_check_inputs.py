@@ -349,3 +349,29 @@ def test_check_write_does_not_promote_a_task_failed_on_its_inputs(tmp_path: Path
     checked = CliRunner().invoke(main, ["check", str(plan), "--write", "--json"])
     assert '"verdict": "PASS"' in checked.stdout, checked.stdout
     assert keywords(plan) == {"t1": "FAILED"}
+
+
+def test_the_session_form_names_a_changed_input_no_task_asks_for(tmp_path: Path) -> None:
+    """The hook's form: files changed since the session's snapshot, no write journal."""
+    from groundskeeper.acceptance.check_inputs import session_inputs_changed
+
+    path = tmp_path / "plan.org"
+    path.write_text(
+        HEAD
+        + task("Answer", "a", "python3 -m pytest -q tests")
+        + "Make the tests pass.\n"
+        + task("Notes", "n", "grep -q ok notes.md")
+        + "Fix the notes file.\n"
+    )
+    tasks = list(compile_plan(load_plan(path)))
+    read = ["tests/test_a.py", "calc.py", "key.txt", "notes.md", "untouched.txt"]
+    changed = {"tests/test_a.py", "calc.py", "key.txt", "notes.md"}
+    found = session_inputs_changed(tasks[0], read, changed, tasks)
+    assert found == [
+        "input changed: the check read `key.txt` (an input of the check), which this session"
+        " changed; no task of the plan asks to change it; add `:writable: key.txt` to the task"
+        " that should change it",
+        "input changed: the check read `tests/test_a.py` (the check's own program or test),"
+        " which this session changed; no task of the plan asks to change it; add `:writable:"
+        " tests/test_a.py` to the task that should change it",
+    ]

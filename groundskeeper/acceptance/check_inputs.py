@@ -233,10 +233,9 @@ def _reason(path: str, who: str, checked: TaskSpec, intruder: str | None) -> str
     role = check_role(checked, path)
     what = "the check's own program or test" if role == CHECKER else "an input of the check"
     if intruder is None:
-        asks, where = "no task of the plan asks to change it", "the task that should"
+        asks = "no task of the plan asks to change it"
+        how = f"add `:writable: {path}` to the task that should change it"
     else:
-        asks, where = f"task `{intruder}` does not ask to change it", f"task `{intruder}`"
-    return (
-        f"input changed: the check read `{path}` ({what}), which {who} changed; {asks};"
-        f" add `:writable: {path}` to {where} if it should change it"
-    )
+        asks = f"task `{intruder}` does not ask to change it"
+        how = f"add `:writable: {path}` to task `{intruder}` if it should change it"
+    return f"input changed: the check read `{path}` ({what}), which {who} changed; {asks}; {how}"
