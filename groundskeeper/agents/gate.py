@@ -452,6 +452,12 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         done = ", ".join(f"`{t.task_id}`" for t in tasks) or "no open task"
         still = ", ".join(f"`{t.task_id}`" for t in again)
         said = f"checks pass: {done}" + (f"; DONE, judged again: {still}" if still else "")
+        stale = [f"`{t.task_id}`" for t in tasks if t.heading.keyword == "FAILED"]
+        if stale:  # the headline is left as it is: the user's `check --write` writes DONE
+            said += (
+                f"; FAILED in the plan but passing now: {', '.join(stale)} (`groundskeeper"
+                " check PLAN --write` judges it again and writes its headline)"
+            )
         return _finish(
             record,
             event,
@@ -650,6 +656,11 @@ def _swept(plan: Plan, judged: list[TaskSpec]) -> list[TaskSpec]:
     return [t for t in done_again(plan) if t.heading not in opened]
 
 
+#: The failure code of a pass that rests on an input the session was not entitled to change
+#: (the run's own, `supervisor.run_checks`).
+CHANGED = "protected_input_changed"
+
+
 class _SessionInputs:
     """The rule on a check's inputs for a session, which has no write journal
     (`acceptance.check_inputs.session_inputs_changed`): each file a passing check read that
@@ -728,10 +739,10 @@ def _judge_again(
         if not result.passed:
             detail = f"{result.reason}\n{result.output}".rstrip()
             said = check_feedback(sealed, detail, hides=withhold)
-            said = said if withhold else f"{result.code}: {said}"
-            failed.append((task, f"it is DONE, but its check no longer passes: {said}"))
+            why = f"it is DONE, but its check no longer passes: {said}"
+            failed.append((task, why if withhold else f"{result.code}: {why}"))
         elif rule is not None and (changed := rule.why(task, result)) is not None:
-            failed.append((task, f"it is DONE, but its check passes on {changed}"))
+            failed.append((task, f"{CHANGED}: it is DONE, but its check passes on {changed}"))
     if unchanged:
         record.stage(
             "inputs-unchanged", {"phase": phase, "reason": inputs.UNCHANGED, "tasks": unchanged}
@@ -878,7 +889,7 @@ def _judge_task(
         said = check_feedback(sealed, detail, hides=withhold)  # `told`: the one way back
         return said if withhold else f"{result.code}: {said}"
     if rule is not None and (changed := rule.why(task, result)) is not None:
-        return changed
+        return f"{CHANGED}: {changed}"
     if more:
         return (
             f"its check passes, but it is also judged on {' and '.join(more)}, which a hook"

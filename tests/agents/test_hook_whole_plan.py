@@ -34,9 +34,7 @@ def test_a_stop_after_the_session_undid_a_backed_done_is_blocked_naming_it(
     (work / "NOTES.md").write_text("nothing\n")
     reason = hook(work).blocked or ""
     assert "1 DONE task(s) no longer pass" in reason, reason
-    assert "task `Write the notes` (plan.org:2): it is DONE, but its check no longer passes" in (
-        reason
-    )
+    assert "(plan.org:2): nonzero_status: it is DONE, but its check no longer passes" in (reason)
     assert "Count them" not in reason  # its read set still holds: kept, not run
     checks = [b for s, b in ledger_steps(work) if s == "check" and b.get("phase") == "hook"]
     assert [(c["task_id"], c["verdict"]) for c in checks] == [("notes", "FAIL")]
@@ -69,7 +67,8 @@ def test_agent_run_judges_every_done_again_after_the_session(tmp_path: Path) -> 
     told = agent_run(work, "unwork Stop")
     assert told.returncode == 1, told.stderr
     assert (
-        "not done — task `Write the notes` (plan.org:2): it is DONE, but its check no longer"
+        "not done — task `Write the notes` (plan.org:2): nonzero_status: it is DONE, but its"
+        " check no longer"
         " passes" in told.stderr
     )
     launcher = [b for s, b in ledger_steps(work) if s == "run-start"][-1]
@@ -229,3 +228,28 @@ def hook_as(work: Path, configured: str, sent: str) -> HookRun:
     proc = subprocess.run(["/bin/sh", "-c", command], cwd=work, timeout=120, capture_output=True,
                           input=body)  # fmt: skip
     return HookRun(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+# -- M3: a FAILED headline whose task passes later ----------------------------------------
+
+
+def test_a_breaker_failed_task_that_passes_later_is_said_stale_by_the_stop_and_audit(
+    work: Path,
+) -> None:
+    set_up(work, "--max-blocks", "1")
+    stopped = hook(work)
+    assert stopped.json["continue"] is False, stopped
+    assert "* FAILED Write the notes" in (work / "plan.org").read_text()
+    (work / "NOTES.md").write_text("shipped\n")
+    (work / "COUNT").write_text("1\n")
+    run = hook(work, session="s-2")
+    assert run.blocked is None, run
+    assert "FAILED in the plan but passing now: `notes`, `count`" in run.stderr, run.stderr
+    status, said = audit(work)
+    assert status == 1 and "failed-now-passes: `Write the notes` is FAILED in the plan" in said
+    # the honest twin: the user's `check --write` writes the headlines; audit is clean
+    wrote = gk(work, "check", "plan.org", "--write")
+    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    assert "* DONE Write the notes" in (work / "plan.org").read_text()
+    status, said = audit(work)
+    assert status == 0, said
