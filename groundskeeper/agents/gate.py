@@ -1132,8 +1132,9 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
         }
         if not started and len(seen) > 1:
             return (
-                f"stops of {len(seen)} sessions reached the hook and none of them started after"
-                " the launch: which one was launched cannot be told; nothing is confirmed"
+                f"stops of {len(seen)} sessions reached the hook and no session start after the"
+                " launch names the one launched: which it was cannot be told; nothing is"
+                " confirmed"
             )
         if not started and not seen:
             return "no stop of the session reached groundskeeper's hook; nothing is confirmed"

@@ -163,7 +163,7 @@ def setup(
         aliases = aliases_of_hidden(root, [str(h.relative_to(root)) for h in hidden])
         if aliases:
             fail_usage(
-                "a hidden input is reachable by another name in the workdir: "
+                "a hidden input is reachable by another name: "
                 + "; ".join(aliases)
                 + ". A check would follow it; remove it before the agent's session"
             )
