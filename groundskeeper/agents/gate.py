@@ -1117,7 +1117,10 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
     if changed is not None:
         return changed
     after = before[0]
-    steps = verified_steps(ControlDir.for_plan(plan_path), plan_path)
+    try:
+        steps = verified_steps(ControlDir.for_plan(plan_path), plan_path)
+    except HookFailure as exc:  # changed since `record_changed` read it
+        return f"the plan's ledger cannot be trusted: {exc}"
     if session is None:
         started = [
             str(body.get("session_id"))
