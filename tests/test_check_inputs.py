@@ -375,3 +375,23 @@ def test_the_session_form_names_a_changed_input_no_task_asks_for(tmp_path: Path)
         " which this session changed; no task of the plan asks to change it; add `:writable:"
         " tests/test_a.py` to the task that should change it",
     ]
+
+
+def test_a_check_run_lists_every_file_it_opened_even_when_its_read_set_is_tainted(
+    tmp_path: Path,
+) -> None:
+    """python3 taints the read set (a module other than box.wasm: nothing is sealed), yet the
+    files it opened — the program, what it imports, what it reads — are all listed."""
+    from groundskeeper.acceptance.check import SealedCheck, run_check
+
+    _checker(tmp_path)
+    (tmp_path / "out.txt").write_text("42\n")
+    (tmp_path / "unread.txt").write_text("x\n")
+    result = run_check(SealedCheck("python3 check.py", "sh", 1, "t"), tmp_path)
+    assert result.passed, result
+    assert result.reads is None
+    assert result.read is not None
+    assert {"check.py", "helper.py", "key.txt", "out.txt"} <= set(result.read)
+    assert "unread.txt" not in result.read
+    failing = run_check(SealedCheck("cat key.txt; false", "sh", 1, "t"), tmp_path)
+    assert failing.read == ("key.txt",)  # a failure lists them too (red-first reads them)
