@@ -395,3 +395,35 @@ def test_a_check_run_lists_every_file_it_opened_even_when_its_read_set_is_tainte
     assert "unread.txt" not in result.read
     failing = run_check(SealedCheck("cat key.txt; false", "sh", 1, "t"), tmp_path)
     assert failing.read == ("key.txt",)  # a failure lists them too (red-first reads them)
+
+
+@pytest.mark.parametrize("meddles", [False, True])
+def test_a_file_made_in_the_run_is_its_makers_and_an_input_to_later_tasks(
+    tmp_path: Path, meddles: bool
+) -> None:
+    """A sibling's output, there when a later task starts, is that task's input: its maker
+    made it (no change), a third worker not asked to rewrites it (a change, named)."""
+    children = (
+        "** TODO Make\n   :PROPERTIES:\n   :ID: make\n   :done-when: test -s nums.txt\n   :END:\n"
+        + (
+            "** TODO Meddle\n   :PROPERTIES:\n   :ID: meddle\n   :done-when: test -s note.md\n"
+            "   :END:\n   Write note.md.\n"
+            if meddles
+            else ""
+        )
+        + "** TODO Use\n   :PROPERTIES:\n   :ID: use\n   :max-attempts: 1\n"
+        '   :done-when: test "$(awk \'{s+=$1} END{print s}\' nums.txt)" -eq "$(cat sum.txt)"\n'
+        "   :END:\n   Write sum.txt with the sum of the numbers.\n"
+    )
+    plan, script = setup(
+        tmp_path,
+        "* TODO Both\n  :PROPERTIES:\n  :ORDERED: t\n  :END:\n" + children,
+        "workers:\n  make:\n" + _sh("printf '1\\n2\\n' > nums.txt") + "    - say: DONE\n"
+        "  meddle:\n" + _sh("echo ok > note.md; echo 0 > nums.txt") + "    - say: DONE\n"
+        "  use:\n" + _sh("awk '{s+=$1} END{print s}' nums.txt > sum.txt") + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script, "--max-parallel", "1")
+    if meddles:
+        _failed_on(doc, "use", "nums.txt", by="meddle")
+    else:
+        assert _row(doc, "use")["state"] == "DONE", doc
