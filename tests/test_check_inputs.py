@@ -106,7 +106,7 @@ def test_the_honest_twin_of_each_idiom_is_done(tmp_path: Path, check: str) -> No
         "workers:\n  t1:\n" + _sh("echo 6 > o1.txt") + "    - say: DONE\n",
     )
     result, doc = resume(plan, script)
-    assert _row(doc, "t1")["state"] == "DONE", doc
+    assert _row(doc, "t1")["state"] == "DONE", _row(doc, "t1")["reason"]
     assert result.exit_code == 0
 
 
@@ -119,7 +119,7 @@ def test_a_writable_expected_file_may_be_rewritten(tmp_path: Path) -> None:
         "workers:\n  t1:\n" + _sh("echo 99 > exp/e1.txt; echo 99 > o1.txt") + "    - say: DONE\n",
     )
     _result, doc = resume(plan, script)
-    assert _row(doc, "t1")["state"] == "DONE", doc
+    assert _row(doc, "t1")["state"] == "DONE", _row(doc, "t1")["reason"]
 
 
 # -- fakes: the input the answer is recomputed from (adversary-8 F7) ---------------------------
@@ -163,7 +163,7 @@ def test_the_honest_twin_computing_the_total_is_done(tmp_path: Path) -> None:
         "workers:\n  total:\n" + _sh("echo 35 > total.txt") + "    - say: DONE\n",
     )
     result, doc = resume(plan, script)
-    assert _row(doc, "total")["state"] == "DONE", doc
+    assert _row(doc, "total")["state"] == "DONE", _row(doc, "total")["reason"]
     assert result.exit_code == 0
 
 
@@ -176,7 +176,7 @@ def test_an_input_the_text_asks_to_sort_in_place_is_done(tmp_path: Path) -> None
         "workers:\n  s:\n" + _sh("sort -o names.txt names.txt") + "    - say: DONE\n",
     )
     result, doc = resume(plan, script)
-    assert _row(doc, "s")["state"] == "DONE", doc
+    assert _row(doc, "s")["state"] == "DONE", _row(doc, "s")["reason"]
     assert result.exit_code == 0
 
 
@@ -217,7 +217,7 @@ def test_fixing_code_the_text_does_not_name_is_done(tmp_path: Path) -> None:
         + "    - say: DONE\n",
     )  # fmt: skip
     result, doc = resume(plan, script)
-    assert _row(doc, "fix")["state"] == "DONE", doc
+    assert _row(doc, "fix")["state"] == "DONE", _row(doc, "fix")["reason"]
     assert result.exit_code == 0
 
 
@@ -265,7 +265,7 @@ def test_the_honest_twin_of_a_check_program_is_done(tmp_path: Path) -> None:
         "workers:\n  a:\n" + _sh("echo 42 > out.txt") + "    - say: DONE\n",
     )
     result, doc = resume(plan, script)
-    assert _row(doc, "a")["state"] == "DONE", doc
+    assert _row(doc, "a")["state"] == "DONE", _row(doc, "a")["reason"]
     assert result.exit_code == 0
 
 
@@ -426,4 +426,4 @@ def test_a_file_made_in_the_run_is_its_makers_and_an_input_to_later_tasks(
     if meddles:
         _failed_on(doc, "use", "nums.txt", by="meddle")
     else:
-        assert _row(doc, "use")["state"] == "DONE", doc
+        assert _row(doc, "use")["state"] == "DONE", _row(doc, "use")["reason"]
