@@ -32,6 +32,7 @@ task's state (the runner does, with the reasons this returns).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -95,12 +96,17 @@ def pytest_paths(task: TaskSpec) -> tuple[str, ...]:
     check = task.check
     if check is None or not runs_pytest_check(task):
         return ()
+    return _pytest_paths(check.text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _pytest_paths(text: str) -> tuple[str, ...]:
     from groundskeeper.path_patterns import normal_path
     from groundskeeper.sandbox import ShellSyntaxError, parse
     from groundskeeper.sandbox.syntax import simple_commands
 
     try:
-        script = parse(check.text)
+        script = parse(text)
     except ShellSyntaxError:
         return ()
     found: list[str] = []
@@ -114,10 +120,7 @@ def pytest_paths(task: TaskSpec) -> tuple[str, ...]:
             continue
         skip = False
         for word in words[at + 1 :]:
-            if word is None:
-                skip = False
-                continue
-            if skip:
+            if word is None or skip:
                 skip = False
                 continue
             if word.startswith("-"):
@@ -132,11 +135,14 @@ def pytest_paths(task: TaskSpec) -> tuple[str, ...]:
 def _programs(task: TaskSpec) -> tuple[tuple[str, str], ...]:
     """(how, path) of each workdir program the task's check runs (`plan.programs`)."""
     check = task.check
-    if check is None:
-        return ()
+    return () if check is None else _programs_of(check.text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _programs_of(text: str) -> tuple[tuple[str, str], ...]:
     from groundskeeper.plan.programs import command_programs
 
-    found = command_programs(check.text)
+    found = command_programs(text)
     if isinstance(found, str):
         return ()
     return tuple((p.how, path) for p in found for path in p.paths)

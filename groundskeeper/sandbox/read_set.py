@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT",
     "MAX_FACTS",
+    "MAX_FILES",
     "ReadSet",
     "current",
     "digest",
@@ -57,6 +58,8 @@ __all__ = [
 FORMAT = 1
 #: The most facts one set keeps; past it the run is tainted (re-run every time).
 MAX_FACTS = 4096
+#: The most files one run's list of files read keeps; past it every file counts as read.
+MAX_FILES = 100_000
 _CHUNK = 1 << 16
 
 Fact = tuple[str, ...]
@@ -73,7 +76,7 @@ class ReadSet:
     ctimes: dict[str, int] = field(default_factory=dict)
     # every workdir file opened for reading, kept whether or not the set is tainted: what
     # the verdict's rule on a check's inputs reads (`acceptance.check_inputs`); None past
-    # `MAX_FACTS` files (then every file counts as read)
+    # `MAX_FILES` files (then every file counts as read)
     files: dict[str, None] | None = field(default_factory=dict)
 
     def taint(self, why: str) -> None:
@@ -141,7 +144,7 @@ class ReadSet:
         if stat.S_ISREG(info.st_mode):
             if self.files is not None:
                 self.files[rel.replace(os.sep, "/")] = None
-                if len(self.files) > MAX_FACTS:
+                if len(self.files) > MAX_FILES:
                     self.files = None
             if self.tainted is not None:
                 return

@@ -290,14 +290,19 @@ class RunPaths:
         """Why a pass of the task's check must not stand (`acceptance.check_inputs`): each
         file it `read` (None: it cannot be told, so every file a worker changed) that was
         there before the work — at run start, or made by another task's worker before this
-        task first started — and that a worker not entitled to it changed, named. An attempt
+        task first started — and that a worker not entitled to it changed (the maker of a
+        file made in the run did not change it), named. An attempt
         whose changes could not all be listed counts as changing every file whose size or
         mtime differs from run start."""
         task = self._specs.get(task_id)
         if task is None:
             return []
         with self._lock:
-            writes = {p: list(ids) for p, ids in self._writes.items()}
+            # a file made in the run: its maker's writes make it, they change nothing there was
+            writes = {
+                p: [t for t in ids if p not in self._made or t != self._made[p]]
+                for p, ids in self._writes.items()
+            }
             unlisted = list(dict.fromkeys(self._unlisted))
             made_before = self._made_before.get(task_id, frozenset())
         files = set(writes) if read is None else set(read)
