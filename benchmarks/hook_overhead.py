@@ -6,9 +6,12 @@ interpreter, `-I -m groundskeeper hook claude-code --plan … --require-seal`), 
 `Stop` on a plan of two tasks, as an agent starts it. Two figures, since "checks excluded"
 can be read two ways:
 
-- `no_check`: a Stop on the same plan with both tasks DONE, so no check runs at all: the
-  process starting, reading the event, verifying the ledger, comparing the plan with its
-  seal, sealing the claim and the decision and answering. Nothing of the sandbox loads.
+- `no_check`: a Stop on the same plan with both tasks DONE as a run made them, so no check
+  runs at all: a Stop judges every DONE again, and each is kept by its sealed read set, which
+  still holds on disk (as a run's final sweep keeps a carried DONE). The process starting,
+  reading the event, verifying the ledger, comparing the plan with its seal, reading the two
+  read sets back, sealing the claim and the decision and answering. The sandbox's runtime
+  does not load.
 - `with_checks`: both checks run in the sandbox (every call verifies the ledger, compares
   the plan and its inputs with the seal, runs both checks, seals six steps and answers).
   `overhead` is the total minus the checks' own time as the sealed `check` steps carry it

@@ -4,6 +4,7 @@ a change always do, and a sentence that does both is unsure (kept, and said)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -99,3 +100,23 @@ def test_asking_and_forbidding_the_same_file_is_unsure(
 def test_a_negation_after_the_ask_leaves_it_unsure() -> None:
     text = "Regenerate exp.txt from the new rules, not the old ones."
     assert text_reading(text, "exp.txt") == UNSURE
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "reading"),
+    [
+        ("The result file is wrong; make it say 42.", "result.txt", ASKS),
+        ("The result file is not wrong.", "result.txt", UNSURE),
+        ("Add an entry to the changelog.", "CHANGELOG.md", ASKS),
+        ("Fix the Makefile.", "Makefile", ASKS),
+        ("Sort names.txt in place.", "names.txt", ASKS),
+        ("Normalize the data file.", "data.csv", ASKS),
+        # the stem alone names only what cannot mean anything else
+        ("Write total.txt from the data.", "data.csv", SILENT),
+        ("Write o1.txt with the sum of the numbers in data.txt.", "data.txt", SILENT),
+        ("Make out.txt match the expected file.", "exp/expected.txt", SILENT),
+        ("Don't touch the result file.", "result.txt", FORBIDS),
+    ],
+)
+def test_a_file_named_by_its_stem_or_said_to_be_wrong(text: str, path: str, reading: str) -> None:
+    assert text_reading(text, path) == reading

@@ -158,6 +158,9 @@ class CheckResult:
     # a pass's read set (`sandbox.read_set`): what it rested on; None: it cannot be told
     reads: tuple[tuple[str, ...], ...] | None = None
     reused: bool = False  # judged by its read set, unchanged since its verdict: not run
+    # every workdir file the run opened for reading (pass or fail; `ReadSet.read_files`):
+    # None when it cannot be told (a stand-in shell, too many files, not run)
+    read: tuple[str, ...] | None = None
 
     @property
     def passed(self) -> bool:
@@ -245,10 +248,13 @@ def run_check(
         return no_check()
     digest = check.sha256
 
+    read: tuple[str, ...] | None = None
+
     def fail(code: str, reason: str, output: str, ms: int, line: int | None) -> CheckResult:
         return CheckResult(
-            "FAIL", code, reason, _clip(output), digest, sha256_text(output), ms, line
-        )
+            "FAIL", code, reason, _clip(output), digest, sha256_text(output), ms, line,
+            read=read,
+        )  # fmt: skip
 
     if check.language not in SHELL_LANGUAGES:
         return fail(
@@ -287,6 +293,7 @@ def run_check(
         why = f"the sandbox could not run the check: {_first_line(exc)}"
         return fail("sandbox_error", why, "", 0, None)
     ms = int(result.duration_ms)
+    read = recorder.read_files() if recorder is not None else None
     confirmed, shown = _split_sentinel(result.stdout, sentinel)
     output = _join(shown, result.stderr)
     failure = _classify(result, confirmed, check.text)
@@ -294,7 +301,9 @@ def run_check(
         code, reason, line = failure
         return fail(code, reason, output, ms, line)
     reads = _reads(recorder, workdir)
-    return CheckResult("PASS", "", "", _clip(output), digest, sha256_text(output), ms, None, reads)
+    return CheckResult(
+        "PASS", "", "", _clip(output), digest, sha256_text(output), ms, None, reads, read=read
+    )
 
 
 def _reads(recorder: ReadSet | None, workdir: Path) -> tuple[tuple[str, ...], ...] | None:

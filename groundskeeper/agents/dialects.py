@@ -89,14 +89,31 @@ class Dialect:
     #: the JSON key of the message on an allowed stop, for the user (None: stderr only)
     block_form: Literal["exit2", "json-block", "json-deny", "followup"]
 
-    def read(self, data: bytes) -> HookEvent:
+    def read(self, data: bytes, configured: str | None = None) -> HookEvent:
+        """The event on stdin; `configured`: the event the hook's command line names
+        (`--event`), which an input naming another contradicts (refused)."""
         try:
             raw = json.loads(data.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise EventError(f"the {self.name} hook input is not JSON: {exc}") from None
         if not isinstance(raw, dict):
             raise EventError(f"the {self.name} hook input is not a JSON object")
-        name = _text(raw, "hook_event_name", "hookEventName", "hook_event") or self._implied(raw)
+        said = _text(raw, "hook_event_name", "hookEventName", "hook_event")
+        if configured is not None and said is not None and said != configured:
+            raise EventError(
+                f"the {self.name} hook configured for {configured!r} was given an"
+                f" {said!r} event: nothing of it is confirmed"
+            )
+        name = configured or said
+        if name is None:
+            # Copilot's and Cursor's inputs need not name the event: each event's own
+            # command line names it (`--event`), never a guess (a session start read as a
+            # stop is judged, sealed and counted as one)
+            raise EventError(
+                f"the {self.name} hook input names no event and the hook's command line none"
+                " (`--event`): run `groundskeeper agent setup` again, which writes one"
+                " command line per event"
+            )
         if name in self.stop_events:
             kind: EventKind = "stop"
         elif name in self.session_events:
@@ -136,14 +153,6 @@ class Dialect:
             subject=subject,
             raw=raw,
         )
-
-    def _implied(self, raw: Mapping[str, Any]) -> str:
-        # Copilot and Cursor name the event in the configuration, not always in the input
-        if self.name == "copilot":
-            return "agentStop"
-        if self.name == "cursor":
-            return "stop"
-        raise EventError(f"the {self.name} hook input names no event (hook_event_name)")
 
     def form(self, event_name: str | None) -> str:
         """The block form for this event (Claude Code: exit 2 only where JSON is not read,

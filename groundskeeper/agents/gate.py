@@ -42,11 +42,12 @@ from groundskeeper.agents.seal import (
     input_identities,
     late_seals,
     new_hook_run_id,
+    refusals_in_force,
     write_anchor,
 )
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan.org import VERDICT_STATES, Heading, Plan, load_plan
-from groundskeeper.plan.spec import TaskSpec, compile_plan
+from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
 from groundskeeper.record.control import CONTROL_ROOT, ControlDir
 from groundskeeper.record.keys import (
     SigningKey,
@@ -58,7 +59,9 @@ from groundskeeper.record.ledger import Ledger, excerpt
 from groundskeeper.record.verified_prefix import verify_with_prefix
 
 if TYPE_CHECKING:
+    from groundskeeper.agents.snapshot import Snapshot
     from groundskeeper.diagnostics import Diagnostic
+    from groundskeeper.record.backing import Record
 
 __all__ = [
     "DEFAULT_MAX_BLOCKS",
@@ -76,8 +79,11 @@ __all__ = [
     "open_tasks",
     "plan_changed_since",
     "recheck_plan",
+    "record_changed",
+    "refused_seal",
     "seal_fingerprint",
     "seal_plan",
+    "seal_refusal",
     "session_outcome",
     "session_refusals",
     "verified_entries",
@@ -227,9 +233,12 @@ def seal_plan(
     by: str,
     session: str = "",
     guarded: list[Path] | None = None,
+    snapshot: Snapshot | None = None,
 ) -> Fingerprint:
     """Seal the plan as it is now as the one sessions are held to (a `hook-seal` run), with
-    the agent configuration files the seal before guarded and those in `guarded`."""
+    the agent configuration files the seal before guarded and those in `guarded`, and the
+    workdir `snapshot` the user's seal took (written into the control directory; None: the
+    seal before's is kept)."""
     control, key = open_plan_record(plan_path)
     view = LedgerView.read(verified_steps(control, plan_path, key), session)
     plan = _load(plan_path)
@@ -238,6 +247,12 @@ def seal_plan(
     paths = [p for p, _ in view.seal.guarded] if view.seal is not None else []
     paths += [str(p.absolute()) for p in guarded or []]
     now = fingerprint(plan, root, paths)
+    if snapshot is not None:
+        from groundskeeper.agents.snapshot import write_snapshot
+
+        now = replace(now, snapshot=write_snapshot(control.path, snapshot))
+    elif view.seal is not None:
+        now = replace(now, snapshot=view.seal.snapshot)
     _record_seal(plan_path, control, key, now, by, session)
     return now
 
@@ -287,6 +302,13 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             " setup`); a change to them is refused. Ask the user to change them outside the"
             " session.",
         )
+    if event.kind == "session-start" and not event.session_id:
+        # a start that names no session (Copilot's documented `sessionStart` input) claims
+        # nothing and runs no check: recorded as a start of no session, never judged
+        control, key = open_plan_record(plan_path)
+        verified_entries(control, plan_path, key)
+        _record_session_start(control, key, event, plan_path, sha256_text(_load(plan_path).text))
+        return Decision("allow", "")
     if not event.session_id:
         # a client always names its session; a call naming none is no session's, and would
         # otherwise be judged as a session of its own (with no start to hold it to)
@@ -319,15 +341,20 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     inputs = [p for p, _ in view.seal.protected + view.seal.hidden] if view.seal else []
     before = input_identities(root, inputs)
     now = fingerprint(plan, root, guarded, view.seal)
+    if view.seal is not None:
+        now = replace(now, snapshot=view.seal.snapshot)  # the user's, carried by every seal
     if view.seal is None:
         by = "session-start" if event.kind == "session-start" else "first hook call"
         seal_plan(plan_path, options.workdir, by, event.session_id)
         view = LedgerView(now, by, view.blocks, started=True)
     if event.kind == "session-start":
         if not view.started:
-            _record_session_start(control, key, event, plan_path, now)
+            _record_session_start(control, key, event, plan_path, now.plan_sha256)
         return Decision("allow", "")
     changes = now.changes_from(view.seal) if view.seal is not None else []
+    if view.refused:
+        # the seal in force may be the refused session's own: held until the user re-seals
+        changes.insert(0, _REFUSED + "; ".join(view.refused))
     if view.late:
         # whatever re-sealed the plan ran while the session did (the agent can run
         # `agent seal` or `agent setup` with the home it reads in its own environment): the
@@ -338,7 +365,10 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             + ", ".join(view.late)
             + "; a seal made during a session does not apply to it",
         )
-    tasks, note = _tasks_for(plan, event, backed_by(entries))
+    held = _read_record(entries)
+    tasks, note = _tasks_for(plan, event, _backed(held))
+    # a Stop claims the whole plan: every DONE's work too, which the session may have undone
+    again = _swept(plan, tasks) if tasks is not None and event.subject is None else []
     scope = "plan" if event.subject is None else "task" if tasks is not None else "none"
     record = HookRecord(
         control,
@@ -391,16 +421,21 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
             record, event, view, options, Decision("allow", note), [], plan_path, now, scope
         )
     failures: list[tuple[TaskSpec, str]] = []
-    shell = options.shell
+    shell = _Sandbox(options.shell)  # the sandbox loads only when a check is to run
     withhold = hides_inputs(plan)
+    rule = _SessionInputs(plan, root, control, now.snapshot)
     for task in tasks:
-        if shell is None:  # the sandbox loads only when a check is to run
-            shell = sandbox_shell()
         why = _judge_task(
-            task, root, shell, options.check_timeout, record, view.blocks + 1, withhold
-        )
+            task, root, shell(), options.check_timeout, record, view.blocks + 1, withhold,
+            rule=rule,
+        )  # fmt: skip
         if why is not None:
             failures.append((task, why))
+    undone = _judge_again(
+        again, root, shell, options.check_timeout, record, view.blocks + 1, withhold, held,
+        rule=rule,
+    )  # fmt: skip
+    failures += undone
     after = input_identities(root, inputs)
     moved = sorted(n for n in before.keys() | after.keys() if before.get(n) != after.get(n))
     moved += aliases_of_hidden(root, [p for p, _ in now.hidden]) if now.hidden else []
@@ -415,18 +450,30 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         )
     if not failures:
         done = ", ".join(f"`{t.task_id}`" for t in tasks) or "no open task"
+        still = ", ".join(f"`{t.task_id}`" for t in again)
+        said = f"checks pass: {done}" + (f"; DONE, judged again: {still}" if still else "")
+        stale = [f"`{t.task_id}`" for t in tasks if t.heading.keyword == "FAILED"]
+        if stale:  # the headline is left as it is: the user's `check --write` writes DONE
+            said += (
+                f"; FAILED in the plan but passing now: {', '.join(stale)} (`groundskeeper"
+                " check PLAN --write` judges it again and writes its headline)"
+            )
         return _finish(
             record,
             event,
             view,
             options,
-            Decision("allow", f"checks pass: {done}"),
+            Decision("allow", said),
             [],
             plan_path,
             now,
             scope,
         )
-    lines = [f"groundskeeper: not done — {len(failures)} of {len(tasks)} open task(s) fail:"]
+    opened = len(failures) - len(undone)
+    head = f"{opened} of {len(tasks)} open task(s) fail"
+    if undone:
+        head += f"; {len(undone)} DONE task(s) no longer pass"
+    lines = [f"groundskeeper: not done — {head}:"]
     for task, why in failures:
         lines.append(f"- task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
     lines.append("Do the work (not the plan, its checks or the settings), then stop again.")
@@ -443,8 +490,63 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     )
 
 
+_REFUSED = (
+    "the seal in force is marked: `agent run` refused a session launched on it, so it may be"
+    " that session's own seal, and only the user's `groundskeeper agent seal` accepts it: "
+)
+
+
+def refused_seal(plan_path: Path) -> str | None:
+    """Why no session may be launched on the plan's seal in force (a session `agent run`
+    refused since the user last sealed it), or None."""
+    control, _ = open_plan_record(plan_path)
+    refused = refusals_in_force(verified_steps(control, plan_path))
+    if not refused:
+        return None
+    return (
+        "the last session launched on the plan's seal was refused ("
+        + "; ".join(refused)
+        + "): the seal in force may be that session's own. Look at the plan, its checks and"
+        " inputs (`groundskeeper ledger show`), then accept them with `groundskeeper agent"
+        f" seal {plan_path}`"
+    )
+
+
+def seal_refusal(plan_path: Path, session: str | None, reasons: list[str]) -> str | None:
+    """Seal into the plan's ledger, whatever ledger is there, that `agent run` refused the
+    session it launched, with `reasons`: the seal in force is marked (`refusals_in_force`)
+    until the user seals the plan again. None when sealed, else why it could not be (a
+    ledger that cannot take an append: the next hook call and launch refuse it anyway)."""
+    try:
+        control = ControlDir.for_plan(plan_path).ensure()
+        key = _load_key()
+        try:
+            check_anchor(plan_path, control.path)
+            anchored = True
+        except HookFailure:
+            anchored = False  # a replaced ledger stays unanchored: the refusal blesses nothing
+        record = HookRecord(
+            control,
+            key,
+            {
+                "kind": "launcher-refusal",
+                "plan": str(plan_path),
+                "session_id": session or "",
+                "reasons": [excerpt(r) for r in reasons],
+                "versions": _versions(),
+            },
+        )
+        record.stage("run-end", {"ok": False, "states": [], "tampers": 0})
+        record.commit()
+        if anchored:
+            write_anchor(plan_path, control.path)
+    except (GroundskeeperError, OSError) as exc:
+        return str(exc)
+    return None
+
+
 def _record_session_start(
-    control: ControlDir, key: SigningKey, event: HookEvent, plan_path: Path, now: Fingerprint
+    control: ControlDir, key: SigningKey, event: HookEvent, plan_path: Path, plan_sha256: str
 ) -> None:
     """Mark where the session starts in the ledger: the seal in force then is the one its
     stops are held to, and any seal after it was made during the session."""
@@ -457,7 +559,7 @@ def _record_session_start(
             "event": event.name,
             "session_id": event.session_id,
             "plan": str(plan_path),
-            "plan_sha256": now.plan_sha256,
+            "plan_sha256": plan_sha256,
             "versions": _versions(),
         },
     )
@@ -530,15 +632,122 @@ def _tasks_for(
 def backed_by(entries: list[tuple[str, str, dict[str, Any]]]) -> Callable[[TaskSpec], bool]:
     """Whether the ledger backs a task's DONE: a sealed DONE for it, judged with its check
     as it is now (`record.backing`, what a run and `audit` read)."""
+    return _backed(_read_record(entries))
+
+
+def _read_record(entries: list[tuple[str, str, dict[str, Any]]]) -> Record:
     from groundskeeper.record.backing import read_record
 
-    record = read_record(entries)
+    return read_record(entries)
 
+
+def _backed(record: Record) -> Callable[[TaskSpec], bool]:
     def backed(task: TaskSpec) -> bool:
         sha = SealedCheck.seal(task.check).sha256 if task.check is not None else None
         return record.backs_done(task.task_id, sha)
 
     return backed
+
+
+def _swept(plan: Plan, judged: list[TaskSpec]) -> list[TaskSpec]:
+    """The DONEs a claim of the whole plan judges again (`done_again`) that are not already
+    among the open tasks `judged` (a DONE the ledger does not back is open)."""
+    opened = {t.heading for t in judged}
+    return [t for t in done_again(plan) if t.heading not in opened]
+
+
+#: The failure code of a pass that rests on an input the session was not entitled to change
+#: (the run's own, `supervisor.run_checks`).
+CHANGED = "protected_input_changed"
+
+
+class _SessionInputs:
+    """The rule on a check's inputs for a session, which has no write journal
+    (`acceptance.check_inputs.session_inputs_changed`): each file a passing check read that
+    the workdir snapshot the user sealed holds and that differs now fails the task, unless
+    it is the code under test or a task of the plan asks to change it. No snapshot sealed (a
+    seal made before it existed): no rule. The snapshot is read at its first use."""
+
+    def __init__(self, plan: Plan, root: Path, control: ControlDir, sealed: str | None) -> None:
+        self._plan, self._root, self._control, self._sealed = plan, root, control, sealed
+        self._held: dict[str, str] | None = None
+
+    def why(self, task: TaskSpec, result: CheckResult) -> str | None:
+        if self._sealed is None:
+            return None
+        from groundskeeper.acceptance.check_inputs import session_inputs_changed
+        from groundskeeper.agents.snapshot import changed_since, load_snapshot
+
+        if self._held is None:
+            self._held = load_snapshot(self._control.path, self._sealed)
+        # a check that read more files than are kept read, for this rule, every one
+        read = result.read if result.read is not None else tuple(self._held)
+        changed = changed_since(self._root, self._held, read)
+        if not changed:
+            return None
+        found = session_inputs_changed(task, read, changed, list(compile_plan(self._plan)))
+        return "; ".join(found) if found else None
+
+
+class _Sandbox:
+    """The shell the checks run in, loaded at its first use (a call that runs no check never
+    loads the sandbox)."""
+
+    def __init__(self, shell: Shell | None) -> None:
+        self._shell = shell
+
+    def __call__(self) -> Shell:
+        if self._shell is None:
+            self._shell = sandbox_shell()
+        return self._shell
+
+
+def _judge_again(
+    tasks: list[TaskSpec],
+    root: Path,
+    shell: _Sandbox,
+    timeout: float,
+    record: HookRecord,
+    attempt: int,
+    withhold: bool,
+    held: Record,
+    phase: str = "hook",
+    *,
+    rule: _SessionInputs | None = None,
+) -> list[tuple[TaskSpec, str]]:
+    """Each DONE of `tasks` judged again by its check alone, as a run's final sweep judges a
+    carried DONE: one whose sealed read set (its last passing check's) still holds on disk
+    keeps its DONE without a run (sealed together as `inputs-unchanged`); the others' checks
+    run, each sealed. Each that no longer passes, with why."""
+    if not tasks:
+        return []
+    from groundskeeper.sandbox import inputs
+
+    unchanged: list[dict[str, str]] = []
+    failed: list[tuple[TaskSpec, str]] = []
+    for task in tasks:
+        assert task.check is not None
+        sealed = SealedCheck.seal(task.check)
+        reads = held.reads.get(task.task_id)
+        facts = inputs.sealed_facts(reads, sealed.sha256)
+        if facts is not None and reads is not None and inputs.unchanged(root, facts):
+            row = {"task_id": task.task_id, "check_sha256": sealed.sha256 or ""}
+            unchanged.append({**row, "reads_sha256": str(reads.get("sha256"))})
+            continue
+        result = run_check(sealed, root, shell=shell(), timeout=timeout)
+        record.stage("check", check_body(task.task_id, attempt, result, phase, withhold=withhold))
+        if not result.passed:
+            detail = f"{result.reason}\n{result.output}".rstrip()
+            said = check_feedback(sealed, detail, hides=withhold)
+            why = f"it is DONE, but its check no longer passes: {said}"
+            failed.append((task, why if withhold else f"{result.code}: {why}"))
+        elif rule is not None and (changed := rule.why(task, result)) is not None:
+            failed.append((task, f"{CHANGED}: it is DONE, but its check passes on {changed}"))
+    if unchanged:
+        record.stage(
+            "inputs-unchanged", {"phase": phase, "reason": inputs.UNCHANGED, "tasks": unchanged}
+        )
+    return failed
 
 
 def open_tasks(plan: Plan, backed: Callable[[TaskSpec], bool]) -> list[TaskSpec]:
@@ -548,16 +757,8 @@ def open_tasks(plan: Plan, backed: Callable[[TaskSpec], bool]) -> list[TaskSpec]
     ledger backs it (`backed`: a sealed DONE with this very check), and judged again
     otherwise; FAILED and PARTIAL are open. A parent is judged on its own check, if it has
     one (without one, its children decide)."""
-    finished = frozenset(plan.done_states) - set(VERDICT_STATES)
     spec = compile_plan(plan)
-    ended: set[Heading] = set()  # a finished task's subtree is never run either
-    for task in spec:
-        if (task.heading.keyword or "") in finished:
-            stack = [task.heading]
-            while stack:
-                current = stack.pop()
-                ended.add(current)
-                stack.extend(current.child_tasks)
+    ended = _ended(plan, spec)
     found: list[TaskSpec] = []
     for task in spec:
         keyword = task.heading.keyword or ""
@@ -571,6 +772,36 @@ def open_tasks(plan: Plan, backed: Callable[[TaskSpec], bool]) -> list[TaskSpec]
     # deepest first (a stable sort keeps document order among equals): a parent after its
     # children, as a run's roll-up judges it
     return sorted(found, key=lambda t: -t.heading.level)
+
+
+def done_again(plan: Plan) -> list[TaskSpec]:
+    """The DONE tasks a final sweep judges again by their check (`agent work`'s, and a Stop's
+    and the launcher's, which claim the whole plan): every DONE with a check outside a
+    finished (custom done state) subtree, ledger-backed or not, deepest first — a later
+    session, or anything else, may have undone the work it was DONE for."""
+    spec = compile_plan(plan)
+    ended = _ended(plan, spec)
+    found = [
+        t
+        for t in spec
+        if t.heading.keyword == "DONE" and t.check is not None and t.heading not in ended
+    ]
+    return sorted(found, key=lambda t: -t.heading.level)
+
+
+def _ended(plan: Plan, spec: PlanSpec) -> set[Heading]:
+    """The headings of every finished task (a custom done state, `CANCELLED` after `|`) and
+    of its subtree: never run."""
+    finished = frozenset(plan.done_states) - set(VERDICT_STATES)
+    ended: set[Heading] = set()
+    for task in spec:
+        if (task.heading.keyword or "") in finished:
+            stack = [task.heading]
+            while stack:
+                current = stack.pop()
+                ended.add(current)
+                stack.extend(current.child_tasks)
+    return ended
 
 
 def session_refusals(plan: Plan) -> list[Diagnostic]:
@@ -633,8 +864,11 @@ def _judge_task(
     attempt: int,
     withhold: bool,
     phase: str = "hook",
+    *,
+    rule: _SessionInputs | None = None,
 ) -> str | None:
-    """Why the task is not done (None: its check passed), its check sealed."""
+    """Why the task is not done (None: its check passed, on inputs the session was entitled
+    to change: `rule`), its check sealed."""
     more = beyond_check(task)
     if task.check is None:
         if task.checked:  # a hard `:contract: pytest`: a check, but one only a run confirms
@@ -654,6 +888,8 @@ def _judge_task(
         detail = f"{result.reason}\n{result.output}".rstrip()
         said = check_feedback(sealed, detail, hides=withhold)  # `told`: the one way back
         return said if withhold else f"{result.code}: {said}"
+    if rule is not None and (changed := rule.why(task, result)) is not None:
+        return f"{CHANGED}: {changed}"
     if more:
         return (
             f"its check passes, but it is also judged on {' and '.join(more)}, which a hook"
@@ -776,13 +1012,16 @@ def _write_failed(
 # -- what a launched session's stops came to ----------------------------------------------------
 
 
-def recheck_plan(plan_path: Path, workdir: Path | None, shell: Shell | None = None) -> list[str]:
+def recheck_plan(
+    plan_path: Path, workdir: Path | None, shell: Shell | None = None, session: str | None = None
+) -> list[str]:
     """The plan judged by the launcher itself after its session (`agent run`), whatever the
     session's recorded stops say — a hook call can be forged by anyone who can run its
     command line, and one killed early leaves no trace: the plan, its checks and inputs
-    against the latest seal, the hidden inputs' aliases, and every open task's check
-    (`open_tasks`) run in the sandbox, each sealed. Each reason the work is not done, said
-    for a person (empty: every open task passes)."""
+    against the latest seal, the hidden inputs' aliases, every open task's check
+    (`open_tasks`) and every DONE's (`done_again`, as a run's final sweep) run in the
+    sandbox, each sealed; `session`: the session judged, named in the record. Each reason
+    the work is not done, said for a person (empty: every task passes)."""
     control, key = open_plan_record(plan_path)
     entries = verified_entries(control, plan_path)
     view = LedgerView.read([(step, body) for _, step, body in entries], "")
@@ -795,18 +1034,38 @@ def recheck_plan(plan_path: Path, workdir: Path | None, shell: Shell | None = No
     found += aliases_of_hidden(root, [p for p, _ in now.hidden])
     if found:
         return found
+    held = _read_record(entries)
+    tasks = open_tasks(plan, _backed(held))
+    again = _swept(plan, tasks)  # the session may have undone a DONE's work: judged again
     record = HookRecord(
-        control, key, {"kind": "launcher-check", "plan": str(plan_path), "workdir": str(root)}
+        control,
+        key,
+        {
+            "kind": "launcher-check",
+            "plan": str(plan_path),
+            "workdir": str(root),
+            "session_id": session or "",
+            "tasks": [t.task_id for t in tasks],
+            "done_again": [t.task_id for t in again],
+        },
     )
     withhold = hides_inputs(plan)
-    failed: list[tuple[str, str]] = []
-    for task in open_tasks(plan, backed_by(entries)):
-        if shell is None:
-            shell = sandbox_shell()
-        why = _judge_task(task, root, shell, DEFAULT_CHECK_TIMEOUT, record, 0, withhold, "launcher")
+    sandbox = _Sandbox(shell)
+    rule = _SessionInputs(plan, root, control, view.seal.snapshot)
+    failed: list[tuple[TaskSpec, str]] = []
+    for task in tasks:
+        why = _judge_task(
+            task, root, sandbox(), DEFAULT_CHECK_TIMEOUT, record, 0, withhold, "launcher",
+            rule=rule,
+        )  # fmt: skip
         if why is not None:
-            failed.append((task.task_id, why))
-            found.append(f"task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
+            failed.append((task, why))
+    failed += _judge_again(
+        again, root, sandbox, DEFAULT_CHECK_TIMEOUT, record, 0, withhold, held, "launcher",
+        rule=rule,
+    )  # fmt: skip
+    for task, why in failed:
+        found.append(f"task `{task.title}` ({plan_path.name}:{task.heading.line}): {why}")
     record.stage("run-end", {"ok": not found, "states": [], "tampers": 0})
     record.commit()
     write_anchor(plan_path, control.path)
@@ -854,33 +1113,19 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
     session's calls are its own, and only a Stop (the whole plan's claim) is its last stop:
     the agent stops whenever its hook is killed (Claude Code lets a stop through on a hook
     that dies), and such a call leaves a run-start with no decision."""
-    control = ControlDir.for_plan(plan_path)
+    changed = record_changed(plan_path, before)
+    if changed is not None:
+        return changed
+    after = before[0]
     try:
-        steps = verified_steps(control, plan_path)
-        data = control.ledger.read_bytes()
-    except HookFailure as exc:
+        steps = verified_steps(ControlDir.for_plan(plan_path), plan_path)
+    except HookFailure as exc:  # changed since `record_changed` read it
         return f"the plan's ledger cannot be trusted: {exc}"
-    except OSError as exc:
-        return f"the plan's ledger cannot be read: {exc.strerror}"
-    after, digest = before
-    kept = b"".join(data.splitlines(keepends=True)[:after])
-    if hashlib.sha256(kept).hexdigest() != digest:
-        return (
-            "the plan's ledger as it was when the session started was rewritten during it;"
-            " nothing the session stopped on is confirmed"
-        )
-    late = late_seals(steps, after)
-    if late:
-        return (
-            "the plan was sealed again while the session ran, by " + ", ".join(late) + ": a"
-            " seal made during a session does not apply to it, and nothing it stopped on is"
-            " confirmed"
-        )
     if session is None:
         started = [
             str(body.get("session_id"))
             for step, body in steps[after:]
-            if step == "run-start" and body.get("kind") == "hook-session"
+            if step == "run-start" and body.get("kind") == "hook-session" and body.get("session_id")
         ]
         # a session resumed (`--continue`) starts no new one: its calls' one session id
         seen = {
@@ -890,8 +1135,9 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
         }
         if not started and len(seen) > 1:
             return (
-                f"stops of {len(seen)} sessions reached the hook and none of them started after"
-                " the launch: which one was launched cannot be told; nothing is confirmed"
+                f"stops of {len(seen)} sessions reached the hook and no session start after the"
+                " launch names the one launched: which it was cannot be told; nothing is"
+                " confirmed"
             )
         if not started and not seen:
             return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
@@ -917,6 +1163,36 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
         return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
     if stops[-1] != "allow":
         return f"the session's last stop was not allowed ({stops[-1]}): the work is not done"
+    return None
+
+
+def record_changed(plan_path: Path, before: tuple[int, str]) -> str | None:
+    """Why the record a session was launched on no longer holds (the ledger cannot be
+    trusted, its lines from before the launch were rewritten, or the plan was sealed again
+    during the session), or None: what makes `agent run` refuse the session and mark the
+    seal (`seal_refusal`)."""
+    control = ControlDir.for_plan(plan_path)
+    try:
+        steps = verified_steps(control, plan_path)
+        data = control.ledger.read_bytes()
+    except HookFailure as exc:
+        return f"the plan's ledger cannot be trusted: {exc}"
+    except OSError as exc:
+        return f"the plan's ledger cannot be read: {exc.strerror}"
+    after, digest = before
+    kept = b"".join(data.splitlines(keepends=True)[:after])
+    if hashlib.sha256(kept).hexdigest() != digest:
+        return (
+            "the plan's ledger as it was when the session started was rewritten during it;"
+            " nothing the session stopped on is confirmed"
+        )
+    late = late_seals(steps, after)
+    if late:
+        return (
+            "the plan was sealed again while the session ran, by " + ", ".join(late) + ": a"
+            " seal made during a session does not apply to it, and nothing it stopped on is"
+            " confirmed"
+        )
     return None
 
 

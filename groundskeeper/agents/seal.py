@@ -43,6 +43,7 @@ __all__ = [
     "input_patterns",
     "late_seals",
     "new_hook_run_id",
+    "refusals_in_force",
     "write_anchor",
 ]
 
@@ -76,6 +77,9 @@ class Fingerprint:
     guarded: tuple[tuple[str, str | None], ...] = ()
     #: the held-out files (`:hide:`, `#+HIDE:`): named and hashed, never shown
     hidden: tuple[tuple[str, str | None], ...] = ()
+    #: the SHA-256 of the workdir snapshot the user's seal took (`agents.snapshot`; None:
+    #: none taken, as before the rule on a check's inputs)
+    snapshot: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +88,7 @@ class Fingerprint:
             "protected": [{"path": p, "sha256": s} for p, s in self.protected],
             "hidden": [{"path": p, "sha256": s} for p, s in self.hidden],
             "guarded": [{"path": p, "sha256": s} for p, s in self.guarded],
+            "snapshot_sha256": self.snapshot,
         }
 
     @classmethod
@@ -92,12 +97,14 @@ class Fingerprint:
             return tuple((str(p.get("path")), p.get("sha256")) for p in body.get(name) or [])
 
         checks = body.get("checks") or []
+        snapshot = body.get("snapshot_sha256")
         return cls(
             str(body.get("plan_sha256", "")),
             tuple((str(c.get("task_id")), c.get("check_sha256")) for c in checks),
             pairs("protected"),
             pairs("guarded"),
             pairs("hidden"),
+            snapshot if isinstance(snapshot, str) else None,
         )
 
     def with_plan(self, plan: Plan) -> Fingerprint:
@@ -308,9 +315,12 @@ class LedgerView:
     #: each seal made after the session started (not groundskeeper's own), said for a person:
     #: a seal made during a session does not apply to it
     late: tuple[str, ...] = ()
+    #: each session `agent run` refused since the user last sealed (`refusals_in_force`)
+    refused: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, steps: Iterable[tuple[str, dict[str, Any]]], session: str) -> LedgerView:
+        steps = list(steps)
         seal: Fingerprint | None = None
         by: str | None = None
         blocks = 0
@@ -338,7 +348,7 @@ class LedgerView:
                     # the breaker, or an allowed Stop (the whole plan's claim), ends a row of
                     # refusals: a SubagentStop or TaskCompleted claims one task, or nothing
                     blocks = 0
-        return cls(seal, by, blocks, started, tuple(late))
+        return cls(seal, by, blocks, started, tuple(late), tuple(refusals_in_force(steps)))
 
 
 def late_seals(steps: list[tuple[str, dict[str, Any]]], after: int) -> list[str]:
@@ -357,12 +367,40 @@ def late_seals(steps: list[tuple[str, dict[str, Any]]], after: int) -> list[str]
     return late
 
 
+#: The seals that are the user's own (`agent seal`, `agent setup AGENT`): only they lift the
+#: mark a refused session leaves on the seal in force.
+def _users_seal(by: str) -> bool:
+    return by == "agent seal" or by.startswith("agent setup")
+
+
+def refusals_in_force(steps: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """Each session `agent run` refused (a `launcher-refusal` run) since the user last sealed
+    the plan, said for a person: while any is in force, the seal may be the refused
+    session's own, and no session is launched on it (empty: none)."""
+    found: list[str] = []
+    for step, body in steps:
+        if step != "run-start":
+            continue
+        kind = body.get("kind")
+        if kind == "hook-seal" and _users_seal(str(body.get("by", ""))):
+            found = []
+        elif kind == "launcher-refusal":
+            reasons = [str(r) for r in body.get("reasons") or [] if isinstance(r, str)]
+            session = body.get("session_id") or "?"
+            found.append(
+                f"session {session} (run {body.get('run_id', '?')}): "
+                + ("; ".join(reasons) or "no reason recorded")
+            )
+    return found
+
+
 def _same_inputs(a: Fingerprint, b: Fingerprint) -> bool:
-    return (a.checks, a.protected, a.hidden, a.guarded) == (
+    return (a.checks, a.protected, a.hidden, a.guarded, a.snapshot) == (
         b.checks,
         b.protected,
         b.hidden,
         b.guarded,
+        b.snapshot,
     )
 
 

@@ -78,6 +78,8 @@ def hook_command(
         str(max_blocks),
         "--require-seal",
     ]
+    if event is not None:
+        words += ["--event", event]
     if workdir is not None:
         words += ["--workdir", str(workdir.absolute())]
     line = f"{home} {shlex.join(words)}"
@@ -176,11 +178,16 @@ def write_setup(
             ["groundskeeper", "agent", "run", "claude-code", "--plan", str(plan), "--"]
         )
         return Setup(agent, (path,), launch + " ARGS…", tuple(notes))
-    command = hook_command(agent, plan, max_blocks, workdir)
+
+    def command(event: str) -> str:  # one command line per event: the hook never guesses it
+        return hook_command(agent, plan, max_blocks, workdir, event)
+
     if agent == "codex":
         path = root / ".codex" / "hooks.json"
-        entry = {"hooks": [{"type": "command", "command": command, "timeout": 600}]}
-        _write_json(path, {"hooks": {e: [entry] for e in EVENTS["codex"]}})
+        _write_json(path, {"hooks": {
+            e: [{"hooks": [{"type": "command", "command": command(e), "timeout": 600}]}]
+            for e in EVENTS["codex"]
+        }})  # fmt: skip
         notes.append(
             "Codex runs a new or edited hook only once you trust it: open `/hooks` in codex"
             " and trust groundskeeper's; an edited hook is skipped until trusted again, and"
@@ -189,13 +196,17 @@ def write_setup(
         return Setup(agent, (path,), "codex", tuple(notes))
     if agent == "gemini":
         path = root / ".gemini" / "settings.json"
-        entry = {"hooks": [{"type": "command", "command": command, "timeout": 60000}]}
-        _write_json(path, {"hooks": {e: [entry] for e in EVENTS["gemini"]}})
+        _write_json(path, {"hooks": {
+            e: [{"hooks": [{"type": "command", "command": command(e), "timeout": 60000}]}]
+            for e in EVENTS["gemini"]
+        }})  # fmt: skip
         return Setup(agent, (path,), "gemini", tuple(notes))
     if agent == "copilot":
         path = root / ".github" / "hooks" / "groundskeeper.json"
-        handler: dict[str, Any] = {"type": "command", "bash": command, "timeoutSec": 30}
-        _write_json(path, {"version": 1, "hooks": {e: [handler] for e in EVENTS["copilot"]}})
+        _write_json(path, {"version": 1, "hooks": {
+            e: [{"type": "command", "bash": command(e), "timeoutSec": 30}]
+            for e in EVENTS["copilot"]
+        }})  # fmt: skip
         notes.append(
             "Copilot CLI times a hook out after 30 s and lets the stop through:"
             " keep checks short (the hook answers within 24 s)"
@@ -203,7 +214,7 @@ def write_setup(
         return Setup(agent, (path,), "copilot", tuple(notes))
     if agent == "cursor":
         path = root / ".cursor" / "hooks.json"
-        _write_json(path, {"version": 1, "hooks": {"stop": [{"command": command}]}})
+        _write_json(path, {"version": 1, "hooks": {"stop": [{"command": command("stop")}]}})
         return Setup(agent, (path,), "cursor-agent", tuple(notes))
     dialect_for(agent)  # raises for an unknown agent
     raise AssertionError(agent)

@@ -28,6 +28,7 @@ from groundskeeper.agents.gate import (
     backed_by,
     beyond_check,
     check_body,
+    done_again,
     hides_inputs,
     open_plan_record,
     open_tasks,
@@ -39,7 +40,7 @@ from groundskeeper.agents.seal import Fingerprint, fingerprint, held_inputs
 from groundskeeper.agents.setup import _write_json, claude_code_settings
 from groundskeeper.plan.edit import state_edited, write_atomically
 from groundskeeper.plan.org import Plan, load_plan, parse_plan
-from groundskeeper.plan.spec import TaskSpec, compile_plan
+from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.record.control import ControlDir
 from groundskeeper.record.ledger import excerpt
 
@@ -88,7 +89,10 @@ def _settings(plan: Path, task: TaskSpec, max_blocks: int, workdir: Path | None)
                     " hook claude-code ", f" hook claude-code --task {_quote(task.task_id)} ", 1
                 )
         settings["hooks"][event] = groups
-    record_tool = settings["hooks"]["Stop"][0]["hooks"][0]["command"].split(" || ")[0]
+    stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"].split(" || ")[0]
+    # the Stop's command line, named for its own event (`--event`: never guessed)
+    record_tool = stop.replace(" --event Stop", " --event PostToolUse")
+    assert record_tool != stop, stop
     settings["hooks"]["PostToolUse"] = [
         {
             "matcher": "*",
@@ -166,7 +170,7 @@ def _final_sweep(
     its outcome replaces the earlier one (the demoted tasks are returned; the earlier
     outcomes are updated in place)."""
     current = load_plan(plan)
-    done = [t for t in compile_plan(current) if t.heading.keyword == "DONE" and t.check]
+    done = done_again(current)
     if not done:
         return []
     control, key = open_plan_record(plan)

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usage, narrate
 from groundskeeper.errors import GroundskeeperError
+
+if TYPE_CHECKING:
+    from groundskeeper.agents.snapshot import Snapshot
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 _CHECKS_SEE = "The folder the checks see (default: the plan's folder)."
@@ -91,16 +94,13 @@ def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
     try:
         _refuse_unfit(plan)
         ensure_signing_key()
-        sealed = seal_plan(plan, workdir, "agent seal")
+        snapshot = _snapshot(plan, workdir)
+        sealed = seal_plan(plan, workdir, "agent seal", snapshot=snapshot)
         unbacked = _unbacked_done(plan)
     except (HookFailure, GroundskeeperError) as exc:
         fail_usage(str(exc))
-    for line, title in unbacked:
-        narrate(
-            f"{plan}:{line}: warning: `{title}` is DONE in the plan, but the ledger holds no"
-            " sealed DONE for it with this check: every stop judges it again (its check must"
-            " pass), as a run re-verifies it"
-        )
+    _warn_unbacked(plan, unbacked)
+    _note_snapshot(snapshot)
     if as_json:
         emit_json({"plan": str(plan), **sealed.to_json()})
     else:
@@ -163,7 +163,7 @@ def setup(
         aliases = aliases_of_hidden(root, [str(h.relative_to(root)) for h in hidden])
         if aliases:
             fail_usage(
-                "a hidden input is reachable by another name in the workdir: "
+                "a hidden input is reachable by another name: "
                 + "; ".join(aliases)
                 + ". A check would follow it; remove it before the agent's session"
             )
@@ -175,9 +175,19 @@ def setup(
             protected=protected,
             hidden=hidden,
         )
-        sealed = seal_plan(plan, workdir, f"agent setup {agent_name}", guarded=list(done.files))
+        snapshot = _snapshot(plan, workdir)
+        sealed = seal_plan(
+            plan,
+            workdir,
+            f"agent setup {agent_name}",
+            guarded=list(done.files),
+            snapshot=snapshot,
+        )
+        unbacked = _unbacked_done(plan)
     except (HookFailure, GroundskeeperError, ValueError, OSError) as exc:
         fail_usage(str(exc))
+    _warn_unbacked(plan, unbacked)
+    _note_snapshot(snapshot)
     if as_json:
         emit_json({**done.to_json(), "sealed": sealed.to_json()})
     else:
@@ -211,6 +221,33 @@ def _refuse_unfit(plan: Path) -> None:
         f"{plan} is not sealed for agents' sessions: {len(refusals)} error(s) above; fix the"
         " plan (`groundskeeper lint` shows them too) and run this again"
     )
+
+
+def _snapshot(plan: Path, workdir: Path | None) -> Snapshot:
+    """The workdir as it is now, for the rule on a check's inputs (`agents.snapshot`)."""
+    from groundskeeper.agents.snapshot import take_snapshot
+
+    return take_snapshot(workdir or plan.parent)
+
+
+def _note_snapshot(snapshot: Snapshot) -> None:
+    from groundskeeper.agents.snapshot import MAX_FILES
+
+    if not snapshot.complete:
+        narrate(
+            f"note: the workdir holds more than {MAX_FILES} files: the snapshot a session's"
+            " changes are read against holds the first of them only, and a check input past"
+            " them is not held by the rule on a check's inputs"
+        )
+
+
+def _warn_unbacked(plan: Path, unbacked: list[tuple[int, str]]) -> None:
+    for line, title in unbacked:
+        narrate(
+            f"{plan}:{line}: warning: `{title}` is DONE in the plan, but the ledger holds no"
+            " sealed DONE for it with this check: every stop judges it again (its check must"
+            " pass), as a run re-verifies it"
+        )
 
 
 def _unbacked_done(plan: Path) -> list[tuple[int, str]]:
@@ -253,7 +290,14 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     import signal
     import subprocess
 
-    from groundskeeper.agents.gate import ledger_lines, plan_changed_since, session_outcome
+    from groundskeeper.agents.gate import (
+        ledger_lines,
+        plan_changed_since,
+        record_changed,
+        refused_seal,
+        seal_refusal,
+        session_outcome,
+    )
     from groundskeeper.agents.setup import SETTINGS_NAME, claude_code_command
     from groundskeeper.record.control import ControlDir
 
@@ -272,7 +316,7 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     try:
         # the client reads this file at launch: one edited since the seal may run anything
         # (or nothing) as its hooks, whatever the hook would have said
-        unsealed = configuration_unsealed(plan, settings)
+        unsealed = configuration_unsealed(plan, settings) or refused_seal(plan)
         hooked = _workdir_of(settings)
     except (HookFailure, GroundskeeperError, OSError, ValueError) as exc:
         fail_usage(f"cannot confirm {settings} is the sealed one: {exc}")
@@ -302,16 +346,27 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         )
     finally:
         signal.signal(signal.SIGINT, previous)
-    told = [
-        plan_changed_since(plan, launched),
-        session_outcome(plan, before, session),
-    ]
-    # the launcher's own judgement, not the recorded stops': anyone who can run the hook's
-    # command line can record an allowed Stop, and a hook killed early records nothing
-    try:
-        told += [f"not done — {why}" for why in recheck_plan(plan, hooked)]
-    except (HookFailure, GroundskeeperError, OSError) as exc:
-        told.append(f"the plan could not be checked after the session: {exc}")
+    told = [plan_changed_since(plan, launched), record_changed(plan, before)]
+    refused = [line for line in told if line is not None]
+    if refused:
+        # the seal in force may be the session's own: the refusal is sealed into whatever
+        # ledger is there, and no session is launched on that seal until the user re-seals
+        failed = seal_refusal(plan, session, refused)
+        told.append(
+            f"the refusal could not be sealed into the plan's ledger: {failed}"
+            if failed is not None
+            else "this refusal is sealed in the plan's ledger: no session is launched on the"
+            f" plan's seal until you accept it again (`groundskeeper agent seal {plan}`)"
+        )
+    else:
+        told.append(session_outcome(plan, before, session))
+        # the launcher's own judgement, not the recorded stops': anyone who can run the
+        # hook's command line can record an allowed Stop, and a hook killed early records
+        # nothing
+        try:
+            told += [f"not done — {why}" for why in recheck_plan(plan, hooked, session=session)]
+        except (HookFailure, GroundskeeperError, OSError) as exc:
+            told.append(f"the plan could not be checked after the session: {exc}")
     for line in told:
         if line is not None:
             narrate(f"groundskeeper: {line}")

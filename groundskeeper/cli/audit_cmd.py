@@ -51,6 +51,10 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
                        check): hand-edited, or written by something other than a run
       state-mismatch   a finished state the ledger does not show for that task
       unfinished-run   a run that started and never sealed its end (killed)
+      failed-now-passes  FAILED in the plan (the breaker), but its check passed since
+                       (a later session's stop): the headline is stale
+      refused-session  a session `agent run` refused (the plan or the record changed
+                       during it), with no `agent seal` since: the seal may be its own
       ledger           the ledger itself does not verify (see `ledger verify`)
 
     The next `groundskeeper resume` re-verifies every unbacked DONE before it skips it.
@@ -108,6 +112,23 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
         elif keyword in done_states and sealed is not None and sealed.state != keyword:
             message = f"`{task.title}` is {keyword} in the plan; the ledger says {sealed.state}"
             findings.append(AuditFinding("state-mismatch", task.task_id, task.line, message))
+    passed = _passed_since_failed(steps)
+    for task in loaded.tasks():
+        if task.keyword == "FAILED" and task.task_id in passed:
+            message = (
+                f"`{task.title}` is FAILED in the plan, but its check passed after it was"
+                f" sealed FAILED (run {passed[task.task_id]}): the headline is stale;"
+                f" `groundskeeper check {path} --write` judges it again and writes it"
+            )
+            findings.append(AuditFinding("failed-now-passes", task.task_id, task.line, message))
+    from groundskeeper.agents.seal import refusals_in_force
+
+    for refused in refusals_in_force([(step, body) for _, step, body in steps]):
+        message = (
+            f"`agent run` refused {refused}; the seal in force may be that session's own, and"
+            " no session is launched on it until you accept it (`groundskeeper agent seal`)"
+        )
+        findings.append(AuditFinding("refused-session", None, None, message))
     # the last run is still going when someone holds the plan: not "killed"
     running = record.runs[-1] if record.runs and RunLock.held(control) else None
     unfinished = record.unfinished(current=running)
@@ -135,6 +156,29 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
             f" against {control.ledger}"
         )
     sys.exit(EXIT_OK if ok else EXIT_FINDINGS)
+
+
+def _passed_since_failed(steps: list[tuple[str, str, dict[str, Any]]]) -> dict[str, str]:
+    """Each task sealed FAILED whose latest check since then passed (a later session's stop,
+    `agent run`'s judgment): task id → the run that passed it."""
+    failed: set[str] = set()
+    passed: dict[str, str] = {}
+    for run, step, body in steps:
+        task = body.get("task_id")
+        if not isinstance(task, str):
+            continue
+        if step == "state":
+            passed.pop(task, None)
+            if body.get("to") == "FAILED":
+                failed.add(task)
+            else:
+                failed.discard(task)
+        elif step == "check" and task in failed:
+            if body.get("verdict") == "PASS":
+                passed[task] = run
+            else:
+                passed.pop(task, None)
+    return passed
 
 
 def _check_sha(task: Any) -> str | None:

@@ -67,6 +67,13 @@ class FailClosedCommand(click.Command):
     help="Check only this task (Claude Code as groundskeeper's worker on one task).",
 )
 @click.option(
+    "--event",
+    default=None,
+    help="The event this command line is configured for (`agent setup` writes one command"
+    " line per event): the hook reads the event from it, not by guessing from the input, and"
+    " blocks an input that names another.",
+)
+@click.option(
     "--require-seal",
     is_flag=True,
     help="The plan was sealed at set-up: a ledger without that seal blocks every stop.",
@@ -85,6 +92,7 @@ def hook(
     task_id: str | None,
     require_seal: bool,
     record_tool: bool,
+    event: str | None,
 ) -> None:
     """Answer AGENT's "done" event (on stdin): allow the stop only when every open task's check
     passes in the sandbox.
@@ -107,4 +115,8 @@ def hook(
 
     Set it up with `groundskeeper agent setup AGENT --plan PLAN` (docs/agents.md).
     """
-    answer(HookArgs(agent, plan, workdir, max_blocks, budget, task_id, require_seal, record_tool))
+    answer(
+        HookArgs(
+            agent, plan, workdir, max_blocks, budget, task_id, require_seal, record_tool, event
+        )
+    )

@@ -46,6 +46,8 @@ class HookArgs:
     task_id: str | None = None
     require_seal: bool = False
     record_tool: bool = False
+    #: the event the command line is configured for (`--event`)
+    event: str | None = None
 
 
 def _emit(status: int, stdout: str, stderr: str) -> NoReturn:
@@ -107,7 +109,7 @@ def _answer(args: HookArgs) -> NoReturn:
     def fail(kind: str, message: str) -> NoReturn:
         from groundskeeper.agents.gate import count_failure
 
-        starting = event_name in ("SessionStart", "sessionStart")
+        starting = event_name in dialect.session_events
         try:  # a session start cannot be refused: only claimed stops count towards the bound
             count = 1 if starting else count_failure(args.plan, cwd, session)
         except Exception:
@@ -134,8 +136,8 @@ def _answer(args: HookArgs) -> NoReturn:
         from groundskeeper.agents.seal import HookFailure
 
         data = sys.stdin.buffer.read()
-        event_name = _EVENT["name"] = _event_name(data)
-        event = dialect.read(data)
+        event_name = _EVENT["name"] = args.event or _event_name(data)
+        event = dialect.read(data, args.event)
         session, cwd = event.session_id, event.cwd
         options = HookOptions(
             plan=args.plan,
@@ -164,7 +166,7 @@ def _answer(args: HookArgs) -> NoReturn:
 
 # -- the command line without click -------------------------------------------------------------
 
-_VALUED = {"--plan", "--workdir", "--max-blocks", "--budget", "--task"}
+_VALUED = {"--plan", "--workdir", "--max-blocks", "--budget", "--task", "--event"}
 _FLAGS = {"--require-seal", "--record-tool"}
 
 
@@ -213,6 +215,7 @@ def parse_argv(argv: list[str]) -> HookArgs | None:
         task_id=values.get("--task"),
         require_seal="--require-seal" in flags,
         record_tool="--record-tool" in flags,
+        event=values.get("--event"),
     )
 
 

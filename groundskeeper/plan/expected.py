@@ -60,7 +60,16 @@ _CHANGING = frozenset(
         "implement", "implements", "complete", "completes", "finish", "finishes", "refactor",
         "refactors", "optimize", "optimizes", "optimise", "optimises", "improve", "improves",
         "patch", "patches", "debug", "debugs", "repair", "repairs", "port", "ports",
+        "sort", "sorts", "clean", "cleans", "dedupe", "dedupes", "deduplicate",
+        "deduplicates", "normalize", "normalizes", "normalise", "normalises", "tidy",
+        "tidies", "reorder", "reorders", "format", "formats", "convert", "converts",
     }
+)  # fmt: skip
+# What a sentence says of a file that asks for it to be changed: "the result file is wrong".
+_BEING = frozenset({"is", "are", "was", "looks", "seems", "reads", "says", "has", "still"})
+_DEFECTS = frozenset(
+    {"wrong", "broken", "incorrect", "outdated", "out-of-date", "stale", "corrupt", "corrupted",
+     "buggy", "invalid", "malformed", "unsorted", "bad", "truncated", "garbled", "misformatted"}
 )  # fmt: skip
 # Words after which a name is what the work is measured by, not what it changes: the verb's
 # object has ended ("make out.txt match tests/expected.txt", "so it equals GOLDEN", "in the
@@ -208,7 +217,30 @@ def _keeps(word: str) -> bool:
     return word in _KEEPING or "n't" in word
 
 
+def _aliased(sentence: str, path: str) -> str:
+    """The sentence with the file's other names spelled as `path`: its stem as a word followed
+    by "file" ("the result file" for `result.txt`), and the stem alone when it cannot mean
+    anything else — a name with no suffix, or one whose stem is spelled in capitals
+    (`CHANGELOG.md`: "the changelog", `Makefile`: "the makefile"); case-insensitive."""
+    name = path.rsplit("/", 1)[-1]
+    stem = name.split(".", 1)[0] if not name.startswith(".") else name
+    if not stem or not re.fullmatch(r"[\w-]+", stem):
+        return sentence
+    sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})\s+(?i:file)\b", path, sentence)
+    if name == stem or (stem.isupper() and len(stem) > 2):
+        sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})(?![\w/-]|\.\w)", path, sentence)
+    return sentence
+
+
+def _defective(words: list[str], at: int) -> bool:
+    """Whether the sentence says the file at `at` is wrong ("the result file is wrong", "X is
+    still out-of-date"): a defect the work is to mend."""
+    rest = words[at + 1 : at + 5]
+    return bool(rest) and rest[0] in _BEING and any(w in _DEFECTS for w in rest[1:])
+
+
 def _sentence_reading(sentence: str, path: str, *, anywhere: bool) -> str:
+    sentence = _aliased(sentence, path)
     if path.lower() not in sentence.lower():
         return SILENT
     words = _words(sentence)
@@ -222,7 +254,9 @@ def _sentence_reading(sentence: str, path: str, *, anywhere: bool) -> str:
         return SILENT
     if any(_keeps(w) for w in words[: at[-1]]):
         return FORBIDS  # "don't modify X", "without changing X", "X must stay as it is"
-    asks = any(_object_of_change(words, i) or _place_first(words, i) for i in at)
+    asks = any(
+        _object_of_change(words, i) or _place_first(words, i) or _defective(words, i) for i in at
+    )
     if any(_keeps(w) for w in _clause_after(words, at[-1])):
         return UNSURE if asks else FORBIDS  # "regenerate X, not Y": which does it keep?
     return ASKS if asks else SILENT

@@ -120,7 +120,9 @@ def _pytest_checks(spec: PlanSpec) -> Iterator[Diagnostic]:
         message = (
             "the check runs pytest itself, which reads its configuration and plugins from the"
             " workdir (conftest.py, pytest.toml, pytest.ini, pyproject's [tool.pytest], …);"
-            " the run keeps workers from writing them, but a skipped or deselected test still"
+            " the run keeps workers from writing them, and the task's own worker from the"
+            " test files it runs (a change by another worker not asked to fails the task),"
+            " but a skipped or deselected test still"
             " passes, and so does code under test that ends the run early with status 0"
             " (`os._exit(0)`, `sys.exit(0)` at import): write `:contract: pytest PATH`, which"
             " also holds the suite to the tests it collected before any work and to pytest's"

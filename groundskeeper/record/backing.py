@@ -98,13 +98,16 @@ class Record:
     def promotable(self, task_id: str) -> bool:
         """May `check --write` turn this FAILED into DONE? Only when the record shows it
         FAILED because its own check failed: never after tampering, a refused dock or a limit,
-        nor when the record has no FAILED for it at all."""
+        nor when its check was failed because an input it rests on was changed by a worker
+        (`protected_input_changed`: the check passing now may rest on that very change), nor
+        when the record has no FAILED for it at all."""
         found = self.tasks.get(task_id)
         return (
             found is not None
             and found.state == "FAILED"
             and found.failure is not None
             and found.failure.startswith("check:")
+            and found.failure != "check:protected_input_changed"
         )
 
     def unfinished(self, current: str | None = None) -> list[str]:

@@ -53,6 +53,10 @@ def summarize_step(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str
         return f"{what}{by}", verdict
     if step in ("run-start", "hook-decision") and str(get("kind") or step).startswith("hook"):
         return _summarize_hook_step(step, body)
+    if step == "run-start" and get("kind") in ("launcher-check", "launcher-refusal"):
+        return _summarize_launcher(body)
+    if step == "run-start" and get("kind") == "worker-sweep":
+        return f"agent work's final sweep · plan {get('plan')}", None
     if step == "run-end" and get("sealed") is not None:
         verdict = "ok" if get("ok") else "failed"
         return f"{verdict} · {get('sealed')} sealed, {get('duplicates')} duplicates", verdict
@@ -155,6 +159,21 @@ def _summarize_hook_step(step: str, body: dict[str, Any]) -> tuple[str, str | No
     if kind == "hook-session":
         return f"session start · {get('event')} · {session}", None
     return f"hook {get('event') or get('kind')} · {get('agent')} · {session}", None
+
+
+def _summarize_launcher(body: dict[str, Any]) -> tuple[str, str | None]:
+    """`agent run`'s own judgment after its session, or its refusal of the session."""
+    get = body.get
+    session = f"session {get('session_id')}" if get("session_id") else "no session"
+    if get("kind") == "launcher-refusal":
+        reasons = [str(r) for r in get("reasons") or []]
+        return f"agent run refused {session} · {'; '.join(reasons)[:80]}", "refused"
+    tasks = [str(t) for t in get("tasks") or []]
+    again = [str(t) for t in get("done_again") or []]
+    said = f"agent run's judgment · {session} · {len(tasks)} open task(s)"
+    said += f" ({', '.join(tasks)[:60]})" if tasks else ""
+    said += f" · {len(again)} DONE judged again" if again else ""
+    return said, None
 
 
 _GOAL_STEPS = frozenset(

@@ -6,14 +6,50 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import groundskeeper.sandbox.fence as fences
 import groundskeeper.sandbox.read_set as read_set
 from groundskeeper.sandbox.confine import Workdir
 
-__all__ = ["unchanged"]
+__all__ = ["UNCHANGED", "sealed_facts", "unchanged"]
+
+#: Why a DONE is kept without running its check: its read set still holds.
+UNCHANGED = "inputs unchanged since its verdict"
+
+
+def sealed_facts(
+    sealed: Mapping[str, Any] | None,
+    check_sha256: str,
+    digests: dict[tuple[tuple[str, ...], ...], str] | None = None,
+) -> tuple[tuple[str, ...], ...] | None:
+    """The facts of a sealed read set (`record.backing`'s `reads`: a passing check's), when
+    it was sealed for this check by this sandbox and its digest is theirs; None otherwise.
+    A run's sweep and the hook's judge a carried DONE by them alike. `digests` keeps the
+    digests taken (a sweep's, for the many DONEs that share a set)."""
+    if sealed is None or sealed.get("check_sha256") != check_sha256:
+        return None
+    if sealed.get("version") != read_set.sandbox_version():
+        return None
+    listed = sealed.get("facts")
+    if not isinstance(listed, list):
+        return None
+    facts: list[tuple[str, ...]] = []
+    for fact in listed:
+        if not isinstance(fact, list) or not all(isinstance(part, str) for part in fact):
+            return None
+        facts.append(tuple(fact))
+    found = tuple(facts)
+    digest = digests.get(found) if digests is not None else None
+    if digest is None:
+        digest = read_set.digest(found)
+        if digests is not None:
+            digests[found] = digest
+    if digest != sealed.get("sha256"):
+        return None
+    return found
 
 
 def unchanged(

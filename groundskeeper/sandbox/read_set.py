@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORMAT",
     "MAX_FACTS",
+    "MAX_FILES",
     "ReadSet",
     "current",
     "digest",
@@ -57,6 +58,8 @@ __all__ = [
 FORMAT = 1
 #: The most facts one set keeps; past it the run is tainted (re-run every time).
 MAX_FACTS = 4096
+#: The most files one run's list of files read keeps; past it every file counts as read.
+MAX_FILES = 100_000
 _CHUNK = 1 << 16
 
 Fact = tuple[str, ...]
@@ -71,6 +74,10 @@ class ReadSet:
     tainted: str | None = None
     # each file hashed as it was opened: its ctime then (any write since changes it)
     ctimes: dict[str, int] = field(default_factory=dict)
+    # every workdir file opened for reading, kept whether or not the set is tainted: what
+    # the verdict's rule on a check's inputs reads (`acceptance.check_inputs`); None past
+    # `MAX_FILES` files (then every file counts as read)
+    files: dict[str, None] | None = field(default_factory=dict)
 
     def taint(self, why: str) -> None:
         if self.tainted is None:
@@ -92,6 +99,11 @@ class ReadSet:
         if real.startswith(self.root + os.sep):
             return real[len(self.root) + 1 :]
         return None
+
+    def read_files(self) -> tuple[str, ...] | None:
+        """Every workdir file opened for reading (relative, `/`-separated, sorted), tainted
+        or not; None when there were too many to keep."""
+        return None if self.files is None else tuple(sorted(self.files))
 
     def facts(self) -> tuple[Fact, ...] | None:
         """The facts, sorted; None when the run read something no fact can name."""
@@ -130,6 +142,12 @@ class ReadSet:
             return
         info = os.fstat(fd)
         if stat.S_ISREG(info.st_mode):
+            if self.files is not None:
+                self.files[rel.replace(os.sep, "/")] = None
+                if len(self.files) > MAX_FILES:
+                    self.files = None
+            if self.tainted is not None:
+                return
             self.note("bytes", rel, file_digest(fd))
             self.ctimes.setdefault(rel, info.st_ctime_ns)
         elif not stat.S_ISDIR(info.st_mode):

@@ -176,6 +176,8 @@ class RunPhases:
         if results is None:
             return
         for task, (result, _) in zip(pending, results, strict=True):
+            if self.checks.paths is not None:  # what it read is its own from now on
+                self.checks.paths.read_before_work(task.heading.task_id, result.read)
             if not result.passed:
                 continue
             why = "red-first: passes before any work"

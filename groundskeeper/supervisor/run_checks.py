@@ -8,9 +8,7 @@ it does not decide what a result means for the task, and `acceptance.check` runs
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from groundskeeper.acceptance.check import (
     CheckResult,
@@ -66,7 +64,20 @@ class RunChecks:
         kept = self.kept(task_id, check.sha256)
         if kept is not None:
             return kept
-        return run_check(check, self.workdir, shell=self.shell, timeout=self.timeout)
+        result = run_check(check, self.workdir, shell=self.shell, timeout=self.timeout)
+        return self._inputs_held(task_id, check, result)
+
+    def _inputs_held(self, task_id: str, check: SealedCheck, result: CheckResult) -> CheckResult:
+        """A pass, unless a file it read that was there before the work was changed by a
+        worker not entitled to (`acceptance.check_inputs`): then a failure naming each. A
+        stand-in shell's pass records no reads, and stands."""
+        if not result.passed or self.paths is None:
+            return result
+        read = result.read
+        if read is None and self.shell is not None and not isinstance(self.shell, SandboxShell):
+            return result
+        gone = self.paths.inputs_read(task_id, read)
+        return _changed(check, gone, result.output) if gone else result
 
     def kept(self, task_id: str, check_sha256: str | None = None) -> CheckResult | None:
         """The one rule of protection, for a task with a check or without one (a contract,
@@ -100,21 +111,24 @@ class RunChecks:
             return None  # a stand-in for the sandbox: its verdicts rest on what it says
         if self.paths is not None and self.paths.changed(task_id):
             return None  # `run` says why it fails
-        facts = _facts(record.reads.get(task_id), sha256, observed)
+        from groundskeeper.sandbox import inputs
+
+        digests = observed.digests if observed is not None else None
+        facts = inputs.sealed_facts(record.reads.get(task_id), sha256, digests)
         if facts is None:
             return None
         holds = observed.holds.get(facts) if observed is not None else None
         if holds is None:
-            from groundskeeper.sandbox import inputs
-
             holds = inputs.unchanged(root or self.workdir, facts, real=root is not None)
             if observed is not None:
                 observed.holds[facts] = holds
         if not holds:
             return None
         why = "inputs unchanged since its verdict"
-        return CheckResult("PASS", "", why, "", sha256, _EMPTY_SHA256, 0, None,
-                           facts, reused=True)  # fmt: skip
+        read = tuple(dict.fromkeys(f[1] for f in facts if f[0] == "bytes" and len(f) > 1))
+        result = CheckResult("PASS", "", why, "", sha256, _EMPTY_SHA256, 0, None,
+                             facts, reused=True, read=read)  # fmt: skip
+        return result if not self.paths or not self.paths.inputs_read(task_id, read) else None
 
     def sealed(
         self, task_id: str, attempt: int, check: SealedCheck, phase: str | None = None
@@ -125,31 +139,7 @@ class RunChecks:
         return result
 
 
-def _facts(
-    sealed: Mapping[str, Any] | None, check_sha256: str, observed: Observed | None = None
-) -> tuple[tuple[str, ...], ...] | None:
-    """The facts of a sealed read set, when it was sealed for this check by this sandbox and
-    its digest is theirs; None otherwise. `observed` keeps the digests this sweep took."""
-    if sealed is None or sealed.get("check_sha256") != check_sha256:
-        return None
-    from groundskeeper.sandbox import read_set
-
-    if sealed.get("version") != read_set.sandbox_version():
-        return None
-    listed = sealed.get("facts")
-    if not isinstance(listed, list):
-        return None
-    facts: list[tuple[str, ...]] = []
-    for fact in listed:
-        if not isinstance(fact, list) or not all(isinstance(part, str) for part in fact):
-            return None
-        facts.append(tuple(fact))
-    found = tuple(facts)
-    digest = observed.digests.get(found) if observed is not None else None
-    if digest is None:
-        digest = read_set.digest(found)
-        if observed is not None:
-            observed.digests[found] = digest
-    if digest != sealed.get("sha256"):
-        return None
-    return found
+def _changed(check: SealedCheck, why: list[str], output: str = "") -> CheckResult:
+    """A failure for inputs the check rests on that changed (`protected_input_changed`)."""
+    return CheckResult("FAIL", "protected_input_changed", "; ".join(why), output,
+                       check.sha256, sha256_text(output), 0, None)  # fmt: skip

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from groundskeeper.acceptance import protect
+from groundskeeper.acceptance.check_inputs import entitled, pytest_paths, read_inputs_changed
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
 from groundskeeper.plan.contract_syntax import protected_by
@@ -34,7 +35,7 @@ from groundskeeper.plan.expected import (
     reading,
     unsure_message,
 )
-from groundskeeper.plan.spec import PlanSpec
+from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.plan.suite_paths import suite_files_freed
 from groundskeeper.sandbox import fence as fences
 
@@ -45,6 +46,51 @@ TRIED = "the worker tried to change it, and the sandbox refused"
 
 Hashes = dict[str, str | None]
 
+#: The most files the run-start snapshot lists; past it, every file counts as there before.
+MAX_SNAPSHOT = 200_000
+
+
+def _stamp(workdir: Path, path: str) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(workdir / path)
+    except OSError:
+        return None
+    return (info.st_size, info.st_mtime_ns)
+
+
+def _test_files(workdir: Path, task: TaskSpec) -> list[str]:
+    """The files under the test paths a plain pytest check names (`pytest -q tests`: every
+    file under tests/; a file path: that file), there now."""
+    found: list[str] = []
+    for path in pytest_paths(task):
+        if (workdir / path).is_file():
+            found.append(path)
+        elif (workdir / path).is_dir():
+            try:
+                found += protect.matched_files(workdir, [f"/{path}/**"])
+            except ValueError:
+                continue  # past MAX_PROTECTED: the verdict's rule still holds them
+    return found
+
+
+def _snapshot(workdir: Path) -> dict[str, tuple[int, int]] | None:
+    """Every file under `workdir` (no control directory, no link followed) → (size, mtime)."""
+    found: dict[str, tuple[int, int]] = {}
+    root = os.path.realpath(workdir)
+    for directory, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = [d for d in dirs if d.casefold() not in fences.HIDDEN_NAMES]
+        base = os.path.relpath(directory, root)
+        for name in files:
+            relative = name if base == "." else f"{base}/{name}".replace(os.sep, "/")
+            try:
+                info = os.lstat(os.path.join(directory, name))
+            except OSError:
+                continue
+            found[relative] = (info.st_size, info.st_mtime_ns)
+            if len(found) > MAX_SNAPSHOT:
+                return None
+    return found
+
 
 class RunPaths:
     """The protected and hidden inputs of one run on `workdir`, read as it starts."""
@@ -52,6 +98,7 @@ class RunPaths:
     def __init__(self, workdir: Path, spec: PlanSpec) -> None:
         self.workdir = workdir
         hide = tuple(dict.fromkeys(p for task in spec for p in task.hide))
+        self._hide = hide
         #: the task id → the patterns its worker may not change: its `:protect:` patterns and
         #: its expected files that exist now (as anchored paths)
         self.keep: dict[str, tuple[str, ...]] = {}
@@ -59,6 +106,7 @@ class RunPaths:
         self.automatic: dict[str, list[str]] = {}
         self.hide_of: dict[str, tuple[str, ...]] = {}
         tasks = list(spec)
+        self._specs = {t.task_id: t for t in tasks}
         self.automatic = expected_inputs(tasks, workdir)
         for task in tasks:
             auto = [p for p, ids in self.automatic.items() if task.task_id in ids]
@@ -75,6 +123,12 @@ class RunPaths:
         if pins:
             for task in tasks:
                 self.keep[task.task_id] = tuple(dict.fromkeys(self.keep[task.task_id] + pins))
+        #: files kept from one task's own worker because its check runs them as tests (a
+        #: plain pytest check's test paths) or read them before any work (red-first), and
+        #: its text does not ask to change them → the tasks (`check_inputs`)
+        self.read_kept: dict[str, list[str]] = {}
+        for task in tasks:
+            self._keep_read(task.task_id, _test_files(workdir, task), start=False)
         #: hidden inputs found at run start (hidden from every worker, seen by checks)
         self.hidden = protect.matched_files(workdir, hide)
         kept = protect.matched_files(workdir, [p for ps in self.keep.values() for p in ps])
@@ -97,19 +151,28 @@ class RunPaths:
         self._current: Hashes = dict(self.start)
         #: protected inputs a worker changed whose task is not entitled to: file → task id
         self._intruded: dict[str, str] = {}
-        self._specs = {t.task_id: t for t in tasks}
         #: the task id → the names under its own `pytest` contract's test paths its worker
         #: may write after all: asked for by its text or covered by `:writable:` (adversary-8
         #: F9: "add tests/test_mul.py"); pytest's configuration never
         self.free: dict[str, tuple[str, ...]] = {
             t.task_id: found for t in tasks if (found := suite_files_freed(t))
         }
-        self._hide = hide
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
         self._refused: dict[str, fences.Refusals] = {}  # the task's latest attempt's
         self._root = os.path.realpath(workdir)
         self._lock = threading.Lock()
+        #: what the workdir held before any worker ran: file → (size, mtime); None past
+        #: `MAX_SNAPSHOT` files (then every file counts as there before the work)
+        self._before = _snapshot(workdir)
+        #: every file a worker of the run changed → the tasks whose workers did, in order
+        self._writes: dict[str, list[str]] = {}
+        #: files a worker made (not there at run start) → the first task whose worker did
+        self._made: dict[str, str] = {}
+        #: a task → the files other tasks' workers had made when it first started
+        self._made_before: dict[str, frozenset[str]] = {}
+        #: tasks one of whose attempts changed files no journal could list
+        self._unlisted: list[str] = []
 
     @property
     def holds_out(self) -> bool:
@@ -126,6 +189,9 @@ class RunPaths:
         hashes = {f: protect.input_sha256(self.workdir, f) for f in self.inputs_of(task_id)}
         with self._lock:
             self._at_task[task_id] = hashes
+            if task_id not in self._made_before:
+                made = (p for p, maker in self._made.items() if maker != task_id)
+                self._made_before[task_id] = frozenset(made)
         return hashes
 
     def worker_fence(self, task_id: str) -> fences.Fence:
@@ -197,10 +263,17 @@ class RunPaths:
         to, or `:writable:` covers it), and otherwise marked as changed by that task — which
         fails every task protecting it, naming the intruder (adversary-6 F7, F17)."""
         task = self._specs.get(task_id)
+        named = set(changed)
+        with self._lock:
+            for path in sorted(named):
+                if not self._there_at_start(path):
+                    self._made.setdefault(path, task_id)
+                self._writes.setdefault(path, []).append(task_id)
+            if unknown:
+                self._unlisted.append(task_id)
         keeps = [p for ps in self.keep.values() for p in ps]
         if task is None or not keeps:
             return
-        named = set(changed)
         candidates = set(protect.matched_files(self.workdir, keeps)) | set(self._current)
         with self._lock:
             for path in sorted(candidates):
@@ -214,6 +287,72 @@ class RunPaths:
                     self._intruded.pop(path, None)
                 elif path not in self._intruded:
                     self._intruded[path] = task_id
+
+    def _keep_read(self, task_id: str, files: Iterable[str], *, start: bool = True) -> None:
+        """Keep `files` (there now) from the task's own worker, each that is not the code
+        under test of its check and that its text does not ask to change (nor `:writable:`
+        frees): its check's own tests, programs and data. `start`: hash them now as what they
+        held before any work (after the run's start was sealed: red-first)."""
+        task = self._specs.get(task_id)
+        if task is None:
+            return
+        kept = [
+            f for f in files
+            if not entitled(task, f, checked=task) and not covers(self._hide, f)
+            and (self.workdir / f).is_file()
+        ]  # fmt: skip
+        if not kept:
+            return
+        self.keep[task_id] = tuple(dict.fromkeys((*self.keep.get(task_id, ()),
+                                                   *(f"/{f}" for f in kept))))  # fmt: skip
+        for f in kept:
+            ids = self.read_kept.setdefault(f, [])
+            if task_id not in ids:
+                ids.append(task_id)
+            if start and f not in self.start:
+                self.start[f] = protect.input_sha256(self.workdir, f)
+                self._current.setdefault(f, self.start[f])
+
+    def read_before_work(self, task_id: str, read: Iterable[str] | None) -> None:
+        """What the task's check read on the untouched workdir (red-first): kept from its own
+        worker from now on, as `_keep_read` says (the verdict's rule backs up what it did not
+        reach)."""
+        if read is not None:
+            self._keep_read(task_id, sorted(p for p in read if self._there_at_start(p)))
+
+    def _there_at_start(self, path: str) -> bool:
+        return self._before is None or path in self._before
+
+    def inputs_read(self, task_id: str, read: Iterable[str] | None) -> list[str]:
+        """Why a pass of the task's check must not stand (`acceptance.check_inputs`): each
+        file it `read` (None: it cannot be told, so every file a worker changed) that was
+        there before the work — at run start, or made by another task's worker before this
+        task first started — and that a worker not entitled to it changed (the maker of a
+        file made in the run did not change it), named. An attempt
+        whose changes could not all be listed counts as changing every file whose size or
+        mtime differs from run start."""
+        task = self._specs.get(task_id)
+        if task is None:
+            return []
+        with self._lock:
+            # a file made in the run: its maker's writes make it, they change nothing there was
+            writes = {
+                p: [t for t in ids if p not in self._made or t != self._made[p]]
+                for p, ids in self._writes.items()
+            }
+            unlisted = list(dict.fromkeys(self._unlisted))
+            made_before = self._made_before.get(task_id, frozenset())
+        files = set(writes) if read is None else set(read)
+        if unlisted and self._before is not None:
+            for path in sorted(files | (set(self._before) if read is None else set())):
+                if path in self._before and _stamp(self.workdir, path) != self._before[path]:
+                    writes[path] = [*writes.get(path, []), *unlisted]
+                    files.add(path)
+
+        def existed(path: str) -> bool:
+            return self._there_at_start(path) or path in made_before
+
+        return read_inputs_changed(task, files, writes, existed, self._specs)
 
     def judge_fence(self) -> fences.Fence:
         """What the judge's reading is bound by: the hidden inputs are absent to it."""
@@ -298,6 +437,18 @@ class RunPaths:
                 f" reads: {', '.join(f'`{p}`' for p in self.configuration)} (made or changed,"
                 " at any depth); to let a task's worker write one, add `:writable: conftest.py`"
                 " (or the name) to that task"
+            )
+            said.append(Diagnostic("info", "run", message, None, "F002"))
+        if self.read_kept:
+            listed = "; ".join(
+                f"`{path}` ({', '.join(ids)})" for path, ids in sorted(self.read_kept.items())
+            )
+            first = min(self.read_kept)
+            message = (
+                "kept from the worker of the task whose check runs or reads it (its tests,"
+                f" its program's files, what it read before any work): {listed}; to let that"
+                f" worker change one, add `:writable: {first}` to the task (or ask for the"
+                " change in its text)"
             )
             said.append(Diagnostic("info", "run", message, None, "F002"))
         if not self.automatic:

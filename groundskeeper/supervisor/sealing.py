@@ -19,6 +19,7 @@ from groundskeeper.acceptance.check import CheckResult, sha256_text
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import ModelCall
 from groundskeeper.record.ledger import canonical_json
+from groundskeeper.sandbox.inputs import UNCHANGED
 from groundskeeper.supervisor.worker import AttemptOutcome, ToolCallRecord
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ class StepRecorder(Protocol):
     def record(self, step: str, body: Mapping[str, Any]) -> object: ...
 
 
-UNCHANGED = "inputs unchanged since its verdict"
 #: Tasks one `inputs-unchanged` line names, and the bytes their rows take at most (a long
 #: task id makes fewer a line): well inside a ledger line.
 UNCHANGED_PER_LINE = 200

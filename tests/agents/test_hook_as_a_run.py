@@ -119,6 +119,8 @@ PARENT_PLAN = """\
   :ID: ship
   :done-when: grep -qx 2.0 VERSION
   :END:
+  Set VERSION to 2.0 (the file is there: a check's input the text does not ask to change is
+  the check's, `acceptance.check_inputs`).
 ** TODO Write the notes
    :PROPERTIES:
    :ID: notes

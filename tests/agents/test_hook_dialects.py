@@ -43,6 +43,11 @@ EVENTS: dict[str, dict[str, Any]] = {
 }
 
 
+#: the event each agent's stop command line names (`agent setup` writes `--event`): Copilot's
+#: input names none
+CONFIGURED = {"copilot": ("--event", "agentStop")}
+
+
 def event(agent: str, work: Path) -> dict[str, Any]:
     return {"session_id": "s-1", "cwd": str(work), **EVENTS[agent]}
 
@@ -62,11 +67,11 @@ def blocked(agent: str, status: int, stdout: str, stderr: str) -> str:
 @pytest.mark.parametrize("agent", sorted(EVENTS))
 def test_each_agent_is_blocked_then_allowed_in_its_own_form(agent: str, work: Path) -> None:
     create_signing_key()
-    run = call_hook(agent, event(agent, work))
+    run = call_hook(agent, event(agent, work), *CONFIGURED.get(agent, ()))
     reason = blocked(agent, run.status, run.stdout, run.stderr)
     assert "grep -q shipped NOTES.md" in reason
     do_the_work(work)
-    run = call_hook(agent, event(agent, work))
+    run = call_hook(agent, event(agent, work), *CONFIGURED.get(agent, ()))
     assert run.status == 0, run.stderr
     if agent in ("gemini", "cursor"):
         assert json.loads(run.stdout) == {}  # stdout must be JSON only
@@ -78,7 +83,7 @@ def test_each_agent_is_blocked_then_allowed_in_its_own_form(agent: str, work: Pa
 def test_each_agent_is_blocked_on_a_failure_of_groundskeepers_own(agent: str, work: Path) -> None:
     # no signing key: nothing can be sealed, so nothing is allowed
     do_the_work(work)
-    run = call_hook(agent, event(agent, work))
+    run = call_hook(agent, event(agent, work), *CONFIGURED.get(agent, ()))
     reason = blocked(agent, run.status, run.stdout, run.stderr)
     assert "cannot sign" in reason
 

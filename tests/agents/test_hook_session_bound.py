@@ -128,6 +128,9 @@ for step in os.environ["SCENARIO"].split():
         pathlib.Path("COUNT").write_text("1\\n")
     elif step == "unwork":  # the work undone after an allowed Stop
         pathlib.Path("NOTES.md").write_text("nothing\\n")
+    elif step == "write-files":  # each file of the JSON map $WRITES, written
+        for name, text in json.loads(pathlib.Path(os.environ["WRITES"]).read_text()).items():
+            pathlib.Path(name).write_text(text)
     elif step == "mark-launched":
         pathlib.Path("LAUNCHED").write_text("")
     elif step == "foreign-stop":  # an event of its own, another session's id
@@ -159,7 +162,12 @@ def test_agent_run_tells_of_a_seal_made_during_its_session(work: Path) -> None:
     told = agent_run(work, "Stop rewrite reseal Stop")
     assert told.returncode == 1, told.stderr
     assert "the plan was sealed again while the session ran, by `agent seal`" in told.stderr
-    # the honest twin
+    # the honest twin, once the user has put the plan back and sealed it (the refused
+    # session's seal holds every launch until then: tests/agents/test_hook_whole_plan.py)
+    plan = work / "plan.org"
+    plan.write_text(plan.read_text().replace("test -f plan.org", "grep -q shipped NOTES.md", 1)
+                    .replace("test -f plan.org", "grep -qx 1 COUNT", 1))  # fmt: skip
+    assert gk(work, "agent", "seal", "plan.org").returncode == 0
     honest = agent_run(work, "Stop work Stop")
     assert honest.returncode == 0, honest.stderr
     assert "groundskeeper:" not in honest.stderr

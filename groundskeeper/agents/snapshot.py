@@ -1,0 +1,211 @@
+"""The workdir as the user sealed it for agents' sessions: each file's path and content hash,
+taken at `agent setup` and `agent seal`, kept in the plan's control directory and sealed by
+its hash with the plan (`Fingerprint.snapshot`).
+
+A hook has no write journal (the agent writes with its own tools), so what a session changed
+is what differs from this snapshot: at a `Stop`, each file a passing check read that was in
+the snapshot and differs now goes through the run's rule on a check's inputs
+(`acceptance.check_inputs.session_inputs_changed`).
+
+Bounded: at most `MAX_FILES` files, a file over `MAX_HASHED_BYTES` by its size and
+modification time instead of its bytes. Skipped: the folders no check's inputs live in
+(`SKIPPED`: `.git`, the control directory, virtual environments, `node_modules`, caches)
+and, when the workdir is in a git work tree, whatever git ignores there (`git ls-files
+--others --ignored --exclude-standard --directory`: a `.venv/` or `build/` listed in
+`.gitignore`). A file skipped, past the bound or made after the snapshot is not in it: the
+rule treats it as new (the work), never as an input that existed before.
+
+It owns taking, writing and reading the snapshot; it decides nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from groundskeeper.agents.seal import HookFailure
+
+__all__ = [
+    "MAX_FILES",
+    "MAX_HASHED_BYTES",
+    "SKIPPED",
+    "SNAPSHOT_FILE",
+    "Snapshot",
+    "changed_since",
+    "load_snapshot",
+    "take_snapshot",
+    "write_snapshot",
+]
+
+#: The snapshot's file in the plan's control directory.
+SNAPSHOT_FILE = "workdir-snapshot.json"
+
+#: Files a snapshot holds at most (the rest are not in it: said at set-up).
+MAX_FILES = 50_000
+
+#: A larger file is held by its size and modification time, not hashed.
+MAX_HASHED_BYTES = 64 * 1024 * 1024
+
+#: Folders never walked, at any depth: no check input lives there (or the agent cannot
+#: reach it: the control directory).
+SKIPPED = frozenset(
+    {
+        ".git",
+        ".groundskeeper",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Each file's identity (relative, `/`-separated path → `sha256:HEX`, `link:TARGET` or
+    `stat:SIZE:MTIME_NS`), and whether every file of the workdir is in it."""
+
+    files: dict[str, str]
+    complete: bool
+    ignored_by_git: bool
+
+    def to_bytes(self) -> bytes:
+        document = {
+            "version": 1,
+            "complete": self.complete,
+            "ignored_by_git": self.ignored_by_git,
+            "files": dict(sorted(self.files.items())),
+        }
+        return (json.dumps(document, sort_keys=True, separators=(",", ":")) + "\n").encode()
+
+
+def identity(path: Path) -> str | None:
+    """What a snapshot holds of one file (None: absent, or not a file or link)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return "link:" + os.readlink(path)
+        except OSError:
+            return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    if info.st_size > MAX_HASHED_BYTES:
+        return f"stat:{info.st_size}:{info.st_mtime_ns}"
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return None
+    return "sha256:" + digest.hexdigest()
+
+
+def _git_ignored(root: Path) -> set[str] | None:
+    """What git ignores in `root` (relative paths, a folder with a trailing `/`), or None
+    when `root` is in no git work tree (or git is not installed)."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--others", "--ignored",
+             "--exclude-standard", "--directory"],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    return {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p}
+
+
+def take_snapshot(root: Path) -> Snapshot:
+    """The workdir `root` now (see the module for what is skipped and the bounds)."""
+    root = root.resolve()
+    ignored = _git_ignored(root)
+    skip = ignored or set()
+    files: dict[str, str] = {}
+    complete = True
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            relative = os.path.relpath(entry.path, root).replace(os.sep, "/")
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name in SKIPPED or relative + "/" in skip:
+                    continue
+                stack.append(Path(entry.path))
+                continue
+            if relative in skip:
+                continue
+            if len(files) >= MAX_FILES:
+                complete = False
+                break
+            found = identity(Path(entry.path))
+            if found is not None:
+                files[relative] = found
+        if not complete:
+            break
+    return Snapshot(files, complete, ignored is not None)
+
+
+def write_snapshot(control: Path, snapshot: Snapshot) -> str:
+    """Write `snapshot` into the control directory; its SHA-256 (what the seal holds)."""
+    data = snapshot.to_bytes()
+    path = control / SNAPSHOT_FILE
+    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_snapshot(control: Path, sealed_sha256: str) -> dict[str, str]:
+    """The sealed snapshot's files; HookFailure when the file is gone or is not the one
+    sealed (its hash differs)."""
+    path = control / SNAPSHOT_FILE
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise HookFailure(
+            "snapshot",
+            f"the workdir snapshot sealed with the plan ({path}) cannot be read:"
+            f" {exc.strerror}; `groundskeeper agent seal` takes it again",
+        ) from exc
+    if hashlib.sha256(data).hexdigest() != sealed_sha256:
+        raise HookFailure(
+            "snapshot",
+            f"the workdir snapshot {path} is not the one sealed with the plan: it was changed",
+        )
+    try:
+        document = json.loads(data)
+        files = document["files"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise HookFailure("snapshot", f"the workdir snapshot {path} cannot be read") from exc
+    return {str(k): str(v) for k, v in files.items()}
+
+
+def changed_since(root: Path, held: dict[str, str], paths: Iterable[str] | None) -> set[str]:
+    """Each of `paths` (None: every file the snapshot holds) that the snapshot `held` and
+    that differs now or is gone."""
+    names = held.keys() if paths is None else [p for p in paths if p in held]
+    return {name for name in names if identity(root / name) != held[name]}

@@ -1,0 +1,140 @@
+"""Round 9's F1, F4, F4b, F5 in an agent's session (class D): what a passing check read is the
+check's unless the task asks to change it (`acceptance.check_inputs`). The hook has no write
+journal: `agent setup`/`agent seal` seal a snapshot of the workdir, and at a stop each file
+a passing check read that differs from it goes through the run's rule. Each fake beside its
+honest twin, through the command lines `agent setup` writes and `agent run`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from tests.agents.gated import ledger_steps
+from tests.agents.test_hook_as_a_run import allowed, pytest_project, started
+from tests.agents.test_hook_session_bound import agent_run, gk, hook, set_up
+
+PROGRAM_PLAN = """\
+* TODO Compute the answer
+  :PROPERTIES:
+  :ID: a
+  :done-when: python3 check.py
+  :END:
+  Write the answer into out.txt.
+"""
+
+CHECK = "import sys, helper\nsys.exit(0 if helper.ok() else 1)\n"
+HELPER = "def ok():\n    return open('out.txt').read() == open('key.txt').read()\n"
+
+
+def program_project(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "plan.org").write_text(PROGRAM_PLAN)
+    (work / "check.py").write_text(CHECK)
+    (work / "helper.py").write_text(HELPER)
+    (work / "key.txt").write_text("42\n")
+    return work
+
+
+def test_a_module_the_check_program_imports_rewritten_blocks_the_stop(tmp_path: Path) -> None:
+    work = program_project(tmp_path)
+    started(work)
+    (work / "helper.py").write_text("def ok():\n    return True\n")
+    reason = hook(work).blocked or ""
+    assert "input changed: the check read `helper.py` (the check's own program or test)" in (
+        reason
+    ), reason
+    # the honest twin: the module as sealed, the work done
+    (work / "helper.py").write_text(HELPER)
+    (work / "out.txt").write_text("42\n")
+    assert allowed(hook(work)), hook(work)
+
+
+def test_the_key_a_check_program_reads_rewritten_blocks_the_stop(tmp_path: Path) -> None:
+    work = program_project(tmp_path)
+    started(work)
+    (work / "out.txt").write_text("7\n")
+    (work / "key.txt").write_text("7\n")
+    reason = hook(work).blocked or ""
+    assert "input changed: the check read `key.txt` (an input of the check)" in reason, reason
+    (work / "key.txt").write_text("42\n")
+    (work / "out.txt").write_text("42\n")
+    assert allowed(hook(work)), hook(work)
+
+
+def test_agent_run_holds_a_check_programs_inputs_too(tmp_path: Path) -> None:
+    work = program_project(tmp_path)
+    set_up(work)
+    told = _agent_run_writing(work, {"out.txt": "7\n", "key.txt": "7\n"})
+    assert told.returncode == 1, told.stderr
+    assert "not done — task `Compute the answer`" in told.stderr
+    assert "the check read `key.txt`" in told.stderr
+    honest = _agent_run_writing(work, {"out.txt": "42\n", "key.txt": "42\n"})
+    assert honest.returncode == 0, honest.stderr
+
+
+def _agent_run_writing(work: Path, files: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`agent run` whose stand-in session writes `files`, then stops."""
+    script = work.parent / "writes.json"
+    script.write_text(json.dumps(files))
+    os.environ["WRITES"] = str(script)
+    try:
+        return agent_run(work, "write-files Stop")
+    finally:
+        del os.environ["WRITES"]
+
+
+def test_a_plain_pytest_checks_test_file_rewritten_blocks_the_stop(tmp_path: Path) -> None:
+    work = pytest_project(tmp_path)
+    started(work)
+    (work / "tests" / "test_calc.py").write_text("def test_add():\n    pass\n")
+    reason = hook(work).blocked or ""
+    assert "input changed: the check read `tests/test_calc.py`" in reason, reason
+    # the honest twin: the tests as sealed, the code under test fixed (the text names no file)
+    (work / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    (work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    assert allowed(hook(work)), hook(work)
+
+
+RESULT_PLAN = """\
+* TODO Fix the result
+  :PROPERTIES:
+  :ID: b
+  :done-when: test "$(cat result.txt)" = 42
+  :END:
+  The result file is wrong; make it say 42.
+"""
+
+
+def test_a_deliverable_the_text_names_by_its_stem_is_the_sessions_to_fix(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "plan.org").write_text(RESULT_PLAN)
+    (work / "result.txt").write_text("0\n")
+    started(work)
+    settings = json.loads((work / ".groundskeeper/plan.org/claude-code.settings.json").read_text())
+    assert not [r for r in settings["permissions"]["deny"] if "result.txt" in r]
+    (work / "result.txt").write_text("42\n")
+    assert allowed(hook(work)), hook(work)
+
+
+def test_the_snapshot_is_sealed_with_the_plan(tmp_path: Path) -> None:
+    work = program_project(tmp_path)
+    started(work)
+    seal = [b for s, b in ledger_steps(work) if b.get("kind") == "hook-seal"][-1]
+    assert len(seal["snapshot_sha256"]) == 64
+    snapshot = work / ".groundskeeper/plan.org/workdir-snapshot.json"
+    held = json.loads(snapshot.read_text())["files"]
+    assert sorted(held) == ["check.py", "helper.py", "key.txt", "plan.org"]
+    (work / "out.txt").write_text("42\n")
+    held["key.txt"] = "sha256:" + "0" * 64
+    snapshot.write_text(json.dumps({"files": held}))
+    reason = hook(work).blocked or ""
+    assert "is not the one sealed with the plan: it was changed" in reason, reason
+    # the user's seal takes it again
+    assert gk(work, "agent", "seal", "plan.org").returncode == 0
+    assert allowed(hook(work, session="s-2")), hook(work, session="s-2")

@@ -1,0 +1,429 @@
+"""What a passing check read is the check's, unless the task asks to change it
+(`acceptance.check_inputs`): the verdict's rule on observed reads and writes, whatever the
+check's spelling (adversary-8 F1, F2, F7; adversary-9 F1, F4, F4b, F5), and its honest twins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groundskeeper.acceptance.check_inputs import CHECKER, CODE, DATA, check_role
+from groundskeeper.plan.org import load_plan
+from groundskeeper.plan.spec import compile_plan
+from tests.test_cli_run import HEAD, resume, setup, task
+from tests.test_paths_cli import _row, _sh, _write
+
+READ = "input changed: the check read `{}`"
+
+
+def _expected(root: Path) -> None:
+    (root / "exp").mkdir()
+    (root / "exp" / "e1.txt").write_text("6\n")
+    (root / "data.txt").write_text("1\n2\n3\n")
+
+
+def _failed_on(doc: dict[str, object], task_id: str, path: str, by: str | None = None) -> str:
+    """The task FAILED by the verdict's rule on what its check read, naming `path` and the
+    task whose worker changed it."""
+    row = _row(doc, task_id)  # type: ignore[arg-type]
+    assert row["state"] == "FAILED", row
+    reason = str(row["reason"])
+    assert reason.startswith("protected_input_changed: " + READ.format(path)), reason
+    assert f"task `{by or task_id}` does not ask to change it" in reason, reason
+    return reason
+
+
+def _refused(doc: dict[str, object], task_id: str, path: str) -> None:
+    """The task FAILED because its worker tried to change `path`, kept from it before the work
+    (red-first read it, or its pytest check runs it), and the sandbox refused."""
+    row = _row(doc, task_id)  # type: ignore[arg-type]
+    assert row["state"] == "FAILED", row
+    assert row["reason"] == (
+        f"protected_input_changed: protected input changed: {path}: the worker tried to change"
+        " it, and the sandbox refused"
+    ), row["reason"]
+
+
+# -- fakes: the expected file, read by an idiom no static reader knew (adversary-8 F1) --------
+
+IDIOMS = [
+    'python3 -c "import sys; sys.exit(open(sys.argv[1]).read() != open(sys.argv[2]).read())"'
+    " o1.txt exp/e1.txt",
+    "jq -e --slurpfile e exp/e1.txt '. == $e[0]' o1.txt",
+    "echo o1.txt exp/e1.txt | xargs cmp",
+    'test "$(cat o1.txt)" -eq "$(awk \'{print}\' exp/e1.txt)"',
+    'test "$(cat o1.txt)" = "$(sed -n 1p exp/e1.txt)"',
+    'test "$(cat o1.txt)" -eq "$(grep -o "[0-9]*" exp/e1.txt)"',
+    'test "$(cat o1.txt)" = "$(python3 -c \'print(open("exp/e1.txt").read().strip())\')"',
+]
+
+
+@pytest.mark.parametrize("check", IDIOMS)
+def test_rewriting_the_expected_file_any_idiom_reads_fails(tmp_path: Path, check: str) -> None:
+    """The check fails at its first command before any work (no `o1.txt`), so red-first never
+    reads the expected file: the verdict's rule, on what the passing check read, catches it."""
+    _expected(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Sum", "t1", f"test -s o1.txt && {check}", max_attempts="1")
+        + "Write o1.txt containing the sum of the numbers in data.txt.\n",
+        "workers:\n  t1:\n" + _sh("echo 99 > exp/e1.txt; echo 99 > o1.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    reason = _failed_on(doc, "t1", "exp/e1.txt")
+    assert "add `:writable: exp/e1.txt` to task `t1`" in reason
+    assert (tmp_path / "exp" / "e1.txt").read_text() == "99\n"  # the sandbox let it through
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("check", IDIOMS)
+def test_what_red_first_read_is_kept_from_the_worker(tmp_path: Path, check: str) -> None:
+    """Red-first's run reads the expected file on the untouched workdir: from then on the
+    sandbox refuses the worker's write to it, and the attempt fails naming it. (A wrong
+    `o1.txt` is there, so that each idiom reads on to the expected file.)"""
+    _expected(tmp_path)
+    (tmp_path / "o1.txt").write_text("0\n")
+    plan, script = setup(
+        tmp_path,
+        task("Sum", "t1", check, max_attempts="1")
+        + "Write o1.txt containing the sum of the numbers in data.txt.\n",
+        "workers:\n  t1:\n" + _sh("echo 99 > exp/e1.txt; echo 99 > o1.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    _refused(doc, "t1", "exp/e1.txt")
+    assert (tmp_path / "exp" / "e1.txt").read_text() == "6\n"
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("check", IDIOMS)
+def test_the_honest_twin_of_each_idiom_is_done(tmp_path: Path, check: str) -> None:
+    _expected(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Sum", "t1", check, max_attempts="1")
+        + "Write o1.txt containing the sum of the numbers in data.txt.\n",
+        "workers:\n  t1:\n" + _sh("echo 6 > o1.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    assert _row(doc, "t1")["state"] == "DONE", _row(doc, "t1")["reason"]
+    assert result.exit_code == 0
+
+
+def test_a_writable_expected_file_may_be_rewritten(tmp_path: Path) -> None:
+    _expected(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Sum", "t1", IDIOMS[2], max_attempts="1", writable="exp/e1.txt")
+        + "Write o1.txt containing the sum of the numbers in data.txt.\n",
+        "workers:\n  t1:\n" + _sh("echo 99 > exp/e1.txt; echo 99 > o1.txt") + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    assert _row(doc, "t1")["state"] == "DONE", _row(doc, "t1")["reason"]
+
+
+# -- fakes: the input the answer is recomputed from (adversary-8 F7) ---------------------------
+
+SALES = "region,amount\nn,10\ns,20\ne,5\n"
+TOTAL = 'test "$(awk -F, \'NR>1{s+=$2} END{print s+0}\' sales.csv)" -eq "$(cat total.txt)"'
+
+
+def test_emptying_the_input_fails_the_task_and_the_sibling_that_reads_it(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text(SALES)
+    (tmp_path / "count.py").write_text(
+        "import csv, sys\nprint(sum(1 for _ in csv.DictReader(open(sys.argv[1]))))\n"
+    )
+    plan, script = setup(
+        tmp_path,
+        task("Total", "total", f"test -s total.txt && {TOTAL}", max_attempts="1")
+        + "Write total.txt with the sum of the amounts in sales.csv.\n"
+        + task("Rows", "rows", 'test "$(python3 count.py sales.csv)" -eq "$(cat rows.txt)"',
+               max_attempts="1")
+        + "Write rows.txt with the number of data rows in sales.csv.\n",
+        "workers:\n  total:\n" + _sh("echo region,amount > sales.csv; echo 0 > total.txt")
+        + "    - say: DONE\n  rows:\n" + _sh("echo 0 > rows.txt") + "    - say: DONE\n",
+    )  # fmt: skip
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    _failed_on(doc, "total", "sales.csv")
+    row = _row(doc, "rows")  # red-first kept it from rows' worker: it is judged before running
+    assert row["state"] == "FAILED", row
+    assert row["reason"] == (
+        "protected_input_changed: protected input changed: sales.csv: changed by the worker of"
+        " task total, whose task does not ask to change it"
+    )
+    assert result.exit_code == 1
+
+
+def test_the_honest_twin_computing_the_total_is_done(tmp_path: Path) -> None:
+    (tmp_path / "sales.csv").write_text(SALES)
+    plan, script = setup(
+        tmp_path,
+        task("Total", "total", TOTAL, max_attempts="1")
+        + "Write total.txt with the sum of the amounts in sales.csv.\n",
+        "workers:\n  total:\n" + _sh("echo 35 > total.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    assert _row(doc, "total")["state"] == "DONE", _row(doc, "total")["reason"]
+    assert result.exit_code == 0
+
+
+def test_an_input_the_text_asks_to_sort_in_place_is_done(tmp_path: Path) -> None:
+    (tmp_path / "names.txt").write_text("bob\nalice\n")
+    plan, script = setup(
+        tmp_path,
+        task("Sort", "s", "printf 'alice\\nbob\\n' | cmp - names.txt", max_attempts="1")
+        + "Sort names.txt in place.\n",
+        "workers:\n  s:\n" + _sh("sort -o names.txt names.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    assert _row(doc, "s")["state"] == "DONE", _row(doc, "s")["reason"]
+    assert result.exit_code == 0
+
+
+# -- a check's own programs and tests vs the code under test (adversary-8 F2, adversary-9 F4) --
+
+CALC_BROKEN = "def add(a, b):\n    return a - b\n"
+TEST_CALC = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+def _calc(root: Path) -> None:
+    (root / "calc.py").write_text(CALC_BROKEN)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text(TEST_CALC)
+
+
+def test_rewriting_the_tests_a_plain_pytest_check_runs_fails(tmp_path: Path) -> None:
+    _calc(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Fix add in calc.py", "fix", "python3 -m pytest -q tests", max_attempts="1")
+        + "Fix the bug in calc.py so the tests pass.\n",
+        "workers:\n  fix:\n" + _write("tests/test_calc.py", "def test_add():\\n    assert True")
+        + "    - say: DONE\n",
+    )  # fmt: skip
+    result, doc = resume(plan, script)
+    _refused(doc, "fix", "tests/test_calc.py")
+    assert (tmp_path / "tests" / "test_calc.py").read_text() == TEST_CALC
+    assert result.exit_code == 1
+
+
+def test_fixing_code_the_text_does_not_name_is_done(tmp_path: Path) -> None:
+    _calc(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Green", "fix", "python3 -m pytest -q tests", max_attempts="1")
+        + "Make the tests pass.\n",
+        "workers:\n  fix:\n" + _write("calc.py", "def add(a, b):\\n    return a + b")
+        + "    - say: DONE\n",
+    )  # fmt: skip
+    result, doc = resume(plan, script)
+    assert _row(doc, "fix")["state"] == "DONE", _row(doc, "fix")["reason"]
+    assert result.exit_code == 0
+
+
+CHECK_PY = "import sys\nimport helper\nsys.exit(0 if helper.ok() else 1)\n"
+HELPER = 'def ok():\n    return open("out.txt").read() == open("key.txt").read()\n'
+
+
+def _checker(root: Path) -> None:
+    (root / "check.py").write_text(CHECK_PY)
+    (root / "helper.py").write_text(HELPER)
+    (root / "key.txt").write_text("42\n")
+
+
+@pytest.mark.parametrize(
+    ("fake", "path", "refused"),
+    [
+        # red-first imported it (the helper fails on the missing out.txt): refused at once
+        (_write("helper.py", "def ok():\\n    return True"), "helper.py", True),
+        # the key is read only once out.txt is there: the verdict's rule
+        (_sh("echo 7 > out.txt; echo 7 > key.txt"), "key.txt", False),
+    ],
+)
+def test_rewriting_what_a_check_program_imports_or_reads_fails(
+    tmp_path: Path, fake: str, path: str, refused: bool
+) -> None:
+    _checker(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "a", "python3 check.py", max_attempts="1") + "Write the answer.\n",
+        "workers:\n  a:\n" + fake + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    if refused:
+        _refused(doc, "a", path)
+    else:
+        _failed_on(doc, "a", path)
+    assert result.exit_code == 1
+
+
+def test_the_honest_twin_of_a_check_program_is_done(tmp_path: Path) -> None:
+    _checker(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "a", "python3 check.py", max_attempts="1") + "Write the answer.\n",
+        "workers:\n  a:\n" + _sh("echo 42 > out.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    assert _row(doc, "a")["state"] == "DONE", _row(doc, "a")["reason"]
+    assert result.exit_code == 0
+
+
+# -- a deliverable that is there before the work (adversary-9 F1) -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "done"),
+    [
+        ("The result file is wrong; make it say 42.", True),
+        ("Make the answer 42.", False),
+    ],
+)
+def test_a_deliverable_named_by_its_stem_may_be_fixed(
+    tmp_path: Path, text: str, done: bool
+) -> None:
+    (tmp_path / "result.txt").write_text("0\n")
+    plan, script = setup(
+        tmp_path,
+        task("Result", "b", 'test "$(cat result.txt)" = 42', max_attempts="1") + text + "\n",
+        "workers:\n  b:\n" + _sh("echo 42 > result.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    assert _row(doc, "b")["state"] == ("DONE" if done else "FAILED"), doc
+    assert result.exit_code == (0 if done else 1)
+
+
+# -- the roles, read from the check's text -----------------------------------------------------
+
+
+def _task(tmp_path: Path, check: str):  # type: ignore[no-untyped-def]
+    path = tmp_path / "plan.org"
+    path.write_text(HEAD + task("T", "t", check))
+    return next(iter(compile_plan(load_plan(path))))
+
+
+@pytest.mark.parametrize(
+    ("check", "path", "role"),
+    [
+        ("python3 -m pytest -q tests", "tests/test_calc.py", CHECKER),
+        ("python3 -m pytest -q tests", "tests/data/expected.json", CHECKER),
+        ("python3 -m pytest -q tests", "tests/helpers.py", CHECKER),
+        ("python3 -m pytest -q tests", "calc.py", CODE),
+        ("python3 -m pytest -q tests", "src/__pycache__/calc.cpython-312.pyc", CODE),
+        ("python3 -m pytest -q", "test_calc.py", CHECKER),
+        ("python3 -m pytest -q", "sub/conftest.py", CHECKER),
+        ("python3 -m pytest -q tests/test_a.py", "tests/other.py", CODE),
+        ("python3 -m pytest -q", "data.csv", DATA),
+        ("python3 check.py", "helper.py", CHECKER),
+        ("python3 tools/check.py", "tools/lib/util.py", CHECKER),
+        ("python3 tools/check.py", "calc.py", CODE),
+        ("python3 -c 'import calc'", "calc.py", CODE),
+        ("python3 -m mypkg.check", "calc.py", CODE),
+        ("python3 -m mypkg.check", "mypkg/check.py", CHECKER),
+        ("diff out.txt exp.txt", "exp.txt", DATA),
+    ],
+)
+def test_a_read_file_is_code_under_test_the_checker_or_data(
+    tmp_path: Path, check: str, path: str, role: str
+) -> None:
+    assert check_role(_task(tmp_path, check), path) == role
+
+
+def test_check_write_does_not_promote_a_task_failed_on_its_inputs(tmp_path: Path) -> None:
+    """`check --write` runs the check with no worker and no journal: the fake's rewritten
+    expected file passes it now, and only the record says why the task FAILED."""
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+    from tests.test_cli_run import keywords
+
+    _expected(tmp_path)
+    plan, script = setup(
+        tmp_path,
+        task("Sum", "t1", f"test -s o1.txt && {IDIOMS[2]}", max_attempts="1")
+        + "Write o1.txt containing the sum of the numbers in data.txt.\n",
+        "workers:\n  t1:\n" + _sh("echo 99 > exp/e1.txt; echo 99 > o1.txt") + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    _failed_on(doc, "t1", "exp/e1.txt")
+    checked = CliRunner().invoke(main, ["check", str(plan), "--write", "--json"])
+    assert '"verdict": "PASS"' in checked.stdout, checked.stdout
+    assert keywords(plan) == {"t1": "FAILED"}
+
+
+def test_the_session_form_names_a_changed_input_no_task_asks_for(tmp_path: Path) -> None:
+    """The hook's form: files changed since the session's snapshot, no write journal."""
+    from groundskeeper.acceptance.check_inputs import session_inputs_changed
+
+    path = tmp_path / "plan.org"
+    path.write_text(
+        HEAD
+        + task("Answer", "a", "python3 -m pytest -q tests")
+        + "Make the tests pass.\n"
+        + task("Notes", "n", "grep -q ok notes.md")
+        + "Fix the notes file.\n"
+    )
+    tasks = list(compile_plan(load_plan(path)))
+    read = ["tests/test_a.py", "calc.py", "key.txt", "notes.md", "untouched.txt"]
+    changed = {"tests/test_a.py", "calc.py", "key.txt", "notes.md"}
+    found = session_inputs_changed(tasks[0], read, changed, tasks)
+    assert found == [
+        "input changed: the check read `key.txt` (an input of the check), which this session"
+        " changed; no task of the plan asks to change it; add `:writable: key.txt` to the task"
+        " that should change it",
+        "input changed: the check read `tests/test_a.py` (the check's own program or test),"
+        " which this session changed; no task of the plan asks to change it; add `:writable:"
+        " tests/test_a.py` to the task that should change it",
+    ]
+
+
+def test_a_check_run_lists_every_file_it_opened_even_when_its_read_set_is_tainted(
+    tmp_path: Path,
+) -> None:
+    """python3 taints the read set (a module other than box.wasm: nothing is sealed), yet the
+    files it opened — the program, what it imports, what it reads — are all listed."""
+    from groundskeeper.acceptance.check import SealedCheck, run_check
+
+    _checker(tmp_path)
+    (tmp_path / "out.txt").write_text("42\n")
+    (tmp_path / "unread.txt").write_text("x\n")
+    result = run_check(SealedCheck("python3 check.py", "sh", 1, "t"), tmp_path)
+    assert result.passed, result
+    assert result.reads is None
+    assert result.read is not None
+    assert {"check.py", "helper.py", "key.txt", "out.txt"} <= set(result.read)
+    assert "unread.txt" not in result.read
+    failing = run_check(SealedCheck("cat key.txt; false", "sh", 1, "t"), tmp_path)
+    assert failing.read == ("key.txt",)  # a failure lists them too (red-first reads them)
+
+
+@pytest.mark.parametrize("meddles", [False, True])
+def test_a_file_made_in_the_run_is_its_makers_and_an_input_to_later_tasks(
+    tmp_path: Path, meddles: bool
+) -> None:
+    """A sibling's output, there when a later task starts, is that task's input: its maker
+    made it (no change), a third worker not asked to rewrites it (a change, named)."""
+    children = (
+        "** TODO Make\n   :PROPERTIES:\n   :ID: make\n   :done-when: test -s nums.txt\n   :END:\n"
+        + (
+            "** TODO Meddle\n   :PROPERTIES:\n   :ID: meddle\n   :done-when: test -s note.md\n"
+            "   :END:\n   Write note.md.\n"
+            if meddles
+            else ""
+        )
+        + "** TODO Use\n   :PROPERTIES:\n   :ID: use\n   :max-attempts: 1\n"
+        '   :done-when: test "$(awk \'{s+=$1} END{print s}\' nums.txt)" -eq "$(cat sum.txt)"\n'
+        "   :END:\n   Write sum.txt with the sum of the numbers.\n"
+    )
+    plan, script = setup(
+        tmp_path,
+        "* TODO Both\n  :PROPERTIES:\n  :ORDERED: t\n  :END:\n" + children,
+        "workers:\n  make:\n" + _sh("printf '1\\n2\\n' > nums.txt") + "    - say: DONE\n"
+        "  meddle:\n" + _sh("echo ok > note.md; echo 0 > nums.txt") + "    - say: DONE\n"
+        "  use:\n" + _sh("awk '{s+=$1} END{print s}' nums.txt > sum.txt") + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script, "--max-parallel", "1")
+    if meddles:
+        _failed_on(doc, "use", "nums.txt", by="meddle")
+    else:
+        assert _row(doc, "use")["state"] == "DONE", _row(doc, "use")["reason"]
