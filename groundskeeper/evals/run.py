@@ -48,7 +48,9 @@ def _groundskeeper(*args: str) -> list[str]:
 def warm_cache(directory: Path) -> Path | None:
     """Compile the sandbox (box.wasm, and QuickJS beside it) once into `directory`/home/cache,
     for each case's home to start with its own copy of (as a user's home would after a first
-    run); None if box.wasm's compile fails."""
+    run); None if box.wasm's compile fails. CPython for the sandbox is set up first when
+    this installation lacks it (an installed wheel's first eval)."""
+    set_up_cpython()
     home = directory / "home"
     home.mkdir(mode=0o700, exist_ok=True)
     # QuickJS too (script validation: lint's `:validate workflow`, `workflow-script`
@@ -67,6 +69,20 @@ def warm_cache(directory: Path) -> Path | None:
         return None
     cache = home / "cache"
     return cache if cache.is_dir() else None
+
+
+def set_up_cpython() -> None:
+    """CPython for the sandbox set up here, once, before any case runs, when this installation
+    lacks it: otherwise the first case to run python3 sets it up (about a minute) while the
+    others wait for it, each against its own time limit. When it cannot be set up, the reason
+    is said here, and each case that runs python3 fails with it."""
+    from groundskeeper.sandbox.cpython import NotSetUp
+    from groundskeeper.sandbox.cpython_setup import ensure
+
+    try:
+        ensure()
+    except NotSetUp as error:
+        logger.warning("%s; the cases that run python3 will fail", error)
 
 
 def _warm(args: tuple[str, ...], home: Path, directory: Path) -> bool:

