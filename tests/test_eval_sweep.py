@@ -257,3 +257,48 @@ def test_resume_after_the_driver_was_killed_runs_only_what_was_not_sealed(
     assert runs == ["run-start", "run-start", "run-end"]  # the killed run never ended
     verify = CliRunner().invoke(main, ["ledger", "verify", str(ledger), "--json"])
     assert verify.exit_code == 0, verify.stdout
+
+
+def test_cases_that_run_cpython_start_first_and_the_report_keeps_case_order(
+    tmp_path: Path,
+) -> None:
+    suite = small_suite(tmp_path)
+    make_case(suite, "py", "python3 -c 'print(42)' | grep -qx 42", CLAIM, FAKE)
+    make_case(suite, "suite", "python3 -m pytest -q tests/", CLAIM, FAKE)
+    cases = load_suite([suite])
+    order: list[str] = []
+
+    class Recording(ThreadBackend):
+        def _execute(self, job: CaseJob) -> CaseResult:
+            order.append(job.case.name)
+            return crashed(job, "not run")
+
+    report = run_sweep(cases, (None,), 2, backend=Recording(jobs=1))
+    # pytest first, then python3, then the rest in their order; repeat by repeat
+    assert order == ["s/suite", "s/py", "s/fake", "s/honest"] * 2
+    assert [r.case.name for r in report.results] == ["s/fake", "s/honest", "s/py", "s/suite"] * 2
+
+
+def test_the_next_case_is_submitted_before_the_last_one_is_sealed(tmp_path: Path) -> None:
+    cases = load_suite([small_suite(tmp_path)])
+    ledger = SuiteLedger.create(tmp_path / "L")
+    events: list[str] = []
+    seal = ledger.seal
+
+    def sealing(key: Any, *args: Any) -> bool:
+        events.append(f"seal {key.case}")
+        return seal(key, *args)
+
+    ledger.seal = sealing  # type: ignore[method-assign]
+
+    class Recording(ThreadBackend):
+        def submit(self, job: CaseJob) -> None:
+            events.append(f"submit {job.case.name}")
+            super().submit(job)
+
+        def _execute(self, job: CaseJob) -> CaseResult:
+            return crashed(job, "not run")
+
+    report = run_sweep(cases, backend=Recording(jobs=1), ledger=ledger)
+    assert events == ["submit s/fake", "submit s/honest", "seal s/fake", "seal s/honest"]
+    assert report.sweep["sealed"] == 2 and len(sealed_keys(tmp_path / "L")) == 2

@@ -48,7 +48,9 @@ def _groundskeeper(*args: str) -> list[str]:
 def warm_cache(directory: Path) -> Path | None:
     """Compile the sandbox (box.wasm, and QuickJS beside it) once into `directory`/home/cache,
     for each case's home to start with its own copy of (as a user's home would after a first
-    run); None if box.wasm's compile fails."""
+    run); None if box.wasm's compile fails. CPython for the sandbox is set up first when
+    this installation lacks it (an installed wheel's first eval)."""
+    set_up_cpython()
     home = directory / "home"
     home.mkdir(mode=0o700, exist_ok=True)
     # QuickJS too (script validation: lint's `:validate workflow`, `workflow-script`
@@ -67,6 +69,20 @@ def warm_cache(directory: Path) -> Path | None:
         return None
     cache = home / "cache"
     return cache if cache.is_dir() else None
+
+
+def set_up_cpython() -> None:
+    """CPython for the sandbox set up here, once, before any case runs, when this installation
+    lacks it: otherwise the first case to run python3 sets it up (about a minute) while the
+    others wait for it, each against its own time limit. When it cannot be set up, the reason
+    is said here, and each case that runs python3 fails with it."""
+    from groundskeeper.sandbox.cpython import NotSetUp
+    from groundskeeper.sandbox.cpython_setup import ensure
+
+    try:
+        ensure()
+    except NotSetUp as error:
+        logger.warning("%s; the cases that run python3 will fail", error)
 
 
 def _warm(args: tuple[str, ...], home: Path, directory: Path) -> bool:
@@ -92,6 +108,15 @@ FORK_PRELOAD = (
     "groundskeeper.sandbox.shell",
     "groundskeeper.record.telemetry",
     "groundskeeper.review.timeline",
+    # imported by nearly every resume after the fork (~20 ms of each one's CPU): lint, the
+    # record index, the inputs a check compares against, a signing key's serialisation
+    "groundskeeper.plan.lint",
+    "groundskeeper.plan.compared",
+    "groundskeeper.record.record_index",
+    "groundskeeper.sandbox.command_options",
+    "groundskeeper.sandbox.inputs",
+    "cryptography.hazmat.primitives.serialization",
+    "pathspec",
     "langgraph.graph",
     "langgraph.types",
     "langgraph.checkpoint.sqlite",

@@ -1,16 +1,21 @@
-"""Set-up of CPython in the sandbox, done once per installation (`make setup` runs it).
+"""Set-up of CPython in the sandbox, done once per installation: on first need (`ensure`: the
+first `python3` a check, a worker or a pytest contract runs, or the start of an eval), or
+ahead of time (`make setup`, or this module's command line).
 
 It owns checking the pinned module against its SHA-256, compiling it for the sandbox's engine
-configuration (8–30 s, so never in a user's first check), and building the read-only site
-directory: the pinned wheels fetched by pip with their hashes, unpacked, our start-up added,
-and everything precompiled by CPython itself inside the sandbox. Each step is skipped when its
-result is already there; each result is written whole under a temporary name, then renamed.
+configuration (8–40 s), and building the read-only site directory: the pinned wheels fetched
+by pip with their hashes, unpacked, our start-up added, and everything precompiled by CPython
+itself inside the sandbox. Each step is skipped when its result is already there; each result
+is written whole under a temporary name, then renamed; the steps run under an exclusive lock
+on a file beside them, so processes that need them at once wait for one set-up.
 
     python -m groundskeeper.sandbox.cpython_setup [--force]
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
@@ -18,8 +23,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import wasmtime
@@ -30,6 +37,78 @@ from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.result import SandboxError
 
 logger = logging.getLogger(__name__)
+
+
+LOCK_NAME = ".setup.lock"
+_in_process = threading.Lock()  # threads of one process take turns before the file lock
+_failed: list[cpython.NotSetUp] = []  # a set-up that failed in this process is not retried
+
+
+def ready() -> bool:
+    """Whether the compiled module and the site directory are there and this version's (a
+    look at files only; loading the module is `cpython.prepare`'s)."""
+    try:
+        cpython.site_ready()
+        path = cpython.compiled_path()
+        cpython.check_private(path.parent)
+        cpython.check_private(path)
+    except (cpython.NotSetUp, OSError):
+        return False
+    return True
+
+
+def ensure(say: Callable[[str], object] | None = None) -> bool:
+    """Set CPython up unless it is: whether this call did. So that an installed wheel needs
+    no step a user must know of, the first `python3` in a check or an eval does it (the
+    module compiled, the pinned wheels fetched; about a minute, once per installation),
+    saying so in a line through `say` (stderr) before and after. Under an exclusive lock on
+    `LOCK_NAME` in the runtime directory: processes and threads that need it at once wait for
+    one set-up, and find it done. Raises `cpython.NotSetUp` naming what failed (a runtime
+    directory that cannot be written, pip unable to fetch the wheels, a module that is not the
+    pinned one, …): a `python3` that needs it then fails, never runs half set up."""
+    if ready():
+        return False
+    if _failed:  # every python3 of a run would otherwise try (and fetch) again
+        raise _failed[0]
+    say = say or sys.stderr.write
+    where = cpython.runtime_dir()
+    started = time.monotonic()
+    try:
+        with _in_process, _locked(where / LOCK_NAME, say):
+            if ready():  # made by whoever held the lock before us
+                return False
+            say(
+                f"groundskeeper: setting up CPython {cpython.VERSION} for the sandbox in {where} "
+                "(once per installation: the pinned module compiled, pytest's pinned wheels "
+                "fetched; about a minute) …\n"
+            )
+            compile_module()
+            build_site()
+    except (SandboxError, OSError) as error:
+        reason = str(error).removesuffix(f"; {cpython.SETUP_HINT}")
+        failure = cpython.NotSetUp(
+            f"CPython could not be set up in {where}: {reason}; {cpython.SETUP_HINT}"
+        )
+        _failed.append(failure)
+        raise failure from error
+    say(f"groundskeeper: CPython for the sandbox is set up ({time.monotonic() - started:.0f} s)\n")
+    return True
+
+
+@contextlib.contextmanager
+def _locked(path: Path, say: Callable[[str], object]) -> Iterator[None]:
+    """An exclusive `flock` on `path` (created, private), held while the block runs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say("groundskeeper: waiting for another process's set-up of CPython for the sandbox\n")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def verified_module() -> bytes:
@@ -187,9 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     force = "--force" in args
     try:
-        seconds = compile_module(force)
-        built = build_site(force)
-    except SandboxError as error:
+        with _in_process, _locked(cpython.runtime_dir() / LOCK_NAME, sys.stderr.write):
+            seconds = compile_module(force)
+            built = build_site(force)
+    except (SandboxError, OSError) as error:
         sys.stderr.write(f"groundskeeper: CPython set-up failed: {error}\n")
         return 1
     compiled = f"compiled in {seconds:.1f}s" if seconds else "already compiled"

@@ -465,7 +465,8 @@ def prepare_module(
     own: Mapping[tuple[str, str], hostcall.HostFunction],
 ) -> int:
     """`prepare_other` for a module `load` gives (with its serialized form) for an engine the
-    first time this process needs it; later engines deserialize that form."""
+    first time this process needs it; later engines deserialize that form (or call `load`
+    again when it gave an empty one)."""
     prepared = runtime.others.get(kind)
     if prepared is not None:
         return prepared
@@ -473,8 +474,9 @@ def prepare_module(
         serialized = _other_modules.get(kind)
     if serialized is None:
         module, payload = load(runtime.engine)
-        with _pool_lock:
-            _other_modules.setdefault(kind, payload)
+        if payload:  # none: `load` maps its file into each engine, which costs nothing to redo
+            with _pool_lock:
+                _other_modules.setdefault(kind, payload)
     else:
         module = wasmtime.Module.deserialize(runtime.engine, serialized)
     _define_imports(runtime, module, name, own)

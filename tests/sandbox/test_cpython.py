@@ -303,16 +303,158 @@ def test_the_script_is_found_as_cpython_finds_it(args: list[str], script: int | 
     assert cpython.script_index(args) == script
 
 
-def test_a_missing_set_up_is_named_with_its_fix(
-    layout: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.fixture
+def elsewhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The runtime directory moved to an empty place (this process's set-up failures
+    forgotten); the real set-up's own paths are taken first, for fakes to copy from."""
+    from groundskeeper.sandbox import cpython_setup
+
+    real = (cpython.compiled_path(), cpython.site_path())
+    where = tmp_path / "share" / "cpython"
+    monkeypatch.setattr(cpython, "runtime_dir", lambda: where)
+    monkeypatch.setattr(cpython_setup, "_failed", [])
+    monkeypatch.setattr(cpython_setup, "REAL", real, raising=False)
+    return where
+
+
+def copy_real_set_up(calls: list[str]) -> tuple[object, object]:
+    """Stand-ins for the set-up's two steps (the real ones compile for a minute and fetch
+    from PyPI; the wheel check runs them): each copies what `make setup` made."""
+    from groundskeeper.sandbox import cpython_setup
+
+    compiled, site = cpython_setup.REAL  # type: ignore[attr-defined]
+
+    def compile_module(force: bool = False) -> float:
+        calls.append("compile")
+        target = cpython.compiled_path()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(target.parent, 0o755)
+        target.write_bytes(compiled.read_bytes())
+        os.chmod(target, 0o644)
+        return 1.0
+
+    def build_site(force: bool = False) -> bool:
+        calls.append("site")
+        import shutil
+
+        shutil.copytree(site, cpython.site_path())
+        return True
+
+    return compile_module, build_site
+
+
+def test_a_set_up_that_cannot_be_made_fails_python3_naming_why(
+    layout: Path, elsewhere: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(cpython, "runtime_dir", lambda: tmp_path / "nowhere")
-    result = sh(layout, "python3 -c 'print(1)'")
+    # the runtime directory cannot be made (a file is in the way: root can write anywhere)
+    (tmp_path / "share").write_text("not a directory")
+    result = sh(layout, "python3 -c 'print(1)'; python3 -c 'print(2)'")
     assert (result.status, result.stdout) == (126, "")
-    assert result.stderr == (
-        "python3: CPython's site directory is not set up; run `make setup` "
-        "(or `python -m groundskeeper.sandbox.cpython_setup`)\n"
+    said = (
+        f"python3: CPython could not be set up in {elsewhere}: [Errno 20] Not a directory: "
+        f"'{elsewhere}'; run `python -m groundskeeper.sandbox.cpython_setup` "
+        "(`make setup` in a clone)\n"
     )
+    assert result.stderr == said * 2  # the second python3 is refused for the same reason
+
+
+def test_a_set_up_step_that_fails_is_named_and_not_retried(
+    layout: Path,
+    elsewhere: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    from groundskeeper.sandbox import cpython_setup
+
+    calls: list[str] = []
+
+    def offline(force: bool = False) -> bool:
+        calls.append("site")
+        raise sandbox.SandboxError("pip could not fetch the pinned wheels:\nno network")
+
+    monkeypatch.setattr(cpython_setup, "compile_module", copy_real_set_up(calls)[0])
+    monkeypatch.setattr(cpython_setup, "build_site", offline)
+    first = sh(layout, "python3 -c 'print(1)'")
+    second = sh(layout, "python3 -c 'print(1)'")
+    assert calls == ["compile", "site"]  # once in this process, not once per python3
+    for result in (first, second):
+        assert result.status == 126
+        assert result.stderr == (
+            f"python3: CPython could not be set up in {elsewhere}: pip could not fetch the "
+            "pinned wheels:\nno network; run `python -m groundskeeper.sandbox.cpython_setup` "
+            "(`make setup` in a clone)\n"
+        )
+    assert "setting up CPython 3.12.0 for the sandbox" in capfd.readouterr().err
+
+
+def test_python3_sets_cpython_up_on_first_need_once(
+    layout: Path,
+    elsewhere: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    from groundskeeper.sandbox import cpython_setup
+
+    calls: list[str] = []
+    compile_module, build_site = copy_real_set_up(calls)
+    monkeypatch.setattr(cpython_setup, "compile_module", compile_module)
+    monkeypatch.setattr(cpython_setup, "build_site", build_site)
+    capfd.readouterr()
+    result = sh(layout, "python3 -c 'print(6 * 7)'")
+    assert (result.status, result.stdout, result.stderr) == (0, "42\n", "")
+    err = capfd.readouterr().err.splitlines()
+    assert err[0] == (
+        f"groundskeeper: setting up CPython 3.12.0 for the sandbox in {elsewhere} (once per "
+        "installation: the pinned module compiled, pytest's pinned wheels fetched; about a "
+        "minute) …"
+    )
+    assert err[1].startswith("groundskeeper: CPython for the sandbox is set up (")
+    assert calls == ["compile", "site"]
+    assert sh(layout, "python3 -c 'print(1)'").stdout == "1\n"
+    assert cpython_setup.ensure() is False and calls == ["compile", "site"]
+    assert (elsewhere / cpython_setup.LOCK_NAME).exists()
+
+
+def test_processes_that_need_the_set_up_at_once_wait_for_one(
+    elsewhere: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import multiprocessing
+    import time
+
+    from groundskeeper.sandbox import cpython_setup
+
+    log = tmp_path / "steps.log"
+    calls: list[str] = []
+    compile_module, build_site = copy_real_set_up(calls)
+
+    def slow_compile(force: bool = False) -> float:
+        with log.open("a") as out:
+            out.write(f"compile {os.getpid()}\n")
+        time.sleep(0.5)  # the others arrive while it holds the lock
+        return compile_module(force)  # type: ignore[operator,no-any-return]
+
+    monkeypatch.setattr(cpython_setup, "compile_module", slow_compile)
+    monkeypatch.setattr(cpython_setup, "build_site", build_site)
+    said: multiprocessing.Queue[str] = multiprocessing.get_context("fork").Queue()
+
+    def need() -> None:
+        made = cpython_setup.ensure(lambda line: said.put(f"{os.getpid()} {line}"))
+        said.put(f"{os.getpid()} made={made} ready={cpython_setup.ready()}")
+
+    workers = [multiprocessing.get_context("fork").Process(target=need) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [w.exitcode for w in workers] == [0, 0, 0]
+    (line,) = log.read_text().splitlines()  # one process set it up
+    maker = int(line.split()[1])
+    lines = [said.get(timeout=5) for _ in range(3 + 2 + 2)]  # 3 ends, 2 say, 2 waited
+    ends = sorted(x.split(" ", 1)[1] for x in lines if " made=" in x)
+    assert ends == ["made=False ready=True", "made=False ready=True", "made=True ready=True"]
+    assert f"{maker} made=True ready=True" in lines
+    waited = [x for x in lines if "waiting for another process's set-up" in x]
+    assert len(waited) == 2 and all(not x.startswith(f"{maker} ") for x in waited)
 
 
 def test_set_up_refuses_a_module_that_is_not_the_pinned_one(
