@@ -427,3 +427,29 @@ def test_a_file_made_in_the_run_is_its_makers_and_an_input_to_later_tasks(
         _failed_on(doc, "use", "nums.txt", by="meddle")
     else:
         assert _row(doc, "use")["state"] == "DONE", _row(doc, "use")["reason"]
+
+
+@pytest.mark.parametrize(
+    ("title", "done"),
+    [
+        ("Update the report for version 1.0", True),  # the stem alone: no other report.*
+        ("t", False),  # a text silent about the file there before the work: kept
+    ],
+)
+def test_a_stale_output_is_regenerated_when_the_text_names_it(
+    tmp_path: Path, title: str, done: bool
+) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.txt").write_text("report for version 0.9\n")
+    plan, script = setup(
+        tmp_path,
+        task(title, "t", "grep -q 'version 1.0' out/report.txt", max_attempts="1"),
+        "workers:\n  t:\n" + _write("out/report.txt", "report for version 1.0")
+        + "    - say: DONE\n",
+    )  # fmt: skip
+    result, doc = resume(plan, script)
+    if done:
+        assert _row(doc, "t")["state"] == "DONE", _row(doc, "t")["reason"]
+    else:
+        _refused(doc, "t", "out/report.txt")  # red-first read it: refused at once
+    assert result.exit_code == (0 if done else 1)

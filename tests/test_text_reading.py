@@ -120,3 +120,12 @@ def test_a_negation_after_the_ask_leaves_it_unsure() -> None:
 )
 def test_a_file_named_by_its_stem_or_said_to_be_wrong(text: str, path: str, reading: str) -> None:
     assert text_reading(text, path) == reading
+
+
+def test_the_stem_alone_names_a_file_only_when_no_other_file_in_view_shares_it() -> None:
+    text = "Update the report for version 1.0."
+    assert text_reading(text, "out/report.txt") == SILENT
+    assert text_reading(text, "out/report.txt", sole_stem=True) == ASKS
+    assert text_reading("Make out.txt match the report.", "exp/report.txt", sole_stem=True) == (
+        SILENT
+    )

@@ -173,16 +173,32 @@ def check_role(task: TaskSpec, path: str) -> str:
 
 
 def entitled(
-    changer: TaskSpec | None, path: str, *, checked: TaskSpec, tasks: Sequence[TaskSpec] = ()
+    changer: TaskSpec | None,
+    path: str,
+    *,
+    checked: TaskSpec,
+    tasks: Sequence[TaskSpec] = (),
+    seen: Iterable[str] = (),
 ) -> bool:
     """Whether a change to `path` is the work, for the check of task `checked`: the file is the
     code under test there, or the changing task's text asks to change it, or its `:writable:`
     covers it. `changer` None (an agent's session, which works on every task): some task of
-    `tasks` asks for it or frees it."""
+    `tasks` asks for it or frees it. `seen`: the other files the check read — when none
+    shares the file's stem, the stem alone names it ("update the report")."""
     if check_role(checked, path) == CODE:
         return True
+    sole = _sole_stem(path, seen)
     among = [changer] if changer is not None else list(tasks)
-    return any(covers(t.writable, path) or asks_to_change(t, path) for t in among)
+    return any(covers(t.writable, path) or asks_to_change(t, path, sole_stem=sole) for t in among)
+
+
+def _stem(path: str) -> str:
+    return posixpath.basename(path).split(".", 1)[0].casefold()
+
+
+def _sole_stem(path: str, seen: Iterable[str]) -> bool:
+    stem = _stem(path)
+    return bool(stem) and not any(p != path and _stem(p) == stem for p in seen)
 
 
 def read_inputs_changed(
@@ -200,14 +216,15 @@ def read_inputs_changed(
     A writer missing from `specs` is never entitled."""
     was = existed if callable(existed) else existed.__contains__
     found: list[str] = []
-    for path in sorted(set(read)):
+    seen = sorted(set(read))
+    for path in seen:
         changers = writes.get(path)
         if not changers or not was(path):
             continue
         intruder: str | None = None
         for task_id in changers:
             spec = specs.get(task_id)
-            if spec is not None and entitled(spec, path, checked=checked):
+            if spec is not None and entitled(spec, path, checked=checked, seen=seen):
                 intruder = None
             elif intruder is None:
                 intruder = task_id
@@ -228,8 +245,9 @@ def session_inputs_changed(
     code under test or some task of the plan asks to change it or frees it (`entitled`, with
     no changer: the session works on every task)."""
     found: list[str] = []
-    for path in sorted(set(read)):
-        if path not in changed or entitled(None, path, checked=checked, tasks=tasks):
+    seen = sorted(set(read))
+    for path in seen:
+        if path not in changed or entitled(None, path, checked=checked, tasks=tasks, seen=seen):
             continue
         found.append(_reason(path, "this session", checked, None))
     return found

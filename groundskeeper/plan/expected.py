@@ -157,29 +157,36 @@ def programs_run_by(language: str, text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for program in found for p in program.paths))
 
 
-def asks_to_change(task: TaskSpec, path: str, *, anywhere: bool = False) -> bool:
+def asks_to_change(
+    task: TaskSpec, path: str, *, anywhere: bool = False, sole_stem: bool = False
+) -> bool:
     """Whether the task's title or text (its check aside) plainly asks its worker to change
     `path`: some sentence makes it the object of a changing verb, or the place a change goes
     ("add … to X"), and no sentence naming it negates or keeps it (`reading`). With
-    `anywhere`, a file of that name in any directory (`tests/conftest.py` for `conftest.py`)."""
-    return reading(task, path, anywhere=anywhere) == ASKS
+    `anywhere`, a file of that name in any directory (`tests/conftest.py` for `conftest.py`).
+    `sole_stem`: no other file in view shares the file's stem, so the stem alone names it
+    ("update the report" for `out/report.txt`)."""
+    return reading(task, path, anywhere=anywhere, sole_stem=sole_stem) == ASKS
 
 
-def reading(task: TaskSpec, path: str, *, anywhere: bool = False) -> str:
+def reading(task: TaskSpec, path: str, *, anywhere: bool = False, sole_stem: bool = False) -> str:
     """How the task's title and text (its check aside) read `path`: ASKS, FORBIDS, UNSURE or
     SILENT — one reading for lint and the run (fail-closed: a sentence naming the file that
     negates anything, or keeps it as it is, is never read as asking)."""
     heading = task.heading
     check = heading.check.text if heading.check is not None else ""
     body = heading.body.replace(check, "") if check else heading.body
-    return text_reading("\n".join([heading.title, body]), path, anywhere=anywhere)
+    text = "\n".join([heading.title, body])
+    return text_reading(text, path, anywhere=anywhere, sole_stem=sole_stem)
 
 
 @functools.lru_cache(maxsize=4096)
-def text_reading(text: str, path: str, *, anywhere: bool = False) -> str:
+def text_reading(text: str, path: str, *, anywhere: bool = False, sole_stem: bool = False) -> str:
     """`reading` of a text: each sentence naming `path` asks, keeps (forbids), both (unsure)
     or neither; a text that asks in one sentence and keeps in another is unsure."""
-    found = {_sentence_reading(s, path, anywhere=anywhere) for s in _sentences(text)}
+    found = {
+        _sentence_reading(s, path, anywhere=anywhere, sole_stem=sole_stem) for s in _sentences(text)
+    }
     if UNSURE in found or {ASKS, FORBIDS} <= found:
         return UNSURE
     for kind in (ASKS, FORBIDS):
@@ -217,17 +224,19 @@ def _keeps(word: str) -> bool:
     return word in _KEEPING or "n't" in word
 
 
-def _aliased(sentence: str, path: str) -> str:
+def _aliased(sentence: str, path: str, *, sole_stem: bool = False) -> str:
     """The sentence with the file's other names spelled as `path`: its stem as a word followed
     by "file" ("the result file" for `result.txt`), and the stem alone when it cannot mean
-    anything else — a name with no suffix, or one whose stem is spelled in capitals
-    (`CHANGELOG.md`: "the changelog", `Makefile`: "the makefile"); case-insensitive."""
+    anything else — a name with no suffix, one whose stem is spelled in capitals
+    (`CHANGELOG.md`: "the changelog", `Makefile`: "the makefile"), or, with `sole_stem`, one
+    no other file in view shares its stem with ("the report" for `out/report.txt` when the
+    check read no other `report.*`); case-insensitive."""
     name = path.rsplit("/", 1)[-1]
     stem = name.split(".", 1)[0] if not name.startswith(".") else name
     if not stem or not re.fullmatch(r"[\w-]+", stem):
         return sentence
     sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})\s+(?i:file)\b", path, sentence)
-    if name == stem or (stem.isupper() and len(stem) > 2):
+    if name == stem or (len(stem) > 2 and (stem.isupper() or sole_stem)):
         sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})(?![\w/-]|\.\w)", path, sentence)
     return sentence
 
@@ -239,8 +248,8 @@ def _defective(words: list[str], at: int) -> bool:
     return bool(rest) and rest[0] in _BEING and any(w in _DEFECTS for w in rest[1:])
 
 
-def _sentence_reading(sentence: str, path: str, *, anywhere: bool) -> str:
-    sentence = _aliased(sentence, path)
+def _sentence_reading(sentence: str, path: str, *, anywhere: bool, sole_stem: bool) -> str:
+    sentence = _aliased(sentence, path, sole_stem=sole_stem)
     if path.lower() not in sentence.lower():
         return SILENT
     words = _words(sentence)

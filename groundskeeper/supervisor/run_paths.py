@@ -296,9 +296,10 @@ class RunPaths:
         task = self._specs.get(task_id)
         if task is None:
             return
+        files = list(files)
         kept = [
             f for f in files
-            if not entitled(task, f, checked=task) and not covers(self._hide, f)
+            if not entitled(task, f, checked=task, seen=files) and not covers(self._hide, f)
             and (self.workdir / f).is_file()
         ]  # fmt: skip
         if not kept:
