@@ -41,7 +41,8 @@ def _refused(doc: dict[str, object], task_id: str, path: str) -> None:
     assert row["state"] == "FAILED", row
     assert row["reason"] == (
         f"protected_input_changed: protected input changed: {path}: the worker tried to change"
-        " it, and the sandbox refused"
+        " it, and the sandbox refused (a file the task's check reads (its tests, or what it read"
+        " before any work))"
     ), row["reason"]
 
 

@@ -236,7 +236,8 @@ class RunPaths:
         """What keeps `path` (relative to the workdir) from the task's worker, said to it with
         each change the fence refused and in the reason its attempt fails: the first of a
         hidden input, pytest's configuration, an expected file a check compares against, a
-        file of one of the task's contracts, a protected pattern."""
+        file the task's check reads (`read_kept`), a file of one of the task's contracts, a
+        protected pattern."""
         task = self._specs.get(task_id)
         if covers(self._hide, path):
             return "a hidden input"
@@ -246,6 +247,8 @@ class RunPaths:
             return (
                 f"an expected file the check of {', '.join(self.automatic[path])} compares against"
             )
+        if task_id in self.read_kept.get(path, ()):
+            return "a file the task's check reads (its tests, or what it read before any work)"
         if task is None:
             return fences.PROTECTED
         for contract in task.contracts:
