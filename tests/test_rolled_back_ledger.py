@@ -55,7 +55,7 @@ def test_audit_reports_a_rolled_back_ledger(tmp_path: Path) -> None:
     code, document = audit(plan)
     assert (code, document["ok"], document["ledger_ok"]) == (1, False, False)
     messages = [f["message"] for f in document["findings"]]  # type: ignore[attr-defined]
-    assert len(messages) == 1 and ": rollback: " in messages[0], messages
+    assert len(messages) == 1 and messages[0].startswith("rollback: the witness "), messages
 
 
 def test_no_run_is_sealed_on_a_rolled_back_ledger(tmp_path: Path) -> None:

@@ -96,7 +96,8 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
         except GroundskeeperError as exc:
             fail_usage(str(exc))
         for bad in report.findings:
-            message = f"line {bad.line}: {bad.code}: {bad.reason}"
+            where = f"line {bad.line}: " if bad.line is not None else ""
+            message = f"{where}{bad.code}: {bad.reason}"
             findings.append(AuditFinding("ledger", None, None, message))
     record = read_record(steps)
     done_states = set(loaded.done_states)
