@@ -43,12 +43,14 @@ def test_a_verdict_the_plan_could_not_take_is_no_verdict(
     document = json.loads(result.stdout)
     [r006] = [d for d in document["diagnostics"] if d["code"] == "R006"]
     assert "No space left on device" in r006["message"]
-    assert keywords(plan) == {"a": "TODO", "b": "TODO"}
+    # b may finish first and be written before a's write fails: whatever the plan holds,
+    # the report says the same, and a (whose DONE could not be written) is TODO
+    assert keywords(plan)["a"] == "TODO"
     states = {t["id"]: t["state"] for t in document["tasks"]}
-    assert states["a"] == "TODO", document["tasks"]
+    assert states == keywords(plan), document["tasks"]
     assert [s for s in steps(plan, "state") if s["task_id"] == "a"] == []
     [end] = steps(plan, "run-end")
-    assert {s["task_id"]: s["state"] for s in end["states"]}["a"] == "TODO"
+    assert {s["task_id"]: s["state"] for s in end["states"]} == keywords(plan)
     assert end["ok"] is False
     assert CliRunner().invoke(main, ["ledger", "verify", str(plan)]).exit_code == 0
 
