@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from groundskeeper.cli import main
 from groundskeeper.record import ledger as ledger_module
 from groundskeeper.record.ledger import Ledger, verify_ledger
-from groundskeeper.record.ledger_format import format_checkpoint, ledger_origin
+from groundskeeper.record.ledger_format import LedgerRolledBack, format_checkpoint, ledger_origin
 from groundskeeper.record.witness import Witness, WitnessEntry
 from tests.test_ledger import KEY, OTHER, RUN_A, RUN_B, TRUST, fixed_clock, lines_of
 
@@ -190,7 +190,7 @@ def test_witness_option_points_at_another_witness(
 
 
 def test_two_continuations_of_one_prefix_are_a_fork(
-    tmp_path: Path, trusted_home: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, trusted_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plan = tmp_path / "plan"
     append_run(plan, "run-a", RUN_A)
@@ -198,19 +198,35 @@ def test_two_continuations_of_one_prefix_are_a_fork(
     append_run(plan, "run-b", RUN_B)
     witnessed = Witness().lookup(origin_of(plan))
     restore_pair(saved, plan)
-    with caplog.at_level(logging.WARNING, logger="groundskeeper.record.ledger"):
+    # the older copy continued where this home's witness does not see it (another machine)
+    with monkeypatch.context() as elsewhere:
+        elsewhere.setenv("GROUNDSKEEPER_HOME", str(tmp_path / "elsewhere"))
         append_run(plan, "run-c", RUN_C)  # as many lines as run-b, other content
-    assert "does not extend the 12 lines the witness" in caplog.text
-    assert Witness().lookup(origin_of(plan)) == witnessed  # the writer left the evidence
+    assert Witness().lookup(origin_of(plan)) == witnessed
     assert verify_ledger(plan, TRUST).ok
     code, document = verify_cli(str(plan))
     assert (code, codes(document)) == (1, [(None, None, "fork")])
     assert "the first 12 lines here have root " in document["findings"][0]["reason"]
-    # continuing past the witnessed size does not launder it either
-    append_run(plan, "run-d", RUN_B)
-    assert Witness().lookup(origin_of(plan)) == witnessed
+    # continuing it here is refused: a run sealed on it would launder the fork
+    with pytest.raises(LedgerRolledBack, match="are not the ones the witness saw"):
+        append_run(plan, "run-d", RUN_B)
+    ledger_module._forget_writers()
+    assert Witness().lookup(origin_of(plan)) == witnessed  # the evidence left in place
     code, document = verify_cli(str(plan))
     assert (code, codes(document), document["witness"]["size"]) == (1, [(None, None, "fork")], 12)
+
+
+def test_no_run_is_appended_to_a_rolled_back_ledger(tmp_path: Path, trusted_home: Path) -> None:
+    plan = tmp_path / "plan"
+    append_run(plan, "run-a", RUN_A)
+    saved = save_pair(plan, tmp_path / "after-run-1")
+    append_run(plan, "run-b", RUN_B)
+    restore_pair(saved, plan)
+    before = (plan / "_steps.jsonl").read_bytes()
+    with pytest.raises(LedgerRolledBack, match="saw this ledger at 12 lines and the file holds"):
+        append_run(plan, "run-c", RUN_C)
+    ledger_module._forget_writers()
+    assert (plan / "_steps.jsonl").read_bytes() == before
 
 
 # --- what verification records -----------------------------------------------------------

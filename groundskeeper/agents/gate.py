@@ -48,7 +48,7 @@ from groundskeeper.agents.seal import (
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan.org import VERDICT_STATES, Heading, Plan, load_plan
 from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
-from groundskeeper.record.control import CONTROL_ROOT, ControlDir
+from groundskeeper.record.control import CONTROL_ROOT, ControlDir, RunLock
 from groundskeeper.record.keys import (
     SigningKey,
     groundskeeper_home,
@@ -91,6 +91,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: How long a hook (or an MCP check) waits for another short writer of the plan's ledger —
+#: a concurrent hook call, a dock — before it refuses: a `resume` holds the plan for minutes.
+HOOK_LOCK_WAIT = 10.0
 
 #: Claude Code's own cap; a model that calls a tool between blocks is never stopped by it.
 DEFAULT_MAX_BLOCKS = 8
@@ -138,17 +142,34 @@ class HookRecord:
 
     def __init__(self, control: ControlDir, key: SigningKey, first: Mapping[str, Any]) -> None:
         self.run_id = new_hook_run_id()
+        # one writer per ledger: a run's lines follow its run-start with no other run's
+        # between them (ledger/SPEC.md §5, §9), so this run holds the plan's run lock from its
+        # run-start to its run-end — waiting out another hook's, refused by a `resume`'s
+        try:
+            self._lock: RunLock | None = RunLock(control).acquire(wait=HOOK_LOCK_WAIT)
+        except GroundskeeperError as exc:
+            raise HookFailure(
+                "plan-in-use", f"cannot seal this call in the plan's ledger: {exc}"
+            ) from exc
         self.ledger = Ledger(control.path, key, self.run_id)
         self.seal("run-start", first)
+
+    def release(self) -> None:
+        """Give the plan back (at the run's end, or when a step could not be sealed)."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def seal(self, step: str, body: Mapping[str, Any]) -> int:
         """Seal one step; its sequence number in the ledger."""
         try:
-            return self.ledger.record(step, {"run_id": self.run_id, **body}).seq
-        except GroundskeeperError as exc:
+            seq = self.ledger.record(step, {"run_id": self.run_id, **body}).seq
+        except (GroundskeeperError, OSError) as exc:
+            self.release()
             raise HookFailure("ledger", f"cannot seal the `{step}` step: {exc}") from exc
-        except OSError as exc:
-            raise HookFailure("ledger", f"cannot seal the `{step}` step: {exc}") from exc
+        if step == "run-end":
+            self.release()
+        return seq
 
     def stage(self, step: str, body: Mapping[str, Any]) -> None:
         """Queue one step for `commit` (one write and one sync for all of a call's steps:
@@ -156,6 +177,7 @@ class HookRecord:
         try:
             self.ledger.stage(step, {"run_id": self.run_id, **body})
         except GroundskeeperError as exc:
+            self.release()
             raise HookFailure("ledger", f"cannot seal the `{step}` step: {exc}") from exc
 
     def commit(self) -> None:
@@ -164,6 +186,8 @@ class HookRecord:
             self.ledger.commit()
         except (GroundskeeperError, OSError) as exc:
             raise HookFailure("ledger", f"cannot seal this call's steps: {exc}") from exc
+        finally:
+            self.release()  # every commit of a hook run ends it (its run-end is staged last)
 
 
 def _versions() -> dict[str, str]:

@@ -22,6 +22,7 @@ from groundskeeper.agents.gate import (
     verified_steps,
 )
 from groundskeeper.agents.seal import HookFailure, LedgerView, aliases_of_hidden, fingerprint
+from groundskeeper.errors import GroundskeeperError
 from groundskeeper.plan.org import load_plan
 from groundskeeper.plan.spec import compile_plan
 
@@ -182,7 +183,12 @@ def build_server(plan: Path | None, workdir: Path | None = None) -> MCPServer:
         """Re-run the task's sealed check in groundskeeper's sandbox now: the verdict, the
         reason, the output (withheld when the plan hides inputs) and the ledger sequence
         number it was sealed at. It marks nothing done."""
-        return tools.run_check(task_id)
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        try:
+            return tools.run_check(task_id)
+        except GroundskeeperError as exc:  # the reason goes back: "plan in use", "no task", …
+            raise ToolError(str(exc)) from exc
 
     @server.tool()
     def lint_plan() -> dict[str, Any]:

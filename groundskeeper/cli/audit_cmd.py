@@ -38,7 +38,8 @@ class AuditFinding:
     "as_json",
     is_flag=True,
     help='Print {"ok", "plan", "ledger", "ledger_ok", "findings": [{"code", "task_id", '
-    '"line", "message"}], "unfinished_runs"} on stdout.',
+    '"line", "message"}], "unfinished_runs", "superseded_runs"} on stdout (superseded: unfinished, '
+    "but a later run sealed its end).",
 )
 def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None:
     """Which headlines does the signed ledger not back? Offline; changes nothing.
@@ -49,13 +50,16 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
     \b
       unbacked-done    DONE in the plan, no sealed DONE for it (or one for another
                        check): hand-edited, or written by something other than a run
-      state-mismatch   a finished state the ledger does not show for that task
-      unfinished-run   a run that started and never sealed its end (killed)
+      state-mismatch   a finished state the ledger does not show for that task, or
+                       an open one (TODO) where it sealed DONE (an older plan put back)
+      unfinished-run   a run that started and never sealed its end (killed, or
+                       stopped unable to seal: a full disk) and no later run sealed one
       failed-now-passes  FAILED in the plan (the breaker), but its check passed since
                        (a later session's stop): the headline is stale
       refused-session  a session `agent run` refused (the plan or the record changed
                        during it), with no `agent seal` since: the seal may be its own
-      ledger           the ledger itself does not verify (see `ledger verify`)
+      ledger           the ledger itself does not verify (see `ledger verify`), with
+                       the witness: a ledger rolled back or forked backs nothing
 
     The next `groundskeeper resume` re-verifies every unbacked DONE before it skips it.
     Exit 0 when the record backs every headline, 1 on findings, 2 for an unreadable plan.
@@ -70,6 +74,7 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
     from groundskeeper.record.backing import read_record
     from groundskeeper.record.control import ControlDir, RunLock
     from groundskeeper.record.ledger import read_steps, verify_ledger
+    from groundskeeper.record.witness import Witness
 
     path = _plan_path(plan)
     try:
@@ -83,7 +88,9 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
     steps: list[tuple[str, str, dict[str, Any]]] = []
     if control.ledger.exists():
         try:
-            report = verify_ledger(control.ledger, keys)
+            # with the witness (read only: audit never advances it): a ledger rolled back or
+            # forked verifies clean by its own files, and backs nothing (SPEC §12)
+            report = verify_ledger(control.ledger, keys, witness=Witness())
             ledger_ok = report.ok
             steps = [
                 (str(obj.get("run", "")), str(obj.get("step")), obj["body"])
@@ -93,7 +100,8 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
         except GroundskeeperError as exc:
             fail_usage(str(exc))
         for bad in report.findings:
-            message = f"line {bad.line}: {bad.code}: {bad.reason}"
+            where = f"line {bad.line}: " if bad.line is not None else ""
+            message = f"{where}{bad.code}: {bad.reason}"
             findings.append(AuditFinding("ledger", None, None, message))
     record = read_record(steps)
     done_states = set(loaded.done_states)
@@ -111,6 +119,14 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
             findings.append(AuditFinding("unbacked-done", task.task_id, task.line, message))
         elif keyword in done_states and sealed is not None and sealed.state != keyword:
             message = f"`{task.title}` is {keyword} in the plan; the ledger says {sealed.state}"
+            findings.append(AuditFinding("state-mismatch", task.task_id, task.line, message))
+        elif keyword not in done_states and sealed is not None and sealed.state == "DONE":
+            # an older plan put back (a restore, a sync) undoes sealed work silently: the next
+            # run redoes it. Set to TODO by hand to ask for a redo, it clears with that run
+            message = (
+                f"`{task.title}` is {keyword or 'without a keyword'} in the plan; the ledger"
+                " sealed it DONE (an older copy of the plan put back? the next run redoes it)"
+            )
             findings.append(AuditFinding("state-mismatch", task.task_id, task.line, message))
     passed = _passed_since_failed(steps)
     for task in loaded.tasks():
@@ -132,8 +148,17 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
     # the last run is still going when someone holds the plan: not "killed"
     running = record.runs[-1] if record.runs and RunLock.held(control) else None
     unfinished = record.unfinished(current=running)
+    # a run that never sealed its end is a finding until a later run seals one: then it is
+    # history (the later run judged the plan again; each headline is checked above)
+    last_ended = max((i for i, r in enumerate(record.runs) if r in record.ended), default=-1)
+    history = [r for r in unfinished if record.runs.index(r) < last_ended]
     for run in unfinished:
-        message = f"run {run} started and never sealed its run-end (it was killed)"
+        if run in history:
+            continue
+        message = (
+            f"run {run} started and never sealed its run-end (killed, or stopped where it"
+            " could not seal one: a full disk, a ledger it could not write)"
+        )
         findings.append(AuditFinding("unfinished-run", None, None, message))
     ok = ledger_ok and not findings if control.ledger.exists() else not findings
     if as_json:
@@ -144,11 +169,14 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
             "ledger_ok": ledger_ok,
             "findings": [f.to_json() for f in findings],
             "unfinished_runs": unfinished,
+            "superseded_runs": history,
         })  # fmt: skip
     else:
         for found in findings:
             where = f"{path}:{found.line}" if found.line is not None else str(path)
             click.echo(f"{where}: {found.code}: {found.message}")
+        for run in history:
+            narrate(f"note: run {run} never sealed its run-end; a later run sealed its own")
         if not control.ledger.exists():
             narrate(f"{path}: no ledger yet ({control.ledger}); nothing has been sealed")
         narrate(

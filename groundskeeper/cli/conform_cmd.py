@@ -175,10 +175,15 @@ def dock(component: Path, into: Path | None, plan: Path | None, as_json: bool) -
         fail_usage(f"{plan}: no such plan file; pass the plan's .org file or drop --plan")
     baseline: dict[str, str] | None = None
     if plan is not None:
-        from groundskeeper.record.control import ControlDir
+        from groundskeeper.record.control import ControlDir, RunLock
 
         try:
             control = ControlDir.for_plan(plan).ensure()
+            # one writer per ledger (ledger/SPEC.md §9): the dock run's three lines must not
+            # land inside a running `resume`'s run, so the dock holds the plan as `check
+            # --write` does — refused at once (exit 2, the holder named) while a run has it
+            lock = RunLock(control).acquire()
+            click.get_current_context().call_on_close(lock.release)
         except GroundskeeperError as exc:
             fail_usage(str(exc))
         state_dir = control.path

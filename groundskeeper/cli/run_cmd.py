@@ -459,6 +459,11 @@ def plan_lock(plan_path: Path) -> Iterator[RunLock]:
             fail_usage(f"cannot move the earlier control files into {control.path}: {exc}")
         if moved:
             narrate(f"moved {', '.join(moved)} into {control.path} (the control directory)")
+        from groundskeeper.record.ledger import witness_refusal
+
+        rolled_back = witness_refusal(control.path)
+        if rolled_back is not None:  # a run must not seal over a record that lost lines
+            fail_usage(rolled_back)
         yield lock
     finally:
         lock.release()

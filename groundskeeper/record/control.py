@@ -15,6 +15,7 @@ import json
 import os
 import stat
 import sys
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -200,7 +201,10 @@ class RunLock:
         self.control = control
         self._fd: int | None = None
 
-    def acquire(self) -> RunLock:
+    def acquire(self, wait: float = 0.0) -> RunLock:
+        """Take the lock, or PlanInUse naming the holder. `wait`: seconds to keep trying
+        first (a short appender — a hook, an MCP check — waits out another short one; a run
+        holds the plan for minutes and a second one is refused at once)."""
         self.control.ensure()
         path = self.control.run_lock
         try:
@@ -210,8 +214,16 @@ class RunLock:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise ControlDirError(f"{path} is not a regular file; remove it and run again")
+        deadline = time.monotonic() + wait
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise
+                    time.sleep(0.05)
         except OSError as exc:
             holder = _read_holder(fd)
             os.close(fd)

@@ -34,6 +34,7 @@ from groundskeeper.record.ledger_format import (
     RUN_ID,
     STEP_TYPES,
     LedgerError,
+    LedgerRolledBack,
     LedgerUnreadable,
     MerkleTree,
     canonical_json,
@@ -324,6 +325,14 @@ class _Writer:
             report = verify_ledger(self.path, keys) if stale else None
             codes = [] if report is None else [f.code for f in report.findings]
             if [c for c in codes if c != "torn-line" or not torn] != ["checkpoint-stale"]:
+                if checkpoint.size == len(lines):
+                    bad = [f for f in (report or verify_ledger(self.path, keys)).findings]
+                    line = next((f for f in bad if f.line is not None), None)
+                    where = f"; line {line.line} fails: {line.code}" if line else ""
+                    self._refuse(
+                        f"its checkpoint does not match the lines (both {len(lines)} lines, the"
+                        f" root differs: a line was altered{where})"
+                    )
                 self._refuse(
                     f"its checkpoint covers {checkpoint.size} lines but the file has {len(lines)}"
                 )
@@ -333,18 +342,25 @@ class _Writer:
         if witnessed is not None and (
             witnessed.size > len(lines) or witness_root != witnessed.root
         ):
-            # Rolled back or forked (SPEC §12). Appending stays allowed, but the entry is
-            # left as it is, so `ledger verify` keeps reporting it: recording a larger head
-            # over it would hide the rollback.
-            log.warning(
-                "the ledger %s does not extend the %d lines the witness %s saw; its checkpoints"
-                " are not recorded there. See: groundskeeper ledger verify %s",
-                self.path,
-                witnessed.size,
-                witness.directory if witness is not None else "",
-                self.path.parent,
+            # Rolled back or forked (SPEC §12): lines the witness saw are gone or differ, so
+            # what this ledger records is not the last durable record. A run sealed on top of
+            # it would certify what the lost lines may have undone (a FAILED put back to an
+            # older DONE); refuse, and leave the entry as the evidence.
+            entry = witness.entry_path(origin) if witness is not None else origin
+            what = (
+                f"the witness saw this ledger at {witnessed.size} lines and the file holds"
+                f" {len(lines)} (rolled back: lines it saw are gone)"
+                if witnessed.size > len(lines)
+                else f"its first {witnessed.size} lines are not the ones the witness saw"
+                " (forked: an older copy continued, or rewritten)"
             )
-            witness = None
+            raise LedgerRolledBack(
+                f"refusing to append to {self.path}: {what}. A run on top of it would seal"
+                f" over the lost record. Put back the ledger the witness saw (both"
+                f" {self.path.name} and {self.checkpoint_path.name}), or, if this copy is the"
+                f" one to keep, move the witness entry {entry} aside and run again; see"
+                f" `groundskeeper ledger verify {self.path.parent}`"
+            )
         return _Tail(
             size=len(lines),
             last_seq=last["seq"],
@@ -554,6 +570,22 @@ def _forget_writers() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_writers)
+
+
+def witness_refusal(directory: Path) -> str | None:
+    """Why the ledger in `directory` must not be appended to, when the witness says it was
+    rolled back or forked (SPEC §12); None otherwise — other damage is the append's to report.
+    For a command to refuse (exit 2) before it starts a run, as its first append would."""
+    path = directory / LEDGER_FILE
+    if not path.exists():
+        return None
+    try:
+        _writer_for(path)._load_tail(None, list(trusted_keys()))
+    except LedgerRolledBack as exc:
+        return str(exc)
+    except (GroundskeeperError, OSError):
+        return None
+    return None
 
 
 def advance_witness(report: Report) -> WitnessEntry | None:

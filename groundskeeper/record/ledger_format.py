@@ -84,6 +84,11 @@ class LedgerError(GroundskeeperError):
     (the message says which)."""
 
 
+class LedgerRolledBack(LedgerError):
+    """The witness saw lines this ledger no longer holds, or others in their place (SPEC
+    §12): appending is refused; the message names the witness entry and the way out."""
+
+
 class LedgerUnreadable(UsageError):
     """The ledger or its checkpoint cannot be read at all (missing, a directory, no access)."""
 

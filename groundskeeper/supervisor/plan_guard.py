@@ -166,10 +166,20 @@ class PlanGuard:
                         self._found.append(tamper)
                 for callback in [*callbacks, *settled]:
                     callback()
+            except OSError as exc:  # a full disk, a read-only file: R006 names it, no trace
+                log.debug("writing %s failed", self.path, exc_info=True)
+                self._fail(exc)
+                return
             except Exception as exc:  # latched; the scheduler stops at its next turn
                 log.exception("writing %s failed", self.path)
                 self._fail(exc)
                 return
+
+    def written(self) -> str:
+        """The plan as this guard last wrote it (or found it): what the file holds of the
+        run's verdicts, whatever was asked for after a write failed."""
+        with self._io:
+            return self._last.decode("utf-8")
 
     def _fail(self, exc: BaseException) -> None:
         with self._cond:

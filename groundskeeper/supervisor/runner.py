@@ -48,7 +48,7 @@ from groundskeeper.path_patterns import normal_path
 from groundskeeper.plan.contract_syntax import verifying, watched_paths
 from groundskeeper.plan.edit import TODO_LINE
 from groundskeeper.plan.keywords import file_flag
-from groundskeeper.plan.org import Heading, Plan, PlanReadError
+from groundskeeper.plan.org import Heading, Plan, PlanReadError, parse_plan
 from groundskeeper.plan.properties import DEFAULT_MAX_ATTEMPTS
 from groundskeeper.plan.spec import compile_plan
 from groundskeeper.plan.tree import Node, TaskWalk, build_tree
@@ -436,6 +436,8 @@ class Runner:
         lost = self.telemetry.displaced() if self.telemetry is not None else None
         if lost is not None:
             diagnostics.append(Diagnostic("error", "telemetry", lost, None, "R005"))
+        if self._guard.failure is not None:
+            self._unwritten()
         reports = self._reports()
         ok = all(r.state == "DONE" for r in reports) and not self.tampers and lost is None
         if self._guard.failure is not None:
@@ -844,6 +846,22 @@ class Runner:
         if self.on_event is not None:
             with self._event_lock:
                 self.on_event(event)
+
+    def _unwritten(self) -> None:
+        """After a failed plan write: a verdict the plan does not hold is no verdict. Each
+        task takes back the state its headline shows (no `state` step was sealed for the
+        rest: it follows the write), so the table and the sealed run-end say what the plan
+        and the ledger do."""
+        try:
+            shown = {h.task_id: h.keyword or "" for h in parse_plan(self._guard.written()).tasks()}
+        except GroundskeeperError:  # never: the guard wrote only plans the run made
+            return
+        for task in self.tasks.values():
+            on_disk = shown.get(task.heading.task_id)
+            if on_disk is None or on_disk == task.state or task.waiting is not None:
+                continue
+            task.state, task.verified, task.stop = on_disk, None, None
+            task.reason = "no verdict: the run could not write the plan and stopped (R006)"
 
     def _reports(self) -> tuple[TaskReport, ...]:
         reports: list[TaskReport] = []
