@@ -93,6 +93,10 @@ class ApprovalGates:
             return Outcome(node, "FAILED", 0, task.check is not None, why, "", ms), None
         if opened is None and answer is None:
             return None, None
+        if opened is None and answer is not None and answer.refused is None:
+            pending = self.record.approval_pending.get(heading.task_id)
+            if answer.decision == "yes" and pending == answer.gate_id:
+                return self._approved_earlier(node, task, answer, started)
         if (
             opened is None
             and answer is not None
@@ -121,6 +125,24 @@ class ApprovalGates:
             if opened is None:
                 return None, None  # no gate held it: worked on as any task
         return self._wait_again(node, task, files, refused, started)
+
+    def _approved_earlier(
+        self, node: Node, task: TaskRun, answer: GateAnswer, started: float
+    ) -> tuple[Outcome | None, str | None]:
+        """A yes sealed as applied in a run that stopped before its verdict (killed or
+        interrupted): sealed then, so not sealed again; it applies once more while the files
+        the person approved are still what they saw, else the gate opens again."""
+        approved = self.record.approved.get(task.heading.task_id, ())
+        files = tuple(path for path, _ in approved)
+        if task.gate_files:  # a file made since under its patterns: not what was approved
+            named = gate_paths(self.checks.workdir, task.gate_files) or ()
+            files += tuple(p for p in named if p not in files)
+        now = artifacts_sha256(task.check_sha256, hash_files(self.checks.workdir, files))
+        if now != answer.artifacts_sha256:
+            why = "stale: the artifacts changed since the person approved them"
+            return self._wait_again(node, task, files, why, started)
+        task.bound["gate"] = approved
+        return self._apply(node, task, answer, started)
 
     def _seal_answer(self, task: TaskRun, answer: GateAnswer, opened: Any, now: str) -> str | None:
         """Seal the answer, with whether it applies; why not (None: it applies)."""
