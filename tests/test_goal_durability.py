@@ -167,3 +167,72 @@ def test_a_sealed_approval_is_not_honoured_once_the_files_changed(tmp_path: Path
     gates = [b["gate_id"] for s, b in _steps(work) if s == "gate"]
     assert len(gates) == 2 and gates[0] != gates[1]
     _verified(work)
+
+
+# -- the graph checkpoint lost or damaged: the sealed plan goes on, the author is not asked --
+
+
+def _authored(work: Path) -> int:
+    return [s for s, _ in _steps(work)].count("author-call")
+
+
+def test_a_lost_graph_checkpoint_continues_the_sealed_plan(tmp_path: Path) -> None:
+    work = _waiting(tmp_path)
+    graph = work / ".groundskeeper" / "plan.org" / "_graph.db"
+    graph.unlink()
+    # nothing to answer until the run is rebuilt: said, with the command that rebuilds it
+    refused = _cli("approve", str(work), "--task", "report", "--yes")
+    assert refused.exit_code == 2
+    assert f"run `groundskeeper run --resume {work}` first" in refused.stderr
+    authored = _authored(work)
+    result = _cli("run", "--resume", str(work), "--json")
+    assert result.exit_code == 3, result.output
+    assert "Traceback" not in result.output
+    assert "continuing the plan" in result.stderr and "sealed in the ledger" in result.stderr
+    doc = json.loads(result.stdout)
+    assert _states(doc) == {"report": "WAITING", "other": "DONE"}
+    assert _authored(work) == authored  # the author was not asked again
+    claims = [b for s, b in _steps(work) if s == "claim" and b["task_id"] == "report"]
+    assert len(claims) == 1  # nor the worker: the work waits for a person
+    # the rebuilt run's gate can be answered, and the answer applies
+    assert _cli("approve", str(work), "--task", "report", "--yes").exit_code == 0
+    code, done = _resume(work)
+    assert code == 0 and done is not None, done
+    assert _states(done) == {"report": "DONE", "other": "DONE"}
+    assert _authored(work) == authored
+    _verified(work)
+
+
+def test_a_damaged_graph_checkpoint_is_named_with_the_way_on(tmp_path: Path) -> None:
+    work = _waiting(tmp_path)
+    graph = work / ".groundskeeper" / "plan.org" / "_graph.db"
+    with graph.open("r+b") as handle:
+        handle.truncate(5000)
+    for args in (("run", "--resume", str(work)), ("approve", str(work), "--task", "report",
+                                                  "--yes")):  # fmt: skip
+        result = _cli(*args)
+        assert result.exit_code == 2, result.output
+        assert "Traceback" not in result.output
+        said = f"groundskeeper: error: {graph}: unreadable graph checkpoint ("
+        assert result.stderr.startswith(said)
+        assert f"move it aside (`mv {graph} {graph}.damaged`)" in result.stderr
+    authored = _authored(work)
+    graph.rename(graph.with_name("_graph.db.damaged"))  # the way on, as it was named
+    code, doc = _resume(work)
+    assert code == 3 and doc is not None and _states(doc)["report"] == "WAITING"
+    assert _authored(work) == authored
+    _verified(work)
+
+
+def test_a_plan_file_the_ledger_never_sealed_is_refused_when_the_graph_is_lost(
+    tmp_path: Path,
+) -> None:
+    work = _waiting(tmp_path)
+    control = work / ".groundskeeper" / "plan.org"
+    (control / "_graph.db").unlink()
+    (control / "_steps.jsonl").rename(tmp_path / "aside.jsonl")
+    (control / "_steps.checkpoint").rename(tmp_path / "aside.checkpoint")
+    result = _cli("run", "--resume", str(work))
+    assert result.exit_code == 2, result.output
+    assert "its ledger seals no plan" in result.stderr
+    assert f"continue it with `groundskeeper resume {work / 'plan.org'}`" in result.stderr
