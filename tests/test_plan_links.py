@@ -55,7 +55,7 @@ def test_a_run_refuses_a_plan_with_a_second_name(tmp_path: Path, how: str) -> No
         assert "Traceback" not in result.output
         if how == "symlink":
             assert f"{link} is a symbolic link (to ../repo/plan.org)" in result.stderr
-            assert f"run the file itself ({real})" in result.stderr
+            assert f"run the file itself ({real}; `--workdir` names" in result.stderr
         else:
             assert f"{link} has 2 names (hard links)" in result.stderr
     # nothing ran, nothing was replaced, nothing was sealed

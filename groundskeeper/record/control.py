@@ -276,7 +276,8 @@ def refuse_plan_links(plan: Path) -> None:
         raise ControlDirError(
             f"{plan} is a symbolic link (to {os.readlink(plan)}): a run rewrites its plan in"
             f" place and keys its record and lock by the name it is given; run the file"
-            f" itself ({real}), or replace the link by a copy"
+            f" itself ({real}; `--workdir` names the folder its checks see), or replace the"
+            " link by a copy"
         )
     if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
         raise ControlDirError(
