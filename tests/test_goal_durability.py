@@ -150,6 +150,21 @@ def test_an_approval_sealed_before_a_kill_is_honoured_on_resume(
     assert [s for s, _ in _steps(work)].count("gate-decision") == 1
 
 
+def test_resume_of_the_plan_honours_an_approval_the_ledger_sealed(tmp_path: Path) -> None:
+    # `resume PLAN` never answers a gate, but an answer already sealed as applied is the
+    # ledger's, not the graph's: it is taken, not the worker asked again
+    work = _waiting(tmp_path)
+    assert _cli("approve", str(work), "--task", "report", "--yes").exit_code == 0
+    _stop_after_the_approval_is_sealed(work, signal.SIGKILL)
+    result = _cli("resume", str(work / "plan.org"), "--model", _script(tmp_path), "--json")
+    assert result.exit_code == 0, result.output
+    assert _states(json.loads(result.stdout)) == {"report": "DONE", "other": "DONE"}
+    steps = _steps(work)
+    assert [b["applied"] for s, b in steps if s == "gate-decision"] == [True]
+    assert len([b for s, b in steps if s == "claim" and b["task_id"] == "report"]) == 1
+    _verified(work)
+
+
 def test_a_sealed_approval_is_not_honoured_once_the_files_changed(tmp_path: Path) -> None:
     work = _waiting(tmp_path)
     assert _cli("approve", str(work), "--task", "report", "--yes").exit_code == 0

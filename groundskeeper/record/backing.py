@@ -75,8 +75,8 @@ class Record:
     judged: dict[str, Bound] = field(default_factory=dict)
     # task id → the files (path, sha256) of the gate a person last approved
     approved: dict[str, Bound] = field(default_factory=dict)
-    # task id → the gate id of a yes applied to it whose verdict no `state` step sealed yet
-    # (a run killed in between): a resumed run honours that approval, once
+    # task id → the artifacts hash (check and files) of a yes applied to it whose verdict no
+    # `state` step sealed yet (a run stopped in between): a later run honours it, once
     approval_pending: dict[str, str] = field(default_factory=dict)
     # (task id, check sha256): a red observation, its check failing before any work
     red: set[tuple[str, str]] = field(default_factory=set)
@@ -199,7 +199,7 @@ class RecordReader:
             shown = record.gates.pop(task, None)  # answered: the gate is closed
             if body.get("decision") == "yes" and shown is not None:
                 record.approved[task] = bound_files(shown.get("files"))
-                record.approval_pending[task] = str(body.get("gate_id"))
+                record.approval_pending[task] = str(body.get("artifacts_sha256"))
             record.decided[task] = (str(body.get("gate_id")), str(body.get("decision")))
         elif step == "state" and isinstance(task, str):
             to = str(body.get("to"))
