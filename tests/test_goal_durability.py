@@ -165,6 +165,19 @@ def test_resume_of_the_plan_honours_an_approval_the_ledger_sealed(tmp_path: Path
     _verified(work)
 
 
+def test_a_sealed_approval_survives_a_lost_graph_checkpoint_too(tmp_path: Path) -> None:
+    work = _waiting(tmp_path)
+    assert _cli("approve", str(work), "--task", "report", "--yes").exit_code == 0
+    _stop_after_the_approval_is_sealed(work, signal.SIGKILL)
+    (work / ".groundskeeper" / "plan.org" / "_graph.db").unlink()
+    code, doc = _resume(work)
+    assert code == 0 and doc is not None, doc
+    assert _states(doc) == {"report": "DONE", "other": "DONE"}
+    assert [s for s, _ in _steps(work)].count("author-call") == 1
+    assert [b["applied"] for s, b in _steps(work) if s == "gate-decision"] == [True]
+    _verified(work)
+
+
 def test_a_sealed_approval_is_not_honoured_once_the_files_changed(tmp_path: Path) -> None:
     work = _waiting(tmp_path)
     assert _cli("approve", str(work), "--task", "report", "--yes").exit_code == 0
