@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from groundskeeper.cli import main
@@ -207,4 +208,37 @@ def test_a_failed_task_with_contracts_is_not_promoted_by_its_check_alone(tmp_pat
     (tmp_path / "a.txt").write_text("a")
     code, rows = check_write(plan)
     assert code == 0 and rows[0]["state"] == "FAILED" and keywords(plan) == {"a": "FAILED"}
+    verified(plan)
+
+
+def test_a_check_that_cannot_finish_takes_no_done_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from groundskeeper.acceptance import check as check_module
+
+    # the check sleeps while a `slow` file exists: past a one-second deadline
+    slow = "if test -f slow; then sleep 30; fi; grep -q a a.txt"
+    plan, script = setup(tmp_path, task("A", "a", slow), WORK)
+    assert resume(plan, script)[0].exit_code == 0 and keywords(plan) == {"a": "DONE"}
+    monkeypatch.setitem(check_module.check_plan.__kwdefaults__, "timeout", 1.0)
+    (tmp_path / "slow").write_text("")
+    result = CliRunner().invoke(main, ["check", str(plan), "--write", "--json"])
+    assert result.exit_code == 1, result.output  # the check did not pass: said, not hidden
+    [row] = json.loads(result.stdout)["tasks"]
+    assert (row["state"], row["verdict"]) == ("DONE", "FAIL")
+    assert row["reason"] == "deadline: the check ran past its deadline"
+    assert "a: kept DONE: its check could not finish" in result.stderr
+    assert keywords(plan) == {"a": "DONE"}
+    last = steps(plan, "run-start")[-1]["run_id"]
+    assert [(c["verdict"], c["reason"]) for c in steps(plan, "check") if c["run_id"] == last] == [
+        ("FAIL", "deadline")
+    ]
+    assert [s for s in steps(plan, "state") if s["run_id"] == last] == []
+    audit = CliRunner().invoke(main, ["audit", str(plan), "--json"])
+    assert json.loads(audit.stdout)["findings"] == []  # the DONE is still the record's
+    # a check that can finish judges again; a real failure still demotes
+    (tmp_path / "slow").unlink()
+    (tmp_path / "a.txt").write_text("b")
+    code, rows = check_write(plan)
+    assert code == 1 and rows[0]["state"] == "FAILED" and keywords(plan) == {"a": "FAILED"}
     verified(plan)

@@ -96,6 +96,9 @@ def test_a_plan_replaced_by_a_symlink_is_moved_aside(tmp_path: Path) -> None:
     assert codes(report) == ["R003"]
     assert not path.is_symlink() and path.read_text().startswith(HEAD)
     assert (tmp_path / "elsewhere.org").read_text() == "* DONE A\n"
+    # the link kept aside still shows what it pointed to, from the rejected folder too
+    rejected = control(path) / "rejected" / "plan.org.rejected-1"
+    assert rejected.is_symlink() and rejected.read_text() == "* DONE A\n"
 
 
 def test_squatted_rejected_names_are_skipped(tmp_path: Path) -> None:

@@ -192,6 +192,12 @@ FAILURE_CODES: frozenset[str] = frozenset(
 )
 
 
+#: A check that could not finish for a reason outside the work (wall-clock deadline on a busy
+#: machine, an interrupt, the sandbox itself failing) is no evidence either way: it never
+#: makes DONE, and it never takes back a DONE earned before (`demoted_state`).
+INCONCLUSIVE_CODES: frozenset[str] = frozenset({"deadline", "interrupted", "sandbox_error"})
+
+
 #: Said in place of what a check or a suite printed, in a run that hides inputs from workers:
 #: a check reads them, and so may anything it runs, the worker's own code included.
 WITHHELD = (
@@ -483,11 +489,13 @@ def check_plan(
 def demoted_state(
     task: TaskCheck, leaf: bool, promotable: Callable[[str], bool] | None = None
 ) -> str:
-    """What `check --write` makes of a task: DONE that fails → FAILED; a FAILED leaf that
-    passes → DONE, only if `promotable(id)` (the record shows it FAILED on its own check, not
-    for tampering, a refused dock or a limit); everything else keeps its state."""
+    """What `check --write` makes of a task: DONE that fails → FAILED (not when the check
+    could not finish: `INCONCLUSIVE_CODES`, the DONE stays and the failure is sealed as its
+    check); a FAILED leaf that passes → DONE, only if `promotable(id)` (the record shows it
+    FAILED on its own check, not for tampering, a refused dock or a limit); everything else
+    keeps its state."""
     if task.state == "DONE" and task.result.verdict == "FAIL":
-        return "FAILED"
+        return "DONE" if task.result.code in INCONCLUSIVE_CODES else "FAILED"
     if (
         leaf
         and task.state == "FAILED"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from pathlib import Path
 
@@ -63,8 +64,10 @@ def approve(
         MissionFile,
         build_graph,
         checkpointer,
+        config_for,
         pending_approval,
         pending_gates,
+        unreadable_graph,
     )
 
     if note is not None:
@@ -82,11 +85,23 @@ def approve(
         mission_file = MissionFile.read(control)
     except GroundskeeperError as exc:
         fail_usage(str(exc))
-    with checkpointer(control) as saver:
-        graph = build_graph(None, saver)
-        pending = pending_approval(graph, mission_file.thread_id)
-        gates = pending_gates(graph, mission_file.thread_id)
     nxt = f"groundskeeper run --resume {directory}"
+    try:
+        with checkpointer(control) as saver:
+            graph = build_graph(None, saver)
+            pending = pending_approval(graph, mission_file.thread_id)
+            gates = pending_gates(graph, mission_file.thread_id)
+            kept = bool(graph.get_state(config_for(mission_file.thread_id)).values)
+    except GroundskeeperError as exc:
+        fail_usage(str(exc))
+    except sqlite3.DatabaseError as exc:
+        fail_usage(str(unreadable_graph(control, exc)))
+    if not kept:  # the graph checkpoint lost this run: `run --resume` rebuilds it first
+        fail_usage(
+            f"the graph checkpoint of {directory} holds nothing of this run (lost or moved"
+            f" aside), so nothing waits to be answered; run `{nxt}` first: it continues the"
+            " plan sealed in the ledger and asks again at its gates"
+        )
     if task_id is not None:
         found = [(i, v) for i, v in gates if v.get("task_id") == task_id]
         if not found:

@@ -9,6 +9,7 @@ checkpointer and drives the graph, handing a waiting approval to `approval` and 
 from __future__ import annotations
 
 import re
+import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,6 +237,7 @@ def _drive(
         build_graph,
         checkpointer,
         config_for,
+        unreadable_graph,
     )
     from groundskeeper.supervisor.runner import RunOptions
 
@@ -293,6 +295,9 @@ def _drive(
         except UsageError as exc:
             mission.end_goal_run(False, f"stopped: {exc}")
             fail_usage(str(exc))
+        except sqlite3.DatabaseError as exc:  # the graph checkpoint, damaged in a page read late
+            mission.end_goal_run(False, "stopped: unreadable graph checkpoint")
+            fail_usage(str(unreadable_graph(control, exc)))
         except ModelCallError as exc:
             mission.end_goal_run(False, f"stopped: model unavailable: {exc}")
             progress.say(f"groundskeeper: the author's model unavailable: {exc}")
@@ -328,6 +333,11 @@ def _advance(
     pending = pending_approval(graph, mission_file.thread_id)
     if pending is None and pending_gates(graph, mission_file.thread_id):
         pass  # task gates wait: answered below
+    elif pending is None and not fresh and not snapshot.values and _lost_graph(mission, progress):
+        # the checkpoint lost the thread, the ledger sealed the plan: continue it from execute
+        state = {"goal": mission_file.goal, "attempts": [], "outcome": "ran"}
+        graph.update_state(config, state, as_node="seal")
+        graph.invoke(None, config, durability="sync")
     elif pending is None and (fresh or not snapshot.values):
         graph.invoke({"goal": mission_file.goal, "attempts": []}, config, durability="sync")
     elif pending is None and snapshot.next:
@@ -373,6 +383,36 @@ def _advance(
             return GoalOutcome(where, mission_file.thread_id, state, waiting)
         graph.invoke(Command(resume={interrupt_id: answer}), config, durability="sync")
     return GoalOutcome(where, mission_file.thread_id, dict(graph.get_state(config).values), None)
+
+
+def _lost_graph(mission: Mission, progress: Progress) -> bool:
+    """Resumed, and the graph checkpoint holds nothing of this run (lost, or moved aside):
+    True when the ledger sealed a plan, which the run continues (the author is never asked
+    again); False when none was sealed and no plan file is there (the run starts from its
+    goal: nothing was sealed to lose). A plan file the ledger never sealed is refused."""
+    from groundskeeper.supervisor.graph import GRAPH_DB, sealed_plan
+
+    control, plan = mission.control, mission.plan_path
+    sealed = sealed_plan(control)
+    if sealed is not None and plan.exists():
+        progress.say(
+            f"the graph checkpoint {control.path / GRAPH_DB} holds nothing of this run;"
+            f" continuing the plan {plan} sealed in the ledger (plan {sealed[:12]}; the author"
+            " is not asked again, its DONE tasks are skipped)"
+        )
+        return True
+    if sealed is not None:
+        raise UsageError(
+            f"{plan}: the plan this run sealed (plan {sealed[:12]}) is missing; put it back"
+            f" and continue with `groundskeeper run --resume {plan.parent}`"
+        )
+    if plan.exists():
+        raise UsageError(
+            f"{control.path / GRAPH_DB} holds nothing of this run and its ledger seals no plan,"
+            f" but {plan} exists: continue it with `groundskeeper resume {plan}`, or move it"
+            f" aside to start again from the goal with `groundskeeper run --resume {plan.parent}`"
+        )
+    return False
 
 
 def _waiting_at_gates(

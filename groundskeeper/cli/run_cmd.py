@@ -527,8 +527,9 @@ def print_table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
     "--write",
     is_flag=True,
     help="Write the verdicts into the headlines, as a sealed run of its own: a DONE task whose"
-    " check fails becomes FAILED (its parents PARTIAL); a FAILED task whose check passes"
-    " becomes DONE only if the ledger shows it failed on its own check.",
+    " check fails becomes FAILED (its parents PARTIAL), unless the check could not finish (its"
+    " deadline, an interrupt, the sandbox failing: no evidence, the DONE stays); a FAILED task"
+    " whose check passes becomes DONE only if the ledger shows it failed on its own check.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -> None:
@@ -578,7 +579,11 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
 def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCheck]:
     """`check --write` under the plan's lock: checks, then run-start and each check sealed,
     then the plan written, then the state changes sealed and recorded, then run-end."""
-    from groundskeeper.acceptance.check import check_plan, write_check_verdicts
+    from groundskeeper.acceptance.check import (
+        INCONCLUSIVE_CODES,
+        check_plan,
+        write_check_verdicts,
+    )
     from groundskeeper.plan.org import load_plan
     from groundskeeper.plan.spec import compile_plan
     from groundskeeper.record.backing import read_record
@@ -657,6 +662,13 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
             return not moved
 
         updated = write_check_verdicts(loaded, results, promotable=promotable, before_write=sealed)
+        for kept in updated:
+            if kept.state == "DONE" and kept.result.code in INCONCLUSIVE_CODES:
+                narrate(
+                    f"{kept.id}: kept DONE: its check could not finish ({kept.result.reason}),"
+                    " which says nothing of the work; sealed as its check. Run `groundskeeper"
+                    " check --write` again to judge it"
+                )
         seal.run_end(
             not any(r.result.verdict == "FAIL" for r in updated),
             [(r.id, r.state) for r in updated],

@@ -75,6 +75,9 @@ class Record:
     judged: dict[str, Bound] = field(default_factory=dict)
     # task id → the files (path, sha256) of the gate a person last approved
     approved: dict[str, Bound] = field(default_factory=dict)
+    # task id → the artifacts hash (check and files) of a yes applied to it whose verdict no
+    # `state` step sealed yet (a run stopped in between): a later run honours it, once
+    approval_pending: dict[str, str] = field(default_factory=dict)
     # (task id, check sha256): a red observation, its check failing before any work
     red: set[tuple[str, str]] = field(default_factory=set)
     # run-level rules an earlier run of the plan was held to (`require_red`, `require_checks`):
@@ -179,6 +182,7 @@ class RecordReader:
             self.unmet[key] = None  # a new attempt's claim: judged afresh
             if isinstance(task, str):
                 record.decided.pop(task, None)  # worked on since the person's answer
+                record.approval_pending.pop(task, None)
         elif step in ("contract", "evidence") and self.unmet.get(key) is None:
             self.unmet[key] = _first_hard_failure(body.get("verdicts"))
         elif step == "dock":
@@ -198,11 +202,13 @@ class RecordReader:
             shown = record.gates.pop(task, None)  # answered: the gate is closed
             if body.get("decision") == "yes" and shown is not None:
                 record.approved[task] = bound_files(shown.get("files"))
+                record.approval_pending[task] = str(body.get("artifacts_sha256"))
             record.decided[task] = (str(body.get("gate_id")), str(body.get("decision")))
         elif step == "state" and isinstance(task, str):
             to = str(body.get("to"))
             if to != body.get("from"):
                 record.gates.pop(task, None)  # a verdict (or a hand edit re-verified) closes it
+                record.approval_pending.pop(task, None)  # and takes the approval it applied
             failure = None
             if to == "FAILED":
                 failure = _failure(key, self.tampered, self.docked, self.last_check, self.unmet)
@@ -225,6 +231,7 @@ class RecordReader:
             "decided": {t: list(v) for t, v in r.decided.items()},
             "judged": {t: [list(f) for f in v] for t, v in r.judged.items()},
             "approved": {t: [list(f) for f in v] for t, v in r.approved.items()},
+            "approval_pending": dict(r.approval_pending),
             "red": sorted([t, sha] for t, sha in r.red),
             "rules": sorted(r.rules),
             "watched": {t: dict(body) for t, body in r.watched.items()},
@@ -251,6 +258,7 @@ class RecordReader:
             decided={str(t): (str(v[0]), str(v[1])) for t, v in data["decided"].items()},
             judged={str(t): _bound(v) for t, v in data["judged"].items()},
             approved={str(t): _bound(v) for t, v in data["approved"].items()},
+            approval_pending={str(t): str(g) for t, g in data["approval_pending"].items()},
             red={(str(t), str(sha)) for t, sha in data["red"]},
             rules={str(r) for r in data["rules"]},
             watched={str(t): dict(body) for t, body in data["watched"].items()},

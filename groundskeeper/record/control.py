@@ -205,6 +205,7 @@ class RunLock:
         """Take the lock, or PlanInUse naming the holder. `wait`: seconds to keep trying
         first (a short appender — a hook, an MCP check — waits out another short one; a run
         holds the plan for minutes and a second one is refused at once)."""
+        refuse_plan_links(self.control.plan_path)
         self.control.ensure()
         path = self.control.run_lock
         try:
@@ -270,6 +271,32 @@ class RunLock:
 
     def __exit__(self, *_exc: object) -> None:
         self.release()
+
+
+def refuse_plan_links(plan: Path) -> None:
+    """A plan a run may hold is one file under one name. A run rewrites its plan by renaming a
+    new file into place, and keeps its record and its lock under the name it is given: a
+    symbolic link would be replaced by a file (the run blaming itself for tampering), and a
+    second name of the same file (a link, a hard link) would run beside it under another lock.
+    ControlDirError naming the file itself; a missing plan is its reader's to report."""
+    try:
+        info = plan.lstat()
+    except OSError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        real = plan.resolve()
+        raise ControlDirError(
+            f"{plan} is a symbolic link (to {os.readlink(plan)}): a run rewrites its plan in"
+            f" place and keys its record and lock by the name it is given; run the file"
+            f" itself ({real}; `--workdir` names the folder its checks see), or replace the"
+            " link by a copy"
+        )
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        raise ControlDirError(
+            f"{plan} has {info.st_nlink} names (hard links): a run rewrites its plan by"
+            " renaming a new file into place, which would split them, and keys its record and"
+            " lock by one name; give the plan one name (copy it) and run that"
+        )
 
 
 def _read_holder(fd: int) -> str:

@@ -91,6 +91,14 @@ class ApprovalGates:
             ms = int((time.monotonic() - started) * 1000)
             why = "aborted at its approval gate (earlier; set it to TODO to try again)"
             return Outcome(node, "FAILED", 0, task.check is not None, why, "", ms), None
+        pending = self.record.approval_pending.get(heading.task_id)
+        if (
+            opened is None
+            and pending is not None
+            and (answer is None or (answer.decision, answer.artifacts_sha256) == ("yes", pending))
+        ):
+            # the graph's answer again, or none (`resume`, a lost graph): the ledger holds it
+            return self._approved_earlier(node, task, pending, started)
         if opened is None and answer is None:
             return None, None
         if (
@@ -121,6 +129,24 @@ class ApprovalGates:
             if opened is None:
                 return None, None  # no gate held it: worked on as any task
         return self._wait_again(node, task, files, refused, started)
+
+    def _approved_earlier(
+        self, node: Node, task: TaskRun, approved_sha256: str, started: float
+    ) -> tuple[Outcome | None, str | None]:
+        """A yes sealed as applied in a run that stopped before its verdict (killed or
+        interrupted): sealed then, so not sealed again; it applies once more while the check
+        and the files the person approved are still what they saw, else the gate opens again."""
+        approved = self.record.approved.get(task.heading.task_id, ())
+        files = tuple(path for path, _ in approved)
+        if task.gate_files:  # a file made since under its patterns: not what was approved
+            named = gate_paths(self.checks.workdir, task.gate_files) or ()
+            files += tuple(p for p in named if p not in files)
+        now = artifacts_sha256(task.check_sha256, hash_files(self.checks.workdir, files))
+        if now != approved_sha256:
+            why = "stale: the artifacts changed since the person approved them"
+            return self._wait_again(node, task, files, why, started)
+        task.bound["gate"] = approved
+        return self._approve(node, task, started)
 
     def _seal_answer(self, task: TaskRun, answer: GateAnswer, opened: Any, now: str) -> str | None:
         """Seal the answer, with whether it applies; why not (None: it applies)."""
@@ -173,21 +199,31 @@ class ApprovalGates:
         """A sealed, bound answer takes effect: yes → DONE once its check passes again (and it
         docks); no → FAILED; revise → the note goes to the worker as feedback."""
 
-        def done(state: str, reason: str | None, output: str = "") -> Outcome:
-            ms = int((time.monotonic() - started) * 1000)
-            return Outcome(node, state, 0, task.check is not None, reason, output, ms)
-
         if answer.decision == "no":
-            return done("FAILED", f"aborted at its approval gate ({answer.by or 'a person'})"), None
+            why = f"aborted at its approval gate ({answer.by or 'a person'})"
+            return _ended(node, task, started, "FAILED", why), None
         if answer.decision == "revise":
             return None, _revise_feedback(answer)
+        return self._approve(node, task, started)
+
+    def _approve(
+        self, node: Node, task: TaskRun, started: float
+    ) -> tuple[Outcome | None, str | None]:
+        """An approval that applies: DONE once its check passes again (and it docks)."""
         verdict = self.verify.judge(AttemptContext(task, 0))
         if verdict.stage == "check":
             why = f"approved, but its check no longer passes: {verdict.reason}"
-            return done("FAILED", why, verdict.output), None
+            return _ended(node, task, started, "FAILED", why, verdict.output), None
         if verdict.kind == "FAILED":  # its dock
-            return done("FAILED", verdict.reason, verdict.output), None
-        return done("DONE", None, verdict.output), None
+            return _ended(node, task, started, "FAILED", verdict.reason, verdict.output), None
+        return _ended(node, task, started, "DONE", None, verdict.output), None
+
+
+def _ended(
+    node: Node, task: TaskRun, started: float, state: str, reason: str | None, output: str = ""
+) -> Outcome:
+    ms = int((time.monotonic() - started) * 1000)
+    return Outcome(node, state, 0, task.check is not None, reason, output, ms)
 
 
 def _revise_feedback(answer: GateAnswer) -> str:

@@ -51,6 +51,8 @@ __all__ = [
     "config_for",
     "pending_approval",
     "pending_gates",
+    "sealed_plan",
+    "unreadable_graph",
 ]
 
 GRAPH_DB = "_graph.db"
@@ -423,14 +425,55 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
 
 @contextlib.contextmanager
 def checkpointer(control: ControlDir) -> Iterator[Any]:
-    """The graph's `SqliteSaver`, its database in the plan's control directory."""
+    """The graph's `SqliteSaver`, its database in the plan's control directory. A database
+    sqlite cannot read is a `UsageError` naming it and the way on (`unreadable_graph`)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    conn = sqlite3.connect(control.path / GRAPH_DB, check_same_thread=False)
+    path = control.path / GRAPH_DB
     try:
-        yield SqliteSaver(conn)
+        conn = sqlite3.connect(path, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise unreadable_graph(control, exc) from None
+    try:
+        saver = SqliteSaver(conn)
+        try:
+            saver.setup()  # reads the schema now: a damaged file is named here, not mid-run
+        except sqlite3.DatabaseError as exc:
+            raise unreadable_graph(control, exc) from None
+        yield saver
     finally:
         conn.close()
+
+
+def unreadable_graph(control: ControlDir, exc: Exception) -> UsageError:
+    """A damaged graph checkpoint: what it is, and the way on (moved aside, the next `run
+    --resume` rebuilds the run from the plan sealed in the ledger)."""
+    path = control.path / GRAPH_DB
+    where = control.plan_path.parent
+    return UsageError(
+        f"{path}: unreadable graph checkpoint ({exc}); move it aside (`mv {path}"
+        f" {path}.damaged`) and continue with `groundskeeper run --resume {where}`: a plan"
+        " sealed in the ledger is continued without asking the author again"
+    )
+
+
+def sealed_plan(control: ControlDir) -> str | None:
+    """The sha256 of the last plan a goal run sealed (`plan-sealed`) in the plan's ledger, or
+    None when it seals none (or there is no ledger). What a run whose graph checkpoint was
+    lost continues from: the plan file, not a new outline."""
+    from groundskeeper.record.ledger import read_steps
+    from groundskeeper.record.ledger_format import LedgerUnreadable
+
+    try:
+        steps = read_steps(control.ledger)
+    except (LedgerUnreadable, OSError):
+        return None
+    found = None
+    for _, obj in steps:
+        body = obj.get("body") if obj is not None else None
+        if obj is not None and obj.get("step") == "plan-sealed" and isinstance(body, dict):
+            found = str(body.get("plan_sha256"))
+    return found
 
 
 def config_for(thread_id: str) -> RunnableConfig:

@@ -205,6 +205,11 @@ class PlanGuard:
         rejected: Path | None = None
         if current is not None:
             rejected = self._keep_aside(lambda target: _write_new(target, current))
+        elif info is not None and stat.S_ISLNK(info.st_mode):
+            # a link, kept as a link to where it pointed (a relative one would dangle from
+            # the rejected folder); the runner's plan then replaces it
+            pointed = os.path.join(self.path.parent, os.readlink(self.path))
+            rejected = self._keep_aside(lambda target: os.symlink(pointed, target))
         elif info is not None:  # not a file: moved aside as it is
             rejected = self._keep_aside(lambda target: os.rename(self.path, target))
         write_atomically(self.path, self._last.decode("utf-8"))
