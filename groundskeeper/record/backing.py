@@ -27,6 +27,14 @@ LIMIT_CODES = frozenset(
     }
 )
 
+#: Check codes that say the check reached no verdict on the work (a limit stopped it, the
+#: process was asked to stop, the sandbox failed): such a sealed check is no observation, red
+#: or green, whatever its verdict field says.
+NOT_OBSERVED = LIMIT_CODES | {"sandbox_error"}
+#: The rules by which steps are read; part of the record index's shape, so an index a reader
+#: of other rules wrote is not continued.
+READING = 2
+
 Step = tuple[str, str, Mapping[str, Any]]  # (run id, step type, body)
 #: Run-level rules (as `run-start` seals them) that hold for every later run of a plan once
 #: one run was given them: a resume cannot drop what an earlier run refused by.
@@ -162,9 +170,10 @@ class RecordReader:
             check[key] = _sha(body.get("check_sha256"))
             failed = body.get("verdict") == "FAIL"
             sha = check[key]
-            if failed and body.get("phase") == "red-first" and isinstance(task, str) and sha:
-                record.red.add((task, sha))
             reason = body.get("reason")
+            red = failed and reason not in NOT_OBSERVED  # cut short, it saw nothing
+            if red and body.get("phase") == "red-first" and isinstance(task, str) and sha:
+                record.red.add((task, sha))
             self.last_check[key] = (str(reason) if reason else "failed") if failed else None
             if isinstance(task, str):
                 reads = body.get("reads")
