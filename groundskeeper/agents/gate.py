@@ -536,7 +536,7 @@ def backed_by(entries: list[tuple[str, str, dict[str, Any]]]) -> Callable[[TaskS
 
     def backed(task: TaskSpec) -> bool:
         sha = SealedCheck.seal(task.check).sha256 if task.check is not None else None
-        return record.backs_done(task.task_id, sha)
+        return record.backs_done(task.task_id, sha, task.verdict_sha256)
 
     return backed
 

@@ -599,6 +599,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
             if result.result.verdict != "NO_CHECK":
                 seal.check(result.id, 0, result.result)
         index = {r.id: i for i, r in enumerate(results)}
+        rules = {t.task_id: t.verdict_sha256 for t in compile_plan(loaded)}
 
         def sealed(changes: list[tuple[TaskCheck, str]], inserted: bool) -> None:
             if inserted:  # the one change beyond a keyword, sealed before it is made
@@ -607,7 +608,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
                 seal.plan_edit(1, TODO_LINE, "a verdict org reads only with a #+TODO: line")
                 narrate(f"inserted `{TODO_LINE}` as line 1 of {path}")
             for task, new in changes:
-                seal.state(task.id, task.state, new)
+                seal.state(task.id, task.state, new, rules=rules.get(task.id))
                 why = f"{task.result.code}: {task.result.reason}" if task.result.code else None
                 telemetry.record_verdict(
                     run_id=run_id, task_id=task.id, idx=index[task.id], title=task.title,

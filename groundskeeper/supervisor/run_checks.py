@@ -51,14 +51,20 @@ class RunChecks:
         return run_check(check, self.workdir, shell=self.shell, timeout=self.timeout)
 
     def reused(
-        self, task_id: str, check: SealedCheck, record: Record, root: str | None = None
+        self,
+        task_id: str,
+        check: SealedCheck,
+        record: Record,
+        rules: str,
+        root: str | None = None,
     ) -> CheckResult | None:
         """A DONE carried from an earlier run, judged again without running its check: a pass
         when the read set its last passing check was sealed with still holds on disk — the
         same bytes, stat fields, listings, absences and links — for this very check, under
         this sandbox and this groundskeeper. None: run it (the full path, as ever). `root`:
-        the workdir's real path, when the caller resolved it (for many tasks at once)."""
-        if not record.backs_done(task_id, check.sha256):
+        the workdir's real path, when the caller resolved it (for many tasks at once).
+        `rules`: the task's `TaskSpec.verdict_sha256`."""
+        if not record.backs_done(task_id, check.sha256, rules):
             return None
         if self.shell is not None and not isinstance(self.shell, SandboxShell):
             return None  # a stand-in for the sandbox: its verdicts rest on what it says

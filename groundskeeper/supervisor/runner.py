@@ -317,6 +317,8 @@ class Runner:
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:
             self._phases.back_every_done()
+            # a DONE earned in another workdir is judged again in this one, task run or not
+            elsewhere = self._phases.earned_elsewhere(str(self.workdir))
             self._phases.held_to_flags(self._require_red)
             take_baselines(self.tasks.values(), self.workdir, self.control.path,
                            self._record.started)  # fmt: skip
@@ -324,8 +326,8 @@ class Runner:
             self._walk.begin()
             self._loop()
             # a model that went away leaves the earned DONEs to check; a run that started no
-            # task changed nothing a DONE stands on
-            if self._halted is None and self._interrupted is None and self._ran:
+            # task changed nothing a DONE stands on — unless one was earned elsewhere
+            if self._halted is None and self._interrupted is None and (self._ran or elsewhere):
                 self._phases.final_sweep(self._nodes)
         finally:
             if self._interrupted is not None:
@@ -368,7 +370,9 @@ class Runner:
                     t.heading.task_id: t.start_state
                     for t in self.tasks.values()
                     if t.start_state != "DONE"
-                    or self._record.backs_done(t.heading.task_id, t.check_sha256)
+                    or self._record.backs_done(
+                        t.heading.task_id, t.check_sha256, t.spec.verdict_sha256
+                    )
                 }
             )
 

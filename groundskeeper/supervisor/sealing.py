@@ -457,11 +457,16 @@ class RunSeal:
         after: str,
         stop: str | None = None,
         lies: Iterable[str] = (),
+        rules: str | None = None,
     ) -> None:
-        """A verdict; `stop` names why a task's fix loop ended without DONE
-        (`groundskeeper.acceptance.loops`: `max-attempts`, `breaker`, `attempt-cap`); `lies`
-        the attempts caught lying on the way (`attempt 1: false evidence: …`)."""
+        """A verdict; `rules` is the digest of every rule that decided it
+        (`TaskSpec.verdict_sha256`: a DONE is backed only under them); `stop` names why a
+        task's fix loop ended without DONE (`groundskeeper.acceptance.loops`: `max-attempts`,
+        `breaker`, `attempt-cap`); `lies` the attempts caught lying on the way (`attempt 1:
+        false evidence: …`)."""
         body: dict[str, Any] = {"task_id": task_id, "from": before, "to": after}
+        if rules is not None:
+            body["verdict_sha256"] = rules
         if stop is not None:
             body["stop"] = stop
         if lies := list(lies):
