@@ -157,3 +157,77 @@ def test_a_copied_control_directory_carries_no_done_to_a_folder_without_the_work
     shutil.copytree(plan.parent / ".groundskeeper", copy / ".groundskeeper")
     code, _ = run(copy / "plan.org", copy / "workers.yaml")
     assert code == 1 and keywords(copy / "plan.org") == {"a": "FAILED"}
+
+
+PRE = (
+    "workers:\n  p: [{say: DONE}]\n"
+    "  q: [{tool: write_file, input: {path: q.txt, content: q}}, {say: DONE}]\n"
+)
+
+
+def refused_red(tmp_path: Path) -> tuple[Path, Path]:
+    """A plan whose task `p` was FAILED by --require-red (its check passed before any work)."""
+    plan, script = setup(
+        tmp_path, task("Pre", "p", "grep -qx old x.txt") + task("Q", "q", "grep -q q q.txt"), PRE
+    )
+    (tmp_path / "x.txt").write_text("old\n")
+    assert run(plan, script, "--require-red")[0] == 1
+    assert keywords(plan) == {"p": "FAILED", "q": "DONE"}
+    return plan, script
+
+
+def refused(plan: Path, script: Path, *extra: str) -> str:
+    result = CliRunner().invoke(
+        main, ["resume", str(plan), "--model", f"scripted:{script}", *extra]
+    )
+    assert result.exit_code == 2, result.output
+    return result.stderr
+
+
+def test_a_plan_whose_ledger_was_deleted_is_refused_not_started_fresh(tmp_path: Path) -> None:
+    plan, script = refused_red(tmp_path)
+    shutil.rmtree(tmp_path / ".groundskeeper")
+    said = refused(plan, script)
+    assert "its headlines show verdicts of earlier runs (FAILED `Pre`)" in said
+    assert "`--forget-record`" in said
+    assert keywords(plan) == {"p": "FAILED", "q": "DONE"}  # nothing ran
+    ledger = tmp_path / ".groundskeeper" / "plan.org" / "_steps.jsonl"
+    assert not ledger.exists() or not steps(plan, "run-start")
+
+
+def test_forget_record_starts_over_and_is_sealed(tmp_path: Path) -> None:
+    plan, script = refused_red(tmp_path)
+    shutil.rmtree(tmp_path / ".groundskeeper")
+    code, _ = run(plan, script, "--forget-record")
+    [start] = steps(plan, "run-start")
+    assert start["forget_record"] is True
+    assert code == 0 and keywords(plan) == {"p": "DONE", "q": "DONE"}  # told to forget
+
+
+def test_a_renamed_plan_is_refused(tmp_path: Path) -> None:
+    plan, script = refused_red(tmp_path)
+    renamed = tmp_path / "main.org"
+    plan.rename(renamed)
+    assert "FAILED `Pre`" in refused(renamed, script)
+
+
+def test_the_r004_advice_leads_to_the_refusal_not_to_a_fresh_start(tmp_path: Path) -> None:
+    plan, script = refused_red(tmp_path)
+    control = tmp_path / ".groundskeeper" / "plan.org"
+    ledger = control / "_steps.jsonl"
+    ledger.write_bytes(ledger.read_bytes()[:-40])  # a checkpointed line cut short
+    result = CliRunner().invoke(main, ["resume", str(plan), "--model", f"scripted:{script}"])
+    assert "[R004]" in result.output and "--forget-record" in result.output, result.output
+    (tmp_path / "aside").mkdir()
+    (control / "_steps.jsonl").rename(tmp_path / "aside" / "_steps.jsonl")
+    (control / "_steps.index").unlink(missing_ok=True)
+    assert "FAILED `Pre`" in refused(plan, script)
+
+
+def test_a_fresh_plan_and_a_kept_record_run_as_ever(tmp_path: Path) -> None:
+    # the honest twins: a never-run plan starts; a plan with its record resumes (p stays
+    # FAILED: the rule is remembered), neither asks for --forget-record
+    plan, script = refused_red(tmp_path)
+    code, _ = run(plan, script)
+    assert code == 1 and keywords(plan) == {"p": "FAILED", "q": "DONE"}
+    assert "forget_record" not in steps(plan, "run-start")[-1]

@@ -189,6 +189,13 @@ def _workdir(workdir: Path | None) -> Path | None:
     " (`red-first: passes before any work`); without it, a warning [R007]. The plan can ask"
     " for it with `#+REQUIRE_RED: t`.",
 )
+@click.option(
+    "--forget-record",
+    is_flag=True,
+    help="Start over a plan whose headlines show earlier verdicts (FAILED, PARTIAL) but whose"
+    " ledger is gone, without them; sealed in the new ledger's run-start. Without it such a"
+    " run is refused (exit 2): the lost record held those verdicts and the rules behind them.",
+)
 @attempt_options
 @click.option(
     "--disk-quota",
@@ -212,6 +219,7 @@ def resume(
     max_parallel: int,
     require_checks: bool,
     require_red: bool,
+    forget_record: bool,
     max_turns: int,
     breaker: int,
     max_total_attempts: int | None,
@@ -304,6 +312,7 @@ def resume(
         max_parallel=max_parallel,
         require_checks=require_checks,
         require_red=require_red,
+        forget_record=forget_record,
         max_turns=max_turns,
         disk_quota=disk_quota,
         judge_profile=judge_profile,

@@ -44,7 +44,7 @@ from groundskeeper.acceptance.loops import (
 from groundskeeper.acceptance.protect import is_plain
 from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic, has_errors
-from groundskeeper.errors import GroundskeeperError
+from groundskeeper.errors import GroundskeeperError, UsageError
 from groundskeeper.models.model import Model, ModelCallError
 from groundskeeper.path_patterns import normal_path
 from groundskeeper.plan.contract_syntax import verifying, watched_paths
@@ -153,6 +153,10 @@ def _nodes(node: Node) -> Iterator[Node]:
     yield node
     for child in node.children:
         yield from _nodes(child)
+
+
+class RecordLostError(UsageError):
+    """A plan shows verdicts of earlier runs, and the ledger that holds them is gone."""
 
 
 @dataclass(slots=True)
@@ -298,6 +302,7 @@ class Runner:
             self._record = read_record(
                 recorder.history() if isinstance(recorder, HasHistory) else ()
             )
+        self._refuse_a_lost_record()
         # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
         rules, options = self._record.rules, self.options
         self.options = replace(
@@ -340,6 +345,34 @@ class Runner:
             self._tampering.record(tamper)
         return self._report(diagnostics)
 
+    def _refuse_a_lost_record(self) -> None:
+        """A plan whose headlines show verdicts only a run gives (FAILED, PARTIAL, …: not
+        DONE, which is re-verified, nor TODO) over a record with no run at all lost its
+        ledger: deleted with the control directory, moved aside, or the plan renamed. Those
+        verdicts, and the rules earlier runs were held to (`--require-red`), are gone with it;
+        starting fresh would re-run a refused task under weaker rules. Refused (exit 2) unless
+        `--forget-record` says to start over, which the run-start seals."""
+        if self._record.runs or self.options.forget_record:
+            return
+        shown = [
+            t.heading
+            for t in self.tasks.values()
+            if t.start_state in self.plan.done_states and t.start_state != "DONE"
+        ]
+        if not shown:
+            return
+        named = ", ".join(f"{h.keyword} `{h.title}`" for h in shown[:3])
+        more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+        raise RecordLostError(
+            f"{self.plan_path}: its headlines show verdicts of earlier runs ({named}{more}),"
+            f" but it has no ledger ({self.control.ledger} holds no run): the record behind"
+            " them, and the rules those runs were held to (--require-red, --require-checks),"
+            " is missing — the control directory deleted, the ledger moved aside, or the plan"
+            f" renamed. Put the record back (the control directory {self.control.path}, or"
+            " the plan's old name), or start the plan over knowingly with `--forget-record`"
+            " (sealed in the new ledger's first run-start)"
+        )
+
     @property
     def _require_red(self) -> bool:
         return self.options.require_red or file_flag(self.plan.text, "REQUIRE_RED")
@@ -359,6 +392,7 @@ class Runner:
             automatic=sorted(self._paths.automatic),
             breaker=self.options.breaker,
             max_total_attempts=self.options.max_total_attempts,
+            forget_record=self.options.forget_record,
         )
 
     def _reconcile_telemetry(self) -> None:

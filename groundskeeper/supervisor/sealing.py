@@ -248,6 +248,7 @@ class RunSeal:
         automatic: Iterable[str] = (),
         breaker: int | None = None,
         max_total_attempts: int | None = None,
+        forget_record: bool = False,
     ) -> None:
         # a list, not a mapping: task ids may be any text, ledger keys are ASCII
         listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
@@ -267,6 +268,9 @@ class RunSeal:
                 "max_parallel": max_parallel,
                 "require_checks": require_checks,
                 "require_red": require_red,
+                # the plan's headlines showed verdicts no ledger holds, and the run was told
+                # to start over without them (`--forget-record`)
+                **({"forget_record": True} if forget_record else {}),
                 # what ends a fix loop early (`groundskeeper.acceptance.loops`): null when not given
                 "breaker": breaker,
                 "max_total_attempts": max_total_attempts,
