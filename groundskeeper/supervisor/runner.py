@@ -155,6 +155,10 @@ def _nodes(node: Node) -> Iterator[Node]:
         yield from _nodes(child)
 
 
+#: The headline keywords only a run writes besides DONE: a verdict no person gives by hand.
+RUN_VERDICTS = frozenset({"FAILED", "PARTIAL"})
+
+
 class RecordLostError(UsageError):
     """A plan shows verdicts of earlier runs, and the ledger that holds them is gone."""
 
@@ -346,19 +350,16 @@ class Runner:
         return self._report(diagnostics)
 
     def _refuse_a_lost_record(self) -> None:
-        """A plan whose headlines show verdicts only a run gives (FAILED, PARTIAL, …: not
-        DONE, which is re-verified, nor TODO) over a record with no run at all lost its
+        """A plan whose headlines show verdicts only a run gives (FAILED, PARTIAL: not DONE,
+        which is re-verified, nor a done keyword of the plan's own such as CANCELLED, which
+        a person sets) over a record with no run at all lost its
         ledger: deleted with the control directory, moved aside, or the plan renamed. Those
         verdicts, and the rules earlier runs were held to (`--require-red`), are gone with it;
         starting fresh would re-run a refused task under weaker rules. Refused (exit 2) unless
         `--forget-record` says to start over, which the run-start seals."""
         if self._record.runs or self.options.forget_record:
             return
-        shown = [
-            t.heading
-            for t in self.tasks.values()
-            if t.start_state in self.plan.done_states and t.start_state != "DONE"
-        ]
+        shown = [t.heading for t in self.tasks.values() if t.start_state in RUN_VERDICTS]
         if not shown:
             return
         named = ", ".join(f"{h.keyword} `{h.title}`" for h in shown[:3])
