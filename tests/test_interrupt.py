@@ -166,3 +166,59 @@ def test_a_check_seen_red_before_an_interruption_is_not_asked_red_again(tmp_path
     result = CliRunner().invoke(main, [*args, "--json"])
     assert keywords(plan) == {"slow": "DONE", "usage": "DONE"}, result.stdout
     assert result.exit_code == 0
+
+
+IDLE_SCRIPT = """workers:
+  pre:
+    - say: DONE
+"""
+
+
+def _interrupted_in_red_first(tmp_path: Path, sig: signal.Signals) -> list[str]:
+    """A run under --require-red stopped by `sig` while its red-first check runs: the check
+    (a sleep, then a test that already passes) is cut short and sealed `interrupted`."""
+    plan = tmp_path / "plan.org"
+    slow = "import os, time; os.path.exists('slow') and time.sleep(20)"
+    check = f'python3 -c "{slow}" && grep -qx old x.txt'
+    (tmp_path / "slow").write_text("")
+    plan.write_text(HEAD + task("Pre-passing", "pre", check))
+    (tmp_path / "x.txt").write_text("old\n")
+    script = tmp_path / "workers.yaml"
+    script.write_text(IDLE_SCRIPT)
+    args = ["resume", str(plan), "--model", f"scripted:{script}", "--require-red"]
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from groundskeeper.cli import main; main()", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    ledger = control(plan) / "_steps.jsonl"
+    deadline = time.monotonic() + 60
+    while not (ledger.exists() and b'"step":"run-start"' in ledger.read_bytes()):
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(1.5)  # the red-first check's sleep is under way
+    process.send_signal(sig)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr.decode()
+    [red] = [s for s in steps(plan, "check") if s.get("phase") == "red-first"]
+    assert (red["verdict"], red["reason"]) == ("FAIL", "interrupted")
+    (tmp_path / "slow").unlink()  # the resumed check runs to its verdict
+    return args
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_red_first_check_is_no_red_observation(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    # cut short, the check saw nothing: the resumed run asks red-first again, the check passes
+    # before any work, and --require-red refuses the task (the do-nothing worker never runs)
+    args = _interrupted_in_red_first(tmp_path, sig)
+    plan = tmp_path / "plan.org"
+    result = CliRunner().invoke(main, [*args, "--json"])
+    assert result.exit_code == 1, result.output
+    assert keywords(plan) == {"pre": "FAILED"}
+    reds = [s for s in steps(plan, "check") if s.get("phase") == "red-first"]
+    assert [(s["verdict"], s["reason"]) for s in reds] == [("FAIL", "interrupted"), ("PASS", None)]
+    assert not steps(plan, "model-call")
+    [verdict] = json.loads(result.stdout)["tasks"]
+    assert verdict["reason"] == "red-first: passes before any work"

@@ -109,11 +109,12 @@ def _backs_b_done(plan: Path, key: SigningKey | None) -> None:
     index = control(plan) / INDEX_FILE
     record = _full(plan)
     b = record.tasks["b"]
-    _forge(index, key, {"b": ["DONE", b.check_sha256, b.run_id, None]})
+    forged = ["DONE", b.check_sha256, b.run_id, None, b.rules, b.workdir]
+    _forge(index, key, {"b": forged})
     loaded = load_record(_ledger(plan), _key())
     assert loaded.source == "ledger"
     assert loaded.record.tasks["b"].state == "FAILED"
-    assert not loaded.record.backs_done("b", b.check_sha256)
+    assert not loaded.record.backs_done("b", b.check_sha256, b.rules or "")
 
 
 def test_an_altered_index_is_not_used(tmp_path: Path) -> None:

@@ -668,7 +668,7 @@ def _read_record(entries: list[tuple[str, str, dict[str, Any]]]) -> Record:
 def _backed(record: Record) -> Callable[[TaskSpec], bool]:
     def backed(task: TaskSpec) -> bool:
         sha = SealedCheck.seal(task.check).sha256 if task.check is not None else None
-        return record.backs_done(task.task_id, sha)
+        return record.backs_done(task.task_id, sha, task.verdict_sha256)
 
     return backed
 

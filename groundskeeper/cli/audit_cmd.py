@@ -105,15 +105,22 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
             findings.append(AuditFinding("ledger", None, None, message))
     record = read_record(steps)
     done_states = set(loaded.done_states)
+    from groundskeeper.plan.spec import compile_plan
+
+    spec = compile_plan(loaded)
     for task in loaded.tasks():
         keyword = task.keyword or ""
         sha = _check_sha(task)
         sealed = record.tasks.get(task.task_id)
-        if keyword == "DONE" and not record.backs_done(task.task_id, sha):
+        rules = spec.of(task).verdict_sha256
+        if keyword == "DONE" and not record.backs_done(task.task_id, sha, rules):
             why = (
                 "no sealed DONE for it"
                 if sealed is None or sealed.state != "DONE"
                 else "its sealed DONE was judged with another check"
+                if sealed.check_sha256 != sha
+                else "its sealed DONE was judged under other rules (a gate, judge, dock,"
+                " contract or evidence added or changed since)"
             )
             message = f"`{task.title}` is DONE in the plan, but {why}"
             findings.append(AuditFinding("unbacked-done", task.task_id, task.line, message))

@@ -189,6 +189,13 @@ def _workdir(workdir: Path | None) -> Path | None:
     " (`red-first: passes before any work`); without it, a warning [R007]. The plan can ask"
     " for it with `#+REQUIRE_RED: t`.",
 )
+@click.option(
+    "--forget-record",
+    is_flag=True,
+    help="Start over a plan whose headlines show earlier verdicts (FAILED, PARTIAL) but whose"
+    " ledger is gone, without them; sealed in the new ledger's run-start. Without it such a"
+    " run is refused (exit 2): the lost record held those verdicts and the rules behind them.",
+)
 @attempt_options
 @click.option(
     "--disk-quota",
@@ -212,6 +219,7 @@ def resume(
     max_parallel: int,
     require_checks: bool,
     require_red: bool,
+    forget_record: bool,
     max_turns: int,
     breaker: int,
     max_total_attempts: int | None,
@@ -304,6 +312,7 @@ def resume(
         max_parallel=max_parallel,
         require_checks=require_checks,
         require_red=require_red,
+        forget_record=forget_record,
         max_turns=max_turns,
         disk_quota=disk_quota,
         judge_profile=judge_profile,
@@ -611,6 +620,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
             if result.result.verdict != "NO_CHECK":
                 seal.check(result.id, 0, result.result)
         index = {r.id: i for i, r in enumerate(results)}
+        rules = {t.task_id: t.verdict_sha256 for t in compile_plan(loaded)}
 
         def sealed(changes: list[tuple[TaskCheck, str]], inserted: bool) -> None:
             if inserted:  # the one change beyond a keyword, sealed before it is made
@@ -619,7 +629,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
                 seal.plan_edit(1, TODO_LINE, "a verdict org reads only with a #+TODO: line")
                 narrate(f"inserted `{TODO_LINE}` as line 1 of {path}")
             for task, new in changes:
-                seal.state(task.id, task.state, new)
+                seal.state(task.id, task.state, new, rules=rules.get(task.id))
                 why = f"{task.result.code}: {task.result.reason}" if task.result.code else None
                 telemetry.record_verdict(
                     run_id=run_id, task_id=task.id, idx=index[task.id], title=task.title,

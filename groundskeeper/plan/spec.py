@@ -74,6 +74,31 @@ class TaskSpec:
     def title(self) -> str:
         return self.heading.title
 
+    @property
+    def verdict_sha256(self) -> str:
+        """The digest of every rule that decides this task's DONE: its check (language and
+        text), contracts, evidence, judge criteria and files, gate and gate files, and dock.
+        Sealed with each verdict (`state`): a DONE is backed only under the rules it got, so
+        one sealed before the plan gained or changed any of them is judged again."""
+        import hashlib
+        import json
+
+        check = self.check
+        parts = {
+            "check": None if check is None else [check.language, check.text],
+            "contracts": [c.text for c in self.contracts],
+            "contract_problems": len(self.contract_problems),
+            "evidence": [f.spec for f in self.evidence],
+            "evidence_problems": list(self.evidence_problems),
+            "judge": self.judge,
+            "judge_files": [*self.judge_files] if self.judge_files_given else None,
+            "gate": self.gate,
+            "gate_files": None if self.gate_files is None else [*self.gate_files],
+            "dock": self.dock,
+        }
+        text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
 
 @dataclass(frozen=True, slots=True)
 class PlanSpec:

@@ -27,6 +27,14 @@ LIMIT_CODES = frozenset(
     }
 )
 
+#: Check codes that say the check reached no verdict on the work (a limit stopped it, the
+#: process was asked to stop, the sandbox failed): such a sealed check is no observation, red
+#: or green, whatever its verdict field says.
+NOT_OBSERVED = LIMIT_CODES | {"sandbox_error"}
+#: The rules by which steps are read; part of the record index's shape, so an index a reader
+#: of other rules wrote is not continued.
+READING = 3
+
 Step = tuple[str, str, Mapping[str, Any]]  # (run id, step type, body)
 #: Run-level rules (as `run-start` seals them) that hold for every later run of a plan once
 #: one run was given them: a resume cannot drop what an earlier run refused by.
@@ -57,12 +65,18 @@ class TaskRecord:
     # for FAILED: "tamper", "dock", "claim:<code>" (a contract or evidence), "limit:<code>",
     # "check:<code>"
     failure: str | None = None
+    # the digest of every rule that decided it (`TaskSpec.verdict_sha256`, sealed with the
+    # state; None: a state sealed without it, which backs no DONE)
+    rules: str | None = None
+    # the workdir its run sealed in `run-start`: where the verdict was earned (None: unsaid)
+    workdir: str | None = None
 
 
 @dataclass
 class Record:
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
     runs: list[str] = field(default_factory=list)  # in order of their run-start
+    workdirs: dict[str, str] = field(default_factory=dict)  # run → the workdir it sealed
     ended: set[str] = field(default_factory=set)  # runs that sealed a run-end
     docks: dict[str, str] = field(default_factory=dict)  # component file name → sealed sha256
     started: set[str] = field(default_factory=set)  # tasks a worker or roll-up ever started
@@ -93,10 +107,28 @@ class Record:
     # what its check compared against, which `check --write` holds the files to
     protected: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
-    def backs_done(self, task_id: str, check_sha256: str | None) -> bool:
-        """A sealed DONE for this task, judged with this very check."""
+    def backs_done(self, task_id: str, check_sha256: str | None, rules: str) -> bool:
+        """A sealed DONE for this task, judged with this very check under these very rules
+        (`TaskSpec.verdict_sha256`: a gate, judge, dock, contract or evidence added or changed
+        since is a verdict it never got)."""
+        found = self.tasks.get(task_id)
+        return (
+            found is not None
+            and found.state == "DONE"
+            and found.check_sha256 == check_sha256
+            and found.rules == rules
+        )
+
+    def rules_changed(self, task_id: str, check_sha256: str | None) -> bool:
+        """A sealed DONE with this check, under rules other than the task's now."""
         found = self.tasks.get(task_id)
         return found is not None and found.state == "DONE" and found.check_sha256 == check_sha256
+
+    def earned_elsewhere(self, task_id: str, workdir: str) -> bool:
+        """A sealed DONE earned in a workdir other than `workdir` (both as sealed: real
+        paths), or in one its run did not name."""
+        found = self.tasks.get(task_id)
+        return found is not None and found.state == "DONE" and found.workdir != workdir
 
     def promotable(self, task_id: str) -> bool:
         """May `check --write` turn this FAILED into DONE? Only when the record shows it
@@ -149,6 +181,9 @@ class RecordReader:
         if step == "run-start":
             record.runs.append(run)
             record.rules.update(r for r in STICKY_RULES if body.get(r) is True)
+            workdir = body.get("workdir")
+            if isinstance(workdir, str):
+                record.workdirs[run] = workdir
         elif step == "run-end":
             record.ended.add(run)
         elif step == "task-start":
@@ -168,9 +203,10 @@ class RecordReader:
             check[key] = _sha(body.get("check_sha256"))
             failed = body.get("verdict") == "FAIL"
             sha = check[key]
-            if failed and body.get("phase") == "red-first" and isinstance(task, str) and sha:
-                record.red.add((task, sha))
             reason = body.get("reason")
+            red = failed and reason not in NOT_OBSERVED  # cut short, it saw nothing
+            if red and body.get("phase") == "red-first" and isinstance(task, str) and sha:
+                record.red.add((task, sha))
             self.last_check[key] = (str(reason) if reason else "failed") if failed else None
             if isinstance(task, str):
                 reads = body.get("reads")
@@ -212,7 +248,9 @@ class RecordReader:
             failure = None
             if to == "FAILED":
                 failure = _failure(key, self.tampered, self.docked, self.last_check, self.unmet)
-            record.tasks[task] = TaskRecord(to, check.get(key), run, failure)
+            rules = _sha(body.get("verdict_sha256"))
+            workdir = record.workdirs.get(run)
+            record.tasks[task] = TaskRecord(to, check.get(key), run, failure, rules, workdir)
 
     def to_json(self) -> dict[str, Any]:
         """Everything the reader holds, as JSON values (`from_json` gives it back whole). A
@@ -221,9 +259,11 @@ class RecordReader:
         r = self.record
         return {
             "tasks": {
-                t: [v.state, v.check_sha256, v.run_id, v.failure] for t, v in r.tasks.items()
+                t: [v.state, v.check_sha256, v.run_id, v.failure, v.rules, v.workdir]
+                for t, v in r.tasks.items()
             },
             "runs": list(r.runs),
+            "workdirs": dict(r.workdirs),
             "ended": sorted(r.ended),
             "docks": dict(r.docks),
             "started": sorted(r.started),
@@ -249,8 +289,9 @@ class RecordReader:
         """The reader `to_json` described. KeyError, TypeError or ValueError when `data` is
         not such a description (the caller then reads the record from the ledger)."""
         record = Record(
-            tasks={t: TaskRecord(*_four(v)) for t, v in data["tasks"].items()},
+            tasks={t: TaskRecord(*_six(v)) for t, v in data["tasks"].items()},
             runs=[str(r) for r in data["runs"]],
+            workdirs={str(k): str(v) for k, v in data["workdirs"].items()},
             ended={str(r) for r in data["ended"]},
             docks={str(k): str(v) for k, v in data["docks"].items()},
             started={str(t) for t in data["started"]},
@@ -278,9 +319,9 @@ class RecordReader:
         )
 
 
-def _four(value: Any) -> tuple[str, str | None, str, str | None]:
-    state, sha, run, failure = value
-    return str(state), _sha(sha), str(run), _sha(failure)
+def _six(value: Any) -> tuple[str, str | None, str, str | None, str | None, str | None]:
+    state, sha, run, failure, rules, workdir = value
+    return str(state), _sha(sha), str(run), _sha(failure), _sha(rules), _sha(workdir)
 
 
 def _bound(files: Any) -> Bound:

@@ -418,7 +418,10 @@ class _Writer:
     def _refuse(self, why: str) -> NoReturn:
         raise LedgerError(
             f"refusing to append to {self.path}: {why}. Appending would re-sign the damage; "
-            f"run `groundskeeper ledger verify {self.path.parent}` and move the ledger aside"
+            f"run `groundskeeper ledger verify {self.path.parent}`, then restore the ledger and"
+            " its checkpoint from a copy, or move both aside and start the plan over"
+            " with `groundskeeper resume --forget-record` (sealed: a FAILED or PARTIAL"
+            " headline is refused without its record)"
         )
 
     def _write(self, tail: _Tail, batch: list[_Append]) -> None:

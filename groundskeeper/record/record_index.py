@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.record.backing import Record, RecordReader
+from groundskeeper.record.backing import READING, Record, RecordReader
 from groundskeeper.record.keys import SigningKey
 from groundskeeper.record.ledger_format import history_steps, read_if_present
 from groundskeeper.record.signed_file import read_signed, write_signed
@@ -33,7 +33,9 @@ VERSION = 1
 # The reader's fields as this code has them: an index written by code whose record had other
 # fields (one added since, say) is not read, since it would lack what they hold.
 SHAPE = hashlib.sha256(
-    repr(([f.name for f in fields(Record)], [f.name for f in fields(RecordReader)])).encode()
+    repr(
+        (READING, [f.name for f in fields(Record)], [f.name for f in fields(RecordReader)])
+    ).encode()
 ).hexdigest()
 # what the signature covers starts with this: it can be taken for no other signed text
 _CONTEXT = b"groundskeeper record index v1\n"

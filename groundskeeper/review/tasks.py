@@ -266,9 +266,11 @@ def plan_headlines(plan_path: Path, record_steps: Iterable[Line]) -> dict[str, d
     read as `audit` reads it; GroundskeeperError when it cannot be."""
     from groundskeeper.acceptance.check import SealedCheck
     from groundskeeper.plan.org import load_plan
+    from groundskeeper.plan.spec import compile_plan
     from groundskeeper.record.backing import read_record
 
     plan = load_plan(plan_path)
+    rules = {t.task_id: t.verdict_sha256 for t in compile_plan(plan)}
     record = read_record(
         (line.text("run") or "", line.step or "", line.body)
         for line in record_steps
@@ -280,7 +282,7 @@ def plan_headlines(plan_path: Path, record_steps: Iterable[Line]) -> dict[str, d
         check = SealedCheck.seal(task.check).sha256 if task.check is not None else None
         sealed = record.tasks.get(task.task_id)
         if keyword == "DONE":
-            backed = record.backs_done(task.task_id, check)
+            backed = record.backs_done(task.task_id, check, rules.get(task.task_id, ""))
         else:
             backed = sealed is None or sealed.state == keyword
         found[task.task_id] = {"keyword": keyword, "backed": backed, "line": task.line}

@@ -63,28 +63,37 @@ class RunPhases:
             t
             for t in self.tasks.values()
             if t.start_state == "DONE"
-            and not self.record.backs_done(t.heading.task_id, t.check_sha256)
+            and not self.record.backs_done(t.heading.task_id, t.check_sha256, t.spec.verdict_sha256)
         ]
         checked: list[TaskRun] = []
         for task in unbacked:
+            changed = self.record.rules_changed(task.heading.task_id, task.check_sha256)
+            unsealed = (
+                "its sealed DONE was given under other rules (a gate, judge, dock, contract or"
+                " evidence added or changed since)"
+                if changed
+                else "the DONE headline had no sealed record"
+            )
+            task.rules_changed = changed
             if task.heading.child_tasks:
                 task.start_state = "TODO"  # the walk rolls it up again from its children
-            elif task.contracts or task.evidence or task.gated:
-                # judged only on a worker's claim (the record of its attempt): no check alone
-                # can stand in for that, so the task is worked on again
+            elif task.contracts or task.evidence or task.gated or task.spec.dock is not None:
+                # judged only on a worker's claim (the record of its attempt), a person's
+                # answer or its component's docking: no check alone can stand in for that,
+                # so the task is worked on again
                 task.start_state = "TODO"
                 why = (
-                    "re-verified: the DONE headline had no sealed record, and its contracts,"
-                    " evidence or approval gate are judged only on a worker's claim (and a"
-                    " person's answer); back to TODO"
+                    f"re-verified: {unsealed}, and its contracts, evidence, approval gate or"
+                    " dock are judged only on a worker's claim (a person's answer, a docking);"
+                    " back to TODO"
                 )
                 self.settle(task, "TODO", 0, None, why, "", 0)
             elif task.criteria is not None:
                 # a judged task is DONE only with the judge's pass: its check alone is not that
                 task.start_state = "TODO"
                 why = (
-                    "re-verified: the DONE headline had no sealed record, and the task is"
-                    " judged only after a worker's attempt; back to TODO"
+                    f"re-verified: {unsealed}, and the task is judged only after a worker's"
+                    " attempt; back to TODO"
                 )
                 self.settle(task, "TODO", 0, None, why, "", 0)
             elif task.check is None:
@@ -94,6 +103,16 @@ class RunPhases:
             else:
                 checked.append(task)
         self._reverified(checked)
+
+    def earned_elsewhere(self, workdir: str) -> bool:
+        """Whether a DONE carried into this run was earned in a workdir other than this one
+        (`workdir`: its real path, as `run-start` seals it): another `--workdir`, a control
+        directory copied to another folder. Its verdict says nothing of the files here, so
+        the final sweep judges it again in this workdir, even when no task runs."""
+        return any(
+            t.start_state == "DONE" and self.record.earned_elsewhere(t.heading.task_id, workdir)
+            for t in self.tasks.values()
+        )
 
     def held_to_flags(self, require_red: bool) -> None:
         """A DONE carried from an earlier run must meet this run's flags, as a DONE made in it
@@ -142,13 +161,18 @@ class RunPhases:
         if results is None:
             return  # latched: the loop starts nothing unsealed
         for task, (result, ms) in zip(checked, results, strict=True):
+            unsealed = (
+                "its sealed DONE was given under other rules"
+                if task.rules_changed
+                else "the DONE headline had no sealed record"
+            )
             if result.passed:
-                why = "re-verified: the DONE headline had no sealed record; its check passes"
+                why = f"re-verified: {unsealed}; its check passes"
                 self.settle(task, "DONE", 0, True, why, result.output, ms)
             else:
                 task.start_state = "TODO"
                 why = (
-                    "re-verified: the DONE headline had no sealed record and its check fails"
+                    f"re-verified: {unsealed} and its check fails"
                     f" ({result.code}: {result.reason}); back to TODO"
                 )
                 self.settle(task, "TODO", 0, True, why, result.output, ms)
@@ -236,7 +260,10 @@ class RunPhases:
         for task in done:
             check, found = task.check, None
             if check is not None and _check_only(task):
-                found = self.checks.reused(task.heading.task_id, check, self.record, root, observed)
+                rules = task.spec.verdict_sha256
+                found = self.checks.reused(
+                    task.heading.task_id, check, self.record, rules, root, observed
+                )
             if check is None or found is None or found.reads is None:
                 rest.append(task)
                 continue

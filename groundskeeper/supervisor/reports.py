@@ -32,6 +32,8 @@ class RunOptions:
     max_parallel: int = DEFAULT_MAX_PARALLEL
     require_checks: bool = False
     require_red: bool = False  # a check that passes before any work is FAILED (`#+REQUIRE_RED`)
+    # start a plan whose headlines show earlier verdicts over a ledger that is gone (sealed)
+    forget_record: bool = False
     max_turns: int = DEFAULT_MAX_TURNS
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     sh_timeout: float = DEFAULT_SH_TIMEOUT

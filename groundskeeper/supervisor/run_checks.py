@@ -95,6 +95,7 @@ class RunChecks:
         task_id: str,
         check: SealedCheck,
         record: Record,
+        rules: str,
         root: str | None = None,
         observed: Observed | None = None,
     ) -> CheckResult | None:
@@ -103,9 +104,10 @@ class RunChecks:
         same bytes, stat fields, listings, absences and links — for this very check, under
         this sandbox and this groundskeeper. None: run it (the full path, as ever). `root`:
         the workdir's real path, when the caller resolved it (for many tasks at once);
-        `observed`: what this sweep already found of the same facts (one sweep's only)."""
+        `observed`: what this sweep already found of the same facts (one sweep's only).
+        `rules`: the task's `TaskSpec.verdict_sha256`."""
         sha256 = check.sha256  # (a property: hashed at each reading)
-        if not record.backs_done(task_id, sha256):
+        if not record.backs_done(task_id, sha256, rules):
             return None
         if self.shell is not None and not isinstance(self.shell, SandboxShell):
             return None  # a stand-in for the sandbox: its verdicts rest on what it says

@@ -42,7 +42,7 @@ from groundskeeper.acceptance.loops import (
 from groundskeeper.acceptance.protect import is_plain
 from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic, has_errors
-from groundskeeper.errors import GroundskeeperError
+from groundskeeper.errors import GroundskeeperError, UsageError
 from groundskeeper.models.model import Model, ModelCallError
 from groundskeeper.path_patterns import normal_path
 from groundskeeper.plan.contract_syntax import verifying, watched_paths
@@ -158,6 +158,14 @@ def _nodes(node: Node) -> Iterator[Node]:
     yield node
     for child in node.children:
         yield from _nodes(child)
+
+
+#: The headline keywords only a run writes besides DONE: a verdict no person gives by hand.
+RUN_VERDICTS = frozenset({"FAILED", "PARTIAL"})
+
+
+class RecordLostError(UsageError):
+    """A plan shows verdicts of earlier runs, and the ledger that holds them is gone."""
 
 
 @dataclass(slots=True)
@@ -303,6 +311,7 @@ class Runner:
             self._record = read_record(
                 recorder.history() if isinstance(recorder, HasHistory) else ()
             )
+        self._refuse_a_lost_record()
         # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
         rules, options = self._record.rules, self.options
         self.options = replace(
@@ -322,6 +331,8 @@ class Runner:
         self._executor = ThreadPoolExecutor(max_workers=max(1, self.options.max_parallel))
         try:
             self._phases.back_every_done()
+            # a DONE earned in another workdir is judged again in this one, task run or not
+            elsewhere = self._phases.earned_elsewhere(str(self.workdir))
             self._phases.held_to_flags(self._require_red)
             take_baselines(self.tasks.values(), self.workdir, self.control.path,
                            self._record.started)  # fmt: skip
@@ -329,8 +340,8 @@ class Runner:
             self._walk.begin()
             self._loop()
             # a model that went away leaves the earned DONEs to check; a run that started no
-            # task changed nothing a DONE stands on
-            if self._halted is None and self._interrupted is None and self._ran:
+            # task changed nothing a DONE stands on — unless one was earned elsewhere
+            if self._halted is None and self._interrupted is None and (self._ran or elsewhere):
                 self._phases.final_sweep(self._nodes)
         finally:
             if self._interrupted is not None:
@@ -342,6 +353,31 @@ class Runner:
         for tamper in tampers:
             self._tampering.record(tamper)
         return self._report(diagnostics)
+
+    def _refuse_a_lost_record(self) -> None:
+        """A plan whose headlines show verdicts only a run gives (FAILED, PARTIAL: not DONE,
+        which is re-verified, nor a done keyword of the plan's own such as CANCELLED, which
+        a person sets) over a record with no run at all lost its
+        ledger: deleted with the control directory, moved aside, or the plan renamed. Those
+        verdicts, and the rules earlier runs were held to (`--require-red`), are gone with it;
+        starting fresh would re-run a refused task under weaker rules. Refused (exit 2) unless
+        `--forget-record` says to start over, which the run-start seals."""
+        if self._record.runs or self.options.forget_record:
+            return
+        shown = [t.heading for t in self.tasks.values() if t.start_state in RUN_VERDICTS]
+        if not shown:
+            return
+        named = ", ".join(f"{h.keyword} `{h.title}`" for h in shown[:3])
+        more = f" and {len(shown) - 3} more" if len(shown) > 3 else ""
+        raise RecordLostError(
+            f"{self.plan_path}: its headlines show verdicts of earlier runs ({named}{more}),"
+            f" but it has no ledger ({self.control.ledger} holds no run): the record behind"
+            " them, and the rules those runs were held to (--require-red, --require-checks),"
+            " is missing — the control directory deleted, the ledger moved aside, or the plan"
+            f" renamed. Put the record back (the control directory {self.control.path}, or"
+            " the plan's old name), or start the plan over knowingly with `--forget-record`"
+            " (sealed in the new ledger's first run-start)"
+        )
 
     @property
     def _require_red(self) -> bool:
@@ -362,6 +398,7 @@ class Runner:
             automatic=sorted(self._paths.automatic),
             breaker=self.options.breaker,
             max_total_attempts=self.options.max_total_attempts,
+            forget_record=self.options.forget_record,
         )
 
     def _reconcile_telemetry(self) -> None:
@@ -373,7 +410,9 @@ class Runner:
                     t.heading.task_id: t.start_state
                     for t in self.tasks.values()
                     if t.start_state != "DONE"
-                    or self._record.backs_done(t.heading.task_id, t.check_sha256)
+                    or self._record.backs_done(
+                        t.heading.task_id, t.check_sha256, t.spec.verdict_sha256
+                    )
                 }
             )
 

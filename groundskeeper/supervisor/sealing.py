@@ -252,6 +252,7 @@ class RunSeal:
         automatic: Iterable[str] = (),
         breaker: int | None = None,
         max_total_attempts: int | None = None,
+        forget_record: bool = False,
     ) -> None:
         # a list, not a mapping: task ids may be any text, ledger keys are ASCII
         listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
@@ -271,6 +272,9 @@ class RunSeal:
                 "max_parallel": max_parallel,
                 "require_checks": require_checks,
                 "require_red": require_red,
+                # the plan's headlines showed verdicts no ledger holds, and the run was told
+                # to start over without them (`--forget-record`)
+                **({"forget_record": True} if forget_record else {}),
                 # what ends a fix loop early (`groundskeeper.acceptance.loops`): null when not given
                 "breaker": breaker,
                 "max_total_attempts": max_total_attempts,
@@ -461,11 +465,16 @@ class RunSeal:
         after: str,
         stop: str | None = None,
         lies: Iterable[str] = (),
+        rules: str | None = None,
     ) -> None:
-        """A verdict; `stop` names why a task's fix loop ended without DONE
-        (`groundskeeper.acceptance.loops`: `max-attempts`, `breaker`, `attempt-cap`); `lies`
-        the attempts caught lying on the way (`attempt 1: false evidence: …`)."""
+        """A verdict; `rules` is the digest of every rule that decided it
+        (`TaskSpec.verdict_sha256`: a DONE is backed only under them); `stop` names why a
+        task's fix loop ended without DONE (`groundskeeper.acceptance.loops`: `max-attempts`,
+        `breaker`, `attempt-cap`); `lies` the attempts caught lying on the way (`attempt 1:
+        false evidence: …`)."""
         body: dict[str, Any] = {"task_id": task_id, "from": before, "to": after}
+        if rules is not None:
+            body["verdict_sha256"] = rules
         if stop is not None:
             body["stop"] = stop
         if lies := list(lies):

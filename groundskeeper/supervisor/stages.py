@@ -318,7 +318,9 @@ class CheckStage:
             return StageResult(self.name) if claim is None else self._unchecked(task, claim)
         result = None
         if context.phase == "sweep" and claim is None:  # a DONE carried from an earlier run
-            result = self.checks.reused(task.heading.task_id, task.check, self.record)
+            result = self.checks.reused(
+                task.heading.task_id, task.check, self.record, task.spec.verdict_sha256
+            )
         if result is None:
             result = self.checks.run(task.heading.task_id, task.check)
         wrote = context.history.wrote  # what the worker wrote, for the judge (every attempt's)

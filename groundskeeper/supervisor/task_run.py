@@ -70,6 +70,7 @@ class TaskRun:
     output: str = ""
     tainted: Tamper | None = None
     red: str | None = None  # under --require-red: why this task fails before any work
+    rules_changed: bool = False  # its sealed DONE was given under other rules than its spec's
     stop: str | None = None
     waiting: GateOpened | None = None
     criteria: str | None = None  # what its judge checks the work against; None: no judge

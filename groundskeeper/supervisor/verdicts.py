@@ -109,7 +109,8 @@ class VerdictWriter:
             if inserted:
                 seal.plan_edit(1, TODO_LINE, f"`{state}` is a state org knows only from it")
             # a failure latches; the loop stops
-            seal.state(heading.task_id, before, state, stop, task.lies if state != "DONE" else ())
+            lies = task.lies if state != "DONE" else ()
+            seal.state(heading.task_id, before, state, stop, lies, task.spec.verdict_sha256)
             self._unsettled.extend(rows)
 
         # the writer thread does the I/O, so the next task starts meanwhile
