@@ -33,7 +33,7 @@ LIMIT_CODES = frozenset(
 NOT_OBSERVED = LIMIT_CODES | {"sandbox_error"}
 #: The rules by which steps are read; part of the record index's shape, so an index a reader
 #: of other rules wrote is not continued.
-READING = 3
+READING = 4
 
 Step = tuple[str, str, Mapping[str, Any]]  # (run id, step type, body)
 #: Run-level rules (as `run-start` seals them) that hold for every later run of a plan once
@@ -106,6 +106,10 @@ class Record:
     # task id → its protected inputs (path → sha256) as its last `task-start` sealed them:
     # what its check compared against, which `check --write` holds the files to
     protected: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    # path → the first task whose worker's tool call wrote it (a `tool-call`'s listed `wrote`
+    # or `changed`; a long list kept only by its hash is not read): a later run knows a file
+    # there at its start as that task's own output, not an input it must leave alone
+    made: dict[str, str] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None, rules: str) -> bool:
         """A sealed DONE for this task, judged with this very check under these very rules
@@ -214,6 +218,13 @@ class RecordReader:
                     record.reads[task] = {**reads, "check_sha256": sha}
                 else:
                     record.reads.pop(task, None)
+        elif step == "tool-call" and isinstance(task, str):
+            key_of = "wrote" if body.get("tool") == "sh" and "wrote" in body else "changed"
+            listed = body.get(key_of)
+            if isinstance(listed, list):
+                for path in listed:
+                    if isinstance(path, str):
+                        record.made.setdefault(path, task)
         elif step == "claim":
             self.unmet[key] = None  # a new attempt's claim: judged afresh
             if isinstance(task, str):
@@ -277,6 +288,7 @@ class RecordReader:
             "watched": {t: dict(body) for t, body in r.watched.items()},
             "reads": {t: dict(body) for t, body in r.reads.items()},
             "protected": {t: dict(v) for t, v in r.protected.items()},
+            "made": dict(r.made),
             "check": [[*k, v] for k, v in self.check.items()],
             "last_check": [[*k, v] for k, v in self.last_check.items()],
             "docked": [[*k, v] for k, v in self.docked.items()],
@@ -308,6 +320,7 @@ class RecordReader:
                 str(t): {str(p): _sha(h) for p, h in v.items()}
                 for t, v in data["protected"].items()
             },
+            made={str(p): str(t) for p, t in data["made"].items()},
         )
         return cls(
             record,

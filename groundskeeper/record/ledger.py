@@ -726,7 +726,8 @@ class Ledger:
 
     def history(self) -> list[tuple[str, str, dict[str, Any]]]:
         """(run id, step, body) of every complete line that says what became of a task (not
-        tool calls, model calls or claims), in order (`record.HasHistory`).
+        model calls or claims; tool calls only when they list paths they changed), in order
+        (`record.HasHistory`).
 
         Taken as true once this run's `run-start` is appended: that append checked the file
         against its checkpoint, signed by a trusted key, whose Merkle root covers every line.

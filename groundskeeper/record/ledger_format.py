@@ -490,17 +490,17 @@ def checkpoint_signer(cp: Checkpoint, keys: Iterable[PublicKey]) -> tuple[str, s
 
 def history_steps(data: bytes) -> list[tuple[str, str, dict[str, Any]]]:
     """(run id, step, body) of every complete line of ledger bytes `data` that says what
-    became of a task (not tool calls, model calls or claims), in order; a line that does not
-    parse is skipped. Parsing only: the lines' signatures and chain are checked elsewhere."""
+    became of a task (not model calls or claims, nor tool calls but those that list a path
+    they changed: `Record.made`), in order; a line that does not parse is skipped. Parsing
+    only: the lines' signatures and chain are checked elsewhere."""
     found: list[tuple[str, str, dict[str, Any]]] = []
     for raw in data.split(b"\n")[:-1]:
         # canonical JSON escapes every quote inside a string, so these bytes can only be
-        # the line's own `step` member: skipped unparsed (most of a ledger's lines)
-        if (
-            b'"step":"tool-call"' in raw
-            or b'"step":"claim"' in raw
-            or b'"step":"model-call"' in raw
-        ):
+        # the line's own members: skipped unparsed (most of a ledger's lines)
+        if b'"step":"tool-call"' in raw:
+            if b'"changed":["' not in raw and b'"wrote":["' not in raw:
+                continue
+        elif b'"step":"claim"' in raw or b'"step":"model-call"' in raw:
             continue
         try:
             obj = json.loads(raw)

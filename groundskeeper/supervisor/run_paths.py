@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from groundskeeper.acceptance import protect
@@ -322,7 +322,19 @@ class RunPaths:
         worker from now on, as `_keep_read` says (the verdict's rule backs up what it did not
         reach)."""
         if read is not None:
-            self._keep_read(task_id, sorted(p for p in read if self._there_at_start(p)))
+            own = {p for p, maker in self._made.items() if maker == task_id}
+            self._keep_read(
+                task_id, sorted(p for p in read if self._there_at_start(p) and p not in own)
+            )
+
+    def made_earlier(self, made: Mapping[str, str]) -> None:
+        """What earlier runs' workers wrote (`Record.made`: path → the first task whose worker
+        did), there now: that task's own output from before (a run cut short, a redo asked
+        for), which its worker may write again; for every other task an input like any."""
+        with self._lock:
+            for path, task_id in made.items():
+                if task_id in self._specs and self._there_at_start(path):
+                    self._made.setdefault(path, task_id)
 
     def _there_at_start(self, path: str) -> bool:
         return self._before is None or path in self._before

@@ -312,6 +312,7 @@ class Runner:
                 recorder.history() if isinstance(recorder, HasHistory) else ()
             )
         self._refuse_a_lost_record()
+        self._paths.made_earlier(self._record.made)
         # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
         rules, options = self._record.rules, self.options
         self.options = replace(
