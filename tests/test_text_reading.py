@@ -116,6 +116,12 @@ def test_a_negation_after_the_ask_leaves_it_unsure() -> None:
         ("Write o1.txt with the sum of the numbers in data.txt.", "data.txt", SILENT),
         ("Make out.txt match the expected file.", "exp/expected.txt", SILENT),
         ("Don't touch the result file.", "result.txt", FORBIDS),
+        # the state the work is for: the file is to change to reach it
+        ("Fix the build so build.log has no errors.", "build.log", ASKS),
+        ("Run the tests until report.txt shows 0 failures.", "report.txt", ASKS),
+        ("Write out.txt so it matches exp.txt.", "exp.txt", SILENT),
+        ("Fix the build; build.log has errors.", "build.log", SILENT),
+        ("Fix it so build.log has no errors, but do not edit build.log.", "build.log", FORBIDS),
     ],
 )
 def test_a_file_named_by_its_stem_or_said_to_be_wrong(text: str, path: str, reading: str) -> None:

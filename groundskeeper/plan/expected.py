@@ -248,6 +248,23 @@ def _defective(words: list[str], at: int) -> bool:
     return bool(rest) and rest[0] in _BEING and any(w in _DEFECTS for w in rest[1:])
 
 
+#: words that open a clause saying what the work is for ("fix the build so build.log …")
+_PURPOSE = frozenset({"so", "until"})
+#: verbs that say what a file holds, in such a clause ("… so build.log has no errors")
+_STATE = frozenset({
+    "has", "have", "contains", "contain", "shows", "show", "says", "say", "reads", "read",
+    "holds", "hold", "lists", "list", "matches", "match", "gets", "get", "ends",
+})  # fmt: skip
+
+
+def _wanted_state(words: list[str], at: int) -> bool:
+    """Whether the sentence wants the file at `at` to reach a state ("fix the build so
+    build.log has no errors", "… until out.txt shows 42"): its name opens a purpose clause
+    and a verb of state follows it, so changing the file is the work."""
+    before = words[max(0, at - 3) : at]
+    return any(w in _PURPOSE for w in before) and at + 1 < len(words) and words[at + 1] in _STATE
+
+
 def _sentence_reading(sentence: str, path: str, *, anywhere: bool, sole_stem: bool) -> str:
     sentence = _aliased(sentence, path, sole_stem=sole_stem)
     if path.lower() not in sentence.lower():
@@ -264,8 +281,14 @@ def _sentence_reading(sentence: str, path: str, *, anywhere: bool, sole_stem: bo
     if any(_keeps(w) for w in words[: at[-1]]):
         return FORBIDS  # "don't modify X", "without changing X", "X must stay as it is"
     asks = any(
-        _object_of_change(words, i) or _place_first(words, i) or _defective(words, i) for i in at
+        _object_of_change(words, i)
+        or _place_first(words, i)
+        or _defective(words, i)
+        or _wanted_state(words, i)
+        for i in at
     )
+    if _wanted_state(words, at[-1]):
+        return ASKS  # what follows says the state wanted ("… has no errors"), not a keeping
     if any(_keeps(w) for w in _clause_after(words, at[-1])):
         return UNSURE if asks else FORBIDS  # "regenerate X, not Y": which does it keep?
     return ASKS if asks else SILENT
