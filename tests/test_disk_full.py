@@ -40,7 +40,9 @@ def _script(big: int) -> str:
 
 def _plan(where: Path) -> Path:
     plan = where / "plan.org"
-    plan.write_text(HEAD + "".join(task(f"Task {n}", f"t{n}", f"grep -qx ok out{n}.txt")
+    # each title names its output: a SIGKILL can lose the line that sealed a write, and a
+    # resumed worker writing its output again is then the work only when the text asks
+    plan.write_text(HEAD + "".join(task(f"Write out{n}.txt", f"t{n}", f"grep -qx ok out{n}.txt")
                                    for n in range(TASKS)))  # fmt: skip
     return plan
 

@@ -139,8 +139,8 @@ def test_symlink_swapped_in_after_the_check_is_not_followed(
     (box.workdir / "d" / "f.txt").write_text("inside")
     judged = Toolbox.resolve
 
-    def racing(self: Toolbox, raw: str) -> Path:
-        target = judged(self, raw)
+    def racing(self: Toolbox, raw: str, *, changing: bool = False) -> Path:
+        target = judged(self, raw, changing=changing)
         if (box.workdir / "d").is_dir() and not (box.workdir / "d").is_symlink():
             (box.workdir / "d" / "f.txt").unlink()
             (box.workdir / "d").rmdir()
@@ -162,8 +162,8 @@ def test_a_final_symlink_swapped_in_is_not_followed_for_writing(
     victim.write_text("keep me")
     judged = Toolbox.resolve
 
-    def racing(self: Toolbox, raw: str) -> Path:
-        target = judged(self, raw)
+    def racing(self: Toolbox, raw: str, *, changing: bool = False) -> Path:
+        target = judged(self, raw, changing=changing)
         if not (box.workdir / "out.txt").is_symlink():
             os.symlink(victim, box.workdir / "out.txt")
         return target

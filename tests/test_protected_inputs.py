@@ -217,6 +217,6 @@ def test_a_pattern_naming_nothing_inside_is_a_lint_error(tmp_path: Path) -> None
     from groundskeeper.plan.lint import validate
 
     plan = tmp_path / "plan.org"
-    plan.write_text(HEAD + task("T", "t", "grep -q 42 out.txt", protect="../secret !tests/a"))
+    plan.write_text(HEAD + task("T", "t", "grep -qx 42 out.txt", protect="../secret !tests/a"))
     found = [(d.code, d.level) for d in validate(load_plan(plan))]
     assert found == [("F001", "error"), ("F001", "error")]

@@ -25,6 +25,10 @@ def judged(workdir: Path, text: str) -> CheckResult:
     return run_check(SealedCheck(text, "sh", 1, "test"), workdir)
 
 
+#: the task's verdict digest (`TaskSpec.verdict_sha256`) its DONE was sealed under
+RULES = "0" * 64
+
+
 def sealed_reader(task: str, result: CheckResult) -> RecordReader:
     """The record a run leaves after this pass made the task DONE (the check step's body as
     `sealing` writes it)."""
@@ -43,14 +47,15 @@ def sealed_reader(task: str, result: CheckResult) -> RecordReader:
         },
     }
     reader.feed("r1", "check", body)
-    reader.feed("r1", "state", {"task_id": task, "from": "TODO", "to": "DONE"})
+    state = {"task_id": task, "from": "TODO", "to": "DONE", "verdict_sha256": RULES}
+    reader.feed("r1", "state", state)
     reader.feed("r1", "run-end", {})
     return reader
 
 
 def reused(workdir: Path, text: str, reader: RecordReader) -> CheckResult | None:
     checks = RunChecks(workdir, None, 10.0, None)  # type: ignore[arg-type]
-    return checks.reused("t1", SealedCheck(text, "sh", 1, "test"), reader.record)
+    return checks.reused("t1", SealedCheck(text, "sh", 1, "test"), reader.record, RULES)
 
 
 @pytest.fixture

@@ -32,7 +32,10 @@ def _shared(tmp_path: Path, later: list[dict[str, Any]]) -> dict[str, Any]:
     plan_text = "".join(task(f"Same {n}", f"same{n}", check) for n in range(3))
     plan_text += task("Other", "other", "grep -qx c out/c.txt")
     plan_text += task("Last", "last", "grep -qx b b.txt")
-    first = {f"same{n}": [_write("out/a.txt", "a\n"), {"say": "DONE"}] for n in range(3)}
+    # same0's worker writes the file; the others find it written (a file another task's
+    # worker made before they started is their check's input, not theirs to write again)
+    first: dict[str, Any] = {f"same{n}": [{"say": "DONE"}] for n in range(1, 3)}
+    first["same0"] = [_write("out/a.txt", "a\n"), {"say": "DONE"}]
     first["other"] = [_write("out/c.txt", "c\n"), {"say": "DONE"}]
     plan, script = setup(tmp_path, plan_text, yaml.safe_dump({"workers": {**first,
                          "last": [{"say": "DONE"}]}}))  # fmt: skip

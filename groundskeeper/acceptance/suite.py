@@ -183,7 +183,9 @@ def run_suite(
         "GK_SUITE_PATH": f"/workdir/{target}".rstrip("/") if target != "." else "/workdir",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
-    ran = cpython.run_alone(argv, workdir, env=env, timeout=timeout, keep=(report,))
+    from groundskeeper.sandbox.cpython_setup import ensure
+
+    ran = cpython.run_alone(argv, workdir, env=env, timeout=timeout, keep=(report,), ensure=ensure)
     output = (ran.stdout + ran.stderr)[-4000:]
     data = ran.kept.get(report)
     if ran.fault is not None:

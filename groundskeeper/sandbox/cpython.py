@@ -17,7 +17,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -185,17 +185,19 @@ def run_cpython(
     fuel: int,
     limits: wasi.Limits,
     scratch: Path | None = None,
+    ensure: Callable[[], object] | None = None,
 ) -> wasi.StageOutcome:
     """Run `spec.argv` (`python3 …`) as CPython in the run's own engine and store.
 
     `scratch`: the host directory the guest sees as /tmp (kept for the caller to read);
-    without it, a private one made for this stage and removed after it."""
+    without it, a private one made for this stage and removed after it. `ensure`: what makes
+    the set-up when this installation lacks it (`cpython_setup.ensure`, which the callers
+    pass: it imports this module); without it, a missing set-up is named (status 126)."""
     name = spec.argv[0]
-    from groundskeeper.sandbox.cpython_setup import ensure
-
     try:
         with wasi.excused(watch):  # the set-up made first if this installation lacks it,
-            ensure()  # and the module loaded on the first python3 of this engine
+            if ensure is not None:  # and the module loaded on the first python3 of this engine
+                ensure()
             program = watch.runtime.others.get(_KIND)
             if program is None:
                 program = prepare(watch.runtime)
@@ -248,6 +250,7 @@ def run_alone(
     quota: DiskQuota | None = None,
     keep: tuple[str, ...] = (),
     limits: wasi.Limits | None = None,
+    ensure: Callable[[], object] | None = None,
 ) -> Ran:
     """Run CPython once on `workdir` (behind the fences in force, like every sandbox stage),
     with `env` as its whole environment, and read back the files named in `keep` that it left
@@ -272,7 +275,7 @@ def run_alone(
             quota=quota,
         )
         fuel = int(limits.fuel_per_second * timeout)
-        outcome = run_cpython(spec, watch, fuel, limits, scratch)
+        outcome = run_cpython(spec, watch, fuel, limits, scratch, ensure)
         kept = {name: data for name in keep if (data := _read_kept(scratch, name)) is not None}
     finally:
         os.close(root_fd)

@@ -219,8 +219,9 @@ class Run:
         if name in CPYTHON_COMMANDS:
             # imported here: a line without python3 should not pay for its import
             from groundskeeper.sandbox.cpython import run_cpython
+            from groundskeeper.sandbox.cpython_setup import ensure
 
-            outcome = run_cpython(spec, self.watch, self.fuel_left, self.limits)
+            outcome = run_cpython(spec, self.watch, self.fuel_left, self.limits, ensure=ensure)
         elif name in PYTHON_COMMANDS:
             from groundskeeper.sandbox.micropython import run_python
 
