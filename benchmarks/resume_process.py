@@ -90,6 +90,7 @@ class Side:
     def __init__(self, name: str, tree: Path, root: Path, home: Path, tasks: int) -> None:
         self.name, self.tree = name, tree
         self.env = env_for(tree, home)
+        self.home = home
         self.work = root / name / "work"
         self.saved = root / name / "saved"
         self.work.mkdir(parents=True)
@@ -110,6 +111,10 @@ class Side:
         control = self.work / ".groundskeeper"
         shutil.copytree(control, self.saved / "control")
         shutil.copy2(self.plan, self.saved / "plan.org")
+        # the rollback witness saw the ledger as the full run left it: put back with it, or
+        # the ledger put back is one the witness says was rolled back (and is refused)
+        if (self.home / "witness").is_dir():
+            shutil.copytree(self.home / "witness", self.saved / "witness")
         return wall
 
     def put_back(self) -> None:
@@ -117,6 +122,9 @@ class Side:
         shutil.rmtree(control)
         shutil.copytree(self.saved / "control", control)
         shutil.copy2(self.saved / "plan.org", self.plan)
+        if (self.saved / "witness").is_dir():
+            shutil.rmtree(self.home / "witness", ignore_errors=True)
+            shutil.copytree(self.saved / "witness", self.home / "witness")
         reopen_last_task(self.plan)
 
     def resume(self, timed: bool = True) -> None:
