@@ -236,6 +236,10 @@ def resume_time(ran: Path) -> dict[str, Any]:
         control = ControlDir.for_plan(ran / "plan.org").path
         shutil.copytree(control, saved / "control")
         shutil.copy2(ran / "plan.org", saved / "plan.org")
+        # the rollback witness saw the ledger as the full run left it: put back with it
+        witness = Path(os.environ["GROUNDSKEEPER_HOME"]) / "witness"
+        if witness.is_dir():
+            shutil.copytree(witness, saved / "witness")
         reopen_last_task(ran / "plan.org")
         script = Path(tmp) / "w.yaml"
         script.write_text(SCRIPT)
@@ -257,6 +261,9 @@ def resume_time(ran: Path) -> dict[str, Any]:
         shutil.rmtree(control)
         shutil.copytree(saved / "control", control)
         shutil.copy2(saved / "plan.org", plan_path)
+        if (saved / "witness").is_dir():
+            shutil.rmtree(witness, ignore_errors=True)
+            shutil.copytree(saved / "witness", witness)
         reopen_last_task(plan_path)
         phases: dict[str, float] = {}
         clock = time.perf_counter()
