@@ -122,6 +122,16 @@ def test_a_negation_after_the_ask_leaves_it_unsure() -> None:
         ("Write out.txt so it matches exp.txt.", "exp.txt", SILENT),
         ("Fix the build; build.log has errors.", "build.log", SILENT),
         ("Fix it so build.log has no errors, but do not edit build.log.", "build.log", FORBIDS),
+        # a supposition or a thing to report is no request (adversary-11 F1, F2)
+        ("If tests/expected4.txt looks wrong, tell me.", "tests/expected4.txt", SILENT),
+        ("Tell me if tests/e.txt is outdated.", "tests/e.txt", SILENT),
+        ("If tools/check.py looks wrong, tell me.", "tools/check.py", SILENT),
+        (
+            "Clean up the generator and tests/e7.txt is the reference output.",
+            "tests/e7.txt",
+            SILENT,
+        ),
+        ("Fix result.txt, which is wrong.", "result.txt", ASKS),
     ],
 )
 def test_a_file_named_by_its_stem_or_said_to_be_wrong(text: str, path: str, reading: str) -> None:

@@ -245,9 +245,14 @@ def _defective(words: list[str], at: int) -> bool:
     """Whether the sentence says the file at `at` is wrong ("the result file is wrong", "X is
     still out-of-date"): a defect the work is to mend."""
     rest = words[at + 1 : at + 5]
+    if any(w in _SUPPOSING for w in words[:at]):
+        return False  # "if X looks wrong, tell me": a case to report, not a defect to mend
     return bool(rest) and rest[0] in _BEING and any(w in _DEFECTS for w in rest[1:])
 
 
+#: words that make what follows a supposition or a thing to report ("if X looks wrong, tell
+#: me", "let me know whether X is outdated"), not a defect the text asks to mend
+_SUPPOSING = frozenset({"if", "whether", "unless", "when", "tell", "report", "know", "ask"})
 #: words that open a clause saying what the work is for ("fix the build so build.log …")
 _PURPOSE = frozenset({"so", "until"})
 #: verbs that say what a file holds, in such a clause ("… so build.log has no errors")
@@ -312,6 +317,8 @@ def _is_verb(words: list[str], at: int) -> bool:
 def _object_of_change(words: list[str], at: int) -> bool:
     """Whether the name at `at` is the object of a changing verb before it, or the place a
     preposition after such a verb names ("add the missing line z to X")."""
+    if at + 1 < len(words) and words[at + 1] in _BEING:
+        return False  # "clean up the generator and X is the reference": X opens a clause
     place = at > 0 and words[at - 1] in _PLACES
     limit = _MAX_TO_PLACE if place else _MAX_BETWEEN
     between = 0
