@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from groundskeeper.cli import main
+from tests.messages_stub import MessagesStub
 from tests.test_cli_run import HEAD, control, keywords, steps, task
 
 SCRIPT = """workers:
@@ -222,3 +223,105 @@ def test_an_interrupted_red_first_check_is_no_red_observation(
     assert not steps(plan, "model-call")
     [verdict] = json.loads(result.stdout)["tasks"]
     assert verdict["reason"] == "red-first: passes before any work"
+
+
+GOAL_PLAN = (
+    "#+TITLE: goal\n"
+    + """* TODO Slow
+  :PROPERTIES:
+  :ID: slow
+  :done-when: grep -qx ok slow.txt
+  :END:
+  Write slow.txt holding ok.
+"""
+)
+
+
+def _goal_script(tmp_path: Path, worker: str) -> Path:
+    path = tmp_path / "mission.yaml"
+    path.write_text(
+        "author:\n  - |\n" + "".join(f"    {line}\n" for line in GOAL_PLAN.splitlines()) + worker
+    )
+    return path
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_goal_run_stopped_mid_command_seals_its_end_and_run_resume_finishes(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    # `groundskeeper run` answers a signal as `resume` does: no "Aborted!", the plan run's end
+    # sealed as interrupted, exit 130, the command that continues; `run --resume` finishes
+    slow = "workers:\n  slow:\n    - {tool: sh, input: {cmd: 'sleep 20'}}\n    - say: DONE\n"
+    script = _goal_script(tmp_path, slow)
+    work = tmp_path / "work"
+    args = ["run", "slow", "--model", f"scripted:{script}", "--dir", str(work)]
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from groundskeeper.cli import main; main()", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    _wait_for_sleep(work / "plan.org", process)
+    sent = time.monotonic()
+    process.send_signal(sig)
+    _, stderr = process.communicate(timeout=30)
+    took = time.monotonic() - sent
+    text = stderr.decode()
+    assert process.returncode == 130, text
+    assert took < 5, took
+    assert "Traceback" not in text and "Aborted!" not in text
+    assert f"continue with: groundskeeper run --resume {work}" in text
+    plan = work / "plan.org"
+    # the goal run ended at execute ("sealed"); the plan run it started is the interrupted one
+    goal_end, plan_end = steps(plan, "run-end")
+    assert goal_end["outcome"] == "sealed"
+    assert (plan_end["interrupted"], plan_end["in_flight"]) == (sig.name, ["slow"])
+    assert keywords(plan) == {"slow": "TODO"}
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(work), "--json"])
+    assert verified.exit_code == 0, verified.output
+    done = "workers:\n  slow:\n    - {tool: write_file, input: {path: slow.txt, content: ok}}\n"
+    _goal_script(tmp_path, done + "    - say: DONE\n")
+    final = CliRunner().invoke(main, ["run", "--resume", str(work), "--json"])
+    assert final.exit_code == 0, final.output
+    assert keywords(plan) == {"slow": "DONE"}
+    assert len(steps(plan, "author-call")) == 1
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(work), "--json"])
+    assert verified.exit_code == 0, verified.output
+
+
+def test_a_goal_run_stopped_while_the_author_writes_keeps_nothing_half_done(
+    tmp_path: Path, messages_stub: MessagesStub
+) -> None:
+    # a stop outside any plan run (the author's call is slow): the answer is the same, nothing
+    # half-done is recorded (the goal run seals its first step once the author has answered),
+    # and `run --resume` asks the author again
+    messages_stub.author.reply_text("```org\n" + GOAL_PLAN + "```\n", delay=20)
+    work = tmp_path / "work"
+    args = ["run", "slow", "--model", "anthropic:claude-stub-1", "--dir", str(work)]
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from groundskeeper.cli import main; main()", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while not messages_stub.requests:
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    sent = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    text = stderr.decode()
+    assert (process.returncode, time.monotonic() - sent < 5) == (130, True), text
+    assert "Traceback" not in text and "Aborted!" not in text
+    assert f"continue with: groundskeeper run --resume {work}" in text
+    assert "groundskeeper: stopped by SIGINT; every task is left resumable" in text
+    plan = work / "plan.org"
+    assert not plan.exists() and not (control(plan) / "_steps.jsonl").exists()
+    messages_stub.author.reply_text("```org\n" + GOAL_PLAN + "```\n")
+    messages_stub.worker.reply_tool_use("write_file", {"path": "slow.txt", "content": "ok\n"})
+    messages_stub.worker.reply_text("DONE")
+    final = CliRunner().invoke(main, ["run", "--resume", str(work), "--json"])
+    assert final.exit_code == 0, final.output
+    assert keywords(plan) == {"slow": "DONE"}
+    assert len(steps(plan, "author-call")) == 1
+    verified = CliRunner().invoke(main, ["ledger", "verify", str(work), "--json"])
+    assert verified.exit_code == 0, verified.output

@@ -139,7 +139,9 @@ def run(
 
     Exit 0 when every task is DONE, 1 when a task is not, the outline stayed invalid, the
     plan was not approved or the model stayed unavailable (the run is resumable), 2 for bad
-    input, 3 when the run waits for an approval.
+    input, 3 when the run waits for an approval, 130 when Ctrl-C (or SIGTERM) stopped it: its
+    sandbox commands end at once, the plan run's end is sealed as interrupted, and the command
+    that continues is printed (a second Ctrl-C exits at once).
     """
     from groundskeeper.record.control import ControlDir
     from groundskeeper.supervisor.graph import MissionFile
@@ -229,11 +231,13 @@ def _drive(
     max_total_attempts: int | None = None,
 ) -> GoalOutcome:
     """Run (or continue) the graph under the plan's lock; answer an approval if one waits."""
+    from groundskeeper.cli.interrupts import EXIT_INTERRUPTED, interruptible
     from groundskeeper.models import load_model
     from groundskeeper.models.model import ModelCallError
     from groundskeeper.supervisor.graph import (
         Mission,
         ModelWentAway,
+        RunStopped,
         build_graph,
         checkpointer,
         config_for,
@@ -284,14 +288,21 @@ def _drive(
             ),
         )
         config = config_for(mission_file.thread_id)
+        again = f"groundskeeper run --resume {where}"
         try:
             with checkpointer(control) as saver:
                 graph = build_graph(mission, saver)
                 try:
-                    outcome = _advance(graph, config, mission, mission_file, fresh, progress)
+                    with interruptible(mission.interrupt, again):
+                        outcome = _advance(graph, config, mission, mission_file, fresh, progress)
                 except ModelWentAway as exc:
                     state = {**graph.get_state(config).values, "report": exc.report.to_json()}
                     outcome = GoalOutcome(where, mission_file.thread_id, state, None)
+        except RunStopped as exc:
+            mission.end_goal_run(False, f"interrupted: {exc.why}")
+            progress.say(f"groundskeeper: {exc}; every task is left resumable")
+            progress.say(f"continue with: {again}")
+            sys.exit(EXIT_INTERRUPTED)
         except UsageError as exc:
             mission.end_goal_run(False, f"stopped: {exc}")
             fail_usage(str(exc))

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from groundskeeper.plan.org import Plan
     from groundskeeper.record.control import RunLock
     from groundskeeper.record.telemetry import Telemetry
-    from groundskeeper.supervisor.runner import RunEvent, RunOptions, RunReport
+    from groundskeeper.supervisor.runner import RunEvent, Runner, RunOptions, RunReport
     from groundskeeper.supervisor.sealing import StepRecorder
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "MissionFile",
     "MissionState",
     "ModelWentAway",
+    "RunStopped",
     "build_graph",
     "checkpointer",
     "config_for",
@@ -71,6 +72,19 @@ class ModelWentAway(GroundskeeperError):
 
     def __init__(self, report: RunReport) -> None:
         super().__init__(report.model_unavailable or "model unavailable")
+        self.report = report
+
+
+class RunStopped(KeyboardInterrupt):
+    """A person or a process manager asked the run to stop (SIGINT, SIGTERM). Raised so the
+    graph does not record the step in flight as done: a resumed run does it again. `report`
+    is the plan run's, its end sealed as interrupted, when the stop came during execute.
+    An interrupt, as Ctrl-C's own exception is, so no `except Exception` on the way (the
+    model client's retries) takes it for a failed call."""
+
+    def __init__(self, why: str, report: RunReport | None = None) -> None:
+        super().__init__(f"stopped by {why}")
+        self.why = why
         self.report = report
 
 
@@ -181,6 +195,8 @@ class Mission:
     load_judge: Callable[[Plan], Model | None] | None = None
     last_report: RunReport | None = field(default=None, init=False)
     _goal_run: _GoalRun | None = field(default=None, init=False)
+    # the plan run in flight (execute), which a stop asks to end and seal
+    _runner: Runner | None = field(default=None, init=False)
 
     @property
     def require_checks(self) -> bool:
@@ -200,6 +216,16 @@ class Mission:
     def emit(self, event: MissionEvent) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+    def interrupt(self, why: str) -> None:
+        """Stop (`why`: the signal's name), from a signal handler in the main thread. During
+        execute the plan run ends its sandbox commands at once and seals its end as
+        interrupted, and execute raises RunStopped when it returns; between plan runs (the
+        author's call, validation) the step in flight is abandoned here, unrecorded."""
+        if self._runner is not None:
+            self._runner.interrupt(why)
+            return
+        raise RunStopped(why)
 
 
 @dataclass
@@ -373,6 +399,8 @@ def build_graph(mission: Mission | None, saver: Any) -> CompiledStateGraph[Any, 
         mission = need()
         mission.end_goal_run(True, "sealed")
         report = _execute(mission, state.get("gate_answers") or {})
+        if report.interrupted is not None:
+            raise RunStopped(report.interrupted, report)
         if report.model_unavailable is not None:
             raise ModelWentAway(report)
         return {"report": report.to_json(), "outcome": "ran", "gate_answers": None}
@@ -540,7 +568,11 @@ def _execute(mission: Mission, answers: dict[str, Any] | None = None) -> RunRepo
             if isinstance(value, dict)
         },
     )
-    report = runner.run(lint=validate)
+    mission._runner = runner
+    try:
+        report = runner.run(lint=validate)
+    finally:
+        mission._runner = None
     mission.last_report = report
     return report
 
