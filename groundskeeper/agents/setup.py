@@ -13,7 +13,6 @@ import json
 import os
 import shlex
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,18 +57,21 @@ class Setup:
 def hook_command(
     agent: str, plan: Path, max_blocks: int, workdir: Path | None = None, event: str | None = None
 ) -> str:
-    """The hook's command line: this interpreter, this home, this plan, by absolute path, and
-    nothing looked up on the agent's PATH (the agent can write to a directory on it) or in
-    its directory (`-m` would import a `groundskeeper/` there first: `-I` isolates the
-    interpreter from the working directory, PYTHON* variables and the user's site
-    directory). Any exit but the answer itself (the interpreter gone: 127) is turned into
-    that agent's block."""
+    """The hook's command line: the base interpreter, by its resolved name, started by
+    `agents.interpreter` (`-I -S -B`: no PYTHON* variables, no site directory, no `.pth`, no
+    `sitecustomize`, no venv `pyvenv.cfg`; the import roots put on `sys.path` by the program
+    itself once every file the hook imports is as it was at set-up), this home, this plan,
+    by absolute path, nothing looked up on the agent's PATH or in its directory. An
+    interpreter gone, or any exit but the answer itself, is that agent's block with a
+    named reason — never the shell's own "No such file" (Claude Code reads an exit-2 hook
+    saying that as one that failed to run, and lets the stop through)."""
+    from groundskeeper.agents.interpreter import hook_interpreter
+
     home = f"GROUNDSKEEPER_HOME={shlex.quote(str(groundskeeper_home().absolute()))}"
+    form = dialect_for(agent).form(event)
+    interpreter = hook_interpreter(ControlDir.for_plan(plan).ensure().path)
     words = [
-        sys.executable,
-        "-I",
-        "-m",
-        "groundskeeper",
+        *interpreter.words(form),
         "hook",
         agent,
         "--plan",
@@ -83,15 +85,30 @@ def hook_command(
     if workdir is not None:
         words += ["--workdir", str(workdir.absolute())]
     line = f"{home} {shlex.join(words)}"
-    form = dialect_for(agent).form(event)
+    gone = (
+        f"groundskeeper: the hook cannot start: its interpreter {interpreter.executable}"
+        " is missing or not executable; nothing is confirmed"
+    )
+    failed = "groundskeeper: the hook failed to run; nothing is confirmed"
+    start = f"test -x {shlex.quote(interpreter.executable)}"
     if form == "exit2":
-        return f"{line} || exit 2"
-    fallback = {
-        "json-block": {"decision": "block", "reason": "groundskeeper hook failed"},
-        "json-deny": {"decision": "deny", "reason": "groundskeeper hook failed"},
-        "followup": {"followup_message": "groundskeeper hook failed: nothing is confirmed"},
-    }[form]
-    return f"{line} || {{ echo {shlex.quote(json.dumps(fallback))}; exit 0; }}"
+        return (
+            f"{start} || {{ echo {shlex.quote(gone)} >&2; exit 2; }};"
+            f" {line} || {{ s=$?; [ $s = 2 ] || echo {shlex.quote(failed)} >&2; exit 2; }}"
+        )
+
+    def block(reason: str) -> str:
+        answer = {
+            "json-block": {"decision": "block", "reason": reason},
+            "json-deny": {"decision": "deny", "reason": reason},
+            "followup": {"followup_message": reason},
+        }[form]
+        return shlex.quote(json.dumps(answer))
+
+    return (
+        f"{start} || {{ echo {block(gone)}; exit 0; }};"
+        f" {line} || {{ echo {block(failed)}; exit 0; }}"
+    )
 
 
 def _absolute_rule(tool: str, path: Path, tree: bool) -> str:
@@ -108,6 +125,8 @@ def claude_code_settings(
     protected: list[Path],
     hidden: list[Path] | None = None,
 ) -> dict[str, Any]:
+    from groundskeeper.agents.interpreter import hook_interpreter
+
     control = ControlDir.for_plan(plan)
     timeout = int(dialect_for("claude-code").agent_timeout)
     hooks = {
@@ -127,6 +146,8 @@ def claude_code_settings(
     deny: list[str] = []
     for tree in (control.root, groundskeeper_home()):
         deny += [_absolute_rule(t, tree, True) for t in ("Read", "Edit", "Write")]
+    for tree in hook_interpreter(control.ensure().path).held_trees():
+        deny += [_absolute_rule(t, tree, True) for t in ("Edit", "Write")]
     for path in (plan, *protected):
         deny += [_absolute_rule(t, path, False) for t in ("Edit", "Write")]
     for path in hidden or []:  # held out: not even to be read

@@ -49,7 +49,9 @@ SNAPSHOT_FILE = "workdir-snapshot.json"
 #: Files a snapshot holds at most (the rest are not in it: said at set-up).
 MAX_FILES = 50_000
 
-#: A larger file is held by its size and modification time, not hashed.
+#: A larger file is hashed too (streamed), and the snapshot keeps its stat key beside the
+#: hash: while the key is unchanged the file is not read again. The key holds the change
+#: time, which no `touch -r` puts back, so an edit with its mtime restored is hashed again.
 MAX_HASHED_BYTES = 64 * 1024 * 1024
 
 #: Folders never walked, at any depth: no check input lives there (or the agent cannot
@@ -76,7 +78,8 @@ SKIPPED = frozenset(
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """Each file's identity (relative, `/`-separated path → `sha256:HEX`, `link:TARGET` or
-    `stat:SIZE:MTIME_NS`), and whether every file of the workdir is in it."""
+    `sha256:HEX;stat:DEV:INO:SIZE:MTIME_NS:CTIME_NS` for a file over `MAX_HASHED_BYTES`),
+    and whether every file of the workdir is in it."""
 
     files: dict[str, str]
     complete: bool
@@ -92,8 +95,10 @@ class Snapshot:
         return (json.dumps(document, sort_keys=True, separators=(",", ":")) + "\n").encode()
 
 
-def identity(path: Path) -> str | None:
-    """What a snapshot holds of one file (None: absent, or not a file or link)."""
+def identity(path: Path, held: str | None = None) -> str | None:
+    """What a snapshot holds of one file (None: absent, or not a file or link). A file over
+    `MAX_HASHED_BYTES` is hashed as well, its stat key kept beside the hash; when `held` (what
+    the snapshot holds of it) carries the same key, it is not read again."""
     try:
         info = os.lstat(path)
     except OSError:
@@ -105,8 +110,13 @@ def identity(path: Path) -> str | None:
             return None
     if not stat.S_ISREG(info.st_mode):
         return None
+    key = None
     if info.st_size > MAX_HASHED_BYTES:
-        return f"stat:{info.st_size}:{info.st_mtime_ns}"
+        key = (
+            f"stat:{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+        )
+        if held is not None and held.startswith("sha256:") and held.endswith(";" + key):
+            return held
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:
@@ -114,7 +124,13 @@ def identity(path: Path) -> str | None:
                 digest.update(block)
     except OSError:
         return None
-    return "sha256:" + digest.hexdigest()
+    found = "sha256:" + digest.hexdigest()
+    return found if key is None else f"{found};{key}"
+
+
+def _content(found: str | None) -> str | None:
+    """The part of a file's identity that names its bytes (a stat key beside it dropped)."""
+    return None if found is None else found.split(";stat:", 1)[0]
 
 
 def _git_ignored(root: Path) -> set[str] | None:
@@ -208,4 +224,8 @@ def changed_since(root: Path, held: dict[str, str], paths: Iterable[str] | None)
     """Each of `paths` (None: every file the snapshot holds) that the snapshot `held` and
     that differs now or is gone."""
     names = held.keys() if paths is None else [p for p in paths if p in held]
-    return {name for name in names if identity(root / name) != held[name]}
+    return {
+        name
+        for name in names
+        if _content(identity(root / name, held[name])) != _content(held[name])
+    }

@@ -89,7 +89,9 @@ def _settings(plan: Path, task: TaskSpec, max_blocks: int, workdir: Path | None)
                     " hook claude-code ", f" hook claude-code --task {_quote(task.task_id)} ", 1
                 )
         settings["hooks"][event] = groups
-    stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"].split(" || ")[0]
+    # the hook's own words: after the test of its interpreter, before the fallback
+    stop = settings["hooks"]["Stop"][0]["hooks"][0]["command"].split("}; ", 1)[-1]
+    stop = stop.split(" || ")[0]
     # the Stop's command line, named for its own event (`--event`: never guessed)
     record_tool = stop.replace(" --event Stop", " --event PostToolUse")
     assert record_tool != stop, stop

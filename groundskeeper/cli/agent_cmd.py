@@ -322,6 +322,9 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         fail_usage(f"cannot confirm {settings} is the sealed one: {exc}")
     if unsealed is not None:
         fail_usage(f"not launched: {unsealed}")
+    changed = _interpreter_changed(settings)
+    if changed is not None:
+        fail_usage(f"not launched: {changed}")
     given = list(args)
     session = _session_of(given)
     if session is None and not any(a in _RESUMES for a in given):
@@ -348,6 +351,10 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
         signal.signal(signal.SIGINT, previous)
     told = [plan_changed_since(plan, launched), record_changed(plan, before)]
     refused = [line for line in told if line is not None]
+    # a file planted in the hook's interpreter during the session is named by this launcher,
+    # which was running before it was (the next launch, started in it, might not: F1b), and
+    # no launch starts while it differs
+    told.insert(0, _interpreter_changed(settings))
     if refused:
         # the seal in force may be the session's own: the refusal is sealed into whatever
         # ledger is there, and no session is launched on that seal until the user re-seals
@@ -374,6 +381,23 @@ def run(agent_name: str, plan: Path, args: tuple[str, ...]) -> None:
     raise SystemExit(status)
 
 
+def _interpreter_changed(settings: Path) -> str | None:
+    """None when the interpreter the sealed settings' Stop hook starts is as `agent setup`
+    found it (the hook's own check, `agents.interpreter.BOOTSTRAP`, run with `--verify`);
+    else what changed."""
+    import json
+
+    from groundskeeper.agents.interpreter import verify_command
+
+    try:
+        document = json.loads(settings.read_text(encoding="utf-8"))
+        command = str(document["hooks"]["Stop"][0]["hooks"][0]["command"])
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        return f"the hook's command line cannot be read from {settings}: {exc}"
+    found = verify_command(command)
+    return None if found is None else found.removeprefix("groundskeeper: ")
+
+
 def _workdir_of(settings: Path) -> Path | None:
     """The `--workdir` the sealed settings' Stop hook names (None: the plan's folder)."""
     import json
@@ -381,7 +405,7 @@ def _workdir_of(settings: Path) -> Path | None:
 
     document = json.loads(settings.read_text(encoding="utf-8"))
     command = document["hooks"]["Stop"][0]["hooks"][0]["command"]
-    words = shlex.split(command.split("||")[0])
+    words = shlex.split(command)
     if "--workdir" in words and words.index("--workdir") + 1 < len(words):
         return Path(words[words.index("--workdir") + 1])
     return None

@@ -125,14 +125,14 @@ def ledger_steps(work: Path) -> list[tuple[str, dict[str, Any]]]:
 def set_up_stop_hook(work: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
     """Run `agent setup claude-code` on the work's plan; the Stop hook's command line it
     wrote, as argv and the environment it sets (its `VAR=value` words), without the
-    shell's fallback after `||`."""
+    shell's test of the interpreter before it and its fallback after `||`."""
     plan = work / "plan.org"
     setup = [sys.executable, "-m", "groundskeeper", "agent", "setup", "claude-code"]
     subprocess.run([*setup, "--plan", str(plan)], env=env, check=True, capture_output=True)
     settings = json.loads((work / ".groundskeeper" / "plan.org" / "claude-code.settings.json")
                           .read_text(encoding="utf-8"))  # fmt: skip
     command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
-    words = shlex.split(command.partition(" || ")[0])
+    words = shlex.split(command.split("}; ", 1)[-1].partition(" || ")[0])
     assigned: dict[str, str] = {}
     while words and "=" in words[0] and not words[0].startswith(("/", "-")):
         name, _, value = words.pop(0).partition("=")

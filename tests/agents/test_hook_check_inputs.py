@@ -138,3 +138,53 @@ def test_the_snapshot_is_sealed_with_the_plan(tmp_path: Path) -> None:
     # the user's seal takes it again
     assert gk(work, "agent", "seal", "plan.org").returncode == 0
     assert allowed(hook(work, session="s-2")), hook(work, session="s-2")
+
+
+BIG_PLAN = """\
+* TODO Name the release
+  :PROPERTIES:
+  :ID: tag
+  :done-when: python3 check.py
+  :END:
+  Write release.txt holding the version named in the dataset header.
+"""
+
+BIG_CHECK = (
+    "import sys\n"
+    "want = open('data.bin', 'rb').read(5).decode()\n"
+    "sys.exit(0 if open('release.txt').read().strip() == want else 1)\n"
+)
+
+
+def big_project(tmp_path: Path) -> Path:
+    """Adversary-12 F4: a check input over the snapshot's hashing bound (64 MiB)."""
+    from groundskeeper.agents.snapshot import MAX_HASHED_BYTES
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "plan.org").write_text(BIG_PLAN)
+    (work / "check.py").write_text(BIG_CHECK)
+    with open(work / "data.bin", "wb") as handle:
+        handle.write(b"v1.23")
+        handle.truncate(MAX_HASHED_BYTES + 5)
+    return work
+
+
+def test_a_big_check_input_edited_with_its_mtime_put_back_blocks_the_stop(tmp_path: Path) -> None:
+    work = big_project(tmp_path)
+    started(work)
+    data = work / "data.bin"
+    before = os.stat(data)
+    with open(data, "r+b") as handle:  # `dd conv=notrunc`, then `touch -r` puts mtime back
+        handle.write(b"vFAKE")
+    os.utime(data, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(data).st_size == before.st_size
+    (work / "release.txt").write_text("vFAKE\n")
+    reason = hook(work).blocked or ""
+    assert "input changed: the check read `data.bin` (an input of the check)" in reason, reason
+    # the honest twin: the dataset as sealed (touched, not changed), the work done
+    with open(data, "r+b") as handle:
+        handle.write(b"v1.23")
+    os.utime(data)
+    (work / "release.txt").write_text("v1.23\n")
+    assert allowed(hook(work)), hook(work)

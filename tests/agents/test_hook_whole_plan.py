@@ -206,7 +206,8 @@ def test_every_dialect_names_each_configured_event_on_its_command_line(work: Pat
         name, reach = HOOK_FILES[agent]
         written = json.loads((work / name).read_text())
         for event in EVENTS[agent]:
-            assert reach(written, event).split(" || ")[0].endswith(f"--event {event}"), agent
+            line = reach(written, event).split("}; ", 1)[-1]
+            assert line.split(" || ")[0].endswith(f"--event {event}"), agent
 
 
 def test_an_event_other_than_the_configured_one_is_blocked(work: Path) -> None:
