@@ -7,6 +7,9 @@ nothing else reads a heading's properties. It does not judge anything (lint and 
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import threading
 import weakref
 from collections.abc import Iterator, Mapping
@@ -80,24 +83,19 @@ class TaskSpec:
         text), contracts, evidence, judge criteria and files, gate and gate files, and dock.
         Sealed with each verdict (`state`): a DONE is backed only under the rules it got, so
         one sealed before the plan gained or changed any of them is judged again."""
-        import hashlib
-        import json
-
         check = self.check
-        parts = {
-            "check": None if check is None else [check.language, check.text],
-            "contracts": [c.text for c in self.contracts],
-            "contract_problems": len(self.contract_problems),
-            "evidence": [f.spec for f in self.evidence],
-            "evidence_problems": list(self.evidence_problems),
-            "judge": self.judge,
-            "judge_files": [*self.judge_files] if self.judge_files_given else None,
-            "gate": self.gate,
-            "gate_files": None if self.gate_files is None else [*self.gate_files],
-            "dock": self.dock,
-        }
-        text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return _verdict_digest(
+            None if check is None else (check.language, check.text),
+            tuple(c.text for c in self.contracts),
+            len(self.contract_problems),
+            tuple(f.spec for f in self.evidence),
+            self.evidence_problems,
+            self.judge,
+            self.judge_files if self.judge_files_given else None,
+            self.gate,
+            self.gate_files,
+            self.dock,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,3 +181,34 @@ def _compile_task(
         max_attempts=max_attempts(heading),
         max_attempts_problem=max_attempts_problem(heading),
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _verdict_digest(
+    check: tuple[str, str] | None,
+    contracts: tuple[str, ...],
+    contract_problems: int,
+    evidence: tuple[str, ...],
+    evidence_problems: tuple[str, ...],
+    judge: str | None,
+    judge_files: tuple[str, ...] | None,
+    gate: str | None,
+    gate_files: tuple[str, ...] | None,
+    dock: str | None,
+) -> str:
+    """`TaskSpec.verdict_sha256` of these rules: a pure function of them, so remembered (a
+    resume asks it of every task several times, and most tasks of a plan share their rules)."""
+    parts = {
+        "check": None if check is None else [*check],
+        "contracts": [*contracts],
+        "contract_problems": contract_problems,
+        "evidence": [*evidence],
+        "evidence_problems": [*evidence_problems],
+        "judge": judge,
+        "judge_files": None if judge_files is None else [*judge_files],
+        "gate": gate,
+        "gate_files": None if gate_files is None else [*gate_files],
+        "dock": dock,
+    }
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

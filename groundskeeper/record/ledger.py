@@ -84,6 +84,12 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+# The tail index (a cache, SPEC §1 and §9 step 1): the Merkle state of the ledger's first
+# bytes as the writer last left them, so that opening it hashes those bytes once (SHA-256)
+# rather than every line into the tree. The signature's text starts with the context.
+TAIL_FILE = "_steps.tail"
+_TAIL_CONTEXT = b"groundskeeper ledger tail index v1\n"
+
 # Staged steps a run may hold before its next commit is forced (a long attempt's tool calls).
 MAX_STAGED = 256
 
@@ -114,6 +120,99 @@ class _Tail:
     # the entry this writer last knew there, which every head it records extends.
     witness: Witness | None = None
     witnessed: WitnessEntry | None = None
+    # The key ids its checkpoint was checked against when it was read ahead of any append
+    # (`witness_refusal`); None when an append read it.
+    checked_with: frozenset[str] | None = None
+    # (inode, size, mtime_ns, ctime_ns) right after this writer's last commit, None until it
+    # commits: what `save_tail_index` requires of the file still
+    written: tuple[int, int, int, int] | None = None
+
+
+def _grow(
+    tree: MerkleTree, data: bytes, start: int, checkpoint_size: int, witness_size: int
+) -> tuple[MerkleTree, bytes, bytes]:
+    """`tree` (the state of `data[:start]`) grown by the complete lines after `start`, with
+    its roots at `checkpoint_size` and `witness_size` lines (b"" for a size not passed)."""
+    prefix_root = witness_root = b""
+    if tree.size == checkpoint_size:
+        prefix_root = tree.root()
+    if tree.size == witness_size:
+        witness_root = tree.root()
+    for raw in data[start:].split(b"\n")[:-1]:
+        tree.append(raw + b"\n")
+        if tree.size == checkpoint_size:
+            prefix_root = tree.root()
+        if tree.size == witness_size:
+            witness_root = tree.root()
+    return tree, prefix_root, witness_root
+
+
+def _read_tail_index(
+    ledger: Path, data: bytes, keys: list[PublicKey]
+) -> tuple[MerkleTree, int] | None:
+    """(the Merkle state of `data`'s first B bytes, B) from the tail index, when a key of
+    `keys` signed it and those bytes still hash to the SHA-256 it names; else None."""
+    from groundskeeper.record.signed_file import read_signed_by
+
+    path = ledger.with_name(TAIL_FILE)
+    signed = read_signed_by(path, keys, _TAIL_CONTEXT, "ledger tail index")
+    if signed is None:
+        return None
+    size, sha, lines, stack = (signed.get(k) for k in ("bytes", "sha256", "lines", "stack"))
+    try:
+        if (
+            signed.get("v") != 1
+            or type(size) is not int
+            or not 0 < size <= len(data)
+            or data[size - 1 : size] != b"\n"
+            or not isinstance(sha, str)
+            or type(lines) is not int
+            or not isinstance(stack, list)
+        ):
+            raise ValueError("another version's, or another ledger's")
+        if hashlib.sha256(data[:size]).hexdigest() != sha:
+            raise ValueError("the ledger's first bytes are not the ones it was made from")
+        if data.count(b"\n", 0, size) != lines:
+            raise ValueError("its lines are not its bytes'")
+        tree = MerkleTree.from_stack(lines, [base64.b64decode(n, validate=True) for n in stack])
+    except (ValueError, TypeError) as error:
+        log.info("ignoring the ledger tail index %s: %s", path, error)
+        return None
+    return tree, size
+
+
+def save_tail_index(ledger: Path, size: int, sha256: str, key: SigningKey) -> None:
+    """Write the tail index of the ledger at `ledger`: the Merkle state this process's writer
+    holds, bound to the SHA-256 (`sha256`) of the ledger's first `size` bytes as the caller
+    read them — only when the writer's last commit left exactly those bytes and the file is
+    untouched since (its inode, size, mtime and ctime then and now). Best effort: an index
+    not written is only a slower next open."""
+    from groundskeeper.record.signed_file import write_signed
+
+    writer = _writer_for(ledger)
+    with writer._turn:
+        tail = None if writer._leading else writer._tail
+    try:
+        st = os.stat(writer.path)
+    except OSError:
+        return
+    if (
+        tail is None
+        or tail.written is None
+        or tail.torn
+        or tail.written != (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        or st.st_size != size
+    ):
+        return
+    payload = {
+        "v": 1,
+        "key": key.public.key_id,
+        "bytes": size,
+        "sha256": sha256,
+        "lines": tail.tree.size,
+        "stack": [base64.b64encode(n).decode("ascii") for n in tail.tree.stack],
+    }
+    write_signed(writer.path.with_name(TAIL_FILE), payload, key, _TAIL_CONTEXT, "tail index")
 
 
 def _write_whole(fd: int, data: bytes) -> None:
@@ -284,10 +383,31 @@ class _Writer:
         except FileNotFoundError:
             st = None
         stamp = (st.st_ino, st.st_size, st.st_mtime_ns) if st is not None else None
-        if self._tail is not None and stamp is not None and self._tail.stamp == stamp:
-            return self._tail
-        self._tail = self._load_tail(stamp, [key.public, *trusted])
+        keys = [key.public, *trusted]
+        tail = self._tail
+        if tail is not None and stamp is not None and tail.stamp == stamp:
+            ids = {k.key_id for k in keys}
+            if tail.checked_with is None or tail.checked_with <= ids:
+                tail.checked_with = None
+                return tail
+        self._tail = self._load_tail(stamp, keys)
         return self._tail
+
+    def read_ahead(self, keys: list[PublicKey]) -> None:
+        """Read the files as the next append would (LedgerRolledBack, LedgerError as it
+        would raise them) and keep what was read for that append, when the file is still
+        the one read then (its inode, size and mtime, taken before reading) and its
+        checkpoint was checked against keys the append trusts too."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        tail = self._load_tail(stamp, keys)
+        tail.checked_with = frozenset(k.key_id for k in keys)
+        with self._turn:
+            if not self._leading:
+                self._tail = tail
 
     def _load_tail(self, stamp: tuple[int, int, int] | None, keys: list[PublicKey]) -> _Tail:
         data = read_if_present(self.path, "ledger") or b""
@@ -306,42 +426,45 @@ class _Writer:
         status, detail = checkpoint_signer(checkpoint, keys)
         if status != "ok":
             self._refuse(f"its checkpoint is not signed by a trusted key ({detail})")
-        lines = data.split(b"\n")[:-1]
-        origin = ledger_origin(lines[0] + b"\n")
+        count = data.count(b"\n")  # the complete lines
+        origin = ledger_origin(data[: data.find(b"\n") + 1])
         witness, witnessed = self._witness_entry(origin)
         witness_size = witnessed.size if witnessed is not None else -1
-        tree = MerkleTree()
-        prefix_root = witness_root = b""
-        for raw in lines:
-            tree.append(raw + b"\n")
-            if tree.size == checkpoint.size:
-                prefix_root = tree.root()
-            if tree.size == witness_size:
-                witness_root = tree.root()
-        if checkpoint.size != len(lines) or checkpoint.root != tree.root():
-            stale = checkpoint.size < len(lines) and checkpoint.root == prefix_root
+        grown = self._from_tail_index(data, keys, checkpoint.size, witness_size)
+        if grown is not None and (
+            checkpoint.size != count
+            or checkpoint.root != grown[0].root()
+            or (witnessed is not None and witnessed.size <= count and grown[2] != witnessed.root)
+        ):
+            # anything but the plain case is judged on every line, as without an index
+            log.info("the ledger %s is read whole: its checkpoint or witness differs", self.path)
+            grown = None
+        if grown is None:
+            grown = _grow(MerkleTree(), data, 0, checkpoint.size, witness_size)
+        tree, prefix_root, witness_root = grown
+        if checkpoint.size != count or checkpoint.root != tree.root():
+            stale = checkpoint.size < count and checkpoint.root == prefix_root
             # A crash between an append and its checkpoint leaves a stale checkpoint; the
             # extra lines are accepted only if the whole ledger verifies apart from that.
             report = verify_ledger(self.path, keys) if stale else None
             codes = [] if report is None else [f.code for f in report.findings]
             if [c for c in codes if c != "torn-line" or not torn] != ["checkpoint-stale"]:
-                if checkpoint.size == len(lines):
+                if checkpoint.size == count:
                     bad = [f for f in (report or verify_ledger(self.path, keys)).findings]
                     line = next((f for f in bad if f.line is not None), None)
                     where = f"; line {line.line} fails: {line.code}" if line else ""
                     self._refuse(
-                        f"its checkpoint does not match the lines (both {len(lines)} lines, the"
+                        f"its checkpoint does not match the lines (both {count} lines, the"
                         f" root differs: a line was altered{where})"
                     )
                 self._refuse(
-                    f"its checkpoint covers {checkpoint.size} lines but the file has {len(lines)}"
+                    f"its checkpoint covers {checkpoint.size} lines but the file has {count}"
                 )
-        last, _, _ = decode_line(lines[-1])
+        last_line = data[data.rfind(b"\n", 0, len(data) - 1) + 1 : -1]
+        last, _, _ = decode_line(last_line)
         if last is None or type(last.get("seq")) is not int:
             self._refuse("its last line cannot be read")
-        if witnessed is not None and (
-            witnessed.size > len(lines) or witness_root != witnessed.root
-        ):
+        if witnessed is not None and (witnessed.size > count or witness_root != witnessed.root):
             # Rolled back or forked (SPEC §12): lines the witness saw are gone or differ, so
             # what this ledger records is not the last durable record. A run sealed on top of
             # it would certify what the lost lines may have undone (a FAILED put back to an
@@ -349,8 +472,8 @@ class _Writer:
             entry = witness.entry_path(origin) if witness is not None else origin
             what = (
                 f"the witness saw this ledger at {witnessed.size} lines and the file holds"
-                f" {len(lines)} (rolled back: lines it saw are gone)"
-                if witnessed.size > len(lines)
+                f" {count} (rolled back: lines it saw are gone)"
+                if witnessed.size > count
                 else f"its first {witnessed.size} lines are not the ones the witness saw"
                 " (forked: an older copy continued, or rewritten)"
             )
@@ -362,9 +485,9 @@ class _Writer:
                 f" `groundskeeper ledger verify {self.path.parent}`"
             )
         return _Tail(
-            size=len(lines),
+            size=count,
             last_seq=last["seq"],
-            prev=hashlib.sha256(lines[-1] + b"\n").hexdigest(),
+            prev=hashlib.sha256(last_line + b"\n").hexdigest(),
             origin=origin,
             tree=tree,
             stamp=stamp,
@@ -372,6 +495,21 @@ class _Writer:
             witnessed=witnessed,
             torn=torn,
         )
+
+    def _from_tail_index(
+        self, data: bytes, keys: list[PublicKey], checkpoint_size: int, witness_size: int
+    ) -> tuple[MerkleTree, bytes, bytes] | None:
+        """The Merkle state of `data` grown from the tail index (`TAIL_FILE`) when it may be
+        used: signed by one of `keys`, and the first B bytes of `data` hash to the SHA-256
+        it was made from (so they are the very lines its compact range covers), and neither
+        the checkpoint nor the witness needs a root from before B. Else None: every line."""
+        found = _read_tail_index(self.path, data, keys)
+        if found is None:
+            return None
+        tree, size = found
+        if checkpoint_size < tree.size or 0 <= witness_size < tree.size:
+            return None
+        return _grow(tree, data, size, checkpoint_size, witness_size)
 
     def _witness_entry(self, origin: str) -> tuple[Witness | None, WitnessEntry | None]:
         witness = Witness()
@@ -471,6 +609,7 @@ class _Writer:
             tail.size += len(written)
             tail.last_seq, tail.prev = seq, prev
             tail.stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+            tail.written = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             tail.torn = b""
             root = tail.tree.root()
             checkpoint = format_checkpoint(tail.origin, tail.size, root, batch[0].key)
@@ -583,7 +722,8 @@ def witness_refusal(directory: Path) -> str | None:
     if not path.exists():
         return None
     try:
-        _writer_for(path)._load_tail(None, list(trusted_keys()))
+        # what is read here is kept for the run's first append (read once, not twice)
+        _writer_for(path).read_ahead(list(trusted_keys()))
     except LedgerRolledBack as exc:
         return str(exc)
     except (GroundskeeperError, OSError):
@@ -677,7 +817,11 @@ class Ledger:
         if step == "run-end" and self._loaded is not None:
             from groundskeeper.record.record_index import save_record
 
-            save_record(self._loaded, self.path, self._key)  # the next resume starts there
+            covered = save_record(
+                self._loaded, self.path, self._key
+            )  # the next resume starts there
+            if covered is not None:  # and the next open of the ledger from its tail index
+                save_tail_index(self.path, *covered, self._key)
         return appended
 
     def sealed_record(self) -> Record:

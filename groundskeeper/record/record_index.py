@@ -87,17 +87,18 @@ def load_record(ledger: Path, key: SigningKey) -> LoadedRecord:
     return LoadedRecord(reader.record, state, len(data), digest, source)
 
 
-def save_record(loaded: LoadedRecord, ledger: Path, key: SigningKey) -> None:
+def save_record(loaded: LoadedRecord, ledger: Path, key: SigningKey) -> tuple[int, str] | None:
     """Bring `loaded` up to the ledger's end (the lines appended since it was read) and write
     it as the index, signed with `key`. Best effort: an index that cannot be written is only
-    a slower next resume."""
+    a slower next resume. The bytes of the ledger it covers and their SHA-256 (None when the
+    ledger could not be read)."""
     try:
         with open(ledger, "rb") as handle:
             handle.seek(loaded.offset)
             more = handle.read()
     except OSError as error:
         log.info("no record index for %s: %s", ledger, error)
-        return
+        return None
     more = more[: more.rfind(b"\n") + 1]
     reader = RecordReader.from_json(loaded.state)
     for run, step, body in history_steps(more):
@@ -113,6 +114,7 @@ def save_record(loaded: LoadedRecord, ledger: Path, key: SigningKey) -> None:
         "state": reader.to_json(),
     }
     write_signed(index_path(ledger), payload, key, _CONTEXT, "record index")
+    return payload["bytes"], payload["sha256"]
 
 
 def _read_index(path: Path, key: SigningKey) -> tuple[int, str, dict[str, Any]] | None:

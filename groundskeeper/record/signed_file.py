@@ -11,11 +11,12 @@ import contextlib
 import json
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.record.keys import SigningKey
+from groundskeeper.record.keys import PublicKey, SigningKey
 from groundskeeper.record.ledger_format import read_if_present
 
 log = logging.getLogger(__name__)
@@ -74,5 +75,31 @@ def read_signed(
         return None
     if not key.public.verify(signature, context + canonical(signed)):
         log.warning("ignoring the %s %s: not signed by %s", what, path, whose)
+        return None
+    return dict(signed)
+
+
+def read_signed_by(
+    path: Path, keys: Iterable[PublicKey], context: bytes, what: str
+) -> dict[str, Any] | None:
+    """`read_signed` for a file whose `key` member names which of `keys` signed it: its
+    payload when that key's signature under `context` holds, else None."""
+    try:
+        raw = read_if_present(path, what)
+    except GroundskeeperError as error:
+        log.warning("ignoring the %s: %s", what, error)
+        return None
+    if raw is None:
+        return None
+    try:
+        signed = json.loads(raw)
+        signature = base64.b64decode(signed.pop("sig"), validate=True)
+        named = signed.get("key")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        log.warning("ignoring the %s %s: it does not parse", what, path)
+        return None
+    signer = next((k for k in keys if k.key_id == named), None)
+    if signer is None or not signer.verify(signature, context + canonical(signed)):
+        log.warning("ignoring the %s %s: not signed by a trusted key", what, path)
         return None
     return dict(signed)
