@@ -196,6 +196,14 @@ def _workdir(workdir: Path | None) -> Path | None:
     " ledger is gone, without them; sealed in the new ledger's run-start. Without it such a"
     " run is refused (exit 2): the lost record held those verdicts and the rules behind them.",
 )
+@click.option(
+    "--accept-changes",
+    is_flag=True,
+    help="Take the workdir's files as they are now: a protected or checked file an earlier"
+    " run's worker changed, not entitled to, is no longer held against the plan (without it"
+    " every later run fails the tasks relying on it until it is restored). Sealed in this"
+    " run's run-start.",
+)
 @attempt_options
 @click.option(
     "--disk-quota",
@@ -220,6 +228,7 @@ def resume(
     require_checks: bool,
     require_red: bool,
     forget_record: bool,
+    accept_changes: bool,
     max_turns: int,
     breaker: int,
     max_total_attempts: int | None,
@@ -313,6 +322,7 @@ def resume(
         require_checks=require_checks,
         require_red=require_red,
         forget_record=forget_record,
+        accept_changes=accept_changes,
         max_turns=max_turns,
         disk_quota=disk_quota,
         judge_profile=judge_profile,

@@ -110,6 +110,14 @@ class Record:
     # or `changed`; a long list kept only by its hash is not read): a later run knows a file
     # there at its start as that task's own output, not an input it must leave alone
     made: dict[str, str] = field(default_factory=dict)
+    # path → the tasks whose workers' tool calls changed it, in any run, in order (a task
+    # once per run of changes): what a later run still holds against a file it finds
+    # changed, since "before the work" is before the plan's first run, not this one's start
+    wrote: dict[str, list[str]] = field(default_factory=dict)
+    # path → what it held before any work, as first sealed (a run-start's or task-start's
+    # `protected`, before any tool call sealed a change to it): what a protected input is
+    # held to across runs
+    first: dict[str, str | None] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None, rules: str) -> bool:
         """A sealed DONE for this task, judged with this very check under these very rules
@@ -183,6 +191,12 @@ class RecordReader:
         task = body.get("task_id")
         key = (run, task if isinstance(task, str) else "")
         if step == "run-start":
+            if body.get("accept_changes") is True:
+                # the user took the workdir as it is (`--accept-changes`): its files are what
+                # they hold now, the earlier runs' changes to them no longer held against it
+                record.wrote.clear()
+                record.first.clear()
+            _first_seen(record, body.get("protected"))
             record.runs.append(run)
             record.rules.update(r for r in STICKY_RULES if body.get(r) is True)
             workdir = body.get("workdir")
@@ -195,6 +209,7 @@ class RecordReader:
             if isinstance(task, str) and body.get("kind") in ("leaf", "composite"):
                 record.started.add(task)
             listed = body.get("protected")
+            _first_seen(record, listed)
             if isinstance(task, str) and isinstance(listed, list):
                 record.protected[task] = {
                     str(i["path"]): i.get("sha256")
@@ -221,10 +236,16 @@ class RecordReader:
         elif step == "tool-call" and isinstance(task, str):
             key_of = "wrote" if body.get("tool") == "sh" and "wrote" in body else "changed"
             listed = body.get(key_of)
+            made = body.get("made")  # which of them the call made (a ledger without: all)
             if isinstance(listed, list):
                 for path in listed:
-                    if isinstance(path, str):
+                    if not isinstance(path, str):
+                        continue
+                    if not isinstance(made, list) or path in made:
                         record.made.setdefault(path, task)
+                    writers = record.wrote.setdefault(path, [])
+                    if not writers or writers[-1] != task:
+                        writers.append(task)
         elif step == "claim":
             self.unmet[key] = None  # a new attempt's claim: judged afresh
             if isinstance(task, str):
@@ -289,6 +310,8 @@ class RecordReader:
             "reads": {t: dict(body) for t, body in r.reads.items()},
             "protected": {t: dict(v) for t, v in r.protected.items()},
             "made": dict(r.made),
+            "wrote": {p: list(v) for p, v in r.wrote.items()},
+            "first": dict(r.first),
             "check": [[*k, v] for k, v in self.check.items()],
             "last_check": [[*k, v] for k, v in self.last_check.items()],
             "docked": [[*k, v] for k, v in self.docked.items()],
@@ -321,6 +344,8 @@ class RecordReader:
                 for t, v in data["protected"].items()
             },
             made={str(p): str(t) for p, t in data["made"].items()},
+            wrote={str(p): [str(t) for t in v] for p, v in data["wrote"].items()},
+            first={str(p): _sha(h) for p, h in data["first"].items()},
         )
         return cls(
             record,
@@ -330,6 +355,16 @@ class RecordReader:
             unmet={(str(r), str(t)): _sha(v) for r, t, v in data["unmet"]},
             tampered={(str(r), str(t)) for r, t in data["tampered"]},
         )
+
+
+def _first_seen(record: Record, listed: Any) -> None:
+    """Note each sealed (path, sha256) of a `protected` list not noted before and that no
+    worker's tool call sealed before it changed: what it held before any work."""
+    if isinstance(listed, list):
+        for item in listed:
+            path = item.get("path") if isinstance(item, dict) else None
+            if isinstance(path, str) and path not in record.wrote:
+                record.first.setdefault(path, _sha(item.get("sha256")))
 
 
 def _six(value: Any) -> tuple[str, str | None, str, str | None, str | None, str | None]:

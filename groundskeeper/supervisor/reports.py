@@ -34,6 +34,8 @@ class RunOptions:
     require_red: bool = False  # a check that passes before any work is FAILED (`#+REQUIRE_RED`)
     # start a plan whose headlines show earlier verdicts over a ledger that is gone (sealed)
     forget_record: bool = False
+    # the files earlier runs' workers changed are taken as they are now (sealed)
+    accept_changes: bool = False
     max_turns: int = DEFAULT_MAX_TURNS
     check_timeout: float = DEFAULT_CHECK_TIMEOUT
     sh_timeout: float = DEFAULT_SH_TIMEOUT

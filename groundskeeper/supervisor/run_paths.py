@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from groundskeeper.acceptance import protect
@@ -90,6 +90,30 @@ def _snapshot(workdir: Path) -> dict[str, tuple[int, int]] | None:
             if len(found) > MAX_SNAPSHOT:
                 return None
     return found
+
+
+def _earlier(path: str, task_id: str) -> str:
+    return (
+        f"protected input changed: {path}: changed in an earlier run of the plan by the worker"
+        f" of task {task_id}, whose task does not ask to change it; restore it, or resume with"
+        " `--accept-changes` if it is right as it is"
+    )
+
+
+def _earlier_read(reason: str, earlier: Mapping[str, bool]) -> str:
+    """A check backstop's reason, saying so when the change was an earlier run's."""
+    sealed = [known for path, known in earlier.items() if f"`{path}`" in reason]
+    if not sealed:
+        return reason
+    if sealed[0]:
+        return (
+            f"{reason}; it was changed in an earlier run of the plan: restore it, or resume"
+            " with `--accept-changes` if it is right as it is"
+        )
+    return (
+        f"{reason}; it was changed in an earlier run of the plan (what it held before is not"
+        " sealed): once it holds what it should, resume with `--accept-changes`"
+    )
 
 
 class RunPaths:
@@ -173,6 +197,12 @@ class RunPaths:
         self._made_before: dict[str, frozenset[str]] = {}
         #: tasks one of whose attempts changed files no journal could list
         self._unlisted: list[str] = []
+        #: protected inputs an earlier run's worker changed, not entitled to, and that do not
+        #: hold what they held before any work: file → (that task, the sealed first hash)
+        self._carried: dict[str, tuple[str, str | None]] = {}
+        #: files whose changes by earlier runs' workers `_writes` holds → whether what they
+        #: held before any work is sealed (`Record.first`: then restoring them is enough)
+        self._earlier_written: dict[str, bool] = {}
 
     @property
     def holds_out(self) -> bool:
@@ -288,6 +318,7 @@ class RunPaths:
                 if covers(task.writable, path) or asks_to_change(task, path):
                     self._current[path] = now
                     self._intruded.pop(path, None)
+                    self._carried.pop(path, None)
                 elif path not in self._intruded:
                     self._intruded[path] = task_id
 
@@ -336,6 +367,45 @@ class RunPaths:
                 if task_id in self._specs and self._there_at_start(path):
                     self._made.setdefault(path, task_id)
 
+    def earlier_runs(
+        self, wrote: Mapping[str, Sequence[str]], first: Mapping[str, str | None]
+    ) -> None:
+        """What earlier runs of the plan did, held against this one (adversary-11 F10–F13,
+        F19): "before the work" is before the plan's first run, not this run's start. `wrote`
+        (`Record.wrote`): file → the tasks whose workers changed it then, which the check
+        backstop (`inputs_read`) counts as this run's own writes; `first` (`Record.first`):
+        what each protected input held before any work, as first sealed — one that holds
+        something else now, last changed then by a worker not entitled to it, fails every
+        task protecting it, its own worker's included, until it is restored or the user
+        resumes with `--accept-changes`. A file that holds its first content again is
+        restored: its earlier writes no longer count."""
+        # hashed now: only files both changed then and sealed before any work
+        restored = {
+            p for p in wrote
+            if first.get(p) is not None and protect.input_sha256(self.workdir, p) == first[p]
+        }  # fmt: skip
+        with self._lock:
+            for path, tasks in wrote.items():
+                if path not in restored and self._there_at_start(path):
+                    self._writes[path] = [*tasks, *self._writes.get(path, [])]
+                    self._earlier_written[path] = path in first
+        for path, now in self.start.items():
+            if path not in first or first[path] == now:
+                continue
+            intruder: str | None = None
+            for task_id in wrote.get(path, ()):
+                task = self._specs.get(task_id)
+                if task is not None and (covers(task.writable, path) or asks_to_change(task, path)):
+                    intruder = None
+                elif intruder is None:
+                    intruder = task_id
+            if intruder is not None:  # none: an entitled worker's, or the user's, change
+                self._carried[path] = (intruder, first[path])
+
+    def there_before(self, path: str) -> bool:
+        """Whether `path` was in the workdir when this run started (the snapshot's)."""
+        return self._there_at_start(path)
+
     def _there_at_start(self, path: str) -> bool:
         return self._before is None or path in self._before
 
@@ -368,7 +438,10 @@ class RunPaths:
         def existed(path: str) -> bool:
             return self._there_at_start(path) or path in made_before
 
-        return read_inputs_changed(task, files, writes, existed, self._specs)
+        found = read_inputs_changed(task, files, writes, existed, self._specs)
+        with self._lock:
+            earlier = {p: sealed for p, sealed in self._earlier_written.items() if p in files}
+        return [_earlier_read(reason, earlier) for reason in found]
 
     def judge_fence(self) -> fences.Fence:
         """What the judge's reading is bound by: the hidden inputs are absent to it."""
@@ -393,8 +466,11 @@ class RunPaths:
                     baseline[path] = self.start.get(path)
         with self._lock:
             current, intruded = dict(self._current), dict(self._intruded)
+            carried = dict(self._carried)
         for path in {*now, *baseline}:
-            if path in intruded and intruded[path] != task_id:
+            if path in carried and path not in intruded:
+                baseline[path] = carried[path][1]  # an earlier run's intruder's: still held
+            elif path in intruded and intruded[path] != task_id:
                 baseline[path] = current.get(path)  # an intruder's change is no new baseline
             elif path in current and path not in intruded and current[path] != self.start.get(path):
                 baseline[path] = current[path]  # an entitled sibling's change re-bases it
@@ -404,6 +480,8 @@ class RunPaths:
             f"protected input changed: {f}: changed by the worker of task {intruded[f]}, whose task"
             " does not ask to change it"
             if f in intruded and intruded[f] != task_id
+            else _earlier(f, carried[f][0])
+            if f in carried and f not in intruded
             else f"protected input changed: {f}"
             for f in differ
         ]

@@ -313,6 +313,8 @@ class Runner:
             )
         self._refuse_a_lost_record()
         self._paths.made_earlier(self._record.made)
+        if not self.options.accept_changes:
+            self._paths.earlier_runs(self._record.wrote, self._record.first)
         # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
         rules, options = self._record.rules, self.options
         self.options = replace(
@@ -400,6 +402,7 @@ class Runner:
             breaker=self.options.breaker,
             max_total_attempts=self.options.max_total_attempts,
             forget_record=self.options.forget_record,
+            accept_changes=self.options.accept_changes,
         )
 
     def _reconcile_telemetry(self) -> None:
@@ -860,7 +863,7 @@ class Runner:
                 self._outputs.put(text)
             except OSError as exc:  # the record then lacks it: evidence quoting it fails
                 log.warning("could not keep a tool call's output: %s", exc)
-        sealed.append(self.seal.tool_call(task_id, attempt, call))
+        sealed.append(self.seal.tool_call(task_id, attempt, _with_made(call, self._paths)))
 
     def _stamps(self) -> dict[str, Stamp] | None:
         return workdir_stamps(self.workdir, (self.plan_path, self.control.root))
@@ -917,6 +920,18 @@ class Runner:
                            task.stop, tuple(task.lies) if state != "DONE" else ())
             )  # fmt: skip
         return tuple(reports)
+
+
+def _with_made(call: ToolCallRecord, paths: RunPaths) -> ToolCallRecord:
+    """The call with `made`: which of the paths it changed were not in the workdir when the
+    run started (`Record.made` reads a file's maker from it; an earlier run's write to a file
+    there before the work is a change, which later runs still hold against it)."""
+    key = "wrote" if call.tool == "sh" and "wrote" in call.facts else "changed"
+    listed = call.facts.get(key)
+    if not isinstance(listed, list) or not listed:
+        return call
+    made = [p for p in listed if isinstance(p, str) and not paths.there_before(p)]
+    return replace(call, facts={**call.facts, "made": made})
 
 
 def _stamped(task: TaskRun) -> bool:

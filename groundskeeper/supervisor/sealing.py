@@ -253,6 +253,7 @@ class RunSeal:
         breaker: int | None = None,
         max_total_attempts: int | None = None,
         forget_record: bool = False,
+        accept_changes: bool = False,
     ) -> None:
         # a list, not a mapping: task ids may be any text, ledger keys are ASCII
         listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
@@ -275,6 +276,9 @@ class RunSeal:
                 # the plan's headlines showed verdicts no ledger holds, and the run was told
                 # to start over without them (`--forget-record`)
                 **({"forget_record": True} if forget_record else {}),
+                # the user took the workdir's files as they are (`--accept-changes`): what
+                # earlier runs' workers changed is no longer held against them
+                **({"accept_changes": True} if accept_changes else {}),
                 # what ends a fix loop early (`groundskeeper.acceptance.loops`): null when not given
                 "breaker": breaker,
                 "max_total_attempts": max_total_attempts,
