@@ -30,7 +30,13 @@ wall time and as CPU time (user + system of the call's process, steadier than wa
 shared machine). The command line is read from the settings file `agent setup` writes, and
 the plan and event are the hook tests' (`tests/agents/gated.py`).
 
-    .venv/bin/python benchmarks/hook_overhead.py [--calls 20] [--ledger-runs 500]
+- `before` (with `--before DIR`: a checkout of the code to compare with, e.g. main's): the
+  no-check and with-checks Stops again, each call of this code followed by one of DIR's on a
+  plan of its own, both started as `python -I -c BOOT hook …` where BOOT puts the tree first
+  on sys.path and runs `groundskeeper` as `-m` does: the same interpreter, the same load, the
+  same start-up for both; `ratio` is this code's median over DIR's.
+
+    .venv/bin/python benchmarks/hook_overhead.py [--calls 20] [--ledger-runs 500] [--before DIR]
 """
 
 from __future__ import annotations
@@ -125,6 +131,85 @@ def tool_runs(work: Path, runs: int) -> None:
         ledger.commit()
 
 
+#: `python -I -c BOOT ARGS…` runs `groundskeeper` from the tree in argv[1] as `-m` would.
+BOOT = (
+    "import runpy, sys; sys.path.insert(0, sys.argv.pop(1));"
+    " runpy.run_module('groundskeeper', run_name='__main__', alter_sys=True)"
+)
+
+
+def from_tree(hook: list[str], tree: Path) -> list[str]:
+    """The hook's command line, run from the code in `tree` instead of the installed one."""
+    python, isolated, dash_m, package, *args = hook
+    assert (isolated, dash_m, package) == ("-I", "-m", "groundskeeper"), hook
+    return [python, "-I", "-c", BOOT, str(tree), *args]
+
+
+class Checked:
+    """A with-checks Stop's calls on one plan: each call's (overhead wall, CPU) with the
+    checks' own time taken out, the totals and the checks' times kept."""
+
+    def __init__(self, hook: list[str], work: Path, env: dict[str, str]) -> None:
+        self.hook, self.work, self.env = hook, work, env
+        self.ledger = work / ".groundskeeper" / "plan.org" / "_steps.jsonl"
+        self.seen = check_ms(self.ledger, 0)[1]
+        self.totals: list[tuple[float, float]] = []
+        self.checks: list[float] = []
+
+    def __call__(self) -> tuple[float, float]:
+        wall, cpu = timed(self.hook, event(self.work), self.env)
+        spent, self.seen = check_ms(self.ledger, self.seen)
+        self.totals.append((wall, cpu))
+        self.checks.append(spent)
+        return wall - spent, cpu
+
+
+def paired(
+    calls: int, ours: Callable[[], tuple[float, float]], theirs: Callable[[], tuple[float, float]]
+) -> dict[str, object]:
+    """Both series, call by call in turn (the machine's load falls on both alike)."""
+    ours(), theirs()  # not counted: byte-compiling
+    mine: list[tuple[float, float]] = []
+    other: list[tuple[float, float]] = []
+    for _ in range(calls):
+        mine.append(ours())
+        other.append(theirs())
+    result: dict[str, object] = {}
+    for label, runs in (("this", mine), ("before", other)):
+        result[label] = {
+            "wall_ms": summary([w for w, _ in runs]),
+            "cpu_ms": summary([c for _, c in runs]),
+        }
+    for kind, index in (("wall", 0), ("cpu", 1)):
+        a = statistics.median(r[index] for r in mine)
+        b = statistics.median(r[index] for r in other)
+        result[f"ratio_{kind}"] = round(a / b, 3)
+    return result
+
+
+def compare(root: Path, before: Path, calls: int, env: dict[str, str]) -> dict[str, object]:
+    """This code against `before`, the same way, in turn (see the module's `before`)."""
+    ours_tree = Path(__file__).resolve().parent.parent
+    found: dict[str, object] = {"dir": str(before)}
+    hook_a, work_a = gated_plan(root, "cmp-done-this", "DONE", env)
+    hook_b, work_b = gated_plan(root, "cmp-done-before", "DONE", env)
+    found["no_check"] = paired(
+        calls,
+        lambda: timed(from_tree(hook_a, ours_tree), event(work_a), env),
+        lambda: timed(from_tree(hook_b, before), event(work_b), env),
+    )
+    hook_a, work_a = gated_plan(root, "cmp-work-this", "TODO", env)
+    hook_b, work_b = gated_plan(root, "cmp-work-before", "TODO", env)
+    ours = Checked(from_tree(hook_a, ours_tree), work_a, env)
+    theirs = Checked(from_tree(hook_b, before), work_b, env)
+    found["with_checks_overhead"] = paired(calls, ours, theirs)
+    found["with_checks_checks_ms"] = {
+        "this": summary(ours.checks[1:]),
+        "before": summary(theirs.checks[1:]),
+    }
+    return found
+
+
 def event(work: Path) -> bytes:
     return json.dumps(stop_event(work, session_id="bench", last_assistant_message="done")).encode()
 
@@ -133,6 +218,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--ledger-runs", type=int, default=500)
+    parser.add_argument("--before", type=Path, help="a checkout to compare with (main's)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
@@ -148,21 +234,10 @@ def main() -> None:
         tool_runs(long_work, args.ledger_runs)
         long_ledger = series(args.calls, lambda: timed(long_hook, event(long_work), env))
         hook, work = gated_plan(root, "work", "TODO", env)
-        ledger = work / ".groundskeeper" / "plan.org" / "_steps.jsonl"
-        seen = check_ms(ledger, 0)[1]
-        totals: list[tuple[float, float]] = []
-        checks: list[float] = []
-
-        def with_checks() -> tuple[float, float]:
-            nonlocal seen
-            wall, cpu = timed(hook, event(work), env)
-            spent, seen = check_ms(ledger, seen)
-            totals.append((wall, cpu))
-            checks.append(spent)
-            return wall - spent, cpu
-
+        with_checks = Checked(hook, work, env)
         overheads = series(args.calls, with_checks)
-        totals, checks = totals[1:], checks[1:]
+        totals, checks = with_checks.totals[1:], with_checks.checks[1:]
+        before = compare(root, args.before, args.calls, env) if args.before else None
         base = bare["wall_ms"]["median"]
         no_check_ms = no_check["wall_ms"]["median"]
         overhead_ms = overheads["wall_ms"]["median"]
@@ -186,6 +261,7 @@ def main() -> None:
                     "meets_target_no_check": no_check_ms <= TARGET_MS,
                     "meets_target_with_checks": overhead_ms <= TARGET_MS,
                     "load_average_1m": round(os.getloadavg()[0], 2),
+                    **({"before": before} if before else {}),
                 },
                 indent=2,
             )

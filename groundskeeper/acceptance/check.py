@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import logging
-import secrets
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from groundskeeper.logs import Logger
 from groundskeeper.plan.org import Check, Plan, PlanEditError
 from groundskeeper.plan.spec import TaskSpec, compile_plan
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the sandbox loads when a check runs, not when this module i
     from groundskeeper.sandbox.read_set import ReadSet
     from groundskeeper.sandbox.result import ShellResult
 
-log = logging.getLogger(__name__)
+log = Logger(__name__)
 
 Verdict = Literal["PASS", "FAIL", "NO_CHECK"]
 
@@ -230,7 +230,8 @@ def check_feedback(check: SealedCheck, detail: str, *, hides: bool, seen: bool =
 
 
 def new_sentinel() -> str:
-    return f"__WB_CHECK_OK_{secrets.token_hex(16)}__"
+    # os.urandom is what `secrets.token_hex` draws from; `secrets` costs a cold start `random`
+    return f"__WB_CHECK_OK_{os.urandom(16).hex()}__"
 
 
 def no_check() -> CheckResult:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -46,6 +45,7 @@ from groundskeeper.agents.seal import (
     write_anchor,
 )
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.logs import Logger
 from groundskeeper.plan.org import VERDICT_STATES, Heading, Plan, load_plan
 from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
 from groundskeeper.record.control import CONTROL_ROOT, ControlDir, RunLock
@@ -90,7 +90,7 @@ __all__ = [
     "verified_steps",
 ]
 
-log = logging.getLogger(__name__)
+log = Logger(__name__)
 
 #: How long a hook (or an MCP check) waits for another short writer of the plan's ledger —
 #: a concurrent hook call, a dock — before it refuses: a `resume` holds the plan for minutes.

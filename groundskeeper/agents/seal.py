@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -62,7 +61,7 @@ class HookFailure(GroundskeeperError):
 
 def new_hook_run_id() -> str:
     now = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    return f"hook-{now}-{secrets.token_hex(4)}"
+    return f"hook-{now}-{os.urandom(4).hex()}"
 
 
 @dataclass(frozen=True, slots=True)

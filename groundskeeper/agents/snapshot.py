@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import stat
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +135,8 @@ def _content(found: str | None) -> str | None:
 def _git_ignored(root: Path) -> set[str] | None:
     """What git ignores in `root` (relative paths, a folder with a trailing `/`), or None
     when `root` is in no git work tree (or git is not installed)."""
+    import subprocess  # only a snapshot is taken with git: a hook's cold start skips it
+
     try:
         proc = subprocess.run(
             ["git", "-C", str(root), "ls-files", "-z", "--others", "--ignored",

@@ -12,9 +12,12 @@ import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.plan.org import Heading, Plan
+
+if TYPE_CHECKING:
+    from groundskeeper.diagnostics import Diagnostic
 
 __all__ = [
     "Invariant",
@@ -160,6 +163,8 @@ def _names(raw: str) -> list[str]:
 def invariant_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
     """I001: a `:contexts:` name the plan does not define; I002: a malformed `#+INVARIANT:`
     or `#+CONTEXT:` line; I003: one after the first headline, where nothing reads it."""
+    from groundskeeper.diagnostics import Diagnostic  # lint's: a hook's cold start skips it
+
     invariants = read_invariants(plan)
     if not invariants.problems and _SELECTS.search(plan.text) is None:
         return

@@ -10,9 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import logging
 import os
-import secrets
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 
 from groundskeeper.errors import UsageError
+from groundskeeper.logs import Logger
 
 __all__ = [
     "KeyFileError",
@@ -39,7 +38,7 @@ __all__ = [
     "trusted_keys",
 ]
 
-log = logging.getLogger(__name__)
+log = Logger(__name__)
 
 PRIVATE_KEY_FILE = "signing_key.pem"
 PUBLIC_KEY_FILE = "signing_key.pub"
@@ -285,7 +284,7 @@ def ensure_signing_key(home: Path | None = None) -> LoadedKey:
 
 def _temporary_name(path: Path) -> Path:
     # Unique per call: threads of one process may create the key at the same moment.
-    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(8).hex()}.tmp")
 
 
 def _write_private(path: Path, key: SigningKey, *, replace: bool) -> None:

@@ -13,7 +13,6 @@ import base64
 import contextlib
 import fcntl
 import hashlib
-import logging
 import os
 import threading
 from collections import deque
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.logs import Logger
 from groundskeeper.record.keys import PublicKey, SigningKey, trusted_keys
 from groundskeeper.record.ledger_format import (
     CHECKPOINT_FILE,
@@ -82,7 +82,7 @@ __all__ = [
     "verify_ledger",
 ]
 
-log = logging.getLogger(__name__)
+log = Logger(__name__)
 
 # The tail index (a cache, SPEC §1 and §9 step 1): the Merkle state of the ledger's first
 # bytes as the writer last left them, so that opening it hashes those bytes once (SHA-256)

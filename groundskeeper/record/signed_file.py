@@ -9,17 +9,17 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.logs import Logger
 from groundskeeper.record.keys import PublicKey, SigningKey
 from groundskeeper.record.ledger_format import read_if_present
 
-log = logging.getLogger(__name__)
+log = Logger(__name__)
 
 
 def canonical(value: dict[str, Any]) -> bytes:

@@ -15,11 +15,11 @@ ledger that verified (a stale checkpoint aside).
 from __future__ import annotations
 
 import hashlib
-import logging
 from collections.abc import Iterable
 from pathlib import Path
 
 from groundskeeper import __version__
+from groundskeeper.logs import Logger
 from groundskeeper.record.keys import PublicKey, SigningKey
 from groundskeeper.record.ledger_format import LedgerUnreadable, read_if_present
 from groundskeeper.record.ledger_verify import LineState, Report, verify_after
@@ -27,7 +27,7 @@ from groundskeeper.record.signed_file import read_signed, write_signed
 
 __all__ = ["PREFIX_FILE", "verify_with_prefix"]
 
-log = logging.getLogger(__name__)
+log = Logger(__name__)
 
 PREFIX_FILE = "_steps.verified"
 VERSION = 1

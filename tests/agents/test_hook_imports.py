@@ -75,3 +75,27 @@ def test_a_stop_imports_nothing_it_cannot_need(tmp_path: Path, state: str) -> No
     found = sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in never))
     assert found == [], found
     assert ("wasmtime" in modules) == (state == "TODO")
+
+
+#: Nor, since they are loaded only where used: logging (a module logs through
+#: `groundskeeper.logs.Logger`), secrets and its random (tokens come from os.urandom),
+#: subprocess (git runs only when a snapshot is taken) and lint's diagnostics.
+LAZY = ("logging", "secrets", "random", "subprocess", "groundskeeper.diagnostics")
+
+
+@pytest.mark.parametrize("state", ["DONE", "TODO"])
+def test_a_stop_loads_no_logging_secrets_subprocess_or_diagnostics(
+    tmp_path: Path, state: str
+) -> None:
+    from groundskeeper.record.keys import create_signing_key
+
+    create_signing_key()
+    if state == "DONE":
+        work = make_done_work(tmp_path / "work", dict(os.environ))
+    else:
+        work = make_work(tmp_path / "work", state)
+        do_the_work(work)
+    modules = imported_by_a_stop(work)
+    assert "groundskeeper.agents.gate" in modules
+    assert ("wasmtime" in modules) == (state == "TODO")  # the checks ran in the sandbox
+    assert sorted(m for m in modules if m in LAZY) == []
