@@ -127,10 +127,17 @@ class Definitions:
         width = arguments_codec.size
         has_result = bool(functype.results)
 
+        memory_address = self.memory_address
+
         def callback(_env: int, caller: int, values: int, _count: int) -> int:
             try:
                 arguments = arguments_codec.unpack(ctypes.string_at(values, width))
-                result = function(self._memory(caller), *arguments)
+                # the view of the guest's memory as it is now (see _memory), inline: every
+                # host call asks for it
+                view = self.view
+                if view is None or _memory_size(self.context, memory_address) != len(view):
+                    view = self._memory(caller)
+                result = function(view, *arguments)
                 if has_result:
                     ctypes.c_int32.from_address(values).value = result if result is not None else 0
                 return 0
