@@ -127,10 +127,17 @@ class Definitions:
         width = arguments_codec.size
         has_result = bool(functype.results)
 
+        memory_address = self.memory_address
+
         def callback(_env: int, caller: int, values: int, _count: int) -> int:
             try:
                 arguments = arguments_codec.unpack(ctypes.string_at(values, width))
-                result = function(self._memory(caller), *arguments)
+                # the view of the guest's memory as it is now (see _memory), inline: every
+                # host call asks for it
+                view = self.view
+                if view is None or _memory_size(self.context, memory_address) != len(view):
+                    view = self._memory(caller)
+                result = function(view, *arguments)
                 if has_result:
                     ctypes.c_int32.from_address(values).value = result if result is not None else 0
                 return 0
@@ -167,6 +174,10 @@ def use_pooling(config: wasmtime.Config, instances: int, memory_size: int) -> No
         ffi.wasmtime_pooling_allocation_config_total_core_instances_set(pool, instances)
         ffi.wasmtime_pooling_allocation_config_total_memories_set(pool, instances)
         ffi.wasmtime_pooling_allocation_config_total_tables_set(pool, instances)
+        # Fiber stacks serve async calls only (none here), but the pool reserves its default
+        # 1,000 at once, each with a guard page mprotect()ed: ~1,000 syscalls, 4-8 ms of every
+        # engine's creation (of a cold check's). As many as there are instances is plenty.
+        ffi.wasmtime_pooling_allocation_config_total_stacks_set(pool, instances)
         ffi.wasmtime_pooling_allocation_config_max_memory_size_set(pool, memory_size)
         ffi.wasmtime_pooling_allocation_strategy_set(config.ptr(), pool)
     finally:

@@ -9,7 +9,6 @@ calls `preview1_paths`', the numbers and byte layouts `preview1_abi`'s (re-expor
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 import struct
@@ -108,14 +107,22 @@ class Process(PathCalls):
         return self._strings(memory, self._env_bytes, pointers, buffer)
 
     # encoded once per stage (libc asks for each twice: sizes, then strings); a stage's
-    # arguments and environment never change while it runs
-    @functools.cached_property
+    # arguments and environment never change while it runs. Kept in the instance's dict by
+    # hand: functools.cached_property takes a lock on every read before Python 3.12.
+    @property
     def _argv_bytes(self) -> list[bytes]:
-        return [os.fsencode(arg) for arg in self.argv]
+        encoded: list[bytes] | None = self.__dict__.get("_argv_encoded")
+        if encoded is None:
+            encoded = self.__dict__["_argv_encoded"] = [os.fsencode(arg) for arg in self.argv]
+        return encoded
 
-    @functools.cached_property
+    @property
     def _env_bytes(self) -> list[bytes]:
-        return [os.fsencode(f"{key}={value}") for key, value in self.env]
+        encoded: list[bytes] | None = self.__dict__.get("_env_encoded")
+        if encoded is None:
+            encoded = [os.fsencode(f"{key}={value}") for key, value in self.env]
+            self.__dict__["_env_encoded"] = encoded
+        return encoded
 
     @staticmethod
     def _sizes(memory: Memory, strings: list[bytes], count: int, size: int) -> int:

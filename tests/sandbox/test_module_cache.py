@@ -331,3 +331,147 @@ def test_a_key_others_could_read_or_change_disables_the_cache(
     assert (entry.read_bytes(), entry.stat().st_mtime_ns) == before  # nor rewritten
     (message,) = [r.getMessage() for r in caplog.records]
     assert message.startswith(f"not using the compiled-module cache: its key {key} {why}")
+
+
+# ---- the verified copy: an entry's MAC checked once per boot -------------------------------
+
+
+@dataclass
+class Maps:
+    """What the mapped load (a new runtime's) did: files mapped, entries MACed."""
+
+    mapped: list[str]
+    macs: int = 0
+
+
+@pytest.fixture
+def maps(monkeypatch: pytest.MonkeyPatch) -> Iterator[Maps]:
+    seen = Maps([])
+    deserialize_file = wasmtime.Module.deserialize_file
+    mac = wasi._mac
+
+    def counting_map(cls: type[wasmtime.Module], engine: wasmtime.Engine, path: str) -> object:
+        seen.mapped.append(path)
+        return deserialize_file(engine, path)
+
+    def counting_mac(key: bytes, identity: bytes, payload: bytes) -> bytes:
+        seen.macs += 1
+        return mac(key, identity, payload)
+
+    monkeypatch.setattr(wasmtime.Module, "deserialize_file", classmethod(counting_map))
+    monkeypatch.setattr(wasi, "_mac", counting_mac)
+    yield seen
+
+
+def load_mapped() -> wasmtime.Module:
+    return wasi._load_serialized(wasmtime.Engine(wasi._new_config()), mapped=True)[0]
+
+
+def verified(entry: Path) -> tuple[Path, Path]:
+    return entry.with_name(entry.name + ".plain"), entry.with_name(entry.name + ".stamp")
+
+
+def test_the_copy_is_made_only_after_the_mac_held_and_then_mapped_without_one(
+    maps: Maps,
+) -> None:
+    load_mapped()  # compiled: nothing was verified, no copy
+    entry = box_entry()
+    plain, stamp = verified(entry)
+    assert not plain.exists() and not stamp.exists()
+    assert (maps.mapped, maps.macs) == ([], 1)
+    load_mapped()  # the entry's MAC holds: the copy is made beside it
+    assert plain.read_bytes() == entry.read_bytes()[32:]
+    assert len(stamp.read_bytes()) == 32
+    assert (maps.mapped, maps.macs) == ([], 2)
+    module = load_mapped()
+    assert maps.macs == 2  # no MAC over the entry again
+    assert len(maps.mapped) == 1 and maps.mapped[0].startswith("/proc/self/fd/")
+    assert wasi_imports(module) == {"wasi_snapshot_preview1"}
+    load()  # the other loaders never take the copy
+    assert (len(maps.mapped), maps.macs) == (1, 3)
+
+
+def tamper_plain_in_place(plain: Path, stamp: Path, entry: Path) -> None:
+    data = bytearray(plain.read_bytes())
+    data[200] ^= 1
+    plain.write_bytes(bytes(data))
+
+
+def replace_plain_with_same_bytes(plain: Path, stamp: Path, entry: Path) -> None:
+    copy = plain.with_name("other")
+    copy.write_bytes(plain.read_bytes())
+    copy.chmod(0o600)
+    copy.rename(plain)
+
+
+def flip_stamp(plain: Path, stamp: Path, entry: Path) -> None:
+    data = stamp.read_bytes()
+    stamp.write_bytes(bytes([data[0] ^ 1]) + data[1:])
+
+
+def touch_entry(plain: Path, stamp: Path, entry: Path) -> None:
+    os.chmod(entry, 0o600)  # a change of its inode (the ctime), not of its bytes
+
+
+def drop_stamp(plain: Path, stamp: Path, entry: Path) -> None:
+    stamp.unlink()
+
+
+def group_writable_plain(plain: Path, stamp: Path, entry: Path) -> None:
+    plain.chmod(0o620)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        tamper_plain_in_place,
+        replace_plain_with_same_bytes,
+        flip_stamp,
+        touch_entry,
+        drop_stamp,
+        group_writable_plain,
+    ],
+)
+def test_a_copy_not_exactly_as_stamped_is_not_mapped(maps: Maps, change: object) -> None:
+    load_mapped()
+    load_mapped()
+    entry = box_entry()
+    plain, stamp = verified(entry)
+    change(plain, stamp, entry)  # type: ignore[operator]
+    module = load_mapped()
+    assert (maps.mapped, maps.macs) == ([], 3)  # the entry was read and MACed again
+    assert wasi_imports(module) == {"wasi_snapshot_preview1"}
+
+
+def test_a_copy_stamped_in_another_boot_is_not_mapped(
+    maps: Maps, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    load_mapped()
+    load_mapped()
+    boot = tmp_path / "boot_id"
+    boot.write_text("another boot\n")
+    monkeypatch.setattr(wasi, "_BOOT_ID", boot)
+    load_mapped()
+    assert (maps.mapped, maps.macs) == ([], 3)
+    load_mapped()  # stamped again for this boot
+    assert (len(maps.mapped), maps.macs) == (1, 3)
+
+
+def test_without_a_boot_id_nothing_is_copied_or_mapped(
+    maps: Maps, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(wasi, "_BOOT_ID", tmp_path / "missing")
+    for _ in range(3):
+        load_mapped()
+    plain, stamp = verified(box_entry())
+    assert not plain.exists() and not stamp.exists()
+    assert (maps.mapped, maps.macs) == ([], 3)
+
+
+def test_a_crafted_module_put_in_the_copy_never_runs(groundskeeper_home: Path) -> None:
+    for _ in range(2):  # compiled; then verified and copied
+        assert fresh_process_check(groundskeeper_home, "test -s does-not-exist") == 1
+    plain, _ = verified(box_entry())
+    assert plain.is_file()
+    plain.write_bytes(crafted_payload())  # would make every command "succeed"
+    assert fresh_process_check(groundskeeper_home, "test -s does-not-exist") == 1
