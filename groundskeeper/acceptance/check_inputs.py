@@ -22,8 +22,24 @@ check's text and the file's name only (a read set cannot tell an import from an 
 - a program the check runs from the workdir (`python3 check.py`, `sh t.sh`, a `-m` module's
   file) is the checker's, and so is every `.py` file in that program's directory and below
   (the modules it imports: sys.path[0] is its directory);
+- a unittest check (`python3 -m unittest discover -s tests`) the same: its start directory
+  is its test path, and a `test*.py` anywhere is the checker's;
+- a module named as the tests' helper or data (`testkit.py`, `test_helpers.py`,
+  `expected_values.py`, `fixtures.py`: a name word `test`, `tests`, `testing`, `testkit`,
+  `testutils`, `expected`, `golden`, `fixture(s)`, `assertion(s)`) is the checker's
+  wherever it lies: the tests import it to judge, not to be judged;
 - any other `.py` file (and its `__pycache__` bytecode) is the code under test;
 - anything else is data the check derives its answer from: the checker's.
+
+A file a worker MADE during the work (not there before it) that a passing check read is held
+too when it sits on the check's side (`made_side`): what `check_role` calls the checker's
+(a new `tests/calc.py` under a test path shadows the code under test: pytest's prepend mode
+and unittest's start directory put that directory first on `sys.path`; a new `tools/calc.py`
+beside a checker program), an `__init__.py` of a test path's directory or one above it,
+`conftest.py`, `sitecustomize.py`, `usercustomize.py` or a `.pth` anywhere, a file beside a
+checker program, and a module whose name shadows one that was elsewhere before the work.
+Unless the maker is entitled to it: its text names it, `:writable:` covers it, or — a test
+file (`test_*.py`) only — its text asks for tests ("Add a test for mul").
 
 It owns that rule; it does not run checks or record writes (the sandbox does), nor decide a
 task's state (the runner does, with the reasons this returns).
@@ -34,6 +50,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import posixpath
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -48,15 +65,32 @@ __all__ = [
     "Writer",
     "check_role",
     "entitled",
+    "made_side",
+    "module_index",
     "pytest_paths",
     "read_inputs_changed",
+    "read_inputs_made",
+    "runs_unittest",
     "session_inputs_changed",
+    "session_inputs_made",
+    "test_paths",
 ]
 
 #: What a file a check read is to that check.
 CODE, CHECKER, DATA = "code", "checker", "data"
 
 _TEST_NAMES = ("test_*.py", "*_test.py", "conftest.py")
+#: unittest's default discovery pattern (`-p`/`--pattern` changes it; the default covers
+#: `test_*.py` and the rest).
+_UNITTEST_NAMES = ("test*.py",)
+#: Words of a module's name that make it the tests' helper or data, not the code under test.
+_HELPER_WORDS = frozenset(
+    {"test", "tests", "testing", "testkit", "testutil", "testutils", "testlib", "testhelpers",
+     "testsupport", "expected", "expectation", "expectations", "golden", "goldens", "fixture",
+     "fixtures", "assertion", "assertions", "asserts"}
+)  # fmt: skip
+#: Files that change what any Python interpreter of the check loads, wherever they lie.
+_HOOK_NAMES = ("conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth")
 #: pytest options whose value is the next word (a path after them is no test path).
 _PYTEST_VALUED = frozenset(
     {"-k", "-m", "-p", "-c", "-o", "-W", "--rootdir", "--deselect", "--ignore",
@@ -132,6 +166,108 @@ def _pytest_paths(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def test_paths(task: TaskSpec) -> tuple[str, ...]:
+    """The test paths of the task's check: a pytest check's (`pytest_paths`) and a unittest
+    check's start directories (`python3 -m unittest discover -s tests`, or `discover tests`;
+    `python3 -m unittest tests/test_calc.py` or `tests.test_calc`: that file)."""
+    check = task.check
+    if check is None:
+        return ()
+    return tuple(dict.fromkeys((*pytest_paths(task), *_unittest_paths(check.text))))
+
+
+def runs_unittest(task: TaskSpec) -> bool:
+    """Whether the task's check runs `python3 -m unittest`."""
+    check = task.check
+    return check is not None and _unittest_runs(check.text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _unittest_runs(text: str) -> bool:
+    return any(True for _ in _unittest_commands(text))
+
+
+def _unittest_commands(text: str) -> list[list[str | None]]:
+    from groundskeeper.sandbox import ShellSyntaxError, parse
+    from groundskeeper.sandbox.syntax import simple_commands
+
+    try:
+        script = parse(text)
+    except ShellSyntaxError:
+        return []
+    found: list[list[str | None]] = []
+    for command in simple_commands(script):
+        words = [w.literal() for w in command.words]
+        if len(words) < 3 or words[0] not in ("python3", "python"):
+            continue
+        for at in range(1, len(words) - 1):
+            if words[at] == "-m" and words[at + 1] == "unittest":
+                found.append(words[at + 2 :])
+                break
+            if words[at] == "-munittest":
+                found.append(words[at + 1 :])
+                break
+            word = words[at]
+            if word is None or word == "-c" or not word.startswith("-"):
+                break
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _unittest_paths(text: str) -> tuple[str, ...]:
+    from groundskeeper.path_patterns import normal_path
+
+    found: list[str] = []
+    for rest in _unittest_commands(text):
+        if rest and rest[0] == "discover":
+            start = "."
+            positional = 0
+            skip: str | None = None
+            for word in rest[1:]:
+                if word is None:
+                    skip = None
+                    continue
+                if skip is not None:
+                    if skip in ("-s", "--start-directory"):
+                        start = word
+                    skip = None
+                    continue
+                if word in ("-s", "--start-directory", "-t", "--top-level-directory", "-p",
+                            "--pattern", "-k"):  # fmt: skip
+                    skip = word
+                elif word.startswith("-"):
+                    continue
+                else:
+                    positional += 1
+                    if positional == 1:
+                        start = word
+            found.append(normal_path(start) or ".")
+            continue
+        for word in rest:
+            if word is None or word.startswith("-"):
+                continue
+            if not word.endswith(".py") and "/" not in word:
+                word = word.replace(".", "/") + ".py"
+            path = normal_path(word)
+            if path is not None:
+                found.append(path)
+    return tuple(dict.fromkeys(found))
+
+
+def _helper_name(source: str) -> bool:
+    """Whether a module's name says it is the tests' helper or data (`testkit.py`,
+    `expected_values.py`, `test_helpers.py`): a word of `_HELPER_WORDS` in its stem."""
+    stem = posixpath.basename(source).split(".", 1)[0].casefold()
+    if stem == "__init__":
+        stem = posixpath.basename(posixpath.dirname(source)).casefold()
+    words = [w for w in stem.replace("-", "_").split("_") if w]
+    return any(w in _HELPER_WORDS for w in words)
+
+
+def _under(source: str, path: str) -> bool:
+    return path in ("", ".") or source == path or source.startswith(path.rstrip("/") + "/")
+
+
 def _programs(task: TaskSpec) -> tuple[tuple[str, str], ...]:
     """(how, path) of each workdir program the task's check runs (`plan.programs`)."""
     check = task.check
@@ -155,12 +291,16 @@ def check_role(task: TaskSpec, path: str) -> str:
     code = _is_code(path)
     source = _source_of(path) if code else path
     name = posixpath.basename(source)
-    if runs_pytest_check(task):
-        if code and any(fnmatch.fnmatchcase(name, p) for p in _TEST_NAMES):
+    unittest = runs_unittest(task)
+    if runs_pytest_check(task) or unittest:
+        names = _TEST_NAMES + (_UNITTEST_NAMES if unittest else ())
+        if code and any(fnmatch.fnmatchcase(name, p) for p in names):
             return CHECKER
-        for test_path in pytest_paths(task):
-            if source == test_path or source.startswith(test_path.rstrip("/") + "/"):
+        for test_path in test_paths(task):
+            if test_path != "." and _under(source, test_path):
                 return CHECKER
+    if code and source.endswith(".py") and _helper_name(source):
+        return CHECKER
     for how, program in _programs(task):
         if source == program:
             return CHECKER
@@ -251,6 +391,163 @@ def session_inputs_changed(
             continue
         found.append(_reason(path, "this session", checked, None))
     return found
+
+
+def module_index(paths: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Each importable module name among `paths` (a `m.py`, a package `m/__init__.py`) → the
+    directories it lies in: what a new module's name could shadow."""
+    found: dict[str, set[str]] = {}
+    for path in paths:
+        name = _module_name(path)
+        if name is not None:
+            found.setdefault(name[0], set()).add(name[1])
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+def _module_name(path: str) -> tuple[str, str] | None:
+    """(module name, the directory it is imported from) of a `.py` file or a package's
+    `__init__.py`; None for any other file."""
+    if not path.endswith(".py"):
+        return None
+    directory, base = posixpath.split(path)
+    if base == "__init__.py":
+        if not directory:
+            return None
+        directory, base = posixpath.split(directory)
+        return base, directory
+    return base[: -len(".py")], directory
+
+
+def made_side(
+    checked: TaskSpec, path: str, before: Mapping[str, frozenset[str]] | None = None
+) -> str | None:
+    """Where a file a worker made during the work (`path`), read by the task's check, sits
+    on the check's side, said in a few words; None: it is the work (the code under test, a
+    deliverable). `before`: the modules there before the work (`module_index`), for a name
+    that shadows one of them. See the module."""
+    name = posixpath.basename(path)
+    if any(fnmatch.fnmatchcase(name, p) for p in _HOOK_NAMES):
+        return "a file that configures the Python the check runs, at any depth"
+    tests = [t for t in test_paths(checked) if t != "."]
+    if name == "__init__.py":
+        package = posixpath.dirname(path)
+        for test_path in tests:
+            if _under(test_path, package) or _under(posixpath.dirname(test_path), package):
+                return f"a package holding the check's test path `{test_path}`"
+    for test_path in tests:
+        if _under(path, test_path):
+            return f"under the check's test path `{test_path}`"
+    for how, program in _programs(checked):
+        directory = posixpath.dirname(program)
+        if path == program or (how != "module" and directory and _under(path, directory)):
+            return f"beside the check's program `{program}`"
+    if check_role(checked, path) == CHECKER:
+        if path.endswith(".py") and _helper_name(path):
+            return "a module named as the tests' helper or data"
+        return "the check's own program, test or data"
+    module = _module_name(path)
+    if module is not None and before:
+        elsewhere = sorted(d for d in before.get(module[0], ()) if d != module[1])
+        if elsewhere:
+            where = f"{elsewhere[0]}/" if elsewhere[0] else "the workdir's top"
+            return f"a module that shadows the `{module[0]}` that was in {where} before the work"
+    return None
+
+
+def _may_make(task: TaskSpec, path: str, seen: Iterable[str]) -> bool:
+    """Whether the task may make `path` on its check's side: its text names the file,
+    `:writable:` covers it, or it is a test file and the text asks for tests."""
+    if covers(task.writable, path):
+        return True
+    if asks_to_change(task, path, sole_stem=_sole_stem(path, seen)):
+        return True
+    name = posixpath.basename(path)
+    tests = any(fnmatch.fnmatchcase(name, p) for p in ("test_*.py", "*_test.py"))
+    return tests and _asks_for_tests(task)
+
+
+#: A sentence asking for tests: "Add a test for mul", "write tests covering …", "and test it".
+_ASKS_TESTS = re.compile(
+    r"\b(?:add|adds|adding|write|writes|writing|create|extend)\s+"
+    r"(?:(?:a|an|new|more|some|unit|regression|missing|the)\s+)*tests?\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_for_tests(task: TaskSpec) -> bool:
+    heading = task.heading
+    check = heading.check.text if heading.check is not None else ""
+    body = heading.body.replace(check, "") if check else heading.body
+    return bool(_ASKS_TESTS.search(heading.title + "\n" + body))
+
+
+def read_inputs_made(
+    checked: TaskSpec,
+    read: Iterable[str],
+    made: Mapping[str, Sequence[str]],
+    specs: Mapping[str, TaskSpec],
+    before: Mapping[str, frozenset[str]] | None = None,
+) -> list[str]:
+    """Why a pass of `checked`'s check must not stand, for the files it `read` that a worker
+    MADE during the work (`made`: file → the ids of the tasks whose workers wrote it, its
+    maker first): each that sits on the check's side (`made_side`) and that some writer was
+    not entitled to make (`_may_make`), one named reason. A writer missing from `specs` is
+    never entitled."""
+    found: list[str] = []
+    seen = sorted(set(read))
+    for path in seen:
+        writers = made.get(path)
+        if writers is None:
+            continue
+        side = made_side(checked, path, before)
+        if side is None:
+            continue
+        intruder = next(
+            (
+                t for t in writers
+                if (spec := specs.get(t)) is None or not _may_make(spec, path, seen)
+            ),
+            None,
+        )  # fmt: skip
+        if intruder is None:
+            continue
+        found.append(_made_reason(path, side, f"the worker of task `{intruder}`", intruder))
+    return found
+
+
+def session_inputs_made(
+    checked: TaskSpec,
+    read: Iterable[str],
+    new: Collection[str],
+    tasks: Sequence[TaskSpec],
+    before: Mapping[str, frozenset[str]] | None = None,
+) -> list[str]:
+    """The hook's form of `read_inputs_made`: `new` is every file the check read that the
+    session's snapshot does not hold. One on the check's side fails the verdict unless some
+    task of the plan may make it (`_may_make`: the session works on every task)."""
+    found: list[str] = []
+    seen = sorted(set(read))
+    for path in seen:
+        if path not in new:
+            continue
+        side = made_side(checked, path, before)
+        if side is None or any(_may_make(t, path, seen) for t in tasks):
+            continue
+        found.append(_made_reason(path, side, "this session", None))
+    return found
+
+
+def _made_reason(path: str, side: str, who: str, intruder: str | None) -> str:
+    if intruder is None:
+        asks = "no task of the plan asks for it"
+        how = f"add `:writable: {path}` to the task that should write it"
+    else:
+        asks = f"task `{intruder}` does not ask for it"
+        how = f"add `:writable: {path}` to task `{intruder}` if it should write it"
+    return (
+        f"input made: the check read `{path}` ({side}), which {who} made during the work;"
+        f" {asks}; {how}"
+    )
 
 
 def _reason(path: str, who: str, checked: TaskSpec, intruder: str | None) -> str:

@@ -689,17 +689,25 @@ class _SessionInputs:
     """The rule on a check's inputs for a session, which has no write journal
     (`acceptance.check_inputs.session_inputs_changed`): each file a passing check read that
     the workdir snapshot the user sealed holds and that differs now fails the task, unless
-    it is the code under test or a task of the plan asks to change it. No snapshot sealed (a
-    seal made before it existed): no rule. The snapshot is read at its first use."""
+    it is the code under test or a task of the plan asks to change it; and each it read that
+    the snapshot does not hold (made since) on the check's side (a new `tests/calc.py`,
+    `tests/test_0.py`, `__init__.py`: `check_inputs.made_side`), unless a task asks for it.
+    No snapshot sealed (a seal made before it existed): no rule. The snapshot is read at
+    its first use."""
 
     def __init__(self, plan: Plan, root: Path, control: ControlDir, sealed: str | None) -> None:
         self._plan, self._root, self._control, self._sealed = plan, root, control, sealed
         self._held: dict[str, str] | None = None
+        self._modules: dict[str, frozenset[str]] | None = None
 
     def why(self, task: TaskSpec, result: CheckResult) -> str | None:
         if self._sealed is None:
             return None
-        from groundskeeper.acceptance.check_inputs import session_inputs_changed
+        from groundskeeper.acceptance.check_inputs import (
+            module_index,
+            session_inputs_changed,
+            session_inputs_made,
+        )
         from groundskeeper.agents.snapshot import changed_since, load_snapshot
 
         if self._held is None:
@@ -707,10 +715,23 @@ class _SessionInputs:
         # a check that read more files than are kept read, for this rule, every one
         read = result.read if result.read is not None else tuple(self._held)
         changed = changed_since(self._root, self._held, read)
-        if not changed:
+        new = [p for p in read if p not in self._held and not _skipped(p)]
+        if not changed and not new:
             return None
-        found = session_inputs_changed(task, read, changed, list(compile_plan(self._plan)))
+        tasks = list(compile_plan(self._plan))
+        found = session_inputs_changed(task, read, changed, tasks) if changed else []
+        if new:
+            if self._modules is None:
+                self._modules = module_index(self._held)
+            found += session_inputs_made(task, read, new, tasks, self._modules)
         return "; ".join(found) if found else None
+
+
+def _skipped(path: str) -> bool:
+    """Whether the snapshot never holds `path` (under a folder it skips)."""
+    from groundskeeper.agents.snapshot import SKIPPED
+
+    return any(part in SKIPPED for part in path.split("/")[:-1])
 
 
 class _Sandbox:

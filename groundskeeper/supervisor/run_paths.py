@@ -21,7 +21,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from groundskeeper.acceptance import protect
-from groundskeeper.acceptance.check_inputs import entitled, pytest_paths, read_inputs_changed
+from groundskeeper.acceptance.check_inputs import (
+    entitled,
+    module_index,
+    read_inputs_changed,
+    read_inputs_made,
+    test_paths,
+)
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
 from groundskeeper.plan.contract_syntax import protected_by
@@ -59,10 +65,10 @@ def _stamp(workdir: Path, path: str) -> tuple[int, int] | None:
 
 
 def _test_files(workdir: Path, task: TaskSpec) -> list[str]:
-    """The files under the test paths a plain pytest check names (`pytest -q tests`: every
-    file under tests/; a file path: that file), there now."""
+    """The files under the test paths a plain pytest or unittest check names (`pytest -q
+    tests`: every file under tests/; a file path: that file), there now."""
     found: list[str] = []
-    for path in pytest_paths(task):
+    for path in test_paths(task):
         if (workdir / path).is_file():
             found.append(path)
         elif (workdir / path).is_dir():
@@ -203,6 +209,7 @@ class RunPaths:
         #: files whose changes by earlier runs' workers `_writes` holds → whether what they
         #: held before any work is sealed (`Record.first`: then restoring them is enough)
         self._earlier_written: dict[str, bool] = {}
+        self._modules: dict[str, frozenset[str]] | None = None
 
     @property
     def holds_out(self) -> bool:
@@ -441,7 +448,23 @@ class RunPaths:
         found = read_inputs_changed(task, files, writes, existed, self._specs)
         with self._lock:
             earlier = {p: sealed for p, sealed in self._earlier_written.items() if p in files}
-        return [_earlier_read(reason, earlier) for reason in found]
+        found = [_earlier_read(reason, earlier) for reason in found]
+        if read is None:
+            return found
+        with self._lock:
+            made = {p: list(ids) for p, ids in self._writes.items() if not self._there_at_start(p)}
+        for path in read:
+            if unlisted and not self._there_at_start(path):
+                made[path] = [*made.get(path, []), *unlisted]
+        return found + read_inputs_made(task, read, made, self._specs, self._modules_before())
+
+    def _modules_before(self) -> dict[str, frozenset[str]] | None:
+        """The modules the workdir held before any worker ran (`module_index`), once."""
+        if self._before is None:
+            return None
+        if self._modules is None:
+            self._modules = module_index(self._before)
+        return self._modules
 
     def judge_fence(self) -> fences.Fence:
         """What the judge's reading is bound by: the hidden inputs are absent to it."""

@@ -1,0 +1,2 @@
+def expect(got, want):
+    assert got == want
