@@ -106,7 +106,7 @@ def test_a_negation_after_the_ask_leaves_it_unsure() -> None:
     ("text", "path", "reading"),
     [
         ("The result file is wrong; make it say 42.", "result.txt", ASKS),
-        ("The result file is not wrong.", "result.txt", UNSURE),
+        ("The result file is not wrong.", "result.txt", FORBIDS),
         ("Add an entry to the changelog.", "CHANGELOG.md", ASKS),
         ("Fix the Makefile.", "Makefile", ASKS),
         ("Sort names.txt in place.", "names.txt", ASKS),
@@ -145,3 +145,139 @@ def test_the_stem_alone_names_a_file_only_when_no_other_file_in_view_shares_it()
     assert text_reading("Make out.txt match the report.", "exp/report.txt", sole_stem=True) == (
         SILENT
     )
+
+
+# adversary-11 root cause 1 and H1 (issue 23): a file is asked to change only as the object
+# or the place of an edit verb in command position; a mention — in a condition, a report, a
+# question, a relative clause, a description, a comparison, a quote — never frees it.
+# The mentions come first: each of them freed a golden (or would, by the same route).
+MENTIONS = [
+    "Write out.txt. If {f} looks wrong, tell me.",
+    "Tell me if {f} is outdated.",
+    "Clean up the generator and {f} is the reference output.",
+    "Write out.txt. If {f} looks wrong, let me know.",
+    "Let me know whether {f} is stale.",
+    "Report whether {f} needs regenerating.",
+    "Should {f} be regenerated?",
+    "Can {f} be updated?",
+    "Why does {f} differ from out.txt?",
+    "Make out.txt match {f}.",
+    "Format out.txt like {f}.",
+    "Write out.txt in the format of {f}.",
+    "Write out.txt as in {f}.",
+    "Write out.txt (see {f} for the reference).",
+    "Write out.txt ({f} is the reference).",
+    "Write out.txt; {f} holds the right output.",
+    "Write out.txt, which {f} describes.",
+    "The generator updates {f} nightly.",
+    'Write README.md saying "update {f} later".',
+    "Write README.md with the line `regenerate {f}`.",
+    "Copy the header of {f} into out.txt.",
+    "Write out.txt with the sum of the numbers in {f}.",
+    "Write the sum of the numbers in {f} to out.txt.",
+    "Put the total of {f} in summary.txt.",
+    "Read {f} to see the format, then update out.txt.",
+    "Normalize the whitespace in out.txt the way {f} does.",
+    "Note that {f} was regenerated last week and is correct.",
+    "When you update {f}, tell me.",
+    "Ask before you edit {f}.",
+    "Files: {f}, out.txt.",
+    "Write out.txt so it matches {f}.",
+    "Write out.txt so {f} has the same lines.",
+    "Update out.txt to match {f}.",
+    "Write a script that regenerates {f}.",
+    "Use {f} as the reference and write out.txt.",
+    "The old out.txt is broken; {f} holds the right output.",
+    "Write out.txt and tell me whether {f} is stale.",
+    "Write out.txt. The format of {f}: one number per line.",
+    "Compute the total from {f}.",
+    "Write out.txt; if it differs from {f}, update out.txt.",
+    "Write out.txt. {f} is outdated.",
+    "Regenerate out.txt from {f}.",
+    "Sync out.txt with {f}.",
+    "Copy {f} over out.txt.",
+    "Accept {f} into the golden out.txt.",
+    "If {f} looks wrong, fix it.",
+    "- {f}: the reference output",
+    "Fix the generator; {f} is correct.",
+]
+ASKS_TO = [
+    "Strip trailing whitespace from {f}.",
+    "Delete the TODO line from {f}.",
+    "Translate {f} into French.",
+    "Redact the email addresses in {f}.",
+    "Pretty-print {f} with an indent of 2.",
+    "Keep only the last 10 lines of {f}.",
+    "Store the word done in {f}.",
+    "Uppercase {f}.",
+    "Capitalize the words in {f}.",
+    "Trim {f} to its first line.",
+    "Bless new.txt as the new {f}.",
+    "Accept the new snapshot new.txt into {f}.",
+    "Sync {f} with new.txt.",
+    "Copy new.txt over {f}.",
+    "Copy the header from new.txt to {f}.",
+    "Refresh {f} from the new output in new.txt.",
+    "Re-record the golden {f} from new.txt.",
+    "Put the total of orders.csv in {f}.",
+    "Remove the duplicate lines from {f}.",
+    "Rename the column amt to amount in {f}.",
+    "Put {f} in alphabetical order.",
+    "Replace the tabs in data.tsv with commas and save it as {f}.",
+    "Fix {f}, which is wrong.",
+    "{F} is wrong; make it say 42.",
+    "{F} is outdated. Regenerate it.",
+    "Regenerate {f} for the new rule (the product), then write out.txt.",
+    "Add the missing line z to {f}, then write out.txt to match it.",
+    "Could you please regenerate {f}?",
+    "I want you to update {f}.",
+    "Your job is to regenerate {f}.",
+    "You should update {f}.",
+    "If the build is green, bump the version in {f}.",
+    "Write {f}, then sort it.",
+    "- update {f}",
+    "Update `{f}`.",
+    "Sort {f} in place.",
+    "Write the new answer into {f}.",
+    "In {f}, bump the version to 0.2.",
+    "Save the output of gen.py as {f}.",
+    "Please also regenerate {f}.",
+    "Clean up {f}.",
+    "Write out.txt and fix {f}.",
+    "Update a.txt, b.txt and {f}.",
+    "Set the port to 8080 in {f}.",
+    "Lowercase every heading in {f}.",
+    "Deduplicate {f}.",
+    "Dedent the code block in {f}.",
+    "Renumber the lines of {f}.",
+]
+NAMES = ["tests/expected.txt", "golden/result.txt", "config.ini", "notes.md", "tests/conftest.py"]
+
+
+def test_the_tables_are_large_enough() -> None:
+    assert len(MENTIONS) >= 40 and len(ASKS_TO) >= 40
+
+
+@given(st.sampled_from(MENTIONS), st.sampled_from(NAMES), LEAD)
+def test_a_mention_never_frees_the_file(template: str, name: str, lead: str) -> None:
+    text = lead + template.format(f=name, F=name)
+    assert text_reading(text, name) != ASKS, text
+    assert text_reading(text, name.rsplit("/", 1)[-1], anywhere=True) != ASKS, text
+
+
+@given(st.sampled_from(ASKS_TO), st.sampled_from(NAMES), LEAD)
+def test_an_edit_request_asks(template: str, name: str, lead: str) -> None:
+    text = lead + template.format(f=name, F=name)
+    assert text_reading(text, name) == ASKS, text
+
+
+@pytest.mark.parametrize("template", MENTIONS)
+def test_each_mention_is_silent_or_keeps(template: str) -> None:
+    text = template.format(f="tests/e.txt", F="tests/e.txt")
+    assert text_reading(text, "tests/e.txt") in (SILENT, FORBIDS), text
+
+
+@pytest.mark.parametrize("template", ASKS_TO)
+def test_each_edit_request_asks(template: str) -> None:
+    text = template.format(f="tests/e.txt", F="tests/e.txt")
+    assert text_reading(text, "tests/e.txt") == ASKS, text

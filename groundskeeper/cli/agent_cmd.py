@@ -100,6 +100,7 @@ def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
     except (HookFailure, GroundskeeperError) as exc:
         fail_usage(str(exc))
     _warn_unbacked(plan, unbacked)
+    _warn_unasked(plan, workdir or plan.parent)
     _note_snapshot(snapshot)
     if as_json:
         emit_json({"plan": str(plan), **sealed.to_json()})
@@ -187,6 +188,7 @@ def setup(
     except (HookFailure, GroundskeeperError, ValueError, OSError) as exc:
         fail_usage(str(exc))
     _warn_unbacked(plan, unbacked)
+    _warn_unasked(plan, root)
     _note_snapshot(snapshot)
     if as_json:
         emit_json({**done.to_json(), "sealed": sealed.to_json()})
@@ -239,6 +241,19 @@ def _note_snapshot(snapshot: Snapshot) -> None:
             " changes are read against holds the first of them only, and a check input past"
             " them is not held by the rule on a check's inputs"
         )
+
+
+def _warn_unasked(plan: Path, root: Path) -> None:
+    """Lint's T031, said at setup (adversary-12 F6): a check reads an existing file its task
+    seems to be about but does not ask to change — every stop after the change would block."""
+    from groundskeeper.plan.lint_properties import unasked_message, unasked_reads
+    from groundskeeper.plan.org import load_plan
+    from groundskeeper.plan.spec import compile_plan
+
+    tasks = list(compile_plan(load_plan(plan)))
+    for task, name, named in unasked_reads(tasks, root):
+        line = task.heading.line
+        narrate(f"{plan}:{line}: warning: {unasked_message(task, name, named)} [T031]")
 
 
 def _warn_unbacked(plan: Path, unbacked: list[tuple[int, str]]) -> None:

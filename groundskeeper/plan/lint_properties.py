@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +21,8 @@ from groundskeeper.plan.expected import (
     programs_run_by,
     reading,
     runs_pytest_check,
+    seems_about,
+    task_text,
     unsure_message,
 )
 from groundskeeper.plan.programs import command_programs
@@ -46,6 +49,7 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     base = spec.plan.path.parent
     tasks = list(spec)
     yield from _unsure_asks(tasks, base)
+    yield from _unasked_reads(tasks, base)
     for task in tasks:
         check = task.check
         if check is None:
@@ -91,6 +95,84 @@ def _unsure_asks(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
             if reading(task, name, anywhere=anywhere) == UNSURE:
                 message = unsure_message(task.task_id, name)
                 yield Diagnostic("warning", task.heading.title, message, task.heading.line, "T028")
+
+
+_WORD = re.compile(r"[\w./-]+")
+
+
+def _check_names(base: Path, task: TaskSpec) -> tuple[list[str], bool]:
+    """The existing files the task's check names (a word of it that is a workdir file), and
+    whether it names a file that does not exist yet (an output the work makes)."""
+    check = task.check
+    if check is None:
+        return [], False
+    found: list[str] = []
+    missing = False
+    for word in dict.fromkeys(_WORD.findall(check.text)):
+        if "/" not in word and "." not in word.strip("."):
+            continue
+        name = word.removeprefix("./")
+        if not name or name.startswith(("/", "-")) or ".." in name.split("/"):
+            continue
+        if (base / name).is_file():
+            found.append(name)
+        elif "." in name.rsplit("/", 1)[-1] and not (base / name).exists():
+            missing = True
+    return found, missing
+
+
+def unasked_reads(tasks: list[TaskSpec], base: Path) -> Iterator[tuple[TaskSpec, str, bool]]:
+    """(task, file, named) for each existing file a task's check reads that its text seems
+    to be about (`plan.asking.seems_about`: named = True), or that is all the check reads,
+    when no task asks to change it nor `:writable:` frees it: a worker that changes it, as
+    the task seems to want, is failed as changing its check's input (lint T031, `agent
+    setup` says the same)."""
+    for task in tasks:
+        names, missing = _check_names(base, task)
+        data = [n for n in names if not n.endswith(".py") and "/." not in "/" + n]
+        free = [
+            n
+            for n in data
+            if not covers(task.protect, n)
+            and not covers(task.hide, n)
+            and not any(covers(t.writable, n) or asks_to_change(t, n) for t in tasks)
+        ]
+        compared = set(compared_by(task.check.language, task.check.text)) if task.check else set()
+        text = task_text(task)
+        sole = {n: sum(1 for m in names if _stem(m) == _stem(n)) == 1 for n in free}
+        about = [n for n in free if seems_about(text, n, sole_stem=sole[n])]
+        for name in about:
+            yield task, name, True
+        if not about and free and free == data and not missing and not compared & set(free):
+            for name in free:
+                yield task, name, False
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].split(".", 1)[0].casefold()
+
+
+def _unasked_reads(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
+    """T031: `unasked_reads`, each pointing to `:writable:`."""
+    for task, name, named in unasked_reads(tasks, base):
+        yield Diagnostic("warning", task.heading.title, unasked_message(task, name, named),
+                         task.heading.line, "T031")  # fmt: skip
+
+
+def unasked_message(task: TaskSpec, name: str, named: bool) -> str:
+    """What lint (T031) and `agent setup` say of `unasked_reads`."""
+    how = (
+        "its text seems to be about changing it but does not ask to (no edit verb takes it"
+        " as its object)"
+        if named
+        else "it is all the check reads, and no task asks to change it"
+    )
+    return (
+        f"the check of task {task.task_id} reads `{name}`, which exists; {how}: a worker"
+        " that changes it fails the task as changing its check's input; if the task is to"
+        f' change it, add `:writable: {name}` to the task (or ask in its text: "update'
+        f' {name}")'
+    )
 
 
 def _writable_kept(spec: PlanSpec) -> Iterator[Diagnostic]:

@@ -1,0 +1,589 @@
+"""Which files a task's text asks its worker to change (issue 23): the one reading lint, the
+run and the agent hook use (`plan.expected.reading` reads a task with it).
+
+A file is asked to change only when it is the direct object of an imperative edit verb
+("Regenerate tests/expected.txt", "Strip trailing whitespace from notes.md" names the place
+a removal verb acts on, "Trim f14.txt to its first line"), or the place such a verb puts its
+object ("add a line to X", "store the word in X", "save it as X", "copy new.txt over X",
+"accept new.txt into X"), or a pronoun standing for it there ("The result file is wrong;
+make it say 42"), or the file whose state the work is for ("fix the build so build.log has
+no errors"). The verb must be in command position — opening the sentence or a clause of
+its own, after "please", "you should", "I want you to", "could you" in a polite question —
+never in a condition ("if X looks wrong, tell me"), a report ("tell me whether X is
+outdated"), a question ("should X be regenerated?"), a relative clause ("X, which the
+generator updates"), a description ("X is the reference output"), or a comparison ("make
+out.txt match X", "format it like X"); and a quoted phrase is a mention. Everything else
+that names a file is a mention, and a mention never frees it: `:writable:` stays the
+explicit way. Fail-closed: a sentence that negates or keeps anything before the file is a
+prohibition, and one that asks and negates after is unsure.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+__all__ = ["ASKS", "FORBIDS", "SILENT", "UNSURE", "seems_about", "text_reading"]
+
+#: How a text reads a file: it asks the worker to change it, forbids that, is unsure (it
+#: both asks and says not to), or is silent (names it only as a mention, or not at all).
+ASKS, FORBIDS, UNSURE, SILENT = "asks", "forbids", "unsure", "silent"
+
+# Verbs (their base form: a command) that change their object, or the place a preposition
+# names ("append a line to notes.txt").
+_EDIT = frozenset(
+    {
+        "write", "rewrite", "update", "regenerate", "generate", "create", "change", "edit",
+        "fix", "refresh", "produce", "replace", "modify", "overwrite", "make", "record",
+        "re-record", "rerecord", "bless", "append", "fill", "extend", "add", "save", "bump",
+        "set", "insert", "put", "remove", "delete", "raise", "increase", "decrease", "lower",
+        "configure", "register", "pin", "enable", "disable", "rename", "correct", "adjust",
+        "amend", "prepend", "truncate", "empty", "clear", "reformat", "regen", "redo",
+        "rebuild", "implement", "complete", "finish", "refactor", "optimize", "optimise",
+        "improve", "patch", "debug", "repair", "port", "sort", "clean", "dedupe",
+        "deduplicate", "normalize", "normalise", "tidy", "reorder", "format", "convert",
+        "strip", "translate", "redact", "pretty-print", "prettify", "beautify", "minify",
+        "keep-only", "store", "uppercase", "upper-case", "lowercase", "lower-case",
+        "capitalize", "capitalise", "titlecase", "trim", "drop", "erase", "purge", "prune",
+        "cut", "crop", "sync", "synchronize", "synchronise", "indent", "dedent", "reindent",
+        "re-indent", "wrap", "rewrap", "reflow", "unwrap", "alphabetize", "alphabetise",
+        "resort", "re-sort", "renumber", "number", "recompute", "recalculate", "reverse",
+        "shuffle", "escape", "unescape", "encode", "decode", "encrypt", "decrypt",
+        "sanitize", "sanitise", "scrub", "anonymize", "anonymise", "mask", "censor",
+        "shorten", "expand", "merge", "split", "join", "concatenate", "combine",
+        "annotate", "comment", "uncomment", "populate", "reset", "restore", "revert",
+        "migrate", "upgrade", "downgrade", "localize", "localise", "rephrase", "reword",
+        "proofread", "polish", "simplify", "shrink", "squash", "collapse", "flatten",
+        "transpose", "transform", "standardize", "standardise", "canonicalize",
+        "canonicalise", "refill", "rotate", "pad", "quote", "unquote", "tag", "label",
+        "filter", "export", "dump", "emit", "output", "re-generate",
+        "recreate", "re-create", "recompile", "overhaul", "rework", "revise",
+        "finalize", "finalise", "de-duplicate", "mend", "touch", "move", "copy", "accept",
+        "apply", "paste", "promote", "commit", "import", "incorporate", "approve",
+    }
+)  # fmt: skip
+# Verbs whose object is a source and only the place they name changes ("copy A over X",
+# "accept new.txt into X", "apply the patch to X").
+_DESTINATION_ONLY = frozenset(
+    {"copy", "accept", "apply", "paste", "import", "incorporate", "promote", "approve"}
+)
+# Verbs whose object's source or target may be another file before the place they name
+# ("save out.txt as tests/golden.txt", "bless new.txt as the new golden X").
+_CARRYING = _DESTINATION_ONLY | frozenset(
+    {"save", "store", "bless", "move", "export", "dump", "commit", "merge", "record", "rename"}
+)
+# The prepositions after which a name is the place an edit verb acts, by kind of verb.
+_PLACES = frozenset({"to", "in", "into", "inside", "within", "onto", "at"})
+_REMOVAL = frozenset(
+    {"remove", "delete", "strip", "drop", "erase", "purge", "prune", "cut", "crop", "trim",
+     "clear", "filter", "redact", "scrub", "mask", "censor", "keep-only", "dedupe",
+     "deduplicate", "de-duplicate"}
+)  # fmt: skip
+_AS_PLACE = frozenset(
+    {"save", "store", "bless", "export", "dump", "record", "write", "output", "emit", "keep-only",
+     "commit", "accept", "promote", "approve", "copy", "move", "rename"}
+)  # fmt: skip
+_OVER_PLACE = frozenset({"copy", "move", "paste", "write"})
+# Words that end a name's phrase without a verb: the name is what the work is measured
+# by, read from, or spoken of — a mention ("make out.txt match X", "in the format of X").
+_COMPARING = frozenset(
+    {
+        "match", "matches", "matching", "matched", "equal", "equals", "equaling", "compare",
+        "compares", "compared", "comparing", "against", "like", "same", "than", "versus",
+        "vs", "per", "according", "identical", "equivalent", "similar", "consistent",
+        "conform", "conforms", "correspond", "corresponds", "agree", "agrees", "based",
+        "given", "described", "specified", "shown", "listed", "defined", "found", "provided",
+        "following", "follows", "follow", "mirror", "mirrors", "reproduce", "reproduces",
+        "using", "use", "uses", "via", "by", "reads", "read", "reading", "see", "check",
+        "consult", "inspect", "look", "view", "open", "study", "review", "examine",
+        "compute", "count", "parse", "load", "cite", "quote", "mention", "ignore", "skip",
+        "verify", "validate", "test", "print", "show", "run", "mimic", "resemble",
+        "resembles", "unlike", "differs", "differ", "derived", "taken", "copied",
+        "generated", "produced", "written", "made", "stored",
+    }
+)  # fmt: skip
+# Verbs of reading or using, in _COMPARING: a stop where they are a command ("Read X to
+# see the format"), a noun elsewhere ("add a test to X").
+_READING = frozenset(
+    {"read", "see", "check", "use", "consult", "inspect", "look", "view", "open", "study",
+     "review", "examine", "compute", "count", "parse", "load", "cite", "quote", "mention",
+     "ignore", "skip", "verify", "validate", "test", "print", "show", "run", "mimic"}
+)  # fmt: skip
+# Words that open a clause of another kind (a condition, a report, a relative clause, a
+# reason, a time): a name after them belongs to that clause, not to a command before.
+_SUBORDINATE = frozenset(
+    {"if", "whether", "unless", "when", "whenever", "because", "since", "although", "though",
+     "while", "once", "which", "who", "whom", "whose", "where", "that", "so", "until",
+     "before", "after", "then", "but", "as", "lest", "what", "how", "why", "in-case"}
+)  # fmt: skip
+# Punctuation that closes a phrase: a name after it is not a verb's object before it.
+_BREAKS = frozenset({":", "(", ")", "--", "—", "–", "quote"})
+# Nouns after which "of X" is a model, not the thing changed ("in the format of X").
+_MODEL_NOUNS = frozenset(
+    {"format", "style", "layout", "structure", "way", "shape", "pattern", "example",
+     "spirit", "manner", "convention", "conventions", "order", "template", "model",
+     "schema", "spec", "specification", "reference", "copy", "output", "contents"}
+)  # fmt: skip
+# Forms a finite verb takes after its subject: a name before one opens a clause of its own
+# ("… and X is the reference output", "X holds the right output").
+_FINITE = frozenset(
+    {
+        "is", "are", "was", "were", "isnt", "looks", "seems", "has", "had", "holds",
+        "contains", "shows", "lists", "says", "reads", "gives", "describes", "defines",
+        "should", "must", "will", "would", "can", "could", "may", "might", "needs", "remains",
+        "stays", "matches", "differs", "becomes", "keeps", "gets", "lacks", "misses", "ends",
+        "starts", "begins", "comes", "stands", "serves", "acts", "specifies", "documents",
+        "tells", "expects", "wants", "uses", "mirrors", "records", "reflects", "represents",
+        "does", "do", "did",
+    }
+)  # fmt: skip
+# Words before a verb's spelling that make it a noun ("the set of lines", "a fix").
+_DETERMINERS = frozenset(
+    {"the", "a", "an", "this", "that", "these", "those", "each", "every", "any", "some",
+     "its", "their", "his", "her", "our", "your", "my", "one", "no", "another", "other",
+     "new", "old", "current", "whole", "entire", "same"}
+)  # fmt: skip
+# Words that may stand between a clause's opening and its command ("and then please also").
+_OPENERS = frozenset(
+    {"please", "also", "then", "now", "just", "simply", "first", "next", "finally",
+     "kindly", "carefully", "again", "additionally", "lastly", "afterwards", "second",
+     "third", "only", "quickly", "and", "or", "but", "so", "instead", "still", "further"}
+)  # fmt: skip
+# Words that, before a command's "to", make it the thing asked ("I want you to update X",
+# "your job is to regenerate X", "be sure to bump …").
+_TO_ASKS = frozenset(
+    {"you", "is", "are", "job", "task", "goal", "aim", "sure", "remember", "need", "needs",
+     "want", "asked", "please", "have", "has", "going", "supposed", "expected", "required"}
+)  # fmt: skip
+_POLITE = frozenset({"can", "could", "would", "will"})
+_MODALS = frozenset({"should", "must", "can", "could", "would", "will", "shall", "may"})
+_PRONOUNS = frozenset({"it", "them"})
+# What makes a sentence a prohibition, or leaves it unsure whether it asks: a negation, or
+# a word that keeps the file as it is ("leave X unchanged", "editing X is forbidden").
+_KEEPING = frozenset(
+    {
+        "not", "never", "no", "nor", "without", "cannot", "dont", "avoid", "avoiding",
+        "forbidden", "forbid", "forbids", "prohibited", "prohibit", "disallowed", "unchanged",
+        "untouched", "intact", "leave", "keep", "keeps", "preserve", "preserved", "stay",
+        "stays", "remain", "remains", "read-only", "readonly", "instead", "except",
+        "refrain", "nothing", "neither", "only", "mustnt", "as-is",
+    }
+)  # fmt: skip
+# Words that open a clause of its own after the file's: a negation there is not about it.
+_NEW_CLAUSE = frozenset(
+    {"so", "that", "then", "which", "until", "because", "where", "when", "while", "whenever",
+     "if", "unless", "once", "after", "before", "to"}
+)  # fmt: skip
+# What a sentence says of a file to show that the text is about it ("X is wrong").
+_BEING = frozenset({"is", "are", "was", "looks", "seems", "reads", "says", "has", "still"})
+_DEFECTS = frozenset(
+    {"wrong", "broken", "incorrect", "outdated", "out-of-date", "stale", "corrupt", "corrupted",
+     "buggy", "invalid", "malformed", "unsorted", "bad", "truncated", "garbled", "misformatted"}
+)  # fmt: skip
+#: words that open a clause saying what the work is for ("fix the build so build.log …")
+_PURPOSE = frozenset({"so", "until"})
+#: verbs that say what a file holds, in such a clause ("… so build.log has no errors")
+_STATE = frozenset({
+    "has", "have", "contains", "contain", "shows", "show", "says", "say", "holds", "hold",
+    "lists", "list", "gets", "get", "ends",
+})  # fmt: skip
+_MAX_BETWEEN = 5  # words between a verb and its object ("write the final answer to X")
+_MAX_TO_PLACE = 10  # words between a verb and the place it names ("add the missing line z to X")
+_TOKEN = re.compile(r"[^\s,;:()\"`—–]+|[,;:()—–]")
+# A sentence ends at `.`, `!` or `?` before a space (or the text's end), and at `;`.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|;|\n\s*\n")
+_FILE_LIKE = re.compile(r"^[\w./*?-]*(/[\w.*?-]+|\w\.[A-Za-z*?][\w*?]*)$")
+_LIST_ITEM = re.compile(r"^(?:[-+*•]|\d+[.)]|[a-z][.)])\s+")
+_HEADING = re.compile(r"^(?:\*+|#+)\s+")
+# A quoted phrase of more than one word is a mention (`` `fix X` ``, "update X"); a quoted
+# name alone is the name.
+_QUOTED = re.compile(r"`([^`]*)`|\"([^\"]*)\"|“([^”]*)”")
+_PHRASES = (
+    (re.compile(r"\bkeep\s+(only|just)\b(?![\w./-])", re.I), "keep-only"),
+    (re.compile(r"\bleave\s+only\b(?![\w./-])", re.I), "keep-only"),
+    (re.compile(r"\bpretty[\s-]print\b(?![\w./-])", re.I), "pretty-print"),
+    (re.compile(r"\bin\s+case\b(?![\w./-])", re.I), "in-case"),
+    (re.compile(r"\bclean\s+up\b(?![\w./-])", re.I), "clean"),
+    (re.compile(r"\btidy\s+up\b(?![\w./-])", re.I), "tidy"),
+    (re.compile(r"\bfill\s+in\b(?![\w./-])", re.I), "fill"),
+    (re.compile(r"\bfill\s+out\b(?![\w./-])", re.I), "fill"),
+    (re.compile(r"\bsort\s+out\b(?![\w./-])", re.I), "sort"),
+    (re.compile(r"\bwrite\s+out\b(?![\w./-])", re.I), "write"),
+    (re.compile(r"\b(let|tell)\s+(me|us)\s+know\b", re.I), "tell"),
+    (re.compile(r"\blet's\b|\blets\b", re.I), "please"),
+    (re.compile(r"\bi'd\s+like\s+you\s+to\b", re.I), "please"),
+    (re.compile(r"\bmake\s+sure\s+(?:to|you)\b", re.I), "please"),
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def text_reading(text: str, path: str, *, anywhere: bool = False, sole_stem: bool = False) -> str:
+    """How `text` reads `path`: each sentence naming it asks, keeps (forbids), both (unsure)
+    or neither; a text that asks in one sentence and keeps in another is unsure. With
+    `anywhere`, a file of that name in any directory; `sole_stem`: the stem alone names it."""
+    found: set[str] = set()
+    before: list[str] = []
+    for sentence in sentences(text):
+        words = _words(_aliased(sentence, path, sole_stem=sole_stem))
+        found.add(_sentence_reading(words, path, anywhere=anywhere, before=before))
+        before = words
+    if UNSURE in found or {ASKS, FORBIDS} <= found:
+        return UNSURE
+    for kind in (ASKS, FORBIDS):
+        if kind in found:
+            return kind
+    return SILENT
+
+
+@functools.lru_cache(maxsize=4096)
+def seems_about(text: str, path: str, *, sole_stem: bool = False) -> bool:
+    """Whether `text` seems to be about changing `path` though it does not ask to (lint
+    warns, pointing to `:writable:`): some sentence, outside a condition, question or
+    comparison, says the file is wrong ("X is outdated") or names it as the object of a
+    command word the reading does not know as an edit verb ("Frobnicate X")."""
+    if text_reading(text, path, sole_stem=sole_stem) != SILENT:
+        return False
+    for sentence in sentences(text):
+        if sentence.rstrip().endswith("?"):
+            continue
+        words = _words(_aliased(sentence, path, sole_stem=sole_stem))
+        for at in _at(words, path, anywhere=False):
+            if any(w in _SUBORDINATE or w in ("tell", "report", "ask") for w in words[:at]):
+                continue
+            rest = words[at + 1 : at + 5]
+            if rest and rest[0] in _BEING and any(w in _DEFECTS for w in rest[1:]):
+                return True
+            opener = _clause_start(words, at)
+            if opener is not None and opener < at and _unknown_command(words, opener, at):
+                return True
+    return False
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences: a line that does not end one and a lowercase line after it (a
+    wrapped sentence) read together, a list item or a heading on its own; a quoted phrase
+    of more than one word stands as one word (a mention)."""
+    lines: list[str] = []
+    for raw in text.replace("\u2019", "'").splitlines():
+        line = raw.strip()
+        if not line:
+            lines.append("")
+            continue
+        item = _LIST_ITEM.match(line) or _HEADING.match(line)
+        if item:
+            lines += ["", line[item.end() :]]
+            continue
+        if lines and lines[-1] and lines[-1][-1] not in ".!?:;" and line[0].islower():
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return [s for line in lines for s in _SENTENCE.split(_unquoted(line)) if s.strip()]
+
+
+def _unquoted(line: str) -> str:
+    def one(match: re.Match[str]) -> str:
+        inner = next(g for g in match.groups() if g is not None).strip()
+        return inner if inner and not re.search(r"\s", inner) else " quote "
+
+    return _QUOTED.sub(one, line)
+
+
+def _words(sentence: str) -> list[str]:
+    for pattern, replacement in _PHRASES:
+        sentence = pattern.sub(replacement, sentence)
+    words = []
+    for token in _TOKEN.findall(sentence):
+        word = token.strip("'").rstrip(".!?").lower()
+        if word == "-":
+            word = "--"
+        if word:
+            words.append(word)
+    if sentence.rstrip().endswith("?"):
+        words.append("?")
+    return words
+
+
+def _aliased(sentence: str, path: str, *, sole_stem: bool = False) -> str:
+    """The sentence with the file's other names spelled as `path`: its stem as a word followed
+    by "file" ("the result file" for `result.txt`), and the stem alone when it cannot mean
+    anything else — a name with no suffix, one whose stem is spelled in capitals
+    (`CHANGELOG.md`: "the changelog", `Makefile`: "the makefile"), or, with `sole_stem`, one
+    no other file in view shares its stem with ("the report" for `out/report.txt` when the
+    check read no other `report.*`); case-insensitive."""
+    name = path.rsplit("/", 1)[-1]
+    stem = name.split(".", 1)[0] if not name.startswith(".") else name
+    if not stem or not re.fullmatch(r"[\w-]+", stem):
+        return sentence
+    sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})\s+(?i:file)\b", path, sentence)
+    if name == stem or (len(stem) > 2 and (stem.isupper() or sole_stem)):
+        sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})(?![\w/-]|\.\w)", path, sentence)
+    return sentence
+
+
+def _keeps(word: str) -> bool:
+    return word in _KEEPING or "n't" in word
+
+
+def _file(word: str) -> bool:
+    return bool(_FILE_LIKE.match(word)) and not word.startswith("[")
+
+
+def _at(words: list[str], path: str, *, anywhere: bool) -> list[int]:
+    wanted = path.lower().removeprefix("./")
+    return [
+        i
+        for i, w in enumerate(words)
+        if w.removeprefix("./") == wanted or (anywhere and w.endswith("/" + wanted))
+    ]
+
+
+def _sentence_reading(words: list[str], path: str, *, anywhere: bool, before: list[str]) -> str:
+    at = _at(words, path, anywhere=anywhere)
+    question = bool(words) and words[-1] == "?"
+    wanted = path.lower().removeprefix("./")
+    pronoun = [
+        i
+        for i, w in enumerate(words)
+        if w in _PRONOUNS
+        and (found := _antecedent(words, i, before)) is not None
+        and (found == wanted or (anywhere and found.endswith("/" + wanted)))
+    ]
+    if not at and not pronoun:
+        return SILENT
+    named = at or pronoun
+    if any(_keeps(w) for w in words[: named[-1]]):
+        return FORBIDS  # "don't modify X", "without changing X", "X must stay as it is"
+    asks = any(_asked(words, i, question) for i in at) or any(
+        _asked(words, i, question) for i in pronoun
+    )
+    if not asks and any(_wanted_state(words, i, question) for i in at):
+        return ASKS  # what follows says the state wanted ("… has no errors"), not a keeping
+    if asks and any(_keeps(w) for w in _clause_after(words, named[-1])):
+        return UNSURE  # "regenerate X, not Y": which does it keep?
+    if not asks and at and any(_keeps(w) for w in _clause_after(words, at[-1])):
+        return FORBIDS
+    return ASKS if asks else SILENT
+
+
+def _antecedent(words: list[str], at: int, before: list[str]) -> str | None:
+    """The file a pronoun at `at` stands for: the nearest name before it (in its sentence,
+    else in the sentence before), when that name is a clause's subject or a command's
+    object — not one in a condition, a comparison or after a preposition."""
+    for seq, end in ((words, at), (before, len(before))):
+        for i in range(end - 1, -1, -1):
+            if _file(seq[i]):
+                return seq[i].removeprefix("./") if _topic(seq, i) else None
+            if seq is words and seq[i] in _SUBORDINATE and seq[i] not in ("then", "but", "so"):
+                return None  # the pronoun is in a clause of its own
+    return None
+
+
+def _topic(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is what its clause is about: its subject or a command's
+    object, with nothing but determiners or adjectives between it and the clause's start or
+    its verb, and no condition, comparison or preposition governing it."""
+    for back in range(at - 1, -1, -1):
+        word = words[back]
+        if word in _SUBORDINATE or word in _COMPARING or word in _BREAKS:
+            return word in ("then", "but", "so", ":")
+        if word in _PLACES or word in ("from", "with", "of", "as", "over", "for", "about", "on"):
+            return False
+        if word in (",", ";", "and", "or"):
+            return True
+        if word in _EDIT:
+            return _command(words, back, question=False)
+        if back < at - 3:
+            return False
+    return True
+
+
+def _clause_after(words: list[str], at: int) -> list[str]:
+    """The words after `at` up to the next clause of its own ("… so that it accepts a
+    definition without a title" is about the program's behaviour, not the file)."""
+    rest = words[at + 1 :]
+    for i, word in enumerate(rest):
+        if word in _NEW_CLAUSE:
+            return rest[:i]
+    return rest
+
+
+def _command(words: list[str], at: int, *, question: bool) -> bool:
+    """Whether `words[at]` is an edit verb in command position: it opens the sentence or a
+    clause of its own (after "and", a comma, "then", "please" …), follows "you should", "I
+    want you to", "your job is to" — in a question only "can/could/would/will you" — and is
+    not a noun of the same spelling ("a fix", "the format of X")."""
+    return words[at] in _EDIT and _in_command_position(words, at, question=question)
+
+
+def _in_command_position(words: list[str], at: int, *, question: bool) -> bool:
+    """Whether the verb spelled at `at` is in command position (`_command`)."""
+    if at + 1 < len(words) and words[at + 1] in ("of", "is", "are", "was", "for", "?"):
+        return False  # "format of X:", "the fix is", a heading naming a thing
+    i = at - 1
+    while i >= 0 and words[i] in _OPENERS and words[i] not in ("and", "or", "but", "so"):
+        i -= 1
+    if question:
+        return i >= 1 and words[i] == "you" and words[i - 1] in _POLITE
+    if i < 0:
+        return True
+    prev = words[i]
+    if prev in (",", ";", "--", "—", "–", ":", "(", "and", "or", "but", "so", "then", "please"):
+        return not _in_subordinate(words, i)
+    if prev == "to":
+        return i > 0 and words[i - 1] in _TO_ASKS
+    if prev in _MODALS:
+        return i > 0 and words[i - 1] in ("you", "we")
+    return False
+
+
+def _in_subordinate(words: list[str], at: int) -> bool:
+    """Whether the clause that the conjunction at `at` continues is a condition, report or
+    relative clause with no comma closing it ("if it fails and you …": not a command)."""
+    if words[at] not in ("and", "or"):
+        return False
+    for back in range(at - 1, -1, -1):
+        word = words[back]
+        if word in (",", ";", ":", "(", ")"):
+            return False
+        if word in _SUBORDINATE and word not in ("then", "but", "so"):
+            return True
+    return False
+
+
+def _asked(words: list[str], at: int, question: bool) -> bool:
+    """Whether the name (or pronoun) at `at` is the object of an edit verb in command
+    position, or the place such a verb acts on."""
+    if at + 1 < len(words) and words[at + 1] in _FINITE:
+        return False  # "… and X is the reference output": X opens a clause of its own
+    if at > 0 and words[at - 1] in ("'s",):
+        return False
+    if _place_first(words, at):
+        return True
+    prep: str | None = None  # the preposition that governs the name
+    other_file = False  # a name between the verb and this one (its object)
+    between = 0
+    for back in range(at - 1, -1, -1):
+        word = words[back]
+        if word in _EDIT and _command(words, back, question=question):
+            if prep is not None and _later_place(words, at):
+                return False  # "write the sum of the numbers in X to out.txt": X is a source
+            return _takes(word, prep, other_file)
+        if word in ("from", "with", "over", "as"):
+            if prep in ("to", "into", "onto"):
+                continue  # "add a section with … to X", "copy the header from a.txt to X"
+            if prep is not None and prep not in ("of",):
+                return False  # "from the records in X": X is where the source is
+            prep = word
+        elif word in _READING and not _in_command_position(words, back, question=question):
+            between += 1  # "a test_x test", "the run": a noun
+        elif word in _BREAKS or word in _SUBORDINATE or word in _COMPARING or word == "?":
+            return False
+        elif word in _PLACES:
+            if word == "to" and back + 1 < len(words) and words[back + 1] in _EDIT | _COMPARING:
+                return False  # "to update X": an infinitive's object, not a place
+            if prep is None or prep == "of":
+                prep = word if prep is None else prep
+            elif prep not in _PLACES:
+                return False
+        elif word == "of":
+            if back > 0 and words[back - 1] in _MODEL_NOUNS and prep is None:
+                return False  # "in the format of X", "a copy of X"
+            prep = prep or "of"
+        elif word in ("and", "or", ","):
+            continue  # a list of objects ("to a.txt and b.txt")
+        elif _file(word):
+            listed = back + 1 < len(words) and words[back + 1] in (",", "and", "or")
+            inside = back > 0 and words[back - 1] in ("of", "from")
+            other_file = other_file or not (listed or inside)
+            continue
+        else:
+            between += 1
+            if between > (_MAX_TO_PLACE if prep else _MAX_BETWEEN):
+                return False
+    return False
+
+
+def _later_place(words: list[str], at: int) -> bool:
+    """Whether a place with a name of its own follows the name at `at` in its clause ("…
+    in data.txt to out.txt"): then that is where the verb puts its object."""
+    rest = words[at + 1 :]
+    for i, word in enumerate(rest):
+        if word in _BREAKS or word in _SUBORDINATE or word in (",", ";"):
+            return False
+        if word in _PLACES and any(_file(w) for w in rest[i + 1 : i + 4]):
+            return True
+    return False
+
+
+def _place_first(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is the place a sentence opens with before its command ("In
+    pyproject.toml, bump the version to 0.2"), no other name after it."""
+    if at != 1 or words[0] not in _PLACES:
+        return False
+    rest = words[at + 1 :]
+    if len(rest) < 2 or rest[0] != ",":
+        return False
+    verb = 2 if rest[1] == "please" and len(rest) > 2 else 1
+    if rest[verb] not in _EDIT:
+        return False
+    return not any(_file(w) for w in rest[verb + 1 :])
+
+
+def _takes(verb: str, prep: str | None, other_file: bool) -> bool:
+    """Whether `verb` changes a name governed by `prep` (None: its direct object)."""
+    if prep is None or prep == "of":
+        return verb not in _DESTINATION_ONLY and not other_file
+    if other_file and verb not in _CARRYING:
+        return False  # "write out.txt with … in X": the verb's object is that file
+    if prep in _PLACES:
+        return True
+    if prep == "from":
+        return verb in _REMOVAL
+    if prep == "as":
+        return verb in _AS_PLACE
+    if prep == "over":
+        return verb in _OVER_PLACE
+    return False  # "with": a source ("sync X with new.txt")
+
+
+def _wanted_state(words: list[str], at: int, question: bool) -> bool:
+    """Whether the sentence wants the file at `at` to reach a state ("fix the build so
+    build.log has no errors", "… until out.txt shows 42"): its name opens a purpose clause
+    after a main clause that is no condition or statement, a verb of state follows it, and
+    no comparison is made."""
+    before = words[max(0, at - 3) : at]
+    if not (any(w in _PURPOSE for w in before) and at + 1 < len(words)):
+        return False
+    if words[at + 1] not in _STATE or question:
+        return False
+    if any(w in _COMPARING or w in ("same", "as") for w in words[at + 2 :]):
+        return False
+    purpose = max(i for i in range(at) if words[i] in _PURPOSE)
+    return purpose > 0 and not any(w in _SUBORDINATE or w in _FINITE for w in words[:purpose])
+
+
+def _clause_start(words: list[str], at: int) -> int | None:
+    """The index of the word that opens the clause the name at `at` is in (skipping
+    openers and determiners), or None when a preposition or comparison governs the name."""
+    start = at
+    for back in range(at - 1, -1, -1):
+        word = words[back]
+        if word in (",", ";", ":", "(", "--") or word in _OPENERS:
+            break
+        if word in _PLACES or word in _COMPARING or word in ("from", "with", "as", "of"):
+            return None
+        start = back
+    return start
+
+
+def _unknown_command(words: list[str], opener: int, at: int) -> bool:
+    """Whether the clause opens with a word that reads as a command the reading does not
+    know ("Frobnicate notes.md"): not an edit verb, a determiner, a name or a known word."""
+    word = words[opener]
+    if word in _EDIT or word in _DETERMINERS or word in _COMPARING or _file(word):
+        return False
+    if word in _SUBORDINATE or word in _FINITE or word in _KEEPING or word in _PRONOUNS:
+        return False
+    if word in ("tell", "report", "ask", "note", "i", "we", "you", "there", "here"):
+        return False
+    return at - opener <= 3 and word.isalpha()
