@@ -700,17 +700,30 @@ class _SessionInputs:
         if self._sealed is None:
             return None
         from groundskeeper.acceptance.check_inputs import session_inputs_changed
+        from groundskeeper.acceptance.check_links import links_made
         from groundskeeper.agents.snapshot import changed_since, load_snapshot
 
         if self._held is None:
             self._held = load_snapshot(self._control.path, self._sealed)
+        held = self._held
+        # a link the check went through that the snapshot does not hold, to the same target
+        # (`acceptance.check_links`)
+        found: list[str] = []
+        if result.links is not None or result.read is not None:  # a stand-in shell: neither
+            found = links_made(result.links, lambda path: _link_target(held.get(path)))
         # a check that read more files than are kept read, for this rule, every one
-        read = result.read if result.read is not None else tuple(self._held)
-        changed = changed_since(self._root, self._held, read)
-        if not changed:
-            return None
-        found = session_inputs_changed(task, read, changed, list(compile_plan(self._plan)))
+        read = result.read if result.read is not None else tuple(held)
+        changed = changed_since(self._root, held, read)
+        if changed:
+            found += session_inputs_changed(task, read, changed, list(compile_plan(self._plan)))
         return "; ".join(found) if found else None
+
+
+def _link_target(identity: str | None) -> str | None:
+    """The target of a link a snapshot holds (`link:TARGET`), else None."""
+    if identity is None or not identity.startswith("link:"):
+        return None
+    return identity[len("link:") :]
 
 
 class _Sandbox:
