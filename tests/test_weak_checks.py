@@ -199,3 +199,15 @@ def test_cli_a_launcher_fake_is_refused_and_its_loop_twin_passes(tmp_path: Path)
     assert ran.exit_code == 0, ran.output
     for wrapper in ("timeout 5", "nice", "command", "env X=1"):
         assert _lint(tmp_path, f"{wrapper} python3 check.py") == (1, ["T004"]), wrapper
+
+
+def test_cli_lint_does_not_give_guess_list_advice_on_a_prohibition(tmp_path: Path) -> None:
+    # adversary-11 O2: a grep whose match FAILS the check lists no candidates; `-x` would
+    # weaken it (a CRLF file passes unless a line is only "\r")
+    cr = "\"$(printf '\\r')\""
+    assert _lint(tmp_path, f"test -s out.txt; if grep -q {cr} out.txt; then exit 1; fi") == (
+        0,
+        [],
+    )
+    # the twin whose match passes the check is still a guess list
+    assert "T010" in _lint(tmp_path, f"if grep -q {cr} out.txt; then exit 0; fi; exit 1")[1]

@@ -161,6 +161,9 @@ class CheckResult:
     # every workdir file the run opened for reading (pass or fail; `ReadSet.read_files`):
     # None when it cannot be told (a stand-in shell, too many files, not run)
     read: tuple[str, ...] | None = None
+    # every symbolic link the run's paths went through (path, target; `ReadSet.passed_links`):
+    # None when it cannot be told (a stand-in shell, too many links, not run)
+    links: tuple[tuple[str, str], ...] | None = None
 
     @property
     def passed(self) -> bool:
@@ -308,9 +311,11 @@ def run_check(
         code, reason, line = failure
         return fail(code, reason, output, ms, line)
     reads = _reads(recorder, workdir)
+    links = recorder.passed_links() if recorder is not None else None
     return CheckResult(
-        "PASS", "", "", _clip(output), digest, sha256_text(output), ms, None, reads, read=read
-    )
+        "PASS", "", "", _clip(output), digest, sha256_text(output), ms, None, reads, read=read,
+        links=links,
+    )  # fmt: skip
 
 
 def _reads(recorder: ReadSet | None, workdir: Path) -> tuple[tuple[str, ...], ...] | None:

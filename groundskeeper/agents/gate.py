@@ -708,22 +708,29 @@ class _SessionInputs:
             session_inputs_changed,
             session_inputs_made,
         )
+        from groundskeeper.acceptance.check_links import links_made
         from groundskeeper.agents.snapshot import changed_since, load_snapshot
 
         if self._held is None:
             self._held = load_snapshot(self._control.path, self._sealed)
+        held = self._held
+        # a link the check went through that the snapshot does not hold, to the same target
+        # (`acceptance.check_links`)
+        found: list[str] = []
+        if result.links is not None or result.read is not None:  # a stand-in shell: neither
+            found = links_made(result.links, lambda path: _link_target(held.get(path)))
         # a check that read more files than are kept read, for this rule, every one
-        read = result.read if result.read is not None else tuple(self._held)
-        changed = changed_since(self._root, self._held, read)
-        new = [p for p in read if p not in self._held and not _skipped(p)]
-        if not changed and not new:
-            return None
-        tasks = list(compile_plan(self._plan))
-        found = session_inputs_changed(task, read, changed, tasks) if changed else []
-        if new:
-            if self._modules is None:
-                self._modules = module_index(self._held)
-            found += session_inputs_made(task, read, new, tasks, self._modules)
+        read = result.read if result.read is not None else tuple(held)
+        changed = changed_since(self._root, held, read)
+        new = [p for p in read if p not in held and not _skipped(p)]
+        if changed or new:
+            tasks = list(compile_plan(self._plan))
+            if changed:
+                found += session_inputs_changed(task, read, changed, tasks)
+            if new:
+                if self._modules is None:
+                    self._modules = module_index(held)
+                found += session_inputs_made(task, read, new, tasks, self._modules)
         return "; ".join(found) if found else None
 
 
@@ -732,6 +739,13 @@ def _skipped(path: str) -> bool:
     from groundskeeper.agents.snapshot import SKIPPED
 
     return any(part in SKIPPED for part in path.split("/")[:-1])
+
+
+def _link_target(identity: str | None) -> str | None:
+    """The target of a link a snapshot holds (`link:TARGET`), else None."""
+    if identity is None or not identity.startswith("link:"):
+        return None
+    return identity[len("link:") :]
 
 
 class _Sandbox:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from groundskeeper.sandbox.command_options import parse_options
-from groundskeeper.sandbox.patterns import Glob
+from groundskeeper.sandbox.patterns import Glob, trimmed
 from groundskeeper.sandbox.tree import (
     Arith,
     Case,
@@ -53,6 +53,7 @@ _MAX_VALUES = 16  # values one word or variable may take before it counts as unk
 _COMPARERS = frozenset({"diff", "cmp", "comm"})
 _SUMS = frozenset({"sha256sum", "sha512sum", "sha1sum", "md5sum"})
 _PYTHONS = frozenset({"python3", "python", "micropython"})
+_SHELLS = frozenset({"sh", "bash"})
 # Commands whose operands are the files they read (what flows on into a `-` operand).
 _READERS = frozenset({"cat", "sort", "head", "tail", "uniq", "cut", "nl", "rev", "paste"})
 _EQUALITY = frozenset({"=", "==", "!="})
@@ -333,6 +334,8 @@ class _Reader:
                         self.operand(command.words[index + 1], env)
                 found += self.found[before:]
                 del self.found[before:]
+        if name is not None and _runs_program(name, command, self, env):
+            return found  # its standard input is what the program under test reads
         return found + self._redirected(command, env)
 
     def _redirected(self, command: SimpleCommand, env: _Env) -> list[str]:
@@ -410,14 +413,35 @@ class _Reader:
 
 
 def _remove(value: Value, op: str, glob: Glob) -> Value:
-    text = "".join(t for t, _ in value)
-    sizes = range(len(text), -1, -1) if op in ("##", "%%") else range(len(text) + 1)
-    for size in sizes:
-        if op[0] == "#" and glob.matches(text[:size], _no_tick):
-            return ((text[size:], False),)
-        if op[0] == "%" and glob.matches(text[len(text) - size :], _no_tick):
-            return ((text[: len(text) - size], False),)
-    return ((text, False),)
+    """`${X%p}` and the like of one value, by the shell's own trimming (`patterns.trimmed`);
+    what is left keeps each character's glob activity, so `for t in cases/*.in` then
+    `"${t%.in}.out"` is the pattern `cases/*.out`, every file the loop compares against."""
+    chars = [(c, active) for text, active in value for c in text]
+    text = "".join(c for c, _ in chars)
+    kept = trimmed(text, op, glob, _no_tick)
+    start = len(text) - len(kept) if op[0] == "#" else 0
+    pieces = itertools.groupby(chars[start : start + len(kept)], key=lambda pair: pair[1])
+    return tuple(("".join(c for c, _ in group), active) for active, group in pieces)
+
+
+def _runs_program(name: str, command: SimpleCommand, reader: _Reader, env: _Env) -> bool:
+    """Whether the command runs a program from the workdir (`./prog`, `python3 solve.py`,
+    `sh run.sh`, `python3 -m mod`): what it reads on its standard input is the program's
+    input, not what flows on into a comparison (`prog < x.in | diff - x.out`). A check's own
+    code (`python3 -c …`, `sh -c …`) passes its input on like any filter."""
+    if "/" in name:
+        return True
+    if name not in _PYTHONS and name not in _SHELLS:
+        return False
+    args = [reader.known(word, env) for word in command.words[1:]]
+    for arg in args:
+        if arg is None:
+            return True  # unknown: a program, so its input is not taken for an expectation
+        if arg == "-c":
+            return False
+        if arg == "-m" or not arg.startswith("-"):
+            return True
+    return False
 
 
 def _no_tick() -> None:

@@ -551,6 +551,40 @@ def _deciding_pipelines(script: Script) -> Iterator[Pipeline]:
                     yield from _deciding_pipelines(body)
 
 
+def _prohibitions(script: Script) -> set[int]:
+    """The ids of the pipelines whose success fails the check — a prohibition, not an
+    answer: an `if`'s condition whose branch ends in `exit N` (N not 0) or `false`
+    (`if grep -q "$(printf '\\r')" f; then exit 1; fi`), and `A && exit 1`."""
+    from groundskeeper.sandbox.tree import If
+
+    def fails(pipeline: Pipeline) -> bool:
+        command = pipeline.commands[-1]
+        if not _is_simple(command) or not command.words or pipeline.negated:
+            return False
+        words = [w.literal() for w in command.words]
+        if words[0] == "false":
+            return True
+        return words[0] == "exit" and len(words) == 2 and words[1] not in (None, "0")
+
+    def ends_failing(body: Script) -> bool:
+        if not body.items:
+            return False
+        last = body.items[-1]
+        return fails(last.rest[-1][1] if last.rest else last.first)
+
+    found: set[int] = set()
+    for pipeline in _deciding_pipelines(script):
+        for command in pipeline.commands:
+            if isinstance(command, If):
+                for condition, body in command.clauses:
+                    if ends_failing(body):
+                        found.update(id(i.first) for i in condition.items if not i.rest)
+    for item in script.items:
+        if len(item.rest) == 1 and item.rest[0][0] == "&&" and fails(item.rest[0][1]):
+            found.add(id(item.first))
+    return found
+
+
 #: grep options that make it decide on something else than "some line matches"
 _GREP_NOT_A_MATCH = frozenset({"-x", "-v", "-c", "-l", "-L", "-o", "-m", "--line-regexp"})
 
@@ -561,12 +595,15 @@ def _guess_lists(script: Script, check: Check) -> Iterator[Finding]:
     answer anywhere passes, so an output listing every candidate does."""
     from groundskeeper.sandbox.command_options import parse_options
 
+    forbidding = _prohibitions(script)
     for pipeline in _deciding_pipelines(script):
         command = pipeline.commands[-1]
         if not _is_simple(command) or len(command.words) < 2:
             continue
         if command.words[0].literal() != "grep" or pipeline.negated:
             continue
+        if id(pipeline) in forbidding:
+            continue  # its match fails the check: no answer to list candidates of
         args = command.words[1:]
         parsed = parse_options("grep", [w.literal() for w in args])
         if parsed is None or parsed.refused:

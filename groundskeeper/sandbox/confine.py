@@ -76,6 +76,8 @@ class Workdir:
             joined = ""
         if joined == ".." or joined.startswith("../"):
             raise PathRefused(f"{path}: leaves the workdir (not in the sandbox)")
+        if self.reads is not None:
+            self.reads.links_on(joined)  # the links `realpath` below follows
         try:
             real = os.path.realpath(self.host(joined))
         except OSError as error:  # a name swapped while it was being read, or a link loop

@@ -60,6 +60,20 @@ _ANY = "?"
 _Token = str | re.Pattern[str]
 
 
+def trimmed(text: str, op: str, glob: Glob, tick: Callable[[], None]) -> str:
+    """`${X#p}`, `${X##p}`, `${X%p}`, `${X%%p}` (`op`) of `text`: the shortest (`#`, `%`)
+    or longest (`##`, `%%`) prefix or suffix `glob` matches removed; `text` when none does.
+    The shell's expansion, and the reading of a check's compared files (`plan.compared`)."""
+    sizes = range(len(text), -1, -1) if op in ("##", "%%") else range(len(text) + 1)
+    for size in sizes:
+        tick()
+        if op[0] == "#" and glob.matches(text[:size], tick):
+            return text[size:]
+        if op[0] == "%" and glob.matches(text[len(text) - size :], tick):
+            return text[: len(text) - size]
+    return text
+
+
 def _one(token: _Token, char: str) -> bool:
     if isinstance(token, re.Pattern):
         return token.fullmatch(char) is not None

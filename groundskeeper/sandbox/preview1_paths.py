@@ -117,6 +117,8 @@ class PathCalls(FdCalls):
                     links += 1
                     if links > MAX_SYMLINKS:
                         raise WasiError(LOOP)
+                    if self.reads is not None:
+                        self.reads.link_at(fences.directory_path(stack[-1]), part, target)
                     if target.startswith(b"/") or not target:
                         raise WasiError(NOTCAPABLE)
                     pieces = target.split(b"/")

@@ -25,9 +25,11 @@ again.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import posixpath
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -58,6 +60,8 @@ __all__ = [
 FORMAT = 1
 #: The most facts one set keeps; past it the run is tainted (re-run every time).
 MAX_FACTS = 4096
+#: The most links one path's resolution follows (the host's own bound, ELOOP past it).
+MAX_LINK_HOPS = 40
 #: The most files one run's list of files read keeps; past it every file counts as read.
 MAX_FILES = 100_000
 _CHUNK = 1 << 16
@@ -78,6 +82,10 @@ class ReadSet:
     # the verdict's rule on a check's inputs reads (`acceptance.check_inputs`); None past
     # `MAX_FILES` files (then every file counts as read)
     files: dict[str, None] | None = field(default_factory=dict)
+    # every symbolic link a path of the run passed through or ended at and followed
+    # (relative path → its target), kept whether or not the set is tainted: what the rule on
+    # a check's links reads (`acceptance.check_links`); None past `MAX_FILES` links
+    links: dict[str, str] | None = field(default_factory=dict)
 
     def taint(self, why: str) -> None:
         if self.tainted is None:
@@ -123,7 +131,35 @@ class ReadSet:
                 return False
         return True
 
+    def passed_links(self) -> tuple[tuple[str, str], ...] | None:
+        """Every link the run's paths went through (relative, `/`-separated path, target),
+        sorted; None when there were too many to keep."""
+        if self.links is None:
+            return None
+        return tuple(sorted(self.links.items()))
+
+    def link_followed(self, rel: str, target: str) -> None:
+        """The link at `rel` (relative to the workdir), pointing at `target`, was followed."""
+        if self.links is None:
+            return
+        self.links.setdefault(rel.replace(os.sep, "/"), target)
+        if len(self.links) > MAX_FILES:
+            self.links = None
+
+    def links_on(self, path: str) -> None:
+        """`link_followed` for each link resolving `path` (relative to the workdir, `..`
+        taken after the links before it, as the host resolves it) follows."""
+        for rel, target in links_on(self.root, path):
+            self.link_followed(rel, target)
+
     # -- what the WASI layer tells it
+
+    def link_at(self, parent_real: str | None, name: bytes, target: bytes) -> None:
+        """A link `name` in the directory at `parent_real`, pointing at `target`, followed."""
+        where = self.relative(parent_real)
+        if where is None:
+            return  # the walk refuses what is outside; `node_at` taints the set
+        self.link_followed(posixpath.join(where, os.fsdecode(name)), os.fsdecode(target))
 
     def node_at(self, parent_real: str | None, name: bytes) -> None:
         """A name met in the directory at `parent_real`, observed now (lstat)."""
@@ -167,6 +203,37 @@ class ReadSet:
             self.taint("a listing outside the workdir")
             return
         self.note("list", rel, listing_digest(entries))
+
+
+def links_on(root: str, path: str) -> list[tuple[str, str]]:
+    """Each symbolic link (relative path, target) met resolving the relative `path` under
+    `root` as the host does (a link's target walked in its place, `..` after it from where
+    it led), in order; a missing name ends the walk, a target leading out of `root` too."""
+    found: list[tuple[str, str]] = []
+    pending = [p for p in reversed(path.split("/"))]
+    current: list[str] = []
+    while pending and len(found) <= MAX_LINK_HOPS:
+        part = pending.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not current:
+                break
+            current.pop()
+            continue
+        rel = "/".join([*current, part])
+        try:
+            target = os.readlink(os.path.join(root, rel))
+        except OSError as error:
+            if error.errno != errno.EINVAL:
+                break  # missing, or a file: nothing below it is walked
+            current.append(part)
+            continue
+        found.append((rel, target))
+        if target.startswith("/"):
+            break
+        pending.extend(reversed(target.split("/")))
+    return found
 
 
 def hides_inputs(fence: Fence) -> bool:

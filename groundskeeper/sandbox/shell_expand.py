@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import groundskeeper.sandbox.arith as arith
 from groundskeeper.sandbox.confine import PathRefused
-from groundskeeper.sandbox.patterns import Glob
+from groundskeeper.sandbox.patterns import Glob, trimmed
 from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.shell_stages import CommandFailed, Exit, Run, State
 from groundskeeper.sandbox.shell_streams import FIELD_COST, PATTERN_CHAR_COST, Capture
@@ -155,20 +155,8 @@ class Expansion(Run):
                 self.assign(state, name, value)
             yield value or "", part.quoted, splits
             return
-        text = value or ""
         glob = self.pattern(part.arg, state, err)
-        lengths = range(len(text) + 1)
-        if op in ("##", "%%"):
-            lengths = range(len(text), -1, -1)
-        for size in lengths:
-            self.tick()
-            if op[0] == "#" and glob.matches(text[:size], self.tick):
-                text = text[size:]
-                break
-            if op[0] == "%" and glob.matches(text[len(text) - size :], self.tick):
-                text = text[: len(text) - size]
-                break
-        yield text, part.quoted, splits
+        yield trimmed(value or "", op, glob, self.tick), part.quoted, splits
 
     def bound(self, name: str, state: State, err: Sink) -> None:
         """Under `set -u`, an unset variable ends the (sub)shell with 127, as in bash."""

@@ -469,21 +469,30 @@ def launched_commands(script: Script) -> Iterator[tuple[str, str, int]]:
                 yield "env", inner, command.offset
 
 
-def env_command(args: list[str | None]) -> str | None:
-    """The command `env ARGS` would run (as box/cmd_env.c reads its words: options `-i`,
-    `-0`, `-u NAME`, then `-` and NAME=VALUE words), or None when it runs none or a word that
-    decides it is not literal."""
+def _first_operand(args: list[str | None], valued: frozenset[str]) -> int | None:
+    """The index of the first operand of a command's `args` (past its options, a `--`
+    ending them; an option in `valued` takes the next word), or None when a word before it
+    is not literal. `len(args)` when there is none."""
     index = 0
     while index < len(args):
         arg = args[index]
         if arg is None:
             return None
         if arg == "--":
-            index += 1
-            break
+            return index + 1
         if not arg.startswith("-") or arg == "-":
             break
-        index += 2 if arg == "-u" else 1
+        index += 2 if arg in valued else 1
+    return min(index, len(args))
+
+
+def env_command(args: list[str | None]) -> str | None:
+    """The command `env ARGS` would run (as box/cmd_env.c reads its words: options `-i`,
+    `-0`, `-u NAME`, then `-` and NAME=VALUE words), or None when it runs none or a word that
+    decides it is not literal."""
+    index = _first_operand(args, ENV_VALUED)
+    if index is None:
+        return None
     if index < len(args) and args[index] == "-":
         index += 1
     while index < len(args):
@@ -496,6 +505,8 @@ def env_command(args: list[str | None]) -> str | None:
     return None
 
 
+# env options that take a value as the next word.
+ENV_VALUED = frozenset({"-u"})
 # xargs options that take a value, attached (`-n2`) or as the next word.
 XARGS_VALUED = frozenset({"-n", "-I", "-L", "-d", "-s", "-P", "-E"})
 
@@ -503,20 +514,9 @@ XARGS_VALUED = frozenset({"-n", "-I", "-L", "-d", "-s", "-P", "-E"})
 def xargs_command(args: list[str | None]) -> str | None:
     """The command name `xargs ARGS` runs ("echo" when none is given), or None when a word
     that decides it is not literal. Shared by lint and the interpreter."""
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg is None:
-            return None
-        if arg == "--":
-            index += 1
-            break
-        if not arg.startswith("-") or arg == "-":
-            break
-        if arg[:2] in XARGS_VALUED and len(arg) == 2:
-            index += 2
-        else:
-            index += 1
+    index = _first_operand(args, XARGS_VALUED)
+    if index is None:
+        return None
     if index >= len(args):
         return "echo"
     return args[index]

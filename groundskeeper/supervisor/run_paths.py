@@ -15,7 +15,9 @@ shared workdir — and their hashes are the run-start ones, since no worker may 
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -28,6 +30,7 @@ from groundskeeper.acceptance.check_inputs import (
     read_inputs_made,
     test_paths,
 )
+from groundskeeper.acceptance.check_links import links_made
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covers
 from groundskeeper.plan.contract_syntax import protected_by
@@ -79,13 +82,21 @@ def _test_files(workdir: Path, task: TaskSpec) -> list[str]:
     return found
 
 
-def _snapshot(workdir: Path) -> dict[str, tuple[int, int]] | None:
-    """Every file under `workdir` (no control directory, no link followed) → (size, mtime)."""
+def _snapshot(
+    workdir: Path, links: dict[str, str] | None = None
+) -> dict[str, tuple[int, int]] | None:
+    """Every file under `workdir` (no control directory, no link followed) → (size, mtime);
+    each symbolic link among them, or among its directories, also into `links` (→ target)."""
     found: dict[str, tuple[int, int]] = {}
     root = os.path.realpath(workdir)
     for directory, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = [d for d in dirs if d.casefold() not in fences.HIDDEN_NAMES]
         base = os.path.relpath(directory, root)
+        for name in dirs:
+            if links is not None and os.path.islink(os.path.join(directory, name)):
+                relative = name if base == "." else f"{base}/{name}".replace(os.sep, "/")
+                with contextlib.suppress(OSError):
+                    links[relative] = os.readlink(os.path.join(directory, name))
         for name in files:
             relative = name if base == "." else f"{base}/{name}".replace(os.sep, "/")
             try:
@@ -93,6 +104,9 @@ def _snapshot(workdir: Path) -> dict[str, tuple[int, int]] | None:
             except OSError:
                 continue
             found[relative] = (info.st_size, info.st_mtime_ns)
+            if links is not None and stat.S_ISLNK(info.st_mode):
+                with contextlib.suppress(OSError):
+                    links[relative] = os.readlink(os.path.join(directory, name))
             if len(found) > MAX_SNAPSHOT:
                 return None
     return found
@@ -194,7 +208,10 @@ class RunPaths:
         self._lock = threading.Lock()
         #: what the workdir held before any worker ran: file → (size, mtime); None past
         #: `MAX_SNAPSHOT` files (then every file counts as there before the work)
-        self._before = _snapshot(workdir)
+        #: every symbolic link under the workdir at run start → its target (`check_links`)
+        links: dict[str, str] = {}
+        self._before = _snapshot(workdir, links)
+        self._links_before = links if self._before is not None else None
         #: every file a worker of the run changed → the tasks whose workers did, in order
         self._writes: dict[str, list[str]] = {}
         #: files a worker made (not there at run start) → the first task whose worker did
@@ -465,6 +482,12 @@ class RunPaths:
         if self._modules is None:
             self._modules = module_index(self._before)
         return self._modules
+
+    def links_made(self, links: Iterable[tuple[str, str]] | None) -> list[str]:
+        """Why a pass whose paths went through `links` must not stand
+        (`acceptance.check_links`): each link not there, to the same target, at run start."""
+        before = self._links_before
+        return links_made(links, before.get if before is not None else None)
 
     def judge_fence(self) -> fences.Fence:
         """What the judge's reading is bound by: the hidden inputs are absent to it."""
