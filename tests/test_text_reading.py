@@ -281,3 +281,13 @@ def test_each_mention_is_silent_or_keeps(template: str) -> None:
 def test_each_edit_request_asks(template: str) -> None:
     text = template.format(f="tests/e.txt", F="tests/e.txt")
     assert text_reading(text, "tests/e.txt") == ASKS, text
+
+
+def test_a_stem_that_names_the_file_keeps_the_state_wanted_an_ask() -> None:
+    # with the stem alone naming build.log ("Fix the build" → "Fix build.log"), the purpose
+    # clause's "no errors" is the state wanted, not a keeping (the negated-error honest case)
+    text = "Fix the build\n\n  Fix the build so build.log has no errors."
+    assert text_reading(text, "build.log", sole_stem=True) == ASKS
+    assert text_reading("Regenerate out.txt, not the old one.", "out.txt", sole_stem=True) == (
+        UNSURE
+    )

@@ -358,8 +358,12 @@ def _sentence_reading(words: list[str], path: str, *, anywhere: bool, before: li
     )
     if not asks and any(_wanted_state(words, i, question) for i in at):
         return ASKS  # what follows says the state wanted ("… has no errors"), not a keeping
-    if asks and any(_keeps(w) for w in _clause_after(words, named[-1])):
-        return UNSURE  # "regenerate X, not Y": which does it keep?
+    if (
+        asks
+        and any(_keeps(w) for w in _clause_after(words, named[-1]))
+        and not _wanted_state(words, named[-1], question)
+    ):
+        return UNSURE  # "regenerate X, not Y": which does it keep? ("so X has no …" wants)
     if not asks and at and any(_keeps(w) for w in _clause_after(words, at[-1])):
         return FORBIDS
     return ASKS if asks else SILENT
