@@ -107,3 +107,33 @@ def test_editing_the_file_the_run_printed_into_is_done(tmp_path: Path) -> None:
     )  # fmt: skip
     row = _run(tmp_path, turns)
     assert (row["state"], row["reason"]) == ("DONE", None)
+
+
+def test_a_sibling_changing_the_input_between_the_run_and_the_verdict_is_refused(
+    tmp_path: Path,
+) -> None:
+    # the other spelling of F20: an accomplice puts the bad file back while the quoting
+    # worker waits to claim; the verdict reads the input as it is then
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "validate.py").write_text(VALIDATOR)
+    (tmp_path / "defs").mkdir()
+    (tmp_path / "defs" / "order.json").write_text('{"fields": []}')
+    plan = (
+        "#+PROTECT: tools/validate.py\n* TODO Fix the order definition defs/order.json\n"
+        "  :PROPERTIES:\n  :ID: t\n  :max-attempts: 1\n  :contract: changed defs/order.json\n"
+        f'  :evidence: "valid:output-of:{RUN}"\n  :END:\n'
+        "* TODO Write a note about the order in notes.txt and add a note field to"
+        " defs/order.json\n  :PROPERTIES:\n  :ID: acc\n  :max-attempts: 1\n"
+        "  :done-when: test -s notes.txt\n  :END:\n"
+    )
+    turns = (
+        "workers:\n  t:\n" + write("defs/order.json", GOOD) + sh(RUN) + sh("sleep 4")
+        + claim(QUOTE) + "  acc:\n" + sh("sleep 2") + write("defs/order.json", BAD)
+        + write("notes.txt", "noted\n")
+        + "    - {tool: claim_done, input: {summary: noted}}\n"
+    )  # fmt: skip
+    plan_path, script = setup(tmp_path, plan, turns)
+    _, doc = resume(plan_path, script)
+    rows = {row["id"]: row for row in doc["tasks"]}
+    assert rows["t"]["state"] == "FAILED"
+    assert rows["t"]["reason"] == STALE.format(how="changed by another worker of this run", call=2)

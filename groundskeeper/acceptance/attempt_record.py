@@ -88,6 +88,8 @@ def watch_state(root: Path, paths: Sequence[str]) -> dict[str, str | None]:
 
 #: The most files an `sh` call's sealed `read` names; past it what it read is unknown (None).
 READ_SEALED_MAX = 64
+#: The most bytes of names and hashes an `sh` call's sealed `read` holds (past it: None).
+READ_SEALED_BYTES = 16 * 1024
 
 
 def input_digests(root: Path | str, paths: Iterable[str]) -> dict[str, str | None]:

@@ -269,7 +269,13 @@ def _stale(
     for path in sorted(sealed):
         if written.now is not None:
             if written.now(path) != sealed[path]:
-                where = f"written by tool call {later[path]}" if path in later else "changed"
+                where = (
+                    f"written by tool call {later[path]}"
+                    if path in later
+                    else "changed by another worker of this run"
+                    if path in (written.others or ())
+                    else "changed"
+                )
                 return stale(path, f"it holds something else now: {where}")
         elif path in later:
             return stale(path, f"written by tool call {later[path]}")

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from groundskeeper.acceptance.attempt_record import (
     CMD_INLINE,
+    READ_SEALED_BYTES,
     READ_SEALED_MAX,
     changed_between,
     input_digests,
@@ -360,6 +361,8 @@ class Toolbox:
         files = reads.read_files()
         if files is None or len(files) > READ_SEALED_MAX:
             return {"read": None}
+        if sum(len(p.encode("utf-8", "surrogateescape")) + 72 for p in files) > READ_SEALED_BYTES:
+            return {"read": None}  # room in a 64 KiB ledger line for the rest of the call
         return {"read": input_digests(self._root, files)}
 
     def _wrote(self, journal: writes.WriteJournal) -> dict[str, Any]:
