@@ -161,9 +161,11 @@ def test_a_module_run_with_m_is_resolved_in_the_workdir(
     )
 
 
-def test_a_program_changed_after_the_quoting_command_ran_is_not_self_made(
+def test_a_program_changed_after_the_quoting_command_ran_is_not_self_made_but_stale(
     tmp_path: Path,
 ) -> None:
+    # not self-made (written after the quote), but an input of the quoted run that changed
+    # afterwards: the quote speaks of a program no longer there (adversary-11 F20)
     seed(tmp_path, '{"name": "order"}\n')
     turns = (
         sh("python3 validate.py defs/order.json")
@@ -174,7 +176,11 @@ def test_a_program_changed_after_the_quoting_command_ran_is_not_self_made(
                          "workers:\n  t:\n" + turns)  # fmt: skip
     _, doc = resume(plan, script)
     (done,) = doc["tasks"]
-    assert (done["state"], done["reason"]) == ("DONE", None)
+    assert done["state"] == "FAILED"
+    assert str(done["reason"]).startswith(
+        "false evidence: validation_output: evidence from a run whose input changed"
+        " afterwards: `validate.py` (it holds something else now: written by tool call 2 after"
+    )
 
 
 def test_a_file_holding_the_quote_written_before_the_command_is_self_made(

@@ -86,6 +86,19 @@ def watch_state(root: Path, paths: Sequence[str]) -> dict[str, str | None]:
     return {p: _content(root, p) for p in paths}
 
 
+#: The most files an `sh` call's sealed `read` names; past it what it read is unknown (None).
+READ_SEALED_MAX = 64
+#: The most bytes of names and hashes an `sh` call's sealed `read` holds (past it: None).
+READ_SEALED_BYTES = 16 * 1024
+
+
+def input_digests(root: Path | str, paths: Iterable[str]) -> dict[str, str | None]:
+    """What each workdir file (relative) holds, as `watch_state` tells it: how an `sh`
+    call's `read` is sealed right after it, and how evidence compares it at the verdict
+    (`acceptance.evidence`: a quote from a run whose input changed afterwards is stale)."""
+    return {p: _content(Path(root), p) for p in paths}
+
+
 #: The most of a watched file hashed around each call; a larger one is judged by size and mtime.
 WATCH_READ_LIMIT = 4 * 1024 * 1024
 
@@ -319,6 +332,11 @@ class ShCall:
     # where its stdout went (`stdout_file`) and the hash of what that file held right after
     # the call, kept in the output store; (path, None) when what it held is unknown
     stdout_file: tuple[str, str | None] | None = None
+    # the workdir files the sandbox saw it open for reading and what each held right after
+    # it (`input_digests`); None: too many to seal; absent from the record (a stand-in shell,
+    # an older ledger): {} with `read_known` False
+    read: Mapping[str, str | None] | None = None
+    read_known: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,6 +389,7 @@ class AttemptRecord:
                 _hex(body.get("stderr_sha256")),
                 tuple(str(p) for p in changed) if isinstance(changed, list) else None,
                 _stdout_file(body.get("stdout_file")),
+                *_read(body),
             )
 
     def text(self, digest: str | None) -> str | None:
@@ -432,6 +451,15 @@ class AttemptRecord:
 
 def _hex(value: object) -> str | None:
     return value if isinstance(value, str) and len(value) == 64 else None
+
+
+def _read(body: Mapping[str, Any]) -> tuple[Mapping[str, str | None] | None, bool]:
+    if "read" not in body:
+        return {}, False
+    read = body["read"]
+    if not isinstance(read, Mapping):
+        return None, True
+    return {str(p): (d if isinstance(d, str) else None) for p, d in read.items()}, True
 
 
 def _stdout_file(sealed: object) -> tuple[str, str | None] | None:

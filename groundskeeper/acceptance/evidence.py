@@ -20,6 +20,19 @@ file that holds the quote was written by this attempt before the command ran. A 
 after it (a report saved with `cmd > report.txt`) is not. What the record cannot place (a
 call's writes not journalled, a program it cannot read from the line) refuses the quote with
 the reason. It does not judge contracts.
+
+And the quote is evidence only about the files as they end: a command's output speaks of the
+files it read as they were when it ran. The inputs of the quoted run are the workdir files the
+sandbox saw it open for reading (sealed with the call as `read`, each with what it held right
+after it) and the paths its line names (operands, `< FILE`, its programs). When one of them
+holds something else at the verdict (written by a later call of the attempt, renamed over, or
+changed by another worker of the run meanwhile), or a later call of the attempt wrote one of
+the named paths and its content cannot be compared, the quote is stale: `evidence from a run
+whose input changed afterwards: FILE`. Only the last run of the pattern counts, so running it
+again after the change is the way out. What the record cannot tell (what the run read was too
+much to seal, a later call's writes not journalled) refuses the quote when the attempt changed
+anything after it. A file the command printed into (`cmd > report.txt`) is no input: the quote
+is judged on what the record kept of it right after the call.
 """
 
 from __future__ import annotations
@@ -28,7 +41,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundskeeper.acceptance.attempt_record import AttemptRecord, ShCall, chain_commands
+from groundskeeper.acceptance.attempt_record import (
+    AttemptRecord,
+    ShCall,
+    chain_commands,
+    stdout_file,
+)
 from groundskeeper.plan.programs import command_programs
 from groundskeeper.plan.properties import OUTPUT_OF, EvidenceField, command_matches
 
@@ -100,6 +118,9 @@ class Written:
     earlier: frozenset[str] | None = frozenset()
     real: Callable[[str], str | None] = field(default=lambda path: path)
     others: frozenset[str] | None = frozenset()
+    # what a workdir file holds at the verdict, as an `sh` call's `read` was sealed
+    # (`attempt_record.input_digests`); None: judged offline, by the record's writes alone
+    now: Callable[[str], str | None] | None = None
 
 
 def judge_evidence(
@@ -133,7 +154,11 @@ def judge_evidence(
             assert declared.pattern is not None and isinstance(value, str)
             verdict, call = _quoted(declared, value, record)
             if call is not None:
-                verdict = _self_made(declared, value, call, record, written) or verdict
+                verdict = (
+                    _self_made(declared, value, call, record, written)
+                    or _stale(declared, call, record, written)
+                    or verdict
+                )
             verdicts.append(verdict)
             continue
         verdicts.append(EvidenceVerdict(declared, None, f"a {declared.type}"))
@@ -209,6 +234,100 @@ def _self_made(
                     " printed cannot be told"
                 )
     return _quote_in_a_file(declared, quote, call, before, after, blind, written)
+
+
+def _stale(
+    declared: EvidenceField, call: ShCall, record: AttemptRecord, written: Written
+) -> EvidenceVerdict | None:
+    """Whether a file the quoted run read changed after it (before the verdict): then what
+    it printed is evidence about files that are no longer there as they were."""
+    cmd = _short(call.cmd or "")
+    later: dict[str, int] = {}  # a path a later call of the attempt wrote: the first that did
+    blind: int | None = None  # the first later call whose writes are not in the record
+    for index, _tool, paths in record.writes():
+        if index <= call.index:
+            continue
+        if paths is None:
+            blind = index if blind is None else blind
+        else:
+            for path in paths:
+                later.setdefault(path, index)
+
+    def stale(path: str, how: str) -> EvidenceVerdict:
+        return EvidenceVerdict(declared, "E003", (
+            f"evidence from a run whose input changed afterwards: `{path}` ({how} after"
+            f" `{cmd}` ran, tool call {call.index}); the quote speaks of what it held then:"
+            " run the command again on the files as they are, and quote that run"
+        ))  # fmt: skip
+
+    if call.read_known and call.read is None and (later or blind is not None):
+        return EvidenceVerdict(declared, "E003", (
+            f"`{cmd}` (tool call {call.index}) read more files than the record seals, and this"
+            " attempt changed files after it: whether its input changed cannot be told"
+        ))  # fmt: skip
+    sealed = call.read or {}
+    for path in sorted(sealed):
+        if written.now is not None:
+            if written.now(path) != sealed[path]:
+                where = (
+                    f"written by tool call {later[path]}"
+                    if path in later
+                    else "changed by another worker of this run"
+                    if path in (written.others or ())
+                    else "changed"
+                )
+                return stale(path, f"it holds something else now: {where}")
+        elif path in later:
+            return stale(path, f"written by tool call {later[path]}")
+    named = _named_inputs(call.cmd or "", written)
+    if isinstance(named, str):
+        return EvidenceVerdict(declared, "E003", named)
+    for path in sorted(named - set(sealed)):
+        if path in later:
+            return stale(path, f"written by tool call {later[path]}")
+        if blind is not None:
+            return EvidenceVerdict(declared, "E003", (
+                f"what tool call {blind} wrote is not in the record, and `{path}` is an input"
+                f" of `{cmd}`, which printed the quote before it: whether it changed afterwards"
+                " cannot be told"
+            ))  # fmt: skip
+    return None
+
+
+def _named_inputs(cmd: str, written: Written) -> set[str] | str:
+    """The workdir paths the command's line names as what it reads: its words that are not
+    options (operands, `< FILE`) and its programs, as `written.real` places them. A word
+    outside the workdir is no workdir input. The file its stdout went to is not an input."""
+    import shlex
+
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        return f"`{_short(cmd)}` cannot be split into words to tell what it read"
+    out = stdout_file(cmd)
+    found: set[str] = set()
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word in (">", ">>", "2>", "&>"):
+            skip = True  # the file it writes
+            continue
+        word = word.removeprefix("<")
+        if not word or word.startswith(("-", ">", "2>", "&")) or "=" in word.split("/")[0]:
+            continue
+        path = written.real(word)
+        if path is not None and path != out:
+            found.add(path)
+    programs = command_programs(cmd)
+    if not isinstance(programs, str):
+        for program in programs:
+            for named in program.paths:
+                path = written.real(named)
+                if path is not None:
+                    found.add(path)
+    return found
 
 
 def _quote_in_a_file(

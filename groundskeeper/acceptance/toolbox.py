@@ -17,7 +17,10 @@ from typing import Any, NoReturn
 
 from groundskeeper.acceptance.attempt_record import (
     CMD_INLINE,
+    READ_SEALED_BYTES,
+    READ_SEALED_MAX,
     changed_between,
+    input_digests,
     read_at_most,
     sealable_changed,
     stdout_file,
@@ -27,7 +30,7 @@ from groundskeeper.acceptance.attempt_record import (
 from groundskeeper.acceptance.check import Shell, sandbox_shell, sha256_text
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.sandbox import fence as fences
-from groundskeeper.sandbox import writes
+from groundskeeper.sandbox import read_set, writes
 from groundskeeper.sandbox.quota import DiskQuota
 
 DEFAULT_MAX_TURNS = 30
@@ -293,7 +296,9 @@ class Toolbox:
             "cmd_sha256": sha256_text(cmd, keep_surrogates=True),
         }
         # what it changed, as the sandbox did it: this call's own writes, never a sibling's
-        with writes.recording(self._root) as journal:
+        with writes.recording(self._root) as journal, read_set.recording(self._root) as reads:
+            # the names of the workdir files it opened, not their facts (no hashing in it)
+            reads.taint("a worker's command: the files it read are kept by name only")
             try:
                 result = run(cmd, workdir=self._root, read_only=False, timeout=self.sh_timeout)
             except Exception as exc:  # the worker hears of it; the run goes on
@@ -311,6 +316,7 @@ class Toolbox:
                 return ToolOutcome(text, True, "error", facts, (cmd, *_listed(facts)))
         facts |= {
             **self._wrote(journal),
+            **self._sealed_reads(reads),
             "exit_status": result.status,
             "fault": result.fault,
             "stdout_sha256": sha256_text(result.stdout, keep_surrogates=True),
@@ -344,6 +350,20 @@ class Toolbox:
             return ()
         facts["stdout_file"] = {"path": target, "sha256": sha256_text(text, keep_surrogates=True)}
         return (text,)
+
+    def _sealed_reads(self, reads: read_set.ReadSet) -> dict[str, Any]:
+        """What an `sh` call read, as sealed: `read`, each workdir file the sandbox saw it
+        open for reading and what it held right after the call (`input_digests`), so that
+        evidence quoting the call can tell whether its inputs changed afterwards; None when
+        too many to seal. A stand-in shell seals nothing (no key)."""
+        if self.shell is not None:
+            return {}
+        files = reads.read_files()
+        if files is None or len(files) > READ_SEALED_MAX:
+            return {"read": None}
+        if sum(len(p.encode("utf-8", "surrogateescape")) + 72 for p in files) > READ_SEALED_BYTES:
+            return {"read": None}  # room in a 64 KiB ledger line for the rest of the call
+        return {"read": input_digests(self._root, files)}
 
     def _wrote(self, journal: writes.WriteJournal) -> dict[str, Any]:
         """What an `sh` call changed, as sealed: `wrote`, the sandbox's journal (None:

@@ -197,9 +197,13 @@ class EvidenceStage:
             inside = found.startswith(root + os.sep)
             return found[len(root) + 1 :].replace(os.sep, "/") if inside else None
 
+        from groundskeeper.acceptance.attempt_record import input_digests
         from groundskeeper.acceptance.evidence import Written
 
-        return Written(texts, stamped, context.history.earlier, real, context.others)
+        def now(path: str) -> str | None:
+            return input_digests(root, (path,))[path]
+
+        return Written(texts, stamped, context.history.earlier, real, context.others, now)
 
 
 EVIDENCE_READ_LIMIT = 4 * 1024 * 1024  # a written file larger than this cannot clear a quote
