@@ -203,6 +203,32 @@ def test_a_resume_of_plain_checks_imports_nothing_it_cannot_need(tmp_path: Path)
     assert _never(modules, RESUME_NEVER) == []
 
 
+#: Never on a resume with nothing to run (every task DONE, no check to run, no sweep): the
+#: sandbox's wasm layer and its shell, and the model backends it was not given.
+IDLE_RESUME_NEVER = (
+    *RESUME_NEVER,
+    "wasmtime",
+    "groundskeeper.sandbox.wasi",
+    "groundskeeper.sandbox.preview1",
+    "groundskeeper.sandbox.shell",
+    "groundskeeper.models.claude",
+)
+
+
+def test_a_resume_with_nothing_to_run_imports_no_sandbox_and_no_other_model(
+    tmp_path: Path,
+) -> None:
+    plan_text = "".join(task(f"Task {n}", f"t{n}", f"grep -qx {n} f{n}.txt") for n in range(2))
+    script = {f"t{n}": [_write(f"f{n}.txt", f"{n}\n"), {"say": "DONE"}] for n in range(2)}
+    plan, script_path = setup(tmp_path, plan_text, yaml.safe_dump({"workers": script}))
+    resume(plan, script_path)
+    assert keywords(plan) == {"t0": "DONE", "t1": "DONE"}
+    modules = imported_by_a_resume(plan, script_path)
+    assert "groundskeeper.supervisor.runner" in modules  # it ran in this process
+    assert "groundskeeper.models.scripted" in modules  # the model it was given, checked
+    assert _never(modules, IDLE_RESUME_NEVER) == []
+
+
 def test_a_resume_with_a_judged_task_imports_the_judge(tmp_path: Path) -> None:
     """The other side: what a plan does need is still imported (the judge, for a `:judge:`)."""
     plan_text = task("Judged", "judged", "grep -qx j j.txt", judge="j.txt says j")

@@ -4,12 +4,13 @@ from the repository in an editable install. It owns finding them, not what they 
 
 from __future__ import annotations
 
-import importlib.resources
 from pathlib import Path
 
 
 def load_prompt(name: str) -> str:
     """`prompts/NAME`, from the installed package or (editable install) the repo."""
+    import importlib.resources  # ~10 ms (tempfile, shutil, zipfile): only when a prompt is read
+
     try:
         resource = importlib.resources.files("groundskeeper") / "prompts" / name
         return resource.read_text(encoding="utf-8")
