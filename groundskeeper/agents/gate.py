@@ -511,6 +511,7 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         plan_path,
         now,
         scope,
+        plan,
     )
 
 
@@ -835,9 +836,13 @@ def session_refusals(plan: Plan) -> list[Diagnostic]:
     taken as backed) that nothing the hook runs can confirm — no check (T002), or judged also
     on contracts, evidence, a judge or an approval gate (H001), which only a run confirms."""
     from groundskeeper.diagnostics import Diagnostic
+    from groundskeeper.plan.edit import unwritable_states
     from groundskeeper.plan.lint import validate
 
     found = [d for d in validate(plan) if d.level == "error"]
+    missing = unwritable_states(plan, HOOK_VERDICTS) if plan.tasks() else []
+    if missing:
+        found.append(Diagnostic("error", "outline", unwritable_message(missing), None, "H002"))
     for task in open_tasks(plan, lambda _: True):
         title, line = task.title, task.heading.line
         if not task.checked:
@@ -856,6 +861,21 @@ def session_refusals(plan: Plan) -> list[Diagnostic]:
             )
             found.append(Diagnostic("error", title, message, line, "H001"))
     return sorted(found, key=lambda d: d.line or 0)
+
+
+#: What the hook itself writes into a headline: the breaker's FAILED.
+HOOK_VERDICTS = ("FAILED",)
+
+
+def unwritable_message(missing: list[str]) -> str:
+    """Why the plan cannot hold the hook's verdicts, and the fix (`agent setup`'s H002, the
+    breaker's answer): the same words wherever it is said."""
+    words = " ".join(missing)
+    return (
+        f"the #+TODO line has no {', '.join(missing)} after `|`: the hook's breaker seals and"
+        f" writes FAILED when it stops a session, and a headline could not show it; add"
+        f" {words} after `|` (e.g. `#+TODO: TODO | DONE {words}`, keeping your own states)"
+    )
 
 
 def beyond_check(task: TaskSpec) -> list[str]:
@@ -950,15 +970,21 @@ def _finish(
     plan_path: Path,
     verified: Fingerprint,
     scope: str,
+    plan: Plan | None = None,
 ) -> Decision:
     """Seal the decision; `scope`: what the stop claims, the whole plan (a Stop), one
-    `task`, or `none` of the plan's (only an allowed Stop ends a row of refusals)."""
+    `task`, or `none` of the plan's (only an allowed Stop ends a row of refusals). `plan`:
+    the plan `failures` were judged on (the breaker writes their FAILED into it)."""
     blocks = view.blocks + 1 if decision.outcome == "block" else 0
     states: list[tuple[str, str]] = []
     if decision.outcome == "block" and blocks >= options.max_blocks:
         # the agent would be stopped anyway: the tasks it could not finish are FAILED, sealed,
-        # and the user is told (never a silent allow)
-        for task, _ in failures:
+        # and the user is told (never a silent allow). Only where the headline can show it:
+        # a seal the plan cannot agree with would be a false record (`unwritable_states`)
+        from groundskeeper.plan.edit import unwritable_states
+
+        unwritable = unwritable_states(plan, ("FAILED",)) if plan is not None else []
+        for task, _ in [] if unwritable else failures:
             record.stage(
                 "state",
                 {
@@ -970,6 +996,8 @@ def _finish(
             )
             states.append((task.task_id, "FAILED"))
         failed = ", ".join(f"`{t}`" for t, _ in states) or "none (the plan itself changed)"
+        if unwritable:
+            failed = f"none sealed or written ({unwritable_message(unwritable)})"
         decision = Decision(
             "stop",
             f"groundskeeper: the agent was refused {blocks} times (--max-blocks"
