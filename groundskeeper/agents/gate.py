@@ -583,6 +583,9 @@ def _record_session_start(
             "agent": event.agent,
             "event": event.name,
             "session_id": event.session_id,
+            # Claude Code's `startup`, `resume`, `clear`, `compact`: a `clear` start names the
+            # id a `/clear` gave the session `agent run` follows (`followed_sessions`)
+            "source": excerpt(str(event.raw.get("source") or ""), 40),
             "plan": str(plan_path),
             "plan_sha256": plan_sha256,
             "versions": _versions(),
@@ -1194,12 +1197,15 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
         if not started and not seen:
             return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
         session = started[0] if started else seen.pop()
+    chain = followed_sessions(steps[after:], session)
+    if isinstance(chain, str):
+        return chain
     runs: dict[str, str | None] = {}  # hook run id -> its decision (None: never answered)
     stops: list[str] = []  # the session's Stop decisions (the whole plan's claim), in order
     for step, body in steps[after:]:
         run = str(body.get("run_id", ""))
         if step == "run-start" and body.get("kind") == "hook":
-            if body.get("session_id") == session:
+            if body.get("session_id") in chain:
                 runs[run] = None
         elif step == "hook-decision" and run in runs:
             runs[run] = str(body.get("decision"))
@@ -1212,10 +1218,55 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
             f" before it could decide: {', '.join(unanswered)}); nothing of them is confirmed"
         )
     if not stops:
+        others = sorted(
+            {
+                str(body.get("session_id"))
+                for step, body in steps[after:]
+                if step == "run-start" and body.get("kind") == "hook"
+            }
+            - set(chain)
+        )
+        if others:
+            return (
+                f"no stop of the session reached groundskeeper's hook; stops of another session"
+                f" ({', '.join(f'`{o}`' for o in others[:3])}) did, and no `/clear` start of"
+                " the session (a SessionStart with source `clear`) links it to the one launched;"
+                " nothing is confirmed"
+            )
         return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
     if stops[-1] != "allow":
         return f"the session's last stop was not allowed ({stops[-1]}): the work is not done"
     return None
+
+
+def followed_sessions(steps: list[tuple[str, dict[str, Any]]], launched: str) -> list[str] | str:
+    """The session ids the launched session went by, in order, read from the ledger written
+    since its launch: `launched`, then each id a `/clear` gave it. Claude Code's `/clear`
+    starts the conversation over under a new id and sends `SessionStart` with source
+    `clear`, naming only the new id; such a start is followed when it comes after a call of
+    the id in force and that id makes no call after it (a `/clear` ends it). A clear-start of
+    another session while the launched one is still calling is not its own: the answer is why
+    the session cannot be told (a str), never a guess. A bare id with no clear-start before
+    it is never followed."""
+    chain = [launched]
+    active = False  # has the id in force made a call (or its start) yet?
+    for step, body in steps:
+        if step != "run-start" or body.get("kind") not in ("hook", "hook-session"):
+            continue
+        sid = str(body.get("session_id") or "")
+        if sid in chain[:-1]:
+            return (
+                f"the session's id `{sid}` made a hook call after a `/clear` start"
+                f" (`{chain[chain.index(sid) + 1]}`) the launcher took for its own: two sessions"
+                " ran on the plan and which stop is the launched one's cannot be told; nothing"
+                " is confirmed"
+            )
+        if sid == chain[-1]:
+            active = True
+        elif active and body.get("kind") == "hook-session" and body.get("source") == "clear":
+            chain.append(sid)
+            active = True
+    return chain
 
 
 def record_changed(plan_path: Path, before: tuple[int, str]) -> str | None:
