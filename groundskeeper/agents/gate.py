@@ -511,6 +511,7 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         plan_path,
         now,
         scope,
+        plan,
     )
 
 
@@ -582,6 +583,9 @@ def _record_session_start(
             "agent": event.agent,
             "event": event.name,
             "session_id": event.session_id,
+            # Claude Code's `startup`, `resume`, `clear`, `compact`: a `clear` start names the
+            # id a `/clear` gave the session `agent run` follows (`followed_sessions`)
+            "source": excerpt(str(event.raw.get("source") or ""), 40),
             "plan": str(plan_path),
             "plan_sha256": plan_sha256,
             "versions": _versions(),
@@ -870,9 +874,13 @@ def session_refusals(plan: Plan) -> list[Diagnostic]:
     taken as backed) that nothing the hook runs can confirm — no check (T002), or judged also
     on contracts, evidence, a judge or an approval gate (H001), which only a run confirms."""
     from groundskeeper.diagnostics import Diagnostic
+    from groundskeeper.plan.edit import unwritable_states
     from groundskeeper.plan.lint import validate
 
     found = [d for d in validate(plan) if d.level == "error"]
+    missing = unwritable_states(plan, HOOK_VERDICTS) if plan.tasks() else []
+    if missing:
+        found.append(Diagnostic("error", "outline", unwritable_message(missing), None, "H002"))
     for task in open_tasks(plan, lambda _: True):
         title, line = task.title, task.heading.line
         if not task.checked:
@@ -891,6 +899,21 @@ def session_refusals(plan: Plan) -> list[Diagnostic]:
             )
             found.append(Diagnostic("error", title, message, line, "H001"))
     return sorted(found, key=lambda d: d.line or 0)
+
+
+#: What the hook itself writes into a headline: the breaker's FAILED.
+HOOK_VERDICTS = ("FAILED",)
+
+
+def unwritable_message(missing: list[str]) -> str:
+    """Why the plan cannot hold the hook's verdicts, and the fix (`agent setup`'s H002, the
+    breaker's answer): the same words wherever it is said."""
+    words = " ".join(missing)
+    return (
+        f"the #+TODO line has no {', '.join(missing)} after `|`: the hook's breaker seals and"
+        f" writes FAILED when it stops a session, and a headline could not show it; add"
+        f" {words} after `|` (e.g. `#+TODO: TODO | DONE {words}`, keeping your own states)"
+    )
 
 
 def beyond_check(task: TaskSpec) -> list[str]:
@@ -985,15 +1008,21 @@ def _finish(
     plan_path: Path,
     verified: Fingerprint,
     scope: str,
+    plan: Plan | None = None,
 ) -> Decision:
     """Seal the decision; `scope`: what the stop claims, the whole plan (a Stop), one
-    `task`, or `none` of the plan's (only an allowed Stop ends a row of refusals)."""
+    `task`, or `none` of the plan's (only an allowed Stop ends a row of refusals). `plan`:
+    the plan `failures` were judged on (the breaker writes their FAILED into it)."""
     blocks = view.blocks + 1 if decision.outcome == "block" else 0
     states: list[tuple[str, str]] = []
     if decision.outcome == "block" and blocks >= options.max_blocks:
         # the agent would be stopped anyway: the tasks it could not finish are FAILED, sealed,
-        # and the user is told (never a silent allow)
-        for task, _ in failures:
+        # and the user is told (never a silent allow). Only where the headline can show it:
+        # a seal the plan cannot agree with would be a false record (`unwritable_states`)
+        from groundskeeper.plan.edit import unwritable_states
+
+        unwritable = unwritable_states(plan, ("FAILED",)) if plan is not None else []
+        for task, _ in [] if unwritable else failures:
             record.stage(
                 "state",
                 {
@@ -1005,6 +1034,8 @@ def _finish(
             )
             states.append((task.task_id, "FAILED"))
         failed = ", ".join(f"`{t}`" for t, _ in states) or "none (the plan itself changed)"
+        if unwritable:
+            failed = f"none sealed or written ({unwritable_message(unwritable)})"
         decision = Decision(
             "stop",
             f"groundskeeper: the agent was refused {blocks} times (--max-blocks"
@@ -1201,12 +1232,15 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
         if not started and not seen:
             return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
         session = started[0] if started else seen.pop()
+    chain = followed_sessions(steps[after:], session)
+    if isinstance(chain, str):
+        return chain
     runs: dict[str, str | None] = {}  # hook run id -> its decision (None: never answered)
     stops: list[str] = []  # the session's Stop decisions (the whole plan's claim), in order
     for step, body in steps[after:]:
         run = str(body.get("run_id", ""))
         if step == "run-start" and body.get("kind") == "hook":
-            if body.get("session_id") == session:
+            if body.get("session_id") in chain:
                 runs[run] = None
         elif step == "hook-decision" and run in runs:
             runs[run] = str(body.get("decision"))
@@ -1219,10 +1253,55 @@ def session_outcome(plan_path: Path, before: tuple[int, str], session: str | Non
             f" before it could decide: {', '.join(unanswered)}); nothing of them is confirmed"
         )
     if not stops:
+        others = sorted(
+            {
+                str(body.get("session_id"))
+                for step, body in steps[after:]
+                if step == "run-start" and body.get("kind") == "hook"
+            }
+            - set(chain)
+        )
+        if others:
+            return (
+                f"no stop of the session reached groundskeeper's hook; stops of another session"
+                f" ({', '.join(f'`{o}`' for o in others[:3])}) did, and no `/clear` start of"
+                " the session (a SessionStart with source `clear`) links it to the one launched;"
+                " nothing is confirmed"
+            )
         return "no stop of the session reached groundskeeper's hook; nothing is confirmed"
     if stops[-1] != "allow":
         return f"the session's last stop was not allowed ({stops[-1]}): the work is not done"
     return None
+
+
+def followed_sessions(steps: list[tuple[str, dict[str, Any]]], launched: str) -> list[str] | str:
+    """The session ids the launched session went by, in order, read from the ledger written
+    since its launch: `launched`, then each id a `/clear` gave it. Claude Code's `/clear`
+    starts the conversation over under a new id and sends `SessionStart` with source
+    `clear`, naming only the new id; such a start is followed when it comes after a call of
+    the id in force and that id makes no call after it (a `/clear` ends it). A clear-start of
+    another session while the launched one is still calling is not its own: the answer is why
+    the session cannot be told (a str), never a guess. A bare id with no clear-start before
+    it is never followed."""
+    chain = [launched]
+    active = False  # has the id in force made a call (or its start) yet?
+    for step, body in steps:
+        if step != "run-start" or body.get("kind") not in ("hook", "hook-session"):
+            continue
+        sid = str(body.get("session_id") or "")
+        if sid in chain[:-1]:
+            return (
+                f"the session's id `{sid}` made a hook call after a `/clear` start"
+                f" (`{chain[chain.index(sid) + 1]}`) the launcher took for its own: two sessions"
+                " ran on the plan and which stop is the launched one's cannot be told; nothing"
+                " is confirmed"
+            )
+        if sid == chain[-1]:
+            active = True
+        elif active and body.get("kind") == "hook-session" and body.get("source") == "clear":
+            chain.append(sid)
+            active = True
+    return chain
 
 
 def record_changed(plan_path: Path, before: tuple[int, str]) -> str | None:

@@ -51,7 +51,8 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
       unbacked-done    DONE in the plan, no sealed DONE for it (or one for another
                        check): hand-edited, or written by something other than a run
       state-mismatch   a finished state the ledger does not show for that task, or
-                       an open one (TODO) where it sealed DONE (an older plan put back)
+                       an open one (TODO) where it sealed a verdict: DONE (an older
+                       plan put back) or FAILED (never written: a #+TODO line without it)
       unfinished-run   a run that started and never sealed its end (killed, or
                        stopped unable to seal: a full disk) and no later run sealed one
       failed-now-passes  FAILED in the plan (the breaker), but its check passed since
@@ -133,6 +134,25 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
             message = (
                 f"`{task.title}` is {keyword or 'without a keyword'} in the plan; the ledger"
                 " sealed it DONE (an older copy of the plan put back? the next run redoes it)"
+            )
+            findings.append(AuditFinding("state-mismatch", task.task_id, task.line, message))
+        elif (
+            keyword not in done_states
+            and sealed is not None
+            and sealed.state != keyword
+            and sealed.state not in loaded.active_states
+        ):
+            # a sealed verdict (the breaker's FAILED) the headline never showed: never
+            # written (the plan's keywords lack it), or the headline set back by hand
+            known = sealed.state in loaded.done_states or not loaded.declares_keywords
+            how = (
+                "set back by hand, or never written? the next run judges it again"
+                if known
+                else f"the plan's #+TODO line has no {sealed.state}, so it was never written"
+            )
+            message = (
+                f"`{task.title}` is {keyword or 'without a keyword'} in the plan; the ledger"
+                f" sealed it {sealed.state} ({how})"
             )
             findings.append(AuditFinding("state-mismatch", task.task_id, task.line, message))
     passed = _passed_since_failed(steps)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from groundskeeper.plan.org import (
@@ -32,6 +32,7 @@ __all__ = [
     "set_state",
     "state_edited",
     "statistics_cookies",
+    "unwritable_states",
     "write_atomically",
 ]
 
@@ -108,6 +109,17 @@ def needs_todo_line(plan: Plan, state: str) -> bool:
     """Whether writing `state` needs the `#+TODO:` line first: the plan has none, and org would
     read the headline as a plain heading titled `STATE …` (anything but TODO and DONE)."""
     return not plan.declares_keywords and state not in _ORG_DEFAULT_STATES
+
+
+def unwritable_states(plan: Plan, states: Iterable[str]) -> list[str]:
+    """The verdicts of `states` no write-back can give a task of `plan` as a finished state:
+    the plan has a `#+TODO:`-like line and none of its sequences holds the state after `|`
+    (a plan without one gets `#+TODO: TODO NEXT | DONE FAILED PARTIAL` at the first such
+    write). One reading for the runner's preflight (R001), `agent setup` (H002) and the
+    hook's breaker, which seals FAILED only where it can write it."""
+    if not plan.declares_keywords:
+        return []
+    return [s for s in states if s not in plan.done_states]
 
 
 def insert_todo_line(text: str) -> str:

@@ -35,9 +35,11 @@ VERDICT_STATES = ORG_VERDICT_STATES  # the plan model's (`plan.org`), read by th
 def preflight(plan: Plan) -> list[Diagnostic]:
     """What the runner itself needs of a plan beyond rung 1: verdict states, valid numbers."""
     found: list[Diagnostic] = []
-    missing = [s for s in VERDICT_STATES if s not in plan.done_states]
+    from groundskeeper.plan.edit import unwritable_states
+
     # without any #+TODO: line the run inserts one with every verdict state (`needs_todo_line`)
-    if missing and plan.tasks() and plan.declares_keywords:
+    missing = unwritable_states(plan, VERDICT_STATES)
+    if missing and plan.tasks():
         message = (
             f"the #+TODO line has no {', '.join(missing)} after `|`; the runner writes DONE,"
             " FAILED and PARTIAL verdicts (e.g. `#+TODO: TODO NEXT | DONE FAILED PARTIAL`)"

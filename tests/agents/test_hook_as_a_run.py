@@ -144,7 +144,7 @@ def test_a_parents_own_check_is_judged_after_its_children(tmp_path: Path) -> Non
 
 
 CANCELLED_PLAN = """\
-#+TODO: TODO NEXT | DONE CANCELLED
+#+TODO: TODO NEXT | DONE CANCELLED FAILED
 * TODO Write hello
   :PROPERTIES:
   :ID: hello

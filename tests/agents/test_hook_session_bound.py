@@ -91,8 +91,10 @@ import json, os, pathlib, subprocess, sys
 args = sys.argv[1:]
 settings = json.loads(pathlib.Path(args[args.index("--settings") + 1]).read_text())
 session = args[args.index("--session-id") + 1] if "--session-id" in args else "unknown"
+current = [session]  # the id the conversation goes by now (`/clear` gives it a new one)
 
-def hook(event, session=session, **extra):
+def hook(event, session=None, **extra):
+    session = session or current[0]
     command = settings["hooks"][event][0]["hooks"][0]["command"]
     body = {"session_id": session, "cwd": os.getcwd(), "hook_event_name": event,
             "last_assistant_message": "DONE", **extra}
@@ -135,6 +137,13 @@ for step in os.environ["SCENARIO"].split():
         pathlib.Path("LAUNCHED").write_text("")
     elif step == "foreign-stop":  # an event of its own, another session's id
         hook("Stop", session="made-up")
+    elif step == "clear":  # Claude Code's /clear: a new id, announced by a clear start
+        current[0] += "-cleared"
+        hook("SessionStart", source="clear")
+    elif step == "new-id":  # an id of its own, announced by nothing
+        current[0] = "made-up"
+    elif step.startswith("start-other-"):  # another session's start, its source named
+        hook("SessionStart", session="other", source=step.removeprefix("start-other-"))
     elif step.startswith("subagent"):
         hook("SubagentStop", agent_type="general-purpose")
     else:
