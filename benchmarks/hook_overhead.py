@@ -32,8 +32,8 @@ the plan and event are the hook tests' (`tests/agents/gated.py`).
 
 - `before` (with `--before DIR`: a checkout of the code to compare with, e.g. main's): the
   no-check and with-checks Stops again, each call of this code followed by one of DIR's on a
-  plan of its own, both started as `python -I -c BOOT hook …` where BOOT puts the tree first
-  on sys.path and runs `groundskeeper` as `-m` does: the same interpreter, the same load, the
+  plan of its own, both started by the launcher `agent setup` writes (its interpreter check
+  included) with the tree put first on sys.path: the same interpreter, the same load, the
   same start-up for both; `ratio` is this code's median over DIR's.
 
     .venv/bin/python benchmarks/hook_overhead.py [--calls 20] [--ledger-runs 500] [--before DIR]
@@ -131,18 +131,16 @@ def tool_runs(work: Path, runs: int) -> None:
         ledger.commit()
 
 
-#: `python -I -c BOOT ARGS…` runs `groundskeeper` from the tree in argv[1] as `-m` would.
-BOOT = (
-    "import runpy, sys; sys.path.insert(0, sys.argv.pop(1));"
-    " runpy.run_module('groundskeeper', run_name='__main__', alter_sys=True)"
-)
-
-
 def from_tree(hook: list[str], tree: Path) -> list[str]:
-    """The hook's command line, run from the code in `tree` instead of the installed one."""
-    python, isolated, dash_m, package, *args = hook
-    assert (isolated, dash_m, package) == ("-I", "-m", "groundskeeper"), hook
-    return [python, "-I", "-c", BOOT, str(tree), *args]
+    """The hook's command line, run from the code in `tree` instead of the installed one.
+
+    The launcher (`python -I -S -B -c BOOTSTRAP MANIFEST DIGEST FORM hook …`) is kept whole,
+    its check of the interpreter included; only `tree` goes first on `sys.path`, so its
+    `groundskeeper` is the one `runpy` runs."""
+    python, *flags, dash_c, bootstrap = hook[: hook.index("-c") + 2]
+    assert (flags, dash_c) == (["-I", "-S", "-B"], "-c"), hook
+    first = f"import sys; sys.path.insert(0, {str(tree)!r})\n"
+    return [python, *flags, dash_c, first + bootstrap, *hook[hook.index("-c") + 2 :]]
 
 
 class Checked:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from groundskeeper import __version__
+from groundskeeper import __version__, collector
 from groundskeeper.acceptance.check import (
     DEFAULT_CHECK_TIMEOUT,
     CheckResult,
@@ -762,6 +762,7 @@ class _Sandbox:
     def __call__(self) -> Shell:
         if self._shell is None:
             self._shell = sandbox_shell()
+        collector.release()  # a check runs with the collector on (off while a hook starts)
         return self._shell
 
 
