@@ -21,9 +21,9 @@ from tests.test_paths_cli import _row, _script
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "plans.md"
 
 FORMS = {
-    "sh": ('test "$(sh run.sh)" = hello', "`sh`", "a check cannot run a shell script file"),
-    "bash": ("bash run.sh", "`bash`", "a check cannot run a shell script file"),
-    "dot": (". ./run.sh", "`.`", "a check cannot run a shell script file"),
+    "sh": ('test "$(sh run.sh)" = hello', "`sh`", "the sandbox runs no shell but the check's own"),
+    "bash": ("bash run.sh", "`bash`", "the sandbox runs no shell but the check's own"),
+    "dot": (". ./run.sh", "`.`", "the sandbox runs no shell but the check's own"),
     "path": ("./run.sh", "`./run.sh`", "a check cannot run a workdir file as a command"),
 }
 

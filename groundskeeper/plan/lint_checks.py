@@ -53,16 +53,17 @@ def judge_check(check: Check) -> list[Finding]:
             closest = closest_command(name)
             if name in _SCRIPT_RUNNERS:
                 message += (
-                    ": a check cannot run a shell script file; write the script's commands in"
-                    " the check itself (or run a Python program: `python3 FILE`)"
+                    ": the sandbox runs no shell but the check's own, so no script file;"
+                    " write the commands in the check itself (or run a Python program:"
+                    " `python3 FILE`)"
                 )
+            elif closest is not None:
+                message += f"; did you mean `{closest}`?"
             elif "/" in name:
                 message += (
                     ": a check cannot run a workdir file as a command; run a Python program"
                     " with `python3 FILE`"
                 )
-            elif closest is not None:
-                message += f"; did you mean `{closest}`?"
             findings.append(("error", "T004", message, None))
     findings.extend(_unlaunchable(script))
     for name, option, advice in dict.fromkeys(_unsupported_options(script)):
