@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported when patterns are compiled: ~25 ms a process need not pay
     from pathspec import GitIgnoreSpec
 
-__all__ = ["PathPatterns", "covers", "normal_path", "pattern_problem"]
+__all__ = ["PathPatterns", "covering", "covers", "normal_path", "pattern_problem"]
 
 
 def pattern_problem(pattern: str) -> str | None:
@@ -138,3 +138,9 @@ def covers(patterns: Iterable[str], relative: str, *, is_dir: bool = False) -> b
     """Whether any of `patterns` covers `relative`: the one glob rule every path property
     and the fence use."""
     return PathPatterns(patterns).covers(relative, is_dir=is_dir)
+
+
+def covering(patterns: Iterable[str], relative: str, *, is_dir: bool = False) -> str | None:
+    """The first of `patterns` that covers `relative`, as `covers` reads it, or None: what a
+    refusal names and lint (T032) quotes."""
+    return next((p for p in patterns if covers((p,), relative, is_dir=is_dir)), None)

@@ -19,7 +19,7 @@ check's text and the file's name only (a read set cannot tell an import from an 
 - a file a pytest check (`python3 -m pytest PATHS`) collects or keeps beside its tests is
   the checker's: everything under a directory PATH, a file PATH itself, and anywhere a
   `test_*.py`, `*_test.py` or `conftest.py`;
-- a program the check runs from the workdir (`python3 check.py`, `sh t.sh`, a `-m` module's
+- a program the check runs from the workdir (`python3 check.py`, a `-m` module's
   file) is the checker's, and so is every `.py` file in that program's directory and below
   (the modules it imports: sys.path[0] is its directory);
 - a unittest check (`python3 -m unittest discover -s tests`) the same: its start directory

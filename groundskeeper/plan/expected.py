@@ -62,7 +62,7 @@ def compared_by(language: str, text: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=4096)
 def programs_run_by(language: str, text: str) -> tuple[str, ...]:
-    """The workdir files a check runs as programs (`python3 check.py`, `sh t.sh`, `./run`,
+    """The workdir files a check runs as programs (`python3 check.py`,
     a `-m` module's candidates: `plan.programs`' reading): a checker the worker could
     rewrite is a reference like an expected file. None when the check does not parse or
     names a program through an expansion (lint says so)."""

@@ -24,6 +24,11 @@ _SHOWN_CHECK = 80  # characters of a check quoted back in a message
 Finding = tuple["Level", str, str, int | None]  # `diagnostics` is lint's: a hook skips it
 
 
+# Shells and `source`: the sandbox's interpreter runs the check's own text only, never a
+# script file (`sh run.sh` is 127 there, as any unknown name).
+_SCRIPT_RUNNERS = frozenset({"sh", "bash", "dash", "ksh", "zsh", "source", "."})
+
+
 def judge_check(check: Check) -> list[Finding]:
     if check.language != CHECK_LANGUAGE:
         shown = check.language or "(none)"
@@ -46,8 +51,19 @@ def judge_check(check: Check) -> list[Finding]:
         if name not in COMMANDS:
             message = f"check uses `{name}`, which the sandbox does not have"
             closest = closest_command(name)
-            if closest is not None:
+            if name in _SCRIPT_RUNNERS:
+                message += (
+                    ": the sandbox runs no shell but the check's own, so no script file;"
+                    " write the commands in the check itself (or run a Python program:"
+                    " `python3 FILE`)"
+                )
+            elif closest is not None:
                 message += f"; did you mean `{closest}`?"
+            elif "/" in name:
+                message += (
+                    ": a check cannot run a workdir file as a command; run a Python program"
+                    " with `python3 FILE`"
+                )
             findings.append(("error", "T004", message, None))
     findings.extend(_unlaunchable(script))
     for name, option, advice in dict.fromkeys(_unsupported_options(script)):

@@ -1,5 +1,6 @@
 """Lint of a task's acceptance properties, read from the compiled spec: protected inputs
-(T014, T025, T028), contracts and evidence (T015–T020), the judge (J001–J006) and gates (G001–G004).
+(T014, T025, T028, T032), contracts and evidence (T015–T020), the judge (J001–J006) and
+gates (G001–G004).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     yield from _hidden_judge_files(spec)
     yield from _pytest_checks(spec)
     yield from _writable_kept(spec)
+    yield from _asked_but_kept(spec)
     if spec.plan.path is None:
         return
     base = spec.plan.path.parent
@@ -172,6 +174,42 @@ def unasked_message(task: TaskSpec, name: str, named: bool) -> str:
         " that changes it fails the task as changing its check's input; if the task is to"
         f' change it, add `:writable: {name}` to the task (or ask in its text: "update'
         f' {name}")'
+    )
+
+
+def _asked_but_kept(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """T032: a task's text asks its worker to write a file that one of its protect patterns,
+    or a hide pattern of the run, covers (the run's reading, `suite_paths.asked_but_kept`):
+    the fence refuses the write, and the run fails the task as changing a protected input."""
+    from groundskeeper.plan.suite_paths import asked_but_kept
+
+    hide = tuple(dict.fromkeys(p for task in spec for p in task.hide))
+    for task in spec:
+        for path, pattern, kind in asked_but_kept(task, hide):
+            message = _kept_message(task, path, pattern, kind)
+            yield Diagnostic("warning", task.heading.title, message, task.heading.line, "T032")
+
+
+def _kept_message(task: TaskSpec, path: str, pattern: str, kind: str) -> str:
+    """What T032 says: the pattern, why it covers the file, and the fix."""
+    where = "`:hide:`/`#+HIDE:`" if kind == "hide" else "`:protect:`/`#+PROTECT:`"
+    why = []
+    if "/" not in pattern.strip("/") and not pattern.startswith("/") and "/" in path:
+        why.append("a pattern without a `/` before its end matches at any depth")
+    if pattern.strip("/") not in path and pattern.casefold().strip("/") in path.casefold():
+        why.append("letters match in either case")
+    narrow = (
+        f"anchor it, `/{pattern}`, or name the very file it is for"
+        if "/" not in pattern.strip("/") and not pattern.startswith("/")
+        else "name the very files it is for"
+    )
+    because = f" ({'; '.join(why)})" if why else ""
+    return (
+        f"task {task.task_id} asks its worker to write `{path}`, but the {where} pattern"
+        f" `{pattern}` covers it{because}: the sandbox will"
+        " refuse the write and the run will fail the task as changing a protected input;"
+        f" neither the ask nor `:writable:` frees it; narrow the pattern ({narrow}) or take"
+        f" `{path}` out of the task's text"
     )
 
 

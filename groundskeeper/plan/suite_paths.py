@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 
-from groundskeeper.path_patterns import covers
+from groundskeeper.path_patterns import covering, covers, normal_path
 from groundskeeper.plan.contract_syntax import protected_by
 from groundskeeper.plan.expected import asks_to_change
 from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.pytest_files import PYTEST_CONFIGURATION
 
-__all__ = ["suite_files_freed", "suite_paths", "writable_kept"]
+__all__ = ["asked_but_kept", "suite_files_freed", "suite_paths", "writable_kept"]
 
 # a path-like word of a task's text: `calc.py`, `tests/test_mul.py`, `tests/unit/`
 _NAMED = re.compile(r"[\w./-]*\w\.\w+|[\w.-]+/[\w./-]*\w")
@@ -50,3 +50,29 @@ def writable_kept(task: TaskSpec) -> tuple[str, ...]:
     suite = suite_paths(task)
     freed = suite_files_freed(task)
     return tuple(p for p in task.writable if covers(suite, p) and p not in freed)
+
+
+def asked_but_kept(task: TaskSpec, hide: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """(file, pattern, property) for each file the task's title or text asks its worker to
+    change (`asks_to_change`) that one of its own `:protect:`/`#+PROTECT:` patterns, or a
+    `:hide:`/`#+HIDE:` pattern of the run (`hide`), covers, and that the run's fence does not
+    free (`suite_files_freed`; never a hidden one): the fence refuses that write in every
+    spelling the matcher covers (another letter case, any depth), and the ask does not free
+    it, so the task cannot be done as written (lint T032). The pattern is the first that
+    covers the file (`path_patterns.covering`), as the run's refusal names it."""
+    free = suite_files_freed(task)
+    text = task.heading.title + "\n" + task.heading.body
+    found: list[tuple[str, str, str]] = []
+    for name in dict.fromkeys(n.rstrip(".") for n in _NAMED.findall(text)):
+        path = normal_path(name)
+        if path is None:
+            continue
+        protect = None if covers(free, path) else covering(task.protect, path)
+        kept = [
+            (pattern, kind)
+            for pattern, kind in ((covering(hide, path), "hide"), (protect, "protect"))
+            if pattern is not None
+        ]
+        if kept and asks_to_change(task, name):
+            found.append((path, *kept[0]))
+    return tuple(found)

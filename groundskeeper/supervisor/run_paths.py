@@ -32,7 +32,7 @@ from groundskeeper.acceptance.check_inputs import (
 )
 from groundskeeper.acceptance.check_links import links_made
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.path_patterns import covers
+from groundskeeper.path_patterns import covering, covers
 from groundskeeper.plan.contract_syntax import protected_by
 from groundskeeper.plan.expected import (
     PYTEST_CONFIGURATION,
@@ -308,9 +308,9 @@ class RunPaths:
         for contract in task.contracts:
             if covers(protected_by((contract,)), path):
                 return f"a file the task's contract `{contract.text}` judges with"
-        named = [p for p in task.protect if covers((p,), path)]
-        if named:
-            return f"a protected pattern of the task: `{named[0]}`"
+        named = covering(task.protect, path)
+        if named is not None:
+            return f"a protected pattern of the task: `{named}`"
         return fences.PROTECTED
 
     def worker_wrote(self, task_id: str, changed: Iterable[str], unknown: object) -> None:
