@@ -25,7 +25,14 @@ Graph = dict[str, dict[str, int]]
 ROOT = "groundskeeper"
 #: What every layer may stand on: the package's own `__init__` and its foundation modules.
 FOUNDATION = frozenset(
-    {ROOT, f"{ROOT}.errors", f"{ROOT}.diagnostics", f"{ROOT}.regular_file", f"{ROOT}.path_patterns"}
+    {
+        ROOT,
+        f"{ROOT}.errors",
+        f"{ROOT}.diagnostics",
+        f"{ROOT}.regular_file",
+        f"{ROOT}.path_patterns",
+        f"{ROOT}.fastclass",
+    }
 )
 CLI = f"{ROOT}.cli"
 RECORD = f"{ROOT}.record"

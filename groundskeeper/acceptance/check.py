@@ -11,10 +11,10 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from groundskeeper.fastclass import fastclass
 from groundskeeper.logs import Logger
 from groundskeeper.plan.org import Check, Plan, PlanEditError
 from groundskeeper.plan.spec import TaskSpec, compile_plan
@@ -100,7 +100,7 @@ def sha256_text(text: str, *, keep_surrogates: bool = False) -> str:
     return hashlib.sha256(text.encode("utf-8", errors=errors)).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class SealedCheck:
     """A check as read at run start. Its hash covers the language and the exact text."""
 
@@ -143,7 +143,7 @@ class SealedCheck:
         return logical
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class CheckResult:
     """The verdict of one check run. `code` is stable; `reason` is written for a person."""
 
@@ -444,7 +444,7 @@ def _clip(text: str) -> str:
 # --- checking a whole plan (`groundskeeper check`) ---------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class TaskCheck:
     """One task's check verdict, and its state after an optional write-back."""
 

@@ -52,8 +52,8 @@ import functools
 import posixpath
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
+from groundskeeper.fastclass import fastclass
 from groundskeeper.path_patterns import covers
 from groundskeeper.plan.expected import asks_to_change, runs_pytest_check
 from groundskeeper.plan.spec import TaskSpec
@@ -100,7 +100,7 @@ _PYTEST_VALUED = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Writer:
     """Who changed a file: a task's worker (`task_id`), or, in an agent's session, the session
     itself (`task_id` None)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from groundskeeper.errors import UsageError
+from groundskeeper.fastclass import fastclass
 
 __all__ = [
     "AGENTS",
@@ -53,13 +54,13 @@ class HookEvent:
     raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Decision:
     outcome: Outcome
     reason: str  # for the model on a block; for the user on a stop
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Answer:
     """What the hook process does: exit with `status`, printing `stdout` and `stderr`."""
 
@@ -76,7 +77,7 @@ def _text(raw: Mapping[str, Any], *names: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Dialect:
     """One agent's hook protocol."""
 

@@ -14,7 +14,7 @@ import json
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 from groundskeeper.acceptance.check import SealedCheck, sha256_text
 from groundskeeper.acceptance.protect import file_sha256, input_sha256, matched_files
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.fastclass import fastclass
 from groundskeeper.plan.org import Plan
 from groundskeeper.plan.spec import PlanSpec, compile_plan
 from groundskeeper.record.keys import groundskeeper_home
@@ -64,7 +65,7 @@ def new_hook_run_id() -> str:
     return f"hook-{now}-{os.urandom(4).hex()}"
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Fingerprint:
     """What a session may not change: the plan file, each task's check, the protected and
     hidden inputs (by content)."""
@@ -301,7 +302,7 @@ def aliases_of_hidden(workdir: Path, hidden: Iterable[str]) -> list[str]:
 OWN_SEALS = frozenset({"breaker"})
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class LedgerView:
     """What the hook reads back of a plan's (verified) ledger: the latest seal, the session's
     decisions since it, and any seal made while the session ran."""

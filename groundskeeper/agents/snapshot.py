@@ -25,10 +25,10 @@ import json
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from groundskeeper.agents.seal import HookFailure
+from groundskeeper.fastclass import fastclass
 
 __all__ = [
     "MAX_FILES",
@@ -74,7 +74,7 @@ SKIPPED = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Snapshot:
     """Each file's identity (relative, `/`-separated path → `sha256:HEX`, `link:TARGET` or
     `sha256:HEX;stat:DEV:INO:SIZE:MTIME_NS:CTIME_NS` for a file over `MAX_HASHED_BYTES`),

@@ -14,9 +14,10 @@ import contextlib
 import os
 import sys
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
+
+from groundskeeper.fastclass import fastclass
 
 #: The agents `hook` speaks for (`groundskeeper.agents.dialects.AGENTS`; kept here so that
 #: `--help` needs no import of the package).
@@ -36,7 +37,7 @@ _ANSWERED = threading.Lock()
 _EVENT: dict[str, str | None] = {"name": None}
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class HookArgs:
     agent: str
     plan: Path | None = None

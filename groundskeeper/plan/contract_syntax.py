@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from groundskeeper.fastclass import fastclass
 from groundskeeper.path_patterns import normal_path, pattern_problem
 from groundskeeper.plan.org import Heading, Plan
 
@@ -40,7 +41,7 @@ SOFT = "soft"
 FORMATS = ("json", "yaml", "toml", "csv")
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Contract:
     """One contract line of a task."""
 
@@ -51,7 +52,7 @@ class Contract:
     line: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class ContractProblem:
     """Why a contract line cannot be read: lint's T015/T016, and C011 at runtime."""
 
@@ -68,7 +69,7 @@ def no_files(args: tuple[str, ...]) -> tuple[str, ...]:
     return ()
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class ContractShape:
     """What one kind of contract line looks like, without its judge.
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from groundskeeper.fastclass import fastclass
 from groundskeeper.plan.org import Heading, Plan
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ _MENTIONED = re.compile(r"^[ \t]*#\+(?:INVARIANT|CONTEXT):", re.IGNORECASE | re.
 _SELECTS = re.compile(r"^[ \t]*:contexts:", re.IGNORECASE | re.MULTILINE)
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Invariant:
     """One invariant as the plan states it: plan-level (`context` None) or a context's."""
 
@@ -54,14 +54,14 @@ class Invariant:
         return {"context": self.context, "line": self.line, "sha256": self.sha256}
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class _Problem:
     line: int
     code: str
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class PlanInvariants:
     """A plan's invariants: the plan-level ones, and each named context's, in file order."""
 

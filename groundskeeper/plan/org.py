@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from groundskeeper.errors import GroundskeeperError, UsageError
+from groundskeeper.fastclass import fastclass
 from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
 __all__ = [
@@ -55,7 +56,7 @@ class TaskNotFound(GroundskeeperError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class SourceBlock:
     """One `#+begin_src … #+end_src` block in a heading's own section."""
 
@@ -68,7 +69,7 @@ class SourceBlock:
     line: int
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class Check:
     """A task's acceptance check, chosen by DESIGN's precedence (`:done-when:` first)."""
 
@@ -187,7 +188,7 @@ class Heading:
         return self.keyword is not None and not self.commented
 
 
-@dataclass(frozen=True, eq=False)
+@fastclass(frozen=True, eq=False)
 class Plan:
     """A parsed plan file. `text` is the exact text read, every byte kept."""
 
@@ -289,7 +290,7 @@ NoteKind = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class ReadingNote:
     """Something org reads differently from what the text seems to say (lint words it).
 
@@ -402,7 +403,7 @@ def _is_end(line: str, name: str) -> bool:
     return line.strip(" \t").lower() == "#+end_" + name
 
 
-@dataclass
+@fastclass
 class _Section:
     """What the line scan learns about one headline's section (0-based line indexes)."""
 
@@ -612,7 +613,7 @@ _Before = tuple[int, str, str | None, tuple[str, ...], tuple[str, ...], Mapping[
 _After = tuple[tuple[SourceBlock, ...], tuple[str, ...], Mapping[str, int], str | None, bool]
 
 
-@dataclass(slots=True)
+@fastclass(slots=True)
 class _Open:
     """A heading whose children are still being read."""
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from groundskeeper import path_patterns
+from groundskeeper.fastclass import fastclass
 from groundskeeper.plan.contract_syntax import Contract, protected_by, task_contracts
 from groundskeeper.plan.keywords import file_keywords
 from groundskeeper.plan.org import Heading, Plan
@@ -59,7 +59,7 @@ def covers(patterns: Iterable[str], relative: str) -> bool:
 # -- evidence -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class EvidenceField:
     name: str
     type: str

@@ -13,8 +13,8 @@ import json
 import threading
 import weakref
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
+from groundskeeper.fastclass import fastclass
 from groundskeeper.plan.contract_syntax import (
     Contract,
     ContractProblem,
@@ -38,7 +38,7 @@ from groundskeeper.plan.properties import (
 __all__ = ["PlanSpec", "TaskSpec", "compile_plan"]
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class TaskSpec:
     """One task as the rungs see it. Properties a plan leaves unset are empty or None."""
 
@@ -98,7 +98,7 @@ class TaskSpec:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class PlanSpec:
     """Every task's spec in document order, and the plan's invariants."""
 
@@ -137,7 +137,7 @@ def compile_plan(plan: Plan) -> PlanSpec:
         return _compiled.setdefault(plan, spec)
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class _PathProperties:
     protect: dict[Heading, tuple[str, ...]]
     hide: dict[Heading, tuple[str, ...]]

@@ -7,9 +7,11 @@ It reads steps; it does not verify signatures (`ledger_verify` does, `Ledger` on
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import PurePosixPath
 from typing import Any, Protocol, runtime_checkable
+
+from groundskeeper.fastclass import fastclass
 
 #: A check result code that means a limit stopped the check, not the work failing it.
 LIMIT_CODES = frozenset(
@@ -57,7 +59,7 @@ class HasSealedRecord(Protocol):
     def sealed_record(self) -> Record: ...
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class TaskRecord:
     state: str  # the last sealed state
     check_sha256: str | None  # the check that state was judged with in its run (None: none)
@@ -72,7 +74,7 @@ class TaskRecord:
     workdir: str | None = None
 
 
-@dataclass
+@fastclass
 class Record:
     tasks: dict[str, TaskRecord] = field(default_factory=dict)
     runs: list[str] = field(default_factory=list)  # in order of their run-start
@@ -172,7 +174,7 @@ def read_record(steps: Iterable[Step]) -> Record:
 Key = tuple[str, str]  # (run id, task id): what a step says within one run
 
 
-@dataclass
+@fastclass
 class RecordReader:
     """`read_record` a step at a time: the record so far, and what it keeps of each run's
     steps until that run's state steps (`to_json`/`from_json`: the record index, which

@@ -16,11 +16,11 @@ import os
 import stat
 import sys
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from groundskeeper.errors import GroundskeeperError, UsageError
+from groundskeeper.fastclass import fastclass
 from groundskeeper.record.ledger_format import LEDGER_FILE, LedgerUnreadable
 
 #: The directory beside a plan that holds every plan's control directory.
@@ -50,7 +50,7 @@ class PlanInUse(GroundskeeperError):
     """Another run holds the plan; the message names it (pid, start time, command)."""
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class ControlDir:
     """Where one plan's control files live. Paths only: `ensure` creates the directory."""
 

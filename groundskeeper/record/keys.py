@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 
 from groundskeeper.errors import UsageError
+from groundskeeper.fastclass import fastclass
 from groundskeeper.logs import Logger
 
 __all__ = [
@@ -142,7 +143,7 @@ class SigningKey:
         )
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class LoadedKey:
     """The user's signing key and where it lives; `created` says this call made it."""
 

@@ -17,12 +17,13 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.fastclass import fastclass
 from groundskeeper.logs import Logger
 from groundskeeper.record.keys import PublicKey, SigningKey, trusted_keys
 from groundskeeper.record.ledger_format import (
@@ -94,7 +95,7 @@ _TAIL_CONTEXT = b"groundskeeper ledger tail index v1\n"
 MAX_STAGED = 256
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class AppendedLine:
     """What one append wrote: the line's seq and hash, and the head its checkpoint signs
     (covering this line and any written in the same commit)."""
@@ -104,7 +105,7 @@ class AppendedLine:
     head: Head
 
 
-@dataclass
+@fastclass
 class _Tail:
     size: int = 0
     last_seq: int = 0
@@ -245,7 +246,7 @@ def _signed_line(request: _Append, seq: int, prev: str) -> bytes:
     return (encode_canonical(entry) + "\n").encode("utf-8")
 
 
-@dataclass(eq=False)
+@fastclass(eq=False)
 class _Append:
     """One caller's step, queued until some thread's commit writes it."""
 

@@ -15,11 +15,11 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 from groundskeeper.errors import GroundskeeperError, UsageError
+from groundskeeper.fastclass import fastclass
 from groundskeeper.record.keys import PublicKey, SigningKey
 from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
@@ -432,7 +432,7 @@ def format_checkpoint(origin: str, size: int, root: bytes, key: SigningKey) -> b
     return text + f"\n— {name} {base64.b64encode(blob).decode('ascii')}\n".encode()
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class Checkpoint:
     origin: str
     size: int

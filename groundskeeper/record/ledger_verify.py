@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from groundskeeper.fastclass import fastclass
 from groundskeeper.record.control import find_ledger
 from groundskeeper.record.keys import PublicKey
 from groundskeeper.record.ledger_format import (
@@ -31,7 +32,7 @@ from groundskeeper.record.ledger_format import (
 from groundskeeper.record.witness import Witness, WitnessEntry, WitnessError
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class Finding:
     """One thing wrong with a ledger; `line`/`seq` are None for file-level findings."""
 
@@ -44,7 +45,7 @@ class Finding:
         return {"line": self.line, "seq": self.seq, "code": self.code, "reason": self.reason}
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class Head:
     """The number of lines and their hex Merkle root: what a checkpoint signs."""
 
@@ -55,7 +56,7 @@ class Head:
         return {"size": self.size, "root": self.root}
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class WitnessCheck:
     """What the witness at `directory` held for the ledger: `entry` is None when it had no
     entry (nothing was consulted) or its entry could not be read (a finding says so)."""
@@ -72,7 +73,7 @@ class WitnessCheck:
         }
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class Report:
     """The result of `verify_ledger`: clean only when there is no finding at all.
 
@@ -141,7 +142,7 @@ def verify_ledger(
     )[0]
 
 
-@dataclass
+@fastclass
 class LineState:
     """What verifying a ledger's lines in order carries from one line to the next: after the
     first `tree.size` lines, all of which verified, the next line is checked exactly as it

@@ -12,10 +12,10 @@ import contextlib
 import fcntl
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.fastclass import fastclass
 from groundskeeper.record.keys import groundskeeper_home
 from groundskeeper.record.ledger_format import (
     ORIGIN_PREFIX,
@@ -36,7 +36,7 @@ class WitnessError(GroundskeeperError):
     """A witness entry that cannot be read or written (unreadable, corrupt, disk full)."""
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class WitnessEntry:
     """The checkpoint on record for one origin: its size and raw root, and the signed note
     itself (SPEC §6 bytes) so that anyone can check who signed it."""

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.fastclass import fastclass
 
 # Bytes of arguments one command started by `xargs` (or `find -exec … +`) is given at most;
 # more input makes more commands, as GNU xargs does at its own (larger) bound.
@@ -30,7 +30,7 @@ class FanoutError(GroundskeeperError):
         self.status = status
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class XargsOptions:
     command: list[str]  # the command and its initial arguments
     nul: bool  # -0
@@ -187,7 +187,7 @@ def _blank_separated(text: str) -> Iterator[str]:
         yield "".join(current)
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class FindExec:
     """`find` split for the host: `find_args` end in `-print0` where `-exec` stood; each
     found name goes into `template` at `{}` (`batched`: `{} +`, many names a command)."""

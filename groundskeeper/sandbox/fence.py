@@ -29,6 +29,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from groundskeeper.fastclass import fastclass
 from groundskeeper.path_patterns import PathPatterns
 
 #: Directory names hidden wherever they appear (compared case-insensitively).
@@ -68,7 +69,7 @@ class Refusals:
 MAX_NOTED = 1_000
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class PathRules:
     """Pattern rules over one workdir (`root`, a real path): a name under `conceal` is
     absent and never made; a name under `keep` is never made, changed, renamed or removed,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import groundskeeper.sandbox.fence as fences
 import groundskeeper.sandbox.read_set as read_set
 import groundskeeper.sandbox.writes as writes
+from groundskeeper.fastclass import fastclass
 from groundskeeper.sandbox.hostcall import GuestTrap
 from groundskeeper.sandbox.preview1_abi import (
     ACCES,
@@ -73,7 +74,7 @@ class _Discard:
 DEV_NULL = _Discard()
 
 
-@dataclass
+@fastclass
 class Handle:
     """One open descriptor: a host file or directory, an in-memory stdin or a sink."""
 

@@ -34,10 +34,11 @@ import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from groundskeeper.fastclass import fastclass
 from groundskeeper.sandbox.preview1_abi import DIRECTORY, REGULAR_FILE, SYMBOLIC_LINK, UNKNOWN
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ _CHUNK = 1 << 16
 Fact = tuple[str, ...]
 
 
-@dataclass(eq=False)
+@fastclass(eq=False)
 class ReadSet:
     """The facts one check's run rests on, or the reason it rests on something unnameable."""
 

@@ -12,8 +12,9 @@ answer 127 while its C source is unwritten, which is fail-closed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
+
+from groundskeeper.fastclass import fastclass
 
 # Keep in step with BOX_COMMANDS in groundskeeper/sandbox/box/box.h (`[` is `test`).
 BOX_COMMANDS: frozenset[str] = frozenset(
@@ -107,7 +108,7 @@ def negation_error(name: str, status: int) -> str | None:
     return f'{what} {why}, not a "no": in a check `!` passes only on a "no"'
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Synopsis:
     """One line on what a command does, and the options it supports (as a user writes them)."""
 

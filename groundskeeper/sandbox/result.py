@@ -6,10 +6,10 @@ in wasmtime.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.fastclass import fastclass
 
 Fault = Literal[
     "syntax",
@@ -26,7 +26,7 @@ Fault = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class ShellResult:
     """The outcome of one command line.
 

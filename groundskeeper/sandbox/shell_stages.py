@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import groundskeeper.sandbox.fanout as fanout
 import groundskeeper.sandbox.wasi as wasi
+from groundskeeper.fastclass import fastclass
 from groundskeeper.sandbox.confine import GUEST_ROOT, Workdir
 from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.quota import DiskQuota
@@ -105,7 +106,7 @@ class CommandFailed(Exception):
         self.status = status
 
 
-@dataclass
+@fastclass
 class State:
     """What a subshell (`$(…)`, a pipeline stage) copies and a plain command changes."""
 

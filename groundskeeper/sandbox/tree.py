@@ -6,9 +6,10 @@ tree (`command_names`, `simple_commands`). It does not parse text nor run anythi
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator
-from typing import TypeVar, cast, dataclass_transform
+from typing import TypeVar, dataclass_transform
+
+from groundskeeper.fastclass import fastclass
 
 _Node = TypeVar("_Node")
 
@@ -18,47 +19,15 @@ _Node = TypeVar("_Node")
 
 @dataclass_transform(frozen_default=True)
 def _tree_node(cls: type[_Node]) -> type[_Node]:
-    """A tree node: what `dataclass(slots=True, unsafe_hash=True)` makes of `cls` (the same
-    `__init__` of its fields in order, `__repr__`, `__eq__`, `__hash__`, `__match_args__` and
-    slots), a dataclass the type checker holds frozen, built with plain slot stores.
+    """A tree node: what `dataclass(slots=True, unsafe_hash=True)` makes of `cls`, built by
+    `fastclass` (its methods compiled in one piece), a dataclass the type checker holds frozen.
 
     Lint parses every check of a plan, and a frozen dataclass's `object.__setattr__` per field
-    was most of the cost of building a tree. The tree is never changed after parsing and
-    `mypy --strict` refuses any assignment to a field; equal trees compare and hash equal.
-    Its methods are compiled in one piece per class: `dataclass` compiles each apart and
-    makes the class twice for its slots, which cost an agent's hook (a fresh process at each
-    stop that runs a check) several ms for these 24 classes.
+    was most of the cost of building a tree, so a node stores its fields plainly. The tree is
+    never changed after parsing and `mypy --strict` refuses any assignment to a field; equal
+    trees compare and hash equal.
     """
-    annotations = inspect.get_annotations(cls)
-    names = tuple(annotations)
-    body = [f"def __init__(self, {', '.join(names)}):"]
-    body += [f"    self.{name} = {name}" for name in names]
-    shown = ", ".join(f"{name}={{self.{name}!r}}" for name in names)
-    ours = "".join(f"self.{name}," for name in names)
-    theirs = "".join(f"other.{name}," for name in names)
-    body += [
-        "def __repr__(self):",
-        f'    return f"{{self.__class__.__qualname__}}({shown})"',
-        "def __eq__(self, other):",
-        "    if other.__class__ is self.__class__:",
-        f"        return ({ours}) == ({theirs})",
-        "    return NotImplemented",
-        "def __hash__(self):",
-        f"    return hash(({ours}))",
-    ]
-    made: dict[str, object] = {}
-    exec("\n".join(body), {}, made)  # the source: the class's own field names
-    space = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
-    for name, method in made.items():
-        method.__qualname__ = f"{cls.__qualname__}.{name}"  # type: ignore[attr-defined]
-        space[name] = method
-    space["__slots__"] = names
-    space["__match_args__"] = names
-    if not cls.__doc__:  # as `dataclass` writes it, from the signature
-        space["__doc__"] = (
-            f"{cls.__name__}({', '.join(f'{n}: {a!r}' for n, a in annotations.items())})"
-        )
-    return cast("type[_Node]", type(cls.__name__, cls.__bases__, space))
+    return fastclass(slots=True, unsafe_hash=True)(cls)
 
 
 @_tree_node

@@ -19,13 +19,14 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 import wasmtime
 
 import groundskeeper.sandbox.hostcall as hostcall
 import groundskeeper.sandbox.preview1 as preview1
+from groundskeeper.fastclass import fastclass
 from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.sandbox.fence import groundskeeper_home
 from groundskeeper.sandbox.preview1_abi import Sink
@@ -82,7 +83,7 @@ def _new_config() -> wasmtime.Config:
     return config
 
 
-@dataclass
+@fastclass
 class Limits:
     """The per-run limits; `run` uses the defaults, tests may shrink them."""
 
@@ -153,7 +154,7 @@ def _mac(key: bytes, identity: bytes, payload: bytes) -> bytes:
     return mac.digest()
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class _Cache:
     """The cache directory, open, and its key: only once no one else can change either."""
 
@@ -466,7 +467,7 @@ def _warn(message: str, *args: object) -> None:
 # ---- engines: one per concurrent run, reused ------------------------------------------------
 
 
-@dataclass(eq=False)
+@fastclass(eq=False)
 class Runtime:
     """An engine with box.wasm loaded and a linker serving its WASI calls. Epochs are
     engine-wide, so a run leases one alone: bumping its epoch then stops exactly that run's
@@ -607,7 +608,7 @@ def release_runtime(runtime: Runtime) -> None:
 # ---- the watchdog ---------------------------------------------------------------------------
 
 
-@dataclass(eq=False)
+@fastclass(eq=False)
 class Watch:
     """One run as the watchdog sees it: its deadline, and why it was stopped."""
 
@@ -758,7 +759,7 @@ def end_watch(watch: Watch, keep_store: bool = False) -> None:
 # ---- one stage ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class StageSpec:
     argv: list[str]
     env: list[tuple[str, str]]
@@ -773,7 +774,7 @@ class StageSpec:
     dev_null: bool = False  # a `/dev` holding `null`
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class StageOutcome:
     status: int
     fault: Fault | None

@@ -16,9 +16,10 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from groundskeeper.fastclass import fastclass
 from groundskeeper.sandbox.fence import directory_path
 
 __all__ = ["MAX_NOTED", "WriteJournal", "current", "recording"]
@@ -28,7 +29,7 @@ __all__ = ["MAX_NOTED", "WriteJournal", "current", "recording"]
 MAX_NOTED = 10_000
 
 
-@dataclass(eq=False)
+@fastclass(eq=False)
 class WriteJournal:
     """The workdir paths one run changed (relative, `/`-separated, as their real names).
 

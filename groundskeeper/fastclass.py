@@ -1,0 +1,236 @@
+"""`fastclass`: what `dataclasses.dataclass` makes of a plain record class, compiled in one piece.
+
+A hook is a fresh process at every stop of an agent, and creating its ~65 dataclasses was the
+largest single part of its start-up: Python 3.11's `dataclass` compiles each generated method
+in its own `exec`, and `slots=True` makes the class twice. `fastclass` gives the class the same
+things — `__init__` with defaults and default factories, `__repr__`, `__eq__`, `__hash__` by
+dataclass's rules, frozen `__setattr__`/`__delattr__` raising `dataclasses.FrozenInstanceError`,
+`__slots__` (with the pickling methods of a frozen slotted dataclass), `__match_args__`, the
+signature `__doc__`, and real `__dataclass_fields__`/`__dataclass_params__`, so that
+`dataclasses.fields`, `replace`, `asdict` and `is_dataclass` work — with every method compiled
+by one `exec` per class. It covers only that: a class of its own (no base class), fields with
+a plain default, `field(default=…)` or `field(default_factory=…)`, no `__post_init__`,
+`InitVar`, `ClassVar`, `KW_ONLY`, and none of the methods it makes written in the body. Any
+other class is refused at import (`TypeError`); such classes stay on `@dataclass`.
+
+One difference from 3.11's `dataclass(frozen=True, slots=True)`: assigning an attribute that
+is not a field raises `FrozenInstanceError` here, where 3.11's method, bound to the class it
+threw away, raises `TypeError` from `super()`. Fields behave the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import reprlib
+from collections.abc import Callable
+from typing import Any, TypeVar, cast, dataclass_transform, overload
+
+_T = TypeVar("_T")
+
+# dataclasses' own markers, so `fields()`, signatures and pickles are the same as its classes'.
+_FIELD = dataclasses._FIELD  # type: ignore[attr-defined]
+_HAS_DEFAULT_FACTORY = dataclasses._HAS_DEFAULT_FACTORY  # type: ignore[attr-defined]
+_PARAMS = dataclasses._DataclassParams  # type: ignore[attr-defined]
+_GETSTATE = dataclasses._dataclass_getstate  # type: ignore[attr-defined]
+_SETSTATE = dataclasses._dataclass_setstate  # type: ignore[attr-defined]
+
+_MADE = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
+_NOT_COVERED = ("ClassVar", "InitVar", "KW_ONLY")
+
+MADE: list[type] = []
+"""Every class `fastclass` has made, in order (the equivalence test checks each one)."""
+
+
+@overload
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def fastclass(cls: type[_T], /) -> type[_T]: ...
+
+
+@overload
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def fastclass(
+    *, eq: bool = True, frozen: bool = False, unsafe_hash: bool = False, slots: bool = False
+) -> Callable[[type[_T]], type[_T]]: ...
+
+
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def fastclass(
+    cls: type[_T] | None = None,
+    /,
+    *,
+    eq: bool = True,
+    frozen: bool = False,
+    unsafe_hash: bool = False,
+    slots: bool = False,
+) -> type[_T] | Callable[[type[_T]], type[_T]]:
+    """`@dataclass(eq=…, frozen=…, unsafe_hash=…, slots=…)` for the classes it covers (see
+    the module), refusing any other at import."""
+
+    def wrap(cls: type[_T]) -> type[_T]:
+        return _build(cls, eq=eq, frozen=frozen, unsafe_hash=unsafe_hash, slots=slots)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _refuse(cls: type, why: str) -> TypeError:
+    return TypeError(f"fastclass does not cover {cls.__qualname__}: {why}; use @dataclass")
+
+
+def _fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    if cls.__bases__ != (object,):
+        raise _refuse(cls, "it has a base class")
+    for name in ("__post_init__", "__slots__", *_MADE):
+        if name in cls.__dict__ and not (name == "__hash__" and cls.__dict__[name] is None):
+            raise _refuse(cls, f"it defines {name}")
+    found: dict[str, dataclasses.Field[Any]] = {}
+    for name, annotation in inspect.get_annotations(cls).items():
+        if any(word in str(annotation) for word in _NOT_COVERED):
+            raise _refuse(cls, f"{name} is {annotation}")
+        value = cls.__dict__.get(name, dataclasses.MISSING)
+        if isinstance(value, dataclasses.Field):
+            made = value
+            plain = (made.init, made.repr, made.hash, made.compare, made.kw_only)
+            if plain != (True, True, None, True, dataclasses.MISSING):
+                raise _refuse(cls, f"field {name} has options beyond a default")
+        else:
+            made = dataclasses.field(default=value)
+        if made.default is not dataclasses.MISSING and made.default.__class__.__hash__ is None:
+            raise ValueError(  # as dataclass says it
+                f"mutable default {type(made.default)} for field {name} is not allowed: "
+                "use default_factory"
+            )
+        made.name, made.type, made.kw_only = name, annotation, False
+        made._field_type = _FIELD  # type: ignore[attr-defined]
+        found[name] = made
+    return found
+
+
+def _source(
+    names: tuple[str, ...], kinds: dict[str, str], *, eq: bool, frozen: bool, hashed: bool
+) -> str:
+    """The class's methods, one `def` after another, compiled together."""
+    params, stores, defaulted = [], [], False
+    for name in names:
+        kind = kinds[name]
+        if kind == "plain" and defaulted:
+            raise TypeError(f"non-default argument {name!r} follows default argument")
+        defaulted = defaulted or kind != "plain"
+        default = {"plain": "", "default": f"=_dflt_{name}", "factory": "=_HAS_DEFAULT_FACTORY"}
+        params.append(f"{name}:_type_{name}{default[kind]}")
+        value = f"_dflt_{name}() if {name} is _HAS_DEFAULT_FACTORY else {name}"
+        value = value if kind == "factory" else name
+        stores.append(
+            f"  _object_setattr(self,{name!r},{value})" if frozen else f"  self.{name}={value}"
+        )
+    ours = "(" + "".join(f"self.{name}," for name in names) + ")"
+    theirs = "(" + "".join(f"other.{name}," for name in names) + ")"
+    shown = ", ".join(f"{name}={{self.{name}!r}}" for name in names)
+    body = [
+        f"def __init__(self, {', '.join(params)}) -> _return_type:",
+        *(stores or ["  pass"]),
+        "def __repr__(self):",
+        f'  return self.__class__.__qualname__ + f"({shown})"',
+    ]
+    if eq:
+        body += [
+            "def __eq__(self, other):",
+            "  if other.__class__ is self.__class__:",
+            f"    return {ours}=={theirs}",
+            "  return NotImplemented",
+        ]
+    if hashed:
+        body += ["def __hash__(self):", f"  return hash({ours})"]
+    if frozen:
+        fields = "(" + "".join(f"{name!r}," for name in names) + ")"
+        body += [
+            "def __setattr__(self, name, value):",
+            f"  if type(self) is _cls or name in {fields}:",
+            '    raise _FrozenInstanceError(f"cannot assign to field {name!r}")',
+            "  super(_cls, self).__setattr__(name, value)",
+            "def __delattr__(self, name):",
+            f"  if type(self) is _cls or name in {fields}:",
+            '    raise _FrozenInstanceError(f"cannot delete field {name!r}")',
+            "  super(_cls, self).__delattr__(name)",
+        ]
+    return "\n".join(body)
+
+
+def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: bool) -> type[_T]:
+    fields = _fields(cls)
+    names = tuple(fields)
+    kinds: dict[str, str] = {}
+    space: dict[str, Any] = {
+        "_object_setattr": object.__setattr__,
+        "_FrozenInstanceError": dataclasses.FrozenInstanceError,
+        "_HAS_DEFAULT_FACTORY": _HAS_DEFAULT_FACTORY,
+        "_return_type": None,
+        "__builtins__": __builtins__,
+        "__name__": cls.__module__,  # the methods' `__module__`, as dataclass's
+    }
+    for name, made in fields.items():
+        space[f"_type_{name}"] = made.type
+        if made.default is not dataclasses.MISSING:
+            kinds[name], space[f"_dflt_{name}"] = "default", made.default
+        elif made.default_factory is not dataclasses.MISSING:
+            kinds[name], space[f"_dflt_{name}"] = "factory", made.default_factory
+        else:
+            kinds[name] = "plain"
+    hashed = unsafe_hash or (eq and frozen)
+    source = _source(names, kinds, eq=eq, frozen=frozen, hashed=hashed)
+    # The source holds only the class's own field names. `dont_inherit`: this module's
+    # `from __future__ import annotations` would turn `_type_x` into the string "_type_x".
+    exec(compile(source, "<string>", "exec", dont_inherit=True), space)
+    methods: dict[str, Any] = {name: space[name] for name in _MADE if name in space}
+    for name, method in methods.items():
+        method.__qualname__ = f"{cls.__qualname__}.{name}"
+    methods["__repr__"] = reprlib.recursive_repr()(methods["__repr__"])
+    if eq and not hashed:
+        methods["__hash__"] = None
+    params = _PARAMS(True, True, eq, False, unsafe_hash, frozen)
+    extra: dict[str, Any] = {
+        **methods,
+        "__dataclass_params__": params,
+        "__dataclass_fields__": fields,
+    }
+    if "__match_args__" not in cls.__dict__:
+        extra["__match_args__"] = names
+    if not cls.__doc__:  # as `dataclass` writes it, from the signature
+        extra["__doc__"] = cls.__name__ + str(_signature(fields, kinds))
+    if slots:
+        space_of_class = {
+            key: value
+            for key, value in cls.__dict__.items()
+            if key not in ("__dict__", "__weakref__") and key not in fields
+        }
+        space_of_class.update(extra, __slots__=names)
+        if frozen:
+            space_of_class.setdefault("__getstate__", _GETSTATE)
+            space_of_class.setdefault("__setstate__", _SETSTATE)
+        metaclass: type = type(cls)
+        built = cast("type[_T]", metaclass(cls.__name__, cls.__bases__, space_of_class))
+        built.__qualname__ = cls.__qualname__
+    else:
+        built = cls
+        for key, value in extra.items():
+            setattr(built, key, value)
+        for name, field in fields.items():  # the default stays as the class's attribute
+            if field.default is not dataclasses.MISSING:
+                setattr(built, name, field.default)
+            elif isinstance(cls.__dict__.get(name), dataclasses.Field):
+                delattr(built, name)
+    space["_cls"] = built
+    MADE.append(built)
+    return built
+
+
+def _signature(fields: dict[str, dataclasses.Field[Any]], kinds: dict[str, str]) -> str:
+    shown = []
+    for name, made in fields.items():
+        text = f"{name}: {inspect.formatannotation(made.type)}"
+        if kinds[name] == "default":
+            text += f" = {made.default!r}"
+        elif kinds[name] == "factory":
+            text += f" = {_HAS_DEFAULT_FACTORY!r}"
+        shown.append(text)
+    return f"({', '.join(shown)})"
