@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import operator
 import reprlib
 from collections.abc import Callable
 from typing import Any, TypeVar, cast, dataclass_transform, overload
@@ -106,10 +107,8 @@ def _fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
     return found
 
 
-def _source(
-    names: tuple[str, ...], kinds: dict[str, str], *, eq: bool, frozen: bool, hashed: bool
-) -> str:
-    """The class's methods, one `def` after another, compiled together."""
+def _init_source(names: tuple[str, ...], kinds: dict[str, str], *, frozen: bool) -> str:
+    """The class's `__init__`, dataclass's text: the only method compiled for the class."""
     params, stores, defaulted = [], [], False
     for name in names:
         kind = kinds[name]
@@ -123,37 +122,63 @@ def _source(
         stores.append(
             f"  _object_setattr(self,{name!r},{value})" if frozen else f"  self.{name}={value}"
         )
-    ours = "(" + "".join(f"self.{name}," for name in names) + ")"
-    theirs = "(" + "".join(f"other.{name}," for name in names) + ")"
-    shown = ", ".join(f"{name}={{self.{name}!r}}" for name in names)
-    body = [
-        f"def __init__(self, {', '.join(params)}) -> _return_type:",
-        *(stores or ["  pass"]),
-        "def __repr__(self):",
-        f'  return self.__class__.__qualname__ + f"({shown})"',
-    ]
+    return "\n".join(
+        [f"def __init__(self, {', '.join(params)}) -> _return_type:", *(stores or ["  pass"])]
+    )
+
+
+def _methods(
+    names: tuple[str, ...], space: dict[str, Any], *, eq: bool, frozen: bool, hashed: bool
+) -> dict[str, Any]:
+    """`__repr__`, `__eq__`, `__hash__`, `__setattr__` and `__delattr__` as dataclass's text
+    makes them: the same tuples of fields compared and hashed, the same words. They are
+    closures over the field names, not compiled: compiling was most of a class's cost.
+    `space["_cls"]` is the class, once made."""
+    key: Callable[[object], tuple[object, ...]]
+    if len(names) > 1:
+        key = operator.attrgetter(*names)
+    elif names:
+        one = operator.attrgetter(names[0])
+        key = lambda self: (one(self),)  # noqa: E731
+    else:
+        key = lambda self: ()  # noqa: E731
+
+    def __repr__(self: object) -> str:
+        shown = ", ".join([f"{n}={v!r}" for n, v in zip(names, key(self), strict=True)])
+        return f"{self.__class__.__qualname__}({shown})"
+
+    made: dict[str, Any] = {"__repr__": __repr__}
     if eq:
-        body += [
-            "def __eq__(self, other):",
-            "  if other.__class__ is self.__class__:",
-            f"    return {ours}=={theirs}",
-            "  return NotImplemented",
-        ]
+
+        def __eq__(self: object, other: object) -> bool:
+            if other.__class__ is self.__class__:
+                return key(self) == key(other)
+            return NotImplemented
+
+        made["__eq__"] = __eq__
     if hashed:
-        body += ["def __hash__(self):", f"  return hash({ours})"]
+
+        def __hash__(self: object) -> int:
+            return hash(key(self))
+
+        made["__hash__"] = __hash__
     if frozen:
-        fields = "(" + "".join(f"{name!r}," for name in names) + ")"
-        body += [
-            "def __setattr__(self, name, value):",
-            f"  if type(self) is _cls or name in {fields}:",
-            '    raise _FrozenInstanceError(f"cannot assign to field {name!r}")',
-            "  super(_cls, self).__setattr__(name, value)",
-            "def __delattr__(self, name):",
-            f"  if type(self) is _cls or name in {fields}:",
-            '    raise _FrozenInstanceError(f"cannot delete field {name!r}")',
-            "  super(_cls, self).__delattr__(name)",
-        ]
-    return "\n".join(body)
+        fields = frozenset(names)
+
+        def __setattr__(self: object, name: str, value: object) -> None:
+            cls = space["_cls"]
+            if type(self) is cls or name in fields:
+                raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+            super(cls, self).__setattr__(name, value)
+
+        def __delattr__(self: object, name: str) -> None:
+            cls = space["_cls"]
+            if type(self) is cls or name in fields:
+                raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+            super(cls, self).__delattr__(name)
+
+        made["__setattr__"], made["__delattr__"] = __setattr__, __delattr__
+    return made
 
 
 def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: bool) -> type[_T]:
@@ -162,7 +187,6 @@ def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: b
     kinds: dict[str, str] = {}
     space: dict[str, Any] = {
         "_object_setattr": object.__setattr__,
-        "_FrozenInstanceError": dataclasses.FrozenInstanceError,
         "_HAS_DEFAULT_FACTORY": _HAS_DEFAULT_FACTORY,
         "_return_type": None,
         "__builtins__": __builtins__,
@@ -177,13 +201,17 @@ def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: b
         else:
             kinds[name] = "plain"
     hashed = unsafe_hash or (eq and frozen)
-    source = _source(names, kinds, eq=eq, frozen=frozen, hashed=hashed)
+    source = _init_source(names, kinds, frozen=frozen)
     # The source holds only the class's own field names. `dont_inherit`: this module's
     # `from __future__ import annotations` would turn `_type_x` into the string "_type_x".
     exec(compile(source, "<string>", "exec", dont_inherit=True), space)
-    methods: dict[str, Any] = {name: space[name] for name in _MADE if name in space}
+    methods = {
+        "__init__": space["__init__"],
+        **_methods(names, space, eq=eq, frozen=frozen, hashed=hashed),
+    }
     for name, method in methods.items():
         method.__qualname__ = f"{cls.__qualname__}.{name}"
+        method.__module__ = cls.__module__
     methods["__repr__"] = reprlib.recursive_repr()(methods["__repr__"])
     if eq and not hashed:
         methods["__hash__"] = None
