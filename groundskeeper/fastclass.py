@@ -1,4 +1,4 @@
-"""`fastclass`: what `dataclasses.dataclass` makes of a plain record class, compiled in one piece.
+"""`fastclass`: what `dataclasses.dataclass` makes of a plain record class, made cheaply.
 
 A hook is a fresh process at every stop of an agent, and creating its ~65 dataclasses was the
 largest single part of its start-up: Python 3.11's `dataclass` compiles each generated method
@@ -7,11 +7,16 @@ things — `__init__` with defaults and default factories, `__repr__`, `__eq__`,
 dataclass's rules, frozen `__setattr__`/`__delattr__` raising `dataclasses.FrozenInstanceError`,
 `__slots__` (with the pickling methods of a frozen slotted dataclass), `__match_args__`, the
 signature `__doc__`, and real `__dataclass_fields__`/`__dataclass_params__`, so that
-`dataclasses.fields`, `replace`, `asdict` and `is_dataclass` work — with every method compiled
-by one `exec` per class. It covers only that: a class of its own (no base class), fields with
-a plain default, `field(default=…)` or `field(default_factory=…)`, no `__post_init__`,
-`InitVar`, `ClassVar`, `KW_ONLY`, and none of the methods it makes written in the body. Any
-other class is refused at import (`TypeError`); such classes stay on `@dataclass`.
+`dataclasses.fields`, `replace`, `asdict` and `is_dataclass` work — making the class once and
+compiling one method, `__init__` (dataclass's own text), in one `exec`. The other methods are
+closures over the field names that compare, hash and show the same tuples with the same
+words: compiling them was most of the cost (~0.1 ms a class instead of ~0.5 ms).
+
+It covers only that: a class of its own (no base class), fields with a plain default,
+`field(default=…)` or `field(default_factory=…)`, no `__post_init__`, `InitVar`, `ClassVar`,
+`KW_ONLY`, and none of the methods it makes written in the body. Any other class is refused
+at import (`TypeError`); such classes stay on `@dataclass`. `tests/test_fastclass.py` compares
+every class made with the `@dataclass` twin of the same annotations.
 
 One difference from 3.11's `dataclass(frozen=True, slots=True)`: assigning an attribute that
 is not a field raises `FrozenInstanceError` here, where 3.11's method, bound to the class it
