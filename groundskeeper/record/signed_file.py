@@ -60,23 +60,14 @@ def read_signed(
     """The payload at `path` when `key` signed it under `context` (its fields unchecked:
     the caller's to judge), else None: absent, unreadable, not JSON, or another key's
     (`whose` names the key in that warning)."""
-    try:
-        raw = read_if_present(path, what)
-    except GroundskeeperError as error:
-        log.warning("ignoring the %s: %s", what, error)
+    parsed = _parsed(path, what)
+    if parsed is None:
         return None
-    if raw is None:
-        return None
-    try:
-        signed = json.loads(raw)
-        signature = base64.b64decode(signed.pop("sig"), validate=True)
-    except (ValueError, TypeError, KeyError, AttributeError):
-        log.warning("ignoring the %s %s: it does not parse", what, path)
-        return None
+    signed, signature = parsed
     if not key.public.verify(signature, context + canonical(signed)):
         log.warning("ignoring the %s %s: not signed by %s", what, path, whose)
         return None
-    return dict(signed)
+    return signed
 
 
 def read_signed_by(
@@ -84,6 +75,21 @@ def read_signed_by(
 ) -> dict[str, Any] | None:
     """`read_signed` for a file whose `key` member names which of `keys` signed it: its
     payload when that key's signature under `context` holds, else None."""
+    parsed = _parsed(path, what)
+    if parsed is None:
+        return None
+    signed, signature = parsed
+    named = signed.get("key")
+    signer = next((k for k in keys if k.key_id == named), None)
+    if signer is None or not signer.verify(signature, context + canonical(signed)):
+        log.warning("ignoring the %s %s: not signed by a trusted key", what, path)
+        return None
+    return signed
+
+
+def _parsed(path: Path, what: str) -> tuple[dict[str, Any], bytes] | None:
+    """The signed file's payload (its `sig` member taken out) and signature, else None:
+    absent, unreadable or not a JSON object with a base64 `sig` (each named in a warning)."""
     try:
         raw = read_if_present(path, what)
     except GroundskeeperError as error:
@@ -94,12 +100,7 @@ def read_signed_by(
     try:
         signed = json.loads(raw)
         signature = base64.b64decode(signed.pop("sig"), validate=True)
-        named = signed.get("key")
     except (ValueError, TypeError, KeyError, AttributeError):
         log.warning("ignoring the %s %s: it does not parse", what, path)
         return None
-    signer = next((k for k in keys if k.key_id == named), None)
-    if signer is None or not signer.verify(signature, context + canonical(signed)):
-        log.warning("ignoring the %s %s: not signed by a trusted key", what, path)
-        return None
-    return dict(signed)
+    return dict(signed), signature
