@@ -32,6 +32,8 @@ FOUNDATION = frozenset(
         f"{ROOT}.regular_file",
         f"{ROOT}.path_patterns",
         f"{ROOT}.fastclass",
+        f"{ROOT}.logs",
+        f"{ROOT}.collector",
     }
 )
 CLI = f"{ROOT}.cli"
