@@ -412,7 +412,8 @@ def test_a_hook_case_whose_hook_lets_a_fake_through_fails(tmp_path: Path) -> Non
     [
         ("workers: {}\n", "holds `session:`"),
         ("session:\n  - write: {out.txt: x}\n", 'ends with a "stop"'),
-        ("session:\n  - run: ls\n  - stop: x\n", "one of write, remove, link, stop"),
+        ("session:\n  - run: ls\n  - stop: x\n", "one of write, remove, link, stop, seal"),
+        ("session:\n  - seal: --accept-changes\n  - stop: x\n", "extra words as a list"),
         ("session:\n  - write: {../x: y}\n  - stop: x\n", "paths stay inside the workdir"),
     ],
 )

@@ -71,6 +71,7 @@ __all__ = [
     "read_inputs_changed",
     "read_inputs_made",
     "runs_unittest",
+    "sealed_side",
     "session_inputs_changed",
     "session_inputs_made",
     "test_paths",
@@ -560,3 +561,37 @@ def _reason(path: str, who: str, checked: TaskSpec, intruder: str | None) -> str
         asks = f"task `{intruder}` does not ask to change it"
         how = f"add `:writable: {path}` to task `{intruder}` if it should change it"
     return f"input changed: the check read `{path}` ({what}), which {who} changed; {asks}; {how}"
+
+
+def sealed_side(
+    tasks: Sequence[TaskSpec],
+    path: str,
+    change: str,
+    before: Mapping[str, frozenset[str]] | None = None,
+) -> str | None:
+    """Where a file the user's re-seal would take as it is now sits on a check's side, said in
+    a few words; None: it is the work. `change`: how it differs from the workdir last sealed
+    (`changed`, `removed`, or `added`); `before`: the modules there then (`module_index`).
+
+    The seal has no read set (no check runs there), so a check is taken to read any file:
+    a changed or removed file is the check's when some task's check would hold it if it read
+    it (`session_inputs_changed`: not the code under test, and no task asks to change it or
+    frees it); an added one when it sits on a check's side (`session_inputs_made`). The hook's
+    rule, read for every check at once: what a stop would be refused for, the seal does not
+    take silently."""
+    checked = [t for t in tasks if t.check is not None]
+    if change == "added":
+        if any(_may_make(t, path, ()) for t in tasks):
+            return None
+        for task in checked:
+            side = made_side(task, path, before)
+            if side is not None:
+                return f"{side}, for task `{task.task_id}`"
+        return None
+    for task in checked:
+        if entitled(None, path, checked=task, tasks=tasks):
+            continue
+        role = check_role(task, path)
+        what = "the check's own program or test" if role == CHECKER else "an input a check may read"
+        return f"{what}, for task `{task.task_id}`"
+    return None

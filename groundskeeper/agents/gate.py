@@ -258,11 +258,13 @@ def seal_plan(
     session: str = "",
     guarded: list[Path] | None = None,
     snapshot: Snapshot | None = None,
+    note: Mapping[str, Any] | None = None,
 ) -> Fingerprint:
     """Seal the plan as it is now as the one sessions are held to (a `hook-seal` run), with
     the agent configuration files the seal before guarded and those in `guarded`, and the
     workdir `snapshot` the user's seal took (written into the control directory; None: the
-    seal before's is kept)."""
+    seal before's is kept). `note`: more for the seal's line (the changes on a check's side
+    the user took: `agents.reseal.accepted_body`)."""
     control, key = open_plan_record(plan_path)
     view = LedgerView.read(verified_steps(control, plan_path, key), session)
     plan = _load(plan_path)
@@ -277,7 +279,7 @@ def seal_plan(
         now = replace(now, snapshot=write_snapshot(control.path, snapshot))
     elif view.seal is not None:
         now = replace(now, snapshot=view.seal.snapshot)
-    _record_seal(plan_path, control, key, now, by, session)
+    _record_seal(plan_path, control, key, now, by, session, note)
     return now
 
 
@@ -290,7 +292,13 @@ def seal_fingerprint(plan_path: Path, now: Fingerprint, by: str, session: str = 
 
 
 def _record_seal(
-    plan_path: Path, control: ControlDir, key: SigningKey, now: Fingerprint, by: str, session: str
+    plan_path: Path,
+    control: ControlDir,
+    key: SigningKey,
+    now: Fingerprint,
+    by: str,
+    session: str,
+    note: Mapping[str, Any] | None = None,
 ) -> None:
     record = HookRecord(
         control,
@@ -302,6 +310,7 @@ def _record_seal(
             "session_id": session,
             **now.to_json(),
             "versions": _versions(),
+            **(note or {}),
         },
     )
     record.stage("run-end", {"ok": True, "states": [], "tampers": 0})

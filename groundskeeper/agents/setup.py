@@ -44,6 +44,8 @@ class Setup:
     files: tuple[Path, ...]
     launch: str
     notes: tuple[str, ...]
+    #: what was done to a configuration file that was there (merged into, its backup)
+    merged: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -51,7 +53,25 @@ class Setup:
             "files": [str(f) for f in self.files],
             "launch": self.launch,
             "notes": list(self.notes),
+            "merged": list(self.merged),
         }
+
+
+def configuration_path(agent: str, plan: Path, root: Path) -> Path:
+    """The file `write_setup` writes AGENT's hooks into (Claude Code's: in the plan's control
+    directory, groundskeeper's own; the others': the agent's project file, the user's too)."""
+    if agent == "claude-code":
+        return ControlDir.for_plan(plan.absolute()).path / SETTINGS_NAME
+    relative = {
+        "codex": (".codex", "hooks.json"),
+        "gemini": (".gemini", "settings.json"),
+        "copilot": (".github", "hooks", "groundskeeper.json"),
+        "cursor": (".cursor", "hooks.json"),
+    }.get(agent)
+    if relative is None:
+        dialect_for(agent)  # raises for an unknown agent
+        raise AssertionError(agent)
+    return root.absolute().joinpath(*relative)
 
 
 def hook_command(
@@ -195,6 +215,16 @@ def write_setup(
                 "Claude Code's own sandbox is not enabled: bubblewrap (`bwrap`) is not"
                 " installed; its Bash tool runs with your rights"
             )
+        # groundskeeper's own file, in the control directory: written whole. The user's Claude
+        # Code settings are left as they are, and said: `agent run` does not read them
+        theirs = [p for p in (root / ".claude" / "settings.json",
+                              root / ".claude" / "settings.local.json") if p.is_file()]  # fmt: skip
+        if theirs:
+            notes.append(
+                f"{', '.join(str(p) for p in theirs)} left as it is; `groundskeeper agent run`"
+                ' launches claude with groundskeeper\'s settings only (`--setting-sources ""`),'
+                " so the hooks and permissions in it do not apply to those sessions"
+            )
         launch = shlex.join(
             ["groundskeeper", "agent", "run", "claude-code", "--plan", str(plan), "--"]
         )
@@ -203,42 +233,134 @@ def write_setup(
     def command(event: str) -> str:  # one command line per event: the hook never guesses it
         return hook_command(agent, plan, max_blocks, workdir, event)
 
+    path = configuration_path(agent, plan, root)
+    ours: dict[str, Any]
     if agent == "codex":
-        path = root / ".codex" / "hooks.json"
-        _write_json(path, {"hooks": {
+        ours = {"hooks": {
             e: [{"hooks": [{"type": "command", "command": command(e), "timeout": 600}]}]
             for e in EVENTS["codex"]
-        }})  # fmt: skip
+        }}  # fmt: skip
         notes.append(
             "Codex runs a new or edited hook only once you trust it: open `/hooks` in codex"
             " and trust groundskeeper's; an edited hook is skipped until trusted again, and"
             " `groundskeeper hook` blocks every stop while the sealed file differs"
         )
-        return Setup(agent, (path,), "codex", tuple(notes))
-    if agent == "gemini":
-        path = root / ".gemini" / "settings.json"
-        _write_json(path, {"hooks": {
+        launch = "codex"
+    elif agent == "gemini":
+        ours = {"hooks": {
             e: [{"hooks": [{"type": "command", "command": command(e), "timeout": 60000}]}]
             for e in EVENTS["gemini"]
-        }})  # fmt: skip
-        return Setup(agent, (path,), "gemini", tuple(notes))
-    if agent == "copilot":
-        path = root / ".github" / "hooks" / "groundskeeper.json"
-        _write_json(path, {"version": 1, "hooks": {
+        }}  # fmt: skip
+        launch = "gemini"
+    elif agent == "copilot":
+        ours = {"version": 1, "hooks": {
             e: [{"type": "command", "bash": command(e), "timeoutSec": 30}]
             for e in EVENTS["copilot"]
-        }})  # fmt: skip
+        }}  # fmt: skip
         notes.append(
             "Copilot CLI times a hook out after 30 s and lets the stop through:"
             " keep checks short (the hook answers within 24 s)"
         )
-        return Setup(agent, (path,), "copilot", tuple(notes))
-    if agent == "cursor":
-        path = root / ".cursor" / "hooks.json"
-        _write_json(path, {"version": 1, "hooks": {"stop": [{"command": command("stop")}]}})
-        return Setup(agent, (path,), "cursor-agent", tuple(notes))
-    dialect_for(agent)  # raises for an unknown agent
-    raise AssertionError(agent)
+        launch = "copilot"
+    else:
+        ours = {"version": 1, "hooks": {"stop": [{"command": command("stop")}]}}
+        launch = "cursor-agent"
+    merged = _write_config(path, ours, _marker(plan))
+    return Setup(agent, (path,), launch, tuple(notes), merged)
+
+
+def _marker(plan: Path) -> str:
+    """What every hook command line `hook_command` writes for `plan` holds: how a merge
+    finds groundskeeper's own entries for this plan (an earlier set-up's) to replace them."""
+    return f"--plan {shlex.quote(str(plan.absolute()))} "
+
+
+def _ours(entry: Any, marker: str) -> bool:
+    """Whether a hook entry (a command, or a group of them) is groundskeeper's for the plan."""
+    if isinstance(entry, str):
+        return marker in entry and "--require-seal" in entry
+    if isinstance(entry, dict):
+        return any(_ours(v, marker) for v in entry.values())
+    if isinstance(entry, list):
+        return any(_ours(v, marker) for v in entry)
+    return False
+
+
+def _write_config(path: Path, ours: dict[str, Any], marker: str) -> tuple[str, ...]:
+    """Write groundskeeper's hooks (`ours`: `{"hooks": {EVENT: [entry…]}, …}`) into the agent's
+    configuration file at `path`. A file already there is the user's too: it is merged into
+    (each of its settings and hooks kept, groundskeeper's own entries for this plan from an
+    earlier set-up replaced), a backup written beside it first; one that does not parse as a
+    JSON object with a `hooks` object of lists is refused (HookFailure), never replaced.
+    What was done to a file that was there, said for a person (empty: none was there)."""
+    from groundskeeper.agents.seal import HookFailure
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        _write_json(path, ours)
+        return ()
+    except OSError as exc:
+        raise HookFailure("setup", f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        existing = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise HookFailure(
+            "setup",
+            f"{path} is there but is not JSON ({exc}); groundskeeper merges its hooks into an"
+            " agent's configuration and never replaces it: fix the file or move it aside,"
+            " then run `groundskeeper agent setup` again",
+        ) from exc
+    hooks = existing.get("hooks", {}) if isinstance(existing, dict) else None
+    if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
+        raise HookFailure(
+            "setup",
+            f"{path} is there but is not an agent configuration groundskeeper can merge into"
+            " (a JSON object whose `hooks` is an object of lists); it is not replaced: fix it"
+            " or move it aside, then run `groundskeeper agent setup` again",
+        )
+    assert isinstance(existing, dict)
+    document: dict[str, Any] = dict(existing)
+    kept_hooks: dict[str, list[Any]] = {
+        event: [e for e in entries if not _ours(e, marker)] for event, entries in hooks.items()
+    }
+    replaced = sum(len(hooks[e]) - len(kept_hooks[e]) for e in hooks)
+    for event, entries in ours["hooks"].items():
+        kept_hooks[event] = [*kept_hooks.get(event, []), *entries]
+    for key, value in ours.items():
+        if key != "hooks":
+            document.setdefault(key, value)
+    document["hooks"] = {e: v for e, v in kept_hooks.items() if v or e in hooks}
+    others = sorted(k for k in existing if k != "hooks")
+    theirs = sorted(
+        e for e, v in hooks.items() for x in v if not _ours(x, marker)
+    )  # each user's entry, by event
+    backup = path.with_name(path.name + ".groundskeeper-backup")
+    _write_bytes(backup, data)
+    _write_json(path, document)
+    added = ", ".join(ours["hooks"])
+    said = [
+        f"merged groundskeeper's hooks ({added}) into {path}, which was there"
+        + (f" (replacing {replaced} of an earlier set-up)" if replaced else "")
+        + f"; kept: {_kept(others, theirs)}; its content before: {backup}"
+    ]
+    return tuple(said)
+
+
+def _kept(others: list[str], theirs: list[str]) -> str:
+    parts = []
+    if theirs:
+        counted = {e: theirs.count(e) for e in theirs}
+        parts.append("your hooks " + ", ".join(f"{e} ×{n}" for e, n in counted.items()))
+    if others:
+        parts.append("your settings " + ", ".join(f"`{k}`" for k in others))
+    return "; ".join(parts) if parts else "nothing else was in it"
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> None:

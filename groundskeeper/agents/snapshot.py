@@ -206,12 +206,15 @@ def load_snapshot(control: Path, sealed_sha256: str) -> dict[str, str]:
         raise HookFailure(
             "snapshot",
             f"the workdir snapshot sealed with the plan ({path}) cannot be read:"
-            f" {exc.strerror}; `groundskeeper agent seal` takes it again",
+            f" {exc.strerror}; once you have looked at the workdir, `groundskeeper agent seal"
+            " --accept-changes` takes it again",
         ) from exc
     if hashlib.sha256(data).hexdigest() != sealed_sha256:
         raise HookFailure(
             "snapshot",
-            f"the workdir snapshot {path} is not the one sealed with the plan: it was changed",
+            f"the workdir snapshot {path} is not the one sealed with the plan: it was changed;"
+            " once you have looked at the workdir, `groundskeeper agent seal --accept-changes`"
+            " takes it again",
         )
     try:
         document = json.loads(data)

@@ -16,6 +16,7 @@ from groundskeeper.cli.output import EXIT_FINDINGS, EXIT_OK, emit_json, fail_usa
 from groundskeeper.errors import GroundskeeperError
 
 if TYPE_CHECKING:
+    from groundskeeper.agents.reseal import Change, Changes
     from groundskeeper.agents.snapshot import Snapshot
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
@@ -76,13 +77,46 @@ def agent() -> None:
     """
 
 
+_ACCEPT_HELP = (
+    "Take this file as it is now although it is on a check's side (a test, a checker"
+    " program or its module, a key or another file a check may read that no task asks to"
+    " change, a protected or hidden input) and changed, was added or was removed since the"
+    " last seal; repeat for each. Sealed in the ledger with its hashes before and after."
+)
+_ACCEPT_CHANGES_HELP = (
+    "Take the workdir's files as they are now: every change on a check's side since the last"
+    " seal (without it, or `--accept PATH` naming each, the seal is refused, exit 2, and each"
+    " is listed). Sealed in the ledger with the hashes before and after."
+)
+
+
+def _accept_options(command: _Command) -> _Command:
+    command = click.option("--accept-changes", is_flag=True, help=_ACCEPT_CHANGES_HELP)(command)
+    return click.option(
+        "--accept", "accept", multiple=True, metavar="PATH", type=str, help=_ACCEPT_HELP
+    )(command)
+
+
 @agent.command("seal")
 @click.argument("plan", type=click.Path(path_type=Path))
 @_options(workdir=_CHECKS_SEE, as_json=True)
-def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
+@_accept_options
+def seal(
+    plan: Path,
+    workdir: Path | None,
+    as_json: bool,
+    accept: tuple[str, ...],
+    accept_changes: bool,
+) -> None:
     """Seal PLAN as it is now: the plan, its checks and protected inputs that every agent
     session is held to. A session's stop is refused while any of them differs from the seal;
-    only this command (the user's) accepts a change, for the sessions started after it."""
+    only this command (the user's) accepts a change, for the sessions started after it.
+
+    The workdir is compared with the snapshot the last seal took: a file on a check's side
+    that changed, was added or was removed (a test, a checker program, a key a check reads)
+    is taken only when you name it (`--accept PATH`, or `--accept-changes` for all), since a
+    session may have rewritten it; otherwise the seal is refused (exit 2) and each is listed.
+    Every other change (the work) is listed and taken."""
     from groundskeeper.agents.gate import seal_plan
     from groundskeeper.agents.seal import HookFailure
     from groundskeeper.record.keys import ensure_signing_key
@@ -91,19 +125,26 @@ def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
         fail_usage(f"{plan}: no such plan file; pass the plan the agent works on")
     plan = _normal(plan)
     workdir = _normal(workdir) if workdir is not None else None
+    root = (workdir or plan.parent).resolve()
     try:
         _refuse_unfit(plan)
         ensure_signing_key()
         snapshot = _snapshot(plan, workdir)
-        sealed = seal_plan(plan, workdir, "agent seal", snapshot=snapshot)
+        changes = _since_seal(plan, root, snapshot, [])
+        taken = _taken(plan, "agent seal", root, changes, accept, accept_changes)
+        sealed = seal_plan(
+            plan, workdir, "agent seal", snapshot=snapshot, note=_accepted(taken, accept_changes)
+        )
         unbacked = _unbacked_done(plan)
     except (HookFailure, GroundskeeperError) as exc:
         fail_usage(str(exc))
+    _say_changes(changes)
     _warn_unbacked(plan, unbacked)
-    _warn_unasked(plan, workdir or plan.parent)
+    _warn_unasked(plan, root)
+    _warn_lint(plan)
     _note_snapshot(snapshot)
     if as_json:
-        emit_json({"plan": str(plan), **sealed.to_json()})
+        emit_json({"plan": str(plan), **sealed.to_json(), **_changes_json(changes)})
     else:
         narrate(
             f"sealed {plan}: {len(sealed.checks)} task(s), {len(sealed.protected)} protected"
@@ -124,8 +165,15 @@ def seal(plan: Path, workdir: Path | None, as_json: bool) -> None:
     max_blocks="Refuse a session's stops at most this many times in a row.",
     as_json=True,
 )
+@_accept_options
 def setup(
-    agent_name: str, plan: Path, workdir: Path | None, max_blocks: int, as_json: bool
+    agent_name: str,
+    plan: Path,
+    workdir: Path | None,
+    max_blocks: int,
+    as_json: bool,
+    accept: tuple[str, ...],
+    accept_changes: bool,
 ) -> None:
     """Wire AGENT's "done" event to `groundskeeper hook`, and seal the plan.
 
@@ -141,6 +189,10 @@ def setup(
     cursor       .cursor/hooks.json
 
     The files written are sealed with the plan: while any differs, every stop is blocked.
+    An agent's configuration file that exists is merged into (its other settings and hooks
+    kept, a backup written beside it); one that does not parse is refused (exit 2).
+    Set up again on a plan sealed before, the workdir is compared with the last seal as
+    `agent seal` compares it (`--accept PATH`, `--accept-changes`).
     """
     from groundskeeper.agents.gate import seal_plan
     from groundskeeper.agents.seal import HookFailure, aliases_of_hidden, held_inputs
@@ -168,6 +220,8 @@ def setup(
                 + "; ".join(aliases)
                 + ". A check would follow it; remove it before the agent's session"
             )
+        changes = _since_seal(plan, root, None, _configuration_paths(agent_name, plan, root))
+        taken = _taken(plan, f"agent setup {agent_name}", root, changes, accept, accept_changes)
         done = write_setup(
             agent_name,
             plan,
@@ -183,23 +237,169 @@ def setup(
             f"agent setup {agent_name}",
             guarded=list(done.files),
             snapshot=snapshot,
+            note=_accepted(taken, accept_changes),
         )
         unbacked = _unbacked_done(plan)
     except (HookFailure, GroundskeeperError, ValueError, OSError) as exc:
         fail_usage(str(exc))
+    _say_changes(changes)
     _warn_unbacked(plan, unbacked)
     _warn_unasked(plan, root)
+    _warn_lint(plan)
     _note_snapshot(snapshot)
     if as_json:
-        emit_json({**done.to_json(), "sealed": sealed.to_json()})
+        emit_json({**done.to_json(), "sealed": sealed.to_json(), **_changes_json(changes)})
     else:
         for path in done.files:
             narrate(f"wrote {path}")
+        for line in done.merged:
+            narrate(line)
         for note in done.notes:
             narrate(f"note: {note}")
         narrate(f"sealed {plan} ({len(sealed.checks)} task(s)); launch with:")
         click.echo(done.launch)
     raise SystemExit(EXIT_OK)
+
+
+def _configuration_paths(agent_name: str, plan: Path, root: Path) -> list[str]:
+    """The workdir files `agent setup AGENT` writes (Claude Code's is in the control
+    directory): sealed by their own hashes, not compared as the work."""
+    from groundskeeper.agents.setup import configuration_path
+
+    path = configuration_path(agent_name, plan, root)
+    try:
+        return [path.relative_to(root).as_posix()]
+    except ValueError:
+        return []
+
+
+def _since_seal(plan: Path, root: Path, snapshot: Snapshot | None, skip: list[str]) -> Changes:
+    """The workdir (`snapshot`; None: taken now) against the last seal's snapshot, each change
+    read by the hook's rule (`agents.reseal`); nothing when the plan was never sealed."""
+    from groundskeeper.agents.gate import open_plan_record, verified_steps
+    from groundskeeper.agents.reseal import Changes, changes_since_seal
+    from groundskeeper.agents.seal import LedgerView, fingerprint
+    from groundskeeper.agents.snapshot import take_snapshot
+    from groundskeeper.plan.org import load_plan
+
+    control, key = open_plan_record(plan)
+    sealed = LedgerView.read(verified_steps(control, plan, key), "").seal
+    if sealed is None:
+        return Changes(())
+    now = snapshot if snapshot is not None else take_snapshot(root)
+    fresh = fingerprint(load_plan(plan), root, (), sealed=sealed)
+    skip = [*skip, *(_relative(Path(p), root) for p, _ in sealed.guarded), _relative(plan, root)]
+    return changes_since_seal(plan, root, now, sealed, fresh, [s for s in skip if s])
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.absolute().relative_to(root).as_posix()
+    except ValueError:
+        return ""
+
+
+def _taken(
+    plan: Path,
+    by: str,
+    root: Path,
+    changes: Changes,
+    accept: tuple[str, ...],
+    every: bool,
+) -> list[Change]:
+    """The changes on a check's side the user took (`--accept PATH`, `--accept-changes`);
+    exit 2, each listed on stderr, while any is not taken (adversary-14 F10: a routine
+    re-seal after a refused session would make a rewritten key the one held)."""
+    held = changes.held()
+    named = {_accept_name(word, root) for word in accept}
+    known = {c.path for c in changes.changes}
+    unknown = sorted(n for n in named if n not in known)
+    if unknown:
+        fail_usage(
+            f"--accept {unknown[0]}: no such change since the last seal"
+            + (f" (the changes on a check's side: {', '.join(c.path for c in held)})" if held
+               else " (nothing on a check's side changed)")
+        )  # fmt: skip
+    refused = [c for c in held if not every and c.path not in named]
+    if refused:
+        if changes.unread is not None:
+            click.echo(f"{plan}: the last seal's snapshot cannot be compared: {changes.unread}",
+                       err=True)  # fmt: skip
+        for change in refused:
+            click.echo(
+                f"{plan}: not taken: {change.said()}; restore it, or seal with `--accept"
+                f" {change.path}` if it is right as it is",
+                err=True,
+            )
+        fail_usage(
+            f"{plan} is not sealed ({by}): {len(refused)} file(s) on a check's side differ from"
+            " the last seal (above), which a session may have changed. Restore them, or name"
+            " each with `--accept PATH` (or all with `--accept-changes`) if it is right as it is"
+        )
+    return [c for c in held if every or c.path in named]
+
+
+def _accept_name(word: str, root: Path) -> str:
+    """`--accept`'s PATH as the workdir-relative name the snapshot uses (as given, from the
+    current directory; else as given, from the workdir)."""
+    import os
+
+    absolute = Path(os.path.abspath(word))
+    for candidate in (absolute, absolute.parent.resolve() / absolute.name):
+        try:
+            return candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return Path(word).as_posix()
+
+
+def _accepted(taken: list[Change], every: bool) -> dict[str, Any]:
+    from groundskeeper.agents.reseal import accepted_body
+
+    return accepted_body(taken, every)
+
+
+#: Changes listed at most, each kind (the rest counted).
+_LISTED = 20
+
+
+def _say_changes(changes: Changes) -> None:
+    """The changes since the last seal that this seal takes, said (stderr)."""
+    for title, listed in (
+        ("taken on a check's side (your --accept; sealed with its hashes)", changes.held()),
+        ("changed since the last seal (the work, taken as it is)", changes.work()),
+    ):
+        if not listed:
+            continue
+        narrate(f"{title}:")
+        for change in listed[:_LISTED]:
+            narrate(f"  {change.said()}")
+        if len(listed) > _LISTED:
+            narrate(f"  … and {len(listed) - _LISTED} more")
+
+
+def _changes_json(changes: Changes) -> dict[str, Any]:
+    return {"changes": [c.to_json() for c in changes.changes]}
+
+
+def _warn_lint(plan: Path) -> None:
+    """Lint's warnings on the plan, said at set-up and seal as `groundskeeper lint` says them
+    (a limit like T025's — code under test that switches pytest off — applies to a hook's
+    checks too); the errors refuse the seal already (`_refuse_unfit`)."""
+    from groundskeeper.plan.lint import validate
+    from groundskeeper.plan.org import load_plan
+
+    said = []
+    for diagnostic in validate(load_plan(plan)):
+        # T031 is said by `_warn_unasked`, read in the workdir the checks see
+        if diagnostic.level == "warning" and diagnostic.code != "T031":
+            click.echo(diagnostic.format(str(plan)), err=True)
+            said.append(diagnostic.code)
+    if "T025" in said:
+        narrate(
+            "note: T025's remedy, `:contract: pytest`, is confirmed only by `groundskeeper run`"
+            " (a hook refuses it, H001): in an agent's session the limit it names stands"
+        )
 
 
 def _normal(path: Path) -> Path:

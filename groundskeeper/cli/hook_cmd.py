@@ -109,8 +109,10 @@ def hook(
     A stop is blocked with the failing task, its check line and the reason; any failure of
     groundskeeper's own (no plan, a key it cannot use, a ledger that does not verify, a plan
     changed since the session started, the budget spent) blocks too, in the form the agent
-    honours: exit 2 with the reason on stderr (Claude Code), a JSON block on stdout (Codex,
-    Copilot), `decision: deny` (Gemini CLI), a `followup_message` (Cursor). Never
+    honours: for Claude Code a JSON `{"decision": "block", "reason": …}` on stdout with
+    exit 0 (Stop, SubagentStop) or exit 2 with the reason on stderr (TaskCompleted,
+    TeammateIdle, ConfigChange, which read only that); a JSON block on stdout (Codex, Copilot),
+    `decision: deny` (Gemini CLI), a `followup_message` (Cursor). Never
     `stop_hook_active`: --max-blocks bounds the loop.
 
     Set it up with `groundskeeper agent setup AGENT --plan PLAN` (docs/agents.md).

@@ -35,7 +35,7 @@ __all__ = [
 HOOK_AGENTS = ("claude-code",)
 
 #: What a scripted session's step may do, one key per step.
-SESSION_STEPS = ("write", "remove", "link", "stop")
+SESSION_STEPS = ("write", "remove", "link", "stop", "seal")
 
 
 class HookSessionFault(Exception):
@@ -62,6 +62,10 @@ def hook_session_problem(script: Any) -> str | None:
             isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
         ):
             return f"session step {number}: {kind} maps relative paths to text"
+        if kind == "seal" and not (
+            isinstance(value, list) and all(isinstance(w, str) for w in value)
+        ):
+            return f"session step {number}: seal carries `agent seal`'s extra words as a list"
         if kind == "remove" and not isinstance(value, str):
             return f"session step {number}: remove names one relative path"
         paths = list(value) if isinstance(value, dict) else [value] if kind == "remove" else []
@@ -90,10 +94,31 @@ def _command(args: list[str], env: dict[str, str], cwd: Path, deadline: float) -
     return done.stdout
 
 
-def _stop(command: str, run_dir: Path, claim: str, deadline: float) -> tuple[str, str]:
+def _seal(words: list[str], env: dict[str, str], run_dir: Path, deadline: float) -> int:
+    """The user's `agent seal PLAN WORDS…` between two sessions: its exit status (a refusal,
+    2, is the seal's answer, not the case's crash)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise HookSessionFault("timeout", "timeout: the case ran past its time limit")
+    args = [sys.executable, "-m", "groundskeeper", "agent", "seal", "plan.org", *words]
+    try:
+        done = subprocess.run(args, env=env, cwd=run_dir, capture_output=True, text=True,
+                              timeout=left, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise HookSessionFault(
+            "timeout", "timeout: a seal ran past the case's time limit"
+        ) from None
+    if done.returncode not in (0, 2):
+        raise HookSessionFault("crash", f"crash: `agent seal` exited {done.returncode}")
+    return done.returncode
+
+
+def _stop(
+    command: str, run_dir: Path, claim: str, deadline: float, session: str = "eval-session"
+) -> tuple[str, str]:
     """One Stop through the hook's own command line: (`allow`, `block` or `stop`, reason)."""
     event = {
-        "session_id": "eval-session",
+        "session_id": session,
         "transcript_path": str(run_dir.parent / "transcript.jsonl"),
         "cwd": str(run_dir),
         "hook_event_name": "Stop",
@@ -169,6 +194,8 @@ def run_hook_session(
     settings = run_dir / ".groundskeeper" / "plan.org" / "claude-code.settings.json"
     command = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["Stop"][0]["hooks"][0]
     outcome, reason, stops = "allow", "", []
+    seals: list[int] = []
+    session = "eval-session"
     for step in script["session"]:
         ((kind, value),) = step.items()
         if kind == "write":
@@ -181,8 +208,11 @@ def run_hook_session(
                 (run_dir / path).symlink_to(target)
         elif kind == "remove":
             (run_dir / value).unlink(missing_ok=True)
+        elif kind == "seal":  # the user re-seals; the next stop is a new session's
+            seals.append(_seal(value, env, run_dir, deadline))
+            session = f"eval-session-{len(seals) + 1}"
         else:
-            outcome, reason = _stop(str(command["command"]), run_dir, value, deadline)
+            outcome, reason = _stop(str(command["command"]), run_dir, value, deadline, session)
             stops.append(outcome)
     state = "DONE" if outcome == "allow" else {"block": "blocked", "stop": "stopped"}[outcome]
     why = None if outcome == "allow" else f"{caught_by_hook(outcome, reason)}: {reason.strip()}"
@@ -190,6 +220,7 @@ def run_hook_session(
         "tasks": [{"id": t, "state": state, "reason": why} for t in tasks],
         "diagnostics": [],
         "stops": stops,
+        **({"seals": seals} if seals else {}),
     }
 
 

@@ -155,7 +155,13 @@ def _summarize_hook_step(step: str, body: dict[str, Any]) -> tuple[str, str | No
         return f"{decision} · {get('event')} · {session} · claims {claims} · {reason}", decision
     kind = get("kind")
     if kind == "hook-seal":
-        return f"seal by {get('by')} · {session} · plan {_short(get('plan_sha256'))}", None
+        said = f"seal by {get('by')} · {session} · plan {_short(get('plan_sha256'))}"
+        accepted = get("accepted")
+        if isinstance(accepted, list) and accepted:
+            # the user's word on changes on a check's side (`agent seal --accept`)
+            names = ", ".join(str(a.get("path")) for a in accepted if isinstance(a, dict))
+            said += f" · accepted changed check input(s): {names[:80]}"
+        return said, None
     if kind == "hook-session":
         return f"session start · {get('event')} · {session}", None
     return f"hook {get('event') or get('kind')} · {get('agent')} · {session}", None

@@ -135,8 +135,14 @@ def test_the_snapshot_is_sealed_with_the_plan(tmp_path: Path) -> None:
     snapshot.write_text(json.dumps({"files": held}))
     reason = hook(work).blocked or ""
     assert "is not the one sealed with the plan: it was changed" in reason, reason
-    # the user's seal takes it again
-    assert gk(work, "agent", "seal", "plan.org").returncode == 0
+    # a routine seal cannot tell what changed since the snapshot it would compare with:
+    # every file on a check's side needs the user's word (adversary-14 F10)
+    plain = gk(work, "agent", "seal", "plan.org")
+    assert plain.returncode == 2, plain.stderr
+    assert "the last seal's snapshot cannot be compared" in plain.stderr, plain.stderr
+    assert "not taken: `key.txt`" in plain.stderr, plain.stderr
+    # the user's seal takes it again, by their word
+    assert gk(work, "agent", "seal", "plan.org", "--accept-changes").returncode == 0
     assert allowed(hook(work, session="s-2")), hook(work, session="s-2")
 
 

@@ -1,0 +1,3 @@
+import sys
+import helper
+sys.exit(0 if helper.ok() else 1)

@@ -1,0 +1,2 @@
+def ok():
+    return open("out.txt").read() == open("key.txt").read()
