@@ -38,7 +38,7 @@ def judge_check(check: Check) -> list[Finding]:
         return [("error", "T003", "check does not parse: the check is empty", None)]
 
     from groundskeeper.sandbox import COMMANDS, ShellSyntaxError, command_names, parse
-    from groundskeeper.sandbox.registry import closest_command
+    from groundskeeper.sandbox.registry import ABSENT_ADVICE, closest_command
 
     try:
         script = parse(check.text)
@@ -58,6 +58,8 @@ def judge_check(check: Check) -> list[Finding]:
                     " write the commands in the check itself (or run a Python program:"
                     " `python3 FILE`)"
                 )
+            elif name in ABSENT_ADVICE:
+                message += f"; {ABSENT_ADVICE[name]}"
             elif closest is not None:
                 message += f"; did you mean `{closest}`?"
             elif "/" in name:
