@@ -954,9 +954,10 @@ def _empty_on_a_missing_file(script: Script) -> tuple[str, SimpleCommand] | None
             files = _read_files(final.commands[0])
     elif len(final.commands) == 1:
         files = _tested_empty(command)
+    shown = final.commands[0] if _is_simple(final.commands[0]) else command  # the whole line
     for file in files:
         if file is not None and file not in ("-", "/dev/null") and file not in guarded:
-            return file, command
+            return file, shown
     return None
 
 
