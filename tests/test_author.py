@@ -206,3 +206,20 @@ def test_pause_turn_without_end_is_a_failure_after_the_limit() -> None:
     reply = ask_author(model, "say hi")
     assert reply.failure == "the author's reply was still paused after 4 continuations"
     assert len(model.requests) == 5
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "grep -qx 3 out/count.txt || [ 1 -eq 1 ]",
+        "(grep -qx 3 out/count.txt) || true",
+        "grep -qx 3 out/count.txt | tr -d x",
+        "grep -qx 3 out/count.txt || python3 -c pass",
+    ],
+)
+def test_an_authored_check_that_cannot_fail_goes_back_to_the_author(check: str) -> None:
+    """adversary-13 F9 in a goal run: the validator sends T005 back, as for `true`."""
+    outline = f"* TODO Count\n  :PROPERTIES:\n  :done-when: {check}\n  :END:\n"
+    assert [(d.level, d.code) for d in validate_outline(outline)] == [("error", "T005")]
+    strong = outline.replace(check, "grep -qx 3 out/count.txt")
+    assert validate_outline(strong) == []

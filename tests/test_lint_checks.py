@@ -125,12 +125,17 @@ def test_comparing_against_a_file_the_worker_can_read_is_a_warning(tmp_path: Pat
     assert validate(load_plan(plan)) == []
     plan.write_text("#+HIDE: *.txt\n" + body.format(""))
     assert validate(load_plan(plan)) == []
+    both_there = "test -f out.txt -a -f expected.txt; "
     for check in ("cmp out.txt expected.txt", "diff -u out.txt expected.txt",
                   'test "$(cat expected.txt)" = "$(cat out.txt)"', "md5sum -c expected.txt",
                   "sha1sum --quiet -c expected.txt", "sha512sum -c expected.txt",
-                  'test -z "$(comm -3 out.txt expected.txt)"'):  # fmt: skip
+                  both_there + 'test -z "$(comm -3 out.txt expected.txt)"'):  # fmt: skip
         plan.write_text(body.format("").replace("diff out.txt expected.txt", check))
         assert [d.code for d in validate(load_plan(plan))] == ["T014"], check
+    # without `test -f out.txt` it passes when out.txt is missing (comm's error is lost)
+    check = 'test -z "$(comm -3 out.txt expected.txt)"'
+    plan.write_text(body.format("").replace("diff out.txt expected.txt", check))
+    assert [d.code for d in validate(load_plan(plan))] == ["T029", "T014"]
 
 
 @pytest.mark.parametrize(

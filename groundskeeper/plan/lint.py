@@ -221,6 +221,24 @@ def _task_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                 continue  # the worker can neither empty nor remove it
             line = check.line if offset is None else check.line + offset
             yield Diagnostic(level, heading.title, message, line, code)
+        yield from _chosen_by_a_listing(spec.of(heading), check.line)
+
+
+def _chosen_by_a_listing(task: TaskSpec, line: int) -> Iterator[Diagnostic]:
+    """T033: the check chooses the file it reads by listing a directory the worker may write
+    (`K=$(ls keys | head -n 1)`): a file the worker adds there can become the answer key.
+    The run refuses a pass that read such a file (`check_inputs.listed_directories`)."""
+    from groundskeeper.acceptance.check_inputs import listed_directories
+
+    for directory in listed_directories(task):
+        if _kept(task, f"{directory}/") or _kept(task, f"{directory}/*"):
+            continue
+        message = (
+            f"the check chooses which file to read by listing `{directory}/`, which the worker"
+            f" may write: a file it adds there that sorts first becomes what the check reads;"
+            f" name the file (`{directory}/NAME`), or `:protect: {directory}/`"
+        )
+        yield Diagnostic("warning", task.heading.title, message, line, "T033")
 
 
 def _kept(task: TaskSpec, file: str | None) -> bool:

@@ -6,7 +6,7 @@ It judges the text with the sandbox's own parser and option table; it never runs
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, TypeGuard
 
@@ -15,6 +15,7 @@ from groundskeeper.plan.org import Check
 if TYPE_CHECKING:
     from groundskeeper.diagnostics import Level
     from groundskeeper.sandbox.syntax import AndOr, Pipeline, Script, SimpleCommand, Word
+    from groundskeeper.sandbox.tree import Redirect
 
 CHECK_LANGUAGE = "sh"
 _SHOWN_CHECK = 80  # characters of a check quoted back in a message
@@ -37,7 +38,7 @@ def judge_check(check: Check) -> list[Finding]:
         return [("error", "T003", "check does not parse: the check is empty", None)]
 
     from groundskeeper.sandbox import COMMANDS, ShellSyntaxError, command_names, parse
-    from groundskeeper.sandbox.registry import closest_command
+    from groundskeeper.sandbox.registry import ABSENT_ADVICE, closest_command
 
     try:
         script = parse(check.text)
@@ -57,6 +58,8 @@ def judge_check(check: Check) -> list[Finding]:
                     " write the commands in the check itself (or run a Python program:"
                     " `python3 FILE`)"
                 )
+            elif name in ABSENT_ADVICE:
+                message += f"; {ABSENT_ADVICE[name]}"
             elif closest is not None:
                 message += f"; did you mean `{closest}`?"
             elif "/" in name:
@@ -217,17 +220,26 @@ def _verdicts_under(script: Script) -> tuple[bool, bool, bool]:
 
 def _and_or_ends(item: AndOr, errexit: bool = True) -> frozenset[str]:
     ended: set[str] = set()
-    running = _pipeline_outcomes(item.first)  # outcomes of the pipeline that ran last
-    for operator, pipeline in item.rest:
+    # outcomes of the pipeline that ran last; errexit is off inside a pipeline that is not
+    # the list's last (`(X) || true`: X's failure is the subshell's status, not a stop)
+    pipelines = (item.first, *(p for _, p in item.rest))
+    running = _pipeline_outcomes(item.first, errexit and len(pipelines) == 1)
+    previous = item.first
+    for index, (operator, pipeline) in enumerate(item.rest):
         following: set[str] = set()
+        deciding = errexit and index == len(item.rest) - 1
         for outcome in running:
             if outcome in ("X", "E"):  # an `exit` ran: nothing after it in the list runs
                 ended.add(outcome)
             elif (operator == "&&") == (outcome == "T"):
-                following |= _pipeline_outcomes(pipeline)
+                if operator == "||" and _complements(previous, pipeline):
+                    following |= _OK  # `P || ! P`, `test -z W || test -n W`: P failed
+                else:
+                    following |= _pipeline_outcomes(pipeline, deciding)
             else:
                 ended.add(outcome)  # the list ends before its final pipeline: no errexit
         running = frozenset(following)
+        previous = pipeline
     final = item.rest[-1][1] if item.rest else item.first
     for outcome in running:
         stops = errexit and outcome == "F" and not final.negated
@@ -252,14 +264,15 @@ def _body_ends(script: Script, errexit: bool = True) -> frozenset[str]:
     return frozenset(ended) if items else _OK
 
 
-def _compound_outcomes(command: object, alone: bool) -> frozenset[str]:
+def _compound_outcomes(command: object, alone: bool, errexit: bool | None = None) -> frozenset[str]:
     """A compound command's outcomes, from what its bodies can do: an `if` without `else`
     (or a `case` no arm matches, or a loop that runs no more) ends with status 0, and a body
     that cannot fail makes a command that cannot fail. `alone`: the whole pipeline, so an
     `exit` inside ends the script; in a longer pipeline it ends only its own stage."""
     from groundskeeper.sandbox.tree import Case, For, Group, If, Loop
 
-    errexit = alone  # a stage of a longer pipeline runs without errexit
+    if errexit is None:
+        errexit = alone  # a stage of a longer pipeline runs without errexit
     found: set[str] = set()
     if isinstance(command, If):
         reaches_else = True
@@ -286,23 +299,27 @@ def _compound_outcomes(command: object, alone: bool) -> frozenset[str]:
         inner = _body_ends(command.body, errexit)
         if command.subshell and "X" in inner:  # `exit` ends the subshell: its status
             inner = (inner - {"X"}) | _EITHER
+        if command.subshell and "E" in inner:  # so does a failing `exit N` or errexit
+            inner = (inner - {"E"}) | _FAIL
         found |= inner
     else:
         return _EITHER  # [[ … ]], (( … )): either way
-    if getattr(command, "redirects", ()):
+    if not _harmless_redirects(getattr(command, "redirects", ())):
         found |= _EITHER  # a redirection can fail on its own
     if not alone and found & {"X", "E"}:
         found = (found - {"X", "E"}) | _EITHER  # the stage ends, with a status
     return frozenset(found)
 
 
-def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
+def _pipeline_outcomes(pipeline: Pipeline, errexit: bool = True) -> frozenset[str]:
     # a pipeline's status is its last command's (no pipefail); `exit` ends the script only
-    # when it is the whole pipeline (in a pipeline it ends its own stage)
+    # when it is the whole pipeline (in a pipeline it ends its own stage); `errexit` False:
+    # the pipeline is not its list's last, so errexit is off inside it
     commands = pipeline.commands
     last = commands[-1] if commands else None
     if not _is_simple(last):
-        outcomes = _compound_outcomes(last, alone=len(commands) == 1)
+        alone = len(commands) == 1
+        outcomes = _compound_outcomes(last, alone=alone, errexit=alone and errexit)
     elif len(commands) == 1 and _is_exit(last):
         # `exit N` with a literal N that is not 0 (mod 256) fails the check where it stands;
         # `exit 0`, a bare `exit` (the last status) and `exit $VAR` could end it as a pass
@@ -323,19 +340,28 @@ def _pipeline_outcomes(pipeline: Pipeline) -> frozenset[str]:
 
 #: filters that, given no file to read, only pass their standard input on (or count or sort
 #: it): the last stage of `grep -q x f | cat` makes a pipeline that cannot fail
-_STDIN_FILTERS = frozenset({"cat", "tee", "sort", "uniq", "wc", "head", "tail"})
+_STDIN_FILTERS = frozenset(
+    {"cat", "tee", "sort", "uniq", "wc", "head", "tail", "tr", "cut", "rev", "nl", "base64"}
+)
 
 
 def _reads_stdin_only(command: SimpleCommand) -> bool:
-    """Whether every word after the name is an option or a count (no file, no check mode)."""
-    checking = command.words[0].literal() == "sort"  # `sort -c` fails on unsorted input
-    for word in command.words[1:]:
-        text = word.literal()
-        if text is None or (checking and text in ("-c", "-C", "--check")):
-            return False
-        if not (text.startswith("-") and text != "-") and not text.isdigit():
-            return False
-    return True
+    """Whether the filter reads its standard input alone (or `/dev/null`): every word is a
+    constant, no operand names a file (`tr`'s are its sets), no check mode (`sort -c`)."""
+    from groundskeeper.sandbox.command_options import parse_options
+
+    name = command.words[0].literal()
+    words = [w.literal() for w in command.words[1:]]
+    if name is None or None in words:
+        return False
+    if name == "sort" and any(w in ("-c", "-C", "--check") for w in words):
+        return False  # `sort -c` fails on unsorted input
+    parsed = parse_options(name, words)
+    if parsed is None or parsed.refused:
+        return False
+    if name == "tr":
+        return True
+    return all(words[i] in ("-", "/dev/null") for i in parsed.operands)
 
 
 def _is_exit(command: SimpleCommand) -> bool:
@@ -354,19 +380,201 @@ def _failing_status(command: SimpleCommand) -> bool:
 
 
 def _command_outcomes(command: SimpleCommand) -> frozenset[str]:
-    if command.redirects:
+    if not _harmless_redirects(command.redirects):
         return _EITHER  # a redirection can fail on its own (missing file, read-only workdir)
     if not command.words:
         # bare assignments succeed unless a `$(…)` in them can fail
-        return _EITHER if any(_has_substitution(a.value) for a in command.assignments) else _OK
+        return _assigned_outcomes(command)
     name = command.words[0].literal()
-    if name in ("true", ":", "echo", "continue", "break", "set"):
+    if name in ("true", ":", "echo", "continue", "break", "set", "pwd"):
         return _OK
     if name in _STDIN_FILTERS and _reads_stdin_only(command):
         return _OK  # a filter of its standard input alone: nothing there can fail it
     if name == "false" or name == "exit":
         return _FAIL  # `exit` inside a pipeline: its stage's status
+    return _constant_outcome(command)
+
+
+def _assigned_outcomes(command: SimpleCommand) -> frozenset[str]:
+    """Bare assignments' outcomes: the status of the last `$(…)` in them (`X=$(grep … ||
+    true)` cannot fail), 0 without one."""
+    from groundskeeper.sandbox.syntax import CommandSub
+
+    outcomes = _OK
+    for assignment in command.assignments:
+        for part in assignment.value.parts:
+            if isinstance(part, CommandSub):
+                ends = _body_ends(part.script, errexit=False)
+                outcomes = (ends - {"E", "X"}) | (_FAIL if "E" in ends else frozenset())
+                outcomes |= _EITHER if "X" in ends else frozenset()
+    return frozenset(outcomes)
+
+
+def _harmless_redirects(redirects: tuple[Redirect, ...]) -> bool:
+    """Whether no redirection can fail: each goes to or comes from `/dev/null`, or copies
+    or closes a descriptor (`2>&1`, `>&2`)."""
+    for redirect in redirects:
+        if redirect.target is None:
+            continue  # `>&N`: a copy of a descriptor the check has
+        target = redirect.target.literal()
+        if target == "/dev/null" or (redirect.op.endswith("&") and target in ("-", "1", "2")):
+            continue
+        return False
+    return True
+
+
+#: `test` operators on two operands, with the Python test of their (constant) values
+_TEST_BINARY: dict[str, Callable[[str, str], bool]] = {
+    "=": lambda a, b: a == b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "-eq": lambda a, b: int(a) == int(b),
+    "-ne": lambda a, b: int(a) != int(b),
+    "-lt": lambda a, b: int(a) < int(b),
+    "-le": lambda a, b: int(a) <= int(b),
+    "-gt": lambda a, b: int(a) > int(b),
+    "-ge": lambda a, b: int(a) >= int(b),
+}
+
+#: pairs of `test` operators, one true exactly when the other is false (on strings: an
+#: integer test of a word that is not a number is an error, both ways)
+_TEST_OPPOSITES = {"-z": "-n", "-n": "-z", "=": "!=", "==": "!=", "!=": "="}
+
+
+def _constant_outcome(command: SimpleCommand) -> frozenset[str]:
+    """The outcome of a command whose words are all constants and that reads nothing the
+    worker can change: a `test` of constants, `expr 1`, `seq 3`, `printf ''`, `cd .`, `ls`,
+    `python3 -c pass` — the same every run, so on the right of `||` it decides alone.
+    Anything else: either way."""
+    words = [w.literal() for w in command.words]
+    if None in words:
+        return _EITHER
+    name, *args = [w for w in words if w is not None]
+    if name in ("test", "["):
+        if name == "[":
+            if args[-1:] != ["]"]:
+                return _EITHER
+            args = args[:-1]
+        held = _constant_test(args)
+        return _EITHER if held is None else _OK if held else _FAIL
+    if name == "expr" and len(args) == 1:
+        return _FAIL if args[0] in ("", "0") else _OK
+    if name == "seq" and args and all(re.fullmatch(r"-?[0-9]+", a) for a in args):
+        return _OK
+    if name == "printf" and args and "%" not in args[0].replace("%%", "").replace("%s", ""):
+        return _OK
+    if name == "cd" and args == ["."]:
+        return _OK
+    if name == "ls" and all(a == "." or (a.startswith("-") and a != "-") for a in args):
+        return _OK  # it lists the working directory, which is there
+    if name in _PROGRAMS and len(args) == 2 and args[0] == "-c" and _does_nothing(args[1]):
+        return _OK
     return _EITHER
+
+
+def _constant_test(args: list[str]) -> bool | None:
+    """The value of `test ARGS` when every operand is a constant and no file is tested;
+    None when it depends on anything else (or is not one of these forms)."""
+    negate = False
+    if args[:1] == ["!"] and (
+        len(args) in (2, 4) or (len(args) == 3 and args[1] not in _TEST_BINARY)
+    ):
+        negate, args = True, args[1:]
+    value: bool | None = None
+    if len(args) == 1:
+        value = args[0] != ""
+    elif len(args) == 2 and args[0] in ("-n", "-z"):
+        value = (args[1] != "") == (args[0] == "-n")
+    elif len(args) == 3 and args[1] in _TEST_BINARY:
+        try:
+            value = _TEST_BINARY[args[1]](args[0], args[2])
+        except ValueError:
+            return None  # `test a -eq 1` is an error, status 2
+    return None if value is None else value != negate
+
+
+def _does_nothing(code: str) -> bool:
+    """Whether a `python3 -c` program only passes: `pass`, constants, `print` of constants,
+    `import sys`, `sys.exit(0)` — it ends with status 0 whatever the workdir holds."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+
+    def harmless(node: ast.stmt) -> bool:
+        if isinstance(node, ast.Pass):
+            return True
+        if isinstance(node, ast.Import):
+            return all(a.name == "sys" and a.asname is None for a in node.names)
+        if not isinstance(node, ast.Expr):
+            return False
+        value = node.value
+        if isinstance(value, ast.Constant):
+            return True
+        if not isinstance(value, ast.Call) or value.keywords:
+            return False
+        called = ast.unparse(value.func)
+        constants = all(isinstance(a, ast.Constant) for a in value.args)
+        if called == "print":
+            return constants
+        exits = called in ("sys.exit", "exit", "quit")
+        return exits and (not value.args or (constants and value.args[0].value in (0, None)))  # type: ignore[attr-defined]
+
+    return all(harmless(statement) for statement in tree.body)
+
+
+def _complements(first: Pipeline, second: Pipeline) -> bool:
+    """Whether `second` succeeds exactly when `first` fails: one `test` with the opposite
+    string operator on the same operands (`test -z "$X" || test -n "$X"`). (Not `P || ! P`:
+    an error of P, a missing file, fails the check both ways in the sandbox.)"""
+    if first.negated or second.negated:
+        return False
+    one, other = _test_parts(first), _test_parts(second)
+    if one is None or other is None or len(one) != len(other):
+        return False
+    if len(one) == 2:
+        (op1, w1), (op2, w2) = one, other
+        return _TEST_OPPOSITES.get(str(op1)) == op2 and w1 == w2
+    if len(one) == 3:
+        return _TEST_OPPOSITES.get(str(one[1])) == other[1] and (one[0], one[2]) == (
+            other[0],
+            other[2],
+        )
+    return False
+
+
+def _test_parts(pipeline: Pipeline) -> tuple[object, ...] | None:
+    """A lone `test`/`[ ]` command's operands (operators as text, words as shapes), or None."""
+    if len(pipeline.commands) != 1:
+        return None
+    command = pipeline.commands[0]
+    if not _is_simple(command) or not command.words or command.redirects:
+        return None
+    name = command.words[0].literal()
+    words = list(command.words[1:])
+    if name == "[":
+        if not words or words[-1].literal() != "]":
+            return None
+        words = words[:-1]
+    elif name != "test":
+        return None
+    operator_at = 0 if len(words) == 2 else 1 if len(words) == 3 else None
+    if operator_at is None:
+        return None
+    return tuple(w.literal() if i == operator_at else _shape(w) for i, w in enumerate(words))
+
+
+def _shape(node: object) -> object:
+    """A node of the parsed script without where it stands (its offsets): two nodes with
+    the same shape are the same text, up to spacing."""
+    if isinstance(node, tuple):
+        return tuple(_shape(n) for n in node)
+    names = getattr(type(node), "__match_args__", None)
+    if names is None:
+        return node
+    return (type(node).__name__, *(_shape(getattr(node, n)) for n in names if n != "offset"))
 
 
 # What to write instead of an option the sandbox's command lacks, where more can be said than
@@ -682,6 +890,18 @@ def _negated_on_a_file(script: Script, check: Check) -> Iterator[Finding]:
 
     found = _negated_file(script)
     if found is None:
+        empty = _empty_on_a_missing_file(script)
+        if empty is not None:
+            file, command = empty
+            written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
+            message = (
+                f"the check ends on `{written}`, which asks for an empty result of reading"
+                f" `{file}` and gets one when `{file}` is missing (the reader's error is lost"
+                f" in the `$(…)` or the pipeline): a worker that removes it, or never writes"
+                f" it, passes; say that it must be there first — `test -f {file} && …` — or"
+                " protect it"
+            )
+            yield ("warning", "T029", message, _line(check, command.offset))
         return
     file, name, command = found
     written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
@@ -705,10 +925,124 @@ def negated_file(check: Check) -> str | None:
     from groundskeeper.sandbox import ShellSyntaxError, parse
 
     try:
-        found = _negated_file(parse(check.text))
+        script = parse(check.text)
     except ShellSyntaxError:
         return None
-    return found[0] if found is not None else None
+    found = _negated_file(script)
+    if found is not None:
+        return found[0]
+    empty = _empty_on_a_missing_file(script)
+    return empty[0] if empty is not None else None
+
+
+def _empty_on_a_missing_file(script: Script) -> tuple[str, SimpleCommand] | None:
+    """(the file, the deciding command) when the check's last decision asks for nothing read
+    from a file the check does not say must be there — `test -z "$(uniq -d F)"`, `[ "$(uniq
+    -d F | wc -l)" -eq 0 ]`, `uniq -d F | wc -l | grep -qx 0` (no pipefail): a missing file
+    reads as nothing, so those pass on it."""
+    if not script.items:
+        return None
+    last = script.items[-1]
+    final = last.rest[-1][1] if last.rest else last.first
+    if final.negated or not final.commands or not _is_simple(final.commands[-1]):
+        return None
+    command = final.commands[-1]
+    guarded = _asserted_files(script)
+    files: list[str | None] = []
+    if len(final.commands) > 1 and not _PIPEFAIL.get() and not _sets_pipefail(script):
+        if _asks_zero(command) and _counts(final.commands[1:-1]):
+            files = _read_files(final.commands[0])
+    elif len(final.commands) == 1:
+        files = _tested_empty(command)
+    shown = final.commands[0] if _is_simple(final.commands[0]) else command  # the whole line
+    for file in files:
+        if file is not None and file not in ("-", "/dev/null") and file not in guarded:
+            return file, shown
+    return None
+
+
+def _asks_zero(command: SimpleCommand) -> bool:
+    """`grep -qx 0`, `grep -q '^0$'`: a final stage that passes only on a count of 0."""
+    from groundskeeper.sandbox.command_options import parse_options
+
+    words = [w.literal() for w in command.words]
+    if not words or words[0] != "grep" or None in words[1:]:
+        return False
+    parsed = parse_options("grep", words[1:])
+    if parsed is None or len(parsed.operands) != 1:
+        return False
+    pattern = words[1 + parsed.operands[0]]
+    whole = any(o in ("-x", "--line-regexp") for o, _ in parsed.options)
+    return (whole and pattern == "0") or pattern in ("^0$", "^ *0$", "^[[:space:]]*0$")
+
+
+def _counts(stages: tuple[object, ...]) -> bool:
+    """Whether a `wc` counts what the earlier stages passed on (so nothing counts 0)."""
+    return any(_is_simple(s) and s.words and s.words[0].literal() == "wc" for s in stages)
+
+
+def _read_files(command: object) -> list[str | None]:
+    """The files a simple command reads (its file operands: not grep's pattern, not awk's
+    or jq's program); none when its options are unknown."""
+    from groundskeeper.sandbox.command_options import parse_options
+
+    if not _is_simple(command) or not command.words:
+        return []
+    words = [w.literal() for w in command.words]
+    name = words[0]
+    if name is None or name in ("test", "[", "echo", "printf", "expr", "seq"):
+        return []
+    if name in _PROGRAM_FIRST:
+        return _program_files(name, words[1:])
+    parsed = parse_options(name, words[1:])
+    if parsed is None:
+        return []
+    operands = list(parsed.operands)
+    if name == "grep" and not any(option == "-e" for option, _ in parsed.options):
+        operands = operands[1:]  # the first is the pattern
+    return [words[1 + i] for i in operands]
+
+
+def _tested_empty(command: SimpleCommand) -> list[str | None]:
+    """The files read in `$(…)` by `test -z "$(…)"`, `test "$(…)" = ""`, or — a count —
+    `test "$(… | wc -l)" -eq 0` / `= 0`: a missing file passes each."""
+    from groundskeeper.sandbox.syntax import CommandSub
+
+    words = list(command.words)
+    if not words or words[0].literal() not in ("test", "["):
+        return []
+    if words[0].literal() == "[":
+        if words[-1].literal() != "]":
+            return []
+        words = words[:-1]
+    args = words[1:]
+    substituted: Word | None = None
+    count = False
+    if len(args) == 2 and args[0].literal() == "-z":
+        substituted = args[1]
+    elif len(args) == 3 and args[1].literal() in ("=", "==", "-eq"):
+        other = args[2].literal()
+        substituted = args[0]
+        if other == "" and args[1].literal() != "-eq":
+            count = False
+        elif other == "0":
+            count = True
+        else:
+            return []
+    if substituted is None:
+        return []
+    files: list[str | None] = []
+    for part in substituted.parts:
+        if not isinstance(part, CommandSub):
+            continue
+        for item in part.script.items:
+            for pipeline in (item.first, *(p for _, p in item.rest)):
+                if count and not _counts(pipeline.commands[1:]):
+                    continue
+                stages = pipeline.commands if not count else pipeline.commands[:1]
+                for stage in stages:
+                    files += _read_files(stage)
+    return files
 
 
 def _negated_file(script: Script) -> tuple[str, str, SimpleCommand] | None:

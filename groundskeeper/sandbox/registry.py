@@ -261,7 +261,23 @@ def closest_command(name: str) -> str | None:
     return found[0] if found else None
 
 
+#: What to write instead of a common command the sandbox lacks, where no close name helps
+ABSENT_ADVICE: Mapping[str, str] = MappingProxyType(
+    {
+        "mktemp": (
+            "for a temporary file, write to a name of your own beside the target and rename"
+            " it (`echo … > out/.report.tmp && mv out/.report.tmp out/report.txt`); for a"
+            " directory, `mkdir out/.work`"
+        ),
+    }
+)
+
+
 def did_you_mean(name: str) -> str:
-    """ "; did you mean CMD?" for an unknown command with a close one, else ""."""
+    """ "; did you mean CMD?" for an unknown command with a close one, what to write
+    instead for a common one the sandbox lacks (`ABSENT_ADVICE`), else ""."""
+    advice = ABSENT_ADVICE.get(name.rsplit("/", 1)[-1])
+    if advice is not None:
+        return f"; {advice}"
     closest = closest_command(name)
     return f"; did you mean {closest}?" if closest else ""

@@ -208,6 +208,7 @@ class RunPhases:
             if required:
                 task.red = why
             else:
+                task.green_first = f"warning: {why}, so it cannot tell the work from no work [R007]"
                 message = (
                     f"{why} — the check cannot tell the work from no work;"
                     " make it test what the task must produce (or pass --require-red to fail"

@@ -796,6 +796,8 @@ class Runner:
                            verdict.output, loop.ms(), None, tuple(loop.found))  # fmt: skip
         loop.state = "DONE" if verdict.kind == "DONE" else "FAILED"
         loop.verified, loop.reason, loop.output = verdict.verified, verdict.reason, verdict.output
+        if verdict.kind == "DONE" and loop.reason is None:
+            loop.reason = task.green_first  # a pass that says nothing of the work: said so
         if verdict.kind == "DONE" or verdict.feedback is None:
             return True
         limit = task.max_attempts

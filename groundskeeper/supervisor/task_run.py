@@ -72,6 +72,8 @@ class TaskRun:
     output: str = ""
     tainted: Tamper | None = None
     red: str | None = None  # under --require-red: why this task fails before any work
+    # without --require-red: its check passed before any work (R007), said with its DONE
+    green_first: str | None = None
     rules_changed: bool = False  # its sealed DONE was given under other rules than its spec's
     stop: str | None = None
     waiting: GateOpened | None = None
