@@ -314,10 +314,28 @@ def _aliased(sentence: str, path: str, *, sole_stem: bool = False) -> str:
     stem = name.split(".", 1)[0] if not name.startswith(".") else name
     if not stem or not re.fullmatch(r"[\w-]+", stem):
         return sentence
-    sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})\s+(?i:file)\b", path, sentence)
+
+    def alias(match: re.Match[str]) -> str:
+        return match.group(0) if _content(sentence[match.end() :]) else path
+
+    sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})\s+(?i:file)\b", alias, sentence)
     if name == stem or (len(stem) > 2 and (stem.isupper() or sole_stem)):
-        sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})(?![\w/-]|\.\w)", path, sentence)
+        sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})(?![\w/-]|\.\w)", alias, sentence)
     return sentence
+
+
+def _content(rest: str) -> bool:
+    """Whether a word read as a file's other name is the content of a change with an
+    explicit destination after it in its clause ("Write the solution into out3.txt", "Find
+    the result and save it to out.txt"): a common noun there names what is written, never
+    the file of that stem (adversary-14 F6)."""
+    words = _words(rest)
+    for i, word in enumerate(words):
+        if word in _BREAKS or (word in _SUBORDINATE and word not in ("then", "but", "so")):
+            return False
+        if word in _PLACES and any(_file(w) for w in words[i + 1 : i + 4]):
+            return True
+    return False
 
 
 def _keeps(word: str) -> bool:
