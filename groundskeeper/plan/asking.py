@@ -331,8 +331,8 @@ def _content(rest: str) -> bool:
     the file of that stem (adversary-14 F6)."""
     words = _words(rest)
     for i, word in enumerate(words):
-        if word in _BREAKS or (word in _SUBORDINATE and word not in ("then", "but", "so")):
-            return False
+        if word in _BREAKS or word in (",", ";") or (word in _SUBORDINATE and word != "so"):
+            return False  # "Update the data, then write the total to out.txt": its own
         if word in _PLACES and any(_file(w) for w in words[i + 1 : i + 4]):
             return True
     return False
@@ -491,8 +491,8 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
                 return False  # "write the sum of the numbers in X to out.txt": X is a source
             return _takes(word, prep, other_file)
         if word in ("from", "with", "over", "as"):
-            if prep in ("to", "into", "onto"):
-                continue  # "add a section with … to X", "copy the header from a.txt to X"
+            if prep in ("to", "into", "onto") or (word == "with" and prep in _PLACES):
+                continue  # "add a section with … to X", "replace 80 with 8080 in X"
             if prep is not None and prep not in ("of",):
                 return False  # "from the records in X": X is where the source is
             prep = word

@@ -103,14 +103,14 @@ def _unsure_asks(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
 _WORD = re.compile(r"[\w./-]+")
 
 
-def _check_names(base: Path, task: TaskSpec) -> tuple[list[str], bool]:
+def _check_names(base: Path, task: TaskSpec) -> tuple[list[str], list[str]]:
     """The existing files the task's check names (a word of it that is a workdir file), and
-    whether it names a file that does not exist yet (an output the work makes)."""
+    the files it names that do not exist yet (outputs the work makes)."""
     check = task.check
     if check is None:
-        return [], False
+        return [], []
     found: list[str] = []
-    missing = False
+    missing: list[str] = []
     for word in dict.fromkeys(_WORD.findall(check.text)):
         if "/" not in word and "." not in word.strip("."):
             continue
@@ -120,7 +120,7 @@ def _check_names(base: Path, task: TaskSpec) -> tuple[list[str], bool]:
         if (base / name).is_file():
             found.append(name)
         elif "." in name.rsplit("/", 1)[-1] and not (base / name).exists():
-            missing = True
+            missing.append(name)
     return found, missing
 
 
@@ -137,7 +137,7 @@ def unasked_reads(tasks: list[TaskSpec], base: Path) -> Iterator[tuple[TaskSpec,
         data = [n for n in names if not n.endswith(".py") and "/." not in "/" + n]
         sole = {n: sum(1 for m in names if _stem(m) == _stem(n)) == 1 for n in data}
 
-        def freed(name: str, checked: TaskSpec = task, seen: list[str] = names) -> bool:
+        def freed(name: str, checked: TaskSpec = task, seen: list[str] = names + missing) -> bool:
             return any(
                 covers(t.writable, name)
                 or asks_to_change(t, name, sole_stem=stem_names(checked, t, name, seen))
