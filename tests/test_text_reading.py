@@ -152,6 +152,9 @@ def test_the_stem_alone_names_a_file_only_when_no_other_file_in_view_shares_it()
 # question, a relative clause, a description, a comparison, a quote — never frees it.
 # The mentions come first: each of them freed a golden (or would, by the same route).
 MENTIONS = [
+    # adversary-14 F3's mention twins: the value replaced in another file, the file a source
+    "Replace port 80 with the port in {f} in out.cfg.",
+    "Replace port 80 with 8080 in out.cfg, as {f} says.",
     "Write out.txt. If {f} looks wrong, tell me.",
     "Tell me if {f} is outdated.",
     "Clean up the generator and {f} is the reference output.",
@@ -202,6 +205,8 @@ MENTIONS = [
     "Fix the generator; {f} is correct.",
 ]
 ASKS_TO = [
+    "Replace port 80 with 8080 in {f}.",  # adversary-14 F3
+    "Replace the old value with the new one in {f}.",
     "Strip trailing whitespace from {f}.",
     "Delete the TODO line from {f}.",
     "Translate {f} into French.",
@@ -291,3 +296,24 @@ def test_a_stem_that_names_the_file_keeps_the_state_wanted_an_ask() -> None:
     assert text_reading("Regenerate out.txt, not the old one.", "out.txt", sole_stem=True) == (
         UNSURE
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "reading"),
+    [
+        # adversary-14 F6: a common noun that is what a change writes to an explicit
+        # destination is no name of the file of that stem, even when no other file shares it
+        ("Write the solution into out3.txt.", "solution.txt", SILENT),
+        ("Write the result into o1.txt.", "result.txt", SILENT),
+        ("Put the golden value into o4.txt.", "golden.txt", SILENT),
+        ("Solve the puzzle and write the solution to o6.txt.", "solution.txt", SILENT),
+        ("Find the result and save it to out.txt.", "result.txt", SILENT),
+        ("Write the solution file into out3.txt.", "solution.txt", SILENT),
+        # the honest twins: the stem with no destination after it still names the file
+        ("Update the report for version 1.0", "out/report.txt", ASKS),
+        ("Write the solution into out3.txt.", "out3.txt", ASKS),
+        ("Regenerate the result file.", "result.txt", ASKS),
+    ],
+)
+def test_the_content_of_a_write_is_no_file(text: str, path: str, reading: str) -> None:
+    assert text_reading(text, path, sole_stem=True) == reading

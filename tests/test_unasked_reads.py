@@ -31,7 +31,11 @@ def _t031(tmp_path: Path, title: str, check: str, text: str = "") -> list[str]:
         ("Change the port", "grep -q '^port = 8080$' app.cfg",
          "Set the listening port of the service to 8080 (it is 80 now).", "app.cfg"),
         ("Frobnicate notes.md", "grep -q x notes.md", "", "notes.md"),
-        ("Tidy the notes", "grep -q x notes.md", "notes.md is outdated.", "notes.md"),
+        ("Look at the notes", "grep -q x notes.md", "notes.md is outdated.", "notes.md"),
+        # adversary-14 F6: the stem alone does not free a file read beside the file the text
+        # asks for by full name; lint says so rather than leave the worker to find out
+        ("Update the data, then write the total to out.txt",
+         "test \"$(cat out.txt)\" = 3 && grep -q 2 data.txt", "", "data.txt"),
     ],
 )  # fmt: skip
 def test_a_check_reading_a_file_the_text_does_not_ask_for_is_warned(

@@ -20,14 +20,19 @@ check's text and the file's name only (a read set cannot tell an import from an 
   the checker's: everything under a directory PATH, a file PATH itself, and anywhere a
   `test_*.py`, `*_test.py` or `conftest.py`;
 - a program the check runs from the workdir (`python3 check.py`, a `-m` module's
-  file) is the checker's, and so is every `.py` file in that program's directory and below
-  (the modules it imports: sys.path[0] is its directory);
+  file) is the checker's, and so, when the check runs no test runner (pytest, unittest), is
+  every `.py` file it read: the modules that program imports (`lib/judge.py` beside
+  `tools/check.py` as much as `tools/judge.py`) are its library, wherever they lie; the code
+  a task asks to change by name is freed by that asking (`entitled`), not by its role. With a
+  test runner beside it, the `.py` files in the program's directory and below;
 - a unittest check (`python3 -m unittest discover -s tests`) the same: its start directory
   is its test path, and a `test*.py` anywhere is the checker's;
-- a module named as the tests' helper or data (`testkit.py`, `test_helpers.py`,
-  `expected_values.py`, `fixtures.py`: a name word `test`, `tests`, `testing`, `testkit`,
-  `testutils`, `expected`, `golden`, `fixture(s)`, `assertion(s)`) is the checker's
-  wherever it lies: the tests import it to judge, not to be judged;
+- a module named as the tests' helper, data or judge (`testkit.py`, `test_helpers.py`,
+  `expected_values.py`, `fixtures.py`, `oracle.py`, `reference_impl.py`, `judge.py`: a name
+  word `test`, `tests`, `testing`, `testkit`, `testutils`, `expected`, `golden`,
+  `fixture(s)`, `assertion(s)`, `oracle`, `reference`, `judge`, `checker`, `verify`,
+  `verifier`, `grader`, `grading`, `validator`, `truth`) is the checker's wherever it lies:
+  the tests import it to judge, not to be judged;
 - any other `.py` file (and its `__pycache__` bytecode) is the code under test;
 - anything else is data the check derives its answer from: the checker's.
 
@@ -55,7 +60,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from groundskeeper.fastclass import fastclass
 from groundskeeper.path_patterns import covers
-from groundskeeper.plan.expected import asks_to_change, runs_pytest_check
+from groundskeeper.plan.expected import asks_to_change, runs_pytest_check, stem_names
 from groundskeeper.plan.spec import TaskSpec
 
 __all__ = [
@@ -89,7 +94,10 @@ _UNITTEST_NAMES = ("test*.py",)
 _HELPER_WORDS = frozenset(
     {"test", "tests", "testing", "testkit", "testutil", "testutils", "testlib", "testhelpers",
      "testsupport", "expected", "expectation", "expectations", "golden", "goldens", "fixture",
-     "fixtures", "assertion", "assertions", "asserts"}
+     "fixtures", "assertion", "assertions", "asserts", "oracle", "oracles", "reference",
+     "references", "refimpl", "judge", "judges", "judging", "checker", "checkers",
+     "verify", "verifier", "verifiers", "verification", "grader", "graders", "grading",
+     "validator", "validators", "groundtruth", "truth"}
 )  # fmt: skip
 #: Files that change what any Python interpreter of the check loads, wherever they lie.
 _HOOK_NAMES = ("conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth")
@@ -303,9 +311,12 @@ def check_role(task: TaskSpec, path: str) -> str:
                 return CHECKER
     if code and source.endswith(".py") and _helper_name(source):
         return CHECKER
-    for how, program in _programs(task):
-        if source == program:
-            return CHECKER
+    programs = _programs(task)
+    if any(source == program for _how, program in programs):
+        return CHECKER
+    if code and programs and not (runs_pytest_check(task) or unittest):
+        return CHECKER  # a checker program's imports: its library, wherever it lies
+    for how, program in programs:
         if how == "module" or not code or not program.endswith(".py"):
             continue  # a module's imports come from the workdir's top: the code under test
         directory = posixpath.dirname(program)
@@ -327,20 +338,23 @@ def entitled(
     covers it. `changer` None (an agent's session, which works on every task): some task of
     `tasks` asks for it or frees it. `seen`: the other files the check read — when none
     shares the file's stem, the stem alone names it ("update the report")."""
-    if check_role(checked, path) == CODE:
+    role = check_role(checked, path)
+    if role == CODE:
         return True
-    sole = _sole_stem(path, seen)
     among = [changer] if changer is not None else list(tasks)
-    return any(covers(t.writable, path) or asks_to_change(t, path, sole_stem=sole) for t in among)
+    return any(
+        covers(t.writable, path)
+        or asks_to_change(t, path, sole_stem=_stem_names(checked, t, path, seen, role))
+        for t in among
+    )
 
 
-def _stem(path: str) -> str:
-    return posixpath.basename(path).split(".", 1)[0].casefold()
-
-
-def _sole_stem(path: str, seen: Iterable[str]) -> bool:
-    stem = _stem(path)
-    return bool(stem) and not any(p != path and _stem(p) == stem for p in seen)
+def _stem_names(
+    checked: TaskSpec, asker: TaskSpec, path: str, seen: Iterable[str], role: str
+) -> bool:
+    """Whether the stem alone may name `path` in `asker`'s text (`plan.expected.stem_names`),
+    never for the check's own program, test or helper (`check_role` CHECKER)."""
+    return role != CHECKER and stem_names(checked, asker, path, list(seen))
 
 
 def read_inputs_changed(
@@ -443,6 +457,12 @@ def made_side(
         directory = posixpath.dirname(program)
         if path == program or (how != "module" and directory and _under(path, directory)):
             return f"beside the check's program `{program}`"
+    module = _module_name(path)
+    if module is not None and before:
+        elsewhere = sorted(d for d in before.get(module[0], ()) if d != module[1])
+        if elsewhere:
+            where = f"{elsewhere[0]}/" if elsewhere[0] else "the workdir's top"
+            return f"a module that shadows the `{module[0]}` that was in {where} before the work"
     if check_role(checked, path) == CHECKER:
         if path.endswith(".py") and _helper_name(path):
             return "a module named as the tests' helper or data"
@@ -450,12 +470,6 @@ def made_side(
     listed = next((d for d in listed_directories(checked) if _under(path, d)), None)
     if listed is not None:
         return f"in `{listed}/`, a directory the check lists to choose which file it reads"
-    module = _module_name(path)
-    if module is not None and before:
-        elsewhere = sorted(d for d in before.get(module[0], ()) if d != module[1])
-        if elsewhere:
-            where = f"{elsewhere[0]}/" if elsewhere[0] else "the workdir's top"
-            return f"a module that shadows the `{module[0]}` that was in {where} before the work"
     return None
 
 
@@ -518,12 +532,13 @@ def _listed_of(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _may_make(task: TaskSpec, path: str, seen: Iterable[str]) -> bool:
+def _may_make(task: TaskSpec, path: str, seen: Iterable[str], checked: TaskSpec) -> bool:
     """Whether the task may make `path` on its check's side: its text names the file,
     `:writable:` covers it, or it is a test file and the text asks for tests."""
     if covers(task.writable, path):
         return True
-    if asks_to_change(task, path, sole_stem=_sole_stem(path, seen)):
+    stem = _stem_names(checked, task, path, seen, check_role(checked, path))
+    if asks_to_change(task, path, sole_stem=stem):
         return True
     name = posixpath.basename(path)
     tests = any(fnmatch.fnmatchcase(name, p) for p in ("test_*.py", "*_test.py"))
@@ -569,7 +584,7 @@ def read_inputs_made(
         intruder = next(
             (
                 t for t in writers
-                if (spec := specs.get(t)) is None or not _may_make(spec, path, seen)
+                if (spec := specs.get(t)) is None or not _may_make(spec, path, seen, checked)
             ),
             None,
         )  # fmt: skip
@@ -595,7 +610,7 @@ def session_inputs_made(
         if path not in new:
             continue
         side = made_side(checked, path, before)
-        if side is None or any(_may_make(t, path, seen) for t in tasks):
+        if side is None or any(_may_make(t, path, seen, checked) for t in tasks):
             continue
         found.append(_made_reason(path, side, "this session", None))
     return found
@@ -644,11 +659,9 @@ def sealed_side(
     take silently."""
     checked = [t for t in tasks if t.check is not None]
     if change == "added":
-        if any(_may_make(t, path, ()) for t in tasks):
-            return None
         for task in checked:
             side = made_side(task, path, before)
-            if side is not None:
+            if side is not None and not any(_may_make(t, path, (), task) for t in tasks):
                 return f"{side}, for task `{task.task_id}`"
         return None
     for task in checked:

@@ -451,9 +451,9 @@ def _warn_unasked(plan: Path, root: Path) -> None:
     from groundskeeper.plan.spec import compile_plan
 
     tasks = list(compile_plan(load_plan(plan)))
-    for task, name, named in unasked_reads(tasks, root):
+    for task, name, why in unasked_reads(tasks, root):
         line = task.heading.line
-        narrate(f"{plan}:{line}: warning: {unasked_message(task, name, named)} [T031]")
+        narrate(f"{plan}:{line}: warning: {unasked_message(task, name, why)} [T031]")
 
 
 def _warn_unbacked(plan: Path, unbacked: list[tuple[int, str]]) -> None:

@@ -314,10 +314,28 @@ def _aliased(sentence: str, path: str, *, sole_stem: bool = False) -> str:
     stem = name.split(".", 1)[0] if not name.startswith(".") else name
     if not stem or not re.fullmatch(r"[\w-]+", stem):
         return sentence
-    sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})\s+(?i:file)\b", path, sentence)
+
+    def alias(match: re.Match[str]) -> str:
+        return match.group(0) if _content(sentence[match.end() :]) else path
+
+    sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})\s+(?i:file)\b", alias, sentence)
     if name == stem or (len(stem) > 2 and (stem.isupper() or sole_stem)):
-        sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})(?![\w/-]|\.\w)", path, sentence)
+        sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})(?![\w/-]|\.\w)", alias, sentence)
     return sentence
+
+
+def _content(rest: str) -> bool:
+    """Whether a word read as a file's other name is the content of a change with an
+    explicit destination after it in its clause ("Write the solution into out3.txt", "Find
+    the result and save it to out.txt"): a common noun there names what is written, never
+    the file of that stem (adversary-14 F6)."""
+    words = _words(rest)
+    for i, word in enumerate(words):
+        if word in _BREAKS or word in (",", ";") or (word in _SUBORDINATE and word != "so"):
+            return False  # "Update the data, then write the total to out.txt": its own
+        if word in _PLACES and any(_file(w) for w in words[i + 1 : i + 4]):
+            return True
+    return False
 
 
 def _keeps(word: str) -> bool:
@@ -473,8 +491,8 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
                 return False  # "write the sum of the numbers in X to out.txt": X is a source
             return _takes(word, prep, other_file)
         if word in ("from", "with", "over", "as"):
-            if prep in ("to", "into", "onto"):
-                continue  # "add a section with … to X", "copy the header from a.txt to X"
+            if prep in ("to", "into", "onto") or (word == "with" and prep in _PLACES):
+                continue  # "add a section with … to X", "replace 80 with 8080 in X"
             if prep is not None and prep not in ("of",):
                 return False  # "from the records in X": X is where the source is
             prep = word

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+from collections.abc import Iterable
 from pathlib import Path
 
 from groundskeeper.path_patterns import covers, normal_path
@@ -36,6 +37,7 @@ __all__ = [
     "reading",
     "runs_pytest_check",
     "seems_about",
+    "stem_names",
     "task_text",
     "text_reading",
     "unsure_message",
@@ -86,6 +88,30 @@ def asks_to_change(
     `sole_stem`: no other file in view shares the file's stem, so the stem alone names it
     ("update the report" for `out/report.txt`)."""
     return reading(task, path, anywhere=anywhere, sole_stem=sole_stem) == ASKS
+
+
+def stem_names(checked: TaskSpec, asker: TaskSpec, path: str, seen: Iterable[str]) -> bool:
+    """Whether the stem alone ("the report" for `out/report.txt`) may name `path`, a file the
+    check of `checked` read, in the text of `asker` (adversary-14 F6): no other file in view
+    (`seen`: what the check read) shares its stem, the check neither compares against it
+    (`diff`, `cmp`, …) nor runs it, and `asker`'s text asks by full name to change no other
+    file in view — then that file is the work, and a common word that is a read file's stem
+    ("Write the solution into out3.txt") is no name of the key. A file the check compares
+    against or reads as its key is freed only by its full name or `:writable:`."""
+    stem = _stem(path)
+    others = [p for p in seen if p != path]
+    if not stem or any(_stem(p) == stem for p in others):
+        return False
+    check = checked.check
+    if check is not None:
+        keys = compared_by(check.language, check.text) + programs_run_by(check.language, check.text)
+        if any(covers((k,), path) for k in keys):
+            return False
+    return not any(not p.endswith(".py") and asks_to_change(asker, p) for p in others)
+
+
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].split(".", 1)[0].casefold()
 
 
 def reading(task: TaskSpec, path: str, *, anywhere: bool = False, sole_stem: bool = False) -> str:

@@ -23,6 +23,7 @@ from groundskeeper.plan.expected import (
     reading,
     runs_pytest_check,
     seems_about,
+    stem_names,
     task_text,
     unsure_message,
 )
@@ -102,14 +103,14 @@ def _unsure_asks(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
 _WORD = re.compile(r"[\w./-]+")
 
 
-def _check_names(base: Path, task: TaskSpec) -> tuple[list[str], bool]:
+def _check_names(base: Path, task: TaskSpec) -> tuple[list[str], list[str]]:
     """The existing files the task's check names (a word of it that is a workdir file), and
-    whether it names a file that does not exist yet (an output the work makes)."""
+    the files it names that do not exist yet (outputs the work makes)."""
     check = task.check
     if check is None:
-        return [], False
+        return [], []
     found: list[str] = []
-    missing = False
+    missing: list[str] = []
     for word in dict.fromkeys(_WORD.findall(check.text)):
         if "/" not in word and "." not in word.strip("."):
             continue
@@ -119,35 +120,47 @@ def _check_names(base: Path, task: TaskSpec) -> tuple[list[str], bool]:
         if (base / name).is_file():
             found.append(name)
         elif "." in name.rsplit("/", 1)[-1] and not (base / name).exists():
-            missing = True
+            missing.append(name)
     return found, missing
 
 
-def unasked_reads(tasks: list[TaskSpec], base: Path) -> Iterator[tuple[TaskSpec, str, bool]]:
-    """(task, file, named) for each existing file a task's check reads that its text seems
-    to be about (`plan.asking.seems_about`: named = True), or that is all the check reads,
-    when no task asks to change it nor `:writable:` frees it: a worker that changes it, as
-    the task seems to want, is failed as changing its check's input (lint T031, `agent
-    setup` says the same)."""
+def unasked_reads(tasks: list[TaskSpec], base: Path) -> Iterator[tuple[TaskSpec, str, str]]:
+    """(task, file, why) for each existing file a task's check reads, when no task asks to
+    change it nor `:writable:` frees it, and: its text seems to be about it
+    (`plan.asking.seems_about`: why "about"), or its text names it by its stem alone where the
+    stem names no check's key (`plan.expected.stem_names`: why "stem", adversary-14 F6:
+    "Update the solution, then write out.txt"), or it is all the check reads ("only"): a
+    worker that changes it, as the task seems to want, is failed as changing its check's
+    input (lint T031, `agent setup` says the same)."""
     for task in tasks:
         names, missing = _check_names(base, task)
         data = [n for n in names if not n.endswith(".py") and "/." not in "/" + n]
+        sole = {n: sum(1 for m in names if _stem(m) == _stem(n)) == 1 for n in data}
+
+        def freed(name: str, checked: TaskSpec = task, seen: list[str] = names + missing) -> bool:
+            return any(
+                covers(t.writable, name)
+                or asks_to_change(t, name, sole_stem=stem_names(checked, t, name, seen))
+                for t in tasks
+            )
+
         free = [
             n
             for n in data
-            if not covers(task.protect, n)
-            and not covers(task.hide, n)
-            and not any(covers(t.writable, n) or asks_to_change(t, n) for t in tasks)
+            if not covers(task.protect, n) and not covers(task.hide, n) and not freed(n)
         ]
         compared = set(compared_by(task.check.language, task.check.text)) if task.check else set()
         text = task_text(task)
-        sole = {n: sum(1 for m in names if _stem(m) == _stem(n)) == 1 for n in free}
-        about = [n for n in free if seems_about(text, n, sole_stem=sole[n])]
+        stems = [n for n in free if sole[n] and asks_to_change(task, n, sole_stem=True)]
+        about = [n for n in free if n not in stems and seems_about(text, n, sole_stem=sole[n])]
+        for name in stems:
+            yield task, name, "stem"
         for name in about:
-            yield task, name, True
-        if not about and free and free == data and not missing and not compared & set(free):
+            yield task, name, "about"
+        only = free and free == data and not missing and not compared & set(free)
+        if only and not about and not stems:
             for name in free:
-                yield task, name, False
+                yield task, name, "only"
 
 
 def _stem(path: str) -> str:
@@ -156,19 +169,22 @@ def _stem(path: str) -> str:
 
 def _unasked_reads(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
     """T031: `unasked_reads`, each pointing to `:writable:`."""
-    for task, name, named in unasked_reads(tasks, base):
-        yield Diagnostic("warning", task.heading.title, unasked_message(task, name, named),
+    for task, name, why in unasked_reads(tasks, base):
+        yield Diagnostic("warning", task.heading.title, unasked_message(task, name, why),
                          task.heading.line, "T031")  # fmt: skip
 
 
-def unasked_message(task: TaskSpec, name: str, named: bool) -> str:
+def unasked_message(task: TaskSpec, name: str, why: str) -> str:
     """What lint (T031) and `agent setup` say of `unasked_reads`."""
-    how = (
-        "its text seems to be about changing it but does not ask to (no edit verb takes it"
-        " as its object)"
-        if named
-        else "it is all the check reads, and no task asks to change it"
-    )
+    stem = _stem(name)
+    how = {
+        "about": "its text seems to be about changing it but does not ask to (no edit verb"
+        " takes it as its object)",
+        "stem": f"its text names it only by the word `{stem}`, which does not free a file"
+        " the check compares against, nor one it reads beside a file the text asks for by"
+        " its full name (a check's key is freed by its full name only)",
+        "only": "it is all the check reads, and no task asks to change it",
+    }[why]
     return (
         f"the check of task {task.task_id} reads `{name}`, which exists; {how}: a worker"
         " that changes it fails the task as changing its check's input; if the task is to"

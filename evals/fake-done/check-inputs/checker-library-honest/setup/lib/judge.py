@@ -1,0 +1,2 @@
+def verdict():
+    return open("out.txt").read().strip() == "42"
