@@ -1,6 +1,6 @@
 """A check that chooses the file it reads by a listing (`K=$(ls keys | head -n 1)`;
 adversary-13 F1): a file a worker adds in that directory is the check's side, so a pass that
-read it is refused (`check_inputs.listed_directories`, `made_side`), and lint warns (T033)."""
+read it is refused (`plan.listed.listed_directories`, `made_side`), and lint warns (T033)."""
 
 from __future__ import annotations
 

@@ -227,8 +227,8 @@ def _task_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
 def _chosen_by_a_listing(task: TaskSpec, line: int) -> Iterator[Diagnostic]:
     """T033: the check chooses the file it reads by listing a directory the worker may write
     (`K=$(ls keys | head -n 1)`): a file the worker adds there can become the answer key.
-    The run refuses a pass that read such a file (`check_inputs.listed_directories`)."""
-    from groundskeeper.acceptance.check_inputs import listed_directories
+    The run refuses a pass that read such a file (`plan.listed.listed_directories`)."""
+    from groundskeeper.plan.listed import listed_directories
 
     for directory in listed_directories(task):
         if _kept(task, f"{directory}/") or _kept(task, f"{directory}/*"):
