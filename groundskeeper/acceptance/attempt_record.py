@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from groundskeeper.acceptance.check import sha256_text
+from groundskeeper.record.ledger_format import unsealed_name
 
 #: A command text longer than this is sealed by hash only (its text is in the output store).
 CMD_INLINE = 2000
@@ -387,7 +388,9 @@ class AttemptRecord:
                 status if isinstance(status, int) and body.get("fault") is None else None,
                 _hex(body.get("stdout_sha256")),
                 _hex(body.get("stderr_sha256")),
-                tuple(str(p) for p in changed) if isinstance(changed, list) else None,
+                tuple(n for p in changed if (n := unsealed_name(p)) is not None)
+                if isinstance(changed, list)
+                else None,
                 _stdout_file(body.get("stdout_file")),
                 *_read(body),
             )

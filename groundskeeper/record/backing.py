@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from typing import Any, Protocol, runtime_checkable
 
 from groundskeeper.fastclass import fastclass
+from groundskeeper.record.ledger_format import unsealed_name
 
 #: A check result code that means a limit stopped the check, not the work failing it.
 LIMIT_CODES = frozenset(
@@ -120,6 +121,13 @@ class Record:
     # `protected`, before any tool call sealed a change to it): what a protected input is
     # held to across runs
     first: dict[str, str | None] = field(default_factory=dict)
+    #: run → the SHA-256 of the workdir snapshot its run-start sealed (`workdir_snapshot`)
+    snapshots: dict[str, str] = field(default_factory=dict)
+    #: the tasks of the latest run whose work started and that no verdict followed: what a
+    #: worker's call of theirs wrote when the run stopped is in no sealed line
+    in_flight: list[str] = field(default_factory=list)
+    #: the paths the latest run's sealed tool calls list as changed
+    last_wrote: set[str] = field(default_factory=set)
 
     def backs_done(self, task_id: str, check_sha256: str | None, rules: str) -> bool:
         """A sealed DONE for this task, judged with this very check under these very rules
@@ -199,6 +207,12 @@ class RecordReader:
                 record.wrote.clear()
                 record.first.clear()
             _first_seen(record, body.get("protected"))
+            record.in_flight.clear()
+            record.last_wrote.clear()
+            snapshot = body.get("workdir_snapshot")
+            if isinstance(snapshot, str):
+                record.snapshots[run] = snapshot
+            _unrecorded(record, body.get("unrecorded"))
             record.runs.append(run)
             record.rules.update(r for r in STICKY_RULES if body.get(r) is True)
             workdir = body.get("workdir")
@@ -206,10 +220,17 @@ class RecordReader:
                 record.workdirs[run] = workdir
         elif step == "run-end":
             record.ended.add(run)
+            stopped = body.get("in_flight")  # SIGINT/SIGTERM: they kept their state
+            if isinstance(stopped, list):
+                for task_id in stopped:
+                    if isinstance(task_id, str) and task_id not in record.in_flight:
+                        record.in_flight.append(task_id)
         elif step == "task-start":
             check[key] = _sha(body.get("check_sha256"))
             if isinstance(task, str) and body.get("kind") in ("leaf", "composite"):
                 record.started.add(task)
+                if body.get("kind") == "leaf" and task not in record.in_flight:
+                    record.in_flight.append(task)
             listed = body.get("protected")
             _first_seen(record, listed)
             if isinstance(task, str) and isinstance(listed, list):
@@ -239,12 +260,16 @@ class RecordReader:
             key_of = "wrote" if body.get("tool") == "sh" and "wrote" in body else "changed"
             listed = body.get(key_of)
             made = body.get("made")  # which of them the call made (a ledger without: all)
+            if isinstance(made, list):
+                made = [unsealed_name(p) for p in made]
             if isinstance(listed, list):
-                for path in listed:
-                    if not isinstance(path, str):
+                for item in listed:
+                    path = unsealed_name(item)  # a name that is not UTF-8: sealed as bytes
+                    if path is None:
                         continue
                     if not isinstance(made, list) or path in made:
                         record.made.setdefault(path, task)
+                    record.last_wrote.add(path)
                     writers = record.wrote.setdefault(path, [])
                     if not writers or writers[-1] != task:
                         writers.append(task)
@@ -276,6 +301,8 @@ class RecordReader:
             record.decided[task] = (str(body.get("gate_id")), str(body.get("decision")))
         elif step == "state" and isinstance(task, str):
             to = str(body.get("to"))
+            if task in record.in_flight:
+                record.in_flight.remove(task)
             if to != body.get("from"):
                 record.gates.pop(task, None)  # a verdict (or a hand edit re-verified) closes it
                 record.approval_pending.pop(task, None)  # and takes the approval it applied
@@ -314,6 +341,9 @@ class RecordReader:
             "made": dict(r.made),
             "wrote": {p: list(v) for p, v in r.wrote.items()},
             "first": dict(r.first),
+            "snapshots": dict(r.snapshots),
+            "in_flight": list(r.in_flight),
+            "last_wrote": sorted(r.last_wrote),
             "check": [[*k, v] for k, v in self.check.items()],
             "last_check": [[*k, v] for k, v in self.last_check.items()],
             "docked": [[*k, v] for k, v in self.docked.items()],
@@ -348,6 +378,9 @@ class RecordReader:
             made={str(p): str(t) for p, t in data["made"].items()},
             wrote={str(p): [str(t) for t in v] for p, v in data["wrote"].items()},
             first={str(p): _sha(h) for p, h in data["first"].items()},
+            snapshots={str(r): str(h) for r, h in data["snapshots"].items()},
+            in_flight=[str(t) for t in data["in_flight"]],
+            last_wrote={str(p) for p in data["last_wrote"]},
         )
         return cls(
             record,
@@ -357,6 +390,26 @@ class RecordReader:
             unmet={(str(r), str(t)): _sha(v) for r, t, v in data["unmet"]},
             tampered={(str(r), str(t)) for r, t in data["tampered"]},
         )
+
+
+def _unrecorded(record: Record, sealed: Any) -> None:
+    """A run-start's `unrecorded` (SPEC): what the latest run's workers in flight wrote when it
+    stopped mid-call, found by the resume that sealed it; their writes from then on."""
+    if not isinstance(sealed, Mapping):
+        return
+    tasks = [t for t in sealed.get("task_ids") or [] if isinstance(t, str)]
+    listed = sealed.get("changed")
+    if not tasks or not isinstance(listed, list):
+        return
+    made = sealed.get("made")
+    made_paths = {unsealed_name(p) for p in made} if isinstance(made, list) else set()
+    for item in listed:
+        path = unsealed_name(item)
+        if path is not None:
+            writers = record.wrote.setdefault(path, [])
+            writers += [t for t in tasks if t not in writers]
+            if path in made_paths:  # not there before: made by the first of them
+                record.made.setdefault(path, tasks[0])
 
 
 def _first_seen(record: Record, listed: Any) -> None:

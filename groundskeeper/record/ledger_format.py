@@ -203,6 +203,51 @@ def _check_subset(value: Any, where: str, depth: int) -> None:
         )
 
 
+#: The member of the object a ledger line holds in place of a text that is not valid UTF-8
+#: (SPEC §5, "Names that are not UTF-8"): a file name's bytes, in base64.
+NAME_BYTES = "bytes_b64"
+
+
+def name_bytes(text: str) -> bytes:
+    """The bytes a name stands for: as the file system holds it (`surrogateescape`, what
+    `os.fsdecode` gives for bytes that are not UTF-8), else each lone surrogate as its own
+    three bytes (`surrogatepass`). Never raises."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def sealable(value: Any) -> Any:
+    """`value` with every text holding a lone surrogate (a file name that is not UTF-8, a
+    model's malformed input) replaced by `{"bytes_b64": BASE64}` of `name_bytes`: the same
+    value, losslessly, inside the ledger's subset. Texts that are valid stay as they are."""
+    kind = type(value)
+    if kind is str:
+        if _SURROGATE.search(value) is None:
+            return value
+        return {NAME_BYTES: base64.b64encode(name_bytes(value)).decode("ascii")}
+    if kind is list:
+        return [sealable(item) for item in value]
+    if kind is dict:
+        return {name: sealable(item) for name, item in value.items()}
+    return value
+
+
+def unsealed_name(item: Any) -> str | None:
+    """A name as `sealable` sealed it: the text itself, or the `bytes_b64` form decoded back
+    (`surrogateescape`, as `os.fsdecode` reads such a name); None for anything else."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict) and len(item) == 1 and isinstance(item.get(NAME_BYTES), str):
+        try:
+            raw = base64.b64decode(item[NAME_BYTES], validate=True)
+        except ValueError:
+            return None
+        return raw.decode("utf-8", "surrogateescape")
+    return None
+
+
 def canonical_json(value: Any) -> str:
     """The canonical encoding of SPEC §2; LedgerError for a value outside the subset."""
     check_json_subset(value, "value")
@@ -488,6 +533,9 @@ def checkpoint_signer(cp: Checkpoint, keys: Iterable[PublicKey]) -> tuple[str, s
     return "untrusted", ", ".join(name for name, _ in cp.signatures)
 
 
+_LISTED_PATHS = (b'"changed":["', b'"wrote":["', b'"changed":[{', b'"wrote":[{')
+
+
 def history_steps(data: bytes) -> list[tuple[str, str, dict[str, Any]]]:
     """(run id, step, body) of every complete line of ledger bytes `data` that says what
     became of a task (not model calls or claims, nor tool calls but those that list a path
@@ -498,7 +546,8 @@ def history_steps(data: bytes) -> list[tuple[str, str, dict[str, Any]]]:
         # canonical JSON escapes every quote inside a string, so these bytes can only be
         # the line's own members: skipped unparsed (most of a ledger's lines)
         if b'"step":"tool-call"' in raw:
-            if b'"changed":["' not in raw and b'"wrote":["' not in raw:
+            # a listed path is a string, or a name that is not UTF-8 (`{"bytes_b64": …}`)
+            if not any(listed in raw for listed in _LISTED_PATHS):
                 continue
         elif b'"step":"claim"' in raw or b'"step":"model-call"' in raw:
             continue

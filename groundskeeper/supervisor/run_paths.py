@@ -16,11 +16,15 @@ shared workdir — and their hashes are the run-start ones, since no worker may 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from groundskeeper.acceptance import protect
 from groundskeeper.acceptance.check_inputs import (
@@ -48,7 +52,7 @@ from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.plan.suite_paths import suite_files_freed
 from groundskeeper.sandbox import fence as fences
 
-__all__ = ["TRIED", "RunPaths"]
+__all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots"]
 
 #: What a protected input's reason adds when the worker's change to it was refused.
 TRIED = "the worker tried to change it, and the sandbox refused"
@@ -57,6 +61,13 @@ Hashes = dict[str, str | None]
 
 #: The most files the run-start snapshot lists; past it, every file counts as there before.
 MAX_SNAPSHOT = 200_000
+
+#: How far before a snapshot a file's inode change still counts as after it: file times come
+#: from the kernel's coarse clock, a tick (up to 10 ms) behind the one `time.time_ns` reads.
+COARSE_CLOCK_NS = 50_000_000
+
+#: Where the run-start snapshots are kept, in the plan's control directory
+SNAPSHOTS_DIR = "workdir"
 
 
 def _stamp(workdir: Path, path: str) -> tuple[int, int] | None:
@@ -83,10 +94,12 @@ def _test_files(workdir: Path, task: TaskSpec) -> list[str]:
 
 
 def _snapshot(
-    workdir: Path, links: dict[str, str] | None = None
+    workdir: Path, links: dict[str, str] | None = None, since: int | None = None
 ) -> dict[str, tuple[int, int]] | None:
     """Every file under `workdir` (no control directory, no link followed) → (size, mtime);
-    each symbolic link among them, or among its directories, also into `links` (→ target)."""
+    each symbolic link among them, or among its directories, also into `links` (→ target).
+    With `since` (ns): only the files whose inode changed at or after it (ctime, which no
+    worker can set back), or whose stamp is not what `since`'s snapshot would show."""
     found: dict[str, tuple[int, int]] = {}
     root = os.path.realpath(workdir)
     for directory, dirs, files in os.walk(root, followlinks=False):
@@ -102,6 +115,8 @@ def _snapshot(
             try:
                 info = os.lstat(os.path.join(directory, name))
             except OSError:
+                continue
+            if since is not None and info.st_ctime_ns < since:
                 continue
             found[relative] = (info.st_size, info.st_mtime_ns)
             if links is not None and stat.S_ISLNK(info.st_mode):
@@ -134,6 +149,46 @@ def _earlier_read(reason: str, earlier: Mapping[str, bool]) -> str:
         f"{reason}; it was changed in an earlier run of the plan (what it held before is not"
         " sealed): once it holds what it should, resume with `--accept-changes`"
     )
+
+
+class Snapshots:
+    """Run-start workdir snapshots by their SHA-256, one file each, in the control directory
+    (hidden from workers): the run-start seals the hash, and reading back re-hashes, so a
+    snapshot changed by anyone reads as lost (None), never as what it now says."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def keep(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        path = self.root / digest
+        if not path.exists():
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            temp = path.with_name(f".tmp-{digest}-{os.getpid()}")
+            temp.write_bytes(data)
+            os.replace(temp, path)
+        return digest
+
+    def read(self, digest: str) -> bytes | None:
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            return None
+        try:
+            data = (self.root / digest).read_bytes()
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == digest else None
+
+
+def _unrecorded_read(reason: str, unrecorded: Mapping[str, Sequence[str]]) -> str:
+    """A check backstop's reason, saying so when the change was an unrecorded call's."""
+    for path, tasks in unrecorded.items():
+        if f"`{path}`" in reason:
+            return (
+                f"{reason}; changed by an unrecorded call of task {', '.join(tasks)}'s worker"
+                " (the run stopped mid-call): restore it (remove it, if the call made it), or"
+                " resume with `--accept-changes` if it is right as it is"
+            )
+    return reason
 
 
 class RunPaths:
@@ -210,6 +265,8 @@ class RunPaths:
         #: `MAX_SNAPSHOT` files (then every file counts as there before the work)
         #: every symbolic link under the workdir at run start → its target (`check_links`)
         links: dict[str, str] = {}
+        #: when the snapshot was taken (ns, the clock file times are set from)
+        self.taken_ns = time.time_ns()
         self._before = _snapshot(workdir, links)
         self._links_before = links if self._before is not None else None
         #: every file a worker of the run changed → the tasks whose workers did, in order
@@ -227,6 +284,9 @@ class RunPaths:
         #: held before any work is sealed (`Record.first`: then restoring them is enough)
         self._earlier_written: dict[str, bool] = {}
         self._modules: dict[str, frozenset[str]] | None = None
+        #: files a call of an earlier run's worker changed that no sealed line lists (the run
+        #: stopped mid-call) → the tasks that were in flight (`unrecorded`)
+        self._unrecorded: dict[str, list[str]] = {}
 
     @property
     def holds_out(self) -> bool:
@@ -390,6 +450,11 @@ class RunPaths:
             for path, task_id in made.items():
                 if task_id in self._specs and self._there_at_start(path):
                     self._made.setdefault(path, task_id)
+                    # made by a worker, not there before the work: the made-file rules judge
+                    # it as in the run that made it (adversary-13 F3: a shadow module made by
+                    # a call a SIGTERM cut short is no file of the workdir before the work)
+                    if self._before is not None:
+                        self._before.pop(path, None)
 
     def earlier_runs(
         self, wrote: Mapping[str, Sequence[str]], first: Mapping[str, str | None]
@@ -410,7 +475,7 @@ class RunPaths:
         }  # fmt: skip
         with self._lock:
             for path, tasks in wrote.items():
-                if path not in restored and self._there_at_start(path):
+                if path not in restored and (self._there_at_start(path) or path in self._made):
                     self._writes[path] = [*tasks, *self._writes.get(path, [])]
                     self._earlier_written[path] = path in first
         for path, now in self.start.items():
@@ -425,6 +490,58 @@ class RunPaths:
                     intruder = task_id
             if intruder is not None:  # none: an entitled worker's, or the user's, change
                 self._carried[path] = (intruder, first[path])
+
+    def snapshot(self) -> bytes | None:
+        """The run-start snapshot as bytes to keep beside the ledger (its SHA-256 sealed in the
+        run-start): what a resume after this run stops mid-call compares the workdir with.
+        None past `MAX_SNAPSHOT` files."""
+        if self._before is None:
+            return None
+        files = {p: list(stamp) for p, stamp in sorted(self._before.items())}
+        return json.dumps({"taken_ns": self.taken_ns, "files": files}, sort_keys=True).encode()
+
+    def unaccounted(
+        self, snapshot: bytes | None, sealed: Iterable[str], exclude: Iterable[str]
+    ) -> tuple[list[str], list[str]]:
+        """What the workdir holds now that neither the earlier run's start `snapshot` (None:
+        lost, so every file counts) nor a call of it sealed (`sealed`) explains: (files made
+        since — not in the snapshot, and files changed or removed since — each there then whose
+        stamp differs, or whose inode changed after it was taken (less the file system's
+        coarse clock)). The paths `exclude`d (the plan, written by the supervisor) never."""
+        now = self._before or {}
+        skip = set(sealed) | set(exclude)
+        if snapshot is None:
+            return [], sorted(p for p in now if p not in skip)
+        data = json.loads(snapshot)
+        before: dict[str, Any] = data["files"]
+        recent = _snapshot(self.workdir, since=int(data["taken_ns"]) - COARSE_CLOCK_NS)
+        touched = set(now) if recent is None else set(recent)
+        made = sorted(p for p in now if p not in before and p not in skip)
+        changed = sorted(
+            p
+            for p in before
+            if p not in skip and (p not in now or list(now[p]) != list(before[p]) or p in touched)
+        )
+        return made, changed
+
+    def unrecorded(self, tasks: Sequence[str], made: Iterable[str], changed: Iterable[str]) -> None:
+        """Hold what an earlier run's stopped call wrote (`unaccounted`) against the `tasks`
+        in flight then, as their workers' writes in this run: a file made counts as made by the
+        first of them (the made-file rules judge it: not there before the work), a file
+        changed as changed by them all (the check-input rules judge it)."""
+        if not tasks:
+            return
+        with self._lock:
+            for path in made:
+                if self._before is not None:
+                    self._before.pop(path, None)
+                self._made[path] = tasks[0]
+                self._writes[path] = [*tasks, *self._writes.get(path, [])]
+                self._unrecorded[path] = list(tasks)
+            for path in changed:
+                self._writes[path] = [*tasks, *self._writes.get(path, [])]
+                self._unrecorded[path] = list(tasks)
+                self._earlier_written.pop(path, None)
 
     def there_before(self, path: str) -> bool:
         """Whether `path` was in the workdir when this run started (the snapshot's)."""
@@ -465,7 +582,8 @@ class RunPaths:
         found = read_inputs_changed(task, files, writes, existed, self._specs)
         with self._lock:
             earlier = {p: sealed for p, sealed in self._earlier_written.items() if p in files}
-        found = [_earlier_read(reason, earlier) for reason in found]
+            unrecorded = {p: ids for p, ids in self._unrecorded.items() if p in files}
+        found = [_unrecorded_read(_earlier_read(r, earlier), unrecorded) for r in found]
         if read is None:
             return found
         with self._lock:
@@ -473,7 +591,10 @@ class RunPaths:
         for path in read:
             if unlisted and not self._there_at_start(path):
                 made[path] = [*made.get(path, []), *unlisted]
-        return found + read_inputs_made(task, read, made, self._specs, self._modules_before())
+        made_found = read_inputs_made(task, read, made, self._specs, self._modules_before())
+        with self._lock:
+            unrecorded = {p: ids for p, ids in self._unrecorded.items() if p in set(read)}
+        return found + [_unrecorded_read(r, unrecorded) for r in made_found]
 
     def _modules_before(self) -> dict[str, frozenset[str]] | None:
         """The modules the workdir held before any worker ran (`module_index`), once."""

@@ -10,6 +10,7 @@ verdicts (`verdicts`) or narrate (the CLI does, from the `RunEvent`s emitted her
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import re
 import secrets
@@ -54,6 +55,7 @@ from groundskeeper.plan.spec import compile_plan
 from groundskeeper.plan.tree import Node, TaskWalk, build_tree
 from groundskeeper.record.backing import HasHistory, HasSealedRecord, Record, read_record
 from groundskeeper.record.control import ControlDir, RunLock
+from groundskeeper.record.ledger_format import canonical_json, sealable
 from groundskeeper.record.telemetry import Telemetry
 from groundskeeper.sandbox import allow_runs, interrupt_runs
 from groundskeeper.sandbox import fence as fences
@@ -88,7 +90,7 @@ from groundskeeper.supervisor.reports import (
 )
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.run_checks import RunChecks
-from groundskeeper.supervisor.run_paths import TRIED, RunPaths
+from groundskeeper.supervisor.run_paths import SNAPSHOTS_DIR, TRIED, RunPaths, Snapshots
 from groundskeeper.supervisor.sealing import (
     MemoryRecorder,
     RunSeal,
@@ -148,6 +150,11 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: How many of the files a stopped call changed a run-start lists, when all of them would not
+#: fit its line (the count is sealed whole)
+UNRECORDED_INLINE_BYTES = 16 * 1024
+UNRECORDED_INLINE_PATHS = 200
 
 
 def new_run_id() -> str:
@@ -248,6 +255,7 @@ class Runner:
         self._record = Record()  # what the ledger held at run start (`_run_fenced`)
         self._nodes: dict[Heading, Node] = {}
         self._outputs = OutputStore(self.control.path / OUTPUTS_DIR)
+        self._snapshots = Snapshots(self.control.path / SNAPSHOTS_DIR)
         self._budget = AttemptBudget(self.options.max_total_attempts)
         self._answers = dict(gate_answers or {})  # task id → a person's answer to its gate
         self._ran = False  # whether the walk started any task (a worker or a roll-up)
@@ -313,8 +321,10 @@ class Runner:
             )
         self._refuse_a_lost_record()
         self._paths.made_earlier(self._record.made)
+        unrecorded: dict[str, Any] | None = None
         if not self.options.accept_changes:
             self._paths.earlier_runs(self._record.wrote, self._record.first)
+            unrecorded = self._unrecorded_calls()
         # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
         rules, options = self._record.rules, self.options
         self.options = replace(
@@ -323,7 +333,7 @@ class Runner:
             require_checks=options.require_checks or "require_checks" in rules,
         )
         try:
-            self._seal_start()
+            self._seal_start(unrecorded)
         except SealingError:
             diagnostics.append(unsealed_diagnostic(self.seal.failure, started=False))
             return RunReport(self.run_id, False, False, tuple(diagnostics), self._reports())
@@ -386,7 +396,42 @@ class Runner:
     def _require_red(self) -> bool:
         return self.options.require_red or file_flag(self.plan.text, "REQUIRE_RED")
 
-    def _seal_start(self) -> None:
+    def _unrecorded_calls(self) -> dict[str, Any] | None:
+        """What the latest run's workers wrote in calls no line seals (adversary-13 F3, F10):
+        when it stopped (SIGKILL, SIGINT, SIGTERM) with tasks in flight, every file the
+        workdir holds that its start's snapshot and its sealed calls do not explain is held
+        against those tasks, in this run and (sealed with its run-start) every later one —
+        never taken as what the workdir held before the work."""
+        record = self._record
+        ours = {t.heading.task_id for t in self.tasks.values()}
+        tasks = [t for t in record.in_flight if t in ours]
+        sealed = record.snapshots.get(record.runs[-1]) if record.runs else None
+        if not tasks or sealed is None:
+            return None  # nothing in flight, or a ledger from before snapshots were sealed
+        snapshot = self._snapshots.read(sealed)
+        plan = os.path.relpath(self.plan_path.resolve(), self.workdir.resolve())
+        made, changed = self._paths.unaccounted(snapshot, record.last_wrote, [plan])
+        if not made and not changed:
+            return None
+        self._paths.unrecorded(tasks, made, changed)
+        listed = sorted({*made, *changed})
+        log.warning(
+            "the latest run stopped while task(s) %s worked: %d file(s) changed in no sealed"
+            " call are held against them",
+            ", ".join(tasks),
+            len(listed),
+        )
+        whole = len(canonical_json(sealable(listed))) <= UNRECORDED_INLINE_BYTES
+        return {
+            "task_ids": tasks,
+            "changed": listed if whole else listed[:UNRECORDED_INLINE_PATHS],
+            "made": made if whole else [p for p in made if p in listed[:UNRECORDED_INLINE_PATHS]],
+            "changed_count": len(listed),
+            "snapshot_found": snapshot is not None,
+        }
+
+    def _seal_start(self, unrecorded: dict[str, Any] | None = None) -> None:
+        snapshot = self._paths.snapshot()
         self.seal.run_start(
             plan=str(self.plan_path),
             plan_text=self.plan.text,
@@ -403,6 +448,8 @@ class Runner:
             max_total_attempts=self.options.max_total_attempts,
             forget_record=self.options.forget_record,
             accept_changes=self.options.accept_changes,
+            workdir_snapshot=self._snapshots.keep(snapshot) if snapshot is not None else None,
+            unrecorded=unrecorded,
         )
 
     def _reconcile_telemetry(self) -> None:

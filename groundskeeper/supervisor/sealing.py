@@ -19,6 +19,7 @@ from groundskeeper.acceptance.check import CheckResult, sha256_text
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import ModelCall
 from groundskeeper.record.ledger import canonical_json
+from groundskeeper.record.ledger_format import sealable
 from groundskeeper.sandbox.inputs import UNCHANGED
 from groundskeeper.supervisor.worker import AttemptOutcome, ToolCallRecord
 
@@ -254,6 +255,8 @@ class RunSeal:
         max_total_attempts: int | None = None,
         forget_record: bool = False,
         accept_changes: bool = False,
+        workdir_snapshot: str | None = None,
+        unrecorded: Mapping[str, Any] | None = None,
     ) -> None:
         # a list, not a mapping: task ids may be any text, ledger keys are ASCII
         listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
@@ -279,6 +282,11 @@ class RunSeal:
                 # the user took the workdir's files as they are (`--accept-changes`): what
                 # earlier runs' workers changed is no longer held against them
                 **({"accept_changes": True} if accept_changes else {}),
+                # the SHA-256 of the workdir's files as this run starts, kept beside the ledger
+                **({"workdir_snapshot": workdir_snapshot} if workdir_snapshot else {}),
+                # what the latest run's workers in flight wrote when it stopped mid-call: changes
+                # no sealed tool call lists, held against those tasks from now on
+                **({"unrecorded": sealable(dict(unrecorded))} if unrecorded else {}),
                 # what ends a fix loop early (`groundskeeper.acceptance.loops`): null when not given
                 "breaker": breaker,
                 "max_total_attempts": max_total_attempts,
@@ -328,7 +336,8 @@ class RunSeal:
             "status": call.status,
             "is_error": call.is_error,
         }
-        self.record("tool-call", body)
+        # a name that is not UTF-8 (a worker's `résumé.txt` in Latin-1) is sealed as its bytes
+        self.record("tool-call", sealable(body))
         return body
 
     def model_call(self, task_id: str | None, attempt: int, call: ModelCall) -> None:
