@@ -63,7 +63,9 @@ def test_a_plan_never_run_under_require_red_is_not_held_to_it(tmp_path: Path) ->
     (tmp_path / "out.txt").write_text("42\n")
     result, doc = resume(plan, script)
     assert result.exit_code == 0, doc  # a warning (R007), not a failure
-    assert [d["code"] for d in doc["diagnostics"]] == ["R007"]
+    # T031 too: the check reads only out.txt, which was there before and no task asks for
+    assert [d["code"] for d in doc["diagnostics"]] == ["T031", "R007"]
+    assert {d["level"] for d in doc["diagnostics"]} == {"warning"}
 
 
 def test_require_checks_given_once_holds_for_the_later_runs(tmp_path: Path) -> None:
