@@ -33,6 +33,9 @@ def _machinery() -> dict[str, object]:
     import _pytest.python
     import _pytest.reports
     import _pytest.runner
+    import pluggy._callers
+    import pluggy._hooks
+    import pluggy._manager
     import pytest
 
     found: dict[str, object] = {f"builtins.{name}": getattr(builtins, name) for name in _BUILTINS}
@@ -49,13 +52,22 @@ def _machinery() -> dict[str, object]:
         "_pytest.reports.TestReport.from_item_and_call":
             vars(_pytest.reports.TestReport)["from_item_and_call"],
         "_pytest.outcomes.fail": _pytest.outcomes.fail,
+        # what calls every hook implementation: a plugin's answer reaches pytest through it
+        "pluggy._callers._multicall": pluggy._callers._multicall,
+        "pluggy.PluginManager._hookexec": vars(pluggy._manager.PluginManager)["_hookexec"],
+        "pluggy.HookCaller.__call__": vars(pluggy._hooks.HookCaller)["__call__"],
+        "pluggy.HookCaller.get_hookimpls": vars(pluggy._hooks.HookCaller)["get_hookimpls"],
+        "pluggy.PluginManager.get_plugins": vars(pluggy._manager.PluginManager)["get_plugins"],
     })  # fmt: skip
+    if _config:
+        found["pluginmanager._inner_hookexec"] = _config[0].pluginmanager._inner_hookexec
     for name, value in vars(unittest.case.TestCase).items():
         if name.startswith(("assert", "fail", "run", "_call")):
             found[f"unittest.TestCase.{name}"] = value
     return found
 
 
+_config: list[Any] = []  # pytest's Config, once pytest_configure has run
 _BEFORE = {name: id(value) for name, value in _machinery().items()}
 _collected: list[str] = []
 _deselected: list[str] = []
@@ -71,6 +83,76 @@ def _look() -> None:
     for name, ident in _BEFORE.items():
         if now.get(name) != ident and name not in _tampered:
             _tampered.append(name)
+    if _config:
+        _look_at_plugins(_config[0].pluginmanager)
+
+
+# Where a plugin or hook implementation may be defined without the host's word: pytest's
+# own packages and the standard library (read-only, the sandbox's), this file, and the
+# suite's configuration the contract holds protected (a conftest.py anywhere, the suite's
+# own directory). Anything else is named in the record, with its file; the host accepts a
+# file of the workdir that is a protected input (a plugin the project's configuration
+# names) and refuses the rest (C028).
+_SITE = os.path.dirname(os.path.dirname(os.path.abspath(str(__import__("_pytest").__file__))))
+_STDLIB = os.path.dirname(os.path.abspath(str(os.__file__)))
+_SELF = os.path.abspath(__file__)
+_plugins: list[dict[str, str]] = []  # {"what": …, "file": …}: foreign plugins and hooks
+
+
+def _defined_in(thing: object) -> str:
+    """The file the code of a plugin or hook implementation comes from ("" unknown)."""
+    if isinstance(thing, type(sys)):
+        found = getattr(thing, "__file__", None) or ""
+    else:
+        code = getattr(thing, "__code__", None) or getattr(
+            getattr(thing, "__func__", None), "__code__", None
+        )
+        if code is not None:
+            found = code.co_filename
+        else:  # an object: its class's module
+            module = sys.modules.get(getattr(type(thing), "__module__", "") or "")
+            found = getattr(module, "__file__", None) or ""
+    return os.path.abspath(found) if found.startswith("/") else ""
+
+
+def _trusted(where: str) -> bool:
+    if not where:
+        return False
+    if where == _SELF or where.startswith((_SITE + "/", _STDLIB + "/")):
+        return True
+    if not where.startswith("/workdir/"):
+        return False
+    suite = _SUITE.rstrip("/")
+    return (
+        os.path.basename(where) == "conftest.py" or where == suite or where.startswith(suite + "/")
+    )
+
+
+def _note_plugin(what: str, where: str) -> None:
+    entry = {"what": what, "file": where or "(unknown)"}
+    if entry not in _plugins:
+        _plugins.append(entry)
+
+
+def _look_at_plugins(manager: Any) -> None:
+    """Every registered plugin and every hook implementation, by where its code is."""
+    for plugin in list(manager.get_plugins()):
+        where = _defined_in(plugin)
+        if not _trusted(where):
+            _note_plugin(f"plugin {manager.get_name(plugin) or type(plugin).__qualname__}", where)
+    for hook_name, caller in list(vars(manager.hook).items()):
+        get = getattr(caller, "get_hookimpls", None)
+        if get is None:
+            continue
+        for impl in get():
+            where = _defined_in(impl.function)
+            if not _trusted(where):
+                _note_plugin(f"hook {hook_name} of plugin {impl.plugin_name}", where)
+
+
+def pytest_configure(config: Any) -> None:
+    _config[:] = [config]
+    _BEFORE["pluginmanager._inner_hookexec"] = id(config.pluginmanager._inner_hookexec)
 
 
 def pytest_deselected(items: list[Any]) -> None:
@@ -160,7 +242,7 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     record = {
         "collected": _collected, "deselected": _deselected, "errors": _errors,
         "tampered": _tampered, "outcomes": _outcomes, "exitstatus": int(exitstatus),
-        "always_equal": _always_equal, "finished": True,
+        "always_equal": _always_equal, "plugins": _plugins, "finished": True,
     }  # fmt: skip
     partial = _TARGET + ".partial"
     with open(partial, "w") as handle:
