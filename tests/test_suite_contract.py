@@ -471,6 +471,88 @@ def test_the_suites_conftest_and_a_protected_project_plugin_are_the_suites_own(
     )
 
 
+EQUAL_TO_ITS_KIND = """
+class _Num(int):
+    def __eq__(self, other):
+        return isinstance(other, int) and not isinstance(other, bool)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = int.__hash__
+
+
+class _Text(str):
+    def __eq__(self, other):
+        return isinstance(other, str)
+
+    __hash__ = str.__hash__
+
+
+class Cents(int):  # honest: an int subclass that compares as the int it is
+    pass
+
+
+class Money:  # honest: equal to the number of cents it holds, and only to that
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __eq__(self, other):
+        return self.cents == other if isinstance(other, int) else NotImplemented
+
+    __hash__ = object.__hash__
+
+
+def count(text):
+    return _Num(0)
+
+
+def slug(text):
+    return _Text("")
+
+
+def honest(text):
+    return Cents(5), Money(5)
+"""
+
+EQUAL_TO_ITS_KIND_TESTS = """
+from textkit import count, honest, slug
+
+
+def test_count():
+    assert count("a b") == 2
+
+
+def test_count_unequal():
+    assert not (count("a") != 1)
+
+
+def test_slug():
+    assert slug("Hello World") == "hello-world"
+
+
+def test_honest():
+    cents, money = honest("x")
+    assert cents == 5 and money == 5
+    assert money != 6
+"""
+
+
+def test_a_value_equal_to_every_value_of_a_builtin_type_is_recorded(sample: Path) -> None:
+    (sample / "textkit.py").write_text(EQUAL_TO_ITS_KIND)
+    (sample / "tests" / "test_textkit.py").write_text(EQUAL_TO_ITS_KIND_TESTS)
+    got = run_suite(sample, "tests")
+    assert set(got.outcomes.values()) == {"passed"}  # pytest itself is fooled
+    assert got.always_equal == (
+        "tests/test_textkit.py::test_count: _Num",
+        "tests/test_textkit.py::test_count_unequal: _Num",
+        "tests/test_textkit.py::test_slug: _Text",
+    )
+    with pytest.raises(SuiteRefused) as refused:
+        judge_suite(got, Baseline.of(got))
+    assert refused.value.code == "C027"
+
+
 def test_a_suite_that_exits_before_pytest_ends_has_no_record(sample: Path) -> None:
     (sample / "textkit.py").write_text("import os\nos._exit(0)\n")
     with pytest.raises(SuiteRefused) as refused:
@@ -594,6 +676,7 @@ CAUGHT_BY = {
     "python-suite/special-casing/fake": "C020",  # held-out tests (:hide:) catch it
     "python-suite/always-equal/fake": "C027",
     "python-suite/plugin-at-import/fake": "C028",
+    "python-suite/equal-to-its-kind/fake": "C027",
     "python-suite/shadowed-pytest/fake": "C020",  # the site directory's pytest runs the tests
     # a refused `>>` onto a test file in a `;` list (status 0): the one rule of protection
     "python-suite/refused-append/fake": "protected_input_changed",
@@ -613,5 +696,5 @@ def test_every_subversion_is_caught_by_its_own_reason_and_every_twin_is_done() -
     assert caught == CAUGHT_BY
     honest = {name: case["actual"] for name, case in cases.items() if name.endswith("honest")}
     assert honest == dict.fromkeys(honest, "DONE")
-    assert len(honest) == 15
+    assert len(honest) == 16
     assert done.returncode == 0, done.stderr[-2000:]

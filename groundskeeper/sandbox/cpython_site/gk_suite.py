@@ -12,6 +12,7 @@ forge its record (docs/plans.md says so, and why no design here can prevent that
 import builtins
 import json
 import os
+import secrets
 import sys
 from typing import Any
 
@@ -205,8 +206,10 @@ def pytest_assertrepr_compare(config: Any, op: str, left: object, right: object)
     equals, or is not unequal to it, is recorded. Nothing is said to pytest."""
     if op not in ("==", "!="):
         return
-    for value in (left, right):
-        if _from_the_work(value) and _equals_anything(value, op):
+    for value, other in ((left, right), (right, left)):
+        if _from_the_work(value) and (
+            _equals_anything(value, op) or _equals_any_of_its_kind(value, other, op)
+        ):
             found = f"{_running[0]}: {type(value).__qualname__}"
             if found not in _always_equal:
                 _always_equal.append(found)
@@ -221,6 +224,42 @@ def _equals_anything(value: object, op: str) -> bool:
         return not (value != probe) or not (probe != value)  # noqa: SIM202
     except Exception:
         return False  # it could not say: not the pattern looked for
+
+
+def _others_of_its_kind(value: object) -> list[object]:
+    """Values of a builtin value's own type that differ from it: an honest value equal to
+    it is equal to none of them."""
+    kind = type(value)
+    if kind is int:
+        return [value + 1, value - 1, value + 1 + secrets.randbits(40)]  # type: ignore[operator]
+    if kind is float and value == value:  # not NaN
+        return [value + 1.0 + abs(value), -value - 1.5]  # type: ignore[operator, arg-type]
+    if kind in (str, bytes):
+        extra = "\x00" if kind is str else b"\x00"
+        return [value + extra, extra + value, extra]  # type: ignore[operator]
+    if kind in (tuple, list):
+        return [value + kind([_Unequal()]), kind()] if value else [kind([_Unequal()])]  # type: ignore[operator]
+    if kind is dict:
+        return [{**value, _Unequal(): 0}]  # type: ignore[dict-item]
+    return []
+
+
+def _equals_any_of_its_kind(value: object, other: object, op: str) -> bool:
+    """A value from the work compared with a builtin value that equals (or is not unequal
+    to, by `!=`) two different values of that builtin type — the one compared and another:
+    equal to every int, every str, … (an `int` subclass whose `__eq__` says True to any
+    int). An honest value equals one of them at most."""
+    probes = _others_of_its_kind(other)
+    if not probes:
+        return False
+    try:
+        if op == "==":
+            said = [bool(value == v) or bool(v == value) for v in (other, *probes)]
+        else:
+            said = [not (value != v) or not (v != value) for v in (other, *probes)]  # noqa: SIM202
+    except Exception:
+        return False
+    return sum(said) >= 2
 
 
 def _from_the_work(value: object) -> bool:
