@@ -35,6 +35,7 @@ __all__ = [
     "expected_inputs",
     "freed",
     "programs_run_by",
+    "python_in_process",
     "reading",
     "runs_pytest_check",
     "runs_pytest_contract",
@@ -161,6 +162,27 @@ def _runs_pytest(language: str, text: str) -> bool:
         return runs_pytest(parse(text))
     except ShellSyntaxError:
         return False
+
+
+@functools.lru_cache(maxsize=4096)
+def _python_in_process(language: str, text: str) -> str | None:
+    if language != CHECK_LANGUAGE:
+        return None
+    from groundskeeper.plan.compared import runs_python_in_process
+    from groundskeeper.sandbox import ShellSyntaxError, parse
+
+    try:
+        return runs_python_in_process(parse(text))
+    except ShellSyntaxError:
+        return None
+
+
+def python_in_process(task: TaskSpec) -> str | None:
+    """The command of the task's check that imports the code under test into its own
+    Python interpreter, other than pytest (`compared.runs_python_in_process`), or None."""
+    if task.check is None:
+        return None
+    return _python_in_process(task.check.language, task.check.text)
 
 
 def runs_pytest_check(task: TaskSpec) -> bool:
