@@ -225,3 +225,54 @@ def test_a_prohibited_pyproject_stays_protected(tmp_path: Path) -> None:
     assert "pyproject.toml" in row["reason"], row["reason"]
     assert "0.1" in (tmp_path / "pyproject.toml").read_text()
     assert result.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "python3 -c 'from calc import add; assert add(2, 3) == 5'",
+        "python3 -m unittest discover -s tests",
+        "python3 -m calc_check",
+        "python3 tools/check.py",
+        "set -e; python3 -c 'import calc' && echo ok",
+    ],
+)
+def test_lint_warns_for_a_check_that_imports_the_code_under_test_into_its_python(
+    tmp_path: Path, check: str
+) -> None:
+    """adversary-13 F2: `os._exit(0)` at import passes a `python3 -c '…assert…'` or a
+    unittest check; lint says so for every check that runs Python in-process (T034)."""
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    (tmp_path / "plan.org").write_text(
+        f"* TODO t\n  :PROPERTIES:\n  :ID: t\n  :END:\n  Write calc.py.\n"
+        f"  #+begin_src sh :check\n  {check}\n  #+end_src\n"
+    )
+    got = CliRunner().invoke(main, ["lint", str(tmp_path / "plan.org")])
+    found = [line for line in got.stdout.splitlines() if line.endswith("[T034]")]
+    assert len(found) == 1, got.stdout
+    assert "(`os._exit(0)`, `sys.exit(0)` at import)" in found[0]
+    assert "`:contract: pytest PATH`" in found[0]
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "python3 -m pytest -q tests",  # T025's
+        "python3 -c 'print(1 + 1)' | grep -qx 2",  # imports nothing
+        "grep -qx 5 out.txt",
+    ],
+)
+def test_no_python_in_process_warning_for_other_checks(tmp_path: Path, check: str) -> None:
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    (tmp_path / "plan.org").write_text(
+        f"* TODO t\n  :PROPERTIES:\n  :ID: t\n  :END:\n  Write calc.py.\n"
+        f"  #+begin_src sh :check\n  {check}\n  #+end_src\n"
+    )
+    got = CliRunner().invoke(main, ["lint", str(tmp_path / "plan.org")])
+    assert "[T034]" not in got.stdout

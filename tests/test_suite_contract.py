@@ -365,6 +365,194 @@ def test_a_value_equal_to_anything_from_the_work_is_recorded(sample: Path) -> No
     assert refused.value.code == "C027"
 
 
+PLUGIN_AT_IMPORT = """
+import gc
+
+try:
+    from _pytest.config import Config
+
+    for _o in gc.get_objects():
+        if isinstance(_o, Config):
+
+            class _P:
+                def pytest_pyfunc_call(self, pyfuncitem):
+                    return True  # no test body runs
+
+            _o.pluginmanager.register(_P(), "textkit-helper")
+            break
+except Exception:
+    pass
+"""
+
+HOOK_INTO_A_PLUGIN = """
+import gc
+
+from pluggy import HookimplMarker
+from pluggy._hooks import HookImpl
+
+from _pytest.config import Config
+
+
+@HookimplMarker("pytest")(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    return True
+
+
+for _o in gc.get_objects():
+    if isinstance(_o, Config):
+        _pm = _o.pluginmanager
+        _caller = _pm.hook.pytest_pyfunc_call
+        _host = _pm.get_plugin("python")  # pytest's own plugin lends its name
+        _caller._add_hookimpl(HookImpl(_host, "python", pytest_pyfunc_call,
+                                       pytest_pyfunc_call.pytest_impl))
+        break
+"""
+
+
+@pytest.mark.parametrize(
+    ("code", "named"),
+    [
+        (
+            PLUGIN_AT_IMPORT,
+            "plugin textkit-helper (textkit.py), "
+            "hook pytest_pyfunc_call of plugin textkit-helper (textkit.py)",
+        ),
+        (HOOK_INTO_A_PLUGIN, "hook pytest_pyfunc_call of plugin python (textkit.py)"),
+    ],
+)
+def test_a_plugin_the_code_under_test_registers_fails_the_suite(
+    sample: Path, code: str, named: str
+) -> None:
+    text = (sample / "textkit.py").read_text().replace("[a-z0-9]+", "[a-z]+")
+    (sample / "textkit.py").write_text(text + code)
+    got = run_suite(sample, "tests")
+    assert set(got.outcomes.values()) == {"passed"}  # pytest itself is fooled
+    assert got.plugins == tuple(named.split(", "))
+    with pytest.raises(SuiteRefused) as refused:
+        judge_suite(got, Baseline.of(got))
+    assert refused.value.code == "C028"
+    assert refused.value.message.endswith(": " + named)
+
+
+PROJECT_PLUGIN = """
+import pytest
+
+
+@pytest.fixture
+def word():
+    return "hello"
+
+
+def pytest_report_header(config):
+    return "the project's own plugin"
+"""
+
+
+def test_the_suites_conftest_and_a_protected_project_plugin_are_the_suites_own(
+    sample: Path,
+) -> None:
+    """Hooks of a conftest.py, a plugin module under the suite's path, and one the protected
+    configuration names (`-p plug`) that is itself a protected input are the suite's; the
+    same plugin module unprotected is named (C028)."""
+    (sample / "tests" / "conftest.py").write_text(
+        'pytest_plugins = ["helper_plugin"]\n\ndef pytest_runtest_setup(item):\n    pass\n'
+    )
+    (sample / "tests" / "helper_plugin.py").write_text(PROJECT_PLUGIN)
+    (sample / "plug.py").write_text(PROJECT_PLUGIN.replace("def word", "def other"))
+    (sample / "pytest.ini").write_text("[pytest]\naddopts = -p plug\n")
+    (sample / "tests" / "test_word.py").write_text("def test_word(word):\n    assert word\n")
+    fine = run_suite(sample, "tests", protect=("tests/", "pytest.ini", "plug.py"))
+    assert (fine.plugins, len(fine.collected)) == ((), 21)
+    assert judge_suite(fine, Baseline.of(fine)).startswith("21 passed")
+    got = run_suite(sample, "tests", protect=("tests/", "pytest.ini"))
+    assert got.plugins == (
+        "plugin plug (plug.py)",
+        "hook pytest_report_header of plugin plug (plug.py)",
+    )
+
+
+EQUAL_TO_ITS_KIND = """
+class _Num(int):
+    def __eq__(self, other):
+        return isinstance(other, int) and not isinstance(other, bool)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = int.__hash__
+
+
+class _Text(str):
+    def __eq__(self, other):
+        return isinstance(other, str)
+
+    __hash__ = str.__hash__
+
+
+class Cents(int):  # honest: an int subclass that compares as the int it is
+    pass
+
+
+class Money:  # honest: equal to the number of cents it holds, and only to that
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __eq__(self, other):
+        return self.cents == other if isinstance(other, int) else NotImplemented
+
+    __hash__ = object.__hash__
+
+
+def count(text):
+    return _Num(0)
+
+
+def slug(text):
+    return _Text("")
+
+
+def honest(text):
+    return Cents(5), Money(5)
+"""
+
+EQUAL_TO_ITS_KIND_TESTS = """
+from textkit import count, honest, slug
+
+
+def test_count():
+    assert count("a b") == 2
+
+
+def test_count_unequal():
+    assert not (count("a") != 1)
+
+
+def test_slug():
+    assert slug("Hello World") == "hello-world"
+
+
+def test_honest():
+    cents, money = honest("x")
+    assert cents == 5 and money == 5
+    assert money != 6
+"""
+
+
+def test_a_value_equal_to_every_value_of_a_builtin_type_is_recorded(sample: Path) -> None:
+    (sample / "textkit.py").write_text(EQUAL_TO_ITS_KIND)
+    (sample / "tests" / "test_textkit.py").write_text(EQUAL_TO_ITS_KIND_TESTS)
+    got = run_suite(sample, "tests")
+    assert set(got.outcomes.values()) == {"passed"}  # pytest itself is fooled
+    assert got.always_equal == (
+        "tests/test_textkit.py::test_count: _Num",
+        "tests/test_textkit.py::test_count_unequal: _Num",
+        "tests/test_textkit.py::test_slug: _Text",
+    )
+    with pytest.raises(SuiteRefused) as refused:
+        judge_suite(got, Baseline.of(got))
+    assert refused.value.code == "C027"
+
+
 def test_a_suite_that_exits_before_pytest_ends_has_no_record(sample: Path) -> None:
     (sample / "textkit.py").write_text("import os\nos._exit(0)\n")
     with pytest.raises(SuiteRefused) as refused:
@@ -487,6 +675,9 @@ CAUGHT_BY = {
     "python-suite/vanished-tests/fake": "C022",
     "python-suite/special-casing/fake": "C020",  # held-out tests (:hide:) catch it
     "python-suite/always-equal/fake": "C027",
+    "python-suite/plugin-at-import/fake": "C028",
+    "python-suite/equal-to-its-kind/fake": "C027",
+    "python-suite/project-config/fake": "C020",  # its write to pyproject.toml refused
     "python-suite/shadowed-pytest/fake": "C020",  # the site directory's pytest runs the tests
     # a refused `>>` onto a test file in a `;` list (status 0): the one rule of protection
     "python-suite/refused-append/fake": "protected_input_changed",
@@ -506,5 +697,5 @@ def test_every_subversion_is_caught_by_its_own_reason_and_every_twin_is_done() -
     assert caught == CAUGHT_BY
     honest = {name: case["actual"] for name, case in cases.items() if name.endswith("honest")}
     assert honest == dict.fromkeys(honest, "DONE")
-    assert len(honest) == 14
+    assert len(honest) == 17
     assert done.returncode == 0, done.stderr[-2000:]

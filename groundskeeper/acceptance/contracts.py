@@ -74,6 +74,7 @@ CODES: dict[str, str] = {
     "C025": "the suite gave no complete record: it exited early, crashed or hit a limit",
     "C026": "no red-first record of the suite, or fewer tests passed than --min asks",
     "C027": "a value of the work that compares equal to anything decided an assertion",
+    "C028": "a pytest plugin or hook implementation not the suite's configuration's ran",
     "C090": "the contract's judge could not decide on this input (fail-closed)",
 }  # a new type adds its own codes here (`CODES["C012"] = …`) beside its `register` call
 

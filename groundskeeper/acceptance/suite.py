@@ -68,6 +68,7 @@ class SuiteRecord:
     exitstatus: int = 0
     output: str = ""
     always_equal: tuple[str, ...] = ()  # `id: Type`: a value of the work equal to anything
+    plugins: tuple[str, ...] = ()  # `plugin NAME (FILE)`, `hook H of plugin NAME (FILE)`
 
 
 @dataclass(frozen=True)
@@ -210,9 +211,33 @@ def run_suite(
             int(raw["exitstatus"]),
             output,
             tuple(str(v) for v in raw.get("always_equal", ())),
+            _foreign_plugins(raw.get("plugins", ()), workdir, protect),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise SuiteRefused("C025", f"the suite's record cannot be read: {error}") from None
+
+
+def _foreign_plugins(
+    found: list[dict[str, str]], workdir: Path, protect: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The plugins and hook implementations our plugin found defined outside pytest, the
+    standard library and the suite's protected configuration, less those of a workdir file
+    that is a protected input (a plugin the project's own configuration names): each as
+    `what (file)`, the file relative to the workdir."""
+    root = Path(os.path.realpath(workdir))
+    fence = fences.active()
+    named: list[str] = []
+    for entry in found:
+        where = str(entry["file"])
+        if where.startswith("/workdir/"):
+            relative = where.removeprefix("/workdir/")
+            if _protected(root / relative, fence) or covers(protect, relative):
+                continue
+            where = relative
+        text = f"{entry['what']} ({where})"
+        if text not in named:
+            named.append(text)
+    return tuple(named)
 
 
 def judge_suite(
@@ -230,6 +255,14 @@ def judge_suite(
             "C024",
             "the suite's pass-or-fail machinery was replaced while it ran: "
             + ", ".join(record.tampered),
+        )
+    if record.plugins:
+        raise SuiteRefused(
+            "C028",
+            "pytest ran a plugin or hook implementation that is not pytest's, the contract's or"
+            " the suite's protected configuration's (code under test registered it, or a file"
+            " that is not a protected input): " + ", ".join(record.plugins[:10]),
+            {"plugins": list(record.plugins)},
         )
     if record.always_equal:
         raise SuiteRefused(

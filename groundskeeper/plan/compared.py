@@ -111,6 +111,52 @@ def runs_pytest(script: Script) -> bool:
     return False
 
 
+def runs_python_in_process(script: Script) -> str | None:
+    """How the script runs Python code that imports the code under test into the checking
+    interpreter itself, other than pytest (`python3 -c '…import…'`, `python3 -m unittest`,
+    `python3 -m mod`, `python3 check.py`): the command's text, or None. That interpreter's
+    status is all the check sees, and the code it imports can end it early with status 0
+    (`os._exit(0)`, `sys.exit(0)` at import)."""
+    for command in _status_commands(script):
+        words = [w.literal() for w in command.words]
+        if not words or words[0] not in _PYTHONS:
+            continue
+        for at, word in enumerate(words[1:], start=1):
+            if word is None:
+                break
+            rest = words[at + 1] if at + 1 < len(words) else None
+            if word == "-c" or (word.startswith("-c") and len(word) > 2):
+                code = rest if word == "-c" else word[2:]
+                if code is None or "import" in code:
+                    return " ".join(w or "…" for w in words)
+                break
+            module = rest if word == "-m" else word[2:] if word.startswith("-m") else None
+            if word.startswith("-m"):
+                if module in ("pytest", "py.test"):
+                    break  # T025's
+                return " ".join(w or "…" for w in words)
+            if not word.startswith("-"):
+                return " ".join(w or "…" for w in words)  # a program: `python3 check.py`
+    return None
+
+
+def _status_commands(script: Script) -> Iterator[SimpleCommand]:
+    """The simple commands whose exit status, not their output, decides: each the last of
+    its pipeline (one whose output flows on into a comparison or a `$(…)` is read for what
+    it printed, which a program ended early does not print), in bodies at any depth."""
+    from groundskeeper.sandbox.tree import _compound_scripts
+
+    for and_or in script.items:
+        for pipeline in (and_or.first, *(p for _, p in and_or.rest)):
+            for at, command in enumerate(pipeline.commands):
+                if isinstance(command, SimpleCommand):
+                    if at == len(pipeline.commands) - 1:
+                        yield command
+                else:
+                    for inner in _compound_scripts(command):
+                        yield from _status_commands(inner)
+
+
 class _Reader:
     def __init__(self) -> None:
         self.found: list[str] = []

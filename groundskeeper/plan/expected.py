@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,13 +30,16 @@ __all__ = [
     "asks_to_change",
     "compared_by",
     "configuration_kept",
+    "existing_configuration",
     "existing_files",
     "expected_files",
     "expected_inputs",
     "freed",
     "programs_run_by",
+    "python_in_process",
     "reading",
     "runs_pytest_check",
+    "runs_pytest_contract",
     "seems_about",
     "stem_names",
     "task_text",
@@ -186,17 +190,80 @@ def _runs_pytest(language: str, text: str) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=4096)
+def _python_in_process(language: str, text: str) -> str | None:
+    if language != CHECK_LANGUAGE:
+        return None
+    from groundskeeper.plan.compared import runs_python_in_process
+    from groundskeeper.sandbox import ShellSyntaxError, parse
+
+    try:
+        return runs_python_in_process(parse(text))
+    except ShellSyntaxError:
+        return None
+
+
+def python_in_process(task: TaskSpec) -> str | None:
+    """The command of the task's check that imports the code under test into its own
+    Python interpreter, other than pytest (`compared.runs_python_in_process`), or None."""
+    if task.check is None:
+        return None
+    return _python_in_process(task.check.language, task.check.text)
+
+
 def runs_pytest_check(task: TaskSpec) -> bool:
     """Whether the task's check runs pytest itself (`python3 -m pytest …`)."""
     return task.check is not None and _runs_pytest(task.check.language, task.check.text)
 
 
-def configuration_kept(tasks: tuple[TaskSpec, ...] | list[TaskSpec]) -> tuple[str, ...]:
+def existing_configuration(workdir: Path, limit: int = 20_000) -> list[str]:
+    """The files in `workdir` that configure pytest (or the Python it runs in): a
+    `conftest.py`, `sitecustomize.py`, `usercustomize.py` or `.pth` anywhere, a root file
+    of `AT_ROOT` with its pytest section; `.groundskeeper` skipped, `limit` entries looked
+    at (past it, what was found so far)."""
+    from groundskeeper.pytest_files import ANYWHERE, AT_ROOT, PTH
+
+    root = Path(os.path.realpath(workdir))
+    found: list[str] = []
+    seen = 0
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d.casefold() != ".groundskeeper")
+        seen += len(dirs) + len(files)
+        if seen > limit:
+            break
+        here = Path(top)
+        for name in sorted(files):
+            if name in ANYWHERE or fnmatch.fnmatchcase(name, PTH):
+                found.append((here / name).relative_to(root).as_posix())
+            elif here == root and name in AT_ROOT:
+                section = AT_ROOT[name]
+                try:
+                    text = (here / name).read_text(errors="replace") if section else ""
+                except OSError:
+                    text = section  # unreadable: held rather than guessed
+                if section in text:
+                    found.append(name)
+    return found
+
+
+def runs_pytest_contract(task: TaskSpec) -> bool:
+    """Whether the task has a `pytest` contract (which runs the suite under the
+    configuration the run keeps from workers, and refuses any other: C021)."""
+    return any(c.kind == "pytest" for c in task.contracts)
+
+
+def configuration_kept(
+    tasks: tuple[TaskSpec, ...] | list[TaskSpec], workdir: Path | None = None
+) -> tuple[str, ...]:
     """The pytest configuration patterns no worker of the run may write, when some task's
     check runs pytest itself: each that no task frees (`:writable:` covering the name, or a
-    task's text asking to change a file of that name)."""
+    task's text asking to change a file of that name). Else, when a task has a `pytest`
+    contract (and `workdir` is given): the configuration files there now (`/path`), which
+    the contract would refuse unprotected (C021) — the project's own, held for it."""
     if not any(runs_pytest_check(t) for t in tasks):
-        return ()
+        if workdir is None or not any(runs_pytest_contract(t) for t in tasks):
+            return ()
+        return tuple(f"/{p}" for p in existing_configuration(workdir))
     return tuple(
         pattern
         for pattern in PYTEST_CONFIGURATION

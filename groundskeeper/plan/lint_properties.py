@@ -45,6 +45,7 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     yield from _pattern_diagnostics(spec)
     yield from _hidden_judge_files(spec)
     yield from _pytest_checks(spec)
+    yield from _python_checks(spec)
     yield from _writable_kept(spec)
     yield from _asked_but_kept(spec)
     if spec.plan.path is None:
@@ -267,6 +268,36 @@ def _pytest_checks(spec: PlanSpec) -> Iterator[Diagnostic]:
         check = task.check
         line = check.line if check is not None else task.heading.line
         yield Diagnostic("warning", task.heading.title, message, line, "T025")
+
+
+def _python_checks(spec: PlanSpec) -> Iterator[Diagnostic]:
+    """T034: a check that runs Python importing the code under test into its own interpreter
+    (`python3 -c 'import m; assert …'`, `python3 -m unittest`, a checker program), on a
+    task without the `pytest` contract."""
+    from groundskeeper.plan.expected import python_in_process
+
+    for task in spec:
+        if any(c.kind == "pytest" for c in task.contracts):
+            continue
+        command = python_in_process(task)
+        if command is None:
+            continue
+        message = (
+            f"the check runs `{_short(command)}`: the code it imports runs in the same"
+            " interpreter, whose exit status is all the check sees, so code under test that"
+            " ends it early with status 0 (`os._exit(0)`, `sys.exit(0)` at import) passes"
+            " without an assertion running; write the tests for pytest and use"
+            " `:contract: pytest PATH`, which holds the suite to pytest's own report of each"
+            " test (a mark the check's program prints last proves nothing: the code it"
+            " imports can print it too)"
+        )
+        check = task.check
+        line = check.line if check is not None else task.heading.line
+        yield Diagnostic("warning", task.heading.title, message, line, "T034")
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _hidden_judge_files(spec: PlanSpec) -> Iterator[Diagnostic]:

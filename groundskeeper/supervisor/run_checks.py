@@ -52,6 +52,12 @@ class RunChecks:
         return tuple(self.paths.hidden) if self.paths is not None else ()
 
     @property
+    def configuration(self) -> tuple[str, ...]:
+        """pytest's configuration the run keeps from every worker (`RunPaths.configuration`):
+        a `pytest` contract runs under it as under its protected inputs."""
+        return self.paths.configuration if self.paths is not None else ()
+
+    @property
     def freed(self) -> tuple[str, ...]:
         """The names under `pytest` contracts' test paths some task's worker was entitled to
         write (`RunPaths.free`): a suite tolerates new tests there."""

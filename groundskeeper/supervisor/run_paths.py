@@ -217,7 +217,7 @@ class RunPaths:
         self.pinned = tuple(p for p in sorted(self.automatic) if not freed(tasks, p))
         #: pytest's configuration, when a check runs pytest itself: kept from every worker
         #: (made or changed, at any depth) and measured against run start, like `pinned`
-        self.configuration = configuration_kept(tasks)
+        self.configuration = configuration_kept(tasks, workdir)
         pins = tuple(f"/{p}" for p in self.pinned) + self.configuration
         if pins:
             for task in tasks:

@@ -258,7 +258,7 @@ class ContractsStage:
                     context.watched.hashes,
                     self.toolbox.workdir,
                     task.baselines,
-                    task.spec.protect,
+                    task.spec.protect + self.checks.configuration,
                     hidden=self.checks.hidden,
                     unwatched=context.watched.unknown,
                     added=self.checks.freed,

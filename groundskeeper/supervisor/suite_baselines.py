@@ -30,11 +30,15 @@ def take_baselines(
     """Set each pending task's `baselines`: read back for a task a worker already started,
     taken now (on the untouched workdir) for the others. A suite that cannot be run now has
     none, and its contract then fails closed (C018) naming why."""
+    tasks = list(tasks)
     pending = [t for t in tasks if t.start_state != "DONE" and _suites(t)]
     if not pending:
         return  # no suite to run or read back (and `acceptance.suite` not imported)
     from groundskeeper.acceptance.suite import Baseline, SuiteRefused, run_suite
+    from groundskeeper.plan.expected import configuration_kept
 
+    # pytest's configuration the run keeps from every worker: the suite's own, as protected
+    kept_configuration = configuration_kept([t.spec for t in tasks], workdir)
     path = control / BASELINES_FILE
     stored = _read(path)
     changed = False
@@ -48,7 +52,11 @@ def take_baselines(
                     task.baselines[contract.text] = Baseline.from_json(kept[contract.text])
                 continue
             try:
-                record = run_suite(workdir, suite_args(contract.args)[0], protect=task.spec.protect)
+                record = run_suite(
+                    workdir,
+                    suite_args(contract.args)[0],
+                    protect=task.spec.protect + kept_configuration,
+                )
             except SuiteRefused as refused:
                 logger.warning("%s: no red-first record of `%s`: %s", task_id, contract.text,
                                refused.message)  # fmt: skip

@@ -12,6 +12,7 @@ forge its record (docs/plans.md says so, and why no design here can prevent that
 import builtins
 import json
 import os
+import secrets
 import sys
 from typing import Any
 
@@ -33,6 +34,9 @@ def _machinery() -> dict[str, object]:
     import _pytest.python
     import _pytest.reports
     import _pytest.runner
+    import pluggy._callers
+    import pluggy._hooks
+    import pluggy._manager
     import pytest
 
     found: dict[str, object] = {f"builtins.{name}": getattr(builtins, name) for name in _BUILTINS}
@@ -49,13 +53,22 @@ def _machinery() -> dict[str, object]:
         "_pytest.reports.TestReport.from_item_and_call":
             vars(_pytest.reports.TestReport)["from_item_and_call"],
         "_pytest.outcomes.fail": _pytest.outcomes.fail,
+        # what calls every hook implementation: a plugin's answer reaches pytest through it
+        "pluggy._callers._multicall": pluggy._callers._multicall,
+        "pluggy.PluginManager._hookexec": vars(pluggy._manager.PluginManager)["_hookexec"],
+        "pluggy.HookCaller.__call__": vars(pluggy._hooks.HookCaller)["__call__"],
+        "pluggy.HookCaller.get_hookimpls": vars(pluggy._hooks.HookCaller)["get_hookimpls"],
+        "pluggy.PluginManager.get_plugins": vars(pluggy._manager.PluginManager)["get_plugins"],
     })  # fmt: skip
+    if _config:
+        found["pluginmanager._inner_hookexec"] = _config[0].pluginmanager._inner_hookexec
     for name, value in vars(unittest.case.TestCase).items():
         if name.startswith(("assert", "fail", "run", "_call")):
             found[f"unittest.TestCase.{name}"] = value
     return found
 
 
+_config: list[Any] = []  # pytest's Config, once pytest_configure has run
 _BEFORE = {name: id(value) for name, value in _machinery().items()}
 _collected: list[str] = []
 _deselected: list[str] = []
@@ -71,6 +84,76 @@ def _look() -> None:
     for name, ident in _BEFORE.items():
         if now.get(name) != ident and name not in _tampered:
             _tampered.append(name)
+    if _config:
+        _look_at_plugins(_config[0].pluginmanager)
+
+
+# Where a plugin or hook implementation may be defined without the host's word: pytest's
+# own packages and the standard library (read-only, the sandbox's), this file, and the
+# suite's configuration the contract holds protected (a conftest.py anywhere, the suite's
+# own directory). Anything else is named in the record, with its file; the host accepts a
+# file of the workdir that is a protected input (a plugin the project's configuration
+# names) and refuses the rest (C028).
+_SITE = os.path.dirname(os.path.dirname(os.path.abspath(str(__import__("_pytest").__file__))))
+_STDLIB = os.path.dirname(os.path.abspath(str(os.__file__)))
+_SELF = os.path.abspath(__file__)
+_plugins: list[dict[str, str]] = []  # {"what": …, "file": …}: foreign plugins and hooks
+
+
+def _defined_in(thing: object) -> str:
+    """The file the code of a plugin or hook implementation comes from ("" unknown)."""
+    if isinstance(thing, type(sys)):
+        found = getattr(thing, "__file__", None) or ""
+    else:
+        code = getattr(thing, "__code__", None) or getattr(
+            getattr(thing, "__func__", None), "__code__", None
+        )
+        if code is not None:
+            found = code.co_filename
+        else:  # an object: its class's module
+            module = sys.modules.get(getattr(type(thing), "__module__", "") or "")
+            found = getattr(module, "__file__", None) or ""
+    return os.path.abspath(found) if found.startswith("/") else ""
+
+
+def _trusted(where: str) -> bool:
+    if not where:
+        return False
+    if where == _SELF or where.startswith((_SITE + "/", _STDLIB + "/")):
+        return True
+    if not where.startswith("/workdir/"):
+        return False
+    suite = _SUITE.rstrip("/")
+    return (
+        os.path.basename(where) == "conftest.py" or where == suite or where.startswith(suite + "/")
+    )
+
+
+def _note_plugin(what: str, where: str) -> None:
+    entry = {"what": what, "file": where or "(unknown)"}
+    if entry not in _plugins:
+        _plugins.append(entry)
+
+
+def _look_at_plugins(manager: Any) -> None:
+    """Every registered plugin and every hook implementation, by where its code is."""
+    for plugin in list(manager.get_plugins()):
+        where = _defined_in(plugin)
+        if not _trusted(where):
+            _note_plugin(f"plugin {manager.get_name(plugin) or type(plugin).__qualname__}", where)
+    for hook_name, caller in list(vars(manager.hook).items()):
+        get = getattr(caller, "get_hookimpls", None)
+        if get is None:
+            continue
+        for impl in get():
+            where = _defined_in(impl.function)
+            if not _trusted(where):
+                _note_plugin(f"hook {hook_name} of plugin {impl.plugin_name}", where)
+
+
+def pytest_configure(config: Any) -> None:
+    _config[:] = [config]
+    _BEFORE["pluginmanager._inner_hookexec"] = id(config.pluginmanager._inner_hookexec)
 
 
 def pytest_deselected(items: list[Any]) -> None:
@@ -123,8 +206,10 @@ def pytest_assertrepr_compare(config: Any, op: str, left: object, right: object)
     equals, or is not unequal to it, is recorded. Nothing is said to pytest."""
     if op not in ("==", "!="):
         return
-    for value in (left, right):
-        if _from_the_work(value) and _equals_anything(value, op):
+    for value, other in ((left, right), (right, left)):
+        if _from_the_work(value) and (
+            _equals_anything(value, op) or _equals_any_of_its_kind(value, other, op)
+        ):
             found = f"{_running[0]}: {type(value).__qualname__}"
             if found not in _always_equal:
                 _always_equal.append(found)
@@ -139,6 +224,42 @@ def _equals_anything(value: object, op: str) -> bool:
         return not (value != probe) or not (probe != value)  # noqa: SIM202
     except Exception:
         return False  # it could not say: not the pattern looked for
+
+
+def _others_of_its_kind(value: object) -> list[object]:
+    """Values of a builtin value's own type that differ from it: an honest value equal to
+    it is equal to none of them."""
+    kind = type(value)
+    if kind is int:
+        return [value + 1, value - 1, value + 1 + secrets.randbits(40)]  # type: ignore[operator]
+    if kind is float and value == value:  # not NaN
+        return [value + 1.0 + abs(value), -value - 1.5]  # type: ignore[operator, arg-type]
+    if kind in (str, bytes):
+        extra = "\x00" if kind is str else b"\x00"
+        return [value + extra, extra + value, extra]  # type: ignore[operator]
+    if kind in (tuple, list):
+        return [value + kind([_Unequal()]), kind()] if value else [kind([_Unequal()])]  # type: ignore[operator]
+    if kind is dict:
+        return [{**value, _Unequal(): 0}]  # type: ignore[dict-item]
+    return []
+
+
+def _equals_any_of_its_kind(value: object, other: object, op: str) -> bool:
+    """A value from the work compared with a builtin value that equals (or is not unequal
+    to, by `!=`) two different values of that builtin type — the one compared and another:
+    equal to every int, every str, … (an `int` subclass whose `__eq__` says True to any
+    int). An honest value equals one of them at most."""
+    probes = _others_of_its_kind(other)
+    if not probes:
+        return False
+    try:
+        if op == "==":
+            said = [bool(value == v) or bool(v == value) for v in (other, *probes)]
+        else:
+            said = [not (value != v) or not (v != value) for v in (other, *probes)]  # noqa: SIM202
+    except Exception:
+        return False
+    return sum(said) >= 2
 
 
 def _from_the_work(value: object) -> bool:
@@ -160,7 +281,7 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     record = {
         "collected": _collected, "deselected": _deselected, "errors": _errors,
         "tampered": _tampered, "outcomes": _outcomes, "exitstatus": int(exitstatus),
-        "always_equal": _always_equal, "finished": True,
+        "always_equal": _always_equal, "plugins": _plugins, "finished": True,
     }  # fmt: skip
     partial = _TARGET + ".partial"
     with open(partial, "w") as handle:

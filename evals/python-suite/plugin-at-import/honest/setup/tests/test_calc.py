@@ -1,0 +1,5 @@
+from calc import add
+
+
+def test_add(pair):
+    assert add(*pair) == 5

@@ -1,0 +1,6 @@
+import pytest
+
+
+@pytest.fixture
+def pair():
+    return (2, 3)
