@@ -71,8 +71,11 @@ __all__ = [
     "Writer",
     "check_role",
     "entitled",
+    "gone_side",
+    "inputs_gone",
     "listed_directories",
     "made_side",
+    "may_remove",
     "module_index",
     "pytest_paths",
     "read_inputs_changed",
@@ -613,3 +616,82 @@ def sealed_side(
         what = "the check's own program or test" if role == CHECKER else "an input a check may read"
         return f"{what}, for task `{task.task_id}`"
     return None
+
+
+def _data_folders(checked: TaskSpec, read: Iterable[str]) -> frozenset[str]:
+    """The folders (never the workdir's top) holding a file the check read that is not the
+    code under test: a case folder it walks (`for n in os.listdir("cases")`)."""
+    found = set()
+    for path in read:
+        folder = posixpath.dirname(path)
+        if folder and check_role(checked, path) != CODE:
+            found.add(folder)
+    return frozenset(found)
+
+
+def gone_side(checked: TaskSpec, path: str, folders: Collection[str] = ()) -> str | None:
+    """Where a file that was there before the work and is gone now (removed, renamed, made
+    unreadable or a directory) sat on the check's side, in a few words; None: the work may
+    remove it (the code under test, a file no check reads). `folders`: the folders the
+    passing check read its data from (`_data_folders`). The check's side: under a test path
+    of a pytest or unittest check (with none named, a test file anywhere), the check's
+    program and the folder it lies in (not the workdir's top), a module named as the tests'
+    helper or data, and a file in a folder the check read its data from."""
+    name = posixpath.basename(path)
+    tests = [t for t in test_paths(checked) if t != "."]
+    for test_path in tests:
+        if _under(path, test_path):
+            return f"under the check's test path `{test_path}`"
+    unittest = runs_unittest(checked)
+    if (runs_pytest_check(checked) or unittest) and not tests:
+        names = _TEST_NAMES + (_UNITTEST_NAMES if unittest else ())
+        if any(fnmatch.fnmatchcase(name, p) for p in names):
+            return "a test file the check collects"
+    for how, program in _programs(checked):
+        directory = posixpath.dirname(program)
+        if path == program:
+            return "the check's own program"
+        if how != "module" and directory and _under(path, directory):
+            return f"beside the check's program `{program}`"
+    if path.endswith(".py") and _helper_name(path):
+        return "a module named as the tests' helper or data"
+    folder = posixpath.dirname(path)
+    if folder in folders and not (_is_code(path) and check_role(checked, path) == CODE):
+        return f"in `{folder}/`, a folder the check read its data from"
+    return None
+
+
+def inputs_gone(
+    checked: TaskSpec,
+    before: Iterable[str],
+    gone: Callable[[str], bool],
+    read: Iterable[str],
+    may_remove: Callable[[str], bool],
+    who: str,
+) -> list[str]:
+    """Why a pass of `checked`'s check must not stand for what is missing from it: each file
+    of `before` (there before the work: the sealed snapshot, the run's start) on the check's
+    side (`gone_side`) that is `gone` now and that no one entitled removed (`may_remove`: a
+    task's text asks to change it, `:writable:` covers it), one named reason. A deleted or
+    renamed failing test, a case file a checker loops over: the check passes on less than it
+    was sealed to judge (adversary-14 F4). `who`: "this session", "a worker of the run"."""
+    folders = _data_folders(checked, read)
+    found: list[str] = []
+    for path in sorted(set(before)):
+        side = gone_side(checked, path, folders)
+        if side is None or not gone(path) or may_remove(path):
+            continue
+        found.append(
+            f"input gone: `{path}` ({side}) was there before the work, and {who} removed it"
+            " (or renamed it, or made it unreadable): the check passes without judging it;"
+            f" put it back, or, if it should go, say so in a task's text or add"
+            f" `:writable: {path}` to the task that removes it"
+        )
+    return found
+
+
+def may_remove(tasks: Sequence[TaskSpec], path: str) -> bool:
+    """Whether some task of `tasks` is entitled to remove `path`: its text asks to change it
+    (names it as the object of a changing verb: "delete tests/test_old.py") or `:writable:`
+    covers it."""
+    return any(covers(t.writable, path) or asks_to_change(t, path) for t in tasks)

@@ -712,17 +712,20 @@ class _SessionInputs:
         self._plan, self._root, self._control, self._sealed = plan, root, control, sealed
         self._held: dict[str, str] | None = None
         self._modules: dict[str, frozenset[str]] | None = None
+        self._tasks: list[TaskSpec] | None = None
 
     def why(self, task: TaskSpec, result: CheckResult) -> str | None:
         if self._sealed is None:
             return None
         from groundskeeper.acceptance.check_inputs import (
+            inputs_gone,
+            may_remove,
             module_index,
             session_inputs_changed,
             session_inputs_made,
         )
         from groundskeeper.acceptance.check_links import links_made
-        from groundskeeper.agents.snapshot import changed_since, load_snapshot
+        from groundskeeper.agents.snapshot import changed_since, load_snapshot, readable
 
         if self._held is None:
             self._held = load_snapshot(self._control.path, self._sealed)
@@ -736,8 +739,19 @@ class _SessionInputs:
         read = result.read if result.read is not None else tuple(held)
         changed = changed_since(self._root, held, read)
         new = [p for p in read if p not in held and not _skipped(p)]
+        root = self._root
+        # a held file on the check's side that is gone now: a removed or renamed failing
+        # test, a case file the check loops over (adversary-14 F4)
+        found += inputs_gone(
+            task,
+            held,
+            lambda path: not readable(root / path),
+            read,
+            lambda path: may_remove(self._all_tasks(), path),
+            "this session",
+        )
         if changed or new:
-            tasks = list(compile_plan(self._plan))
+            tasks = self._all_tasks()
             if changed:
                 found += session_inputs_changed(task, read, changed, tasks)
             if new:
@@ -745,6 +759,11 @@ class _SessionInputs:
                     self._modules = module_index(held)
                 found += session_inputs_made(task, read, new, tasks, self._modules)
         return "; ".join(found) if found else None
+
+    def _all_tasks(self) -> list[TaskSpec]:
+        if self._tasks is None:
+            self._tasks = list(compile_plan(self._plan))
+        return self._tasks
 
 
 def _skipped(path: str) -> bool:

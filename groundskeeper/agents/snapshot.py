@@ -38,6 +38,7 @@ __all__ = [
     "Snapshot",
     "changed_since",
     "load_snapshot",
+    "readable",
     "take_snapshot",
     "write_snapshot",
 ]
@@ -233,3 +234,14 @@ def changed_since(root: Path, held: dict[str, str], paths: Iterable[str] | None)
         for name in names
         if _content(identity(root / name, held[name])) != _content(held[name])
     }
+
+
+def readable(path: Path) -> bool:
+    """Whether `path` is there as a file a check can read (a link: its target read), not
+    gone, a directory or unreadable."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError:
+        return False
+    return not path.is_dir()
