@@ -128,6 +128,7 @@ def seal(
     root = (workdir or plan.parent).resolve()
     try:
         _refuse_unfit(plan)
+        _refuse_in_use(plan)
         ensure_signing_key()
         snapshot = _snapshot(plan, workdir)
         changes = _since_seal(plan, root, snapshot, [])
@@ -207,6 +208,7 @@ def setup(
     root = (workdir or plan.parent).resolve()
     try:
         _refuse_unfit(plan)
+        _refuse_in_use(plan)
         loaded = ensure_signing_key()
         if loaded.created:
             narrate(f"created a signing key: {loaded.private_path}")
@@ -259,6 +261,18 @@ def setup(
         narrate(f"sealed {plan} ({len(sealed.checks)} task(s)); launch with:")
         click.echo(done.launch)
     raise SystemExit(EXIT_OK)
+
+
+def _refuse_in_use(plan: Path) -> None:
+    """PlanInUse (naming the holder) when another run holds the plan, before set-up writes
+    anything: the settings, the interpreter's manifest and the workdir snapshot it would
+    write are sealed under the same lock, and a set-up refused the seal must leave none of
+    them behind (a running session's hooks are held to the ones sealed). A run that takes
+    the plan between this look and the seal still refuses the seal (the files then stay
+    unsealed, and every hook made from them blocks until a seal is made)."""
+    from groundskeeper.record.control import ControlDir, RunLock
+
+    RunLock(ControlDir.for_plan(plan)).acquire().release()
 
 
 def _configuration_paths(agent_name: str, plan: Path, root: Path) -> list[str]:
