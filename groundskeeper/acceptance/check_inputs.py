@@ -56,6 +56,7 @@ import fnmatch
 import functools
 import posixpath
 import re
+import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from groundskeeper.fastclass import fastclass
@@ -295,7 +296,14 @@ def _programs_of(text: str) -> tuple[tuple[str, str], ...]:
     found = command_programs(text)
     if isinstance(found, str):
         return ()
-    return tuple((p.how, path) for p in found for path in p.paths)
+    # `-m compileall`, `-m json.tool`: the standard library's programs are no checker of
+    # the project's (a workdir module of that name is a shadow, which `made_side` holds)
+    return tuple(
+        (p.how, path)
+        for p in found
+        for path in p.paths
+        if not (p.how == "module" and path.split("/")[0].split(".")[0] in sys.stdlib_module_names)
+    )
 
 
 def check_role(task: TaskSpec, path: str) -> str:

@@ -111,6 +111,11 @@ def runs_pytest(script: Script) -> bool:
     return False
 
 
+#: standard modules run with `-m` that read or compile the code under test without importing
+#: it, so it cannot end them early (`python3 -m py_compile sol.py`, `-m compileall -q src`)
+_NO_IMPORT = frozenset({"py_compile", "compileall", "json.tool", "tabnanny", "tokenize"})
+
+
 def runs_python_in_process(script: Script) -> str | None:
     """How the script runs Python code that imports the code under test into the checking
     interpreter itself, other than pytest (`python3 -c '…import…'`, `python3 -m unittest`,
@@ -134,6 +139,8 @@ def runs_python_in_process(script: Script) -> str | None:
             if word.startswith("-m"):
                 if module in ("pytest", "py.test"):
                     break  # T025's
+                if module in _NO_IMPORT:
+                    break  # compiles or reads the code; never imports it
                 return " ".join(w or "…" for w in words)
             if not word.startswith("-"):
                 return " ".join(w or "…" for w in words)  # a program: `python3 check.py`
