@@ -50,6 +50,16 @@ PY_READ = "python3 -c \"import sys; sys.exit(open('out.txt').read() != open('{}'
             " \"import filecmp; assert filecmp.cmp('../out.txt', 'expected.txt')\"",
             "tests/expected.txt",
         ),
+        (
+            "python3 - <<'PY'\nimport sys\nsys.exit(open('out.txt').read()"
+            " != open('tests/expected.txt').read())\nPY\n",
+            "tests/expected.txt",
+        ),
+        (
+            "cd tests\npython3 <<'PY'\nassert open('../out.txt').read() =="
+            " open('expected.txt').read()\nPY\n",
+            "tests/expected.txt",
+        ),
         ("for f in a b; do diff out/$f.txt tests/$f.txt; done", "tests/b.txt"),
         ("(cd tests && diff ../out.txt expected.txt) && diff out.txt tests/x.txt", "tests/x.txt"),
         ("if test -d tests; then cd tests; fi; diff ../out.txt expected.txt", "tests/expected.txt"),
@@ -66,6 +76,8 @@ def test_an_option_argument_is_not_a_compared_file() -> None:
     assert compared_by("sh", "sha256sum out.txt") == ()  # no -c: nothing compared against
     assert compared_by("sh", 'diff out.txt "$(ls tests | head -1)"') == ("out.txt",)
     assert compared_by("sh", "python3 -c \"open('a.txt', 'w').write('x')\"") == ()
+    # a here-document feeding a program run by name is that program's input, not code
+    assert compared_by("sh", "python3 t.py <<'IN'\nopen('a') == open('b')\nIN\n") == ()
     assert compared_by("sh", "for f in tests/*.golden; do diff out/x \"$f\"; done") == (
         "out/x", "tests/*.golden")  # fmt: skip
 

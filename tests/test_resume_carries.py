@@ -16,7 +16,8 @@ VIC_SAYS_DONE = "workers:\n  vic: [{say: DONE}]\n"
 VIC_WRITES = "workers:\n  vic: [{tool: sh, input: {cmd: 'echo real > out.txt'}}, {say: DONE}]\n"
 
 
-#: the check reads exp.txt, which no rule protects: the check backstop judges it
+#: the check reads exp.txt under a name no reading of its text finds, so no rule protects it:
+#: the check backstop judges it
 OWN = """* TODO Write out.txt
   :PROPERTIES:
   :ID: vic
@@ -24,13 +25,14 @@ OWN = """* TODO Write out.txt
   #+begin_src sh :check
   python3 - <<'PY'
   import sys
-  sys.exit(0 if open("out.txt").read() == open("exp.txt").read() else 1)
+  sys.exit(0 if open("out.txt").read() == open("exp" + ".txt").read() else 1)
   PY
   #+end_src
 """
 
 
-#: the check compares out.txt against exp.txt, which the run protects (its hash sealed)
+#: the same, read in two steps; its hash is sealed only if the check's first read (red-first)
+#: came before any other worker was at work
 COMPARE = """* TODO Write out.txt
   :PROPERTIES:
   :ID: vic
@@ -38,7 +40,7 @@ COMPARE = """* TODO Write out.txt
   #+begin_src sh :check
   python3 - <<'PY'
   import sys
-  a = open("exp.txt").read()
+  a = open("exp" + ".txt").read()
   b = open("out.txt").read()
   sys.exit(0 if a == b else 1)
   PY
@@ -113,6 +115,8 @@ def test_a_run_cut_short_before_the_victim_ran_does_not_launder_the_change(
 
 def test_restoring_the_file_frees_the_resume(tmp_path: Path) -> None:
     plan, script = _pair(tmp_path)
+    # protected from the run's start: what it held before any work is sealed then
+    plan.write_text(plan.read_text().replace("  :ID: vic\n", "  :ID: vic\n  :protect: exp.txt\n"))
     resume(plan, script)
     (tmp_path / "exp.txt").write_text("real\n")
     script.write_text(VIC_WRITES)
@@ -193,3 +197,22 @@ def test_the_task_s_own_deliverable_stays_its_worker_s_after_a_failed_run(tmp_pa
     result, _ = resume(plan, script)
     assert result.exit_code == 0, result.output
     assert keywords(plan) == {"sum": "DONE"}
+
+
+def test_a_hash_taken_while_another_worker_is_at_work_is_not_what_the_file_held_before() -> None:
+    from groundskeeper.record.backing import read_record
+
+    def start(task_id: str, sha: str | None) -> tuple[str, str, dict[str, object]]:
+        listed = [] if sha is None else [{"path": "exp.txt", "sha256": sha}]
+        return ("r1", "task-start", {"task_id": task_id, "kind": "leaf", "protected": listed})
+
+    # acc's worker truncated exp.txt mid-call when vic's start hashed it; acc's sealed line
+    # listing the change comes after
+    run = ("r1", "run-start", {"protected": []})
+    busy = read_record([run, start("acc", None), start("vic", "e" * 64)])
+    assert busy.first == {}
+    done = ("r1", "state", {"task_id": "acc", "from": "TODO", "to": "DONE"})
+    after = read_record([run, start("acc", None), done, start("vic", "b" * 64)])
+    assert after.first == {"exp.txt": "b" * 64}  # acc's worker is through: no call in flight
+    alone = read_record([run, start("vic", "b" * 64)])
+    assert alone.first == {"exp.txt": "b" * 64}

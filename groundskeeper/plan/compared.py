@@ -264,7 +264,7 @@ class _Reader:
                 for word in command.words[1:]:
                     self.substituted_reads(word, env)
         elif name in _PYTHONS:
-            self.python(args, env)
+            self.python(command, args, env)
         elif name == "awk":
             self.awk(command, args, env)
 
@@ -325,11 +325,20 @@ class _Reader:
                         if isinstance(command, SimpleCommand):
                             self.found.extend(self._reads(command, inner))
 
-    def python(self, args: list[str | None], env: _Env) -> None:
-        if "-c" not in args:
-            return
-        at = args.index("-c")
-        code = args[at + 1] if at + 1 < len(args) else None
+    def python(self, command: SimpleCommand, args: list[str | None], env: _Env) -> None:
+        """`python3 -c CODE`, or a program read from a here-document (`python3 - <<'PY'`,
+        `python3 <<'PY'`): the files it compares."""
+        code: str | None = None
+        if "-c" in args:
+            at = args.index("-c")
+            code = args[at + 1] if at + 1 < len(args) else None
+        elif all(arg is not None and (arg == "-" or arg.startswith("-")) for arg in args):
+            fed = [
+                r.target.literal()
+                for r in command.redirects
+                if r.fd == 0 and r.op == "<<" and r.target is not None
+            ]
+            code = fed[-1] if fed else None
         if code is None or env.cwd is None:
             return
         for name in _python_compared(code):

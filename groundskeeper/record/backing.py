@@ -232,7 +232,10 @@ class RecordReader:
                 if body.get("kind") == "leaf" and task not in record.in_flight:
                     record.in_flight.append(task)
             listed = body.get("protected")
-            _first_seen(record, listed)
+            if not [t for t in record.in_flight if t != task]:
+                # with another task's worker at work, a file hashed now may be mid-write
+                # (its call's sealed line comes after): no "before any work" to go by
+                _first_seen(record, listed)
             if isinstance(task, str) and isinstance(listed, list):
                 record.protected[task] = {
                     str(i["path"]): i.get("sha256")

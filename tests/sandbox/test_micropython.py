@@ -485,8 +485,15 @@ def test_runs_in_parallel_threads_keep_to_their_own_workdirs(tmp_path: Path) -> 
         works.append(work)
     code = "import os; print(open('n.txt').read().strip(), sorted(os.listdir('.')))"
     with ThreadPoolExecutor(max_workers=3) as pool:
-        results = list(pool.map(lambda work: sh(work, f"micropython -c {py(code)}"), works))
-    assert [r.stdout for r in results] == [f"{i} ['n.txt']\n" for i in range(6)]
+        # a generous deadline: each test has its own GROUNDSKEEPER_HOME, so the three threads
+        # compile MicroPython cold at once, and a loaded CI machine has taken 10 s for that
+        results = list(
+            pool.map(
+                lambda work: sandbox.run(f"micropython -c {py(code)}", workdir=work, timeout=120),
+                works,
+            )
+        )
+    assert [(r.status, r.stdout) for r in results] == [(0, f"{i} ['n.txt']\n") for i in range(6)]
 
 
 def test_a_missing_micropython_package_is_a_broken_sandbox(
