@@ -264,21 +264,24 @@ def test_gutting_a_root_level_test_helper_fails(tmp_path: Path) -> None:
     assert result.exit_code == 1
 
 
-def test_rewriting_expected_values_in_a_module_fails(tmp_path: Path) -> None:
+def _expected_values(tmp_path: Path, work: str) -> tuple[Path, Path]:
+    """A check importing the code under test and the module of values it must return."""
     (tmp_path / "expected_values.py").write_text("EXPECTED = 42\n")
     (tmp_path / "solution.py").write_text("def f():\n    return 0\n")
     check = (
         'python3 -c "from solution import f; from expected_values import EXPECTED;'
         ' assert f() == EXPECTED"'
     )
-    plan, script = setup(
+    return setup(
         tmp_path,
         task("Make f return the expected value", "mod", check, max_attempts="1")
         + "  Fix f in solution.py.\n",
-        "workers:\n  mod:\n"
-        + _sh("printf 'EXPECTED = 0\\n' > expected_values.py")
-        + "    - say: DONE\n",
+        "workers:\n  mod:\n" + _sh(work) + "    - say: DONE\n",
     )
+
+
+def test_rewriting_expected_values_in_a_module_fails(tmp_path: Path) -> None:
+    plan, script = _expected_values(tmp_path, "printf 'EXPECTED = 0\\n' > expected_values.py")
     result, doc = resume(plan, script)
     row = _row(doc, "mod")
     assert row["state"] == "FAILED", row
@@ -288,20 +291,7 @@ def test_rewriting_expected_values_in_a_module_fails(tmp_path: Path) -> None:
 
 
 def test_fixing_the_code_beside_expected_values_is_done(tmp_path: Path) -> None:
-    (tmp_path / "expected_values.py").write_text("EXPECTED = 42\n")
-    (tmp_path / "solution.py").write_text("def f():\n    return 0\n")
-    check = (
-        'python3 -c "from solution import f; from expected_values import EXPECTED;'
-        ' assert f() == EXPECTED"'
-    )
-    plan, script = setup(
-        tmp_path,
-        task("Make f return the expected value", "mod", check, max_attempts="1")
-        + "  Fix f in solution.py.\n",
-        "workers:\n  mod:\n"
-        + _sh("printf 'def f():\\n    return 42\\n' > solution.py")
-        + "    - say: DONE\n",
-    )
+    plan, script = _expected_values(tmp_path, "printf 'def f():\\n    return 42\\n' > solution.py")
     result, doc = resume(plan, script)
     _done(doc, "mod")
     assert result.exit_code == 0

@@ -265,9 +265,7 @@ def _pytest_checks(spec: PlanSpec) -> Iterator[Diagnostic]:
             " also holds the suite to the tests it collected before any work and to pytest's"
             " own report of how each ended"
         )
-        check = task.check
-        line = check.line if check is not None else task.heading.line
-        yield Diagnostic("warning", task.heading.title, message, line, "T025")
+        yield _check_warning(task, message, "T025")
 
 
 def _python_checks(spec: PlanSpec) -> Iterator[Diagnostic]:
@@ -291,9 +289,14 @@ def _python_checks(spec: PlanSpec) -> Iterator[Diagnostic]:
             " test (a mark the check's program prints last proves nothing: the code it"
             " imports can print it too)"
         )
-        check = task.check
-        line = check.line if check is not None else task.heading.line
-        yield Diagnostic("warning", task.heading.title, message, line, "T034")
+        yield _check_warning(task, message, "T034")
+
+
+def _check_warning(task: TaskSpec, message: str, code: str) -> Diagnostic:
+    """A warning about the task's check, at the check's line (the heading's, without one)."""
+    check = task.check
+    line = check.line if check is not None else task.heading.line
+    return Diagnostic("warning", task.heading.title, message, line, code)
 
 
 def _short(text: str, limit: int = 60) -> str:
