@@ -102,20 +102,24 @@ def sha256_text(text: str, *, keep_surrogates: bool = False) -> str:
 
 @fastclass(frozen=True, slots=True)
 class SealedCheck:
-    """A check as read at run start. Its hash covers the language and the exact text."""
+    """A check as read at run start. Its hash covers the language and the exact text, and
+    the deadline the task gives it when it sets one (`:timeout:`): a verdict reached under
+    another deadline is another check's."""
 
     text: str
     language: str
     line: int
     source: str
+    timeout: float | None = None
 
     @classmethod
     def seal(cls, check: Check) -> SealedCheck:
-        return cls(check.text, check.language, check.line, check.source)
+        return cls(check.text, check.language, check.line, check.source, check.timeout)
 
     @property
     def sha256(self) -> str:
-        return sha256_text(f"{self.language}\n{self.text}")
+        deadline = "" if self.timeout is None else f"\n:timeout: {self.timeout!r}"
+        return sha256_text(f"{self.language}\n{self.text}{deadline}")
 
     def lines(self) -> list[tuple[int, str]]:
         """The logical lines that must each pass, with their 1-based line in the check.
@@ -257,6 +261,8 @@ def run_check(
     if check is None:
         return no_check()
     digest = check.sha256
+    if check.timeout is not None:  # the task's own deadline (`:timeout:`)
+        timeout = check.timeout
 
     read: tuple[str, ...] | None = None
 

@@ -25,6 +25,7 @@ OWN_PROPERTIES = (
     "gate-files",
     "dock",
     "max-attempts",
+    "timeout",
     "contexts",
 )
 

@@ -69,14 +69,32 @@ class SourceBlock:
     line: int
 
 
+#: the longest deadline a task may give its check (`:timeout:`), in seconds
+MAX_CHECK_TIMEOUT = 3600.0
+
+
+def check_timeout(raw: str | None) -> float | None:
+    """`:timeout:`'s seconds (a number > 0 and ≤ `MAX_CHECK_TIMEOUT`); None when unset or
+    not such a number (lint's T011 and the runner's R002 refuse the plan then)."""
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw.strip())
+    except ValueError:
+        return None
+    return seconds if 0 < seconds <= MAX_CHECK_TIMEOUT else None
+
+
 @fastclass(frozen=True)
 class Check:
-    """A task's acceptance check, chosen by DESIGN's precedence (`:done-when:` first)."""
+    """A task's acceptance check, chosen by DESIGN's precedence (`:done-when:` first), and
+    its deadline in seconds when the task sets one (`:timeout:`)."""
 
     text: str
     language: str
     line: int
     source: Literal["done-when", "block"]
+    timeout: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,7 +139,7 @@ class Heading:
         priority: str | None = None,
         commented: bool = False,
     ) -> None:
-        explicit_id = done_when = ordered = None
+        explicit_id = done_when = ordered = deadline = None
         for key, value in properties.items():
             lowered = key.lower()  # org property names are case-insensitive
             if lowered == "id" and explicit_id is None:
@@ -130,17 +148,21 @@ class Heading:
                 done_when = value
             elif lowered == "ordered" and ordered is None:
                 ordered = value
+            elif lowered == "timeout" and deadline is None:
+                deadline = value
         if property_lines is None:
             property_lines = {}
         # DESIGN's precedence: :done-when:, else the first `:check` block of the own section
         check = None
         if done_when is not None:
             at = property_lines.get("done-when", line)
-            check = Check(text=done_when, language="sh", line=at, source="done-when")
+            check = Check(done_when, "sh", at, "done-when", check_timeout(deadline))
         else:
             for block in blocks:
                 if block.is_check:
-                    check = Check(block.body, block.language, block.line, "block")
+                    check = Check(
+                        block.body, block.language, block.line, "block", check_timeout(deadline)
+                    )
                     break
         nearest: list[Heading] = []
         for child in children:

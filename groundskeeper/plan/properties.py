@@ -15,7 +15,7 @@ from groundskeeper import path_patterns
 from groundskeeper.fastclass import fastclass
 from groundskeeper.plan.contract_syntax import Contract, protected_by, task_contracts
 from groundskeeper.plan.keywords import file_keywords
-from groundskeeper.plan.org import Heading, Plan
+from groundskeeper.plan.org import MAX_CHECK_TIMEOUT, Heading, Plan, check_timeout
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
@@ -250,10 +250,17 @@ def inherited_patterns(
 
 
 def max_attempts_problem(heading: Heading) -> str | None:
-    """What is wrong with `:max-attempts:` (None: unset or a whole number ≥ 1)."""
+    """What is wrong with `:max-attempts:` (None: unset or a whole number ≥ 1), or else with
+    `:timeout:` (None: unset or seconds > 0 and ≤ `MAX_CHECK_TIMEOUT`)."""
     raw = heading.get_property("max-attempts")
     if raw is not None and not (raw.strip().isdigit() and int(raw) >= 1):
         return f":max-attempts: must be a whole number ≥ 1, not `{raw}`"
+    raw = heading.get_property("timeout")
+    if raw is not None and check_timeout(raw) is None:
+        return (
+            f":timeout: must be the seconds the check may take, a number > 0 and"
+            f" ≤ {MAX_CHECK_TIMEOUT:g}, not `{raw}`"
+        )
     return None
 
 
