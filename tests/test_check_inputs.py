@@ -377,12 +377,13 @@ def test_the_session_form_names_a_changed_input_no_task_asks_for(tmp_path: Path)
     changed = {"tests/test_a.py", "calc.py", "key.txt", "notes.md"}
     found = session_inputs_changed(tasks[0], read, changed, tasks)
     assert found == [
-        "input changed: the check read `key.txt` (an input of the check), which this session"
-        " changed; no task of the plan asks to change it; add `:writable: key.txt` to the task"
-        " that should change it",
+        "input changed: the check read `key.txt` (an input of the check), which was changed"
+        " since the plan was sealed for agents (`agent setup`, `agent seal`); no task of the"
+        " plan asks to change it; add `:writable: key.txt` to the task that should change it",
         "input changed: the check read `tests/test_a.py` (the check's own program or test),"
-        " which this session changed; no task of the plan asks to change it; add `:writable:"
-        " tests/test_a.py` to the task that should change it",
+        " which was changed since the plan was sealed for agents (`agent setup`, `agent"
+        " seal`); no task of the plan asks to change it; add `:writable: tests/test_a.py` to"
+        " the task that should change it",
     ]
 
 

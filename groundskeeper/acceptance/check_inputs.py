@@ -417,7 +417,7 @@ def session_inputs_changed(
     for path in seen:
         if path not in changed or entitled(None, path, checked=checked, tasks=tasks, seen=seen):
             continue
-        found.append(_reason(path, "this session", checked, None))
+        found.append(_reason(path, SINCE_SEALED, checked, None))
     return found
 
 
@@ -565,8 +565,21 @@ def session_inputs_made(
         side = made_side(checked, path, before)
         if side is None or any(_may_make(t, path, seen, checked) for t in tasks):
             continue
-        found.append(_made_reason(path, side, "this session", None))
+        found.append(_made_reason(path, side, SINCE_SEALED, None))
     return found
+
+
+#: The hook's `who`: it judges the workdir against the one sealed for agents (`agent setup`,
+#: `agent seal`), not against one session's start — a change it finds may be an earlier
+#: session's, or the user's, so it says when, not who.
+SINCE_SEALED = ""
+
+
+def _did(who: str, verb: str, *, during: str = "") -> str:
+    """`who` `verb` (`during`), or, for the hook (`SINCE_SEALED`), when."""
+    if who == SINCE_SEALED:
+        return f"was {verb} since the plan was sealed for agents (`agent setup`, `agent seal`)"
+    return f"{who} {verb}{during}"
 
 
 def _made_reason(path: str, side: str, who: str, intruder: str | None) -> str:
@@ -577,7 +590,8 @@ def _made_reason(path: str, side: str, who: str, intruder: str | None) -> str:
         asks = f"task `{intruder}` does not ask for it"
         how = f"add `:writable: {path}` to task `{intruder}` if it should write it"
     return (
-        f"input made: the check read `{path}` ({side}), which {who} made during the work;"
+        f"input made: the check read `{path}` ({side}), which"
+        f" {_did(who, 'made', during=' during the work')};"
         f" {asks}; {how}"
     )
 
@@ -591,7 +605,8 @@ def _reason(path: str, who: str, checked: TaskSpec, intruder: str | None) -> str
     else:
         asks = f"task `{intruder}` does not ask to change it"
         how = f"add `:writable: {path}` to task `{intruder}` if it should change it"
-    return f"input changed: the check read `{path}` ({what}), which {who} changed; {asks}; {how}"
+    done = _did(who, "changed")
+    return f"input changed: the check read `{path}` ({what}), which {done}; {asks}; {how}"
 
 
 def sealed_side(
@@ -682,7 +697,8 @@ def inputs_gone(
     side (`gone_side`) that is `gone` now and that no one entitled removed (`may_remove`: a
     task's text asks to change it, `:writable:` covers it), one named reason. A deleted or
     renamed failing test, a case file a checker loops over: the check passes on less than it
-    was sealed to judge (adversary-14 F4). `who`: "this session", "a worker of the run"."""
+    was sealed to judge (adversary-14 F4). `who`: "a worker of the run", or the hook's
+    `SINCE_SEALED`."""
     folders = _data_folders(checked, read)
     found: list[str] = []
     for path in sorted(set(before)):
@@ -690,7 +706,8 @@ def inputs_gone(
         if side is None or not gone(path) or may_remove(path):
             continue
         found.append(
-            f"input gone: `{path}` ({side}) was there before the work, and {who} removed it"
+            f"input gone: `{path}` ({side}) was there before the work, and"
+            f" {'it ' + _did(who, 'removed') if who == SINCE_SEALED else who + ' removed it'}"
             " (or renamed it, or made it unreadable): the check passes without judging it;"
             f" put it back, or, if it should go, say so in a task's text or add"
             f" `:writable: {path}` to the task that removes it"

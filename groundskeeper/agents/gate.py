@@ -718,6 +718,7 @@ class _SessionInputs:
         if self._sealed is None:
             return None
         from groundskeeper.acceptance.check_inputs import (
+            SINCE_SEALED,
             inputs_gone,
             may_remove,
             module_index,
@@ -748,7 +749,7 @@ class _SessionInputs:
             lambda path: not readable(root / path),
             read,
             lambda path: may_remove(self._all_tasks(), path),
-            "this session",
+            SINCE_SEALED,
         )
         if changed or new:
             tasks = self._all_tasks()
@@ -826,15 +827,16 @@ def _judge_again(
             row = {"task_id": task.task_id, "check_sha256": sealed.sha256 or ""}
             unchanged.append({**row, "reads_sha256": str(reads.get("sha256"))})
             continue
-        result = run_check(sealed, root, shell=shell(), timeout=timeout)
+        result = _held(task, run_check(sealed, root, shell=shell(), timeout=timeout), rule)
         record.stage("check", check_body(task.task_id, attempt, result, phase, withhold=withhold))
-        if not result.passed:
+        if result.code == CHANGED:
+            why = f"it is DONE, but its check passes on {result.reason}"
+            failed.append((task, f"{CHANGED}: {why}"))
+        elif not result.passed:
             detail = f"{result.reason}\n{result.output}".rstrip()
             said = check_feedback(sealed, detail, hides=withhold)
             why = f"it is DONE, but its check no longer passes: {said}"
             failed.append((task, why if withhold else f"{result.code}: {why}"))
-        elif rule is not None and (changed := rule.why(task, result)) is not None:
-            failed.append((task, f"{CHANGED}: it is DONE, but its check passes on {changed}"))
     if unchanged:
         record.stage(
             "inputs-unchanged", {"phase": phase, "reason": inputs.UNCHANGED, "tasks": unchanged}
@@ -993,20 +995,32 @@ def _judge_task(
             " `#+begin_src sh :check` block to the plan (the user re-seals it)"
         )
     sealed = SealedCheck.seal(task.check)
-    result = run_check(sealed, root, shell=shell, timeout=timeout)
+    result = _held(task, run_check(sealed, root, shell=shell, timeout=timeout), rule)
     record.stage("check", check_body(task.task_id, attempt, result, phase, withhold=withhold))
+    if result.code == CHANGED:
+        return f"{CHANGED}: {result.reason}"
     if not result.passed:
         detail = f"{result.reason}\n{result.output}".rstrip()
         said = check_feedback(sealed, detail, hides=withhold)  # `told`: the one way back
         return said if withhold else f"{result.code}: {said}"
-    if rule is not None and (changed := rule.why(task, result)) is not None:
-        return f"{CHANGED}: {changed}"
     if more:
         return (
             f"its check passes, but it is also judged on {' and '.join(more)}, which a hook"
             " cannot confirm; finish it with `groundskeeper resume`"
         )
     return None
+
+
+def _held(task: TaskSpec, result: CheckResult, rule: _SessionInputs | None) -> CheckResult:
+    """The check's result as the hook decides it: a pass on inputs the session was not
+    entitled to change (`rule`) is a failure (`protected_input_changed`, the reason naming
+    each), so the sealed `check` says what was decided, never PASS for a refused task."""
+    if not result.passed or rule is None:
+        return result
+    changed = rule.why(task, result)
+    if changed is None:
+        return result
+    return replace(result, verdict="FAIL", code=CHANGED, reason=changed)
 
 
 def check_body(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.agents.gated import ledger_steps
 from tests.agents.test_hook_as_a_run import allowed, plan_in, started
 from tests.agents.test_hook_session_bound import hook
 
@@ -48,8 +49,14 @@ def test_a_checker_programs_library_outside_its_folder_rewritten_blocks_the_stop
     reason = hook(work).blocked or ""
     assert (
         "input changed: the check read `lib/judge.py` (the check's own program or test),"
-        " which this session changed; no task of the plan asks to change it"
+        " which was changed since the plan was sealed for agents (`agent setup`, `agent"
+        " seal`); no task of the plan asks to change it"
     ) in reason, reason
+    # the ledger says what was decided (adversary-14 F8): the check ran and passed on the
+    # rewritten library, and it is sealed as the failure the hook answered with
+    [check] = [body for step, body in ledger_steps(work) if step == "check"]
+    assert (check["task_id"], check["verdict"]) == ("ans", "FAIL"), check
+    assert check["reason"] == "protected_input_changed", check
 
 
 def test_the_answer_written_beside_an_untouched_library_is_allowed(tmp_path: Path) -> None:
@@ -57,6 +64,8 @@ def test_the_answer_written_beside_an_untouched_library_is_allowed(tmp_path: Pat
     started(work)
     (work / "out.txt").write_text("42\n")
     assert allowed(hook(work)), hook(work)
+    [check] = [body for step, body in ledger_steps(work) if step == "check"]
+    assert (check["task_id"], check["verdict"], check["reason"]) == ("ans", "PASS", None)
 
 
 def test_a_library_module_the_task_names_may_be_fixed(tmp_path: Path) -> None:

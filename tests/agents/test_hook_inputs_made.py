@@ -41,7 +41,8 @@ def test_a_shadow_module_made_in_the_test_tree_blocks_the_stop(tmp_path: Path) -
     reason = hook(work).blocked or ""
     assert (
         "input made: the check read `tests/calc.py` (under the check's test path `tests`),"
-        " which this session made during the work; no task of the plan asks for it"
+        " which was made since the plan was sealed for agents (`agent setup`, `agent seal`);"
+        " no task of the plan asks for it"
     ) in reason, reason
     # the honest twin: the shadow gone, the code under test fixed
     (work / "tests" / "calc.py").unlink()
