@@ -260,3 +260,52 @@ def test_a_contract_worker_told_to_update_the_tests_that_does_is_done(tmp_path: 
                     _write(TEST, fixed))  # fmt: skip
     assert (row["state"], row["reason"]) == ("DONE", None), row
     assert (tmp_path / TEST).read_text() == TEST_RIGHT
+
+
+# -- a value's source after "to the one in X" is no place; "switch X to …" asks (adversary-14 F3) --
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "expected"),
+    [
+        ("Change the answer to the one in key.txt.", "key.txt", SILENT),
+        ("Switch the answer to the value in key.txt.", "key.txt", SILENT),
+        ("Change the port to 8080 in a6.cfg.", "a6.cfg", ASKS),
+        ("Set envlist to py311,py312 in tox.ini.", "tox.ini", ASKS),
+        ("Switch a6.cfg to port 8080.", "a6.cfg", ASKS),
+        ("Switch out.txt to match key.txt.", "key.txt", SILENT),
+    ],
+)
+def test_a_source_after_to_is_no_place(text: str, path: str, expected: str) -> None:
+    assert text_reading(text, path) == expected
+
+
+def test_a_key_named_as_the_source_of_the_new_value_stays_kept(tmp_path: Path) -> None:
+    (tmp_path / "out.txt").write_text("0\n")
+    (tmp_path / "key.txt").write_text("42\n")
+    plan, script = setup(
+        tmp_path,
+        task("Answer", "a", "diff out.txt key.txt", max_attempts="1")
+        + "Write out.txt. Change the answer to the one in key.txt.\n",
+        "workers:\n  a:\n" + _write("key.txt", "7") + _write("out.txt", "7")
+        + "    - say: DONE\n",
+    )  # fmt: skip
+    result, doc = resume(plan, script)
+    assert _row(doc, "a")["state"] == "FAILED", _row(doc, "a")
+    assert (tmp_path / "key.txt").read_text() == "42\n"
+    assert result.exit_code == 1
+
+
+def test_a_worker_told_to_switch_a_file_to_a_value_that_does_is_done(tmp_path: Path) -> None:
+    (tmp_path / "a6.cfg").write_text("port=80\n")
+    plan, script = setup(
+        tmp_path,
+        task("Port", "p", "grep -qx port=8080 a6.cfg", max_attempts="1")
+        + "Switch a6.cfg to port 8080.\n",
+        "workers:\n  p:\n    - tool: sh\n      input: {cmd: \"sed -i 's/=80$/=8080/' a6.cfg\"}\n"
+        "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    assert _row(doc, "p")["state"] == "DONE", _row(doc, "p")["reason"]
+    assert (tmp_path / "a6.cfg").read_text() == "port=8080\n"
+    assert result.exit_code == 0

@@ -40,7 +40,7 @@ _EDIT = frozenset(
         "configure", "register", "pin", "enable", "disable", "rename", "correct", "adjust",
         "amend", "prepend", "truncate", "empty", "clear", "reformat", "regen", "redo",
         "rebuild", "implement", "complete", "finish", "refactor", "optimize", "optimise",
-        "improve", "patch", "debug", "repair", "port", "sort", "clean", "dedupe",
+        "improve", "patch", "debug", "repair", "port", "sort", "clean", "dedupe", "switch",
         "deduplicate", "normalize", "normalise", "tidy", "reorder", "format", "convert",
         "strip", "translate", "redact", "pretty-print", "prettify", "beautify", "minify",
         "keep-only", "store", "uppercase", "upper-case", "lowercase", "lower-case",
@@ -616,6 +616,15 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
         elif word in _PLACES:
             if word == "to" and back + 1 < len(words) and words[back + 1] in _EDIT | _COMPARING:
                 return False  # "to update X": an infinitive's object, not a place
+            if (
+                word == "to"
+                and prep in _PLACES
+                and prep != "to"
+                and back + 1 < len(words)
+                and words[back + 1] in _DETERMINERS | {"what", "whatever"}
+            ):
+                return False  # "change the answer to the one in X": X holds the new value
+                # (a source), unlike "set envlist to py312 in X" (the place)
             if prep is None or prep == "of":
                 prep = word if prep is None else prep
             elif prep not in _PLACES:
