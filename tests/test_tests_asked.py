@@ -50,6 +50,12 @@ TEST = "tests/test_calc.py"
         # a symptom: the code is meant (lint says so: `symptom_of_tests`)
         ("Fix the failing tests.", SILENT),
         ("The tests are failing: fix them.", SILENT),
+        ("Fix the test failures.", SILENT),
+        ("Fix the test suite errors.", SILENT),
+        ("Fix the tests that fail.", SILENT),
+        ("Fix each test, which fails.", SILENT),
+        ("Fix the tests so they pass.", SILENT),
+        ("Fix every failing test.", SILENT),
         # another test file named: "the test" is that one
         ("Fix the test in tests/test_mul.py.", SILENT),
         ("Fix tests/test_mul.py: the test expects 7.", SILENT),
@@ -66,9 +72,18 @@ def test_the_tests_named_without_their_path(text: str, expected: str) -> None:
     assert text_reading(text, TEST) in (SILENT, FORBIDS, UNSURE)
 
 
-def test_a_symptom_is_told_apart() -> None:
-    assert symptom_of_tests("Fix the failing tests.")
-    assert symptom_of_tests("The tests are broken: fix them.")
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fix the failing tests.",
+        "The tests are broken: fix them.",
+        "Fix the test failures.",
+        "Fix the tests that fail.",
+        "Fix the tests so they pass.",
+    ],
+)
+def test_a_symptom_is_told_apart(text: str) -> None:
+    assert symptom_of_tests(text)
     assert not symptom_of_tests("Fix the test so it expects 5.")
     assert not symptom_of_tests("Make the tests pass.")
 
@@ -94,6 +109,8 @@ def _project(root: Path, calc: str, test: str) -> None:
         "Fix the bug in calc.py so the tests pass.",
         "Make the tests pass.",
         "Fix the failing tests.",
+        "Fix the test failures.",
+        "Fix the tests so they pass.",
         "Fix calc.py without changing the tests.",
         "Fix calc.py so the tests have no failures.",
     ],

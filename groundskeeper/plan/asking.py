@@ -207,7 +207,17 @@ _TEST_NOUN = r"(?:test\s+suite|test\s+files?|test\s+cases?|test\s+modules?|tests
 _TEST_QUALIFIED = (
     r"(?!\s+(?:runner|command|output|outputs|results?|reports?|logs?|runs?|data|fixtures?"
     r"|helpers?|coverage|framework|harness|config|configuration|directory|dir|folder"
-    r"|tool|tools|step|phase|name|names|count|ids?)\b)"
+    r"|tool|tools|step|phase|name|names|count|ids?|failures?|errors?|breakages?|problems?"
+    r"|issues?|suite|cases?|files?|modules?)\b)"
+)
+# After the tests' phrase: they are named by what they do ("the tests that fail", "fix the
+# tests so they pass"): a symptom, not the files (`_TEST_SYMPTOM`).
+_TEST_DOING = (
+    r"(?:\s*,?\s+(?:that|which)\s+(?:still\s+)?(?:fail|fails|failed|break|breaks|error"
+    r"|are\s+failing|is\s+failing|are\s+broken|is\s+broken|do\s+not\s+pass"
+    r"|don't\s+pass|doesn't\s+pass|does\s+not\s+pass)\b"
+    r"|\s+so\s+(?:that\s+)?(?:they|it)\s+(?:all\s+)?(?:pass|passes|succeed|succeeds"
+    r"|work|works|go\s+green|are\s+green|is\s+green)\b)"
 )
 _TEST_SYMPTOM_WORD = r"(?:failing|broken|red|erroring|failed)"
 _TEST_PHRASE = rf"{_TEST_DETERMINER}\s+(?:{_TEST_ADJECTIVE}\s+)*{_TEST_NOUN}(?![\w/-]|\.\w)"
@@ -217,7 +227,7 @@ _TEST_IN = re.compile(
     re.I,
 )
 _TEST_BARE = re.compile(
-    rf"(?<![\w./-]){_TEST_PHRASE}{_TEST_QUALIFIED}"
+    rf"(?<![\w./-]){_TEST_PHRASE}{_TEST_QUALIFIED}(?!{_TEST_DOING})"
     rf"(?!\s+(?:are|is|were|was|keep|keeps|still)\s+(?:still\s+)?{_TEST_SYMPTOM_WORD})"
     r"(?!\s+fail)",
     re.I,
@@ -226,11 +236,13 @@ _TEST_BARE = re.compile(
 _TEST_NAME = re.compile(r"(?<![\w./-])(?:[\w.-]+/)*(?:test_[\w-]*|[\w-]+_test)\.py\b", re.I)
 # A request to change tests named by their symptom, which the reading cannot decide:
 # "fix the failing tests" (the code, usually), "the tests are broken: fix them".
+_TEST_VERB = r"(?:fix|repair|debug|correct|update|change|edit|rewrite|adjust|amend|modify)"
 _TEST_SYMPTOM = re.compile(
-    rf"\b(?:fix|repair|debug|correct|update|change|edit|rewrite|adjust|amend|modify)\s+"
-    rf"{_TEST_DETERMINER}\s+(?:\w+\s+)?{_TEST_SYMPTOM_WORD}\s+{_TEST_NOUN}\b"
+    rf"\b{_TEST_VERB}\s+{_TEST_DETERMINER}\s+(?:\w+\s+)?{_TEST_SYMPTOM_WORD}\s+{_TEST_NOUN}\b"
     rf"|\b{_TEST_NOUN}\s+(?:are|is)\s+(?:still\s+)?{_TEST_SYMPTOM_WORD}\b"
-    r"[^.!?;]{0,40}?\b(?:fix|repair|update|change|edit|correct|adjust)\s+(?:it|them)\b",
+    r"[^.!?;]{0,40}?\b(?:fix|repair|update|change|edit|correct|adjust)\s+(?:it|them)\b"
+    rf"|\b{_TEST_VERB}\s+{_TEST_DETERMINER}\s+(?:\w+\s+){{0,3}}?(?:failures?|errors?)\b"
+    rf"|\b{_TEST_VERB}\s+{_TEST_PHRASE}{_TEST_DOING}",
     re.I,
 )
 _MAX_BETWEEN = 5  # words between a verb and its object ("write the final answer to X")
