@@ -194,6 +194,7 @@ _OUTCOME = frozenset(
      "runs", "compile", "compiles", "fail", "fails"}
 )  # fmt: skip
 _OUTCOME_FILLER = frozenset({"all", "still", "again", "now", "both", "each", "then", "also"})
+_CONJUNCTIONS = frozenset({"and", "or", "nor", "but", "then", "also", "plus"})
 # How a text names a check's own test files without their path (adversary-13 F7,
 # adversary-14 F7): "the test(s)", "the test suite", "the test file", "the existing tests" —
 # never "the failing tests" (a symptom: "fix the failing tests" asks for working code), nor
@@ -217,10 +218,22 @@ _TEST_DOING = (
     r"|are\s+failing|is\s+failing|are\s+broken|is\s+broken|do\s+not\s+pass"
     r"|don't\s+pass|doesn't\s+pass|does\s+not\s+pass)\b"
     r"|\s+so\s+(?:that\s+)?(?:they|it)\s+(?:all\s+)?(?:pass|passes|succeed|succeeds"
-    r"|work|works|go\s+green|are\s+green|is\s+green)\b)"
+    r"|work|works|go\s+green|are\s+green|is\s+green)\b"
+    # "fix the tests by fixing calc.py": the means says what is changed, not the tests
+    r"|\s+by\s+\w+ing\b)"
 )
 _TEST_SYMPTOM_WORD = r"(?:failing|broken|red|erroring|failed)"
-_TEST_PHRASE = rf"{_TEST_DETERMINER}\s+(?:{_TEST_ADJECTIVE}\s+)*{_TEST_NOUN}(?![\w/-]|\.\w)"
+# (never a possessive: "fix the tests' failures" names the failures)
+_TEST_PHRASE = rf"{_TEST_DETERMINER}\s+(?:{_TEST_ADJECTIVE}\s+)*{_TEST_NOUN}(?![\w/'’-]|\.\w)"
+# What tests do to the code they run, said in a relative clause after a noun ("fix the code
+# the tests exercise", "update the values the test expects"): the tests are its subject.
+_TEST_SUBJECT_VERBS = frozenset(
+    {"exercise", "exercises", "call", "calls", "cover", "covers", "check", "checks", "test",
+     "tests", "use", "uses", "import", "imports", "expect", "expects", "describe",
+     "describes", "assert", "asserts", "need", "needs", "require", "requires", "verify",
+     "verifies", "hit", "hits", "target", "targets", "run", "runs", "report", "reports",
+     "show", "shows", "want", "wants", "load", "loads", "read", "reads", "touch", "touches"}
+)  # fmt: skip
 # "the test in tests/test_calc.py", "the tests under tests/": the file (or directory) named
 _TEST_IN = re.compile(
     rf"(?<![\w./-]){_TEST_PHRASE}\s+(?:in|of|inside|within|under)\s+(?P<name>[\w./-]*[\w/])",
@@ -241,7 +254,8 @@ _TEST_SYMPTOM = re.compile(
     rf"\b{_TEST_VERB}\s+{_TEST_DETERMINER}\s+(?:\w+\s+)?{_TEST_SYMPTOM_WORD}\s+{_TEST_NOUN}\b"
     rf"|\b{_TEST_NOUN}\s+(?:are|is)\s+(?:still\s+)?{_TEST_SYMPTOM_WORD}\b"
     r"[^.!?;]{0,40}?\b(?:fix|repair|update|change|edit|correct|adjust)\s+(?:it|them)\b"
-    rf"|\b{_TEST_VERB}\s+{_TEST_DETERMINER}\s+(?:\w+\s+){{0,3}}?(?:failures?|errors?)\b"
+    rf"|\b{_TEST_VERB}\s+{_TEST_DETERMINER}\s+(?:[\w'’]+\s+){{0,3}}?(?:failures?|errors?)\b"
+    rf"|\b{_TEST_VERB}\s+{_TEST_DETERMINER}\s+(?:{_TEST_ADJECTIVE}\s+)*{_TEST_NOUN}['’]"
     rf"|\b{_TEST_VERB}\s+{_TEST_PHRASE}{_TEST_DOING}",
     re.I,
 )
@@ -423,8 +437,21 @@ def _test_aliased(sentence: str, path: str, *, bare: bool) -> str:
         plain = name.lower().removeprefix("./").rstrip("/")
         return path if plain == wanted or wanted.startswith(plain + "/") else name
 
+    def bare_name(match: re.Match[str]) -> str:
+        before = re.findall(r"[\w'-]+|[^\w\s]", sentence[: match.start()])
+        after = re.match(r"\s+([\w'-]+)", sentence[match.end() :])
+        if (
+            before
+            and before[-1][0].isalpha()
+            and before[-1].lower() not in _EDIT | _SUBORDINATE | _PLACES | _CONJUNCTIONS
+            and after
+            and after.group(1).lower() in _TEST_SUBJECT_VERBS
+        ):
+            return match.group(0)  # "fix the code the tests exercise": a relative clause's subject
+        return path
+
     sentence = _TEST_IN.sub(named, sentence)
-    return _TEST_BARE.sub(path, sentence) if bare else sentence
+    return _TEST_BARE.sub(bare_name, sentence) if bare else sentence
 
 
 def symptom_of_tests(text: str) -> bool:

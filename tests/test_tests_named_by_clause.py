@@ -1,0 +1,72 @@
+"""A "the test(s)" that are no object of the changing verb free no test file: a possessive
+("fix the tests' failures"), the subject of a relative clause after a noun ("fix the code
+the tests exercise", "update the values the test expects") and a means that names what is
+changed ("fix the tests by fixing calc.py") — each a fake that read as asking before. Lint
+warns (T031) where the request may still mean the tests ("fix the test's expected value",
+"update the tests by adding a case"). Fake first, then the honest twin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from groundskeeper.plan.asking import ASKS, SILENT, symptom_of_tests, text_reading
+from tests.test_check_inputs import _refused, _write
+from tests.test_cli_run import resume, setup, task
+from tests.test_tests_asked import CALC_BROKEN, TEST, TEST_RIGHT, _lint, _project
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "warned"),
+    [
+        ("Fix the tests' failures.", SILENT, True),
+        ("Fix the code the tests exercise.", SILENT, False),
+        ("Update the values the test expects.", SILENT, False),
+        ("Rewrite the functions the tests import.", SILENT, False),
+        ("Fix the behaviour the tests check.", SILENT, False),
+        ("Fix the tests by fixing calc.py.", SILENT, True),
+        # not read as asking, but may mean the test: lint says so
+        ("Fix the test's expected value to 5.", SILENT, True),
+        ("Update the tests by adding a case for zero.", SILENT, True),
+        # the honest twins: the tests are the verb's object, or a sentence's subject
+        ("Fix the test so it expects 5.", ASKS, False),
+        ("Change the test and the code it tests.", ASKS, False),
+        ("The test expects the wrong sum; fix it so it expects 5.", ASKS, False),
+        ("Update the tests and calc.py so everything passes.", ASKS, False),
+    ],
+)
+def test_the_tests_as_no_object_are_not_asked(text: str, expected: str, warned: bool) -> None:
+    assert text_reading(text, TEST, test_file=True) == expected
+    assert symptom_of_tests(text) is warned
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fix the tests' failures.",
+        "Fix the code the tests exercise.",
+        "Fix the tests by fixing calc.py.",
+    ],
+)
+def test_a_worker_told_to_fix_what_the_tests_run_that_rewrites_them_fails(
+    tmp_path: Path, text: str
+) -> None:
+    _project(tmp_path, CALC_BROKEN, TEST_RIGHT)
+    plan, script = setup(
+        tmp_path,
+        task("Fix add", "fix", "python3 -m pytest -q tests", max_attempts="1") + text + "\n",
+        "workers:\n  fix:\n" + _write(TEST, "def test_add():\\n    assert True")
+        + "    - say: DONE\n",
+    )  # fmt: skip
+    result, doc = resume(plan, script)
+    _refused(doc, "fix", TEST)
+    assert (tmp_path / TEST).read_text() == TEST_RIGHT
+    assert result.exit_code == 1
+
+
+def test_lint_warns_of_a_possessive_or_a_means(tmp_path: Path) -> None:
+    found = _lint(tmp_path, "Update the tests by adding a case for zero.")
+    assert len(found) == 1, found
+    assert found[0].startswith("T031 the check of task t reads `tests/test_calc.py`"), found
+    assert "`:writable: tests/test_calc.py`" in found[0]
