@@ -1,6 +1,6 @@
 """A "the test(s)" that are no object of the changing verb free no test file: a possessive
 ("fix the tests' failures"), the subject of a relative clause after a noun ("fix the code
-the tests exercise", "update the values the test expects") and a means that names what is
+the tests exercise", "fix the bug the test suite found") and a means that names what is
 changed ("fix the tests by fixing calc.py") — each a fake that read as asking before. Lint
 warns (T031) where the request may still mean the tests ("fix the test's expected value",
 "update the tests by adding a case"). Fake first, then the honest twin."""
@@ -25,6 +25,10 @@ from tests.test_tests_asked import CALC_BROKEN, TEST, TEST_RIGHT, _lint, _projec
         ("Update the values the test expects.", SILENT, False),
         ("Rewrite the functions the tests import.", SILENT, False),
         ("Fix the behaviour the tests check.", SILENT, False),
+        ("Fix the bug the test suite found.", SILENT, False),
+        ("Fix the regressions the tests caught.", SILENT, False),
+        ("Fix whatever the tests complain about.", SILENT, False),
+        ("Leave the tests alone; fix calc.py.", SILENT, False),
         ("Fix the tests by fixing calc.py.", SILENT, True),
         # not read as asking, but may mean the test: lint says so
         ("Fix the test's expected value to 5.", SILENT, True),
@@ -34,6 +38,8 @@ from tests.test_tests_asked import CALC_BROKEN, TEST, TEST_RIGHT, _lint, _projec
         ("Change the test and the code it tests.", ASKS, False),
         ("The test expects the wrong sum; fix it so it expects 5.", ASKS, False),
         ("Update the tests and calc.py so everything passes.", ASKS, False),
+        ("Rewrite the tests to use pytest.approx.", ASKS, False),
+        ("Fix calc.py and the tests.", ASKS, False),
     ],
 )
 def test_the_tests_as_no_object_are_not_asked(text: str, expected: str, warned: bool) -> None:
@@ -46,6 +52,7 @@ def test_the_tests_as_no_object_are_not_asked(text: str, expected: str, warned: 
     [
         "Fix the tests' failures.",
         "Fix the code the tests exercise.",
+        "Fix the bug the test suite found.",
         "Fix the tests by fixing calc.py.",
     ],
 )

@@ -225,14 +225,15 @@ _TEST_DOING = (
 _TEST_SYMPTOM_WORD = r"(?:failing|broken|red|erroring|failed)"
 # (never a possessive: "fix the tests' failures" names the failures)
 _TEST_PHRASE = rf"{_TEST_DETERMINER}\s+(?:{_TEST_ADJECTIVE}\s+)*{_TEST_NOUN}(?![\w/'’-]|\.\w)"
-# What tests do to the code they run, said in a relative clause after a noun ("fix the code
-# the tests exercise", "update the values the test expects"): the tests are its subject.
-_TEST_SUBJECT_VERBS = frozenset(
-    {"exercise", "exercises", "call", "calls", "cover", "covers", "check", "checks", "test",
-     "tests", "use", "uses", "import", "imports", "expect", "expects", "describe",
-     "describes", "assert", "asserts", "need", "needs", "require", "requires", "verify",
-     "verifies", "hit", "hits", "target", "targets", "run", "runs", "report", "reports",
-     "show", "shows", "want", "wants", "load", "loads", "read", "reads", "touch", "touches"}
+# Words that may follow "the test(s)" as the verb's object ("fix the tests so …", "update
+# the tests and calc.py", "leave the tests as they are"); any other word after them, with a
+# noun before them, makes them a relative clause's subject ("fix the code the tests
+# exercise", "fix the bug the test suite found"): not what is changed.
+_TEST_OBJECT_NEXT = frozenset(
+    {"and", "or", "nor", "but", "so", "to", "in", "into", "for", "with", "as", "until",
+     "that", "which", "too", "now", "again", "first", "then", "only", "also", "if", "when",
+     "because", "since", "while", "before", "after", "by", "from", "of", "at", "on",
+     "under", "where", "accordingly", "please", "instead"}
 )  # fmt: skip
 # "the test in tests/test_calc.py", "the tests under tests/": the file (or directory) named
 _TEST_IN = re.compile(
@@ -445,9 +446,10 @@ def _test_aliased(sentence: str, path: str, *, bare: bool) -> str:
             and before[-1][0].isalpha()
             and before[-1].lower() not in _EDIT | _SUBORDINATE | _PLACES | _CONJUNCTIONS
             and after
-            and after.group(1).lower() in _TEST_SUBJECT_VERBS
+            and after.group(1)[0].isalpha()
+            and after.group(1).lower() not in _TEST_OBJECT_NEXT | _SUBORDINATE | _PLACES
         ):
-            return match.group(0)  # "fix the code the tests exercise": a relative clause's subject
+            return match.group(0)  # "fix the code the tests exercise": a clause's subject
         return path
 
     sentence = _TEST_IN.sub(named, sentence)
