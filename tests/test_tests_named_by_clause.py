@@ -12,9 +12,19 @@ from pathlib import Path
 import pytest
 
 from groundskeeper.plan.asking import ASKS, SILENT, symptom_of_tests, text_reading
+from tests.agents.test_hook_as_a_run import started
+from tests.agents.test_hook_session_bound import hook
 from tests.test_check_inputs import _refused, _write
 from tests.test_cli_run import resume, setup, task
-from tests.test_tests_asked import CALC_BROKEN, TEST, TEST_RIGHT, _lint, _project
+from tests.test_tests_asked import (
+    CALC_BROKEN,
+    CALC_RIGHT,
+    TEST,
+    TEST_RIGHT,
+    _hook_project,
+    _lint,
+    _project,
+)
 
 
 @pytest.mark.parametrize(
@@ -77,3 +87,14 @@ def test_lint_warns_of_a_possessive_or_a_means(tmp_path: Path) -> None:
     assert len(found) == 1, found
     assert found[0].startswith("T031 the check of task t reads `tests/test_calc.py`"), found
     assert "`:writable: tests/test_calc.py`" in found[0]
+
+
+def test_the_hook_blocks_a_session_told_to_fix_the_bug_the_tests_found_that_rewrites_them(
+    tmp_path: Path,
+) -> None:
+    work = _hook_project(tmp_path, "Fix the bug the test suite found.")
+    started(work)
+    (work / "calc.py").write_text(CALC_RIGHT)
+    (work / TEST).write_text(TEST_RIGHT)
+    reason = hook(work).blocked or ""
+    assert f"input changed: the check read `{TEST}`" in reason, reason
