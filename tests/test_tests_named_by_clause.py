@@ -14,7 +14,7 @@ import pytest
 from groundskeeper.plan.asking import ASKS, SILENT, symptom_of_tests, text_reading
 from tests.agents.test_hook_as_a_run import started
 from tests.agents.test_hook_session_bound import hook
-from tests.test_check_inputs import _refused, _write
+from tests.test_check_inputs import _refused, _row, _write
 from tests.test_cli_run import resume, setup, task
 from tests.test_tests_asked import (
     CALC_BROKEN,
@@ -98,3 +98,61 @@ def test_the_hook_blocks_a_session_told_to_fix_the_bug_the_tests_found_that_rewr
     (work / TEST).write_text(TEST_RIGHT)
     reason = hook(work).blocked or ""
     assert f"input changed: the check read `{TEST}`" in reason, reason
+
+
+# -- any file named as a relative clause's subject after a noun --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "test_file", "expected"),
+    [
+        ("Fix the bug tests/test_calc.py found.", TEST, True, SILENT),
+        ("Fix the code the test in tests/test_calc.py exercises.", TEST, True, SILENT),
+        ("Fix the function tests/test_calc.py imports.", TEST, True, SILENT),
+        ("Fix the lines expected.txt disagrees with in out.txt.", "expected.txt", False, SILENT),
+        # an apposition names the file changed
+        ("Rewrite the module calc.py completely.", "calc.py", False, ASKS),
+        ("Update the golden file expected.txt accordingly.", "expected.txt", False, ASKS),
+        ("Edit the config file app.cfg to use port 8080.", "app.cfg", False, ASKS),
+    ],
+)
+def test_a_name_as_a_relative_clause_subject_is_not_asked(
+    text: str, path: str, test_file: bool, expected: str
+) -> None:
+    assert text_reading(text, path, test_file=test_file) == expected
+
+
+def test_a_worker_told_to_fix_the_lines_a_key_disagrees_with_that_rewrites_it_fails(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "out.txt").write_text("1\n")
+    (tmp_path / "expected.txt").write_text("2\n")
+    plan, script = setup(
+        tmp_path,
+        task("Out", "o", "diff out.txt expected.txt", max_attempts="1")
+        + "Fix the lines expected.txt disagrees with in out.txt.\n",
+        "workers:\n  o:\n" + _write("expected.txt", "1") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    assert _row(doc, "o")["reason"] == (
+        "protected_input_changed: protected input changed: expected.txt: the worker tried to"
+        " change it, and the sandbox refused (an expected file the check of o compares against)"
+    ), _row(doc, "o")
+    assert (tmp_path / "expected.txt").read_text() == "2\n"
+    assert result.exit_code == 1
+
+
+def test_a_worker_told_to_update_the_golden_file_by_name_that_does_is_done(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "out.txt").write_text("1\n")
+    (tmp_path / "expected.txt").write_text("2\n")
+    plan, script = setup(
+        tmp_path,
+        task("Out", "o", "diff out.txt expected.txt", max_attempts="1")
+        + "Update the golden file expected.txt accordingly: out.txt is right.\n",
+        "workers:\n  o:\n" + _write("expected.txt", "1") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    assert (_row(doc, "o")["state"], _row(doc, "o")["reason"]) == ("DONE", None), _row(doc, "o")
+    assert result.exit_code == 0

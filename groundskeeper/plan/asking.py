@@ -629,6 +629,8 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
     position, or the place such a verb acts on."""
     if at + 1 < len(words) and words[at + 1] in _FINITE:
         return False  # "… and X is the reference output": X opens a clause of its own
+    if _relative_subject(words, at):
+        return False  # "fix the bug tests/test_calc.py found": what X found is changed
     if _outcome_follows(words, at):
         return False  # "make the tests pass", "make sure X succeeds": X is run, not changed
     if at > 0 and words[at - 1] in ("'s",):
@@ -686,6 +688,38 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
             if between > (_MAX_TO_PLACE if prep else _MAX_BETWEEN):
                 return False
     return False
+
+
+# Words that stand before a name without making it a relative clause's subject.
+_NOT_A_NOUN = frozenset(
+    {"of", "from", "with", "by", "than", "not", "without", "about", "only", "just", "also",
+     "please", "both", "either", "neither", "all"}
+)  # fmt: skip
+# Past forms a relative clause's verb takes that end in neither "s" nor "ed".
+_IRREGULAR_PAST = frozenset(
+    {"found", "caught", "hit", "ran", "saw", "showed", "wrote", "made", "gave", "broke",
+     "threw", "raised", "flagged", "got", "put", "left", "kept", "took", "brought", "built"}
+)  # fmt: skip
+
+
+def _relative_subject(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is the subject of a relative clause after a noun, with no
+    "that": "fix the bug tests/test_calc.py found", "fix the lines expected.txt disagrees
+    with" — a determiner, a noun, the name, then a verb in the third person or the past
+    (an apposition, "rewrite the module calc.py completely", is no such clause)."""
+    if at < 2 or at + 1 >= len(words):
+        return False
+    noun, det, verb = words[at - 1], words[at - 2], words[at + 1]
+    if not (noun.isalpha() and verb.isalpha()):
+        return False
+    if noun in _EDIT | _DETERMINERS | _SUBORDINATE | _PLACES | _CONJUNCTIONS | _NOT_A_NOUN:
+        return False
+    if det not in _DETERMINERS | {"whatever", "whichever", "which", "what"}:
+        return False
+    if verb.endswith("ly") or verb in _SUBORDINATE | _PLACES | _CONJUNCTIONS | _NOT_A_NOUN:
+        return False
+    third_person = verb.endswith("s") and not verb.endswith(("ss", "us", "is"))
+    return third_person or verb.endswith("ed") or verb in _IRREGULAR_PAST
 
 
 def _later_place(words: list[str], at: int) -> bool:
