@@ -110,6 +110,13 @@ def test_the_hook_blocks_a_session_told_to_fix_the_bug_the_tests_found_that_rewr
         ("Fix the code the test in tests/test_calc.py exercises.", TEST, True, SILENT),
         ("Fix the function tests/test_calc.py imports.", TEST, True, SILENT),
         ("Fix the lines expected.txt disagrees with in out.txt.", "expected.txt", False, SILENT),
+        ("Fix everything expected.txt complains about.", "expected.txt", False, SILENT),
+        ("Correct the entries of out.txt expected.txt marks.", "expected.txt", False, SILENT),
+        # a comparison of two files: either may be meant, so neither is freed
+        ("Fix the diff between out.txt and expected.txt.", "expected.txt", False, SILENT),
+        ("Make out.txt and expected.txt agree.", "expected.txt", False, SILENT),
+        ("Add a blank line between the sections in notes.md.", "notes.md", False, ASKS),
+        ("Update out.txt and expected.txt.", "expected.txt", False, ASKS),
         # an apposition names the file changed
         ("Rewrite the module calc.py completely.", "calc.py", False, ASKS),
         ("Update the golden file expected.txt accordingly.", "expected.txt", False, ASKS),
@@ -122,15 +129,21 @@ def test_a_name_as_a_relative_clause_subject_is_not_asked(
     assert text_reading(text, path, test_file=test_file) == expected
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fix the lines expected.txt disagrees with in out.txt.",
+        "Make out.txt and expected.txt agree.",
+    ],
+)
 def test_a_worker_told_to_fix_the_lines_a_key_disagrees_with_that_rewrites_it_fails(
-    tmp_path: Path,
+    tmp_path: Path, text: str
 ) -> None:
     (tmp_path / "out.txt").write_text("1\n")
     (tmp_path / "expected.txt").write_text("2\n")
     plan, script = setup(
         tmp_path,
-        task("Out", "o", "diff out.txt expected.txt", max_attempts="1")
-        + "Fix the lines expected.txt disagrees with in out.txt.\n",
+        task("Out", "o", "diff out.txt expected.txt", max_attempts="1") + text + "\n",
         "workers:\n  o:\n" + _write("expected.txt", "1") + "    - say: DONE\n",
     )
     result, doc = resume(plan, script)

@@ -631,6 +631,8 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
         return False  # "… and X is the reference output": X opens a clause of its own
     if _relative_subject(words, at):
         return False  # "fix the bug tests/test_calc.py found": what X found is changed
+    if at + 1 < len(words) and words[at + 1] in _AGREEING:
+        return False  # "make out.txt and X agree": a comparison, either side may be meant
     if _outcome_follows(words, at):
         return False  # "make the tests pass", "make sure X succeeds": X is run, not changed
     if at > 0 and words[at - 1] in ("'s",):
@@ -646,6 +648,8 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
             if prep is not None and _later_place(words, at):
                 return False  # "write the sum of the numbers in X to out.txt": X is a source
             return _takes(word, prep, other_file)
+        if word == "between" and _file(words[back + 1]):
+            return False  # "fix the diff between out.txt and X": a comparison
         if word in ("from", "with", "over", "as"):
             if prep in ("to", "into", "onto") or (word == "with" and prep in _PLACES):
                 continue  # "add a section with … to X", "replace 80 with 8080 in X"
@@ -695,6 +699,12 @@ _NOT_A_NOUN = frozenset(
     {"of", "from", "with", "by", "than", "not", "without", "about", "only", "just", "also",
      "please", "both", "either", "neither", "all"}
 )  # fmt: skip
+# Pronouns a relative clause may follow ("fix everything X complains about").
+_PRONOUN_HEADS = frozenset({"everything", "anything", "something", "whatever", "all"})
+# Words after two names that compare them ("make out.txt and X agree").
+_AGREEING = frozenset(
+    {"agree", "agrees", "match", "differ", "differs", "disagree", "disagrees", "diverge"}
+)
 # Past forms a relative clause's verb takes that end in neither "s" nor "ed".
 _IRREGULAR_PAST = frozenset(
     {"found", "caught", "hit", "ran", "saw", "showed", "wrote", "made", "gave", "broke",
@@ -710,13 +720,17 @@ def _relative_subject(words: list[str], at: int) -> bool:
     if at < 2 or at + 1 >= len(words):
         return False
     noun, det, verb = words[at - 1], words[at - 2], words[at + 1]
-    if not (noun.isalpha() and verb.isalpha()):
+    if not verb.isalpha() or verb.endswith("ly"):
+        return False
+    if noun in _PRONOUN_HEADS or (_file(noun) and det not in (",", "and", "or")):
+        det = "the"  # "fix everything X complains about", "the entries of out.txt X marks"
+    elif not noun.isalpha():
         return False
     if noun in _EDIT | _DETERMINERS | _SUBORDINATE | _PLACES | _CONJUNCTIONS | _NOT_A_NOUN:
         return False
-    if det not in _DETERMINERS | {"whatever", "whichever", "which", "what"}:
+    if det not in _DETERMINERS | {"whatever", "whichever", "which", "what", "of"}:
         return False
-    if verb.endswith("ly") or verb in _SUBORDINATE | _PLACES | _CONJUNCTIONS | _NOT_A_NOUN:
+    if verb in _SUBORDINATE | _PLACES | _CONJUNCTIONS | _NOT_A_NOUN:
         return False
     third_person = verb.endswith("s") and not verb.endswith(("ss", "us", "is"))
     return third_person or verb.endswith("ed") or verb in _IRREGULAR_PAST
