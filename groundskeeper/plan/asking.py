@@ -436,24 +436,33 @@ def _test_aliased(sentence: str, path: str, *, bare: bool) -> str:
     def named(match: re.Match[str]) -> str:
         name = match.group("name")
         plain = name.lower().removeprefix("./").rstrip("/")
+        if _clause_subject(sentence, match.start(), match.end()):
+            return "the-tests"  # "fix the code the tests in tests/ exercise": no name
         return path if plain == wanted or wanted.startswith(plain + "/") else name
 
     def bare_name(match: re.Match[str]) -> str:
-        before = re.findall(r"[\w'-]+|[^\w\s]", sentence[: match.start()])
-        after = re.match(r"\s+([\w'-]+)", sentence[match.end() :])
-        if (
-            before
-            and before[-1][0].isalpha()
-            and before[-1].lower() not in _EDIT | _SUBORDINATE | _PLACES | _CONJUNCTIONS
-            and after
-            and after.group(1)[0].isalpha()
-            and after.group(1).lower() not in _TEST_OBJECT_NEXT | _SUBORDINATE | _PLACES
-        ):
+        if _clause_subject(sentence, match.start(), match.end()):
             return match.group(0)  # "fix the code the tests exercise": a clause's subject
         return path
 
     sentence = _TEST_IN.sub(named, sentence)
     return _TEST_BARE.sub(bare_name, sentence) if bare else sentence
+
+
+def _clause_subject(sentence: str, start: int, end: int) -> bool:
+    """Whether the tests' phrase at `start`:`end` is a relative clause's subject: a noun
+    before it (no verb, conjunction or preposition) and a content word after it ("fix the
+    code the tests exercise", "fix the bug the test suite found")."""
+    before = re.findall(r"[\w'-]+|[^\w\s]", sentence[:start])
+    after = re.match(r"\s+([\w'-]+)", sentence[end:])
+    return bool(
+        before
+        and before[-1][0].isalpha()
+        and before[-1].lower() not in _EDIT | _SUBORDINATE | _PLACES | _CONJUNCTIONS
+        and after
+        and after.group(1)[0].isalpha()
+        and after.group(1).lower() not in _TEST_OBJECT_NEXT | _SUBORDINATE | _PLACES
+    )
 
 
 def symptom_of_tests(text: str) -> bool:
