@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["ASKS", "FORBIDS", "SILENT", "UNSURE", "seems_about", "text_reading"]
+__all__ = ["ASKS", "FORBIDS", "SILENT", "UNSURE", "seems_about", "symptom_of_tests", "text_reading"]
 
 #: How a text reads a file: it asks the worker to change it, forbids that, is unsure (it
 #: both asks and says not to), or is silent (names it only as a mention, or not at all).
@@ -40,7 +40,7 @@ _EDIT = frozenset(
         "configure", "register", "pin", "enable", "disable", "rename", "correct", "adjust",
         "amend", "prepend", "truncate", "empty", "clear", "reformat", "regen", "redo",
         "rebuild", "implement", "complete", "finish", "refactor", "optimize", "optimise",
-        "improve", "patch", "debug", "repair", "port", "sort", "clean", "dedupe",
+        "improve", "patch", "debug", "repair", "port", "sort", "clean", "dedupe", "switch",
         "deduplicate", "normalize", "normalise", "tidy", "reorder", "format", "convert",
         "strip", "translate", "redact", "pretty-print", "prettify", "beautify", "minify",
         "keep-only", "store", "uppercase", "upper-case", "lowercase", "lower-case",
@@ -187,6 +187,79 @@ _STATE = frozenset({
     "has", "have", "contains", "contain", "shows", "show", "says", "say", "holds", "hold",
     "lists", "list", "gets", "get", "ends",
 })  # fmt: skip
+# What a name run (a test, a check) may be made to do without being changed ("make the tests
+# pass", "make sure tests/test_calc.py succeeds"), and words that may stand before it.
+_OUTCOME = frozenset(
+    {"pass", "passes", "passing", "green", "succeed", "succeeds", "work", "works", "run",
+     "runs", "compile", "compiles", "fail", "fails"}
+)  # fmt: skip
+_OUTCOME_FILLER = frozenset({"all", "still", "again", "now", "both", "each", "then", "also"})
+_CONJUNCTIONS = frozenset({"and", "or", "nor", "but", "then", "also", "plus"})
+# How a text names a check's own test files without their path (adversary-13 F7,
+# adversary-14 F7): "the test(s)", "the test suite", "the test file", "the existing tests" —
+# never "the failing tests" (a symptom: "fix the failing tests" asks for working code), nor
+# a noun the word qualifies ("the test runner", "the test output").
+_TEST_DETERMINER = r"(?:the|this|that|these|those|all\s+(?:of\s+)?the|all|each|every|both)"
+_TEST_ADJECTIVE = (
+    r"(?:existing|current|old|unit|python|pytest|visible|wrong|incorrect|outdated|stale"
+    r"|faulty|erroneous|mistaken|bad|two|three|few|remaining|affected)"
+)
+_TEST_NOUN = r"(?:test\s+suite|test\s+files?|test\s+cases?|test\s+modules?|tests?)"
+_TEST_QUALIFIED = (
+    r"(?!\s+(?:runner|command|output|outputs|results?|reports?|logs?|runs?|data|fixtures?"
+    r"|helpers?|coverage|framework|harness|config|configuration|directory|dir|folder"
+    r"|tool|tools|step|phase|name|names|count|ids?|failures?|errors?|breakages?|problems?"
+    r"|issues?|suite|cases?|files?|modules?)\b)"
+)
+# After the tests' phrase: they are named by what they do ("the tests that fail", "fix the
+# tests so they pass"): a symptom, not the files (`_TEST_SYMPTOM`).
+_TEST_DOING = (
+    r"(?:\s*,?\s+(?:that|which)\s+(?:still\s+)?(?:fail|fails|failed|break|breaks|error"
+    r"|are\s+failing|is\s+failing|are\s+broken|is\s+broken|do\s+not\s+pass"
+    r"|don't\s+pass|doesn't\s+pass|does\s+not\s+pass)\b"
+    r"|\s+so\s+(?:that\s+)?(?:they|it)\s+(?:all\s+)?(?:pass|passes|succeed|succeeds"
+    r"|work|works|go\s+green|are\s+green|is\s+green)\b"
+    # "fix the tests by fixing calc.py": the means says what is changed, not the tests
+    r"|\s+by\s+\w+ing\b)"
+)
+_TEST_SYMPTOM_WORD = r"(?:failing|broken|red|erroring|failed)"
+# (never a possessive: "fix the tests' failures" names the failures)
+_TEST_PHRASE = rf"{_TEST_DETERMINER}\s+(?:{_TEST_ADJECTIVE}\s+)*{_TEST_NOUN}(?![\w/'’-]|\.\w)"
+# Words that may follow "the test(s)" as the verb's object ("fix the tests so …", "update
+# the tests and calc.py", "leave the tests as they are"); any other word after them, with a
+# noun before them, makes them a relative clause's subject ("fix the code the tests
+# exercise", "fix the bug the test suite found"): not what is changed.
+_TEST_OBJECT_NEXT = frozenset(
+    {"and", "or", "nor", "but", "so", "to", "in", "into", "for", "with", "as", "until",
+     "that", "which", "too", "now", "again", "first", "then", "only", "also", "if", "when",
+     "because", "since", "while", "before", "after", "by", "from", "of", "at", "on",
+     "under", "where", "accordingly", "please", "instead"}
+)  # fmt: skip
+# "the test in tests/test_calc.py", "the tests under tests/": the file (or directory) named
+_TEST_IN = re.compile(
+    rf"(?<![\w./-]){_TEST_PHRASE}\s+(?:in|of|inside|within|under)\s+(?P<name>[\w./-]*[\w/])",
+    re.I,
+)
+_TEST_BARE = re.compile(
+    rf"(?<![\w./-]){_TEST_PHRASE}{_TEST_QUALIFIED}(?!{_TEST_DOING})"
+    rf"(?!\s+(?:are|is|were|was|keep|keeps|still)\s+(?:still\s+)?{_TEST_SYMPTOM_WORD})"
+    r"(?!\s+fail)",
+    re.I,
+)
+# A test file's name in a text (`tests/test_calc.py`, `calc_test.py`).
+_TEST_NAME = re.compile(r"(?<![\w./-])(?:[\w.-]+/)*(?:test_[\w-]*|[\w-]+_test)\.py\b", re.I)
+# A request to change tests named by their symptom, which the reading cannot decide:
+# "fix the failing tests" (the code, usually), "the tests are broken: fix them".
+_TEST_VERB = r"(?:fix|repair|debug|correct|update|change|edit|rewrite|adjust|amend|modify)"
+_TEST_SYMPTOM = re.compile(
+    rf"\b{_TEST_VERB}\s+{_TEST_DETERMINER}\s+(?:\w+\s+)?{_TEST_SYMPTOM_WORD}\s+{_TEST_NOUN}\b"
+    rf"|\b{_TEST_NOUN}\s+(?:are|is)\s+(?:still\s+)?{_TEST_SYMPTOM_WORD}\b"
+    r"[^.!?;]{0,40}?\b(?:fix|repair|update|change|edit|correct|adjust)\s+(?:it|them)\b"
+    rf"|\b{_TEST_VERB}\s+{_TEST_DETERMINER}\s+(?:[\w'’]+\s+){{0,3}}?(?:failures?|errors?)\b"
+    rf"|\b{_TEST_VERB}\s+{_TEST_DETERMINER}\s+(?:{_TEST_ADJECTIVE}\s+)*{_TEST_NOUN}['’]"
+    rf"|\b{_TEST_VERB}\s+{_TEST_PHRASE}{_TEST_DOING}",
+    re.I,
+)
 _MAX_BETWEEN = 5  # words between a verb and its object ("write the final answer to X")
 _MAX_TO_PLACE = 10  # words between a verb and the place it names ("add the missing line z to X")
 _TOKEN = re.compile(r"[^\s,;:()\"`—–]+|[,;:()—–]")
@@ -217,15 +290,30 @@ _PHRASES = (
 
 
 @functools.lru_cache(maxsize=4096)
-def text_reading(text: str, path: str, *, anywhere: bool = False, sole_stem: bool = False) -> str:
+def text_reading(
+    text: str,
+    path: str,
+    *,
+    anywhere: bool = False,
+    sole_stem: bool = False,
+    test_file: bool = False,
+) -> str:
     """How `text` reads `path`: each sentence naming it asks, keeps (forbids), both (unsure)
     or neither; a text that asks in one sentence and keeps in another is unsure. With
-    `anywhere`, a file of that name in any directory; `sole_stem`: the stem alone names it."""
+    `anywhere`, a file of that name in any directory; `sole_stem`: the stem alone names it;
+    `test_file`: `path` is one of the task's check's own test files, which "the test(s)",
+    "the test suite" and "the test in FILE" name too (`_test_aliased`)."""
     found: set[str] = set()
     before: list[str] = []
+    bare = test_file and _bare_tests_name(text, path)
     for sentence in sentences(text):
-        words = _words(_aliased(sentence, path, sole_stem=sole_stem))
-        found.add(_sentence_reading(words, path, anywhere=anywhere, before=before))
+        aliased = _aliased(sentence, path, sole_stem=sole_stem)
+        if test_file:
+            aliased = _test_aliased(aliased, path, bare=bare)
+        words = _words(aliased)
+        found.add(
+            _sentence_reading(words, path, anywhere=anywhere, before=before, test_file=test_file)
+        )
         before = words
     if UNSURE in found or {ASKS, FORBIDS} <= found:
         return UNSURE
@@ -236,13 +324,17 @@ def text_reading(text: str, path: str, *, anywhere: bool = False, sole_stem: boo
 
 
 @functools.lru_cache(maxsize=4096)
-def seems_about(text: str, path: str, *, sole_stem: bool = False) -> bool:
+def seems_about(text: str, path: str, *, sole_stem: bool = False, test_file: bool = False) -> bool:
     """Whether `text` seems to be about changing `path` though it does not ask to (lint
     warns, pointing to `:writable:`): some sentence, outside a condition, question or
     comparison, says the file is wrong ("X is outdated") or names it as the object of a
-    command word the reading does not know as an edit verb ("Frobnicate X")."""
-    if text_reading(text, path, sole_stem=sole_stem) != SILENT:
+    command word the reading does not know as an edit verb ("Frobnicate X"); or, for a
+    check's own test file (`test_file`), asks to change tests named by their symptom ("fix
+    the failing tests": `symptom_of_tests`)."""
+    if text_reading(text, path, sole_stem=sole_stem, test_file=test_file) != SILENT:
         return False
+    if test_file and symptom_of_tests(text):
+        return True
     for sentence in sentences(text):
         if sentence.rstrip().endswith("?"):
             continue
@@ -324,6 +416,71 @@ def _aliased(sentence: str, path: str, *, sole_stem: bool = False) -> str:
     return sentence
 
 
+def _bare_tests_name(text: str, path: str) -> bool:
+    """Whether "the test(s)" alone may name the test file `path`: the text names no test file
+    by its name, or names this one ("The test in tests/test_calc.py is wrong: fix the
+    test") — a text naming another ("fix the test in tests/test_mul.py") does not ask for
+    this one."""
+    named = {n.lower().removeprefix("./") for n in _TEST_NAME.findall(text)}
+    return not named or path.lower().removeprefix("./") in named
+
+
+def _test_aliased(sentence: str, path: str, *, bare: bool) -> str:
+    """The sentence with the phrases that name a check's test file `path` spelled as `path`:
+    "the test in FILE" as FILE (`path` when FILE is it or a directory holding it), and, when
+    `bare`, "the test(s)", "the test suite", "the existing tests" (`_TEST_BARE`). A phrase
+    after which the tests are run, not changed ("make the tests pass"), stays a name the
+    reading reads as such (`_outcome_follows`)."""
+    wanted = path.lower().removeprefix("./")
+
+    def named(match: re.Match[str]) -> str:
+        name = match.group("name")
+        plain = name.lower().removeprefix("./").rstrip("/")
+        if _clause_subject(sentence, match.start(), match.end()):
+            return "the-tests"  # "fix the code the tests in tests/ exercise": no name
+        return path if plain == wanted or wanted.startswith(plain + "/") else name
+
+    def bare_name(match: re.Match[str]) -> str:
+        if _clause_subject(sentence, match.start(), match.end()):
+            return match.group(0)  # "fix the code the tests exercise": a clause's subject
+        return path
+
+    sentence = _TEST_IN.sub(named, sentence)
+    return _TEST_BARE.sub(bare_name, sentence) if bare else sentence
+
+
+def _clause_subject(sentence: str, start: int, end: int) -> bool:
+    """Whether the tests' phrase at `start`:`end` is a relative clause's subject: a noun
+    before it (no verb, conjunction or preposition) and a content word after it ("fix the
+    code the tests exercise", "fix the bug the test suite found")."""
+    before = re.findall(r"[\w'-]+|[^\w\s]", sentence[:start])
+    after = re.match(r"\s+([\w'-]+)", sentence[end:])
+    return bool(
+        before
+        and before[-1][0].isalpha()
+        and before[-1].lower() not in _EDIT | _SUBORDINATE | _PLACES | _CONJUNCTIONS
+        and after
+        and after.group(1)[0].isalpha()
+        and after.group(1).lower() not in _TEST_OBJECT_NEXT | _SUBORDINATE | _PLACES
+    )
+
+
+def symptom_of_tests(text: str) -> bool:
+    """Whether the text asks to change tests named by their symptom ("fix the failing
+    tests", "the tests are broken: fix them"), which the reading does not read as asking for
+    the test files (usually the code is meant): lint says so (T031)."""
+    return any(_TEST_SYMPTOM.search(s) for s in sentences(text))
+
+
+def _outcome_follows(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is followed by what it is made to do when run ("make the
+    tests pass", "make sure X still succeeds"): a name run, not one changed."""
+    i = at + 1
+    while i < len(words) and words[i] in _OUTCOME_FILLER:
+        i += 1
+    return i < len(words) and words[i] in _OUTCOME
+
+
 def _content(rest: str) -> bool:
     """Whether a word read as a file's other name is the content of a change with an
     explicit destination after it in its clause ("Write the solution into out3.txt", "Find
@@ -355,7 +512,9 @@ def _at(words: list[str], path: str, *, anywhere: bool) -> list[int]:
     ]
 
 
-def _sentence_reading(words: list[str], path: str, *, anywhere: bool, before: list[str]) -> str:
+def _sentence_reading(
+    words: list[str], path: str, *, anywhere: bool, before: list[str], test_file: bool = False
+) -> str:
     at = _at(words, path, anywhere=anywhere)
     question = bool(words) and words[-1] == "?"
     wanted = path.lower().removeprefix("./")
@@ -374,12 +533,14 @@ def _sentence_reading(words: list[str], path: str, *, anywhere: bool, before: li
     asks = any(_asked(words, i, question) for i in at) or any(
         _asked(words, i, question) for i in pronoun
     )
-    if not asks and any(_wanted_state(words, i, question) for i in at):
+    if not test_file and not asks and any(_wanted_state(words, i, question) for i in at):
         return ASKS  # what follows says the state wanted ("… has no errors"), not a keeping
+    # (a test's state wanted is its outcome, never its content: "fix calc.py so the tests
+    # have no failures" asks nothing of them)
     if (
         asks
         and any(_keeps(w) for w in _clause_after(words, named[-1]))
-        and not _wanted_state(words, named[-1], question)
+        and (test_file or not _wanted_state(words, named[-1], question))
     ):
         return UNSURE  # "regenerate X, not Y": which does it keep? ("so X has no …" wants)
     if not asks and at and any(_keeps(w) for w in _clause_after(words, at[-1])):
@@ -477,6 +638,12 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
     position, or the place such a verb acts on."""
     if at + 1 < len(words) and words[at + 1] in _FINITE:
         return False  # "… and X is the reference output": X opens a clause of its own
+    if _relative_subject(words, at):
+        return False  # "fix the bug tests/test_calc.py found": what X found is changed
+    if at + 1 < len(words) and words[at + 1] in _AGREEING:
+        return False  # "make out.txt and X agree": a comparison, either side may be meant
+    if _outcome_follows(words, at):
+        return False  # "make the tests pass", "make sure X succeeds": X is run, not changed
     if at > 0 and words[at - 1] in ("'s",):
         return False
     if _place_first(words, at):
@@ -490,6 +657,8 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
             if prep is not None and _later_place(words, at):
                 return False  # "write the sum of the numbers in X to out.txt": X is a source
             return _takes(word, prep, other_file)
+        if word == "between" and _file(words[back + 1]):
+            return False  # "fix the diff between out.txt and X": a comparison
         if word in ("from", "with", "over", "as"):
             if prep in ("to", "into", "onto") or (word == "with" and prep in _PLACES):
                 continue  # "add a section with … to X", "replace 80 with 8080 in X"
@@ -503,6 +672,15 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
         elif word in _PLACES:
             if word == "to" and back + 1 < len(words) and words[back + 1] in _EDIT | _COMPARING:
                 return False  # "to update X": an infinitive's object, not a place
+            if (
+                word == "to"
+                and prep in _PLACES
+                and prep != "to"
+                and back + 1 < len(words)
+                and words[back + 1] in _DETERMINERS | {"what", "whatever"}
+            ):
+                return False  # "change the answer to the one in X": X holds the new value
+                # (a source), unlike "set envlist to py312 in X" (the place)
             if prep is None or prep == "of":
                 prep = word if prep is None else prep
             elif prep not in _PLACES:
@@ -523,6 +701,48 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
             if between > (_MAX_TO_PLACE if prep else _MAX_BETWEEN):
                 return False
     return False
+
+
+# Words that stand before a name without making it a relative clause's subject.
+_NOT_A_NOUN = frozenset(
+    {"of", "from", "with", "by", "than", "not", "without", "about", "only", "just", "also",
+     "please", "both", "either", "neither", "all"}
+)  # fmt: skip
+# Pronouns a relative clause may follow ("fix everything X complains about").
+_PRONOUN_HEADS = frozenset({"everything", "anything", "something", "whatever", "all"})
+# Words after two names that compare them ("make out.txt and X agree").
+_AGREEING = frozenset(
+    {"agree", "agrees", "match", "differ", "differs", "disagree", "disagrees", "diverge"}
+)
+# Past forms a relative clause's verb takes that end in neither "s" nor "ed".
+_IRREGULAR_PAST = frozenset(
+    {"found", "caught", "hit", "ran", "saw", "showed", "wrote", "made", "gave", "broke",
+     "threw", "raised", "flagged", "got", "put", "left", "kept", "took", "brought", "built"}
+)  # fmt: skip
+
+
+def _relative_subject(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is the subject of a relative clause after a noun, with no
+    "that": "fix the bug tests/test_calc.py found", "fix the lines expected.txt disagrees
+    with" — a determiner, a noun, the name, then a verb in the third person or the past
+    (an apposition, "rewrite the module calc.py completely", is no such clause)."""
+    if at < 2 or at + 1 >= len(words):
+        return False
+    noun, det, verb = words[at - 1], words[at - 2], words[at + 1]
+    if not verb.isalpha() or verb.endswith("ly"):
+        return False
+    if noun in _PRONOUN_HEADS or (_file(noun) and det not in (",", "and", "or")):
+        det = "the"  # "fix everything X complains about", "the entries of out.txt X marks"
+    elif not noun.isalpha():
+        return False
+    if noun in _EDIT | _DETERMINERS | _SUBORDINATE | _PLACES | _CONJUNCTIONS | _NOT_A_NOUN:
+        return False
+    if det not in _DETERMINERS | {"whatever", "whichever", "which", "what", "of"}:
+        return False
+    if verb in _SUBORDINATE | _PLACES | _CONJUNCTIONS | _NOT_A_NOUN:
+        return False
+    third_person = verb.endswith("s") and not verb.endswith(("ss", "us", "is"))
+    return third_person or verb.endswith("ed") or verb in _IRREGULAR_PAST
 
 
 def _later_place(words: list[str], at: int) -> bool:

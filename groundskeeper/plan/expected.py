@@ -28,6 +28,7 @@ __all__ = [
     "SILENT",
     "UNSURE",
     "asks_to_change",
+    "check_test_file",
     "compared_by",
     "configuration_kept",
     "existing_configuration",
@@ -120,9 +121,42 @@ def _stem(path: str) -> str:
 
 def reading(task: TaskSpec, path: str, *, anywhere: bool = False, sole_stem: bool = False) -> str:
     """How the task's title and text (its check aside) read `path`: ASKS, FORBIDS, UNSURE or
-    SILENT — one reading for lint and the run (fail-closed: a sentence naming the file that
-    negates anything, or keeps it as it is, is never read as asking)."""
-    return text_reading(task_text(task), path, anywhere=anywhere, sole_stem=sole_stem)
+    SILENT — one reading for lint, the run and the agent hook (fail-closed: a sentence naming
+    the file that negates anything, or keeps it as it is, is never read as asking). A test
+    file of the task's own check (`check_test_file`) is named by "the test(s)" too ("fix the
+    test so it expects 5"; "make the tests pass" asks nothing of it)."""
+    return text_reading(
+        task_text(task),
+        path,
+        anywhere=anywhere,
+        sole_stem=sole_stem,
+        test_file=not anywhere and check_test_file(task, path),
+    )
+
+
+#: The names pytest (and unittest) collect tests from by default.
+_TEST_FILES = ("test_*.py", "*_test.py")
+
+
+def check_test_file(task: TaskSpec, path: str) -> bool:
+    """Whether `path` is one of the task's check's own test files, which "the tests" names in
+    its text: a `test_*.py` or `*_test.py` that a pytest check (`python3 -m pytest PATHS`)
+    or a unittest check collects — under one of its test paths, anywhere when it names none —
+    or that the task's `pytest` contract's test paths cover (its visible tests)."""
+    name = path.rsplit("/", 1)[-1].casefold()
+    if not any(fnmatch.fnmatchcase(name, p) for p in _TEST_FILES):
+        return False
+    from groundskeeper.plan.contract_syntax import protected_by
+
+    suite = tuple(p for c in task.contracts if c.kind == "pytest" for p in protected_by((c,)))
+    if suite and covers(suite, path):
+        return True
+    from groundskeeper.acceptance.check_inputs import runs_unittest, test_paths
+
+    if not (runs_pytest_check(task) or runs_unittest(task)):
+        return False
+    paths = [p for p in test_paths(task) if p != "."]
+    return not paths or covers(tuple(paths), path)
 
 
 def task_text(task: TaskSpec) -> str:

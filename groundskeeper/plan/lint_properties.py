@@ -17,6 +17,7 @@ from groundskeeper.plan.expected import (
     PYTEST_CONFIGURATION,
     UNSURE,
     asks_to_change,
+    check_test_file,
     compared_by,
     existing_files,
     programs_run_by,
@@ -82,7 +83,8 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
 
 def _unsure_asks(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
     """T028: a task's text both asks to change a file the run protects (an existing file a
-    check compares against; pytest's configuration when a check runs pytest) and negates in
+    check compares against; pytest's configuration when a check runs pytest; a check's own
+    test file, "update the tests, not calc.py") and negates in
     the same sentence: the run reads it as not asking (fail-closed) and says so (F002)."""
     names: dict[str, bool] = {}
     for task in tasks:
@@ -94,8 +96,9 @@ def _unsure_asks(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
                 names.update(dict.fromkeys(existing_files(base, c), False))
     if any(runs_pytest_check(t) for t in tasks):
         names.update({p: True for p in PYTEST_CONFIGURATION if "*" not in p})
+    tests = {name: False for task in tasks for name in check_tests(base, task)}
     for task in tasks:
-        for name, anywhere in names.items():
+        for name, anywhere in {**names, **tests}.items():
             if reading(task, name, anywhere=anywhere) == UNSURE:
                 message = unsure_message(task.task_id, name)
                 yield Diagnostic("warning", task.heading.title, message, task.heading.line, "T028")
@@ -158,10 +161,45 @@ def unasked_reads(tasks: list[TaskSpec], base: Path) -> Iterator[tuple[TaskSpec,
             yield task, name, "stem"
         for name in about:
             yield task, name, "about"
+        for name in check_tests(base, task):
+            asked = any(covers(t.writable, name) or asks_to_change(t, name) for t in tasks)
+            if not asked and seems_about(text, name, test_file=True):
+                yield task, name, "symptom"
         only = free and free == data and not missing and not compared & set(free)
         if only and not about and not stems:
             for name in free:
                 yield task, name, "only"
+
+
+#: At most this many of a check's test files are looked at (lint, `agent setup`).
+_MAX_TESTS = 50
+
+
+def check_tests(base: Path, task: TaskSpec) -> list[str]:
+    """The existing test files of the task's check that "the tests" names in its text
+    (`plan.expected.check_test_file`): under the test paths its pytest or unittest check
+    names, or its `pytest` contract's — none when the check names no test path (pytest's
+    own discovery); at most `_MAX_TESTS`."""
+    from groundskeeper.acceptance.check_inputs import test_paths
+    from groundskeeper.plan.contract_syntax import protected_by
+
+    roots = [*test_paths(task)]
+    roots += [p for c in task.contracts if c.kind == "pytest" for p in protected_by((c,))]
+    found: list[str] = []
+    for root in dict.fromkeys(r.strip("/") for r in roots):
+        if not root or root == "." or any(c in root for c in "*?[") or ".." in root.split("/"):
+            continue
+        top = base / root
+        files = [top] if top.is_file() else sorted(top.rglob("*.py")) if top.is_dir() else []
+        for file in files:
+            name = file.relative_to(base).as_posix()
+            if ".groundskeeper" in name.casefold().split("/") or name in found:
+                continue
+            if check_test_file(task, name):
+                found.append(name)
+            if len(found) >= _MAX_TESTS:
+                return found
+    return found
 
 
 def _stem(path: str) -> str:
@@ -185,6 +223,9 @@ def unasked_message(task: TaskSpec, name: str, why: str) -> str:
         " the check compares against, nor one it reads beside a file the text asks for by"
         " its full name (a check's key is freed by its full name only)",
         "only": "it is all the check reads, and no task asks to change it",
+        "symptom": 'its text asks to change tests it names by what they do ("fix the'
+        ' failing tests"), which is read as asking for code that passes them, not to change'
+        " the check's own test files",
     }[why]
     return (
         f"the check of task {task.task_id} reads `{name}`, which exists; {how}: a worker"

@@ -37,11 +37,31 @@ def suite_files_freed(task: TaskSpec) -> tuple[str, ...]:
         return ()
     named = [n.rstrip(".") for n in _NAMED.findall(task.heading.title + "\n" + task.heading.body)]
     asked = [n for n in dict.fromkeys(named) if covers(suite, n) and asks_to_change(task, n)]
+    asked += _the_tests(task, suite)
     return tuple(
         p
         for p in dict.fromkeys((*task.writable, *asked))
         if covers(suite, p) and not covers(PYTEST_CONFIGURATION, p)
     )
+
+
+def _the_tests(task: TaskSpec, suite: tuple[str, ...]) -> list[str]:
+    """The test files under each of `suite`'s paths, as patterns (`tests/**/test_*.py`), when
+    the task's text asks to change "the tests" without naming one ("Update the tests so they
+    expect the new totals"; `plan.expected.check_test_file`): the reading asked of a test
+    file there that the text does not name."""
+    found: list[str] = []
+    for path in suite:
+        parts = path.strip("/").split("/")
+        glob = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
+        base = "/".join(parts[:glob])  # `tests/**/*`: the directory `tests`
+        if not base or base.endswith(".py"):
+            continue  # a file: freed by its name, if the text names it
+        for name in ("test_*.py", "*_test.py"):
+            probe = f"{base}/{name.replace('*', 'x-unnamed')}"
+            if asks_to_change(task, probe):
+                found.append(f"{base}/**/{name}")
+    return found
 
 
 def writable_kept(task: TaskSpec) -> tuple[str, ...]:
