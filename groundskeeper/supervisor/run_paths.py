@@ -29,6 +29,8 @@ from typing import Any
 from groundskeeper.acceptance import protect
 from groundskeeper.acceptance.check_inputs import (
     entitled,
+    inputs_gone,
+    may_remove,
     module_index,
     read_inputs_changed,
     read_inputs_made,
@@ -125,6 +127,13 @@ def _snapshot(
             if len(found) > MAX_SNAPSHOT:
                 return None
     return found
+
+
+def _readable(path: Path) -> bool:
+    """`agents.snapshot.readable`: the hook's reading of "gone" is the run's."""
+    from groundskeeper.agents.snapshot import readable
+
+    return readable(path)
 
 
 def _earlier(path: str, task_id: str) -> str:
@@ -287,6 +296,8 @@ class RunPaths:
         #: files a call of an earlier run's worker changed that no sealed line lists (the run
         #: stopped mid-call) → the tasks that were in flight (`unrecorded`)
         self._unrecorded: dict[str, list[str]] = {}
+        #: files there before an earlier run's stopped call, gone since (`unrecorded`)
+        self._gone_earlier: set[str] = set()
 
     @property
     def holds_out(self) -> bool:
@@ -542,6 +553,8 @@ class RunPaths:
                 self._writes[path] = [*tasks, *self._writes.get(path, [])]
                 self._unrecorded[path] = list(tasks)
                 self._earlier_written.pop(path, None)
+                if not _readable(self.workdir / path):
+                    self._gone_earlier.add(path)
 
     def there_before(self, path: str) -> bool:
         """Whether `path` was in the workdir when this run started (the snapshot's)."""
@@ -580,6 +593,7 @@ class RunPaths:
             return self._there_at_start(path) or path in made_before
 
         found = read_inputs_changed(task, files, writes, existed, self._specs)
+        found += self._inputs_gone(task, read, set(writes), bool(unlisted))
         with self._lock:
             earlier = {p: sealed for p, sealed in self._earlier_written.items() if p in files}
             unrecorded = {p: ids for p, ids in self._unrecorded.items() if p in files}
@@ -595,6 +609,33 @@ class RunPaths:
         with self._lock:
             unrecorded = {p: ids for p, ids in self._unrecorded.items() if p in set(read)}
         return found + [_unrecorded_read(r, unrecorded) for r in made_found]
+
+    def _inputs_gone(
+        self, task: TaskSpec, read: Iterable[str] | None, written: set[str], unlisted: bool
+    ) -> list[str]:
+        """Each file there at run start (or before an earlier run's stopped call) on the
+        task's check's side that a worker removed or renamed and no task is entitled to
+        remove (`check_inputs.inputs_gone`): a deleted failing test, a case file the check
+        loops over (adversary-14 F4). The files a worker's journal lists (every file there at
+        run start, when an attempt's changes could not all be listed)."""
+        with self._lock:
+            before = self._before
+            earlier = set(self._gone_earlier)
+        if before is None:
+            return []
+        candidates = (set(before) if unlisted else {p for p in written if p in before}) | earlier
+        if not candidates:
+            return []
+        workdir = self.workdir
+        tasks = list(self._specs.values())
+        return inputs_gone(
+            task,
+            candidates,
+            lambda path: not _readable(workdir / path),
+            read or (),
+            lambda path: may_remove(tasks, path),
+            "a worker of the run",
+        )
 
     def _modules_before(self) -> dict[str, frozenset[str]] | None:
         """The modules the workdir held before any worker ran (`module_index`), once."""
