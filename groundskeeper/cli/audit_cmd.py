@@ -57,6 +57,10 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
                        stopped unable to seal: a full disk) and no later run sealed one
       failed-now-passes  FAILED in the plan (the breaker), but its check passed since
                        (a later session's stop): the headline is stale
+      unrecorded-change  the latest run stopped (killed, SIGTERM) while a worker's
+                       call ran, and the workdir holds files its start and its sealed
+                       calls do not explain: the next resume holds them against the
+                       tasks in flight (`--accept-changes` takes them as they are)
       refused-session  a session `agent run` refused (the plan or the record changed
                        during it), with no `agent seal` since: the seal may be its own
       ledger           the ledger itself does not verify (see `ledger verify`), with
@@ -187,6 +191,7 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
             " could not seal one: a full disk, a ledger it could not write)"
         )
         findings.append(AuditFinding("unfinished-run", None, None, message))
+    findings += _unrecorded_changes(path, control, record)
     ok = ledger_ok and not findings if control.ledger.exists() else not findings
     if as_json:
         emit_json({
@@ -240,3 +245,36 @@ def _check_sha(task: Any) -> str | None:
     from groundskeeper.acceptance.check import SealedCheck
 
     return SealedCheck.seal(task.check).sha256 if task.check is not None else None
+
+
+def _unrecorded_changes(path: Path, control: Any, record: Any) -> list[AuditFinding]:
+    """The files the latest run's stopped call changed that no sealed line lists
+    (`run_paths.unaccounted` on its sealed start snapshot), when it stopped with tasks in
+    flight (adversary-13 F3): one finding naming them, or none."""
+    import os
+
+    from groundskeeper.supervisor.run_paths import SNAPSHOTS_DIR, Snapshots, unaccounted
+
+    if not record.runs or not record.in_flight:
+        return []
+    run = record.runs[-1]
+    digest = record.snapshots.get(run)
+    if digest is None:
+        return []
+    workdir = Path(record.workdirs.get(run) or path.resolve().parent)
+    snapshot = Snapshots(control.path / SNAPSHOTS_DIR).read(digest)
+    plan = os.path.relpath(path.resolve(), workdir.resolve())
+    made, changed = unaccounted(workdir, None, snapshot, record.last_wrote, [plan])
+    listed = sorted({*made, *changed})
+    if not listed:
+        return []
+    shown = ", ".join(f"`{p}`" for p in listed[:10]) + (" …" if len(listed) > 10 else "")
+    lost = " (the run-start snapshot is gone, so every file counts)" if snapshot is None else ""
+    message = (
+        f"run {run} stopped while task(s) {', '.join(record.in_flight)} worked, and"
+        f" {len(listed)} file(s) changed since its start that no sealed call explains: {shown}"
+        f"{lost};"
+        " the next resume holds them against those tasks (put them back, or resume with"
+        " `--accept-changes` to take them as they are)"
+    )
+    return [AuditFinding("unrecorded-change", None, None, message)]

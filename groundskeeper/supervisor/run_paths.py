@@ -54,7 +54,7 @@ from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.plan.suite_paths import suite_files_freed
 from groundskeeper.sandbox import fence as fences
 
-__all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots"]
+__all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots", "unaccounted"]
 
 #: What a protected input's reason adds when the worker's change to it was refused.
 TRIED = "the worker tried to change it, and the sandbox refused"
@@ -134,6 +134,38 @@ def _readable(path: Path) -> bool:
     from groundskeeper.agents.snapshot import readable
 
     return readable(path)
+
+
+def unaccounted(
+    workdir: Path,
+    now: Mapping[str, tuple[int, int]] | None,
+    snapshot: bytes | None,
+    sealed: Iterable[str],
+    exclude: Iterable[str],
+) -> tuple[list[str], list[str]]:
+    """What `workdir` holds now (`now`: its snapshot; None: taken here) that neither an
+    earlier run's start `snapshot` (None: lost, so every file counts) nor a call of it sealed
+    (`sealed`) explains: (files made since — not in the snapshot, and files changed or removed
+    since — each there then whose stamp differs, or whose inode changed after it was taken
+    (less the file system's coarse clock)). The paths `exclude`d (the plan, written by the
+    supervisor) never. The runner holds them against the tasks in flight then; `audit`
+    reports them."""
+    if now is None:
+        now = _snapshot(workdir) or {}
+    skip = set(sealed) | set(exclude)
+    if snapshot is None:
+        return [], sorted(p for p in now if p not in skip)
+    data = json.loads(snapshot)
+    before: dict[str, Any] = data["files"]
+    recent = _snapshot(workdir, since=int(data["taken_ns"]) - COARSE_CLOCK_NS)
+    touched = set(now) if recent is None else set(recent)
+    made = sorted(p for p in now if p not in before and p not in skip)
+    changed = sorted(
+        p
+        for p in before
+        if p not in skip and (p not in now or list(now[p]) != list(before[p]) or p in touched)
+    )
+    return made, changed
 
 
 def _earlier(path: str, task_id: str) -> str:
@@ -514,26 +546,8 @@ class RunPaths:
     def unaccounted(
         self, snapshot: bytes | None, sealed: Iterable[str], exclude: Iterable[str]
     ) -> tuple[list[str], list[str]]:
-        """What the workdir holds now that neither the earlier run's start `snapshot` (None:
-        lost, so every file counts) nor a call of it sealed (`sealed`) explains: (files made
-        since — not in the snapshot, and files changed or removed since — each there then whose
-        stamp differs, or whose inode changed after it was taken (less the file system's
-        coarse clock)). The paths `exclude`d (the plan, written by the supervisor) never."""
-        now = self._before or {}
-        skip = set(sealed) | set(exclude)
-        if snapshot is None:
-            return [], sorted(p for p in now if p not in skip)
-        data = json.loads(snapshot)
-        before: dict[str, Any] = data["files"]
-        recent = _snapshot(self.workdir, since=int(data["taken_ns"]) - COARSE_CLOCK_NS)
-        touched = set(now) if recent is None else set(recent)
-        made = sorted(p for p in now if p not in before and p not in skip)
-        changed = sorted(
-            p
-            for p in before
-            if p not in skip and (p not in now or list(now[p]) != list(before[p]) or p in touched)
-        )
-        return made, changed
+        """`unaccounted` on this run's start snapshot."""
+        return unaccounted(self.workdir, self._before or {}, snapshot, sealed, exclude)
 
     def unrecorded(self, tasks: Sequence[str], made: Iterable[str], changed: Iterable[str]) -> None:
         """Hold what an earlier run's stopped call wrote (`unaccounted`) against the `tasks`
