@@ -9,11 +9,14 @@ the snapshot and differs now goes through the run's rule on a check's inputs
 
 Bounded: at most `MAX_FILES` files, a file over `MAX_HASHED_BYTES` by its size and
 modification time instead of its bytes. Skipped: the folders no check's inputs live in
-(`SKIPPED`: `.git`, the control directory, virtual environments, `node_modules`, caches)
-and, when the workdir is in a git work tree, whatever git ignores there (`git ls-files
---others --ignored --exclude-standard --directory`: a `.venv/` or `build/` listed in
-`.gitignore`). A file skipped, past the bound or made after the snapshot is not in it: the
-rule treats it as new (the work), never as an input that existed before.
+(`SKIPPED`: `.git`, the control directory, virtual environments, `node_modules`, caches).
+What git ignores when the workdir is in a git work tree (`git ls-files --others --ignored
+--exclude-standard --directory`: a `build/`, a `data/` listed in `.gitignore`) is held by its
+stat key alone (device, inode, size, modification and change time; at most
+`MAX_IGNORED_FILES`), never read: an answer key a check program opens there is held as any
+other input (adversary-14 F2), and an ignored tree no check reads costs a walk. A file
+skipped, past a bound or made after the snapshot is not in it: the rule treats it as new (the
+work), never as an input that existed before.
 
 It owns taking, writing and reading the snapshot; it decides nothing.
 """
@@ -49,6 +52,9 @@ SNAPSHOT_FILE = "workdir-snapshot.json"
 #: Files a snapshot holds at most (the rest are not in it: said at set-up).
 MAX_FILES = 50_000
 
+#: Git-ignored files a snapshot holds by their stat key at most, beside `MAX_FILES`.
+MAX_IGNORED_FILES = 50_000
+
 #: A larger file is hashed too (streamed), and the snapshot keeps its stat key beside the
 #: hash: while the key is unchanged the file is not read again. The key holds the change
 #: time, which no `touch -r` puts back, so an edit with its mtime restored is hashed again.
@@ -77,9 +83,10 @@ SKIPPED = frozenset(
 
 @fastclass(frozen=True, slots=True)
 class Snapshot:
-    """Each file's identity (relative, `/`-separated path → `sha256:HEX`, `link:TARGET` or
-    `sha256:HEX;stat:DEV:INO:SIZE:MTIME_NS:CTIME_NS` for a file over `MAX_HASHED_BYTES`),
-    and whether every file of the workdir is in it."""
+    """Each file's identity (relative, `/`-separated path → `sha256:HEX`, `link:TARGET`,
+    `sha256:HEX;stat:DEV:INO:SIZE:MTIME_NS:CTIME_NS` for a file over `MAX_HASHED_BYTES`, or
+    `stat:DEV:INO:SIZE:MTIME_NS:CTIME_NS` alone for a file git ignores), and whether every
+    file of the workdir is in it."""
 
     files: dict[str, str]
     complete: bool
@@ -111,10 +118,12 @@ def identity(path: Path, held: str | None = None) -> str | None:
     if not stat.S_ISREG(info.st_mode):
         return None
     key = None
-    if info.st_size > MAX_HASHED_BYTES:
+    if info.st_size > MAX_HASHED_BYTES or (held is not None and held.startswith("stat:")):
         key = (
             f"stat:{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
         )
+        if held is not None and held.startswith("stat:"):
+            return key  # held by its stat key alone (git ignores it): compared by that
         if held is not None and held.startswith("sha256:") and held.endswith(";" + key):
             return held
     digest = hashlib.sha256()
@@ -160,9 +169,10 @@ def take_snapshot(root: Path) -> Snapshot:
     skip = ignored or set()
     files: dict[str, str] = {}
     complete = True
-    stack = [root]
+    stack = [(root, False)]
+    kept_ignored = 0
     while stack:
-        directory = stack.pop()
+        directory, under_ignored = stack.pop()
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:
@@ -170,21 +180,36 @@ def take_snapshot(root: Path) -> Snapshot:
         for entry in entries:
             relative = os.path.relpath(entry.path, root).replace(os.sep, "/")
             if entry.is_dir(follow_symlinks=False):
-                if entry.name in SKIPPED or relative + "/" in skip:
+                if entry.name not in SKIPPED:
+                    stack.append((Path(entry.path), under_ignored or relative + "/" in skip))
+                continue
+            if under_ignored or relative in skip:
+                if kept_ignored >= MAX_IGNORED_FILES:
+                    complete = False
                     continue
-                stack.append(Path(entry.path))
-                continue
-            if relative in skip:
-                continue
-            if len(files) >= MAX_FILES:
+                found = _stat_key(Path(entry.path))
+                kept_ignored += found is not None
+            elif len(files) - kept_ignored >= MAX_FILES:
                 complete = False
-                break
-            found = identity(Path(entry.path))
+                continue
+            else:
+                found = identity(Path(entry.path))
             if found is not None:
                 files[relative] = found
-        if not complete:
-            break
     return Snapshot(files, complete, ignored is not None)
+
+
+def _stat_key(path: Path) -> str | None:
+    """A file git ignores, by its stat key alone (a link by its target); None: not a file."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return identity(path)
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return f"stat:{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 def write_snapshot(control: Path, snapshot: Snapshot) -> str:
