@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import platform
+import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,9 @@ log = logging.getLogger(__name__)
 
 EXCERPT = 200
 CHECKS_INLINE_BYTES = 48 * 1024  # leaves room in a 64 KiB ledger line for the rest
+
+#: A lone surrogate (a text that came from bytes that were not UTF-8)
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 class StepRecorder(Protocol):
@@ -346,18 +350,24 @@ class RunSeal:
         self.record("model-call", model_call_body(task_id, attempt, call))
 
     def claim(self, task_id: str, attempt: int, claim: AttemptOutcome) -> None:
+        """The worker's claim. Its text is the worker's: a lone surrogate in it (a model's
+        malformed output) is hashed as it is, shown as U+FFFD in the excerpt, and sealed
+        losslessly wherever else it appears (`sealable`) — never a step the run cannot seal."""
+        shown = _SURROGATES.sub("\ufffd", claim.claim)
         self.record(
             "claim",
-            {
-                "task_id": task_id,
-                "attempt": attempt,
-                "claims_done": claim.claims_done,
-                "stop": claim.stop,
-                "turns": claim.turns,
-                "claim_sha256": sha256_text(claim.claim),
-                "excerpt": excerpt(claim.claim),
-                **_evidence(claim),
-            },
+            sealable(
+                {
+                    "task_id": task_id,
+                    "attempt": attempt,
+                    "claims_done": claim.claims_done,
+                    "stop": claim.stop,
+                    "turns": claim.turns,
+                    "claim_sha256": sha256_text(claim.claim, keep_surrogates=True),
+                    "excerpt": excerpt(shown),
+                    **_evidence(claim),
+                }
+            ),
         )
 
     def contracts(self, task_id: str, attempt: int, verdicts: list[dict[str, Any]]) -> None:
