@@ -19,6 +19,7 @@ from groundskeeper.path_patterns import covers, normal_path
 from groundskeeper.plan.asking import ASKS, FORBIDS, SILENT, UNSURE, seems_about, text_reading
 from groundskeeper.plan.lint_checks import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
+from groundskeeper.plan.test_paths import runs_pytest_check, runs_unittest, test_paths
 from groundskeeper.pytest_files import PYTEST_CONFIGURATION
 
 __all__ = [
@@ -151,7 +152,6 @@ def check_test_file(task: TaskSpec, path: str) -> bool:
     suite = tuple(p for c in task.contracts if c.kind == "pytest" for p in protected_by((c,)))
     if suite and covers(suite, path):
         return True
-    from groundskeeper.acceptance.check_inputs import runs_unittest, test_paths
 
     if not (runs_pytest_check(task) or runs_unittest(task)):
         return False
@@ -212,19 +212,6 @@ def existing_files(base: Path, name: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _runs_pytest(language: str, text: str) -> bool:
-    if language != CHECK_LANGUAGE:
-        return False
-    from groundskeeper.plan.compared import runs_pytest
-    from groundskeeper.sandbox import ShellSyntaxError, parse
-
-    try:
-        return runs_pytest(parse(text))
-    except ShellSyntaxError:
-        return False
-
-
-@functools.lru_cache(maxsize=4096)
 def _python_in_process(language: str, text: str) -> str | None:
     if language != CHECK_LANGUAGE:
         return None
@@ -243,11 +230,6 @@ def python_in_process(task: TaskSpec) -> str | None:
     if task.check is None:
         return None
     return _python_in_process(task.check.language, task.check.text)
-
-
-def runs_pytest_check(task: TaskSpec) -> bool:
-    """Whether the task's check runs pytest itself (`python3 -m pytest …`)."""
-    return task.check is not None and _runs_pytest(task.check.language, task.check.text)
 
 
 def existing_configuration(workdir: Path, limit: int = 20_000) -> list[str]:

@@ -180,8 +180,8 @@ def check_tests(base: Path, task: TaskSpec) -> list[str]:
     (`plan.expected.check_test_file`): under the test paths its pytest or unittest check
     names, or its `pytest` contract's — none when the check names no test path (pytest's
     own discovery); at most `_MAX_TESTS`."""
-    from groundskeeper.acceptance.check_inputs import test_paths
     from groundskeeper.plan.contract_syntax import protected_by
+    from groundskeeper.plan.test_paths import test_paths
 
     roots = [*test_paths(task)]
     roots += [p for c in task.contracts if c.kind == "pytest" for p in protected_by((c,))]
