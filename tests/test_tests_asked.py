@@ -118,6 +118,12 @@ def _project(root: Path, calc: str, test: str) -> None:
 def test_a_worker_told_to_make_the_tests_pass_that_rewrites_them_fails(
     tmp_path: Path, text: str
 ) -> None:
+    rewriting_the_test_is_refused(tmp_path, text)
+
+
+def rewriting_the_test_is_refused(tmp_path: Path, text: str) -> None:
+    """A pytest check's task told `text`, whose worker rewrites the test to pass: FAILED,
+    the test refused and left as it was."""
     _project(tmp_path, CALC_BROKEN, TEST_RIGHT)
     plan, script = setup(
         tmp_path,

@@ -14,16 +14,15 @@ import pytest
 from groundskeeper.plan.asking import ASKS, SILENT, symptom_of_tests, text_reading
 from tests.agents.test_hook_as_a_run import started
 from tests.agents.test_hook_session_bound import hook
-from tests.test_check_inputs import _refused, _row, _write
+from tests.test_check_inputs import _row, _write
 from tests.test_cli_run import resume, setup, task
 from tests.test_tests_asked import (
-    CALC_BROKEN,
     CALC_RIGHT,
     TEST,
     TEST_RIGHT,
     _hook_project,
     _lint,
-    _project,
+    rewriting_the_test_is_refused,
 )
 
 
@@ -69,17 +68,7 @@ def test_the_tests_as_no_object_are_not_asked(text: str, expected: str, warned: 
 def test_a_worker_told_to_fix_what_the_tests_run_that_rewrites_them_fails(
     tmp_path: Path, text: str
 ) -> None:
-    _project(tmp_path, CALC_BROKEN, TEST_RIGHT)
-    plan, script = setup(
-        tmp_path,
-        task("Fix add", "fix", "python3 -m pytest -q tests", max_attempts="1") + text + "\n",
-        "workers:\n  fix:\n" + _write(TEST, "def test_add():\\n    assert True")
-        + "    - say: DONE\n",
-    )  # fmt: skip
-    result, doc = resume(plan, script)
-    _refused(doc, "fix", TEST)
-    assert (tmp_path / TEST).read_text() == TEST_RIGHT
-    assert result.exit_code == 1
+    rewriting_the_test_is_refused(tmp_path, text)
 
 
 def test_lint_warns_of_a_possessive_or_a_means(tmp_path: Path) -> None:

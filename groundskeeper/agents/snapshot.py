@@ -105,7 +105,10 @@ class Snapshot:
 def identity(path: Path, held: str | None = None) -> str | None:
     """What a snapshot holds of one file (None: absent, or not a file or link). A file over
     `MAX_HASHED_BYTES` is hashed as well, its stat key kept beside the hash; when `held` (what
-    the snapshot holds of it) carries the same key, it is not read again."""
+    the snapshot holds of it) carries the same key, it is not read again; a file `held` by
+    its stat key alone (git ignores it) is compared by that key (`_stat_key`)."""
+    if held is not None and held.startswith("stat:"):
+        return _stat_key(path)
     try:
         info = os.lstat(path)
     except OSError:
@@ -118,12 +121,8 @@ def identity(path: Path, held: str | None = None) -> str | None:
     if not stat.S_ISREG(info.st_mode):
         return None
     key = None
-    if info.st_size > MAX_HASHED_BYTES or (held is not None and held.startswith("stat:")):
-        key = (
-            f"stat:{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-        )
-        if held is not None and held.startswith("stat:"):
-            return key  # held by its stat key alone (git ignores it): compared by that
+    if info.st_size > MAX_HASHED_BYTES:
+        key = _stat_text(info)
         if held is not None and held.startswith("sha256:") and held.endswith(";" + key):
             return held
     digest = hashlib.sha256()
@@ -209,6 +208,11 @@ def _stat_key(path: Path) -> str | None:
         return identity(path)
     if not stat.S_ISREG(info.st_mode):
         return None
+    return _stat_text(info)
+
+
+def _stat_text(info: os.stat_result) -> str:
+    """A file's stat key: what no edit leaves as it was (the change time cannot be set back)."""
     return f"stat:{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 

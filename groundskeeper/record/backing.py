@@ -232,7 +232,7 @@ class RecordReader:
                 if body.get("kind") == "leaf" and task not in record.in_flight:
                     record.in_flight.append(task)
             listed = body.get("protected")
-            if not [t for t in record.in_flight if t != task]:
+            if not any(t != task for t in record.in_flight):
                 # with another task's worker at work, a file hashed now may be mid-write
                 # (its call's sealed line comes after): no "before any work" to go by
                 _first_seen(record, listed)
