@@ -61,10 +61,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from groundskeeper.fastclass import fastclass
 from groundskeeper.path_patterns import covers
-from groundskeeper.plan.expected import asks_to_change, runs_pytest_check, stem_names
 from groundskeeper.plan.listed import listed_directories
 from groundskeeper.plan.spec import TaskSpec
-from groundskeeper.plan.test_paths import pytest_paths, runs_unittest, test_paths
+from groundskeeper.plan.test_paths import pytest_paths, runs_pytest_check, runs_unittest, test_paths
 
 __all__ = [
     "CHECKER",
@@ -225,12 +224,24 @@ def entitled(
     )
 
 
+def asks_to_change(task: TaskSpec, path: str, *, sole_stem: bool = False) -> bool:
+    """`plan.expected.asks_to_change`, imported at its first use: the text reading compiles
+    some thirty patterns (~10 ms of every hook start, whose checks' inputs seldom change)."""
+    from groundskeeper.plan.expected import asks_to_change as reading
+
+    return reading(task, path, sole_stem=sole_stem)
+
+
 def _stem_names(
     checked: TaskSpec, asker: TaskSpec, path: str, seen: Iterable[str], role: str
 ) -> bool:
     """Whether the stem alone may name `path` in `asker`'s text (`plan.expected.stem_names`),
     never for the check's own program, test or helper (`check_role` CHECKER)."""
-    return role != CHECKER and stem_names(checked, asker, path, list(seen))
+    if role == CHECKER:
+        return False
+    from groundskeeper.plan.expected import stem_names
+
+    return stem_names(checked, asker, path, list(seen))
 
 
 def read_inputs_changed(
