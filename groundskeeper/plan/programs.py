@@ -11,8 +11,7 @@ written means; it only names which files are the programs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from groundskeeper.fastclass import fastclass
 from groundskeeper.path_patterns import normal_path
 
 __all__ = ["INTERPRETERS", "Program", "command_programs"]
@@ -26,7 +25,7 @@ _UNREAD = "\0"  # a word the line does not spell out (an expansion, a glob): no 
 _PYTHON_ARGUMENT_OPTIONS = frozenset("WXQ")  # `-W arg`, `-X opt`: their argument is no script
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Program:
     """A program a stage runs: `paths` are the workdir files (relative, `/`-separated) any of
     which can be it (one for a script; a module's candidates for `-m`); `how` says how the

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from groundskeeper.fastclass import fastclass
 
 __all__ = [
     "FIND_PRIMARIES",
@@ -25,7 +27,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Grammar:
     """A command's options: `short` in getopt's notation (`U:` takes an argument, `I::` an
     optional one, attached), `long` as `name`, `name=` (an argument) or `name=?` (an
@@ -140,7 +142,7 @@ FIND_PRIMARIES: dict[str, int] = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Parsed:
     """A command line's words (after the name) as the command reads them: `operands` by
     index into the words; `refused`, each option the command does not have or a value it
