@@ -26,7 +26,7 @@ from groundskeeper.sandbox.result import Fault, SandboxError
 # Where the package puts the module: a data directory at the top of site-packages.
 _PACKAGE_DIR = "qjs-wasi-reactor"
 _MODULE_NAME = "qjs-wasi-reactor.wasm"
-_CACHE_STEM = "qjs"
+CACHE_STEM = "qjs"  # its cache entries' names: `qjs-…` (`wasi.entry_name`)
 # What this module calls; an install without them is not the build this code drives.
 _EXPORTS = ("memory", "_initialize", "malloc", "qjs_init_argv")
 
@@ -97,7 +97,7 @@ _serialized_lock = threading.Lock()
 def _load(engine: wasmtime.Engine, path: Path) -> wasmtime.Module:
     with _serialized_lock:
         if not _serialized:
-            module, payload = wasi.load_compiled(engine, path, _CACHE_STEM)
+            module, payload = wasi.load_compiled(engine, path, CACHE_STEM)
             _serialized.append(payload)
             return module
         payload = _serialized[0]

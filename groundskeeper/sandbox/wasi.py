@@ -143,6 +143,12 @@ def _entry_name(identity: bytes, stem: str = "box") -> str:
     return f"{stem}-{identity.hex()[:32]}.cwasm"
 
 
+def entry_name(wasm: Path, stem: str) -> str:
+    """The name of the cache entry `wasm` compiles to with this wasmtime and these engine
+    settings (`stem`: "box" for box.wasm, as `load_compiled` is given it for others)."""
+    return _entry_name(_cache_identity(wasm.read_bytes()), stem)
+
+
 def _cache_path(module_bytes: bytes, stem: str = "box") -> Path:
     return _cache_dir() / _entry_name(_cache_identity(module_bytes), stem)
 
