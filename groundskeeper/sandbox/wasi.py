@@ -744,7 +744,8 @@ class _Backstop:
         self.live = True
         self.fired = False
         delay = max(deadline - time.monotonic(), 0.0) + BACKSTOP_GRACE
-        self.timer = threading.Timer(delay, self.fire)
+        # a lock's wait takes no longer timeout (an endless deadline would raise OverflowError)
+        self.timer = threading.Timer(min(delay, threading.TIMEOUT_MAX), self.fire)
         self.timer.daemon = True
         self.timer.name = "gk-backstop"
         self.timer.start()

@@ -255,3 +255,21 @@ def test_setup_compiles_for_the_fuel_free_engine_and_removes_the_old_module(
     module, _ = cpython._load(wasi.new_engine(metered=False))
     assert [e.name for e in module.exports] == ["memory", "_start"]
     assert cpython_setup.compile_module() == 0.0  # done: not compiled again
+
+
+def test_a_deadline_past_what_a_timer_can_wait_still_gets_its_backstop(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    crashed: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: crashed.append(args.exc_value))
+    started: list[float] = []
+    real = threading.Timer.__init__
+
+    def timer(self: threading.Timer, interval: float, *args: object, **kw: object) -> None:
+        started.append(interval)
+        real(self, interval, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(threading.Timer, "__init__", timer)
+    result = sh(work, "python3 -c 'print(1)'", timeout=1e12)  # ~31,700 years
+    assert (result.status, result.stdout, result.fault) == (0, "1\n", None)
+    assert started == [threading.TIMEOUT_MAX] and crashed == []
