@@ -10,7 +10,14 @@ with plugin autoloading off, as in the sandbox, so both load the same code). The
 shared: each figure comes with the CPU time this process (or, natively, the child) spent,
 which other processes' load disturbs far less than wall time.
 
-    .venv/bin/python benchmarks/python_check.py [--rounds 20]
+What fuel metering costs CPython (`one_test_*`): `python3 -m pytest -q tests` on a one-test
+project, run in the fuel-free companion engine python3 uses, and the same with the old
+fuel-metered engine (`cpython.METERED_FOR_BENCHMARK`, a switch for this script alone: it
+compiles CPython with fuel into this run's own temporary home first, ~10-40 s, not timed),
+one of each in turn, so load drifts over both alike; their ratio is `metering_cost`.
+`--fuel-only` measures that alone.
+
+    .venv/bin/python benchmarks/python_check.py [--rounds 20] [--fuel-only]
 """
 
 from __future__ import annotations
@@ -31,6 +38,10 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "pylib"
 PRINT = "python3 -c 'print(1)'"
 SUITE = "python3 -m pytest -q tests"
+ONE_TEST = {
+    "calc.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_calc.py": "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+}
 
 
 def _cpu() -> float:
@@ -85,12 +96,57 @@ def natively(workdir: Path, rounds: int) -> tuple[list[float], list[float]]:
     return walls, cpus
 
 
+def fuel_cost(rounds: int) -> dict[str, object]:
+    """The one-test pytest check with CPython fuel-free (as it runs) and fuel-metered (as it
+    ran before), alternating; medians and the metered/fuel-free ratio."""
+    from groundskeeper.sandbox import cpython
+
+    workdir = Path(tempfile.mkdtemp(prefix="gk-bench-one-"))
+    for name, text in ONE_TEST.items():
+        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
+        (workdir / name).write_text(text)
+    figures: dict[bool, tuple[list[float], list[float]]] = {False: ([], []), True: ([], [])}
+    try:
+        for metered in (False, True):  # each engine's module loaded (compiled): not counted
+            cpython.METERED_FOR_BENCHMARK = metered
+            in_sandbox(SUITE, workdir, 1)
+        for _ in range(rounds):
+            for metered in (False, True):
+                cpython.METERED_FOR_BENCHMARK = metered
+                wall, cpu = in_sandbox(SUITE, workdir, 1)
+                figures[metered][0].extend(wall)
+                figures[metered][1].extend(cpu)
+    finally:
+        cpython.METERED_FOR_BENCHMARK = False
+        shutil.rmtree(workdir, ignore_errors=True)
+    median = statistics.median
+    free_wall, free_cpu = (median(f) for f in figures[False])
+    fuel_wall, fuel_cpu = (median(f) for f in figures[True])
+    return {
+        "one_test_cmdline": SUITE,
+        "one_test_ms": round(free_wall, 1),
+        "one_test_cpu_ms": round(free_cpu, 1),
+        "one_test_metered_ms": round(fuel_wall, 1),
+        "one_test_metered_cpu_ms": round(fuel_cpu, 1),
+        "metering_cost": round(fuel_wall / free_wall, 3),
+        "metering_cpu_cost": round(fuel_cpu / free_cpu, 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--fuel-only", action="store_true", help="only the one-test figures")
     args = parser.parse_args()
     home = tempfile.mkdtemp(prefix="gk-bench-home-")
     os.environ["GROUNDSKEEPER_HOME"] = home
+    if args.fuel_only:
+        try:
+            report = {"rounds": args.rounds, **fuel_cost(args.rounds)}
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+        print(json.dumps({**report, "load_average": os.getloadavg()[0]}, indent=2))
+        return
     workdir = Path(tempfile.mkdtemp(prefix="gk-bench-")) / "pylib"
     shutil.copytree(SAMPLE, workdir)
     try:
@@ -101,6 +157,7 @@ def main() -> None:
         contract_wall, contract_cpu = as_contract(workdir, args.rounds)
         natively(workdir, 1)
         native_wall, native_cpu = natively(workdir, args.rounds)
+        metering = fuel_cost(args.rounds)
     finally:
         shutil.rmtree(workdir.parent, ignore_errors=True)
         shutil.rmtree(home, ignore_errors=True)
@@ -121,6 +178,7 @@ def main() -> None:
         "native_pytest_20_cpu_ms": round(median(native_cpu), 1),
         "pytest_ratio_to_native": round(median(suite_wall) / median(native_wall), 2),
         "pytest_cpu_ratio_to_native": round(median(suite_cpu) / median(native_cpu), 2),
+        **metering,
         "load_average": os.getloadavg()[0],
     }
     print(json.dumps(report, indent=2))

@@ -108,7 +108,11 @@ def sh(
     and of stderr, 100000 loop iterations and 10000 commands started by
     xargs/find -exec a line. Hitting one stops the line with status 124
     (deadline, fuel, loop steps, fan-out), 125 (memory, output) or 134 (a
-    crash), and a message naming it.
+    crash), and a message naming it. Fuel meters box.wasm's commands,
+    micropython and QuickJS, a backstop behind the deadline; python3
+    (CPython) is not fuel-metered (metering cost 20-30% of every python3
+    run): the deadline ends it, through epoch interruption and a timer of
+    its own, beside its memory, output and disk limits.
 
     \b
     Exit status: the command line's own status; 2 for a syntax error or

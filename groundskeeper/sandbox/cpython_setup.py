@@ -2,8 +2,9 @@
 first `python3` a check, a worker or a pytest contract runs, or the start of an eval), or
 ahead of time (`make setup`, or this module's command line).
 
-It owns checking the pinned module against its SHA-256, compiling it for the sandbox's engine
-configuration (8–40 s), and building the read-only site directory: the pinned wheels fetched
+It owns checking the pinned module against its SHA-256, compiling it for the sandbox's
+fuel-free companion engine (8–40 s; a module compiled before for the fuel-metered engine is
+removed), and building the read-only site directory: the pinned wheels fetched
 by pip with their hashes, unpacked, our start-up added, and everything precompiled by CPython
 itself inside the sandbox. Each step is skipped when its result is already there; each result
 is written whole under a temporary name, then renamed; the steps run under an exclusive lock
@@ -129,16 +130,28 @@ def verified_module() -> bytes:
 
 
 def compile_module(force: bool = False) -> float:
-    """Compile the module into `cpython.compiled_path()`; the seconds it took (0 if done)."""
+    """Compile the module into `cpython.compiled_path()` for the fuel-free companion engine;
+    the seconds it took (0 if done). Any other compiled module beside it (one compiled for
+    the fuel-metered engine, or for another wasmtime) is no longer used: it is removed."""
     target = cpython.compiled_path()
     if target.exists() and not force:
+        _remove_others(target)
         return 0.0
     data = verified_module()
     started = time.monotonic()
-    module = wasmtime.Module(wasi.new_engine(), data)
+    module = wasmtime.Module(wasi.new_engine(metered=False), data)
     payload = bytes(module.serialize())
     _write_whole(target, payload)
+    _remove_others(target)
     return time.monotonic() - started
+
+
+def _remove_others(target: Path) -> None:
+    """Remove the compiled modules beside `target` that are not it (never loaded again)."""
+    for stale in target.parent.glob("python-*.cwasm"):
+        if stale.name != target.name and not stale.is_symlink():
+            with contextlib.suppress(OSError):
+                stale.unlink()
 
 
 def build_site(force: bool = False) -> bool:
@@ -221,7 +234,7 @@ def _precompile(tree: Path) -> None:
         root_fd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY)
         site_fd = os.open(tree, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            program = cpython.prepare(runtime)
+            where, program = cpython.prepare(runtime)
             spec = wasi.StageSpec(
                 argv=["python3", "-S", "-c", code],
                 env=[],
@@ -233,7 +246,7 @@ def _precompile(tree: Path) -> None:
                 quota=DiskQuota(),
                 shelves=((site_fd, cpython.SITE_GUEST, True),),
             )
-            outcome = wasi.run_stage(spec, watch, 10**15, wasi.Limits(), program)
+            outcome = wasi.run_stage(spec, watch, 0, wasi.Limits(), program, where)
         finally:
             os.close(site_fd)
             os.close(root_fd)

@@ -3,8 +3,10 @@ its own wasmtime instance, under the sandbox's limits.
 
 It owns the engine configuration, the on-disk cache of the compiled modules (each entry
 authenticated with the user's own key, in a directory no one else can change), the pool of
-engines (each with its linker of host WASI calls, `preview1`), the watchdog that enforces
-the deadline, and the mapping of traps to named faults. It knows nothing of shell syntax.
+engines (each with its linker of host WASI calls, `preview1`, and, on first need, a fuel-free
+companion engine for CPython: `prepare_unmetered`), the watchdog that enforces the deadline
+(and the backstop behind it for unmetered stages), and the mapping of traps to named faults.
+It knows nothing of shell syntax.
 """
 
 from __future__ import annotations
@@ -45,10 +47,17 @@ HOST_MEMORY_LIMIT = 64 * 1024 * 1024
 LOOP_STEP_LIMIT = 100_000
 # commands `xargs` and `find -exec` may start for one command line in all
 FAN_OUT_LIMIT = 10_000
-# per second of deadline: above any real rate, a backstop behind the deadline. 10 G was not:
-# MicroPython's and QuickJS's interpreter loops spent 10 G a second on an idle machine, so an
-# endless loop could end by fuel before its deadline.
+# Fuel per second of deadline, for box.wasm's commands, MicroPython and QuickJS: above any
+# real rate, a backstop behind the deadline. 10 G was not: MicroPython's and QuickJS's
+# interpreter loops spent 10 G a second on an idle machine, so an endless loop could end by
+# fuel before its deadline. CPython (python3) is not fuel-metered: metering cost 20-30 % of
+# every python3 run (a pytest check: 3.63 s against 2.93 s). It runs in an engine of its own
+# without fuel (`prepare_unmetered`), bounded by the deadline through epoch interruption plus
+# an independent backstop timer per stage (`BACKSTOP_GRACE`), and by memory, output and disk.
 FUEL_PER_SECOND = 40_000_000_000
+# An unmetered stage still running this long after its deadline is interrupted by a timer of
+# its own, whatever became of the watchdog (the backstop fuel is for the other modules).
+BACKSTOP_GRACE = 1.0
 # A run's stages share a store (making one and freeing it cost more than a short command);
 # an instance's memory is only freed with its store, so a store is freed after this many
 # stages, or at once after a stage whose memory grew past what box.wasm starts with.
@@ -67,11 +76,15 @@ _ENGINE_SETTINGS = (
     ("memory_may_move", False),
     ("pooling", STAGES_PER_STORE if _POOLING else 0, MEMORY_LIMIT),
 )
+# The companion engine's (CPython's): the same but for fuel. Code compiled with fuel checks
+# never loads into it, nor the reverse: the cache identity differs, and wasmtime refuses a
+# module compiled for another configuration.
+_UNMETERED_SETTINGS = (("consume_fuel", False), *_ENGINE_SETTINGS[1:])
 
 
-def _new_config() -> wasmtime.Config:
+def _new_config(metered: bool = True) -> wasmtime.Config:
     config = wasmtime.Config()
-    config.consume_fuel = True
+    config.consume_fuel = metered
     config.epoch_interruption = True
     config.cranelift_opt_level = "speed"
     # Host calls keep one view of guest memory (hostcall.Definitions): its base must stay put.
@@ -123,16 +136,19 @@ def _cache_identity(module_bytes: bytes) -> bytes:
     return compiled_identity(hashlib.sha256(module_bytes).hexdigest())
 
 
-def compiled_identity(module_sha256: str) -> bytes:
+def compiled_identity(module_sha256: str, metered: bool = True) -> bytes:
     """The identity of a module's compiled form (its SHA-256 in hex): that module, compiled
-    by this wasmtime with these engine settings, and nothing else."""
-    identity = (_wasmtime_identity(), module_sha256, _ENGINE_SETTINGS)
+    by this wasmtime with these engine settings (`metered`: with fuel checks, for the sandbox
+    engine; without, for the companion engine), and nothing else."""
+    settings = _ENGINE_SETTINGS if metered else _UNMETERED_SETTINGS
+    identity = (_wasmtime_identity(), module_sha256, settings)
     return hashlib.sha256(repr(identity).encode()).digest()
 
 
-def new_engine() -> wasmtime.Engine:
-    """An engine configured as every sandbox engine is (what a compiled module needs)."""
-    return wasmtime.Engine(_new_config())
+def new_engine(metered: bool = True) -> wasmtime.Engine:
+    """An engine configured as every sandbox engine is (what a compiled module needs), or as
+    the fuel-free companion engine is (`metered` False)."""
+    return wasmtime.Engine(_new_config(metered))
 
 
 def _cache_dir() -> Path:
@@ -494,11 +510,17 @@ class Runtime:
     store: wasmtime.Store | None = None
     store_memory: int = 0
     stages_in_store: int = 0
+    armed_by: Watch | None = None  # the run whose epoch deadline the store holds
+    # False for the companion engine, made without fuel (`prepare_unmetered`)
+    metered: bool = True
+    # this engine's fuel-free companion, leased with it (CPython's stages run there)
+    unmetered: Runtime | None = None
 
     def close_store(self) -> None:
         if self.store is not None:
             self.store.close()
             self.store = None
+        self.armed_by = None
 
     def on_error(self, error: BaseException) -> bytes:
         if self.process is not None:
@@ -509,14 +531,19 @@ class Runtime:
 _pool: list[Runtime] = []
 _pool_lock = threading.Lock()
 _first_module: list[bytes] = []  # the serialized module, shared by engines made later
-_other_modules: dict[str, bytes] = {}  # the same for the other modules, by kind
+# the same for the other modules, by kind (its fuel-free companion engine's: "KIND/unmetered")
+_other_modules: dict[str, bytes] = {}
+
+
+def _new_engine(metered: bool = True) -> wasmtime.Engine:
+    try:
+        return wasmtime.Engine(_new_config(metered))
+    except wasmtime.WasmtimeError as error:  # e.g. a ulimit -v too small for its memory pool
+        raise SandboxError(f"cannot create a wasmtime engine: {error}") from error
 
 
 def _new_runtime() -> Runtime:
-    try:
-        engine = wasmtime.Engine(_new_config())
-    except wasmtime.WasmtimeError as error:  # e.g. a ulimit -v too small for its memory pool
-        raise SandboxError(f"cannot create a wasmtime engine: {error}") from error
+    engine = _new_engine()
     with _pool_lock:
         serialized = _first_module[0] if _first_module else None
     if serialized is None:
@@ -584,19 +611,56 @@ def prepare_module(
     prepared = runtime.others.get(kind)
     if prepared is not None:
         return prepared
-    with _pool_lock:
-        serialized = _other_modules.get(kind)
-    if serialized is None:
-        module, payload = load(runtime.engine)
-        if payload:  # none: `load` maps its file into each engine, which costs nothing to redo
-            with _pool_lock:
-                _other_modules.setdefault(kind, payload)
-    else:
-        module = wasmtime.Module.deserialize(runtime.engine, serialized)
+    module = _module_for(runtime.engine, kind, runtime.metered, load)
     _define_imports(runtime, module, name, own)
     prepared = hostcall.prepare(runtime.linker, module)
     runtime.others[kind] = prepared
     return prepared
+
+
+def _module_for(
+    engine: wasmtime.Engine,
+    kind: str,
+    metered: bool,
+    load: Callable[[wasmtime.Engine], tuple[wasmtime.Module, bytes]],
+) -> wasmtime.Module:
+    key = kind if metered else f"{kind}/unmetered"  # neither engine loads the other's code
+    with _pool_lock:
+        serialized = _other_modules.get(key)
+    if serialized is not None:
+        return wasmtime.Module.deserialize(engine, serialized)
+    module, payload = load(engine)
+    if payload:  # none: `load` maps its file into each engine, which costs nothing to redo
+        with _pool_lock:
+            _other_modules.setdefault(key, payload)
+    return module
+
+
+def prepare_unmetered(
+    runtime: Runtime,
+    kind: str,
+    name: str,
+    load: Callable[[wasmtime.Engine], tuple[wasmtime.Module, bytes]],
+    own: Mapping[tuple[str, str], hostcall.HostFunction],
+) -> tuple[Runtime, int]:
+    """`prepare_module` in `runtime`'s fuel-free companion engine, made on first need and
+    leased with it (`load` gives a module compiled for that engine: `compiled_identity`
+    with `metered` False): the companion and the module's handle there, for `run_stage`.
+
+    It differs from the runtime's own engine in fuel alone. Its stages are bounded by the
+    same run's deadline: `Watch.stop` bumps both engines' epochs, `Watch.take_store` arms
+    its store for the run, and `run_stage` adds a backstop timer per stage."""
+    companion = runtime.unmetered
+    if companion is None:
+        engine = _new_engine(metered=False)
+        module = _module_for(engine, kind, False, load)
+        companion = Runtime(engine, module, wasmtime.Linker(engine), metered=False)
+        companion.definitions = hostcall.Definitions(companion.linker)
+        _define_imports(companion, module, name, own)
+        companion.prepared = hostcall.prepare(companion.linker, module)
+        companion.others[kind] = companion.prepared
+        runtime.unmetered = companion
+    return companion, prepare_module(companion, kind, name, load, own)
 
 
 def lease_runtime() -> Runtime:
@@ -623,13 +687,13 @@ class Watch:
     fault: Fault | None = None
     active: bool = True
     lock: threading.Lock = field(default_factory=threading.Lock)
-    armed: bool = False  # the runtime's store has this run's epoch deadline
 
-    def take_store(self, limits: Limits) -> wasmtime.Store:
-        """The runtime's store, with `limits.memory` as its memory limit, armed for this run:
-        one epoch on from now, so a stop() of this run traps its guest (an earlier run's
-        stop may have used up the deadline the store was armed with)."""
-        runtime = self.runtime
+    def take_store(self, limits: Limits, runtime: Runtime | None = None) -> wasmtime.Store:
+        """The store of the run's runtime (or of its companion `runtime`), with
+        `limits.memory` as its memory limit, armed for this run: one epoch on from now, so a
+        stop() of this run traps its guest (an earlier run's stop may have used up the
+        deadline the store was armed with)."""
+        runtime = runtime or self.runtime
         if runtime.store is not None and runtime.store_memory != limits.memory:
             runtime.close_store()
         if runtime.store is None:
@@ -637,24 +701,26 @@ class Watch:
             runtime.store.set_limits(memory_size=limits.memory)
             runtime.store_memory = limits.memory
             runtime.stages_in_store = 0
-            self.armed = False
-        if not self.armed:
+        if runtime.armed_by is not self:
             runtime.store.set_epoch_deadline(1)
-            self.armed = True
+            runtime.armed_by = self
         return runtime.store
 
-    def give_back_store(self, memory_size: int) -> None:
-        runtime = self.runtime
+    def give_back_store(self, memory_size: int, runtime: Runtime | None = None) -> None:
+        runtime = runtime or self.runtime
         runtime.stages_in_store += 1
         if runtime.stages_in_store >= STAGES_PER_STORE or memory_size > SMALL_STAGE_MEMORY:
-            self.close_store()
+            runtime.close_store()
 
     def close_store(self) -> None:
+        """Free the run's stores: its runtime's and its companion's."""
         self.runtime.close_store()
-        self.armed = False
+        if self.runtime.unmetered is not None:
+            self.runtime.unmetered.close_store()
 
     def stop(self, fault: Fault) -> None:
-        """Record why and interrupt the running stage (stores trap one epoch later).
+        """Record why and interrupt the running stage (stores trap one epoch later): in the
+        runtime's engine and in its fuel-free companion's, whichever runs it.
 
         Under the lock and only while active: once the run has ended, its engine may be
         leased to another run whose stage this must not stop."""
@@ -664,6 +730,42 @@ class Watch:
             if self.fault is None:
                 self.fault = fault
             self.runtime.engine.increment_epoch()
+            # read after the fault is set: a companion made from now on is armed before its
+            # stage checks the fault (run_stage), so that stage never starts
+            companion = self.runtime.unmetered
+            if companion is not None:
+                companion.engine.increment_epoch()
+
+
+class _Backstop:
+    """An unmetered stage's own timer: it bumps its engine's epoch (trapping the guest as the
+    deadline does) if the stage is still running `BACKSTOP_GRACE` after the run's deadline,
+    should the watchdog or `Watch.stop` have failed to. Fuel is this backstop for the other
+    modules; a stage without fuel gets this instead. Cancelled when the stage ends, under a
+    lock, so it never fires into a later stage of the same engine."""
+
+    def __init__(self, engine: wasmtime.Engine, deadline: float) -> None:
+        self.engine = engine
+        self.lock = threading.Lock()
+        self.live = True
+        self.fired = False
+        delay = max(deadline - time.monotonic(), 0.0) + BACKSTOP_GRACE
+        # a lock's wait takes no longer timeout (an endless deadline would raise OverflowError)
+        self.timer = threading.Timer(min(delay, threading.TIMEOUT_MAX), self.fire)
+        self.timer.daemon = True
+        self.timer.name = "gk-backstop"
+        self.timer.start()
+
+    def fire(self) -> None:
+        with self.lock:
+            if self.live:
+                self.fired = True
+                self.engine.increment_epoch()
+
+    def cancel(self) -> None:
+        with self.lock:
+            self.live = False
+        self.timer.cancel()
 
 
 class _Watchdog:
@@ -790,12 +892,19 @@ class StageOutcome:
 
 
 def run_stage(
-    spec: StageSpec, watch: Watch, fuel: int, limits: Limits, program: int = 0
+    spec: StageSpec,
+    watch: Watch,
+    fuel: int,
+    limits: Limits,
+    program: int = 0,
+    runtime: Runtime | None = None,
 ) -> StageOutcome:
     """Instantiate box.wasm once and run argv[0]; its output goes straight into the sinks.
 
-    `program`: another module's handle from `prepare_other`, run instead of box.wasm."""
-    runtime = watch.runtime
+    `program`: another module's handle from `prepare_other`, run instead of box.wasm; or
+    from `prepare_unmetered`, with the companion `runtime` it gave: then `fuel` is not used,
+    fuel_used is 0, and a backstop timer stands behind the deadline."""
+    runtime = runtime or watch.runtime
     process = preview1.Process(
         argv=spec.argv,
         env=spec.env,
@@ -814,23 +923,29 @@ def run_stage(
     if program and process.reads is not None:
         process.reads.taint("a module other than box.wasm")  # its own host calls
     stdin = process.fds[0]  # the handle itself: the guest may renumber or close fd 0
-    store = watch.take_store(limits)
+    store = watch.take_store(limits, runtime)
     runtime.process = process
     memory_size = 0
+    backstop: _Backstop | None = None
     try:
-        store.set_fuel(max(fuel, 0))
+        if runtime.metered:
+            store.set_fuel(max(fuel, 0))
         # Checked after the epoch deadline is armed: a stop() from here on traps the guest.
         if watch.fault is not None:
             return StageOutcome(1, watch.fault, 0)
+        if not runtime.metered:
+            backstop = _Backstop(runtime.engine, watch.deadline)
         failure, memory_size = hostcall.run_start(store, program or runtime.prepared)
-        used = fuel - store.get_fuel()
+        used = fuel - store.get_fuel() if runtime.metered else 0
         exhausted = memory_size * 2 > limits.memory  # see _stopped
     finally:
+        if backstop is not None:
+            backstop.cancel()
         runtime.process = None
         if runtime.definitions is not None:
             runtime.definitions.release()
         process.close()
-        watch.give_back_store(memory_size)
+        watch.give_back_store(memory_size, runtime)
     if process.host_error is not None:
         raise SandboxError(f"a sandbox host call failed: {process.host_error!r}") from failure
     if failure is None:
