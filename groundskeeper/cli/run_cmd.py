@@ -578,7 +578,8 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
             results = _check_and_write(path, root, lock.control)
     else:
         try:
-            results = check_plan(load_plan(path), root)
+            loaded = load_plan(path)
+            results = _with_suites(loaded, check_plan(loaded, root), root, path)
         except GroundskeeperError as exc:
             fail_usage(str(exc))
     if as_json:
@@ -593,6 +594,28 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
         )
     failed = any(r.result.verdict == "FAIL" for r in results)
     sys.exit(EXIT_FINDINGS if failed else EXIT_OK)
+
+
+def _with_suites(plan: Plan, results: list[TaskCheck], root: Path, path: Path) -> list[TaskCheck]:
+    """`check`'s results with each task whose acceptance check is its hard `pytest` contract
+    judged by its suite (run again against its red-first record), not left at NO_CHECK."""
+    from dataclasses import replace
+
+    from groundskeeper.plan.spec import compile_plan
+    from groundskeeper.record.control import ControlDir
+    from groundskeeper.supervisor.suite_baselines import suite_verdict
+
+    specs = list(compile_plan(plan))
+    by_id = {spec.task_id: spec for spec in specs}
+    control = ControlDir.for_plan(path).path
+    judged: list[TaskCheck] = []
+    for result in results:
+        spec = by_id.get(result.id)
+        verdict = None
+        if result.result.verdict == "NO_CHECK" and spec is not None:
+            verdict = suite_verdict(spec, specs, root, control)
+        judged.append(result if verdict is None else replace(result, result=verdict))
+    return judged
 
 
 def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCheck]:
@@ -614,7 +637,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
     telemetry = open_telemetry(control)
     try:
         loaded = load_plan(path)
-        results = check_plan(loaded, root)
+        results = _with_suites(loaded, check_plan(loaded, root), root, path)
         record = read_record(ledger.history() if isinstance(ledger, HasHistory) else ())
         seal = RunSeal(ledger, run_id)
         seal.run_start(

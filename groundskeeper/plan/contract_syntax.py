@@ -26,6 +26,7 @@ __all__ = [
     "ContractShape",
     "add_shape",
     "any_args",
+    "judged_again",
     "judged_on_files",
     "no_files",
     "parse_contract",
@@ -218,6 +219,15 @@ def judged_on_files(contract: Contract) -> bool:
     sweep), not on the record of a worker's attempt."""
     shape = SHAPES.get(contract.kind)
     return shape is not None and not shape.from_record
+
+
+def judged_again(contract: Contract) -> bool:
+    """Whether a DONE's contract is judged again where its verdict is asserted again (a
+    roll-up, the final sweep, `check`): one judged on the files as they are, or a hard
+    `pytest` contract, the task's acceptance check in its own right (run again against the
+    red-first record its task keeps). Only `changed`, `ran` and `:evidence:`, judged on the
+    record of a worker's attempt, are not."""
+    return judged_on_files(contract) or bool(verifying((contract,)))
 
 
 def protected_by(contracts: Iterable[Contract]) -> tuple[str, ...]:

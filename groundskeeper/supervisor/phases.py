@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from groundskeeper.acceptance.check import CheckResult
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.plan.contract_syntax import judged_on_files
+from groundskeeper.plan.contract_syntax import judged_again
 from groundskeeper.plan.org import Heading
 from groundskeeper.plan.tree import Node
 from groundskeeper.record.backing import Record
@@ -353,9 +353,7 @@ def _judged_again(task: TaskRun) -> bool:
     """Whether a DONE has anything to judge again without a worker: a check, a contract on
     its files, or artifacts a judge or a person gave its verdict on."""
     return (
-        task.check is not None
-        or any(judged_on_files(c) for c in task.contracts)
-        or bool(task.bound)
+        task.check is not None or any(judged_again(c) for c in task.contracts) or bool(task.bound)
     )
 
 
@@ -365,7 +363,7 @@ def _check_only(task: TaskRun) -> bool:
         not task.bound
         and task.criteria is None
         and not task.gated
-        and not any(judged_on_files(c) for c in task.contracts)
+        and not any(judged_again(c) for c in task.contracts)
     )
 
 

@@ -13,10 +13,12 @@ from collections.abc import Iterable, Set
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from groundskeeper.plan.contract_syntax import suite_args
+from groundskeeper.plan.contract_syntax import suite_args, verifying
 
 if TYPE_CHECKING:
+    from groundskeeper.acceptance.check import CheckResult
     from groundskeeper.plan.contract_syntax import Contract
+    from groundskeeper.plan.spec import TaskSpec
     from groundskeeper.supervisor.task_run import TaskRun
 
 logger = logging.getLogger(__name__)
@@ -27,20 +29,31 @@ BASELINES_FILE = "_suite_baselines.json"
 def take_baselines(
     tasks: Iterable[TaskRun], workdir: Path, control: Path, started: Set[str]
 ) -> None:
-    """Set each pending task's `baselines`: read back for a task a worker already started,
-    taken now (on the untouched workdir) for the others. A suite that cannot be run now has
-    none, and its contract then fails closed (C018) naming why."""
+    """Set each task's `baselines`: read back for a task a worker already started and for a
+    carried DONE, taken now (on the untouched workdir) for the others. A suite that cannot
+    be run now has none, and its contract then fails closed (C018) naming why."""
     tasks = list(tasks)
-    pending = [t for t in tasks if t.start_state != "DONE" and _suites(t)]
-    if not pending:
+    suited = [t for t in tasks if _suites(t)]
+    if not suited:
         return  # no suite to run or read back (and `acceptance.suite` not imported)
     from groundskeeper.acceptance.suite import Baseline, SuiteRefused, run_suite
     from groundskeeper.plan.expected import configuration_kept
 
-    # pytest's configuration the run keeps from every worker: the suite's own, as protected
-    kept_configuration = configuration_kept([t.spec for t in tasks], workdir)
     path = control / BASELINES_FILE
     stored = _read(path)
+    # a DONE carried from an earlier run is judged again against the record its task kept
+    # (the final sweep, a roll-up); none kept: its suite fails closed there (C018)
+    for task in suited:
+        if task.start_state == "DONE":
+            kept = stored.get(task.heading.task_id, {})
+            for contract in _suites(task):
+                if contract.text in kept:
+                    task.baselines[contract.text] = Baseline.from_json(kept[contract.text])
+    pending = [t for t in suited if t.start_state != "DONE"]
+    if not pending:
+        return
+    # pytest's configuration the run keeps from every worker: the suite's own, as protected
+    kept_configuration = configuration_kept([t.spec for t in tasks], workdir)
     changed = False
     for task in pending:
         suites = _suites(task)
@@ -73,6 +86,38 @@ def take_baselines(
 
 def _suites(task: TaskRun) -> list[Contract]:
     return [c for c in task.contracts if c.kind == "pytest"]
+
+
+def suite_verdict(
+    task: TaskSpec, tasks: list[TaskSpec], workdir: Path, control: Path
+) -> CheckResult | None:
+    """`check`'s verdict on a task whose acceptance check is its hard `pytest` contract(s):
+    each suite run again, read-only, and judged against the red-first record its task kept
+    (none kept: C018, fail closed), as the final sweep judges it. None: no such contract."""
+    suites = [c for c in verifying(task.contracts) if c.kind == "pytest"]
+    if not suites:
+        return None
+    from groundskeeper.acceptance.check import CheckResult, sha256_text
+    from groundskeeper.acceptance.protect import matched_files
+    from groundskeeper.acceptance.suite import Baseline, SuiteRefused, judge_suite, run_suite
+    from groundskeeper.plan.expected import configuration_kept
+
+    held_out = tuple(matched_files(workdir, task.hide)) if task.hide else ()
+    kept = _read(control / BASELINES_FILE).get(task.task_id, {})
+    protect = task.protect + configuration_kept(tasks, workdir)
+    said: list[str] = []
+    for contract in suites:
+        path, minimum = suite_args(contract.args)
+        stored = kept.get(contract.text)
+        baseline = Baseline.from_json(stored) if stored is not None else None
+        try:
+            said.append(judge_suite(run_suite(workdir, path, protect=protect), baseline,
+                                    minimum, held_out))  # fmt: skip
+        except SuiteRefused as refused:
+            reason = f"`{contract.text}`: {refused.message}"
+            output = "" if held_out else refused.output  # it may show a held-out test
+            return CheckResult("FAIL", refused.code, reason, output, None, sha256_text(output), 0)
+    return CheckResult("PASS", "", "; ".join(said), "", None, sha256_text(""), 0)
 
 
 def _read(path: Path) -> dict[str, dict[str, dict[str, list[str]]]]:
