@@ -235,6 +235,16 @@ def test_a_prohibited_pyproject_stays_protected(tmp_path: Path) -> None:
         "python3 -m calc_check",
         "python3 tools/check.py",
         "set -e; python3 -c 'import calc' && echo ok",
+        # standard modules that import or run other code by name, and dynamic imports
+        "python3 -c 'import json, calc; assert calc.add(2, 3) == 5'",
+        "python3 -c 'import importlib; importlib.import_module(\"calc\")'",
+        "python3 -c 'import json; __import__(\"calc\")'",
+        "python3 -c 'import json; exec(open(\"calc.py\").read())'",
+        "python3 -c 'import runpy; runpy.run_path(\"calc.py\")'",
+        'python3 -c \'import pickle; pickle.load(open("state.pkl", "rb"))\'',
+        "python3 -c 'from . import calc'",
+        "python3 -c 'import json; def ('",  # does not parse: held to import
+        "micropython -c 'import json'",  # its modules are not told apart
     ],
 )
 def test_lint_warns_for_a_check_that_imports_the_code_under_test_into_its_python(
@@ -262,6 +272,10 @@ def test_lint_warns_for_a_check_that_imports_the_code_under_test_into_its_python
     [
         "python3 -m pytest -q tests",  # T025's
         "python3 -c 'print(1 + 1)' | grep -qx 2",  # imports nothing
+        # standard modules alone (adversary-17 F1): a workdir file never shadows them
+        "python3 -c \"import json; assert json.load(open('config.json'))['port'] == 8080\"",
+        "python3 -c 'import sys, os.path; sys.exit(not os.path.isfile(\"out.txt\"))'",
+        "python3 -c 'from collections import Counter; import json; json.loads(\"1\")'",
         "grep -qx 5 out.txt",
     ],
 )

@@ -132,7 +132,7 @@ def runs_python_in_process(script: Script) -> str | None:
             rest = words[at + 1] if at + 1 < len(words) else None
             if word == "-c" or (word.startswith("-c") and len(word) > 2):
                 code = rest if word == "-c" else word[2:]
-                if code is None or "import" in code:
+                if code is None or _may_import_the_work(code, words[0]):
                     return " ".join(w or "…" for w in words)
                 break
             module = rest if word == "-m" else word[2:] if word.startswith("-m") else None
@@ -145,6 +145,62 @@ def runs_python_in_process(script: Script) -> str | None:
             if not word.startswith("-"):
                 return " ".join(w or "…" for w in words)  # a program: `python3 check.py`
     return None
+
+
+# Standard modules that import or run other code by name (a module, a file, a pickle's
+# classes): code that uses them may run the code under test, whatever it imports itself.
+_IMPORTERS = frozenset(
+    {"importlib", "runpy", "imp", "pkgutil", "pickle", "shelve", "copyreg", "code", "codeop",
+     "doctest", "unittest", "pydoc", "zipimport", "site", "multiprocessing", "concurrent",
+     "trace", "profile", "cProfile", "pdb", "timeit", "test"}
+)  # fmt: skip
+# Builtins and attributes that import or run code by name or text.
+_RUNS_CODE = frozenset(
+    {"__import__", "exec", "eval", "compile", "execfile", "import_module", "run_path",
+     "run_module", "exec_module", "load_module", "spec_from_file_location"}
+)  # fmt: skip
+
+
+def _may_import_the_work(code: str, python: str) -> bool:
+    """Whether `python -c CODE` may import the code under test: anything but CPython code
+    that parses and imports standard modules alone (a name a workdir file shadows is always
+    the interpreter's own copy in the sandbox), none that imports or runs other code by name
+    (`importlib`, `runpy`, `pickle`, …), and calls none of `__import__`, `exec`, `eval`,
+    `compile`, `import_module`, `run_path`, … (MicroPython's modules are not told apart:
+    there, every import counts)."""
+    import sys
+
+    if "import" not in code:
+        return False
+    if python == "micropython":
+        return True
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return True
+    stdlib = sys.stdlib_module_names
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] if not node.level else [""]
+        elif _named(node) in _RUNS_CODE:
+            return True
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if top not in stdlib or top in _IMPORTERS:
+                return True
+    return False
+
+
+def _named(node: ast.AST) -> str | None:
+    """The name a node calls a thing by: `exec` in `exec(…)`, `import_module` in
+    `importlib.import_module(…)`; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
 
 
 def _status_commands(script: Script) -> Iterator[SimpleCommand]:
