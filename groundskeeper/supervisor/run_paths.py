@@ -434,13 +434,16 @@ class RunPaths:
         keeps = [p for ps in self.keep.values() for p in ps]
         if task is None or not keeps:
             return
+        # what the patterns cover now, and what they covered at run start (a removal too)
+        there = (f for f in self.start if covers(keeps, f))
         candidates = set(protect.matched_files(self.workdir, keeps)) | set(self._current)
+        candidates |= set(there)
         with self._lock:
             for path in sorted(candidates):
                 if not unknown and path not in named:
                     continue
                 now = protect.input_sha256(self.workdir, path)
-                if now == self._current.get(path):
+                if now == self._current.get(path, self.start.get(path)):
                     continue
                 if covers(task.writable, path) or asks_to_change(task, path):
                     self._current[path] = now
@@ -689,18 +692,28 @@ class RunPaths:
         with self._lock:
             current, intruded = dict(self._current), dict(self._intruded)
             carried = dict(self._carried)
-        for path in {*now, *baseline}:
+        # a file the task's own `:protect:` covers that another worker changed or removed,
+        # before this task started too (its start then saw the intruder's work, not the file)
+        spec = self._specs.get(task_id)
+        mine = spec.protect if spec is not None else ()
+        theirs = {p for p, by in intruded.items() if by != task_id and mine and covers(mine, p)}
+        for path in {*now, *baseline, *theirs}:
             if path in carried and path not in intruded:
                 baseline[path] = carried[path][1]  # an earlier run's intruder's: still held
+            elif path in theirs:  # held to the last entitled content: the run start's, or
+                baseline[path] = current.get(path, self.start.get(path))  # a re-based one
             elif path in intruded and intruded[path] != task_id:
                 baseline[path] = current.get(path)  # an intruder's change is no new baseline
             elif path in current and path not in intruded and current[path] != self.start.get(path):
                 baseline[path] = current[path]  # an entitled sibling's change re-bases it
-        paths = sorted({*now, *baseline})
+        paths = sorted({*now, *baseline, *theirs})
         differ = self._differ(paths, baseline)
         found += [
-            f"protected input changed: {f}: changed by the worker of task {intruded[f]}, whose task"
-            " does not ask to change it"
+            f"protected input removed: {f}: removed by the worker of task {intruded[f]}, whose"
+            " task does not ask to remove it"
+            if f in theirs and not (self.workdir / f).exists()
+            else f"protected input changed: {f}: changed by the worker of task {intruded[f]},"
+            " whose task does not ask to change it"
             if f in intruded and intruded[f] != task_id
             else _earlier(f, carried[f][0])
             if f in carried and f not in intruded
