@@ -20,7 +20,7 @@ CHECKER = (
     "sys.exit(1 if bad else 0)\n"
 )
 
-GONE = "protected_input_changed: input gone: `{}` ({}) was there before the work, and a worker"
+GONE = "protected_input_changed: input gone: `{}` ({}) was there before the work, which the worker"
 
 
 def _cases(root: Path) -> None:
@@ -58,6 +58,7 @@ def test_a_case_file_the_checker_loops_over_removed_fails(tmp_path: Path, cmd: s
     assert str(row["reason"]).startswith(
         GONE.format("cases/b.txt", "in `cases/`, a folder the check read its data from")
     ), row["reason"]
+    assert "which the worker of task `outs` removed" in str(row["reason"])
     assert "add `:writable: cases/b.txt` to the task that removes it" in str(row["reason"])
 
 
@@ -111,9 +112,31 @@ def test_a_failing_test_a_sibling_removed_fails(tmp_path: Path, cmd: str) -> Non
     assert row["state"] == "FAILED", row
     assert str(row["reason"]).startswith(
         GONE.format("tests/test_mul.py", "under the check's test path `tests`")
+        + " of task `tidy` removed (or renamed, or made unreadable)"
     ), row["reason"]
-    # the remover's own task fails too (a test file counts as the tests' helper for any check)
-    assert _row(doc, "tidy")["state"] == "FAILED"  # type: ignore[arg-type]
+    # the remover's task is judged on its own check, which never ran that test
+    assert _row(doc, "tidy")["state"] == "DONE", _row(doc, "tidy")  # type: ignore[arg-type]
+
+
+def test_a_test_file_is_a_checks_input_only_where_it_collects_it(tmp_path: Path) -> None:
+    """The remover's own check runs pytest on another path: the removed test is no file it
+    collects, so it is judged on its own tests (and a helper-named module still counts)."""
+    from groundskeeper.acceptance.check_inputs import gone_side
+    from groundskeeper.plan.org import load_plan
+    from groundskeeper.plan.spec import compile_plan
+
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        "* TODO Own\n  :PROPERTIES:\n  :ID: own\n"
+        "  :done-when: python3 -m pytest -q tests/test_add.py\n  :END:\n  Fix add.\n"
+        "* TODO Notes\n  :PROPERTIES:\n  :ID: notes\n  :done-when: test -s notes.md\n"
+        "  :END:\n  Write notes.md.\n"
+    )
+    own, notes = compile_plan(load_plan(plan))
+    assert gone_side(own, "tests/test_mul.py") is None
+    assert gone_side(own, "tests/test_add.py") == "under the check's test path `tests/test_add.py`"
+    assert gone_side(own, "testkit.py") == "a module named as the tests' helper or data"
+    assert gone_side(notes, "testkit.py") is None  # a check that runs no Python imports none
 
 
 def test_a_test_the_text_asks_to_remove_may_go(tmp_path: Path) -> None:
@@ -123,3 +146,4 @@ def test_a_test_the_text_asks_to_remove_may_go(tmp_path: Path) -> None:
         "rm tests/test_mul.py",
     )
     assert _row(doc, "calc")["state"] == "DONE", _row(doc, "calc")  # type: ignore[arg-type]
+    assert _row(doc, "tidy")["state"] == "DONE", _row(doc, "tidy")  # type: ignore[arg-type]

@@ -635,6 +635,7 @@ class RunPaths:
         with self._lock:
             before = self._before
             earlier = set(self._gone_earlier)
+            writers = {p: list(ids) for p, ids in self._writes.items()}
         if before is None:
             return []
         candidates = (set(before) if unlisted else {p for p in written if p in before}) | earlier
@@ -642,13 +643,20 @@ class RunPaths:
             return []
         workdir = self.workdir
         tasks = list(self._specs.values())
+
+        def who(path: str) -> str:
+            # the last worker whose journal lists the path removed it (an attempt whose
+            # changes could not all be listed: some worker of the run)
+            ids = writers.get(path)
+            return f"the worker of task `{ids[-1]}`" if ids else "a worker of the run"
+
         return inputs_gone(
             task,
             candidates,
             lambda path: not _readable(workdir / path),
             read or (),
             lambda path: may_remove(tasks, path),
-            "a worker of the run",
+            who,
         )
 
     def _modules_before(self) -> dict[str, frozenset[str]] | None:
