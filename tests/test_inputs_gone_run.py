@@ -79,9 +79,12 @@ TEST_MUL = "from calc import mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n
 FIXED_ADD = "def add(a, b):\\n    return a + b\\n\\ndef mul(a, b):\\n    return 0\\n"
 
 
-def _calc(root: Path, text: str, cmd: str) -> dict[str, object]:
+def _calc(
+    root: Path, text: str, cmd: str, *extra: str, fix: str = f"printf '{FIXED_ADD}' > calc.py"
+) -> dict[str, object]:
     """A pair run one at a time: a first task whose worker runs `cmd`, then `calc`, whose
-    plain pytest check runs tests/ (test_mul.py fails: mul is not fixed)."""
+    plain pytest check runs tests/ (test_mul.py fails: mul is not fixed) and whose worker
+    runs `fix`. `extra`: the run's options."""
     (root / "calc.py").write_text("def add(a, b):\n    return 0\n\ndef mul(a, b):\n    return 0\n")
     (root / "tests").mkdir()
     (root / "tests" / "test_add.py").write_text(TEST_ADD)
@@ -97,9 +100,9 @@ def _calc(root: Path, text: str, cmd: str) -> dict[str, object]:
         root,
         "* TODO Both\n" + children,
         "workers:\n  tidy:\n" + _sh(cmd + "; echo ok > notes.md") + "    - say: DONE\n"
-        "  calc:\n" + _sh(f"printf '{FIXED_ADD}' > calc.py") + "    - say: DONE\n",
+        "  calc:\n" + _sh(fix) + "    - say: DONE\n",
     )
-    _result, doc = resume(plan, script, "--max-parallel", "1")
+    _result, doc = resume(plan, script, "--max-parallel", "1", *extra)
     return doc
 
 
@@ -147,3 +150,48 @@ def test_a_test_the_text_asks_to_remove_may_go(tmp_path: Path) -> None:
     )
     assert _row(doc, "calc")["state"] == "DONE", _row(doc, "calc")  # type: ignore[arg-type]
     assert _row(doc, "tidy")["state"] == "DONE", _row(doc, "tidy")  # type: ignore[arg-type]
+
+
+# -- carried: a removal by an earlier run's worker (issue 28) -------------------------------
+
+FIRST_RUNS = {
+    # the run ends with `calc` left TODO: only tidy's attempt started
+    "calc left TODO": (("--max-total-attempts", "1"), "true"),
+    # `calc` FAILED on its own check (add not fixed yet), tidy's removal beside it
+    "calc FAILED": ((), "true"),
+}
+
+
+def _resumed(root: Path, text: str, first: str) -> tuple[dict[str, object], dict[str, object]]:
+    """Run 1 as `FIRST_RUNS[first]` says (tidy's worker removes tests/test_mul.py); then a
+    resume in which `calc`'s worker fixes add, so its check passes on what is left."""
+    extra, fix = FIRST_RUNS[first]
+    doc1 = _calc(root, text, "rm tests/test_mul.py", *extra, fix=fix)
+    assert not (root / "tests" / "test_mul.py").exists()
+    script = root / "workers.yaml"
+    script.write_text(
+        "workers:\n  tidy:\n    - say: DONE\n"
+        "  calc:\n" + _sh(f"printf '{FIXED_ADD}' > calc.py") + "    - say: DONE\n"
+    )
+    _result, doc = resume(root / "plan.org", script, "--max-parallel", "1")
+    return doc1, doc
+
+
+@pytest.mark.parametrize("first", sorted(FIRST_RUNS))
+def test_a_removal_by_an_earlier_runs_worker_is_carried(tmp_path: Path, first: str) -> None:
+    doc1, doc = _resumed(tmp_path, "Write notes.md with a line about the project.", first)
+    assert _row(doc1, "calc")["state"] == ("TODO" if "TODO" in first else "FAILED")  # type: ignore[arg-type]
+    row = _row(doc, "calc")  # type: ignore[arg-type]
+    assert row["state"] == "FAILED", row
+    assert str(row["reason"]).startswith(
+        GONE.format("tests/test_mul.py", "under the check's test path `tests`")
+        + " of task `tidy` removed in an earlier run of the plan"
+    ), row["reason"]
+
+
+@pytest.mark.parametrize("first", sorted(FIRST_RUNS))
+def test_a_removal_the_text_asks_for_stays_allowed_across_runs(tmp_path: Path, first: str) -> None:
+    _doc1, doc = _resumed(
+        tmp_path, "Remove the obsolete tests/test_mul.py and write notes.md saying so.", first
+    )
+    assert _row(doc, "calc")["state"] == "DONE", _row(doc, "calc")  # type: ignore[arg-type]

@@ -573,25 +573,26 @@ def inputs_gone(
     gone: Callable[[str], bool],
     read: Iterable[str],
     may_remove: Callable[[str], bool],
-    who: str | Callable[[str], str],
+    who: str | Callable[[str], tuple[str, str]],
 ) -> list[str]:
     """Why a pass of `checked`'s check must not stand for what is missing from it: each file
     of `before` (there before the work: the sealed snapshot, the run's start) on the check's
     side (`gone_side`) that is `gone` now and that no one entitled removed (`may_remove`: a
     task's text asks to change it, `:writable:` covers it), one named reason. A deleted or
     renamed failing test, a case file a checker loops over: the check passes on less than it
-    was sealed to judge (adversary-14 F4). `who`: who removed a path ("the worker of task
-    `a`", "a worker of the run"), or the hook's `SINCE_SEALED`."""
+    was sealed to judge (adversary-14 F4). `who`: "a worker of the run", the hook's
+    `SINCE_SEALED`, or a path → (who removed it, when: "" or " in an earlier run of the
+    plan")."""
     folders = _data_folders(checked, read)
     found: list[str] = []
     for path in sorted(set(before)):
         side = gone_side(checked, path, folders)
         if side is None or not gone(path) or may_remove(path):
             continue
-        remover = who(path) if callable(who) else who
+        remover, when = who(path) if callable(who) else (who, "")
         found.append(
             f"input gone: `{path}` ({side}) was there before the work, which"
-            f" {_did(remover, 'removed')} (or renamed, or made unreadable):"
+            f" {_did(remover, 'removed', during=when)} (or renamed, or made unreadable):"
             " the check passes without judging it;"
             f" put it back, or, if it should go, say so in a task's text or add"
             f" `:writable: {path}` to the task that removes it"

@@ -328,8 +328,11 @@ class RunPaths:
         #: files a call of an earlier run's worker changed that no sealed line lists (the run
         #: stopped mid-call) → the tasks that were in flight (`unrecorded`)
         self._unrecorded: dict[str, list[str]] = {}
-        #: files there before an earlier run's stopped call, gone since (`unrecorded`)
+        #: files there before an earlier run's stopped call, gone since (`unrecorded`), or
+        #: there before the work and removed by an earlier run's worker (`earlier_runs`)
         self._gone_earlier: set[str] = set()
+        #: those an earlier run's sealed tool call removed (`earlier_runs`)
+        self._removed_earlier: set[str] = set()
 
     @property
     def holds_out(self) -> bool:
@@ -500,7 +503,10 @@ class RunPaths:
                         self._before.pop(path, None)
 
     def earlier_runs(
-        self, wrote: Mapping[str, Sequence[str]], first: Mapping[str, str | None]
+        self,
+        wrote: Mapping[str, Sequence[str]],
+        first: Mapping[str, str | None],
+        made: Mapping[str, str] | None = None,
     ) -> None:
         """What earlier runs of the plan did, held against this one (adversary-11 F10–F13,
         F19): "before the work" is before the plan's first run, not this run's start. `wrote`
@@ -510,17 +516,31 @@ class RunPaths:
         something else now, last changed then by a worker not entitled to it, fails every
         task protecting it, its own worker's included, until it is restored or the user
         resumes with `--accept-changes`. A file that holds its first content again is
-        restored: its earlier writes no longer count."""
+        restored: its earlier writes no longer count. `made` (`Record.made`): the files a
+        worker made; each other file an earlier run's worker changed and that is gone now was
+        there before the work, and its removal is held as this run's (`_inputs_gone`)."""
         # hashed now: only files both changed then and sealed before any work
         restored = {
             p for p in wrote
             if first.get(p) is not None and protect.input_sha256(self.workdir, p) == first[p]
         }  # fmt: skip
+        made = made or {}
         with self._lock:
             for path, tasks in wrote.items():
                 if path not in restored and (self._there_at_start(path) or path in self._made):
                     self._writes[path] = [*tasks, *self._writes.get(path, [])]
                     self._earlier_written[path] = path in first
+                elif (
+                    tasks
+                    and path not in made
+                    and not self._there_at_start(path)
+                    and not _readable(self.workdir / path)
+                ):
+                    # removed by an earlier run's worker: not there at this run's start, and
+                    # no worker made it (a scratch file's removal is its maker's)
+                    self._writes[path] = [*tasks, *self._writes.get(path, [])]
+                    self._gone_earlier.add(path)
+                    self._removed_earlier.add(path)
         for path, now in self.start.items():
             if path not in first or first[path] == now:
                 continue
@@ -635,6 +655,7 @@ class RunPaths:
         with self._lock:
             before = self._before
             earlier = set(self._gone_earlier)
+            removed_earlier = set(self._removed_earlier)
             writers = {p: list(ids) for p, ids in self._writes.items()}
         if before is None:
             return []
@@ -644,11 +665,14 @@ class RunPaths:
         workdir = self.workdir
         tasks = list(self._specs.values())
 
-        def who(path: str) -> str:
+        def who(path: str) -> tuple[str, str]:
             # the last worker whose journal lists the path removed it (an attempt whose
             # changes could not all be listed: some worker of the run)
             ids = writers.get(path)
-            return f"the worker of task `{ids[-1]}`" if ids else "a worker of the run"
+            if not ids:
+                return "a worker of the run", ""
+            when = " in an earlier run of the plan" if path in removed_earlier else ""
+            return f"the worker of task `{ids[-1]}`", when
 
         return inputs_gone(
             task,

@@ -323,7 +323,7 @@ class Runner:
         self._paths.made_earlier(self._record.made)
         unrecorded: dict[str, Any] | None = None
         if not self.options.accept_changes:
-            self._paths.earlier_runs(self._record.wrote, self._record.first)
+            self._paths.earlier_runs(self._record.wrote, self._record.first, self._record.made)
             unrecorded = self._unrecorded_calls()
         # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
         rules, options = self._record.rules, self.options
