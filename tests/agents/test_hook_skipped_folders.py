@@ -142,3 +142,21 @@ def test_an_expected_value_a_pytest_suite_reads_rewritten_blocks(tmp_path: Path,
     (work / key).write_text("0\n")  # mul still returns 0
     reason = hook(work).blocked or ""
     assert CHANGED.format(key=key) in reason, reason
+
+
+def test_a_seal_after_a_check_names_another_skipped_file_takes_it_quietly(tmp_path: Path) -> None:
+    """A file in a skipped folder that one seal holds (a check named it) and the other not
+    was neither added nor removed: the re-seal takes the new check (accepted) and holds the
+    newly named key, without refusing it as a file added on the check's side."""
+    from tests.agents.test_hook_session_bound import gk
+
+    work = _project(tmp_path, "node_modules/keys/answer.txt", in_text=False)
+    (work / "node_modules" / "keys" / "other.txt").write_text("42\n")  # there all along
+    (work / "check.py").write_text(PROGRAM.format(key="node_modules/keys/other.txt"))
+    told = gk(work, "agent", "seal", "plan.org", "--accept", "check.py")
+    assert told.returncode == 0, told.stderr
+    assert "node_modules" not in told.stderr, told.stderr
+    (work / "out.txt").write_text("7\n")
+    (work / "node_modules" / "keys" / "other.txt").write_text("7\n")
+    reason = hook(work, session="s-2").blocked or ""
+    assert CHANGED.format(key="node_modules/keys/other.txt") in reason, reason
