@@ -23,16 +23,18 @@ from tests.test_paths_cli import _row, _sh
 CHECK = "test -s out.txt && grep -qx \"$(awk '{print $1*2}' data/in.txt)\" out.txt"
 
 
-def _killed(tmp_path: Path, how: signal.Signals) -> Path:
-    """Run 1: the worker rewrites data/in.txt (42 → 1) and out.txt, then sleeps; the whole
-    process group is killed once the rewrite is on disk."""
-    (tmp_path / "data").mkdir()
+def _killed(tmp_path: Path, how: signal.Signals, also: str = "", check_reads: str = "") -> Path:
+    """Run 1: the worker rewrites data/in.txt (42 → 1) and out.txt (and runs `also`), then
+    sleeps; the whole process group is killed once the rewrite is on disk. `check_reads`: a
+    file the check reads as well."""
+    (tmp_path / "data").mkdir(exist_ok=True)
     (tmp_path / "data" / "in.txt").write_text("42\n")
+    check = CHECK + (f" && cat {check_reads} | wc -c" if check_reads else "")
     plan, script = setup(
         tmp_path,
-        task("Double the number", "t", CHECK, max_attempts="1")
+        task("Double the number", "t", check, max_attempts="1")
         + "Read the number in data/in.txt and write twice it to out.txt.\n",
-        "workers:\n  t:\n" + _sh("echo 1 > data/in.txt; echo 2 > out.txt; sleep 60")
+        "workers:\n  t:\n" + _sh(f"echo 1 > data/in.txt; echo 2 > out.txt{also}; sleep 60")
         + "    - say: DONE\n",
     )  # fmt: skip
     command = [sys.executable, "-c", "from groundskeeper.cli import main; main()", "resume",
@@ -86,3 +88,75 @@ def test_accepting_the_changes_lets_it_pass(tmp_path: Path) -> None:
     assert _row(doc, "t")["state"] == "DONE", _row(doc, "t")
     assert result.exit_code == 0
     assert _audit(plan)[0] == 0
+
+
+# -- what the refusal says to do works (issue 28): a restore frees what it provably restores --
+
+FIXED = "workers:\n  t:\n" + _sh("echo 84 > out.txt") + "    - say: DONE\n"
+
+
+def _resume_fixed(plan: Path, *extra: str, script: str = FIXED) -> dict[str, object]:
+    fixed = plan.parent / "fixed.yaml"
+    fixed.write_text(script)
+    _result, doc = resume(plan, fixed, *extra)
+    return _row(doc, "t")
+
+
+#: the worker claims DONE on the killed call's work: the check passes on the changed input
+SAYS_DONE = "workers:\n  t:\n    - say: DONE\n"
+
+
+def test_writing_other_bytes_back_does_not_free_it(tmp_path: Path) -> None:
+    plan = _killed(tmp_path, signal.SIGKILL)
+    (tmp_path / "data" / "in.txt").write_text("42\n\n")  # not what it held
+    row = _resume_fixed(plan)
+    assert row["state"] == "FAILED", row
+    assert "the check read `data/in.txt`" in str(row["reason"]), row
+    # and no later resume frees it either
+    assert _resume_fixed(plan)["state"] == "FAILED"
+
+
+def test_restoring_the_input_before_the_resume_frees_it(tmp_path: Path) -> None:
+    plan = _killed(tmp_path, signal.SIGKILL)
+    (tmp_path / "data" / "in.txt").write_text("42\n")
+    code, said = _audit(plan)
+    assert (code, "`data/in.txt`" in said) == (1, False), said  # only out.txt is unexplained
+    row = _resume_fixed(plan)
+    assert row["state"] == "DONE", row
+
+
+def test_restoring_the_input_after_the_refusal_frees_it(tmp_path: Path) -> None:
+    plan = _killed(tmp_path, signal.SIGKILL)
+    row = _resume_fixed(plan, script=SAYS_DONE)
+    assert row["state"] == "FAILED", row
+    reason = str(row["reason"])
+    assert "changed by an unrecorded call of task t's worker (the run stopped mid-call):" in reason
+    assert "restore it" in reason, reason
+    (tmp_path / "data" / "in.txt").write_text("42\n")  # what the refusal asks for
+    row = _resume_fixed(plan)
+    assert row["state"] == "DONE", row
+
+
+def test_an_input_too_large_to_hash_is_not_promised_a_restore(tmp_path: Path) -> None:
+    """A file the run-start snapshot holds by size and time alone: the refusal names only
+    `--accept-changes`, which works."""
+    from groundskeeper.supervisor import run_paths
+
+    big = tmp_path / "data" / "pad.bin"
+    big.parent.mkdir()
+    big.write_bytes(b"\0" * (run_paths.MAX_HASHED_BYTES + 1))
+    plan = _killed(tmp_path, signal.SIGKILL, also="; : > data/pad.bin", check_reads="data/pad.bin")
+    code, said = _audit(plan)
+    assert code == 1 and "putting back `data/pad.bin` does not free it" in said, said
+    assert "`data/in.txt` does not free" not in said, said
+    row = _resume_fixed(plan, script=SAYS_DONE)
+    assert row["state"] == "FAILED", row
+    reason = str(row["reason"])
+    pad = reason.split("input changed: the check read `data/pad.bin`", 1)[1]
+    assert pad.endswith(
+        "changed by an unrecorded call of task t's worker (the run stopped mid-call; what it"
+        " held before is not sealed, only its size and time, which no restore brings back):"
+        " once it holds what it should, resume with `--accept-changes`"
+    ), reason
+    assert "restore it" not in pad, reason
+    assert _resume_fixed(plan, "--accept-changes", script=SAYS_DONE)["state"] == "DONE"

@@ -92,6 +92,8 @@ __all__ = [
 CODE, CHECKER, DATA = "code", "checker", "data"
 
 _TEST_NAMES = ("test_*.py", "*_test.py", "conftest.py")
+#: A test file's names (pytest's defaults): a test runner's to collect, no module to import.
+_TEST_FILE_NAMES = ("test_*.py", "*_test.py")
 #: unittest's default discovery pattern (`-p`/`--pattern` changes it; the default covers
 #: `test_*.py` and the rest).
 _UNITTEST_NAMES = ("test*.py",)
@@ -534,7 +536,8 @@ def gone_side(checked: TaskSpec, path: str, folders: Collection[str] = ()) -> st
     passing check read its data from (`_data_folders`). The check's side: under a test path
     of a pytest or unittest check (with none named, a test file anywhere), the check's
     program and the folder it lies in (not the workdir's top), a module named as the tests'
-    helper or data, and a file in a folder the check read its data from."""
+    helper or data when the check runs Python (never a test file: it is the check's only
+    where the check collects it), and a file in a folder the check read its data from."""
     name = posixpath.basename(path)
     tests = [t for t in test_paths(checked) if t != "."]
     for test_path in tests:
@@ -545,13 +548,18 @@ def gone_side(checked: TaskSpec, path: str, folders: Collection[str] = ()) -> st
         names = _TEST_NAMES + (_UNITTEST_NAMES if unittest else ())
         if any(fnmatch.fnmatchcase(name, p) for p in names):
             return "a test file the check collects"
-    for how, program in _programs(checked):
+    programs = _programs(checked)
+    for how, program in programs:
         directory = posixpath.dirname(program)
         if path == program:
             return "the check's own program"
         if how != "module" and directory and _under(path, directory):
             return f"beside the check's program `{program}`"
-    if path.endswith(".py") and _helper_name(path):
+    # a helper the check's Python imports; a test file is the check's only where it collects
+    # it (above): a sibling's removed test is no loss to a check that never ran it
+    runs_python = bool(programs) or unittest or runs_pytest_check(checked)
+    test_file = any(fnmatch.fnmatchcase(name, p) for p in _TEST_FILE_NAMES)
+    if runs_python and not test_file and path.endswith(".py") and _helper_name(path):
         return "a module named as the tests' helper or data"
     folder = posixpath.dirname(path)
     if folder in folders and not (_is_code(path) and check_role(checked, path) == CODE):
@@ -565,25 +573,27 @@ def inputs_gone(
     gone: Callable[[str], bool],
     read: Iterable[str],
     may_remove: Callable[[str], bool],
-    who: str,
+    who: str | Callable[[str], tuple[str, str]],
 ) -> list[str]:
     """Why a pass of `checked`'s check must not stand for what is missing from it: each file
     of `before` (there before the work: the sealed snapshot, the run's start) on the check's
     side (`gone_side`) that is `gone` now and that no one entitled removed (`may_remove`: a
     task's text asks to change it, `:writable:` covers it), one named reason. A deleted or
     renamed failing test, a case file a checker loops over: the check passes on less than it
-    was sealed to judge (adversary-14 F4). `who`: "a worker of the run", or the hook's
-    `SINCE_SEALED`."""
+    was sealed to judge (adversary-14 F4). `who`: "a worker of the run", the hook's
+    `SINCE_SEALED`, or a path → (who removed it, when: "" or " in an earlier run of the
+    plan")."""
     folders = _data_folders(checked, read)
     found: list[str] = []
     for path in sorted(set(before)):
         side = gone_side(checked, path, folders)
         if side is None or not gone(path) or may_remove(path):
             continue
+        remover, when = who(path) if callable(who) else (who, "")
         found.append(
-            f"input gone: `{path}` ({side}) was there before the work, and"
-            f" {'it ' + _did(who, 'removed') if who == SINCE_SEALED else who + ' removed it'}"
-            " (or renamed it, or made it unreadable): the check passes without judging it;"
+            f"input gone: `{path}` ({side}) was there before the work, which"
+            f" {_did(remover, 'removed', during=when)} (or renamed, or made unreadable):"
+            " the check passes without judging it;"
             f" put it back, or, if it should go, say so in a task's text or add"
             f" `:writable: {path}` to the task that removes it"
         )

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from groundskeeper.agents.seal import Fingerprint, HookFailure
-from groundskeeper.agents.snapshot import Snapshot, load_snapshot
+from groundskeeper.agents.snapshot import Snapshot, in_skipped, load_snapshot
 
 __all__ = ["Change", "Changes", "accepted_body", "changes_since_seal", "short_identity"]
 
@@ -121,6 +121,10 @@ def changes_since_seal(
                 continue
             was, is_ = held.get(path), now.files.get(path)
             if _content(was) == _content(is_):
+                continue
+            if in_skipped(path) and (was is None or (is_ is None and (root / path).exists())):
+                # in a folder a snapshot holds only as a check names it: a file one seal
+                # holds and the other does not was named by a check, not added or removed
                 continue
             change = "added" if was is None else "removed" if is_ is None else "changed"
             side = sealed_side(tasks, path, change, modules)

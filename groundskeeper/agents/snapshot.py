@@ -10,6 +10,9 @@ the snapshot and differs now goes through the run's rule on a check's inputs
 Bounded: at most `MAX_FILES` files, a file over `MAX_HASHED_BYTES` by its size and
 modification time instead of its bytes. Skipped: the folders no check's inputs live in
 (`SKIPPED`: `.git`, the control directory, virtual environments, `node_modules`, caches).
+A file in a skipped folder that a task's check names (`agents.named`: in the check's text,
+its program's or its tests': a key under `node_modules/`, `.venv/`, `__pycache__/`) is held
+anyway, by its content, at most `MAX_NAMED_SKIPPED` of them (adversary-14 F2, p27).
 What git ignores when the workdir is in a git work tree (`git ls-files --others --ignored
 --exclude-standard --directory`: a `build/`, a `data/` listed in `.gitignore`) is held by its
 stat key alone (device, inode, size, modification and change time; at most
@@ -40,6 +43,7 @@ __all__ = [
     "SNAPSHOT_FILE",
     "Snapshot",
     "changed_since",
+    "in_skipped",
     "load_snapshot",
     "readable",
     "take_snapshot",
@@ -60,8 +64,12 @@ MAX_IGNORED_FILES = 50_000
 #: time, which no `touch -r` puts back, so an edit with its mtime restored is hashed again.
 MAX_HASHED_BYTES = 64 * 1024 * 1024
 
-#: Folders never walked, at any depth: no check input lives there (or the agent cannot
-#: reach it: the control directory).
+#: Files in a skipped folder that a check names, held at most (`take_snapshot`'s `named`).
+MAX_NAMED_SKIPPED = 1_000
+
+#: Folders never walked, at any depth, but for the files a check names there
+#: (`MAX_NAMED_SKIPPED`): no other check input lives there (or the agent cannot reach it:
+#: the control directory, never held).
 SKIPPED = frozenset(
     {
         ".git",
@@ -161,8 +169,10 @@ def _git_ignored(root: Path) -> set[str] | None:
     return {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p}
 
 
-def take_snapshot(root: Path) -> Snapshot:
-    """The workdir `root` now (see the module for what is skipped and the bounds)."""
+def take_snapshot(root: Path, named: Iterable[str] = ()) -> Snapshot:
+    """The workdir `root` now (see the module for what is skipped and the bounds); `named`:
+    the paths a check names (relative, `/`-separated) — each file among them, or under a
+    directory among them, that lies in a skipped folder is held by its content."""
     root = root.resolve()
     ignored = _git_ignored(root)
     skip = ignored or set()
@@ -195,7 +205,47 @@ def take_snapshot(root: Path) -> Snapshot:
                 found = identity(Path(entry.path))
             if found is not None:
                 files[relative] = found
+    complete &= _hold_named(root, named, files)
     return Snapshot(files, complete, ignored is not None)
+
+
+def in_skipped(path: str) -> bool:
+    """Whether the walk never reaches `path` (a folder of it is one `SKIPPED`)."""
+    return any(part in SKIPPED for part in path.split("/")[:-1])
+
+
+def _hold_named(root: Path, named: Iterable[str], files: dict[str, str]) -> bool:
+    """Hold each file of `named` (a directory's files below it) that lies in a skipped folder
+    other than the control directory, by its content, into `files`; False past
+    `MAX_NAMED_SKIPPED`."""
+    held = 0
+    for name in sorted(set(named)):
+        parts = name.split("/")
+        if ".groundskeeper" in parts or ".." in parts or not in_skipped(name + "/"):
+            continue
+        found: list[str] = []
+        path = root / name
+        if path.is_dir() and not path.is_symlink():
+            if parts[-1] in SKIPPED and len(parts) == 1:
+                continue  # a whole skipped folder (`ls node_modules`): no file named
+            for directory, dirs, names in os.walk(path):
+                dirs[:] = [d for d in sorted(dirs) if d != ".groundskeeper"]
+                base = os.path.relpath(directory, root).replace(os.sep, "/")
+                found += [f"{base}/{n}" for n in sorted(names)]
+                if len(found) > MAX_NAMED_SKIPPED:
+                    break
+        else:
+            found.append(name)
+        for relative in found:
+            if relative in files or not in_skipped(relative):
+                continue
+            if held >= MAX_NAMED_SKIPPED:
+                return False
+            identity_now = identity(root / relative)
+            if identity_now is not None:
+                files[relative] = identity_now
+                held += 1
+    return True
 
 
 def _stat_key(path: Path) -> str | None:

@@ -300,7 +300,7 @@ def _since_seal(plan: Path, root: Path, snapshot: Snapshot | None, skip: list[st
     sealed = LedgerView.read(verified_steps(control, plan, key), "").seal
     if sealed is None:
         return Changes(())
-    now = snapshot if snapshot is not None else take_snapshot(root)
+    now = snapshot if snapshot is not None else take_snapshot(root, _checks_name(plan, root))
     fresh = fingerprint(load_plan(plan), root, (), sealed=sealed)
     skip = [*skip, *(_relative(Path(p), root) for p, _ in sealed.guarded), _relative(plan, root)]
     return changes_since_seal(plan, root, now, sealed, fresh, [s for s in skip if s])
@@ -443,7 +443,17 @@ def _snapshot(plan: Path, workdir: Path | None) -> Snapshot:
     """The workdir as it is now, for the rule on a check's inputs (`agents.snapshot`)."""
     from groundskeeper.agents.snapshot import take_snapshot
 
-    return take_snapshot(workdir or plan.parent)
+    root = workdir or plan.parent
+    return take_snapshot(root, _checks_name(plan, root))
+
+
+def _checks_name(plan: Path, root: Path) -> list[str]:
+    """The paths the plan's checks name in folders the snapshot skips (`agents.named`)."""
+    from groundskeeper.agents.named import skipped_named
+    from groundskeeper.plan.org import load_plan
+    from groundskeeper.plan.spec import compile_plan
+
+    return skipped_named(compile_plan(load_plan(plan)), root.resolve())
 
 
 def _note_snapshot(snapshot: Snapshot) -> None:

@@ -253,7 +253,12 @@ def _unrecorded_changes(path: Path, control: Any, record: Any) -> list[AuditFind
     flight (adversary-13 F3): one finding naming them, or none."""
     import os
 
-    from groundskeeper.supervisor.run_paths import SNAPSHOTS_DIR, Snapshots, unaccounted
+    from groundskeeper.supervisor.run_paths import (
+        SNAPSHOTS_DIR,
+        Snapshots,
+        snapshot_hashes,
+        unaccounted,
+    )
 
     if not record.runs or not record.in_flight:
         return []
@@ -270,11 +275,22 @@ def _unrecorded_changes(path: Path, control: Any, record: Any) -> list[AuditFind
         return []
     shown = ", ".join(f"`{p}`" for p in listed[:10]) + (" …" if len(listed) > 10 else "")
     lost = " (the run-start snapshot is gone, so every file counts)" if snapshot is None else ""
+    hashed = snapshot_hashes(snapshot)
+    stuck = [p for p in changed if p not in hashed]
+    held = (
+        f"; putting back {', '.join(f'`{p}`' for p in stuck[:10])}"
+        f"{' …' if len(stuck) > 10 else ''} does not free {'it' if len(stuck) == 1 else 'them'}"
+        " (the snapshot holds only size and time there): once right, resume with"
+        " `--accept-changes`"
+        if stuck
+        else ""
+    )
     message = (
         f"run {run} stopped while task(s) {', '.join(record.in_flight)} worked, and"
         f" {len(listed)} file(s) changed since its start that no sealed call explains: {shown}"
         f"{lost};"
-        " the next resume holds them against those tasks (put them back, or resume with"
-        " `--accept-changes` to take them as they are)"
+        " the next resume holds them against those tasks (put them back — remove the ones the"
+        " call made — or resume with `--accept-changes` to take them as they are)"
+        f"{held}"
     )
     return [AuditFinding("unrecorded-change", None, None, message)]

@@ -406,9 +406,16 @@ def _unrecorded(record: Record, sealed: Any) -> None:
         return
     made = sealed.get("made")
     made_paths = {unsealed_name(p) for p in made} if isinstance(made, list) else set()
+    before = sealed.get("before")
+    held = before if isinstance(before, Mapping) else {}
     for item in listed:
         path = unsealed_name(item)
         if path is not None:
+            sha = held.get(path)
+            if isinstance(sha, str) and path not in record.wrote:
+                # what it held before the stopped call, no sealed call having changed it
+                # before: what it held before any work (a restore of it frees it)
+                record.first.setdefault(path, sha)
             writers = record.wrote.setdefault(path, [])
             writers += [t for t in tasks if t not in writers]
             if path in made_paths:  # not there before: made by the first of them

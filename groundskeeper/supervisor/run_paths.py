@@ -22,7 +22,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,14 @@ COARSE_CLOCK_NS = 50_000_000
 #: Where the run-start snapshots are kept, in the plan's control directory
 SNAPSHOTS_DIR = "workdir"
 
+#: The run-start snapshot also holds the SHA-256 of each regular file up to this size, while
+#: the run's budget lasts (`MAX_HASHED_TOTAL` bytes, `MAX_HASHED_FILES` files): what a file a
+#: stopped call changed held before it, so writing those bytes back restores it. A file past
+#: them is held by its size and time alone, which no restore brings back.
+MAX_HASHED_BYTES = 1024 * 1024
+MAX_HASHED_TOTAL = 64 * 1024 * 1024
+MAX_HASHED_FILES = 20_000
+
 
 def _stamp(workdir: Path, path: str) -> tuple[int, int] | None:
     try:
@@ -96,13 +104,18 @@ def _test_files(workdir: Path, task: TaskSpec) -> list[str]:
 
 
 def _snapshot(
-    workdir: Path, links: dict[str, str] | None = None, since: int | None = None
+    workdir: Path,
+    links: dict[str, str] | None = None,
+    since: int | None = None,
+    hashes: dict[str, str] | None = None,
 ) -> dict[str, tuple[int, int]] | None:
     """Every file under `workdir` (no control directory, no link followed) → (size, mtime);
-    each symbolic link among them, or among its directories, also into `links` (→ target).
+    each symbolic link among them, or among its directories, also into `links` (→ target);
+    each regular file's SHA-256 into `hashes`, within `MAX_HASHED_BYTES` and the budget.
     With `since` (ns): only the files whose inode changed at or after it (ctime, which no
     worker can set back), or whose stamp is not what `since`'s snapshot would show."""
     found: dict[str, tuple[int, int]] = {}
+    budget = [MAX_HASHED_TOTAL, MAX_HASHED_FILES]
     root = os.path.realpath(workdir)
     for directory, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = [d for d in dirs if d.casefold() not in fences.HIDDEN_NAMES]
@@ -121,6 +134,17 @@ def _snapshot(
             if since is not None and info.st_ctime_ns < since:
                 continue
             found[relative] = (info.st_size, info.st_mtime_ns)
+            if (
+                hashes is not None
+                and stat.S_ISREG(info.st_mode)
+                and info.st_size <= min(MAX_HASHED_BYTES, budget[0])
+                and budget[1] > 0
+            ):
+                digest = protect.file_sha256(Path(directory, name))
+                if digest is not None:
+                    hashes[relative] = digest
+                    budget[0] -= info.st_size
+                    budget[1] -= 1
             if links is not None and stat.S_ISLNK(info.st_mode):
                 with contextlib.suppress(OSError):
                     links[relative] = os.readlink(os.path.join(directory, name))
@@ -157,15 +181,30 @@ def unaccounted(
         return [], sorted(p for p in now if p not in skip)
     data = json.loads(snapshot)
     before: dict[str, Any] = data["files"]
+    held = snapshot_hashes(snapshot)
     recent = _snapshot(workdir, since=int(data["taken_ns"]) - COARSE_CLOCK_NS)
     touched = set(now) if recent is None else set(recent)
     made = sorted(p for p in now if p not in before and p not in skip)
     changed = sorted(
         p
         for p in before
-        if p not in skip and (p not in now or list(now[p]) != list(before[p]) or p in touched)
+        if p not in skip
+        and (p not in now or list(now[p]) != list(before[p]) or p in touched)
+        # the bytes it held at the snapshot, written back: restored, provably
+        and not (p in now and p in held and protect.input_sha256(workdir, p) == held[p])
     )
     return made, changed
+
+
+def snapshot_hashes(snapshot: bytes | None) -> dict[str, str]:
+    """The SHA-256 a run-start `snapshot` holds of each file it hashed (`MAX_HASHED_BYTES`):
+    the files a restore of those bytes frees. None, or a snapshot from before hashes: none."""
+    if snapshot is None:
+        return {}
+    found = json.loads(snapshot).get("sha256")
+    if not isinstance(found, dict):
+        return {}
+    return {str(p): h for p, h in found.items() if isinstance(h, str)}
 
 
 def _earlier(path: str, task_id: str) -> str:
@@ -220,14 +259,24 @@ class Snapshots:
         return data if hashlib.sha256(data).hexdigest() == digest else None
 
 
-def _unrecorded_read(reason: str, unrecorded: Mapping[str, Sequence[str]]) -> str:
-    """A check backstop's reason, saying so when the change was an unrecorded call's."""
+def _unrecorded_read(
+    reason: str, unrecorded: Mapping[str, Sequence[str]], restorable: Collection[str]
+) -> str:
+    """A check backstop's reason, saying so when the change was an unrecorded call's, and
+    what frees it: a restore only when the run-start snapshot holds what the file held
+    (`restorable`: its hash, or it was made by the call: removing it restores)."""
     for path, tasks in unrecorded.items():
         if f"`{path}`" in reason:
+            who = f"changed by an unrecorded call of task {', '.join(tasks)}'s worker"
+            if path in restorable:
+                return (
+                    f"{reason}; {who} (the run stopped mid-call): restore it (remove it, if the"
+                    " call made it), or resume with `--accept-changes` if it is right as it is"
+                )
             return (
-                f"{reason}; changed by an unrecorded call of task {', '.join(tasks)}'s worker"
-                " (the run stopped mid-call): restore it (remove it, if the call made it), or"
-                " resume with `--accept-changes` if it is right as it is"
+                f"{reason}; {who} (the run stopped mid-call; what it held before is not"
+                " sealed, only its size and time, which no restore brings back): once it holds"
+                " what it should, resume with `--accept-changes`"
             )
     return reason
 
@@ -308,7 +357,9 @@ class RunPaths:
         links: dict[str, str] = {}
         #: when the snapshot was taken (ns, the clock file times are set from)
         self.taken_ns = time.time_ns()
-        self._before = _snapshot(workdir, links)
+        #: the SHA-256 of each file the snapshot hashed (`MAX_HASHED_BYTES`)
+        self._hashes: dict[str, str] = {}
+        self._before = _snapshot(workdir, links, hashes=self._hashes)
         self._links_before = links if self._before is not None else None
         #: every file a worker of the run changed → the tasks whose workers did, in order
         self._writes: dict[str, list[str]] = {}
@@ -328,8 +379,15 @@ class RunPaths:
         #: files a call of an earlier run's worker changed that no sealed line lists (the run
         #: stopped mid-call) → the tasks that were in flight (`unrecorded`)
         self._unrecorded: dict[str, list[str]] = {}
-        #: files there before an earlier run's stopped call, gone since (`unrecorded`)
+        #: what the latest run's start snapshot hashed (`unaccounted`), and the files an
+        #: unrecorded call changed that a restore frees (`unrecorded`)
+        self._earlier_hashes: dict[str, str] = {}
+        self._restorable: set[str] = set()
+        #: files there before an earlier run's stopped call, gone since (`unrecorded`), or
+        #: there before the work and removed by an earlier run's worker (`earlier_runs`)
         self._gone_earlier: set[str] = set()
+        #: those an earlier run's sealed tool call removed (`earlier_runs`)
+        self._removed_earlier: set[str] = set()
 
     @property
     def holds_out(self) -> bool:
@@ -503,7 +561,10 @@ class RunPaths:
                         self._before.pop(path, None)
 
     def earlier_runs(
-        self, wrote: Mapping[str, Sequence[str]], first: Mapping[str, str | None]
+        self,
+        wrote: Mapping[str, Sequence[str]],
+        first: Mapping[str, str | None],
+        made: Mapping[str, str] | None = None,
     ) -> None:
         """What earlier runs of the plan did, held against this one (adversary-11 F10–F13,
         F19): "before the work" is before the plan's first run, not this run's start. `wrote`
@@ -513,17 +574,31 @@ class RunPaths:
         something else now, last changed then by a worker not entitled to it, fails every
         task protecting it, its own worker's included, until it is restored or the user
         resumes with `--accept-changes`. A file that holds its first content again is
-        restored: its earlier writes no longer count."""
+        restored: its earlier writes no longer count. `made` (`Record.made`): the files a
+        worker made; each other file an earlier run's worker changed and that is gone now was
+        there before the work, and its removal is held as this run's (`_inputs_gone`)."""
         # hashed now: only files both changed then and sealed before any work
         restored = {
             p for p in wrote
             if first.get(p) is not None and protect.input_sha256(self.workdir, p) == first[p]
         }  # fmt: skip
+        made = made or {}
         with self._lock:
             for path, tasks in wrote.items():
                 if path not in restored and (self._there_at_start(path) or path in self._made):
                     self._writes[path] = [*tasks, *self._writes.get(path, [])]
                     self._earlier_written[path] = path in first
+                elif (
+                    tasks
+                    and path not in made
+                    and not self._there_at_start(path)
+                    and not _readable(self.workdir / path)
+                ):
+                    # removed by an earlier run's worker: not there at this run's start, and
+                    # no worker made it (a scratch file's removal is its maker's)
+                    self._writes[path] = [*tasks, *self._writes.get(path, [])]
+                    self._gone_earlier.add(path)
+                    self._removed_earlier.add(path)
         for path, now in self.start.items():
             if path not in first or first[path] == now:
                 continue
@@ -544,13 +619,22 @@ class RunPaths:
         if self._before is None:
             return None
         files = {p: list(stamp) for p, stamp in sorted(self._before.items())}
-        return json.dumps({"taken_ns": self.taken_ns, "files": files}, sort_keys=True).encode()
+        document = {"taken_ns": self.taken_ns, "files": files, "sha256": self._hashes}
+        return json.dumps(document, sort_keys=True).encode()
 
     def unaccounted(
         self, snapshot: bytes | None, sealed: Iterable[str], exclude: Iterable[str]
     ) -> tuple[list[str], list[str]]:
-        """`unaccounted` on this run's start snapshot."""
+        """`unaccounted` on this run's start snapshot; what the earlier `snapshot` hashed is
+        kept for `unrecorded` (what a restore frees)."""
+        self._earlier_hashes = snapshot_hashes(snapshot)
         return unaccounted(self.workdir, self._before or {}, snapshot, sealed, exclude)
+
+    def held_before(self, paths: Iterable[str]) -> dict[str, str]:
+        """What each of `paths` held before an earlier run's stopped call, where its start
+        snapshot hashed it (`unaccounted`): sealed with the run-start's `unrecorded`, so a
+        later run frees the file once it holds those bytes again."""
+        return {p: self._earlier_hashes[p] for p in paths if p in self._earlier_hashes}
 
     def unrecorded(self, tasks: Sequence[str], made: Iterable[str], changed: Iterable[str]) -> None:
         """Hold what an earlier run's stopped call wrote (`unaccounted`) against the `tasks`
@@ -566,9 +650,12 @@ class RunPaths:
                 self._made[path] = tasks[0]
                 self._writes[path] = [*tasks, *self._writes.get(path, [])]
                 self._unrecorded[path] = list(tasks)
+                self._restorable.add(path)  # removing it restores
             for path in changed:
                 self._writes[path] = [*tasks, *self._writes.get(path, [])]
                 self._unrecorded[path] = list(tasks)
+                if path in self._earlier_hashes:
+                    self._restorable.add(path)
                 self._earlier_written.pop(path, None)
                 if not _readable(self.workdir / path):
                     self._gone_earlier.add(path)
@@ -614,7 +701,8 @@ class RunPaths:
         with self._lock:
             earlier = {p: sealed for p, sealed in self._earlier_written.items() if p in files}
             unrecorded = {p: ids for p, ids in self._unrecorded.items() if p in files}
-        found = [_unrecorded_read(_earlier_read(r, earlier), unrecorded) for r in found]
+            restorable = set(self._restorable)
+        found = [_unrecorded_read(_earlier_read(r, earlier), unrecorded, restorable) for r in found]
         if read is None:
             return found
         with self._lock:
@@ -625,7 +713,7 @@ class RunPaths:
         made_found = read_inputs_made(task, read, made, self._specs, self._modules_before())
         with self._lock:
             unrecorded = {p: ids for p, ids in self._unrecorded.items() if p in set(read)}
-        return found + [_unrecorded_read(r, unrecorded) for r in made_found]
+        return found + [_unrecorded_read(r, unrecorded, restorable) for r in made_found]
 
     def _inputs_gone(
         self, task: TaskSpec, read: Iterable[str] | None, written: set[str], unlisted: bool
@@ -638,6 +726,8 @@ class RunPaths:
         with self._lock:
             before = self._before
             earlier = set(self._gone_earlier)
+            removed_earlier = set(self._removed_earlier)
+            writers = {p: list(ids) for p, ids in self._writes.items()}
         if before is None:
             return []
         candidates = (set(before) if unlisted else {p for p in written if p in before}) | earlier
@@ -645,13 +735,23 @@ class RunPaths:
             return []
         workdir = self.workdir
         tasks = list(self._specs.values())
+
+        def who(path: str) -> tuple[str, str]:
+            # the last worker whose journal lists the path removed it (an attempt whose
+            # changes could not all be listed: some worker of the run)
+            ids = writers.get(path)
+            if not ids:
+                return "a worker of the run", ""
+            when = " in an earlier run of the plan" if path in removed_earlier else ""
+            return f"the worker of task `{ids[-1]}`", when
+
         return inputs_gone(
             task,
             candidates,
             lambda path: not _readable(workdir / path),
             read or (),
             lambda path: may_remove(tasks, path),
-            "a worker of the run",
+            who,
         )
 
     def _modules_before(self) -> dict[str, frozenset[str]] | None:

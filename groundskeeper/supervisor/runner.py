@@ -323,7 +323,7 @@ class Runner:
         self._paths.made_earlier(self._record.made)
         unrecorded: dict[str, Any] | None = None
         if not self.options.accept_changes:
-            self._paths.earlier_runs(self._record.wrote, self._record.first)
+            self._paths.earlier_runs(self._record.wrote, self._record.first, self._record.made)
             unrecorded = self._unrecorded_calls()
         # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
         rules, options = self._record.rules, self.options
@@ -422,10 +422,14 @@ class Runner:
             len(listed),
         )
         whole = len(canonical_json(sealable(listed))) <= UNRECORDED_INLINE_BYTES
+        shown = listed if whole else listed[:UNRECORDED_INLINE_PATHS]
         return {
             "task_ids": tasks,
-            "changed": listed if whole else listed[:UNRECORDED_INLINE_PATHS],
-            "made": made if whole else [p for p in made if p in listed[:UNRECORDED_INLINE_PATHS]],
+            "changed": shown,
+            "made": made if whole else [p for p in made if p in shown],
+            # what each changed file held before the call, where the snapshot hashed it: a
+            # later run frees the file once it holds those bytes again (`Record.first`)
+            "before": self._paths.held_before(p for p in changed if p in set(shown)),
             "changed_count": len(listed),
             "snapshot_found": snapshot is not None,
         }
