@@ -45,6 +45,8 @@ from groundskeeper.plan.expected import (
     UNSURE,
     asks_to_change,
     configuration_kept,
+    existing_files,
+    expected_files,
     expected_inputs,
     freed,
     reading,
@@ -151,6 +153,18 @@ def _snapshot(
             if len(found) > MAX_SNAPSHOT:
                 return None
     return found
+
+
+def _compared_globs(task: TaskSpec, workdir: Path) -> tuple[str, ...]:
+    """The glob patterns the task's check compares against that cover files now (`for k in
+    keys/*; do cmp -s out.txt "$k"`: any accepted answer): kept as patterns, so a file the
+    worker adds under one (an answer of its own among the accepted) is refused as the
+    existing ones are (adversary-17 F12). A pattern covering nothing yet is the work's."""
+    return tuple(
+        p
+        for p in expected_files(task)
+        if any(c in p for c in "*?[") and not covers(task.hide, p) and existing_files(workdir, p)
+    )
 
 
 def _readable(path: Path) -> bool:
@@ -297,9 +311,13 @@ class RunPaths:
         tasks = list(spec)
         self._specs = {t.task_id: t for t in tasks}
         self.automatic = expected_inputs(tasks, workdir)
+        #: the task id → the glob patterns its check compares against that cover files now
+        self.compared_globs: dict[str, tuple[str, ...]] = {}
         for task in tasks:
             auto = [p for p, ids in self.automatic.items() if task.task_id in ids]
-            self.keep[task.task_id] = task.protect + tuple(f"/{p}" for p in auto)
+            globs = _compared_globs(task, workdir)
+            self.compared_globs[task.task_id] = globs
+            self.keep[task.task_id] = task.protect + tuple(f"/{p}" for p in [*auto, *globs])
             self.hide_of[task.task_id] = task.hide
         #: expected files no task may change (none frees one with `:writable:` or asks for
         #: it): every worker of the run is kept from them, and checks compare against what
@@ -462,6 +480,9 @@ class RunPaths:
             return (
                 f"an expected file the check of {', '.join(self.automatic[path])} compares against"
             )
+        glob = covering(self.compared_globs.get(task_id, ()), path)
+        if glob is not None:
+            return f"a file under `{glob}`, which the task's check compares against"
         if task_id in self.read_kept.get(path, ()):
             return "a file the task's check reads (its tests, or what it read before any work)"
         if task is None:
