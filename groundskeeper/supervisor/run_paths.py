@@ -691,8 +691,9 @@ class RunPaths:
     def inputs_read(self, task_id: str, read: Iterable[str] | None) -> list[str]:
         """Why a pass of the task's check must not stand (`acceptance.check_inputs`): each
         file it `read` (None: it cannot be told, so every file a worker changed) that was
-        there before the work — at run start, or made by another task's worker before this
-        task first started — and that a worker not entitled to it changed (the maker of a
+        there before the work — at run start, or made by another task's worker (before this
+        task first started, or after: a parallel sibling's) — and that a worker not entitled
+        to it changed (the maker of a
         file made in the run did not change it), named. An attempt
         whose changes could not all be listed counts as changing every file whose size or
         mtime differs from run start."""
@@ -707,6 +708,9 @@ class RunPaths:
             }
             unlisted = list(dict.fromkeys(self._unlisted))
             made_before = self._made_before.get(task_id, frozenset())
+            # made by another task's worker, whenever: a parallel sibling's output is not
+            # this task's to rewrite either (adversary-17 F5)
+            theirs = {p for p, maker in self._made.items() if maker != task_id}
         files = set(writes) if read is None else set(read)
         if unlisted and self._before is not None:
             for path in sorted(files | (set(self._before) if read is None else set())):
@@ -715,7 +719,7 @@ class RunPaths:
                     files.add(path)
 
         def existed(path: str) -> bool:
-            return self._there_at_start(path) or path in made_before
+            return self._there_at_start(path) or path in made_before or path in theirs
 
         found = read_inputs_changed(task, files, writes, existed, self._specs)
         found += self._inputs_gone(task, read, set(writes), bool(unlisted))
