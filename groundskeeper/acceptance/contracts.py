@@ -141,6 +141,11 @@ class ContractContext:
     # test files a worker was entitled to add under a `pytest` contract's paths (its text
     # asked for them, or `:writable:`): their new tests are judged apart (`_pytest`)
     added: tuple[str, ...] = ()
+    # why a pass of a `pytest` contract must not stand, given the files the suite read
+    # (`RunPaths.inputs_read` for the task, as for a check's pass): a file there before the
+    # work that a worker not entitled to it changed — the tests' data or helper module,
+    # which lie outside the contract's test paths (adversary-17 F6, F7)
+    inputs_changed: Callable[[tuple[str, ...] | None], list[str]] | None = None
 
     def named(self, pattern: str) -> list[str]:
         """The files a path argument names (`protect.named_files`: the one matcher's reading,
@@ -682,6 +687,10 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
     if context.workdir is None:
         raise ContractFailure("C090", "no workdir to run the suite in")
     baseline = context.baselines.get(contract.text)
+    from groundskeeper.sandbox import read_set
+
+    # what every run of the suite read (`inputs_changed`); None: it cannot be told
+    read: list[str] | None = []
     try:
         freed = _freed_tests(context.workdir, context.added, baseline)
         if freed and baseline is not None:
@@ -691,10 +700,14 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
             if added:
                 # the red-first tests must pass without the added files (which, imported
                 # first, could patch the code under test); then every test, theirs too
-                alone = run_suite(context.workdir, path, protect=context.protect, ignore=added)
+                with read_set.recording(context.workdir) as reads:
+                    alone = run_suite(context.workdir, path, protect=context.protect, ignore=added)
+                read = _more(read, reads.read_files())
                 judge_suite(alone, baseline, 0, context.hidden)
-        record = run_suite(context.workdir, path, protect=context.protect)
-        return judge_suite(record, baseline, minimum, context.hidden)
+        with read_set.recording(context.workdir) as reads:
+            record = run_suite(context.workdir, path, protect=context.protect)
+        read = _more(read, reads.read_files())
+        passed = judge_suite(record, baseline, minimum, context.hidden)
     except SuiteRefused as refused:
         message = refused.message
         if refused.output and context.hidden:
@@ -704,6 +717,21 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
         elif refused.output:
             message += f"\n{refused.output}"
         raise ContractFailure(refused.code, message, refused.detail) from None
+    held = context.inputs_changed
+    changed = held(None if read is None else tuple(dict.fromkeys(read))) if held else []
+    if changed:
+        raise ContractFailure("C029", "; ".join(changed), {"changed": changed})
+    return passed
+
+
+def _more(read: list[str] | None, more: tuple[str, ...] | None) -> list[str] | None:
+    return None if read is None or more is None else read + list(more)
+
+
+CODES["C029"] = (
+    "`pytest`: a file the suite read that was there before the work (the tests' data, a helper"
+    " module) was changed by a worker not entitled to it"
+)
 
 
 def _freed_tests(

@@ -1,0 +1,78 @@
+"""Adversary-17 F6, F7: a `pytest` contract's pass answers to the same backstop as a check's
+(`RunPaths.inputs_read`): a file the suite read that was there before the work — the tests'
+data (`data/expected.json`), a helper module (`expected_values.py`), a file beside a test
+file the contract names — and that a worker not entitled to it changed fails it (C029),
+though it lies outside the contract's test paths. Through the CLI, fakes beside their honest
+twins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli_run import resume, setup, task
+from tests.test_paths_cli import _row, _sh, _write
+
+BROKEN = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\\n    return a + b\\n"
+BY_DATA = (
+    "import json\n\nfrom calc import add\n\n\ndef test_add():\n"
+    '    assert add(2, 3) == json.load(open("data/expected.json"))["add_2_3"]\n'
+)
+BY_MODULE = "from calc import add\nfrom expected_values import ADD_2_3\n\n\ndef test_add():\n    assert add(2, 3) == ADD_2_3\n"  # noqa: E501
+TEXT = "Fix add in calc.py so that it returns the sum and the tests pass."
+
+
+def _seed(root: Path, module: bool) -> None:
+    (root / "calc.py").write_text(BROKEN)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text(BY_MODULE if module else BY_DATA)
+    if module:
+        (root / "expected_values.py").write_text("ADD_2_3 = 5\n")
+    else:
+        (root / "data").mkdir()
+        (root / "data" / "expected.json").write_text('{"add_2_3": 5}\n')
+
+
+def _run(root: Path, turns: str, text: str = TEXT, **props: str) -> dict[str, object]:
+    heading = task("Fix add", "t", None, max_attempts="1", contract="pytest tests", **props)
+    plan, script = setup(root, heading + "  " + text + "\n",
+                         "workers:\n  t:\n" + turns + "    - say: DONE\n")  # fmt: skip
+    _, doc = resume(plan, script, "--max-parallel", "1")
+    return dict(_row(doc, "t"))
+
+
+FAKES = [
+    (False, "echo '{\"add_2_3\": -1}' > data/expected.json", "data/expected.json"),
+    (True, "echo 'ADD_2_3 = -1' > expected_values.py", "expected_values.py"),
+]
+
+
+@pytest.mark.parametrize(("module", "rewrite", "key"), FAKES)
+def test_rewriting_what_the_suite_reads_beside_its_tests_fails(
+    tmp_path: Path, module: bool, rewrite: str, key: str
+) -> None:
+    _seed(tmp_path, module)
+    row = _run(tmp_path, _sh(rewrite))
+    assert row["state"] == "FAILED"
+    assert str(row["reason"]).startswith(
+        f"C029: pytest tests: input changed: the check read `{key}`"
+    ), row
+    assert "which the worker of task `t` changed" in str(row["reason"])
+
+
+@pytest.mark.parametrize("module", [False, True])
+def test_the_honest_fix_of_the_code_is_done(tmp_path: Path, module: bool) -> None:
+    _seed(tmp_path, module)
+    row = _run(tmp_path, _write("calc.py", FIXED))
+    assert (row["state"], row["reason"]) == ("DONE", None), row
+
+
+def test_the_data_the_text_asks_to_fix_is_the_workers(tmp_path: Path) -> None:
+    _seed(tmp_path, module=False)
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (tmp_path / "data" / "expected.json").write_text('{"add_2_3": 6}\n')
+    text = "The value in data/expected.json is wrong: fix data/expected.json so that it says 5."
+    row = _run(tmp_path, _write("data/expected.json", '{\\"add_2_3\\": 5}'), text)
+    assert (row["state"], row["reason"]) == ("DONE", None), row
