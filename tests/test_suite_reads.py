@@ -76,3 +76,41 @@ def test_the_data_the_text_asks_to_fix_is_the_workers(tmp_path: Path) -> None:
     text = "The value in data/expected.json is wrong: fix data/expected.json so that it says 5."
     row = _run(tmp_path, _write("data/expected.json", '{\\"add_2_3\\": 5}'), text)
     assert (row["state"], row["reason"]) == ("DONE", None), row
+
+
+# -- a DONE judged by its suite is judged again (adversary-17 F15) -----------------------------
+
+MUL_BROKEN = "def mul(a, b):\n    return a + b\n"
+MUL_TEST = "from calc import mul\n\n\ndef test_mul():\n    assert mul(6, 7) == 42\n"
+FIX = task("Fix mul", "fix", None, level=2, max_attempts="1", contract="pytest tests")
+NOTES = task("Write the notes", "notes", "grep -qx done notes.txt", level=2, max_attempts="1")
+CALC = "* TODO Calc\n  :PROPERTIES:\n  :ID: calc\n  :ORDERED: t\n  :END:\n"
+
+
+def _calc(root: Path, notes: str) -> dict[str, dict[str, object]]:
+    (root / "calc.py").write_text(MUL_BROKEN)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_calc.py").write_text(MUL_TEST)
+    script = (
+        "workers:\n  fix:\n" + _write("calc.py", "def mul(a, b):\\n    return a * b")
+        + "    - say: DONE\n  notes:\n" + _sh(notes) + "    - say: DONE\n"
+    )  # fmt: skip
+    plan, path = setup(root, CALC + FIX + "   Fix mul in calc.py so the tests pass.\n"
+                       + NOTES + "   Write notes.txt holding the word done.\n", script)  # fmt: skip
+    _, doc = resume(plan, path, "--max-parallel", "1")
+    return {t: dict(_row(doc, t)) for t in ("fix", "notes", "calc")}
+
+
+def test_a_sibling_that_reverts_a_suite_judged_fix_demotes_it(tmp_path: Path) -> None:
+    revert = "echo done > notes.txt; printf 'def mul(a, b):\\n    return a + b\\n' > calc.py"
+    rows = _calc(tmp_path, revert)
+    assert rows["fix"]["state"] == "FAILED"
+    assert str(rows["fix"]["reason"]).startswith(
+        "no longer holds: C020: pytest tests: 1 of the suite's tests failed"
+    ), rows["fix"]
+    assert rows["calc"]["state"] == "PARTIAL"
+
+
+def test_the_honest_twin_of_a_suite_judged_fix_stays_done(tmp_path: Path) -> None:
+    rows = _calc(tmp_path, "echo done > notes.txt")
+    assert [rows[t]["state"] for t in ("fix", "notes", "calc")] == ["DONE"] * 3, rows

@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 from groundskeeper.acceptance.check import CheckResult
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.plan.contract_syntax import judged_on_files
 from groundskeeper.plan.org import Heading
 from groundskeeper.plan.tree import Node
 from groundskeeper.record.backing import Record
@@ -354,7 +353,7 @@ def _judged_again(task: TaskRun) -> bool:
     its files, or artifacts a judge or a person gave its verdict on."""
     return (
         task.check is not None
-        or any(judged_on_files(c) for c in task.contracts)
+        or any(task.judged_again(c) for c in task.contracts)
         or bool(task.bound)
     )
 
@@ -365,7 +364,7 @@ def _check_only(task: TaskRun) -> bool:
         not task.bound
         and task.criteria is None
         and not task.gated
-        and not any(judged_on_files(c) for c in task.contracts)
+        and not any(task.judged_again(c) for c in task.contracts)
     )
 
 

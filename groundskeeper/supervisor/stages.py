@@ -23,7 +23,7 @@ from groundskeeper.acceptance.toolbox import Toolbox
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.errors import GroundskeeperError
 from groundskeeper.models.model import Model, ModelCall, Usage
-from groundskeeper.plan.contract_syntax import judged_on_files, verifying
+from groundskeeper.plan.contract_syntax import verifying
 from groundskeeper.record.backing import Record
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.supervisor.pipeline import (
@@ -243,7 +243,7 @@ class ContractsStage:
         task = context.task
         contracts = task.contracts
         if context.claim is None:  # asserted again: what the files show now, no record
-            contracts = tuple(c for c in contracts if judged_on_files(c))
+            contracts = tuple(c for c in contracts if task.judged_again(c))
         if not contracts:
             return StageResult(self.name)
         from groundskeeper.acceptance.contracts import ContractContext, judge_contracts

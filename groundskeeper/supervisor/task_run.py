@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from groundskeeper.acceptance.check import SealedCheck
 from groundskeeper.acceptance.criteria import judge_criteria
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.plan.contract_syntax import Contract
+from groundskeeper.plan.contract_syntax import Contract, judged_on_files
 from groundskeeper.plan.invariants import Invariant
 from groundskeeper.plan.org import VERDICT_STATES as ORG_VERDICT_STATES
 from groundskeeper.plan.org import Heading, Plan
@@ -92,6 +92,16 @@ class TaskRun:
     @property
     def contracts(self) -> tuple[Contract, ...]:
         return self.spec.contracts
+
+    def judged_again(self, contract: Contract) -> bool:
+        """Whether the contract is judged again without a worker (a roll-up, the final
+        sweep): one judged on the files as they are, or a `pytest` contract whose red-first
+        baseline the run holds — the suite runs again, so a later sibling that reverts the
+        fix demotes the DONE (adversary-17 F15). Other record contracts (`changed`, `ran`)
+        rest on an attempt's record and are not."""
+        return judged_on_files(contract) or (
+            contract.kind == "pytest" and contract.text in self.baselines
+        )
 
     @property
     def evidence(self) -> tuple[EvidenceField, ...]:
