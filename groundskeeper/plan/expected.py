@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from groundskeeper.path_patterns import covers, normal_path
+from groundskeeper.path_patterns import covers, naming, normal_path
 from groundskeeper.plan.asking import ASKS, FORBIDS, SILENT, UNSURE, seems_about, text_reading
 from groundskeeper.plan.lint_checks import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
@@ -186,7 +186,7 @@ def unsure_message(task_id: str, path: str) -> str:
     return (
         f"the text of task {task_id} asks to change `{path}` but also negates or keeps"
         " something in the same sentence, so it is not read as asking: the file stays"
-        f" protected; if the worker should change it, add `:writable: {path}` to that task"
+        f" protected; if the worker should change it, add `:writable: {naming(path)}` to that task"
     )
 
 

@@ -38,7 +38,7 @@ from groundskeeper.acceptance.check_inputs import (
 )
 from groundskeeper.acceptance.check_links import links_made
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.path_patterns import covering, covers
+from groundskeeper.path_patterns import covering, covers, naming
 from groundskeeper.plan.contract_syntax import protected_by
 from groundskeeper.plan.expected import (
     PYTEST_CONFIGURATION,
@@ -763,7 +763,7 @@ class RunPaths:
             message = (
                 "kept from the worker of the task whose check runs or reads it (its tests,"
                 f" its program's files, what it read before any work): {listed}; to let that"
-                f" worker change one, add `:writable: {first}` to the task (or ask for the"
+                f" worker change one, add `:writable: {naming(first)}` to the task (or ask for the"
                 " change in its text)"
             )
             said.append(Diagnostic("info", "run", message, None, "F002"))
@@ -777,7 +777,7 @@ class RunPaths:
         message = (
             "protected automatically, as expected output a check compares against (or a"
             f" program it runs): {listed};"
-            f" to let a task's worker change one, add `:writable: {first}` to that task (a"
+            f" to let a task's worker change one, add `:writable: {naming(first)}` to that task (a"
             " task whose text asks to change it, as `regenerate FILE`, may; no other worker"
             " of the run may)"
         )
