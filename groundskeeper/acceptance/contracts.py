@@ -693,21 +693,23 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
     read: list[str] | None = []
     try:
         freed = _freed_tests(context.workdir, context.added, baseline)
+        with read_set.recording(context.workdir) as reads:
+            record = run_suite(context.workdir, path, protect=context.protect)
+        read = _more(read, reads.read_files())
+        moved: frozenset[str] = frozenset()
         if freed and baseline is not None:
             added = tuple(f for f in freed if f not in _files_of(baseline))
             # new tests in a file the worker was entitled to write are the asked-for work
             baseline = replace(baseline, broken_files=baseline.broken_files + freed)
+            moved = _moved(baseline, record.collected, added)
             if added:
                 # the red-first tests must pass without the added files (which, imported
                 # first, could patch the code under test); then every test, theirs too
                 with read_set.recording(context.workdir) as reads:
                     alone = run_suite(context.workdir, path, protect=context.protect, ignore=added)
                 read = _more(read, reads.read_files())
-                judge_suite(alone, baseline, 0, context.hidden)
-        with read_set.recording(context.workdir) as reads:
-            record = run_suite(context.workdir, path, protect=context.protect)
-        read = _more(read, reads.read_files())
-        passed = judge_suite(record, baseline, minimum, context.hidden)
+                judge_suite(alone, baseline, 0, context.hidden, moved)
+        passed = judge_suite(record, baseline, minimum, context.hidden, moved)
     except SuiteRefused as refused:
         message = refused.message
         if refused.output and context.hidden:
@@ -722,6 +724,17 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
     if changed:
         raise ContractFailure("C029", "; ".join(changed), {"changed": changed})
     return passed
+
+
+def _moved(baseline: Baseline, collected: Iterable[str], added: tuple[str, ...]) -> frozenset[str]:
+    """The red-first test ids whose test now runs, by the same name, from a file the worker
+    was entitled to add (a test module renamed as asked: "Rename tests/test_util.py to
+    tests/test_utils.py"): not gone, moved (adversary-17 F16). A test removed outright is
+    still gone."""
+    now = {i.split("::", 1)[1] for i in collected if "::" in i and i.split("::", 1)[0] in added}
+    return frozenset(
+        i for i in baseline.collected if i not in collected and i.split("::", 1)[-1] in now
+    )
 
 
 def _more(read: list[str] | None, more: tuple[str, ...] | None) -> list[str] | None:
