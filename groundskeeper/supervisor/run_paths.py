@@ -51,7 +51,7 @@ from groundskeeper.plan.expected import (
     unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
-from groundskeeper.plan.suite_paths import suite_files_freed
+from groundskeeper.plan.suite_paths import suite_files_freed, suite_paths
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots", "unaccounted"]
@@ -294,8 +294,9 @@ class RunPaths:
         #: the task id → the names under its own `pytest` contract's test paths its worker
         #: may write after all: asked for by its text or covered by `:writable:` (adversary-8
         #: F9: "add tests/test_mul.py"); pytest's configuration never
+        suites = tuple(dict.fromkeys(p for t in tasks for p in suite_paths(t)))
         self.free: dict[str, tuple[str, ...]] = {
-            t.task_id: found for t in tasks if (found := suite_files_freed(t))
+            t.task_id: found for t in tasks if suites and (found := suite_files_freed(t, suites))
         }
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
