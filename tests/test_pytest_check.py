@@ -235,6 +235,10 @@ def test_a_prohibited_pyproject_stays_protected(tmp_path: Path) -> None:
         "python3 -m calc_check",
         "python3 tools/check.py",
         "set -e; python3 -c 'import calc' && echo ok",
+        # a standard module that imports by name may import the work (adversary-17 F1)
+        'python3 -c \'import pickle; assert pickle.load(open("c.pkl", "rb")).ok\'',
+        "python3 -c 'import json, calc; assert calc.add(2, 3) == 5'",
+        "python3 -c '__import__(\"calc\").add(2, 3)'",
     ],
 )
 def test_lint_warns_for_a_check_that_imports_the_code_under_test_into_its_python(
@@ -262,6 +266,9 @@ def test_lint_warns_for_a_check_that_imports_the_code_under_test_into_its_python
     [
         "python3 -m pytest -q tests",  # T025's
         "python3 -c 'print(1 + 1)' | grep -qx 2",  # imports nothing
+        # the standard library only, always the sandbox's own copy (adversary-17 F1)
+        "python3 -c \"import json; assert json.load(open('config.json'))['port'] == 8080\"",
+        "python3 -c 'import sys, os.path; sys.exit(not os.path.isfile(\"out.txt\"))'",
         "grep -qx 5 out.txt",
     ],
 )

@@ -132,7 +132,7 @@ def runs_python_in_process(script: Script) -> str | None:
             rest = words[at + 1] if at + 1 < len(words) else None
             if word == "-c" or (word.startswith("-c") and len(word) > 2):
                 code = rest if word == "-c" else word[2:]
-                if code is None or "import" in code:
+                if code is None or _imports_beyond_stdlib(code):
                     return " ".join(w or "…" for w in words)
                 break
             module = rest if word == "-m" else word[2:] if word.startswith("-m") else None
@@ -145,6 +145,43 @@ def runs_python_in_process(script: Script) -> str | None:
             if not word.startswith("-"):
                 return " ".join(w or "…" for w in words)  # a program: `python3 check.py`
     return None
+
+
+def _imports_beyond_stdlib(code: str) -> bool:
+    """Whether `python3 -c CODE` may import the code under test: it imports a module that is
+    not the standard library's (which the sandbox always loads from its own copy, never a
+    workdir file of the same name: docs/shell.md), or it cannot be told (code that does not
+    parse, `__import__`, `importlib`, `exec`). `import json; assert json.load(…)` imports
+    nothing of the work (adversary-17 F1)."""
+    import sys
+
+    if "import" not in code:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return True
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level or node.module is None:
+                return True  # relative: the workdir's
+            names.append(node.module)
+        elif isinstance(node, ast.Name) and node.id in ("__import__", "exec", "eval"):
+            return True
+    tops = {name.split(".", 1)[0] for name in names}
+    return not tops or any(t not in sys.stdlib_module_names or t in _IMPORTERS for t in tops)
+
+
+#: standard modules that import other code by name (`pickle.load` imports the classes it
+#: rebuilds, `runpy`, `unittest.main(module=…)`, …): a check using one may import the work
+_IMPORTERS = frozenset(
+    {"importlib", "pickle", "copyreg", "shelve", "runpy", "pkgutil", "unittest", "doctest",
+     "code", "codeop", "cProfile", "profile", "trace", "timeit", "pdb", "bdb", "pydoc",
+     "multiprocessing", "concurrent", "inspect", "zipimport", "site", "builtins"}
+)  # fmt: skip
 
 
 def _status_commands(script: Script) -> Iterator[SimpleCommand]:
