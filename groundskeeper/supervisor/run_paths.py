@@ -345,6 +345,11 @@ class RunPaths:
         """Hash the task's protected inputs as its work starts: its checks compare against
         these from now on (a sibling may have regenerated one since the run started)."""
         hashes = {f: protect.input_sha256(self.workdir, f) for f in self.inputs_of(task_id)}
+        # a protected input there at run start and gone now was removed before the task
+        # started: measured against run start, as every change before it starts (`changed`
+        # re-bases an entitled sibling's removal), never dropped (adversary-17 F17)
+        for f in self._kept(task_id) - set(hashes):
+            hashes[f] = self.start.get(f)
         with self._lock:
             self._at_task[task_id] = hashes
             if task_id not in self._made_before:
