@@ -114,3 +114,23 @@ def test_a_sibling_that_reverts_a_suite_judged_fix_demotes_it(tmp_path: Path) ->
 def test_the_honest_twin_of_a_suite_judged_fix_stays_done(tmp_path: Path) -> None:
     rows = _calc(tmp_path, "echo done > notes.txt")
     assert [rows[t]["state"] for t in ("fix", "notes", "calc")] == ["DONE"] * 3, rows
+
+
+def test_check_names_the_suite_it_does_not_run_instead_of_no_check(tmp_path: Path) -> None:
+    """`groundskeeper check` on a task judged only by its suite says so, not "the task has no
+    acceptance check"; a task with neither keeps that wording."""
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    plan, _ = setup(
+        tmp_path,
+        task("Fix add", "t", None, contract="pytest tests") + "  Fix add.\n"
+        + task("Think", "u", None) + "  Think.\n",
+        "workers: {}\n",
+    )  # fmt: skip
+    result = CliRunner().invoke(main, ["check", str(plan)])
+    rows = {line.split()[2]: line for line in result.stdout.splitlines()[1:]}
+    assert "NO_CHECK  Fix add [t]" in rows["Fix"], result.stdout
+    assert "judged by its `pytest` contract, which `check` does not run" in rows["Fix"]
+    assert rows["Think"].rstrip().endswith("the task has no acceptance check"), result.stdout

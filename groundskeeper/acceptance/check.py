@@ -485,6 +485,15 @@ def check_plan(
     run = shell if shell is not None else sandbox_shell()
 
     def one(task: TaskSpec) -> CheckResult:
+        if task.check is None and any(c.kind == "pytest" for c in task.contracts):
+            # not "no acceptance check": its suite is one, which `check` does not run
+            # (adversary-17 F15; a run judges it again at a roll-up and its final sweep)
+            why = (
+                "judged by its `pytest` contract, which `check` does not run (it needs the"
+                " run's red-first baseline); `groundskeeper resume` judges it again at a"
+                " roll-up and its final sweep"
+            )
+            return CheckResult("NO_CHECK", "", why, "", None, "", 0)
         sealed = SealedCheck.seal(task.check) if task.check is not None else None
         return run_check(sealed, workdir, shell=run, timeout=timeout)
 
