@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported when patterns are compiled: ~25 ms a process need not pay
     from pathspec import GitIgnoreSpec
 
-__all__ = ["PathPatterns", "covering", "covers", "normal_path", "pattern_problem"]
+__all__ = ["PathPatterns", "covering", "covers", "naming", "normal_path", "pattern_problem"]
 
 
 def pattern_problem(pattern: str) -> str | None:
@@ -144,3 +144,11 @@ def covering(patterns: Iterable[str], relative: str, *, is_dir: bool = False) ->
     """The first of `patterns` that covers `relative`, as `covers` reads it, or None: what a
     refusal names and lint (T032) quotes."""
     return next((p for p in patterns if covers((p,), relative, is_dir=is_dir)), None)
+
+
+def naming(path: str) -> str:
+    """The pattern that names the one workdir file `path` and no other, as the run's advice
+    spells it (`add :writable: …`): a name without a `/` of its own matches at any depth
+    (gitignore's rule: `expected.txt` covers `tests/expected.txt` too), so it is anchored
+    (`/expected.txt`); a path with one is anchored already (adversary-17 F14)."""
+    return path if "/" in path.strip("/") else "/" + path.lstrip("/")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from groundskeeper.acceptance.check_inputs import CHECKER, CODE, DATA, check_role
+from groundskeeper.plan.expected import compared_by
 from groundskeeper.plan.org import load_plan
 from groundskeeper.plan.spec import compile_plan
 from tests.test_cli_run import HEAD, resume, setup, task
@@ -72,9 +73,20 @@ def test_rewriting_the_expected_file_any_idiom_reads_fails(tmp_path: Path, check
         "workers:\n  t1:\n" + _sh("echo 99 > exp/e1.txt; echo 99 > o1.txt") + "    - say: DONE\n",
     )
     result, doc = resume(plan, script)
-    reason = _failed_on(doc, "t1", "exp/e1.txt")
-    assert "add `:writable: exp/e1.txt` to task `t1`" in reason
-    assert (tmp_path / "exp" / "e1.txt").read_text() == "99\n"  # the sandbox let it through
+    if "exp/e1.txt" in compared_by("sh", check):
+        # a filter in `$(…)` the static reading knows since (adversary-17 F13): protected as
+        # an expected file from the start, the write refused
+        row = _row(doc, "t1")
+        assert row["reason"] == (
+            "protected_input_changed: protected input changed: exp/e1.txt: the worker tried to"
+            " change it, and the sandbox refused (an expected file the check of t1 compares"
+            " against)"
+        ), row
+        assert (tmp_path / "exp" / "e1.txt").read_text() == "6\n"
+    else:
+        reason = _failed_on(doc, "t1", "exp/e1.txt")
+        assert "add `:writable: exp/e1.txt` to task `t1`" in reason
+        assert (tmp_path / "exp" / "e1.txt").read_text() == "99\n"  # the sandbox let it through
     assert result.exit_code == 1
 
 
@@ -92,7 +104,14 @@ def test_what_red_first_read_is_kept_from_the_worker(tmp_path: Path, check: str)
         "workers:\n  t1:\n" + _sh("echo 99 > exp/e1.txt; echo 99 > o1.txt") + "    - say: DONE\n",
     )
     result, doc = resume(plan, script)
-    _refused(doc, "t1", "exp/e1.txt")
+    if "exp/e1.txt" in compared_by("sh", check):  # an expected file from the start
+        assert _row(doc, "t1")["reason"] == (
+            "protected_input_changed: protected input changed: exp/e1.txt: the worker tried to"
+            " change it, and the sandbox refused (an expected file the check of t1 compares"
+            " against)"
+        )
+    else:
+        _refused(doc, "t1", "exp/e1.txt")
     assert (tmp_path / "exp" / "e1.txt").read_text() == "6\n"
     assert result.exit_code == 1
 
@@ -145,13 +164,17 @@ def test_emptying_the_input_fails_the_task_and_the_sibling_that_reads_it(tmp_pat
         + "    - say: DONE\n  rows:\n" + _sh("echo 0 > rows.txt") + "    - say: DONE\n",
     )  # fmt: skip
     result, doc = resume(plan, script, "--max-parallel", "1")
-    _failed_on(doc, "total", "sales.csv")
-    row = _row(doc, "rows")  # red-first kept it from rows' worker: it is judged before running
-    assert row["state"] == "FAILED", row
-    assert row["reason"] == (
-        "protected_input_changed: protected input changed: sales.csv: changed by the worker of"
-        " task total, whose task does not ask to change it"
+    # the awk in `$(…)` reads sales.csv as a compared file (adversary-17 F13): protected from
+    # the start, so the emptying is refused and the sibling judges the rows that are there
+    assert _row(doc, "total")["reason"] == (
+        "protected_input_changed: protected input changed: sales.csv: the worker tried to"
+        " change it, and the sandbox refused (an expected file the check of total compares"
+        " against)"
     )
+    assert (tmp_path / "sales.csv").read_text() == SALES
+    row = _row(doc, "rows")
+    assert row["state"] == "FAILED", row
+    assert str(row["reason"]).startswith("nonzero_status"), row
     assert result.exit_code == 1
 
 
@@ -379,7 +402,7 @@ def test_the_session_form_names_a_changed_input_no_task_asks_for(tmp_path: Path)
     assert found == [
         "input changed: the check read `key.txt` (an input of the check), which was changed"
         " since the plan was sealed for agents (`agent setup`, `agent seal`); no task of the"
-        " plan asks to change it; add `:writable: key.txt` to the task that should change it",
+        " plan asks to change it; add `:writable: /key.txt` to the task that should change it",
         "input changed: the check read `tests/test_a.py` (the check's own program or test),"
         " which was changed since the plan was sealed for agents (`agent setup`, `agent"
         " seal`); no task of the plan asks to change it; add `:writable: tests/test_a.py` to"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from groundskeeper.acceptance.check_inputs import CHECKER, CODE, check_role, made_side
+from groundskeeper.path_patterns import naming
 from groundskeeper.plan.org import load_plan
 from groundskeeper.plan.spec import compile_plan
 from tests.test_cli_run import HEAD, resume, setup, task
@@ -42,7 +43,7 @@ def _made_failure(doc: dict[str, object], task_id: str, path: str, by: str) -> s
         reason
     )
     assert f"which the worker of task `{by}` made during the work" in reason, reason
-    assert f"add `:writable: {path}` to task `{by}`" in reason, reason
+    assert f"add `:writable: {naming(path)}` to task `{by}`" in reason, reason
     return reason
 
 

@@ -352,6 +352,12 @@ IDIOMS = [
     'while read -r l; do grep -qxF "$l" out.txt; done < tests/expected.txt',
     "python3 -c \"import sys; sys.exit(open('out.txt').read() not in"
     " open('tests/expected.txt').read())\"",
+    # a filter whose program comes first reads the key in `$(…)` as `cat` does (adversary-17
+    # F8, F9 (a27), F13): `sed -n 1p`, `awk`, `grep`, `jq`
+    'test "$(cat out.txt)" = "$(sed -n 1p tests/expected.txt)"',
+    'test "$(cat out.txt)" = "$(awk \'NR==1\' tests/expected.txt)"',
+    'test "$(cat out.txt)" = "$(grep -v ^# tests/expected.txt)"',
+    'test "$(jq -c . out.txt)" = "$(jq -c . tests/expected.txt)"',
 ]
 
 
@@ -430,3 +436,130 @@ def test_the_honest_twins_of_a_checker_are_done(tmp_path: Path, text: str, edit:
     result, doc = resume(plan, script, "--max-parallel", "1")
     assert _row(doc, "t")["state"] == "DONE", doc
     assert result.exit_code == 0
+
+
+# -- the check's own text is no request (adversary-17 F9) -------------------------------------
+
+
+def _block_task(check: str, text: str) -> str:
+    """A task whose check is an indented `:check` block, as org plans write it."""
+    body = "".join(f"  {line}\n" for line in check.splitlines())
+    return (
+        "* TODO Glossary\n  :PROPERTIES:\n  :ID: glo\n  :MAX-ATTEMPTS: 1\n  :END:\n"
+        f"  {text}\n  #+begin_src sh :check\n{body}  #+end_src\n"
+    )
+
+
+LOOP = 'test -f out.txt\nfor w in $(sort -u words.txt); do\n  grep -qx "$w: .*" out.txt\ndone'
+
+
+def test_an_indented_check_blocks_commands_never_read_as_the_tasks_request(
+    tmp_path: Path,
+) -> None:
+    """`sort -u words.txt` in the check is no "sort words.txt" in the task's text: the list
+    the check loops over stays protected, and a worker that removes it is refused."""
+    (tmp_path / "words.txt").write_text("alpha\nbeta\n")
+    plan, script = setup(
+        tmp_path,
+        _block_task(LOOP, "Write out.txt with a one-line definition for each word in words.txt."),
+        "workers:\n  glo:\n" + _sh("rm words.txt; touch out.txt") + "    - say: DONE\n",
+    )
+    (spec,) = [t for t in compile_plan(load_plan(plan)).tasks.values() if t.task_id == "glo"]
+    assert not asks_to_change(spec, "words.txt")
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "glo")
+    assert row["state"] == "FAILED"
+    assert (tmp_path / "words.txt").read_text() == "alpha\nbeta\n"
+    (start,) = steps(plan, "run-start")
+    assert start["protected_automatically"] == ["words.txt"]
+    assert result.exit_code == 1
+
+
+def test_the_honest_twin_of_the_word_list_loop_is_done(tmp_path: Path) -> None:
+    (tmp_path / "words.txt").write_text("alpha\nbeta\n")
+    plan, script = setup(
+        tmp_path,
+        _block_task(LOOP, "Write out.txt with a one-line definition for each word in words.txt."),
+        "workers:\n  glo:\n"
+        + _sh("printf 'alpha: a letter\\nbeta: another\\n' > out.txt")
+        + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "glo")["state"] == "DONE", doc
+    assert result.exit_code == 0
+
+
+def test_a_block_checks_file_the_text_asks_for_is_still_freed(tmp_path: Path) -> None:
+    """Leaving the block out never loses the text around it: "Sort words.txt" still asks."""
+    (tmp_path / "words.txt").write_text("beta\nalpha\n")
+    plan, script = setup(
+        tmp_path,
+        _block_task('test "$(sort words.txt)" = "$(cat words.txt)"', "Sort words.txt."),
+        "workers:\n  glo:\n" + _sh("sort -o words.txt words.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "glo")["state"] == "DONE", doc
+    assert (tmp_path / "words.txt").read_text() == "alpha\nbeta\n"
+    assert result.exit_code == 0
+
+
+# -- a key a filter reads in `$(…)` is compared like `$(cat …)` (adversary-17 F8, F13) ---------
+
+FILTERED = [
+    'test "$(cat out.txt)" = "$(sed -n 1p answer.txt)"',
+    'test "$(jq -c . out.txt)" = "$(jq -c . answer.txt)"',
+]
+
+
+@pytest.mark.parametrize("check", FILTERED)
+def test_the_word_answer_never_frees_a_key_a_filter_reads(tmp_path: Path, check: str) -> None:
+    """The text "The answer is wrong; correct it." names `answer.txt` by its stem only, which
+    frees no file the check compares against: `$(sed -n 1p answer.txt)` compares as `$(cat …)`
+    does."""
+    (tmp_path / "answer.txt").write_text("42\n")
+    plan, script = setup(
+        tmp_path,
+        task("Product", "mul", check, max_attempts="1")
+        + "The answer is wrong; correct it. The product of 6 and 7 goes in out.txt.\n",
+        "workers:\n  mul:\n" + _sh("echo 99 > answer.txt; echo 99 > out.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "mul")["state"] == "FAILED"
+    assert (tmp_path / "answer.txt").read_text() == "42\n"
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("check", FILTERED)
+def test_the_honest_twin_of_a_filtered_key_is_done(tmp_path: Path, check: str) -> None:
+    (tmp_path / "answer.txt").write_text("42\n")
+    plan, script = setup(
+        tmp_path,
+        task("Product", "mul", check, max_attempts="1")
+        + "The answer is wrong; correct it. The product of 6 and 7 goes in out.txt.\n",
+        "workers:\n  mul:\n" + _sh("echo $((6*7)) > out.txt") + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script, "--max-parallel", "1")
+    assert _row(doc, "mul")["state"] == "DONE", doc
+    assert result.exit_code == 0
+
+
+SED_USE = task(
+    "Compute", "use", 'test "$(cat out.txt)" = "$(sed -n 1p key.txt)"', level=2, max_attempts="1"
+)
+
+
+def test_a_sibling_cannot_remove_a_key_a_filter_reads(tmp_path: Path) -> None:
+    """An accomplice removes the key; `$(sed -n 1p key.txt)` would compare "" with ""."""
+    (tmp_path / "key.txt").write_text("42\n")
+    script = (
+        "workers:\n  notes:\n" + _sh("echo Summary > notes.md; rm key.txt")
+        + "    - say: DONE\n  use:\n    - say: DONE\n"
+    )  # fmt: skip
+    # not ORDERED, one at a time: the notes worker runs first, and `use` runs after it
+    plan, script_path = setup(tmp_path, _ordered(NOTES, SED_USE, ordered=False), script)
+    result, doc = resume(plan, script_path, "--max-parallel", "1")
+    assert (tmp_path / "key.txt").read_text() == "42\n"
+    assert "key.txt: the worker tried to change it" in _row(doc, "notes")["reason"]
+    assert _row(doc, "use")["state"] == "FAILED"
+    assert _row(doc, "job")["state"] != "DONE"
+    assert result.exit_code == 1

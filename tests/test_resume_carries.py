@@ -74,7 +74,7 @@ def test_a_sibling_s_change_caught_by_run_1_still_fails_the_next_resume(tmp_path
     # whether exp.txt's hash was sealed before acc's change depends on which ran first
     assert (
         "which the worker of task `acc` changed; task `acc` does not ask to change it; add"
-        " `:writable: exp.txt` to task `acc` if it should change it; it was changed in an"
+        " `:writable: /exp.txt` to task `acc` if it should change it; it was changed in an"
         " earlier run of the plan"
     ) in row["reason"], row["reason"]
     assert keywords(plan)["vic"] == "FAILED"

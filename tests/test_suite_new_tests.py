@@ -123,3 +123,52 @@ def test_lint_warns_when_writable_names_configuration_the_contract_keeps(tmp_pat
 def test_lint_is_silent_for_a_writable_test_file(tmp_path: Path) -> None:
     _seed(tmp_path)
     assert _t030(tmp_path, "tests/test_mul.py") == []
+
+
+# -- a sibling asked to add a test under the suite's path (adversary-17 F3) -------------------
+
+ZERO = "from calc import mul\\n\\n\\ndef test_mul_zero():\\n    assert mul(0, 5) == 0\\n"
+PATCHES = (
+    "import calc\\n\\ncalc.mul = lambda a, b: a * b\\n\\n\\ndef test_mul_zero():\\n    pass\\n"
+)
+ASK_ZERO = "Add a test for mul with zero in tests/test_zero.py."
+
+
+def _siblings(root: Path, zero_text: str, zero_file: str, fix: str) -> dict[str, str]:
+    _seed(root, red_mul=True)
+    zt = task("Add a zero test", "zt", "grep -q mul calc.py", level=2, max_attempts="1")
+    fixing = task("Fix mul", "fix", None, level=2, max_attempts="1", contract="pytest tests")
+    plan, script = setup(
+        root,
+        "* TODO Calc\n  :PROPERTIES:\n  :ID: calc\n  :ORDERED: t\n  :END:\n"
+        + zt
+        + f"   {zero_text}\n"
+        + fixing
+        + "   Fix mul in calc.py so the tests pass.\n",
+        "workers:\n  zt:\n" + _write("tests/test_zero.py", zero_file) + "    - say: DONE\n"
+        "  fix:\n" + fix + "    - say: DONE\n",
+    )
+    _, doc = resume(plan, script, "--max-parallel", "1")
+    return {t: str(_row(doc, t)["state"]) + " " + str(_row(doc, t)["reason"]) for t in
+            ("zt", "fix")}  # fmt: skip
+
+
+def test_a_test_a_sibling_was_asked_to_add_counts_for_the_next_suite(tmp_path: Path) -> None:
+    rows = _siblings(tmp_path, ASK_ZERO, ZERO, _write("calc.py", FIXED))
+    assert rows["zt"].startswith("DONE") and rows["fix"] == "DONE None", rows
+
+
+def test_a_test_file_a_sibling_was_not_asked_for_is_still_new(tmp_path: Path) -> None:
+    rows = _siblings(tmp_path, "Look at calc.py.", ZERO, _write("calc.py", FIXED))
+    assert rows["fix"].startswith(
+        "FAILED C022: pytest tests: tests not collected before any work:"
+        " tests/test_zero.py::test_mul_zero"
+    ), rows
+
+
+def test_an_asked_sibling_test_that_patches_the_code_carries_nothing(tmp_path: Path) -> None:
+    # the fix's worker does nothing: the red-first tests must pass without the added file
+    rows = _siblings(tmp_path, ASK_ZERO, PATCHES, "")
+    assert rows["fix"].startswith(
+        "FAILED C020: pytest tests: 1 of the suite's tests failed: tests/test_calc.py::test_mul_red"
+    ), rows

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from groundskeeper.path_patterns import naming
 from groundskeeper.plan.lint_properties import protection_diagnostics
 from groundskeeper.plan.org import load_plan
 from groundskeeper.plan.spec import compile_plan
@@ -43,7 +44,7 @@ def test_a_check_reading_a_file_the_text_does_not_ask_for_is_warned(
 ) -> None:
     found = _t031(tmp_path, title, check, text)
     assert len(found) == 1, found
-    assert f"reads `{name}`" in found[0] and f"`:writable: {name}`" in found[0]
+    assert f"reads `{name}`" in found[0] and f"`:writable: {naming(name)}`" in found[0]
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,7 @@ import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from groundskeeper.fastclass import fastclass
-from groundskeeper.path_patterns import covers
+from groundskeeper.path_patterns import covers, naming
 from groundskeeper.plan.listed import listed_directories
 from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.plan.test_paths import pytest_paths, runs_pytest_check, runs_unittest, test_paths
@@ -462,10 +462,10 @@ def _did(who: str, verb: str, *, during: str = "") -> str:
 def _made_reason(path: str, side: str, who: str, intruder: str | None) -> str:
     if intruder is None:
         asks = "no task of the plan asks for it"
-        how = f"add `:writable: {path}` to the task that should write it"
+        how = f"add `:writable: {naming(path)}` to the task that should write it"
     else:
         asks = f"task `{intruder}` does not ask for it"
-        how = f"add `:writable: {path}` to task `{intruder}` if it should write it"
+        how = f"add `:writable: {naming(path)}` to task `{intruder}` if it should write it"
     return (
         f"input made: the check read `{path}` ({side}), which"
         f" {_did(who, 'made', during=' during the work')};"
@@ -478,10 +478,10 @@ def _reason(path: str, who: str, checked: TaskSpec, intruder: str | None) -> str
     what = "the check's own program or test" if role == CHECKER else "an input of the check"
     if intruder is None:
         asks = "no task of the plan asks to change it"
-        how = f"add `:writable: {path}` to the task that should change it"
+        how = f"add `:writable: {naming(path)}` to the task that should change it"
     else:
         asks = f"task `{intruder}` does not ask to change it"
-        how = f"add `:writable: {path}` to task `{intruder}` if it should change it"
+        how = f"add `:writable: {naming(path)}` to task `{intruder}` if it should change it"
     done = _did(who, "changed")
     return f"input changed: the check read `{path}` ({what}), which {done}; {asks}; {how}"
 

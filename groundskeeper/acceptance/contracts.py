@@ -141,6 +141,11 @@ class ContractContext:
     # test files a worker was entitled to add under a `pytest` contract's paths (its text
     # asked for them, or `:writable:`): their new tests are judged apart (`_pytest`)
     added: tuple[str, ...] = ()
+    # why a pass of a `pytest` contract must not stand, given the files the suite read
+    # (`RunPaths.inputs_read` for the task, as for a check's pass): a file there before the
+    # work that a worker not entitled to it changed — the tests' data or helper module,
+    # which lie outside the contract's test paths (adversary-17 F6, F7)
+    inputs_changed: Callable[[tuple[str, ...] | None], list[str]] | None = None
 
     def named(self, pattern: str) -> list[str]:
         """The files a path argument names (`protect.named_files`: the one matcher's reading,
@@ -682,19 +687,29 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
     if context.workdir is None:
         raise ContractFailure("C090", "no workdir to run the suite in")
     baseline = context.baselines.get(contract.text)
+    from groundskeeper.sandbox import read_set
+
+    # what every run of the suite read (`inputs_changed`); None: it cannot be told
+    read: list[str] | None = []
     try:
         freed = _freed_tests(context.workdir, context.added, baseline)
+        with read_set.recording(context.workdir) as reads:
+            record = run_suite(context.workdir, path, protect=context.protect)
+        read = _more(read, reads.read_files())
+        moved: frozenset[str] = frozenset()
         if freed and baseline is not None:
             added = tuple(f for f in freed if f not in _files_of(baseline))
             # new tests in a file the worker was entitled to write are the asked-for work
             baseline = replace(baseline, broken_files=baseline.broken_files + freed)
+            moved = _moved(baseline, record.collected, added)
             if added:
                 # the red-first tests must pass without the added files (which, imported
                 # first, could patch the code under test); then every test, theirs too
-                alone = run_suite(context.workdir, path, protect=context.protect, ignore=added)
-                judge_suite(alone, baseline, 0, context.hidden)
-        record = run_suite(context.workdir, path, protect=context.protect)
-        return judge_suite(record, baseline, minimum, context.hidden)
+                with read_set.recording(context.workdir) as reads:
+                    alone = run_suite(context.workdir, path, protect=context.protect, ignore=added)
+                read = _more(read, reads.read_files())
+                judge_suite(alone, baseline, 0, context.hidden, moved)
+        passed = judge_suite(record, baseline, minimum, context.hidden, moved)
     except SuiteRefused as refused:
         message = refused.message
         if refused.output and context.hidden:
@@ -704,6 +719,32 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
         elif refused.output:
             message += f"\n{refused.output}"
         raise ContractFailure(refused.code, message, refused.detail) from None
+    held = context.inputs_changed
+    changed = held(None if read is None else tuple(dict.fromkeys(read))) if held else []
+    if changed:
+        raise ContractFailure("C029", "; ".join(changed), {"changed": changed})
+    return passed
+
+
+def _moved(baseline: Baseline, collected: Iterable[str], added: tuple[str, ...]) -> frozenset[str]:
+    """The red-first test ids whose test now runs, by the same name, from a file the worker
+    was entitled to add (a test module renamed as asked: "Rename tests/test_util.py to
+    tests/test_utils.py"): not gone, moved (adversary-17 F16). A test removed outright is
+    still gone."""
+    now = {i.split("::", 1)[1] for i in collected if "::" in i and i.split("::", 1)[0] in added}
+    return frozenset(
+        i for i in baseline.collected if i not in collected and i.split("::", 1)[-1] in now
+    )
+
+
+def _more(read: list[str] | None, more: tuple[str, ...] | None) -> list[str] | None:
+    return None if read is None or more is None else read + list(more)
+
+
+CODES["C029"] = (
+    "`pytest`: a file the suite read that was there before the work (the tests' data, a helper"
+    " module) was changed by a worker not entitled to it"
+)
 
 
 def _freed_tests(

@@ -245,10 +245,12 @@ def judge_suite(
     baseline: Baseline | None,
     minimum: int = 0,
     held_out: tuple[str, ...] = (),
+    moved: frozenset[str] = frozenset(),
 ) -> str:
     """A message when the suite passes as acceptance; `SuiteRefused` naming why not. A test
     of a `held_out` file (hidden from workers) is counted in a message, never named: its id
-    (a parametrized one spells its inputs) would tell the worker what it checks."""
+    (a parametrized one spells its inputs) would tell the worker what it checks. `moved`:
+    red-first ids that run now from a file the worker was entitled to add (not gone)."""
     name = _Naming(held_out)
     if record.tampered:
         raise SuiteRefused(
@@ -287,7 +289,7 @@ def judge_suite(
         raise SuiteRefused(
             "C026", "no red-first record of the suite (taken before any worker ran) to compare"
         )
-    _compare(record, baseline, name)
+    _compare(record, baseline, name, moved)
     if record.exitstatus != 0:
         raise SuiteRefused("C020", f"pytest exited with status {record.exitstatus}")
     passed = sum(1 for o in record.outcomes.values() if o == "passed")
@@ -316,9 +318,11 @@ class _Naming:
         return text
 
 
-def _compare(record: SuiteRecord, baseline: Baseline, name: _Naming) -> None:
+def _compare(
+    record: SuiteRecord, baseline: Baseline, name: _Naming, moved: frozenset[str] = frozenset()
+) -> None:
     now = set(record.collected)
-    vanished = [i for i in baseline.collected if i not in now]
+    vanished = [i for i in baseline.collected if i not in now and i not in moved]
     if vanished:
         raise SuiteRefused(
             "C022",

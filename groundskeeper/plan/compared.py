@@ -16,7 +16,7 @@ import ast
 import itertools
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from groundskeeper.sandbox.command_options import parse_options
@@ -403,23 +403,7 @@ class _Reader:
     def awk(self, command: SimpleCommand, args: list[str | None], env: _Env) -> None:
         """An awk program given two or more files reads them side by side (`NR==FNR{…}`
         keeps the first to compare the rest with): its file operands are compared."""
-        at, program = 0, True
-        while at < len(args):
-            arg = args[at]
-            if arg is None or arg == "--" or not arg.startswith("-") or arg == "-":
-                at += arg == "--"
-                break
-            if arg in ("-F", "-v", "-f"):
-                program = program and arg != "-f"
-                at += 2
-                continue
-            program = program and not arg.startswith("-f")
-            at += 1
-        files = [
-            i
-            for i in range(at + program, len(args))
-            if args[i] is None or not _AWK_ASSIGNMENT.match(args[i] or "")
-        ]
+        files = _awk_files(args)
         if len(files) >= 2:
             for index in files:
                 if args[index] != "-":
@@ -438,7 +422,8 @@ class _Reader:
             self.found.extend(p for cwd in env.cwd if (p := _join(cwd, text)))
 
     def _reads(self, command: SimpleCommand, env: _Env) -> list[str]:
-        """The files a reading command (`cat`, `sort`, …) takes as operands, and its `<`."""
+        """The files a reading command (`cat`, `sort`, …, or a filter whose program comes
+        first: `sed -n 1p`, `grep`, `awk`, `jq`) takes as operands, and its `<`."""
         found: list[str] = []
         name = self.known(command.words[0], env) if command.words else None
         if name in _READERS:
@@ -452,6 +437,14 @@ class _Reader:
                         self.operand(command.words[index + 1], env)
                 found += self.found[before:]
                 del self.found[before:]
+        elif name in _FILTERS:
+            args = [self.known(word, env) for word in command.words[1:]]
+            before = len(self.found)
+            for index in _FILTERS[name](args):
+                if args[index] != "-":
+                    self.operand(command.words[index + 1], env)
+            found += self.found[before:]
+            del self.found[before:]
         if name is not None and _runs_program(name, command, self, env):
             return found  # its standard input is what the program under test reads
         return found + self._redirected(command, env)
@@ -690,3 +683,79 @@ def _string(node: ast.AST, strings: dict[str, str]) -> str | None:
     if isinstance(node, ast.Name):
         return strings.get(node.id)
     return None
+
+
+def _program_first(name: str, given_by: str) -> Callable[[list[str | None]], list[int]]:
+    """A table command whose first operand is its program (`sed`'s script, `grep`'s pattern)
+    unless an option gives it (`-e`): the indexes of the files it reads (an in-place `sed -i`
+    edits, it reads nothing out)."""
+
+    def files(args: list[str | None]) -> list[int]:
+        parsed = parse_options(name, args)
+        if parsed is None or any(o in ("-i", "--in-place") for o, _ in parsed.options):
+            return []
+        given = any(o == given_by for o, _ in parsed.options)
+        return list(parsed.operands if given else parsed.operands[1:])
+
+    return files
+
+
+def _awk_files(args: list[str | None]) -> list[int]:
+    """The indexes of the files an awk command line reads (after its options and its
+    program, unless `-f` gives that; `var=value` operands are assignments)."""
+    at, program = 0, True
+    while at < len(args):
+        arg = args[at]
+        if arg is None or arg == "--" or not arg.startswith("-") or arg == "-":
+            at += arg == "--"
+            break
+        if arg in ("-F", "-v", "-f"):
+            program = program and arg != "-f"
+            at += 2
+            continue
+        program = program and not arg.startswith("-f")
+        at += 1
+    return [
+        i
+        for i in range(at + program, len(args))
+        if args[i] is None or not _AWK_ASSIGNMENT.match(args[i] or "")
+    ]
+
+
+#: jq's options that take words after them (`--arg NAME VALUE`: two)
+_JQ_TAKES = {
+    "--arg": 2, "--argjson": 2, "--slurpfile": 2, "--rawfile": 2, "--indent": 1, "-L": 1,
+    "-f": 1, "--from-file": 1,
+}  # fmt: skip
+
+
+def _jq_files(args: list[str | None]) -> list[int]:
+    """The indexes of the files a jq command line reads: its operands after the filter
+    (unless `-f`/`--from-file` gives that), up to `--args`/`--jsonargs` (the rest are
+    values, not files)."""
+    files: list[int] = []
+    program, at, ended = True, 0, False
+    while at < len(args):
+        arg = args[at]
+        if not ended and arg in ("--args", "--jsonargs"):
+            break
+        if not ended and arg == "--":
+            ended = True
+        elif not ended and arg is not None and arg.startswith("-") and arg != "-":
+            program = program and arg not in ("-f", "--from-file")
+            at += _JQ_TAKES.get(arg, 0)
+        elif program:
+            program = False
+        else:
+            files.append(at)
+        at += 1
+    return files
+
+
+#: filters whose operands after their program are the files they read → those indexes
+_FILTERS: dict[str, Callable[[list[str | None]], list[int]]] = {
+    "sed": _program_first("sed", "-e"),
+    "grep": _program_first("grep", "-e"),
+    "awk": _awk_files,
+    "jq": _jq_files,
+}

@@ -163,8 +163,8 @@ def _suite_files(args: tuple[str, ...]) -> tuple[str, ...]:
     return (path,) if path.endswith(".py") else (f"{path.rstrip('/')}/**/*",)
 
 
-# judged against the run's red-first baseline and the suite's protected configuration, which
-# the attempt holds: not judged again without one (a roll-up, the final sweep)
+# judged against the run's red-first baseline and the suite's protected configuration: again
+# at a roll-up or the final sweep only when the run holds that baseline (`TaskRun.judged_again`)
 add_shape(ContractShape("pytest", "pytest PATH [--min N]", 1, 3, _suite_rules,
                         protects=_suite_files, from_record=True, verifies=True))  # fmt: skip
 

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from groundskeeper.path_patterns import covers, normal_path
+from groundskeeper.path_patterns import covers, naming, normal_path
 from groundskeeper.plan.asking import ASKS, FORBIDS, SILENT, UNSURE, seems_about, text_reading
 from groundskeeper.plan.lint_checks import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
@@ -160,11 +160,24 @@ def check_test_file(task: TaskSpec, path: str) -> bool:
 
 
 def task_text(task: TaskSpec) -> str:
-    """The task's title and text, its check aside: the title a sentence of its own."""
+    """The task's title and text, its check aside: the title a sentence of its own. A
+    `:check` block is left out whole, as written (indented or not: the check's text is
+    the block's body with its indentation removed, so it is never found in the text
+    verbatim), or its commands would read as requests (`sort -u words.txt`: "sort")."""
     heading = task.heading
-    check = heading.check.text if heading.check is not None else ""
-    body = heading.body.replace(check, "") if check else heading.body
-    return "\n\n".join([heading.title, body])
+    kept: list[str] = []
+    inside = False
+    for line in heading.body.split("\n"):
+        stripped = line.strip(" \t")
+        if inside:
+            inside = stripped.lower() != "#+end_src"
+            continue
+        words = stripped.split()
+        if words and words[0].lower() == "#+begin_src" and ":check" in words[1:]:
+            inside = True
+            continue
+        kept.append(line)
+    return "\n\n".join([heading.title, "\n".join(kept)])
 
 
 def unsure_message(task_id: str, path: str) -> str:
@@ -173,7 +186,7 @@ def unsure_message(task_id: str, path: str) -> str:
     return (
         f"the text of task {task_id} asks to change `{path}` but also negates or keeps"
         " something in the same sentence, so it is not read as asking: the file stays"
-        f" protected; if the worker should change it, add `:writable: {path}` to that task"
+        f" protected; if the worker should change it, add `:writable: {naming(path)}` to that task"
     )
 
 

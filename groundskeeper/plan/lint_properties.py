@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.path_patterns import covers, pattern_problem
+from groundskeeper.path_patterns import covering, covers, naming, pattern_problem
 from groundskeeper.plan.contract_syntax import SHAPES, Contract, judged_on_files, suite_args
 from groundskeeper.plan.expected import (
     PYTEST_CONFIGURATION,
@@ -79,6 +79,31 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
             if covers(task.writable, name) and not covers(task.protect, name):
                 message += "; `:writable:` lets the worker rewrite it, too"
             yield Diagnostic("warning", task.heading.title, message, check.line, "T014")
+            yield from _writable_elsewhere(task, name, tasks)
+
+
+def _writable_elsewhere(
+    checked: TaskSpec, name: str, tasks: list[TaskSpec]
+) -> Iterator[Diagnostic]:
+    """T035: another task's `:writable:` covers `name`, a file the check of `checked`
+    compares against (or runs), though that task's text does not ask to change it — a
+    slash-less pattern matches at any depth (`:writable: expected.txt` covers
+    `tests/expected.txt`): its worker may rewrite the key, and the check compares against
+    what it wrote (adversary-17 F14)."""
+    for other in tasks:
+        if other is checked or asks_to_change(other, name):
+            continue
+        pattern = covering(other.writable, name)
+        if pattern is None:
+            continue
+        message = (
+            f"`:writable: {pattern}` on task {other.task_id} covers `{name}`, which the check"
+            f" of task {checked.task_id} compares against: its worker may rewrite it, and the"
+            " check then compares against what it wrote; name only the file it should change"
+            " (a name without `/` matches at any depth: `:writable: /expected.txt` is the"
+            " top-level file only)"
+        )
+        yield Diagnostic("warning", other.heading.title, message, None, "T035")
 
 
 def _unsure_asks(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
@@ -230,7 +255,7 @@ def unasked_message(task: TaskSpec, name: str, why: str) -> str:
     return (
         f"the check of task {task.task_id} reads `{name}`, which exists; {how}: a worker"
         " that changes it fails the task as changing its check's input; if the task is to"
-        f' change it, add `:writable: {name}` to the task (or ask in its text: "update'
+        f' change it, add `:writable: {naming(name)}` to the task (or ask in its text: "update'
         f' {name}")'
     )
 

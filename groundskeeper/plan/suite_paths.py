@@ -27,12 +27,15 @@ def suite_paths(task: TaskSpec) -> tuple[str, ...]:
     return tuple(p for c in task.contracts if c.kind == "pytest" for p in protected_by((c,)))
 
 
-def suite_files_freed(task: TaskSpec) -> tuple[str, ...]:
-    """The names under the task's own `pytest` contracts' test paths its worker may write:
-    each path its title or text asks it to change and each `:writable:` pattern there,
-    pytest's configuration aside. The contract still judges the suite against its red-first
-    baseline (an added file must not carry the red-first tests)."""
-    suite = suite_paths(task)
+def suite_files_freed(task: TaskSpec, suite: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The names under the task's own `pytest` contracts' test paths (or under `suite`: every
+    such path of the plan) its worker may write: each path its title or text asks it to
+    change and each `:writable:` pattern there, pytest's configuration aside. The contract
+    still judges the suite against its red-first baseline (an added file must not carry the
+    red-first tests). With `suite`, a sibling without a contract asked to add a test there
+    ("Add a test … in tests/test_zero.py") adds tests a later contract counts (adversary-17
+    F3)."""
+    suite = suite_paths(task) if suite is None else suite
     if not suite:
         return ()
     named = [n.rstrip(".") for n in _NAMED.findall(task.heading.title + "\n" + task.heading.body)]

@@ -38,7 +38,7 @@ from groundskeeper.acceptance.check_inputs import (
 )
 from groundskeeper.acceptance.check_links import links_made
 from groundskeeper.diagnostics import Diagnostic
-from groundskeeper.path_patterns import covering, covers
+from groundskeeper.path_patterns import covering, covers, naming
 from groundskeeper.plan.contract_syntax import protected_by
 from groundskeeper.plan.expected import (
     PYTEST_CONFIGURATION,
@@ -53,7 +53,7 @@ from groundskeeper.plan.expected import (
     unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
-from groundskeeper.plan.suite_paths import suite_files_freed
+from groundskeeper.plan.suite_paths import suite_files_freed, suite_paths
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots", "unaccounted"]
@@ -361,8 +361,9 @@ class RunPaths:
         #: the task id → the names under its own `pytest` contract's test paths its worker
         #: may write after all: asked for by its text or covered by `:writable:` (adversary-8
         #: F9: "add tests/test_mul.py"); pytest's configuration never
+        suites = tuple(dict.fromkeys(p for t in tasks for p in suite_paths(t)))
         self.free: dict[str, tuple[str, ...]] = {
-            t.task_id: found for t in tasks if (found := suite_files_freed(t))
+            t.task_id: found for t in tasks if suites and (found := suite_files_freed(t, suites))
         }
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
@@ -901,7 +902,7 @@ class RunPaths:
             message = (
                 "kept from the worker of the task whose check runs or reads it (its tests,"
                 f" its program's files, what it read before any work): {listed}; to let that"
-                f" worker change one, add `:writable: {first}` to the task (or ask for the"
+                f" worker change one, add `:writable: {naming(first)}` to the task (or ask for the"
                 " change in its text)"
             )
             said.append(Diagnostic("info", "run", message, None, "F002"))
@@ -915,7 +916,7 @@ class RunPaths:
         message = (
             "protected automatically, as expected output a check compares against (or a"
             f" program it runs): {listed};"
-            f" to let a task's worker change one, add `:writable: {first}` to that task (a"
+            f" to let a task's worker change one, add `:writable: {naming(first)}` to that task (a"
             " task whose text asks to change it, as `regenerate FILE`, may; no other worker"
             " of the run may)"
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -262,6 +262,7 @@ class ContractsStage:
                     hidden=self.checks.hidden,
                     unwatched=context.watched.unknown,
                     added=self.checks.freed,
+                    inputs_changed=self._inputs_changed(task.heading.task_id),
                 ),
             )
         )
@@ -283,6 +284,15 @@ class ContractsStage:
                                      v.code or "")  # fmt: skip
                 steps.append(SoftWarning(warning))
         return _claim_result(self.name, problems, steps, rows, said)
+
+    def _inputs_changed(self, task_id: str) -> Callable[[tuple[str, ...] | None], list[str]] | None:
+        """The check backstop a suite's pass answers to, as a check's does: each file the
+        suite read that was there before the work and that a worker not entitled to it
+        changed (`RunPaths.inputs_read`)."""
+        paths = self.checks.paths
+        if paths is None:
+            return None
+        return lambda read: paths.inputs_read(task_id, read)
 
 
 # -- the check ------------------------------------------------------------------------------
