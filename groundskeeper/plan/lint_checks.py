@@ -736,6 +736,18 @@ def _dropped_statuses(script: Script, check: Check) -> Iterator[Finding]:
             if name not in _PROGRAMS:
                 continue
             program = _shown(_source(check.text, stage.offset, pipeline))
+            if _compares_its_input(pipeline.commands[-1]):
+                # the last stage judges the program's whole output against a file, so the
+                # check can fail (a crash prints nothing, or too little): only the program's
+                # own status is lost
+                message = (
+                    f"check drops the status of `{program}`: without `set -o pipefail` a"
+                    " pipeline's status is its last stage's, so a program that prints the"
+                    " expected output and then fails passes; add `set -o pipefail` as the"
+                    " check's first line"
+                )
+                yield ("warning", "T035", message, _line(check, stage.offset))
+                break
             message = (
                 f"check cannot fail on `{program}`: its status is dropped, since without"
                 " `set -o pipefail` a pipeline's status is its last stage's, so its failure"
@@ -744,6 +756,24 @@ def _dropped_statuses(script: Script, check: Check) -> Iterator[Finding]:
             )
             yield ("error", "T005", message, _line(check, stage.offset))
             break
+
+
+#: comparers whose status is 0 only when their standard input equals a file, byte for byte
+#: (`diff` by lines, whitespace options aside)
+_COMPARERS = frozenset({"diff", "cmp"})
+
+
+def _compares_its_input(command: object) -> bool:
+    """Whether a pipeline's last stage compares its whole input with a file: `diff - F`,
+    `diff F -`, `cmp - F` (options before them), `/dev/stdin` for `-`."""
+    if not _is_simple(command) or not command.words:
+        return False
+    words = [w.literal() for w in command.words]
+    if words[0] not in _COMPARERS:
+        return False
+    # a word with an expansion (`"${t%.in}.out"`) is an operand; a literal `-x` an option
+    operands = [w for w in words[1:] if w is None or w == "-" or not w.startswith("-")]
+    return len(operands) == 2 and sum(w in ("-", "/dev/stdin") for w in operands) == 1
 
 
 def _source(text: str, offset: int, pipeline: Pipeline) -> str:
