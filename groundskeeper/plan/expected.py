@@ -72,16 +72,19 @@ def compared_by(language: str, text: str) -> tuple[str, ...]:
 def programs_run_by(language: str, text: str) -> tuple[str, ...]:
     """The workdir files a check runs as programs (`python3 check.py`,
     a `-m` module's candidates: `plan.programs`' reading): a checker the worker could
-    rewrite is a reference like an expected file. None when the check does not parse or
+    rewrite is a reference like an expected file. Not a program run only for its output,
+    which a comparison judges (`python3 render.py | diff - golden`: `judged_programs`): that
+    is the code under test. None when the check does not parse or
     names a program through an expansion (lint says so)."""
     if language != CHECK_LANGUAGE:
         return ()
-    from groundskeeper.plan.programs import command_programs
+    from groundskeeper.plan.programs import command_programs, judged_programs
 
     found = command_programs(text)
     if isinstance(found, str):
         return ()
-    return tuple(dict.fromkeys(p for program in found for p in program.paths))
+    judged = judged_programs(text)  # the code under test, whose output the check compares
+    return tuple(dict.fromkeys(p for program in found for p in program.paths if p not in judged))
 
 
 def asks_to_change(

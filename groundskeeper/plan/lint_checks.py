@@ -728,6 +728,8 @@ def _dropped_statuses(script: Script, check: Check) -> Iterator[Finding]:
     `$(…)`) with a program before its last stage: `python3 -m pytest -q tests | grep -q
     passed` passes when the tests fail, since without `set -o pipefail` a pipeline's status
     is its last stage's."""
+    from groundskeeper.plan.programs import compares_its_input
+
     for pipeline in _deciding_pipelines(script):
         for stage in pipeline.commands[:-1]:
             if not _is_simple(stage) or not stage.words:
@@ -736,7 +738,7 @@ def _dropped_statuses(script: Script, check: Check) -> Iterator[Finding]:
             if name not in _PROGRAMS:
                 continue
             program = _shown(_source(check.text, stage.offset, pipeline))
-            if _compares_its_input(pipeline.commands[-1]):
+            if compares_its_input(pipeline.commands[-1]):
                 # the last stage judges the program's whole output against a file, so the
                 # check can fail (a crash prints nothing, or too little): only the program's
                 # own status is lost
@@ -756,24 +758,6 @@ def _dropped_statuses(script: Script, check: Check) -> Iterator[Finding]:
             )
             yield ("error", "T005", message, _line(check, stage.offset))
             break
-
-
-#: comparers whose status is 0 only when their standard input equals a file, byte for byte
-#: (`diff` by lines, whitespace options aside)
-_COMPARERS = frozenset({"diff", "cmp"})
-
-
-def _compares_its_input(command: object) -> bool:
-    """Whether a pipeline's last stage compares its whole input with a file: `diff - F`,
-    `diff F -`, `cmp - F` (options before them), `/dev/stdin` for `-`."""
-    if not _is_simple(command) or not command.words:
-        return False
-    words = [w.literal() for w in command.words]
-    if words[0] not in _COMPARERS:
-        return False
-    # a word with an expansion (`"${t%.in}.out"`) is an operand; a literal `-x` an option
-    operands = [w for w in words[1:] if w is None or w == "-" or not w.startswith("-")]
-    return len(operands) == 2 and sum(w in ("-", "/dev/stdin") for w in operands) == 1
 
 
 def _source(text: str, offset: int, pipeline: Pipeline) -> str:
