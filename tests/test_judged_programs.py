@@ -96,3 +96,51 @@ def test_the_program_whose_output_diff_judges_is_the_work(tmp_path: Path) -> Non
 )
 def test_judged_programs_reads_the_check(check: str, judged: list[str]) -> None:
     assert sorted(judged_programs(check)) == judged
+
+
+# --- the generator of a golden the task asks to regenerate is its reference (adversary-17 F18)
+
+
+def _regen(tmp_path: Path, text: str, cmd: str) -> tuple[str, str, str]:
+    (tmp_path / "gen.py").write_text("print(6 * 7)\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "expected.txt").write_text("41\n")
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO Golden\n  :PROPERTIES:\n  :ID: regen\n  :END:\n"
+        f"  {text}\n  #+begin_src sh :check\n  set -o pipefail\n"
+        "  python3 gen.py | diff - tests/expected.txt\n  #+end_src\n"
+    )
+    script = tmp_path / "w.yaml"
+    script.write_text(
+        "workers:\n  regen: [{tool: sh, input: {cmd: " + json.dumps(cmd) + "}}, {say: DONE}]\n"
+    )
+    _, doc = resume(plan, script)
+    (entry,) = doc["tasks"]
+    golden = (tmp_path / "tests" / "expected.txt").read_text()
+    return entry["state"], (tmp_path / "gen.py").read_text(), golden
+
+
+REGENERATES = "python3 gen.py > tests/expected.txt"
+STALE_GENERATOR = "printf 'print(41)\\n' > gen.py"
+
+
+def test_rewriting_the_generator_instead_of_regenerating_fails(tmp_path: Path) -> None:
+    text = "Without touching gen.py, regenerate tests/expected.txt."
+    assert _regen(tmp_path, text, STALE_GENERATOR) == ("FAILED", "print(6 * 7)\n", "41\n")
+
+
+def test_regenerating_a_golden_forbidden_by_name_fails(tmp_path: Path) -> None:
+    text = "Without touching tests/expected.txt, fix gen.py."
+    assert _regen(tmp_path, text, REGENERATES) == ("FAILED", "print(6 * 7)\n", "41\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Without touching gen.py, regenerate tests/expected.txt.",
+        "Regenerate tests/expected.txt with gen.py, but don't change gen.py.",
+    ],
+)
+def test_regenerating_while_told_to_keep_the_generator_is_done(tmp_path: Path, text: str) -> None:
+    assert _regen(tmp_path, text, REGENERATES) == ("DONE", "print(6 * 7)\n", "42\n")

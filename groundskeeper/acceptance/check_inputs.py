@@ -139,17 +139,28 @@ def _under(source: str, path: str) -> bool:
 def _programs(task: TaskSpec) -> tuple[tuple[str, str], ...]:
     """(how, path) of each workdir program the task's check runs (`plan.programs`)."""
     check = task.check
-    return () if check is None else _programs_of(check.text)
+    if check is None:
+        return ()
+    found = _programs_of(check.text)
+    from groundskeeper.plan.programs import judged_programs
+
+    if not judged_programs(check.text):
+        return found
+    # run for the output a comparison judges: the code under test, unless the task frees
+    # the file compared with (then that file is the work, and the program its reference)
+    from groundskeeper.plan.expected import judged_code
+
+    judged = judged_code(task)
+    return tuple((how, path) for how, path in found if path not in judged)
 
 
 @functools.lru_cache(maxsize=1024)
 def _programs_of(text: str) -> tuple[tuple[str, str], ...]:
-    from groundskeeper.plan.programs import command_programs, judged_programs
+    from groundskeeper.plan.programs import command_programs
 
     found = command_programs(text)
     if isinstance(found, str):
         return ()
-    judged = judged_programs(text)  # run for the output a comparison judges: the work
     # `-m compileall`, `-m json.tool`: the standard library's programs are no checker of
     # the project's (a workdir module of that name is a shadow, which `made_side` holds)
     return tuple(
@@ -157,7 +168,6 @@ def _programs_of(text: str) -> tuple[tuple[str, str], ...]:
         for p in found
         for path in p.paths
         if not (p.how == "module" and path.split("/")[0].split(".")[0] in sys.stdlib_module_names)
-        and path not in judged
     )
 
 

@@ -11,6 +11,8 @@ written means; it only names which files are the programs.
 
 from __future__ import annotations
 
+import functools
+
 from groundskeeper.fastclass import fastclass
 from groundskeeper.path_patterns import normal_path
 
@@ -238,6 +240,7 @@ def compares_its_input(command: object) -> bool:
     return len(operands) == 2 and sum(w in ("-", "/dev/stdin") for w in operands) == 1
 
 
+@functools.lru_cache(maxsize=1024)
 def judged_programs(cmd: str) -> frozenset[str]:
     """The workdir programs a check runs only for their output, which a comparison judges
     (`python3 render.py | diff - golden`, `python3 -m textkit < in | cmp - out`): each a
