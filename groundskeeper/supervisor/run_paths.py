@@ -51,7 +51,7 @@ from groundskeeper.plan.expected import (
     unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
-from groundskeeper.plan.suite_paths import suite_files_freed
+from groundskeeper.plan.suite_paths import plan_suite_files_freed
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots", "unaccounted"]
@@ -293,10 +293,9 @@ class RunPaths:
         self._intruded: dict[str, str] = {}
         #: the task id → the names under its own `pytest` contract's test paths its worker
         #: may write after all: asked for by its text or covered by `:writable:` (adversary-8
-        #: F9: "add tests/test_mul.py"); pytest's configuration never
-        self.free: dict[str, tuple[str, ...]] = {
-            t.task_id: found for t in tasks if (found := suite_files_freed(t))
-        }
+        #: F9: "add tests/test_mul.py"), and a test file its text asks for under another
+        #: task's contract (adversary-17 F3); pytest's configuration never
+        self.free: dict[str, tuple[str, ...]] = plan_suite_files_freed(tasks)
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
         self._refused: dict[str, fences.Refusals] = {}  # the task's latest attempt's
