@@ -283,3 +283,18 @@ def test_lint_reads_a_comparing_last_stage_as_a_check_that_can_fail() -> None:
     # a filter that finds a word in the output still hides the program's failure
     assert _codes("python3 render.py | grep -qx A") == ["T005"]
     assert _codes("python3 render.py | diff - a b") == ["T005"]  # no `-`: not its input
+
+
+def test_lint_t034_only_where_code_under_test_can_be_imported() -> None:
+    """adversary-17 F1: a `python3 -c` that imports only the standard library runs no code
+    under test; one importing a workdir module (or loading code) still gets T034."""
+    stdlib = "python3 -c \"import json; assert json.load(open('c.json'))['port'] == 8080\""
+    assert "T034" not in _codes(stdlib)
+    for imports in (
+        "python3 -c 'import calc; assert calc.add(2, 3) == 5'",
+        "python3 -c 'from calc import add; assert add(2, 3) == 5'",
+        "python3 -c 'import runpy; runpy.run_path(\"calc.py\")'",
+        "python3 -c 'exec(open(\"calc.py\").read())'",
+        "python3 -c 'import json, calc'",
+    ):
+        assert "T034" in _codes(imports), imports

@@ -132,7 +132,7 @@ def runs_python_in_process(script: Script) -> str | None:
             rest = words[at + 1] if at + 1 < len(words) else None
             if word == "-c" or (word.startswith("-c") and len(word) > 2):
                 code = rest if word == "-c" else word[2:]
-                if code is None or "import" in code:
+                if code is None or _imports_workdir_code(code):
                     return " ".join(w or "…" for w in words)
                 break
             module = rest if word == "-m" else word[2:] if word.startswith("-m") else None
@@ -145,6 +145,45 @@ def runs_python_in_process(script: Script) -> str | None:
             if not word.startswith("-"):
                 return " ".join(w or "…" for w in words)  # a program: `python3 check.py`
     return None
+
+
+#: standard modules that load or run other code (a workdir file among it) when called
+_LOADERS = frozenset(
+    {"runpy", "importlib", "pkgutil", "imp", "zipimport", "unittest", "doctest", "code",
+     "codeop", "builtins", "site", "pydoc", "trace", "profile", "cProfile", "pdb", "timeit"}
+)  # fmt: skip
+
+
+def _imports_workdir_code(code: str) -> bool:
+    """Whether `python3 -c CODE` can bring code under test into its interpreter: it imports a
+    module outside the standard library (a name like a standard one is always that copy:
+    docs/shell.md), one that loads other code (`runpy`, `importlib`), or calls `exec`,
+    `eval`, `compile` or `__import__`; code that does not parse counts (adversary-17 F1:
+    `import json; assert json.load(open('config.json'))['port'] == 8080` imports none)."""
+    import sys
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return "import" in code
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                return True
+            names = [node.module or ""]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("exec", "eval", "compile", "__import__"):
+                return True
+            continue
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if top not in sys.stdlib_module_names or top in _LOADERS:
+                return True
+    return False
 
 
 def _status_commands(script: Script) -> Iterator[SimpleCommand]:
