@@ -317,3 +317,34 @@ def test_a_stem_that_names_the_file_keeps_the_state_wanted_an_ask() -> None:
 )
 def test_the_content_of_a_write_is_no_file(text: str, path: str, reading: str) -> None:
     assert text_reading(text, path, sole_stem=True) == reading
+
+
+# adversary-17 F18: a negation in a clause of its own that names another file keeps that one
+@pytest.mark.parametrize(
+    ("text", "path", "reading"),
+    [
+        ("Without touching gen.py, regenerate tests/expected.txt.", "tests/expected.txt", ASKS),
+        ("Without touching gen.py, regenerate tests/expected.txt.", "gen.py", FORBIDS),
+        ("Regenerate tests/e.txt with gen.py, but don't change gen.py.", "tests/e.txt", ASKS),
+        ("Regenerate tests/e.txt with gen.py, but don't change gen.py.", "gen.py", FORBIDS),
+        ("Leave gen.py unchanged, and regenerate tests/e.txt.", "tests/e.txt", ASKS),
+        # the negation reaches the file, or may: kept
+        ("Don't touch gen.py or tests/e.txt, regenerate out.txt.", "tests/e.txt", FORBIDS),
+        (
+            "Without touching gen.py or anything else, regenerate tests/e.txt.",
+            "tests/e.txt",
+            FORBIDS,
+        ),
+        ("Without changing anything, update tests/e.txt.", "tests/e.txt", FORBIDS),
+        ("Without touching tests/e.txt, fix gen.py.", "tests/e.txt", FORBIDS),
+        ("Regenerate tests/e.txt, but never by hand.", "tests/e.txt", UNSURE),
+        ("Regenerate tests/e.txt with gen.py, not by hand.", "tests/e.txt", UNSURE),
+        ("Without touching gen.py, never regenerate tests/e.txt.", "tests/e.txt", FORBIDS),
+    ],
+)
+def test_a_negation_of_another_file_in_its_own_clause(text: str, path: str, reading: str) -> None:
+    assert text_reading(text, path) == reading
+
+
+def test_a_bare_contrast_with_another_file_stays_unsure() -> None:
+    assert text_reading("Regenerate tests/e.txt, not gen.py.", "tests/e.txt") == UNSURE

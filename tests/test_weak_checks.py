@@ -211,3 +211,90 @@ def test_cli_lint_does_not_give_guess_list_advice_on_a_prohibition(tmp_path: Pat
     )
     # the twin whose match passes the check is still a guess list
     assert "T010" in _lint(tmp_path, f"if grep -q {cr} out.txt; then exit 0; fi; exit 1")[1]
+
+
+# --- adversary-17 F2: a program piped into `diff -`/`cmp -` is judged by the comparison ---------
+
+CASE_LOOP = """* TODO Write the multiplier
+  :PROPERTIES:
+  :ID: solve
+  :END:
+  Write solve.py: it reads two integers from stdin and prints their product.
+  #+begin_src sh :check
+  for t in cases/*.in; do
+    python3 solve.py < "$t" | diff - "${t%.in}.out"
+  done
+  #+end_src
+"""
+
+
+def _solver(tmp_path: Path, program: str) -> tuple[int, list[str], dict[str, str]]:
+    import json
+
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+    from tests.test_cli_run import HEAD
+
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    for i, (a, b) in enumerate(((2, 3), (6, 7)), 1):
+        (cases / f"c{i}.in").write_text(f"{a} {b}\n")
+        (cases / f"c{i}.out").write_text(f"{a * b}\n")
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + CASE_LOOP)
+    workers = tmp_path / "w.yaml"
+    content = json.dumps(program)
+    workers.write_text(
+        "workers:\n  solve: [{tool: write_file, input: {path: solve.py, content: "
+        + content
+        + "}}, {say: DONE}]\n"
+    )
+    linted = CliRunner().invoke(main, ["lint", str(plan), "--json"])
+    found = [d["code"] for d in json.loads(linted.stdout)]
+    result = CliRunner().invoke(main, ["resume", str(plan), "--model", f"scripted:{workers}"])
+    assert result.exit_code in (0, 1), result.output
+    from groundskeeper.plan.org import load_plan
+
+    return linted.exit_code, found, {t.task_id: str(t.keyword) for t in load_plan(plan).tasks()}
+
+
+SOLVES = "a, b = map(int, input().split())\nprint(a * b)\n"
+ADDS = "a, b = map(int, input().split())\nprint(a + b)\n"
+
+
+def test_a_case_loop_piping_a_wrong_solver_into_diff_fails(tmp_path: Path) -> None:
+    """The docs' own loop without `pipefail`: lint neither refuses nor warns, since `diff`
+    decides; a solver that prints wrong products FAILS."""
+    status, found, keyword = _solver(tmp_path, ADDS)
+    assert (status, found, keyword) == (0, ["T014", "T014"], {"solve": "FAILED"})
+
+
+def test_a_case_loop_piping_a_right_solver_into_diff_is_done(tmp_path: Path) -> None:
+    status, found, keyword = _solver(tmp_path, SOLVES)
+    assert (status, found, keyword) == (0, ["T014", "T014"], {"solve": "DONE"})
+
+
+def test_lint_reads_a_comparing_last_stage_as_a_check_that_can_fail() -> None:
+    assert _codes("python3 solve.py < c1.in | diff - c1.out") == []
+    assert _codes("python3 render.py | cmp - tests/out.golden") == []
+    assert _codes("python3 render.py | diff tests/out.golden -") == []
+    assert _codes("set -o pipefail; python3 render.py | diff - tests/out.golden") == []
+    # a filter that finds a word in the output still hides the program's failure
+    assert _codes("python3 render.py | grep -qx A") == ["T005"]
+    assert _codes("python3 render.py | diff - a b") == ["T005"]  # no `-`: not its input
+
+
+def test_lint_t034_only_where_code_under_test_can_be_imported() -> None:
+    """adversary-17 F1: a `python3 -c` that imports only the standard library runs no code
+    under test; one importing a workdir module (or loading code) still gets T034."""
+    stdlib = "python3 -c \"import json; assert json.load(open('c.json'))['port'] == 8080\""
+    assert "T034" not in _codes(stdlib)
+    for imports in (
+        "python3 -c 'import calc; assert calc.add(2, 3) == 5'",
+        "python3 -c 'from calc import add; assert add(2, 3) == 5'",
+        "python3 -c 'import runpy; runpy.run_path(\"calc.py\")'",
+        "python3 -c 'exec(open(\"calc.py\").read())'",
+        "python3 -c 'import json, calc'",
+    ):
+        assert "T034" in _codes(imports), imports

@@ -20,7 +20,9 @@ check's text and the file's name only (a read set cannot tell an import from an 
   the checker's: everything under a directory PATH, a file PATH itself, and anywhere a
   `test_*.py`, `*_test.py` or `conftest.py`;
 - a program the check runs from the workdir (`python3 check.py`, a `-m` module's
-  file) is the checker's, and so, when the check runs no test runner (pytest, unittest), is
+  file) is the checker's — not one run only for its output, which a comparison judges
+  (`python3 render.py | diff - golden`: `plan.programs.judged_programs`), the code under
+  test — and so, when the check runs no test runner (pytest, unittest), is
   every `.py` file it read: the modules that program imports (`lib/judge.py` beside
   `tools/check.py` as much as `tools/judge.py`) are its library, wherever they lie; the code
   a task asks to change by name is freed by that asking (`entitled`), not by its role. With a
@@ -97,15 +99,6 @@ _TEST_FILE_NAMES = ("test_*.py", "*_test.py")
 #: unittest's default discovery pattern (`-p`/`--pattern` changes it; the default covers
 #: `test_*.py` and the rest).
 _UNITTEST_NAMES = ("test*.py",)
-#: Words of a module's name that make it the tests' helper or data, not the code under test.
-_HELPER_WORDS = frozenset(
-    {"test", "tests", "testing", "testkit", "testutil", "testutils", "testlib", "testhelpers",
-     "testsupport", "expected", "expectation", "expectations", "golden", "goldens", "fixture",
-     "fixtures", "assertion", "assertions", "asserts", "oracle", "oracles", "reference",
-     "references", "refimpl", "judge", "judges", "judging", "checker", "checkers",
-     "verify", "verifier", "verifiers", "verification", "grader", "graders", "grading",
-     "validator", "validators", "groundtruth", "truth"}
-)  # fmt: skip
 #: Files that change what any Python interpreter of the check loads, wherever they lie.
 _HOOK_NAMES = ("conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth")
 
@@ -135,13 +128,10 @@ def _source_of(path: str) -> str:
 
 
 def _helper_name(source: str) -> bool:
-    """Whether a module's name says it is the tests' helper or data (`testkit.py`,
-    `expected_values.py`, `test_helpers.py`): a word of `_HELPER_WORDS` in its stem."""
-    stem = posixpath.basename(source).split(".", 1)[0].casefold()
-    if stem == "__init__":
-        stem = posixpath.basename(posixpath.dirname(source)).casefold()
-    words = [w for w in stem.replace("-", "_").split("_") if w]
-    return any(w in _HELPER_WORDS for w in words)
+    """Whether a module's name says it is the tests' helper or data (`plan.programs`)."""
+    from groundskeeper.plan.programs import checker_named
+
+    return checker_named(source)
 
 
 def _under(source: str, path: str) -> bool:
@@ -151,7 +141,19 @@ def _under(source: str, path: str) -> bool:
 def _programs(task: TaskSpec) -> tuple[tuple[str, str], ...]:
     """(how, path) of each workdir program the task's check runs (`plan.programs`)."""
     check = task.check
-    return () if check is None else _programs_of(check.text)
+    if check is None:
+        return ()
+    found = _programs_of(check.text)
+    from groundskeeper.plan.programs import judged_programs
+
+    if not judged_programs(check.text):
+        return found
+    # run for the output a comparison judges: the code under test, unless the task frees
+    # the file compared with (then that file is the work, and the program its reference)
+    from groundskeeper.plan.expected import judged_code
+
+    judged = judged_code(task)
+    return tuple((how, path) for how, path in found if path not in judged)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -528,7 +528,10 @@ def _sentence_reading(
     if not at and not pronoun:
         return SILENT
     named = at or pronoun
-    if any(_keeps(w) for w in words[: named[-1]]):
+    ours = set(named)
+    if any(
+        _keeps(w) and not _keeps_another(words, k, ours) for k, w in enumerate(words[: named[-1]])
+    ):
         return FORBIDS  # "don't modify X", "without changing X", "X must stay as it is"
     asks = any(_asked(words, i, question) for i in at) or any(
         _asked(words, i, question) for i in pronoun
@@ -537,15 +540,65 @@ def _sentence_reading(
         return ASKS  # what follows says the state wanted ("… has no errors"), not a keeping
     # (a test's state wanted is its outcome, never its content: "fix calc.py so the tests
     # have no failures" asks nothing of them)
+    after = named[-1] + 1
     if (
         asks
-        and any(_keeps(w) for w in _clause_after(words, named[-1]))
+        and any(
+            _keeps(w) and not _keeps_another(words, k, ours)
+            for k, w in enumerate(_clause_after(words, named[-1]), start=after)
+        )
         and (test_file or not _wanted_state(words, named[-1], question))
     ):
         return UNSURE  # "regenerate X, not Y": which does it keep? ("so X has no …" wants)
     if not asks and at and any(_keeps(w) for w in _clause_after(words, at[-1])):
         return FORBIDS
     return ASKS if asks else SILENT
+
+
+#: what ends the clause a negation keeps something in ("Without touching gen.py, …")
+_CLAUSE_ENDS = frozenset({",", ";", ":", "--", "—", "–", "but", "then", "(", ")"})
+#: words that let a keeping clause reach files it does not name ("… gen.py or anything else")
+_REACHING = frozenset(
+    {"it", "them", "anything", "everything", "all", "any", "other", "others", "else", "file",
+     "files", "rest", "each", "every", "both", "nothing", "none", "one"}
+)  # fmt: skip
+
+
+def _keeps_another(words: list[str], at: int, ours: set[int]) -> bool:
+    """Whether the negation or keeping word at `at` keeps another file, in a clause of its
+    own: the clause around it (up to a comma, `;`, `but`, …) names some file, none of them
+    the one read (at the positions `ours`), and nothing that could reach it (`it`,
+    `anything else`). "Without touching gen.py, regenerate X" and "Regenerate X, but don't
+    change gen.py" keep gen.py, not X (adversary-17 F18); "Don't touch gen.py or X",
+    "Without changing anything, update X" keep X, and "Update X, not gen.py" (no verb of
+    its own) stays unsure."""
+    start = at
+    while start > 0 and words[start - 1] not in _CLAUSE_ENDS:
+        start -= 1
+    end = at
+    while end + 1 < len(words) and words[end + 1] not in _CLAUSE_ENDS:
+        end += 1
+    clause = range(start, end + 1)
+    if any(i in ours for i in clause) or any(words[i] in _REACHING for i in clause):
+        return False
+    # a clause of its own says what it keeps with a verb ("don't change gen.py", "leave
+    # gen.py unchanged"); a bare contrast ("update the tests, not calc.py") stays unsure
+    verbal = any(_verbal(words[i]) for i in clause)
+    return verbal and any(_file(words[i]) for i in clause)
+
+
+#: keeping words that are verbs or states of their own ("leave gen.py unchanged")
+_KEEPING_VERBS = frozenset(
+    {"leave", "keep", "preserve", "unchanged", "untouched", "intact", "touch", "alter"}
+)
+
+
+def _verbal(word: str) -> bool:
+    return (
+        word in _EDIT
+        or word in _KEEPING_VERBS
+        or (word.endswith("ing") and not _file(word) and len(word) > 4)
+    )
 
 
 def _antecedent(words: list[str], at: int, before: list[str]) -> str | None:

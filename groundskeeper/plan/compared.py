@@ -170,7 +170,7 @@ def _may_import_the_work(code: str, python: str) -> bool:
     there, every import counts)."""
     import sys
 
-    if "import" not in code:
+    if "import" not in code and not any(name in code for name in _RUNS_CODE):
         return False
     if python == "micropython":
         return True

@@ -37,6 +37,7 @@ __all__ = [
     "expected_files",
     "expected_inputs",
     "freed",
+    "judged_code",
     "programs_run_by",
     "python_in_process",
     "reading",
@@ -44,6 +45,7 @@ __all__ = [
     "runs_pytest_contract",
     "seems_about",
     "stem_names",
+    "task_programs",
     "task_text",
     "text_reading",
     "unsure_message",
@@ -72,7 +74,8 @@ def compared_by(language: str, text: str) -> tuple[str, ...]:
 def programs_run_by(language: str, text: str) -> tuple[str, ...]:
     """The workdir files a check runs as programs (`python3 check.py`,
     a `-m` module's candidates: `plan.programs`' reading): a checker the worker could
-    rewrite is a reference like an expected file. None when the check does not parse or
+    rewrite is a reference like an expected file (less the code under test a task's check
+    runs for its output: `task_programs`). None when the check does not parse or
     names a program through an expansion (lint says so)."""
     if language != CHECK_LANGUAGE:
         return ()
@@ -82,6 +85,37 @@ def programs_run_by(language: str, text: str) -> tuple[str, ...]:
     if isinstance(found, str):
         return ()
     return tuple(dict.fromkeys(p for program in found for p in program.paths))
+
+
+def judged_code(task: TaskSpec) -> frozenset[str]:
+    """The programs the task's check runs only for their output, which a comparison judges
+    (`python3 render.py | diff - golden`: `plan.programs.judged_programs`), when they are
+    the code under test: the task neither asks to change nor frees (`:writable:`) a file
+    its check compares against. When it does ("Regenerate tests/expected.txt with python3
+    gen.py"), the file compared with is the work and the program its reference: a worker
+    that rewrote gen.py to print the stale golden would pass."""
+    check = task.check
+    if check is None or check.language != CHECK_LANGUAGE:
+        return frozenset()
+    from groundskeeper.plan.programs import judged_programs
+
+    judged = judged_programs(check.text)
+    if not judged:
+        return judged
+    for name in compared_by(check.language, check.text):
+        if covers(task.writable, name) or asks_to_change(task, name):
+            return frozenset()
+    return judged
+
+
+def task_programs(task: TaskSpec) -> tuple[str, ...]:
+    """The workdir programs the task's check runs that are the check's own (`programs_run_by`
+    less `judged_code`): a checker the worker could rewrite is a reference."""
+    check = task.check
+    if check is None:
+        return ()
+    judged = judged_code(task)
+    return tuple(p for p in programs_run_by(check.language, check.text) if p not in judged)
 
 
 def asks_to_change(
@@ -110,7 +144,7 @@ def stem_names(checked: TaskSpec, asker: TaskSpec, path: str, seen: Iterable[str
         return False
     check = checked.check
     if check is not None:
-        keys = compared_by(check.language, check.text) + programs_run_by(check.language, check.text)
+        keys = compared_by(check.language, check.text) + task_programs(checked)
         if any(covers((k,), path) for k in keys):
             return False
     return not any(not p.endswith(".py") and asks_to_change(asker, p) for p in others)
@@ -203,7 +237,7 @@ def expected_files(task: TaskSpec) -> tuple[str, ...]:
     check = task.check
     if check is None:
         return ()
-    named = compared_by(check.language, check.text) + programs_run_by(check.language, check.text)
+    named = compared_by(check.language, check.text) + task_programs(task)
     return tuple(
         path
         for path in dict.fromkeys(named)

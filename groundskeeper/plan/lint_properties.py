@@ -25,6 +25,7 @@ from groundskeeper.plan.expected import (
     runs_pytest_check,
     seems_about,
     stem_names,
+    task_programs,
     task_text,
     unsure_message,
 )
@@ -60,7 +61,7 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
         if check is None:
             continue
         compared = compared_by(check.language, check.text)
-        programs = programs_run_by(check.language, check.text)
+        programs = task_programs(task)
         named = {f: c in programs for c in compared + programs for f in existing_files(base, c)}
         for name, program in named.items():
             # a file a task of the plan makes or changes is the work, not its expectation

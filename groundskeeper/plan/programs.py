@@ -11,10 +11,19 @@ written means; it only names which files are the programs.
 
 from __future__ import annotations
 
+import functools
+
 from groundskeeper.fastclass import fastclass
 from groundskeeper.path_patterns import normal_path
 
-__all__ = ["INTERPRETERS", "Program", "command_programs"]
+__all__ = [
+    "INTERPRETERS",
+    "Program",
+    "checker_named",
+    "command_programs",
+    "compares_its_input",
+    "judged_programs",
+]
 
 _PYTHONS = frozenset({"python", "python3", "micropython"})
 _SHELLS = frozenset({"sh", "bash", "dash", "ksh", "zsh"})
@@ -182,6 +191,109 @@ def _candidates(how: str, named: str) -> tuple[str, ...] | None:
         return (f"{base}.py", f"{base}/__init__.py", f"{base}/__main__.py", *packages)
     path = normal_path(named)
     return None if path is None else (path,)
+
+
+#: Words of a module's name (or a directory's above it) that make it the tests' helper,
+#: data or judge, not the code under test.
+HELPER_WORDS = frozenset(
+    {"test", "tests", "testing", "testkit", "testutil", "testutils", "testlib", "testhelpers",
+     "testsupport", "expected", "expectation", "expectations", "golden", "goldens", "fixture",
+     "fixtures", "assertion", "assertions", "asserts", "oracle", "oracles", "reference",
+     "references", "refimpl", "judge", "judges", "judging", "checker", "checkers",
+     "verify", "verifier", "verifiers", "verification", "grader", "graders", "grading",
+     "validator", "validators", "groundtruth", "truth"}
+)  # fmt: skip
+#: and, for a program whose output a comparison judges, the words of a checker's name
+_CHECKER_WORDS = HELPER_WORDS | {"check", "checks", "checking", "grade", "score", "scorer"}
+
+
+def checker_named(source: str) -> bool:
+    """Whether a module's name says it is the tests' helper or data (`testkit.py`,
+    `expected_values.py`, `test_helpers.py`): a word of `HELPER_WORDS` in its stem."""
+    stem = source.rsplit("/", 1)[-1].split(".", 1)[0].casefold()
+    if stem == "__init__":
+        stem = source.rsplit("/", 2)[-2].casefold() if source.count("/") else ""
+    return any(w in HELPER_WORDS for w in _words(stem))
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in name.replace("-", "_").split("_") if w]
+
+
+#: comparers whose status is 0 only when their standard input equals a file (`diff` by lines)
+_COMPARERS = frozenset({"diff", "cmp"})
+
+
+def compares_its_input(command: object) -> bool:
+    """Whether a pipeline's last stage compares its whole standard input with a file:
+    `diff - F`, `diff F -`, `cmp - F` (options before them), `/dev/stdin` for `-`. One
+    reading for lint (T005/T035) and what the check's programs are (`judged_programs`)."""
+    from groundskeeper.sandbox.tree import SimpleCommand
+
+    if not isinstance(command, SimpleCommand) or not command.words:
+        return False
+    words = [w.literal() for w in command.words]
+    if words[0] not in _COMPARERS:
+        return False
+    # a word with an expansion (`"${t%.in}.out"`) is an operand; a literal `-x` an option
+    operands = [w for w in words[1:] if w is None or w == "-" or not w.startswith("-")]
+    return len(operands) == 2 and sum(w in ("-", "/dev/stdin") for w in operands) == 1
+
+
+@functools.lru_cache(maxsize=1024)
+def judged_programs(cmd: str) -> frozenset[str]:
+    """The workdir programs a check runs only for their output, which a comparison judges
+    (`python3 render.py | diff - golden`, `python3 -m textkit < in | cmp - out`): each a
+    stage before a last stage that compares its whole input with a file. Such a program is
+    the code under test — its output is what the check judges — not the check's own
+    program, unless it is also run for its status elsewhere in the check or its path says
+    it is a checker (`tools/check_cases.py`, `tests/render.py`: a word of a checker's or
+    the tests' helper's name in a directory or its stem). Empty when the line does not
+    parse or a program cannot be told."""
+    from groundskeeper.sandbox.registry import COMMANDS
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, parse, simple_commands
+    from groundskeeper.sandbox.tree import Script, SimpleCommand, _compound_scripts
+
+    try:
+        script = parse(cmd)
+    except ShellSyntaxError:
+        return frozenset()
+    stages: set[int] = set()  # the ids of the stages whose output a comparison judges
+
+    def walk(body: Script) -> None:
+        for and_or in body.items:
+            for pipeline in (and_or.first, *(p for _, p in and_or.rest)):
+                commands = pipeline.commands
+                if len(commands) > 1 and compares_its_input(commands[-1]):
+                    stages.update(id(c) for c in commands[:-1] if isinstance(c, SimpleCommand))
+                for command in commands:
+                    if not isinstance(command, SimpleCommand):
+                        for inner in _compound_scripts(command):
+                            walk(inner)
+
+    walk(script)
+    judged: set[str] = set()
+    other: set[str] = set()  # run for its status, or in `$(…)`: the check's own
+    for command in simple_commands(script):
+        words = [
+            _UNREAD if w.literal() is None or w.has_glob() else str(w.literal())
+            for w in command.words
+        ]
+        found = _stage_program(words, command, COMMANDS) if words else None
+        if not isinstance(found, tuple):
+            continue
+        paths = _candidates(*found) or ()
+        (judged if id(command) in stages else other).update(paths)
+    return frozenset(p for p in judged - other if not _checker_path(p))
+
+
+def _checker_path(path: str) -> bool:
+    """Whether a word of a checker's or the tests' helper's name is in the path's stem or a
+    directory of it (`tools/check_cases.py`, `tests/render.py`)."""
+    parts = path.casefold().split("/")
+    if parts[-1].startswith("__"):  # `pkg/__main__.py`: the package names it
+        parts = parts[:-1]
+    return any(w in _CHECKER_WORDS for part in parts for w in _words(part.split(".", 1)[0]))
 
 
 def _short(text: str) -> str:

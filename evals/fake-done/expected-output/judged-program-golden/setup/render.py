@@ -1,0 +1,2 @@
+for line in open('data.txt'):
+    print(line.strip())
