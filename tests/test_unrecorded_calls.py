@@ -16,7 +16,9 @@ from pathlib import Path
 from groundskeeper.record.ledger_format import sealable, unsealed_name
 from tests.test_cli_run import keywords, resume, setup, steps, task
 
-#: the check reads data/in.txt, an input the task does not ask to change (adversary-13 a23)
+#: the check reads data/in.txt, an input the task does not ask to change (adversary-13 a23),
+#: through a checker program: a key read in `$(…)` by awk is protected from the start, and the
+#: worker's write would be refused before the run's read-set backstop could hold it
 DOUBLE = """* TODO Double the number
   :PROPERTIES:
   :ID: t
@@ -24,8 +26,7 @@ DOUBLE = """* TODO Double the number
   Read the number in data/in.txt and write twice it to out.txt.
   #+begin_src sh :check
   test -s out.txt
-  W=$(awk '{print $1*2}' data/in.txt)
-  grep -qx "$W" out.txt
+  python3 double.py
   #+end_src
 """
 
@@ -40,6 +41,10 @@ SAYS_DONE = "workers:\n  t: [{say: DONE}]\n"
 def _double(tmp_path: Path, cmd: str) -> tuple[Path, Path]:
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "in.txt").write_text("42\n")
+    (tmp_path / "double.py").write_text(
+        'n = int(open("data/in.txt").read())\n'
+        'assert open("out.txt").read().split() == [str(2 * n)]\n'
+    )
     return setup(
         tmp_path, DOUBLE, f'workers:\n  t: [{{tool: sh, input: {{cmd: "{cmd}"}}}}, {{say: DONE}}]\n'
     )
