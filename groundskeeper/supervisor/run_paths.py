@@ -358,6 +358,9 @@ class RunPaths:
         self._current: Hashes = dict(self.start)
         #: protected inputs a worker changed whose task is not entitled to: file → task id
         self._intruded: dict[str, str] = {}
+        #: files an earlier run's worker made (`made_earlier`): their maker is the first task
+        #: the record names, which a run cut short may not know for sure
+        self._made_earlier: set[str] = set()
         #: the task id → the names under its own `pytest` contract's test paths its worker
         #: may write after all: asked for by its text or covered by `:writable:` (adversary-8
         #: F9: "add tests/test_mul.py"); pytest's configuration never
@@ -576,6 +579,7 @@ class RunPaths:
             for path, task_id in made.items():
                 if task_id in self._specs and self._there_at_start(path):
                     self._made.setdefault(path, task_id)
+                    self._made_earlier.add(path)
                     # made by a worker, not there before the work: the made-file rules judge
                     # it as in the run that made it (adversary-13 F3: a shadow module made by
                     # a call a SIGTERM cut short is no file of the workdir before the work)
@@ -709,9 +713,13 @@ class RunPaths:
             }
             unlisted = list(dict.fromkeys(self._unlisted))
             made_before = self._made_before.get(task_id, frozenset())
-            # made by another task's worker, whenever: a parallel sibling's output is not
-            # this task's to rewrite either (adversary-17 F5)
-            theirs = {p for p, maker in self._made.items() if maker != task_id}
+            # made by another task's worker in this run, whenever: a parallel sibling's output
+            # is not this task's to rewrite either (adversary-17 F5)
+            theirs = {
+                p
+                for p, maker in self._made.items()
+                if maker != task_id and p not in self._made_earlier
+            }
         files = set(writes) if read is None else set(read)
         if unlisted and self._before is not None:
             for path in sorted(files | (set(self._before) if read is None else set())):
