@@ -16,13 +16,7 @@ from groundskeeper.plan.expected import asks_to_change
 from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.pytest_files import PYTEST_CONFIGURATION
 
-__all__ = [
-    "asked_but_kept",
-    "plan_suite_files_freed",
-    "suite_files_freed",
-    "suite_paths",
-    "writable_kept",
-]
+__all__ = ["asked_but_kept", "suite_files_freed", "suite_paths", "writable_kept"]
 
 # a path-like word of a task's text: `calc.py`, `tests/test_mul.py`, `tests/unit/`
 _NAMED = re.compile(r"[\w./-]*\w\.\w+|[\w.-]+/[\w./-]*\w")
@@ -52,40 +46,6 @@ def suite_files_freed(task: TaskSpec, suite: tuple[str, ...] | None = None) -> t
         for p in dict.fromkeys((*task.writable, *asked))
         if covers(suite, p) and not covers(PYTEST_CONFIGURATION, p)
     )
-
-
-def plan_suite_files_freed(
-    tasks: list[TaskSpec] | tuple[TaskSpec, ...],
-) -> dict[str, tuple[str, ...]]:
-    """Task id → the names under some task's `pytest` contract test paths its worker may
-    write: its own contract's (`suite_files_freed`), and, under another task's contract, each
-    test file its title or text asks to change by name ("Add a test for mul with zero in
-    tests/test_zero.py", adversary-17 F3) — pytest's configuration never. The contract
-    tolerates new tests in those files as the plan's asked-for work (after the red-first
-    tests pass without them); a test file a worker adds unasked is still new (C022)."""
-    suites = tuple(dict.fromkeys(p for t in tasks for p in suite_paths(t)))
-    found: dict[str, tuple[str, ...]] = {}
-    for task in tasks:
-        own = suite_files_freed(task)
-        text = task.heading.title + "\n" + task.heading.body
-        named = [n.rstrip(".") for n in _NAMED.findall(text)]
-        asked = [
-            n
-            for n in dict.fromkeys(named)
-            if suites
-            and covers(suites, n)
-            and not covers(PYTEST_CONFIGURATION, n)
-            and _test_file(n)
-            and asks_to_change(task, n)
-        ]
-        if both := tuple(dict.fromkeys((*own, *asked))):
-            found[task.task_id] = both
-    return found
-
-
-def _test_file(name: str) -> bool:
-    base = name.rsplit("/", 1)[-1]
-    return base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py"))
 
 
 def _the_tests(task: TaskSpec, suite: tuple[str, ...]) -> list[str]:
