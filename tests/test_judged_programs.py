@@ -87,6 +87,11 @@ def test_the_program_whose_output_diff_judges_is_the_work(tmp_path: Path) -> Non
             ["textkit.py", "textkit/__init__.py", "textkit/__main__.py"],
         ),
         ('for t in c/*.in; do python3 solve.py < "$t" | diff - "${t%.in}.out"; done', ["solve.py"]),
+        ("python3 render.py | cmp e.txt", ["render.py"]),  # cmp reads its input for a missing one
+        ("python3 render.py | diff /dev/stdin e.txt", ["render.py"]),
+        ("python3 render.py | diff -u - e.txt", ["render.py"]),  # an option before them
+        ("python3 render.py | cmp -n 2 - e.txt", []),  # a part is compared
+        ("python3 render.py | cmp - -", []),  # no file
         ("python3 check.py | diff - e.txt", []),  # a checker's name
         ("python3 tests/render.py | diff - e.txt", []),  # under the tests
         ("python3 render.py | grep -qx A", []),  # a filter, not a comparison of the whole

@@ -54,8 +54,16 @@ def test_a_program_whose_status_a_partial_reading_drops_is_still_t005(
     assert "[T005]" in out and "check cannot fail on `python3" in out, out
 
 
-def test_the_case_file_loop_into_diff_is_no_t005(tmp_path: Path) -> None:
-    code, out = _lint(_plan(tmp_path, LOOP))
+@pytest.mark.parametrize(
+    "check",
+    [
+        LOOP,
+        'for t in cases/*.in; do\n  python3 solve.py < "$t" | cmp "${t%.in}.out"\ndone',
+        'for t in cases/*.in; do\n  python3 solve.py < "$t" | diff /dev/stdin "${t%.in}.out"\ndone',
+    ],
+)
+def test_the_case_file_loop_into_diff_is_no_t005(tmp_path: Path, check: str) -> None:
+    code, out = _lint(_plan(tmp_path, check))
     assert "T005" not in out, out
     assert code == 0, out
 

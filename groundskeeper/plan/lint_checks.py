@@ -728,8 +728,10 @@ def _dropped_statuses(script: Script, check: Check) -> Iterator[Finding]:
     `$(…)`) with a program before its last stage: `python3 -m pytest -q tests | grep -q
     passed` passes when the tests fail, since without `set -o pipefail` a pipeline's status
     is its last stage's."""
+    from groundskeeper.plan.programs import compares_its_input
+
     for pipeline in _deciding_pipelines(script):
-        if _compares_whole_input(pipeline.commands[-1]):
+        if compares_its_input(pipeline.commands[-1]):
             continue
         for stage in pipeline.commands[:-1]:
             if not _is_simple(stage) or not stage.words:
@@ -746,29 +748,6 @@ def _dropped_statuses(script: Script, check: Check) -> Iterator[Finding]:
             )
             yield ("error", "T005", message, _line(check, stage.offset))
             break
-
-
-def _compares_whole_input(command: object) -> bool:
-    """Whether a pipeline's last stage compares all of its input with a file (`diff - F`,
-    `diff F -`, `cmp F`, `cmp - F`): a program before it that fails prints what it printed
-    so far, which the comparison must still find whole and equal, so its dropped status
-    cannot make the check pass on nothing (the docs' own case-file loop, `python3 solve.py <
-    "$t" | diff - "${t%.in}.out"`: adversary-17 F2). A filter (`grep -q passed`) reads a
-    part, and stays T005."""
-    if not _is_simple(command) or not command.words:
-        return False
-    from groundskeeper.sandbox.command_options import parse_options
-
-    words = [w.literal() for w in command.words]
-    if words[0] not in ("diff", "cmp"):
-        return False
-    parsed = parse_options(words[0], words[1:])
-    if parsed is None or parsed.refused or any(o in ("-n", "--bytes") for o, _ in parsed.options):
-        return False  # `cmp -n 10` compares a part
-    operands = [words[1 + i] for i in parsed.operands]
-    if words[0] == "cmp" and len(operands) == 1:
-        return operands[0] != "-"
-    return len(operands) == 2 and operands.count("-") == 1
 
 
 def _source(text: str, offset: int, pipeline: Pipeline) -> str:

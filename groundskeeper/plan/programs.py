@@ -225,19 +225,30 @@ _COMPARERS = frozenset({"diff", "cmp"})
 
 
 def compares_its_input(command: object) -> bool:
-    """Whether a pipeline's last stage compares its whole standard input with a file:
-    `diff - F`, `diff F -`, `cmp - F` (options before them), `/dev/stdin` for `-`. One
-    reading for lint (T005/T035) and what the check's programs are (`judged_programs`)."""
+    """Whether a pipeline's last stage compares all of its standard input with a file:
+    `diff - F`, `diff F -`, `cmp - F`, `cmp F` (cmp reads its input for a missing second
+    operand), `/dev/stdin` for `-`, the options before them read by the sandbox's own option
+    table. A program before such a stage that fails prints what it printed so far, which the
+    comparison must still find whole and equal (the docs' case-file loop, `python3 solve.py
+    < "$t" | diff - "${t%.in}.out"`); `cmp -n N` compares a part, and is not one. One reading
+    for lint (T005) and for what a check's programs are (`judged_programs`)."""
+    from groundskeeper.sandbox.command_options import parse_options
     from groundskeeper.sandbox.tree import SimpleCommand
 
     if not isinstance(command, SimpleCommand) or not command.words:
         return False
     words = [w.literal() for w in command.words]
-    if words[0] not in _COMPARERS:
+    name = words[0]
+    if name is None or name not in _COMPARERS:
         return False
-    # a word with an expansion (`"${t%.in}.out"`) is an operand; a literal `-x` an option
-    operands = [w for w in words[1:] if w is None or w == "-" or not w.startswith("-")]
-    return len(operands) == 2 and sum(w in ("-", "/dev/stdin") for w in operands) == 1
+    parsed = parse_options(name, words[1:])  # a word with an expansion is an operand
+    if parsed is None or parsed.refused or any(o in ("-n", "--bytes") for o, _ in parsed.options):
+        return False
+    operands = [words[1 + i] for i in parsed.operands]
+    from_input = sum(w in ("-", "/dev/stdin") for w in operands)
+    if name == "cmp" and len(operands) == 1:
+        return from_input == 0
+    return len(operands) == 2 and from_input == 1
 
 
 @functools.lru_cache(maxsize=1024)
