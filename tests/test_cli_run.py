@@ -47,6 +47,17 @@ def resume(plan: Path, script: Path, *extra: str) -> tuple[Result, dict[str, Any
     return result, json.loads(result.stdout)
 
 
+def run_workers(
+    plan: Path, workers: dict[str, list[dict[str, Any]]], *extra: str
+) -> dict[str, dict[str, Any]]:
+    """`resume PLAN --json` with `workers` (task id → its scripted calls) written beside the
+    plan as its script: the report's rows by task id (by title for a task without one)."""
+    script = plan.parent / "w.yaml"
+    script.write_text(json.dumps({"workers": workers}))
+    _, doc = resume(plan, script, *extra)
+    return {row["id"] or row["title"]: row for row in doc["tasks"]}
+
+
 def states(document: dict[str, Any]) -> dict[str, tuple[str, int, bool | None]]:
     return {t["id"]: (t["state"], t["attempts"], t["verified"]) for t in document["tasks"]}
 

@@ -4,13 +4,12 @@ under it is refused (adversary-17 F12); the honest work passes."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from groundskeeper.cli import main
+from tests.test_cli_run import run_workers
 
 PLAN = """#+TODO: TODO | DONE FAILED PARTIAL
 * TODO Multiply
@@ -28,18 +27,14 @@ PLAN = """#+TODO: TODO | DONE FAILED PARTIAL
 """
 
 
-def _run(tmp_path: Path, cmd: str) -> dict[str, object]:
+def _run(tmp_path: Path, cmd: str) -> dict[str, Any]:
     (tmp_path / "keys").mkdir()
     (tmp_path / "keys" / "a.txt").write_text("42\n")
     (tmp_path / "keys" / "b.txt").write_text("forty-two\n")
     (tmp_path / "plan.org").write_text(PLAN)
     calls = [{"tool": "sh", "input": {"cmd": cmd}}, {"say": "DONE"}]
-    (tmp_path / "w.yaml").write_text(json.dumps({"workers": {"mul": calls}}))
-    args = ["resume", str(tmp_path / "plan.org"), "--model", f"scripted:{tmp_path / 'w.yaml'}",
-            "--json"]  # fmt: skip
-    doc = json.loads(CliRunner().invoke(main, args).stdout)
-    (row,) = doc["tasks"]
-    return dict(row)
+    (row,) = run_workers(tmp_path / "plan.org", {"mul": calls}).values()
+    return row
 
 
 @pytest.mark.parametrize(

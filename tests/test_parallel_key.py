@@ -4,12 +4,10 @@ the sibling ran first (adversary-17 F5)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
-from click.testing import CliRunner
-
-from groundskeeper.cli import main
+from tests.test_cli_run import run_workers
 
 PLAN = """#+TODO: TODO | DONE FAILED PARTIAL
 * TODO Product
@@ -30,17 +28,13 @@ PLAN = """#+TODO: TODO | DONE FAILED PARTIAL
 WAIT = "n=0; while [ ! -s golden/expected.txt ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done"
 
 
-def _run(tmp_path: Path, mul_cmd: str) -> dict[str, dict[str, object]]:
+def _run(tmp_path: Path, mul_cmd: str) -> dict[str, dict[str, Any]]:
     (tmp_path / "in.txt").write_text("6 7\n")
     (tmp_path / "plan.org").write_text(PLAN)
     key = [{"tool": "sh", "input": {"cmd": "mkdir -p golden; echo 42 > golden/expected.txt"}},
            {"say": "DONE"}]  # fmt: skip
     mul = [{"tool": "sh", "input": {"cmd": f"{WAIT}; {mul_cmd}"}}, {"say": "DONE"}]
-    (tmp_path / "w.yaml").write_text(json.dumps({"workers": {"key": key, "mul": mul}}))
-    args = ["resume", str(tmp_path / "plan.org"), "--model", f"scripted:{tmp_path / 'w.yaml'}",
-            "--json"]  # fmt: skip
-    doc = json.loads(CliRunner().invoke(main, args).stdout)
-    return {row["id"] or row["title"]: row for row in doc["tasks"]}
+    return run_workers(tmp_path / "plan.org", {"key": key, "mul": mul})
 
 
 def test_a_worker_that_rewrites_a_parallel_siblings_key_fails(tmp_path: Path) -> None:

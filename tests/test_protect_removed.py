@@ -4,13 +4,12 @@ against the run-start file, not against the task-start look that no longer sees 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from groundskeeper.cli import main
+from tests.test_cli_run import run_workers
 
 PLAN = """#+TODO: TODO | DONE FAILED PARTIAL
 * TODO Work
@@ -33,17 +32,13 @@ PLAN = """#+TODO: TODO | DONE FAILED PARTIAL
 """
 
 
-def _run(tmp_path: Path, notes_cmd: str, mul_cmd: str | None) -> dict[str, dict[str, object]]:
+def _run(tmp_path: Path, notes_cmd: str, mul_cmd: str | None) -> dict[str, dict[str, Any]]:
     (tmp_path / "key.txt").write_text("42\n")
     (tmp_path / "in.txt").write_text("6 7\n")
     (tmp_path / "plan.org").write_text(PLAN)
     notes = [{"tool": "sh", "input": {"cmd": notes_cmd}}, {"say": "DONE"}]
     mul = ([{"tool": "sh", "input": {"cmd": mul_cmd}}] if mul_cmd else []) + [{"say": "DONE"}]
-    (tmp_path / "w.yaml").write_text(json.dumps({"workers": {"notes": notes, "mul": mul}}))
-    args = ["resume", str(tmp_path / "plan.org"), "--model", f"scripted:{tmp_path / 'w.yaml'}",
-            "--json"]  # fmt: skip
-    doc = json.loads(CliRunner().invoke(main, args).stdout)
-    return {row["id"] or row["title"]: row for row in doc["tasks"]}
+    return run_workers(tmp_path / "plan.org", {"notes": notes, "mul": mul})
 
 
 @pytest.mark.parametrize("removal", ["rm key.txt", "mv key.txt old.txt", "rm -f key.txt"])
