@@ -142,6 +142,21 @@ def test_lint_warns_of_an_unanchored_grep_of_an_answer() -> None:
         assert _codes(strong) == [], strong
 
 
+def test_lint_warns_that_a_source_not_spelling_the_answer_proves_nothing() -> None:
+    for guard in (
+        "! grep -q 4711 solve.py || exit 1; python3 solve.py | grep -qx 4711",
+        "python3 solve.py | grep -qx 4711 && ! grep -qw 4711 solve.py",
+        "if ! grep -qF -e 4711 src/solve.js; then test -s out.txt; else exit 1; fi",
+    ):
+        assert "T036" in _codes(guard), guard
+    for other in (
+        "test -s build.log; ! grep -q ERROR build.log",  # a log, not a program
+        "python3 solve.py | grep -qx 4711",
+        "grep -q 'def total' solve.py",  # asks that it be there
+    ):
+        assert "T036" not in _codes(other), other
+
+
 def test_lint_and_the_sandbox_agree_on_what_a_launcher_starts(tmp_path: Path) -> None:
     (tmp_path / "p.py").write_text("print(1)\n")
     for line, status in (

@@ -91,6 +91,7 @@ def judge_check(check: Check) -> list[Finding]:
         findings.append(("warning", "T010", f"check is weak: `{shown}` {weak}", None))
     findings.extend(_guess_lists(script, check))
     findings.extend(_negated_on_a_file(script, check))
+    findings.extend(_source_spelling(script, check))
     findings.extend(_looks_strict(script, check))
     return findings
 
@@ -921,6 +922,44 @@ def _negated_on_a_file(script: Script, check: Check) -> Iterator[Finding]:
         " or protect it"
     )
     yield ("warning", "T029", message, _line(check, command.offset))
+
+
+#: what a program's source file is named: a negated grep of one reads its spelling, not what
+#: it does
+_SOURCE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".go", ".rs", ".c", ".java")
+
+
+def _source_spelling(script: Script, check: Check) -> Iterator[Finding]:
+    """T036: a negated `grep` of a program's source (`! grep -q 4711 solve.py || exit 1`, the
+    "no hard-coded answer" guard) asks how the source is spelt, not what the program does:
+    `print(4700 + 11)`, a `# coding:` declaration or a file it reads spell the same answer
+    otherwise, and pass (adversary-18 F14)."""
+    from groundskeeper.sandbox.command_options import parse_options
+
+    for pipeline in _deciding_pipelines(script):
+        if not pipeline.negated or len(pipeline.commands) != 1:
+            continue
+        command = pipeline.commands[0]
+        if not _is_simple(command) or not command.words:
+            continue
+        words = [w.literal() for w in command.words]
+        parsed = parse_options("grep", words[1:]) if words[0] == "grep" else None
+        if parsed is None:
+            continue
+        operands = list(parsed.operands)
+        if not any(option == "-e" for option, _ in parsed.options):
+            operands = operands[1:]  # the first is the pattern
+        sources = [w for i in operands if (w := words[1 + i]) and w.endswith(_SOURCE_SUFFIXES)]
+        if not sources:
+            continue
+        written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
+        message = (
+            f"`! {written}` asks how `{sources[0]}` is spelt, not what it does: the same"
+            " value written another way (`4700 + 11`, a `# coding:` declaration, a file it"
+            " reads) passes it; judge the program's output on inputs the worker cannot see"
+            " (`:hide:` them), or have a judge read the code (`:judge:`)"
+        )
+        yield ("warning", "T036", message, _line(check, command.offset))
 
 
 def negated_file(check: Check) -> str | None:
