@@ -82,7 +82,9 @@ class RunChecks:
         read = result.read
         if read is None and self.shell is not None and not isinstance(self.shell, SandboxShell):
             return result
-        gone = self.paths.links_made(result.links) + self.paths.inputs_read(task_id, read)
+        gone = self.paths.links_made(result.links) + self.paths.inputs_read(
+            task_id, read, result.folders
+        )
         return _changed(check, gone, result.output) if gone else result
 
     def kept(self, task_id: str, check_sha256: str | None = None) -> CheckResult | None:

@@ -693,7 +693,9 @@ class RunPaths:
     def _there_at_start(self, path: str) -> bool:
         return self._before is None or path in self._before
 
-    def inputs_read(self, task_id: str, read: Iterable[str] | None) -> list[str]:
+    def inputs_read(
+        self, task_id: str, read: Iterable[str] | None, folders: Iterable[str] | None = None
+    ) -> list[str]:
         """Why a pass of the task's check must not stand (`acceptance.check_inputs`): each
         file it `read` (None: it cannot be told, so every file a worker changed) that was
         there before the work — at run start, or made by another task's worker (before this
@@ -731,7 +733,7 @@ class RunPaths:
             return self._there_at_start(path) or path in made_before or path in theirs
 
         found = read_inputs_changed(task, files, writes, existed, self._specs)
-        found += self._inputs_gone(task, read, set(writes), bool(unlisted))
+        found += self._inputs_gone(task, read, set(writes), bool(unlisted), folders or ())
         with self._lock:
             earlier = {p: sealed for p, sealed in self._earlier_written.items() if p in files}
             unrecorded = {p: ids for p, ids in self._unrecorded.items() if p in files}
@@ -750,7 +752,12 @@ class RunPaths:
         return found + [_unrecorded_read(r, unrecorded, restorable) for r in made_found]
 
     def _inputs_gone(
-        self, task: TaskSpec, read: Iterable[str] | None, written: set[str], unlisted: bool
+        self,
+        task: TaskSpec,
+        read: Iterable[str] | None,
+        written: set[str],
+        unlisted: bool,
+        folders: Iterable[str] = (),
     ) -> list[str]:
         """Each file there at run start (or before an earlier run's stopped call) on the
         task's check's side that a worker removed or renamed and no task is entitled to
@@ -786,6 +793,7 @@ class RunPaths:
             read or (),
             lambda path: may_remove(tasks, path),
             who,
+            folders,
         )
 
     def _modules_before(self) -> dict[str, frozenset[str]] | None:
