@@ -65,6 +65,14 @@ class RunChecks:
             return ()
         return tuple(dict.fromkeys(p for ps in self.paths.free.values() for p in ps))
 
+    @property
+    def removed(self) -> tuple[str, ...]:
+        """The test files under `pytest` contracts' test paths some task's text asks to
+        remove by name (`RunPaths.removed`): their red-first tests may go."""
+        if self.paths is None:
+            return ()
+        return tuple(dict.fromkeys(p for ps in self.paths.removed.values() for p in ps))
+
     def run(self, task_id: str, check: SealedCheck) -> CheckResult:
         """The check's result, not sealed."""
         kept = self.kept(task_id, check.sha256)
