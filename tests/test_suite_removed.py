@@ -1,8 +1,8 @@
 """Adversary-17 F16, a removal: under `:contract: pytest tests`, a task whose text asks to
 remove an obsolete test by name ("Remove the obsolete test tests/test_old.py") removes its
 tests: a red-first test of that file is not gone (C022) once the file is. Removing another
-test stays refused, and a test the text asks only to edit, removed, stays C022. Through the CLI, fakes beside the
-honest twin."""
+test stays refused, and a test the text asks only to edit, removed, stays C022. Through the
+CLI, fakes beside the honest twin."""
 
 from __future__ import annotations
 
