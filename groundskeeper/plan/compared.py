@@ -318,6 +318,8 @@ class _Reader:
             for arg in args:
                 if arg is not None and not arg.startswith("-"):
                     env.values[arg] = None
+            # what `read want < expected.txt` reads is a value the check compares with
+            self.found.extend(self._redirected(command, env))
         elif name in _COMPARERS or name in _SUMS:
             self.comparer(name, command, args, env, fed)
         elif name in ("test", "["):

@@ -118,6 +118,9 @@ class Workdir:
         relative = self.resolve(cwd, path)
         if self.reads is not None:
             self.reads.ctimes.setdefault(relative, os.fstat(fd).st_ctime_ns)
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                # the shell's own `<` (`read n < f`): a file the check read, as a command's
+                self.reads.file_read(relative)
         return f"{read_set.file_digest(fd)}@{relative}"
 
     def _open(self, cwd: str, path: str, flags: int) -> int:

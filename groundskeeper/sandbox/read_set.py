@@ -120,6 +120,14 @@ class ReadSet:
         or not; None when there were too many to keep."""
         return None if self.files is None else tuple(sorted(self.files))
 
+    def file_read(self, rel: str) -> None:
+        """The workdir file at `rel` was opened for reading (by a command, or by the shell's
+        own `<` into a builtin: `read n < f`, `while read … done < f`)."""
+        if self.files is not None:
+            self.files[rel.replace(os.sep, "/")] = None
+            if len(self.files) > MAX_FILES:
+                self.files = None
+
     def listed_folders(self) -> tuple[str, ...] | None:
         """Every workdir folder listed or tried for listing (relative, `/`-separated, sorted),
         tainted or not; None when there were too many to keep."""
@@ -206,10 +214,7 @@ class ReadSet:
             return
         info = os.fstat(fd)
         if stat.S_ISREG(info.st_mode):
-            if self.files is not None:
-                self.files[rel.replace(os.sep, "/")] = None
-                if len(self.files) > MAX_FILES:
-                    self.files = None
+            self.file_read(rel)
             if self.tainted is not None:
                 return
             self.note("bytes", rel, file_digest(fd))
