@@ -92,6 +92,23 @@ def compared_files(script: Script) -> Iterator[str]:
     yield from reader.found
 
 
+def checksum_lists(script: Script) -> Iterator[str]:
+    """The checksum lists the script verifies (`sha256sum -c LIST`, `md5sum --check LIST`),
+    as written: a file of hashes, compared against, that no worker can copy into the work
+    (lint's T014 says what it is instead)."""
+    for command in simple_commands(script):
+        words = [w.literal() for w in command.words]
+        if not words or words[0] not in _SUMS:
+            continue
+        parsed = parse_options(words[0], words[1:])
+        if parsed is None or not any(o in ("-c", "--check") for o, _ in parsed.options):
+            continue
+        for index in parsed.operands:
+            name = words[index + 1]
+            if name is not None and name != "-":
+                yield name
+
+
 def runs_pytest(script: Script) -> bool:
     """Whether the script runs pytest itself (`python3 -m pytest …`), which reads its
     configuration and plugins from the workdir: `conftest.py`, `pytest.ini`, …"""
