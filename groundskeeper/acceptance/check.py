@@ -168,6 +168,9 @@ class CheckResult:
     # every symbolic link the run's paths went through (path, target; `ReadSet.passed_links`):
     # None when it cannot be told (a stand-in shell, too many links, not run)
     links: tuple[tuple[str, str], ...] | None = None
+    # every workdir folder the run listed or tried to list (`ReadSet.listed_folders`): None
+    # when it cannot be told (a stand-in shell, too many folders, not run)
+    folders: tuple[str, ...] | None = None
 
     @property
     def passed(self) -> bool:
@@ -318,9 +321,10 @@ def run_check(
         return fail(code, reason, output, ms, line)
     reads = _reads(recorder, workdir)
     links = recorder.passed_links() if recorder is not None else None
+    folders = recorder.listed_folders() if recorder is not None else None
     return CheckResult(
         "PASS", "", "", _clip(output), digest, sha256_text(output), ms, None, reads, read=read,
-        links=links,
+        links=links, folders=folders,
     )  # fmt: skip
 
 

@@ -520,14 +520,22 @@ def sealed_side(
     return None
 
 
-def _data_folders(checked: TaskSpec, read: Iterable[str]) -> frozenset[str]:
+def _data_folders(
+    checked: TaskSpec, read: Iterable[str], listed: Iterable[str] = ()
+) -> frozenset[str]:
     """The folders (never the workdir's top) holding a file the check read that is not the
-    code under test: a case folder it walks (`for n in os.listdir("cases")`)."""
+    code under test: a case folder it walks (`for n in os.listdir("cases")`); and each folder
+    it `listed` (a glob, `os.listdir`, `ls`, `find`: `ReadSet.listed_folders`), though it read
+    no file there — the loop over cases a worker removed runs zero times (adversary-17 F10).
+    Not the folders a test runner's collection lists (pytest walks the whole tree): its
+    tests are held by their test paths (`gone_side`)."""
     found = set()
     for path in read:
         folder = posixpath.dirname(path)
         if folder and check_role(checked, path) != CODE:
             found.add(folder)
+    if not (runs_pytest_check(checked) or runs_unittest(checked)):
+        found.update(f for f in listed if f not in ("", "."))
     return frozenset(found)
 
 
@@ -576,6 +584,7 @@ def inputs_gone(
     read: Iterable[str],
     may_remove: Callable[[str], bool],
     who: str | Callable[[str], tuple[str, str]],
+    listed: Iterable[str] = (),
 ) -> list[str]:
     """Why a pass of `checked`'s check must not stand for what is missing from it: each file
     of `before` (there before the work: the sealed snapshot, the run's start) on the check's
@@ -584,8 +593,8 @@ def inputs_gone(
     renamed failing test, a case file a checker loops over: the check passes on less than it
     was sealed to judge (adversary-14 F4). `who`: "a worker of the run", the hook's
     `SINCE_SEALED`, or a path → (who removed it, when: "" or " in an earlier run of the
-    plan")."""
-    folders = _data_folders(checked, read)
+    plan"). `listed`: the folders the passing check listed (`_data_folders`)."""
+    folders = _data_folders(checked, read, listed)
     found: list[str] = []
     for path in sorted(set(before)):
         side = gone_side(checked, path, folders)

@@ -141,6 +141,9 @@ class ContractContext:
     # test files a worker was entitled to add under a `pytest` contract's paths (its text
     # asked for them, or `:writable:`): their new tests are judged apart (`_pytest`)
     added: tuple[str, ...] = ()
+    # test files there a task's text asks to remove by name (`plan.suite_paths
+    # .suite_files_removed`): once gone, their red-first tests are not missed (C022)
+    removed: tuple[str, ...] = ()
     # why a pass of a `pytest` contract must not stand, given the files the suite read
     # (`RunPaths.inputs_read` for the task, as for a check's pass): a file there before the
     # work that a worker not entitled to it changed — the tests' data or helper module,
@@ -697,11 +700,13 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
             record = run_suite(context.workdir, path, protect=context.protect)
         read = _more(read, reads.read_files())
         moved: frozenset[str] = frozenset()
+        if context.removed and baseline is not None:
+            moved = _removed(baseline, context.workdir, context.removed)
         if freed and baseline is not None:
             added = tuple(f for f in freed if f not in _files_of(baseline))
             # new tests in a file the worker was entitled to write are the asked-for work
             baseline = replace(baseline, broken_files=baseline.broken_files + freed)
-            moved = _moved(baseline, record.collected, added)
+            moved |= _moved(baseline, record.collected, added)
             if added:
                 # the red-first tests must pass without the added files (which, imported
                 # first, could patch the code under test); then every test, theirs too
@@ -735,6 +740,13 @@ def _moved(baseline: Baseline, collected: Iterable[str], added: tuple[str, ...])
     return frozenset(
         i for i in baseline.collected if i not in collected and i.split("::", 1)[-1] in now
     )
+
+
+def _removed(baseline: Baseline, workdir: Path, removed: tuple[str, ...]) -> frozenset[str]:
+    """The red-first test ids of the files a task's text asks to remove by name that are gone
+    now (adversary-17 F16): removed as asked, not missed. Another test removed is still gone."""
+    gone = {f for f in removed if not (workdir / f).exists()}
+    return frozenset(i for i in baseline.collected if i.split("::", 1)[0] in gone)
 
 
 def _more(read: list[str] | None, more: tuple[str, ...] | None) -> list[str] | None:

@@ -41,6 +41,7 @@ from groundskeeper.sandbox.tree import (
     Script,
     SimpleCommand,
     Word,
+    simple_commands,
 )
 
 __all__ = ["compared_files", "runs_pytest"]
@@ -89,6 +90,23 @@ def compared_files(script: Script) -> Iterator[str]:
     reader = _Reader()
     reader.script(script, _Env())
     yield from reader.found
+
+
+def checksum_lists(script: Script) -> Iterator[str]:
+    """The checksum lists the script verifies (`sha256sum -c LIST`, `md5sum --check LIST`),
+    as written: a file of hashes, compared against, that no worker can copy into the work
+    (lint's T014 says what it is instead)."""
+    for command in simple_commands(script):
+        words = [w.literal() for w in command.words]
+        if not words or words[0] not in _SUMS:
+            continue
+        parsed = parse_options(words[0], words[1:])
+        if parsed is None or not any(o in ("-c", "--check") for o, _ in parsed.options):
+            continue
+        for index in parsed.operands:
+            name = words[index + 1]
+            if name is not None and name != "-":
+                yield name
 
 
 def runs_pytest(script: Script) -> bool:
@@ -241,7 +259,11 @@ class _Reader:
         for command in commands:
             stage = env.copy()  # each stage of a longer pipeline is a subshell
             self.command(command, stage, tuple(feeding))
-            feeding = self._reads(command, stage) if isinstance(command, SimpleCommand) else []
+            feeding = (
+                self._reads(command, stage) + self.listed(command, stage)
+                if isinstance(command, SimpleCommand)
+                else []
+            )
 
     def command(self, command: object, env: _Env, fed: tuple[str, ...]) -> None:
         if isinstance(command, SimpleCommand):
@@ -263,7 +285,7 @@ class _Reader:
             for word in command.words:
                 self.substituted_reads(word, env)  # `for l in $(cat X)`
             for word in command.words:
-                values = self.expand(word, env, split=True)
+                values = self.listing(word, env) or self.expand(word, env, split=True)
                 if values is None:
                     found = []
                     env.values[command.name] = None
@@ -313,6 +335,8 @@ class _Reader:
             for arg in args:
                 if arg is not None and not arg.startswith("-"):
                     env.values[arg] = None
+            # what `read want < expected.txt` reads is a value the check compares with
+            self.found.extend(self._redirected(command, env))
         elif name in _COMPARERS or name in _SUMS:
             self.comparer(name, command, args, env, fed)
         elif name in ("test", "["):
@@ -321,6 +345,8 @@ class _Reader:
                     self.substituted_reads(word, env)
         elif name in _PYTHONS:
             self.python(command, args, env)
+        elif name == "grep":
+            self.grep(command, args, env, fed)
         elif name == "awk":
             self.awk(command, args, env)
 
@@ -399,6 +425,61 @@ class _Reader:
             return
         for name in _python_compared(code):
             self.found.extend(p for cwd in env.cwd if (p := _join(cwd, name)))
+
+    def grep(
+        self, command: SimpleCommand, args: list[str | None], env: _Env, fed: tuple[str, ...]
+    ) -> None:
+        """A grep whose pattern is what a `$(…)` read (`grep -rqxF "$(cat out.txt)" accepted`:
+        any accepted answer) compares it with each file it searches: those operands (a
+        directory, under `-r`: every file there), or what flows into it (`cat keys/* |`,
+        `ls keys |`), are the other side of the comparison (adversary-17 F12)."""
+        parsed = parse_options("grep", args)
+        if parsed is None or not any(
+            isinstance(part, CommandSub) for word in command.words[1:] for part in word.parts
+        ):
+            return
+        given = any(o in ("-e", "--regexp") for o, _ in parsed.options)
+        files = parsed.operands if given else parsed.operands[1:]
+        for index in files:
+            if args[index] != "-":
+                self.operand(command.words[index + 1], env)
+        if not files or any(args[i] == "-" for i in files):
+            self.found.extend(fed)
+            self.found.extend(self._redirected(command, env))
+
+    def listed(self, command: SimpleCommand, env: _Env) -> list[str]:
+        """The directories an `ls DIR` or `find DIR …` lists: what flows from it into a
+        `while read` loop or a grep names the files the check compares with."""
+        name = self.known(command.words[0], env) if command.words else None
+        if name not in ("ls", "find"):
+            return []
+        args = [self.known(word, env) for word in command.words[1:]]
+        parsed = parse_options(name, args)
+        if parsed is None:
+            return []
+        before = len(self.found)
+        for index in parsed.operands:
+            self.operand(command.words[index + 1], env)
+        found = self.found[before:]
+        del self.found[before:]
+        return found
+
+    def listing(self, word: Word, env: _Env) -> tuple[Value, ...] | None:
+        """What a word that is one `$(ls DIR)` or `$(find DIR …)` yields, as patterns: the
+        names in DIR (`*`: `for k in $(ls keys); do cmp -s out.txt "keys/$k"`) or the paths
+        under it (`DIR/*`, for find); None for any other word."""
+        if len(word.parts) != 1 or not isinstance(word.parts[0], CommandSub):
+            return None
+        commands = list(simple_commands(word.parts[0].script))
+        if len(commands) != 1 or not commands[0].words:
+            return None
+        name = self.known(commands[0].words[0], env)
+        listed = self.listed(commands[0], env.copy())
+        if name == "ls" and len(listed) == 1:
+            return ((("*", True),),)
+        if name == "find" and listed:
+            return tuple(((d.rstrip("/") + "/", False), ("**/*", True)) for d in listed)
+        return None
 
     def awk(self, command: SimpleCommand, args: list[str | None], env: _Env) -> None:
         """An awk program given two or more files reads them side by side (`NR==FNR{…}`

@@ -70,6 +70,23 @@ def compared_by(language: str, text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for name in found if name is not None))
 
 
+@functools.lru_cache(maxsize=1024)
+def checksum_lists_of(language: str, text: str) -> tuple[str, ...]:
+    """The checksum lists a shell check verifies (`sha256sum -c LIST`: `plan.compared`),
+    normalised as `compared_by` names them."""
+    if language != CHECK_LANGUAGE:
+        return ()
+    from groundskeeper.plan.compared import checksum_lists
+    from groundskeeper.sandbox import ShellSyntaxError, parse
+
+    try:
+        script = parse(text)
+    except ShellSyntaxError:
+        return ()
+    found = (normal_path(name) for name in checksum_lists(script))
+    return tuple(dict.fromkeys(name for name in found if name is not None))
+
+
 @functools.lru_cache(maxsize=4096)
 def programs_run_by(language: str, text: str) -> tuple[str, ...]:
     """The workdir files a check runs as programs (`python3 check.py`,

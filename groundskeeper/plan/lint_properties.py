@@ -18,6 +18,7 @@ from groundskeeper.plan.expected import (
     UNSURE,
     asks_to_change,
     check_test_file,
+    checksum_lists_of,
     compared_by,
     existing_files,
     programs_run_by,
@@ -63,24 +64,45 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
         compared = compared_by(check.language, check.text)
         programs = task_programs(task)
         named = {f: c in programs for c in compared + programs for f in existing_files(base, c)}
+        sums = checksum_lists_of(check.language, check.text)
         for name, program in named.items():
             # a file a task of the plan makes or changes is the work, not its expectation
             if covers(task.hide, name) or any(asks_to_change(t, name) for t in tasks):
                 continue
-            how = (
-                f"runs `{name}`, a program the worker can read — it could learn what the"
-                " check accepts from it"
-                if program
-                else f"compares against `{name}`, a file the worker can read — it could copy it"
-            )
-            message = (
-                f"check {how}; hide it with `:hide: {name}` on the task (or"
-                f" `#+HIDE: {name}` for the file)"
-            )
-            if covers(task.writable, name) and not covers(task.protect, name):
-                message += "; `:writable:` lets the worker rewrite it, too"
+            message = _t014_message(task, name, program=program, checksums=name in sums)
             yield Diagnostic("warning", task.heading.title, message, check.line, "T014")
             yield from _writable_elsewhere(task, name, tasks)
+
+
+def _t014_message(task: TaskSpec, name: str, *, program: bool, checksums: bool) -> str:
+    """T014's words for `name`: a program the check runs, a checksum list it verifies (no
+    file to copy, but an oracle to test guesses against, and one `:writable:` lets the
+    worker rewrite to match whatever it writes), or an expected file it could copy."""
+    rewritable = covers(task.writable, name) and not covers(task.protect, name)
+    if checksums and rewritable:
+        return (
+            f"check verifies the checksums listed in `{name}`, which `:writable:` lets the"
+            " worker rewrite to match whatever it writes (the check then judges nothing); drop"
+            f" `{name}` from `:writable:` (a run then protects it on its own)"
+        )
+    if checksums:
+        how = (
+            f"verifies the checksums listed in `{name}`, an expected file the worker can read"
+            " — it could test its guesses against them"
+        )
+    elif program:
+        how = (
+            f"runs `{name}`, a program the worker can read — it could learn what the check"
+            " accepts from it"
+        )
+    else:
+        how = f"compares against `{name}`, a file the worker can read — it could copy it"
+    message = (
+        f"check {how}; hide it with `:hide: {name}` on the task (or `#+HIDE: {name}` for the file)"
+    )
+    if rewritable:
+        message += "; `:writable:` lets the worker rewrite it, too"
+    return message
 
 
 def _writable_elsewhere(

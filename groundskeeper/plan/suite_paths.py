@@ -16,7 +16,13 @@ from groundskeeper.plan.expected import asks_to_change
 from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.pytest_files import PYTEST_CONFIGURATION
 
-__all__ = ["asked_but_kept", "suite_files_freed", "suite_paths", "writable_kept"]
+__all__ = [
+    "asked_but_kept",
+    "suite_files_freed",
+    "suite_files_removed",
+    "suite_paths",
+    "writable_kept",
+]
 
 # a path-like word of a task's text: `calc.py`, `tests/test_mul.py`, `tests/unit/`
 _NAMED = re.compile(r"[\w./-]*\w\.\w+|[\w.-]+/[\w./-]*\w")
@@ -46,6 +52,39 @@ def suite_files_freed(task: TaskSpec, suite: tuple[str, ...] | None = None) -> t
         for p in dict.fromkeys((*task.writable, *asked))
         if covers(suite, p) and not covers(PYTEST_CONFIGURATION, p)
     )
+
+
+#: Verbs that ask for a file to go, when the file is their object.
+_REMOVING = frozenset({"remove", "delete", "drop", "erase", "purge", "prune", "rm"})
+#: Words that make the named file a place, not the object: "remove X from tests/test_a.py".
+_PLACE = frozenset({"from", "in", "inside", "within", "of", "at", "into", "to", "out", "on"})
+
+
+def suite_files_removed(task: TaskSpec, suite: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The test files under the task's own `pytest` contracts' test paths (or under `suite`)
+    that its text asks to remove outright, by name (adversary-17 F16: "Remove the obsolete
+    test tests/test_old.py", "Delete tests/test_old.py"): a file the text frees
+    (`suite_files_freed`: asked to change, not negated) that is the object of a removal verb
+    in its sentence, at most five words before it with no preposition between ("remove the
+    assertion from tests/test_a.py" edits the file). Their red-first tests may go."""
+    freed = suite_files_freed(task, suite)
+    if not freed:
+        return ()
+    found: list[str] = []
+    text = task.heading.title + "\n" + task.heading.body
+    for sentence in re.split(r"(?<=[.;!?])\s+|\n", text):
+        words = [w.strip("`'\"(),:;") for w in sentence.split()]
+        for at, word in enumerate(words):
+            path = normal_path(word.rstrip("."))
+            if path is None or not covers(freed, path):
+                continue
+            for before in (w.lower() for w in reversed(words[max(0, at - 5) : at])):
+                if before in _PLACE:
+                    break
+                if before in _REMOVING:
+                    found.append(path)
+                    break
+    return tuple(dict.fromkeys(found))
 
 
 def _the_tests(task: TaskSpec, suite: tuple[str, ...]) -> list[str]:

@@ -7,6 +7,7 @@ paths and symlinks that lead outside are refused with a `PathRefused` naming the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import posixpath
@@ -117,6 +118,9 @@ class Workdir:
         relative = self.resolve(cwd, path)
         if self.reads is not None:
             self.reads.ctimes.setdefault(relative, os.fstat(fd).st_ctime_ns)
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                # the shell's own `<` (`read n < f`): a file the check read, as a command's
+                self.reads.file_read(relative)
         return f"{read_set.file_digest(fd)}@{relative}"
 
     def _open(self, cwd: str, path: str, flags: int) -> int:
@@ -227,7 +231,20 @@ class Workdir:
             self.reads.note("sh-glob", cwd, shown, f"!{refused}")
             raise
         self.reads.note("sh-glob", cwd, shown, json.dumps(found))
+        self._glob_folder(cwd, pattern)
         return found
+
+    def _glob_folder(self, cwd: str, pattern: list[tuple[str, bool]]) -> None:
+        """The folder a glob lists first (`cases` of `cases/*.in`), into the read set's
+        folders: the check's input, though no file matched (adversary-17 F10)."""
+        if self.reads is None:
+            return
+        first = next((i for i, (c, active) in enumerate(pattern) if active and c in "*?["), None)
+        if first is None:
+            return
+        folder = posixpath.dirname("".join(c for c, _active in pattern[:first]))
+        with contextlib.suppress(PathRefused):
+            self.reads.folder(self.resolve(cwd, folder))
 
     def _glob(
         self,

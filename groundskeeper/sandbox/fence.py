@@ -40,6 +40,12 @@ Identity = tuple[int, int]  # (st_dev, st_ino)
 #: `refusal`'s answer for a name that must look absent (a hidden input): callers say ENOENT.
 ABSENT = "no such file or directory"
 PROTECTED = "protected by the plan"
+#: `PathRules.refusal`'s answer for a new name beside a file the rules allow (a test file the
+#: task may change): an edit in place makes a temporary file there and renames it over the
+#: allowed one (`sed -i`, an atomic save), so the fence lets a name not there yet be made,
+#: noted in the `Refusals` (`staged`); it must be gone when the attempt ends (adversary-17
+#: F11). Without a witness to note it in, it is PROTECTED.
+STAGED = "staged beside an allowed file"
 #: How many names a renamed or removed directory may hold for its contents to be judged one
 #: by one against the pattern rules; past that the move is refused.
 MAX_MOVED_NAMES = 10_000
@@ -51,9 +57,25 @@ class Refusals:
     in the order refused; safe from any thread. A record, never a decision: the layer that
     refused has already answered the guest."""
 
-    def __init__(self) -> None:
+    def __init__(self, staged: tuple[str, ...] = ()) -> None:
         self._paths: list[str] = []
         self._lock = threading.Lock()
+        #: names made under a protected pattern beside an allowed file (`STAGED`), as real
+        #: paths: the worker's own temporaries, to be gone when its attempt ends
+        self._staged: dict[str, None] = dict.fromkeys(staged)
+
+    def stage(self, real: str) -> None:
+        with self._lock:
+            if len(self._staged) < MAX_NOTED:
+                self._staged[real] = None
+
+    def is_staged(self, real: str) -> bool:
+        with self._lock:
+            return real in self._staged
+
+    def staged(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(self._staged)
 
     def add(self, real: str) -> None:
         with self._lock:
@@ -87,6 +109,8 @@ class PathRules:
         if self.keep and PathPatterns(self.keep).covers(relative, is_dir=is_dir):
             if self.allow and PathPatterns(self.allow).covers(relative, is_dir=is_dir):
                 return None
+            if self.allow and not is_dir and _temporary(relative) and _beside(self.allow, relative):
+                return STAGED
             return PROTECTED
         return None
 
@@ -152,7 +176,9 @@ class Fence:
         return self.rule_refusal(real) == ABSENT
 
     def rule_refusal(self, real: str, *, is_dir: bool = False) -> str | None:
-        """What the pattern rules say of the real path `real` (ABSENT, PROTECTED or None)."""
+        """What the pattern rules say of the real path `real` (ABSENT, PROTECTED or None). A
+        name `STAGED` beside an allowed file: None when it is not there yet (noted in the
+        witnesses) or a witness noted it so already, else PROTECTED."""
         found: str | None = None
         for rules in self.rules:
             relative = rules.inside(real)
@@ -160,7 +186,17 @@ class Fence:
                 found = rules.refusal(relative, is_dir=is_dir) or found
                 if found == ABSENT:
                     return found
-        return found
+        if found != STAGED:
+            return found
+        if not self.witnesses:
+            return PROTECTED
+        if any(w.is_staged(real) for w in self.witnesses):
+            return None
+        if os.path.lexists(real):
+            return PROTECTED  # there already, and no temporary of this attempt's
+        for witness in self.witnesses:
+            witness.stage(real)
+        return None
 
     def refusal_at(self, parent: int, name: str | bytes) -> str | None:
         """Why `name` in the open directory `parent` may not be made or changed: ABSENT for
@@ -273,6 +309,34 @@ class Fence:
             self.rules + other.rules,
             self.witnesses + tuple(w for w in other.witnesses if w not in self.witnesses),
         )
+
+
+#: Name endings a test runner or Python reads by name (a module, a path file, pytest's
+#: configuration): never a temporary file's, even beside a file the task may change.
+_READ_BY_NAME = (".py", ".pyc", ".pyw", ".pth", ".so", ".ini", ".toml", ".cfg")
+
+
+def _temporary(relative: str) -> bool:
+    """Whether `relative` could be an edit in place's temporary file (`sed -i`'s
+    `sedXXXXXX`, an editor's `.name.tmp`): no name Python or pytest reads by its ending."""
+    return not relative.rpartition("/")[2].casefold().endswith(_READ_BY_NAME)
+
+
+def _beside(allow: tuple[str, ...], relative: str) -> bool:
+    """Whether `relative` lies in the directory of a file `allow` names (a plain path), or
+    under the directory a pattern's first glob starts below (`tests/**/test_*.py`)."""
+    folder = relative.rpartition("/")[0]
+    for pattern in allow:
+        parts = pattern.strip("/").split("/")
+        glob = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), None)
+        if glob is None:
+            if "/".join(parts[:-1]) == folder:
+                return True
+        elif folder == "/".join(parts[:glob]) or (
+            "**" in parts[glob:] and folder.startswith("/".join(parts[:glob]) + "/")
+        ):
+            return True
+    return False
 
 
 def directory_path(fd: int) -> str | None:

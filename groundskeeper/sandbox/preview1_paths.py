@@ -277,6 +277,10 @@ class PathCalls(FdCalls):
         changing = write or bool(oflags & O_CREAT) or bool(fdflags & FD_APPEND)
         if changing and self.reads is not None:
             self.reads.taint("a file opened to be written")
+        elif self.reads is not None and oflags & O_DIRECTORY:
+            # a folder opened to be listed is the check's input even when it is missing now
+            # (a loop over the cases it held runs zero times: adversary-17 F10)
+            self.reads.folder_at(fences.directory_path(directory.host_fd), name_bytes)
         # Truncate only once the file is known not to be a read-only one under another name.
         truncate = bool(flags & os.O_TRUNC) and self.fence.keeps_files
         if truncate:

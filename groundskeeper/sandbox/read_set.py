@@ -87,6 +87,12 @@ class ReadSet:
     # (relative path → its target), kept whether or not the set is tainted: what the rule on
     # a check's links reads (`acceptance.check_links`); None past `MAX_FILES` links
     links: dict[str, str] | None = field(default_factory=dict)
+    # every workdir directory (never its top) the run listed, or tried to open for listing
+    # and found missing (a glob, `os.listdir`, `ls`, `find`), kept whether or not the set is
+    # tainted: a folder a check lists is an input of the check, though it read no file in
+    # it (a loop over `glob("cases/*.in")` that runs zero times: adversary-17 F10); None
+    # past `MAX_FILES` folders
+    folders: dict[str, None] | None = field(default_factory=dict)
 
     def taint(self, why: str) -> None:
         if self.tainted is None:
@@ -113,6 +119,35 @@ class ReadSet:
         """Every workdir file opened for reading (relative, `/`-separated, sorted), tainted
         or not; None when there were too many to keep."""
         return None if self.files is None else tuple(sorted(self.files))
+
+    def file_read(self, rel: str) -> None:
+        """The workdir file at `rel` was opened for reading (by a command, or by the shell's
+        own `<` into a builtin: `read n < f`, `while read … done < f`)."""
+        if self.files is not None:
+            self.files[rel.replace(os.sep, "/")] = None
+            if len(self.files) > MAX_FILES:
+                self.files = None
+
+    def listed_folders(self) -> tuple[str, ...] | None:
+        """Every workdir folder listed or tried for listing (relative, `/`-separated, sorted),
+        tainted or not; None when there were too many to keep."""
+        return None if self.folders is None else tuple(sorted(self.folders))
+
+    def folder(self, rel: str) -> None:
+        """The folder at `rel` (relative to the workdir; `..` and the top itself ignored) was
+        listed, or a listing of it was tried."""
+        rel = posixpath.normpath(rel.replace(os.sep, "/"))
+        if self.folders is None or rel in (".", "") or rel == ".." or rel.startswith("../"):
+            return
+        self.folders[rel] = None
+        if len(self.folders) > MAX_FILES:
+            self.folders = None
+
+    def folder_at(self, parent_real: str | None, name: bytes) -> None:
+        """A directory `name` in the one at `parent_real` opened to be listed (found or not)."""
+        where = self.relative(parent_real)
+        if where is not None:
+            self.folder(posixpath.join(where.replace(os.sep, "/"), os.fsdecode(name)))
 
     def facts(self) -> tuple[Fact, ...] | None:
         """The facts, sorted; None when the run read something no fact can name."""
@@ -179,10 +214,7 @@ class ReadSet:
             return
         info = os.fstat(fd)
         if stat.S_ISREG(info.st_mode):
-            if self.files is not None:
-                self.files[rel.replace(os.sep, "/")] = None
-                if len(self.files) > MAX_FILES:
-                    self.files = None
+            self.file_read(rel)
             if self.tainted is not None:
                 return
             self.note("bytes", rel, file_digest(fd))
@@ -203,6 +235,7 @@ class ReadSet:
         if rel is None:
             self.taint("a listing outside the workdir")
             return
+        self.folder(rel)
         self.note("list", rel, listing_digest(entries))
 
 

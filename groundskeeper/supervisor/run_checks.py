@@ -65,6 +65,14 @@ class RunChecks:
             return ()
         return tuple(dict.fromkeys(p for ps in self.paths.free.values() for p in ps))
 
+    @property
+    def removed(self) -> tuple[str, ...]:
+        """The test files under `pytest` contracts' test paths some task's text asks to
+        remove by name (`RunPaths.removed`): their red-first tests may go."""
+        if self.paths is None:
+            return ()
+        return tuple(dict.fromkeys(p for ps in self.paths.removed.values() for p in ps))
+
     def run(self, task_id: str, check: SealedCheck) -> CheckResult:
         """The check's result, not sealed."""
         kept = self.kept(task_id, check.sha256)
@@ -82,7 +90,9 @@ class RunChecks:
         read = result.read
         if read is None and self.shell is not None and not isinstance(self.shell, SandboxShell):
             return result
-        gone = self.paths.links_made(result.links) + self.paths.inputs_read(task_id, read)
+        gone = self.paths.links_made(result.links) + self.paths.inputs_read(
+            task_id, read, result.folders
+        )
         return _changed(check, gone, result.output) if gone else result
 
     def kept(self, task_id: str, check_sha256: str | None = None) -> CheckResult | None:

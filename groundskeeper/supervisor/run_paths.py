@@ -53,7 +53,7 @@ from groundskeeper.plan.expected import (
     unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
-from groundskeeper.plan.suite_paths import suite_files_freed, suite_paths
+from groundskeeper.plan.suite_paths import suite_files_freed, suite_files_removed, suite_paths
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots", "unaccounted"]
@@ -159,12 +159,24 @@ def _compared_globs(task: TaskSpec, workdir: Path) -> tuple[str, ...]:
     """The glob patterns the task's check compares against that cover files now (`for k in
     keys/*; do cmp -s out.txt "$k"`: any accepted answer): kept as patterns, so a file the
     worker adds under one (an answer of its own among the accepted) is refused as the
-    existing ones are (adversary-17 F12). A pattern covering nothing yet is the work's."""
-    return tuple(
-        p
-        for p in expected_files(task)
-        if any(c in p for c in "*?[") and not covers(task.hide, p) and existing_files(workdir, p)
-    )
+    existing ones are (adversary-17 F12). A pattern covering nothing yet is the work's. A
+    directory it compares against (`grep -rqxF "$(cat out.txt)" accepted`, `diff -r`, what
+    `ls`/`find` list into a loop) is read the same way, as the pattern of every file under
+    it — unless the task's text asks to change it ("write the pages into out/") or
+    `:writable:` frees a file there."""
+    found: list[str] = []
+    for name in expected_files(task):
+        pattern = name
+        if not any(c in name for c in "*?["):
+            folder = name.rstrip("/")
+            if not folder or not (workdir / folder).is_dir() or (workdir / folder).is_symlink():
+                continue
+            if asks_to_change(task, f"{folder}/") or covers(task.writable, f"{folder}/x"):
+                continue
+            pattern = f"{folder}/**/*"
+        if not covers(task.hide, pattern) and existing_files(workdir, pattern):
+            found.append(pattern)
+    return tuple(dict.fromkeys(found))
 
 
 def _readable(path: Path) -> bool:
@@ -368,6 +380,13 @@ class RunPaths:
         self.free: dict[str, tuple[str, ...]] = {
             t.task_id: found for t in tasks if suites and (found := suite_files_freed(t, suites))
         }
+        #: the task id → the test files there its text asks to remove by name (adversary-17
+        #: F16: "Remove the obsolete test tests/test_old.py"): their red-first tests may go
+        self.removed: dict[str, tuple[str, ...]] = {
+            t.task_id: found
+            for t in tasks
+            if t.task_id in self.free and (found := suite_files_removed(t, suites))
+        }
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
         self._refused: dict[str, fences.Refusals] = {}  # the task's latest attempt's
@@ -438,8 +457,11 @@ class RunPaths:
         keep = self.keep.get(task_id, ())
         free = self.free.get(task_id, ())
         files = [f for f in self.inputs_of(task_id) if not covers(free, f)] if keep else []
-        witness = fences.Refusals()
         with self._lock:
+            # the temporaries its earlier attempts left beside a file it may change: still
+            # its own to rename or remove (`staged_left` holds them while they stay)
+            earlier = self._refused.get(task_id)
+            witness = fences.Refusals(earlier.staged() if earlier is not None else ())
             self._refused[task_id] = witness
         return self._hiding.union(fences.protecting(self.workdir, files, keep, witness, free))
 
@@ -468,6 +490,20 @@ class RunPaths:
                 hit = [relative]  # a name made or renamed under a protected or hidden pattern
             found += [f for f in hit if not covers(self.free.get(task_id, ()), f)]
         return list(dict.fromkeys(found))
+
+    def staged_left(self, task_id: str) -> list[str]:
+        """The names the task's latest attempt's worker made under a protected pattern beside
+        a file it may change (`fence.STAGED`: an edit in place's temporary file) that are
+        still there: a new file where the task may only change the one it asks for."""
+        with self._lock:
+            witness = self._refused.get(task_id)
+        if witness is None:
+            return []
+        found = []
+        for real in witness.staged():
+            if real.startswith(self._root + os.sep) and os.path.lexists(real):
+                found.append(os.path.relpath(real, self._root).replace(os.sep, "/"))
+        return found
 
     def protection(self, task_id: str, path: str) -> str:
         """What keeps `path` (relative to the workdir) from the task's worker, said to it with
@@ -693,7 +729,9 @@ class RunPaths:
     def _there_at_start(self, path: str) -> bool:
         return self._before is None or path in self._before
 
-    def inputs_read(self, task_id: str, read: Iterable[str] | None) -> list[str]:
+    def inputs_read(
+        self, task_id: str, read: Iterable[str] | None, folders: Iterable[str] | None = None
+    ) -> list[str]:
         """Why a pass of the task's check must not stand (`acceptance.check_inputs`): each
         file it `read` (None: it cannot be told, so every file a worker changed) that was
         there before the work — at run start, or made by another task's worker (before this
@@ -731,7 +769,7 @@ class RunPaths:
             return self._there_at_start(path) or path in made_before or path in theirs
 
         found = read_inputs_changed(task, files, writes, existed, self._specs)
-        found += self._inputs_gone(task, read, set(writes), bool(unlisted))
+        found += self._inputs_gone(task, read, set(writes), bool(unlisted), folders or ())
         with self._lock:
             earlier = {p: sealed for p, sealed in self._earlier_written.items() if p in files}
             unrecorded = {p: ids for p, ids in self._unrecorded.items() if p in files}
@@ -750,7 +788,12 @@ class RunPaths:
         return found + [_unrecorded_read(r, unrecorded, restorable) for r in made_found]
 
     def _inputs_gone(
-        self, task: TaskSpec, read: Iterable[str] | None, written: set[str], unlisted: bool
+        self,
+        task: TaskSpec,
+        read: Iterable[str] | None,
+        written: set[str],
+        unlisted: bool,
+        folders: Iterable[str] = (),
     ) -> list[str]:
         """Each file there at run start (or before an earlier run's stopped call) on the
         task's check's side that a worker removed or renamed and no task is entitled to
@@ -786,6 +829,7 @@ class RunPaths:
             read or (),
             lambda path: may_remove(tasks, path),
             who,
+            folders,
         )
 
     def _modules_before(self) -> dict[str, frozenset[str]] | None:
@@ -858,6 +902,12 @@ class RunPaths:
             f"protected input changed: {f}: {TRIED} ({self.protection(task_id, f)})"
             for f in self.refused(task_id)
             if f not in differ
+        ]
+        found += [
+            f"protected input changed: {f}: made by the worker under a protected pattern"
+            f" ({self.protection(task_id, f)}) and left there; only a temporary file renamed"
+            " over a file the task may change may be made there (an edit in place): remove it"
+            for f in self.staged_left(task_id)
         ]
         return found
 

@@ -262,6 +262,7 @@ class ContractsStage:
                     hidden=self.checks.hidden,
                     unwatched=context.watched.unknown,
                     added=self.checks.freed,
+                    removed=self.checks.removed,
                     inputs_changed=self._inputs_changed(task.heading.task_id),
                 ),
             )

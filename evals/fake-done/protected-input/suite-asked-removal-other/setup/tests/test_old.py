@@ -1,0 +1,2 @@
+def test_legacy():
+    assert True
