@@ -55,7 +55,7 @@ from groundskeeper.record.keys import (
     load_signing_key,
     trusted_keys,
 )
-from groundskeeper.record.ledger import Ledger, excerpt
+from groundskeeper.record.ledger import Ledger, excerpt, known_lines
 from groundskeeper.record.verified_prefix import verify_with_prefix
 
 if TYPE_CHECKING:
@@ -222,7 +222,7 @@ def verified_entries(
     if not control.ledger.exists():
         return []
     try:
-        report, data = verify_with_prefix(control.ledger, trusted_keys(), key)
+        report, data, after = verify_with_prefix(control.ledger, trusted_keys(), key)
     except GroundskeeperError as exc:
         raise HookFailure("ledger", f"the plan's ledger cannot be read: {exc}") from exc
     # a checkpoint behind verified lines is a writer stopped between its append and its
@@ -235,12 +235,18 @@ def verified_entries(
             f" {first.code}: {first.reason}); run `groundskeeper ledger verify"
             f" {control.plan_path}`",
         )
-    entries = []
-    for raw in data.split(b"\n")[: report.lines]:
-        obj = json.loads(raw)
-        if isinstance(obj.get("body"), dict):
-            entries.append((str(obj.get("run", "")), str(obj["step"]), obj["body"]))
-    return entries
+    lines = data.split(b"\n")[: report.lines]
+    if after.tree.size == report.lines == len(lines):
+        # the call's own steps are appended to these very lines: the writer takes their
+        # Merkle tree from this verification, not from hashing every line again
+        known_lines(control.ledger, data[: data.rfind(b"\n") + 1], after.tree)
+    # one parse of them all: a verified line is one JSON object
+    objs = json.loads(b"[" + b",".join(lines) + b"]")
+    return [
+        (str(obj.get("run", "")), str(obj["step"]), obj["body"])
+        for obj in objs
+        if isinstance(obj.get("body"), dict)
+    ]
 
 
 def open_plan_record(plan_path: Path) -> tuple[ControlDir, SigningKey]:
