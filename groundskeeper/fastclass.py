@@ -186,6 +186,37 @@ def _methods(
     return made
 
 
+class _LazyInit:
+    """The class's `__init__` until it is first reached: compiled then (a hook's start-up
+    makes many classes a call never instantiates, and compiling was most of a class's cost)
+    and put in its place on the class, so that what is reached is dataclass's function
+    itself. Reading `__init__` from the class reaches it too (`inspect.signature`, `help`)."""
+
+    __slots__ = ("__qualname__", "_source", "_space")
+
+    def __init__(self, source: str, space: dict[str, Any], qualname: str) -> None:
+        self._source, self._space, self.__qualname__ = source, space, qualname
+
+    def made(self) -> Callable[..., None]:
+        """The compiled `__init__`, now on the class in this one's place."""
+        space = self._space
+        cls = space["_cls"]
+        found = cls.__dict__.get("__init__")
+        if found is not self:  # made already (by another thread, say)
+            return cast("Callable[..., None]", found)
+        # The source holds only the class's own field names. `dont_inherit`: this module's
+        # `from __future__ import annotations` would turn `_type_x` into the string "_type_x".
+        exec(compile(self._source, "<string>", "exec", dont_inherit=True), space)
+        init = space["__init__"]
+        init.__qualname__, init.__module__ = self.__qualname__, cls.__module__
+        type.__setattr__(cls, "__init__", init)
+        return cast("Callable[..., None]", init)
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        init = self.made()
+        return init if instance is None else init.__get__(instance, owner)
+
+
 def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: bool) -> type[_T]:
     fields = _fields(cls)
     names = tuple(fields)
@@ -207,16 +238,11 @@ def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: b
             kinds[name] = "plain"
     hashed = unsafe_hash or (eq and frozen)
     source = _init_source(names, kinds, frozen=frozen)
-    # The source holds only the class's own field names. `dont_inherit`: this module's
-    # `from __future__ import annotations` would turn `_type_x` into the string "_type_x".
-    exec(compile(source, "<string>", "exec", dont_inherit=True), space)
-    methods = {
-        "__init__": space["__init__"],
-        **_methods(names, space, eq=eq, frozen=frozen, hashed=hashed),
-    }
+    methods: dict[str, Any] = _methods(names, space, eq=eq, frozen=frozen, hashed=hashed)
     for name, method in methods.items():
         method.__qualname__ = f"{cls.__qualname__}.{name}"
         method.__module__ = cls.__module__
+    methods["__init__"] = _LazyInit(source, space, f"{cls.__qualname__}.__init__")
     methods["__repr__"] = reprlib.recursive_repr()(methods["__repr__"])
     if eq and not hashed:
         methods["__hash__"] = None

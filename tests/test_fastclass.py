@@ -279,3 +279,30 @@ def test_a_repr_that_reaches_itself_stops_as_dataclass_stops() -> None:
         shown.append(repr(loop))
     assert shown[0] == shown[1]
     assert shown[0].endswith(".<locals>.Loop(items=[...])")
+
+
+def test_init_is_compiled_when_first_reached_and_is_then_dataclass_s_own() -> None:
+    @fastclass(frozen=True, slots=True)
+    class Late:
+        x: int
+        y: str = "y"
+
+    class Sub(Late):
+        __slots__ = ()
+
+    held = Late.__dict__["__init__"]
+    assert not callable(held) and type(held).__name__ == "_LazyInit"  # nothing compiled yet
+    assert repr(Sub(1)).endswith(".Sub(x=1, y='y')")  # through a subclass first: Late's own
+    made = Late.__dict__["__init__"]
+    assert callable(made) and made.__qualname__.endswith("<locals>.Late.__init__")
+    assert made.__code__.co_varnames[:3] == ("self", "x", "y")
+    assert repr(Late(2, "z")).endswith(".Late(x=2, y='z')")
+    assert Late.__dict__["__init__"] is made  # compiled once
+
+    @fastclass
+    class Read:
+        x: int
+
+    signature = inspect.signature(Read)  # reading it from the class compiles it too
+    assert str(signature) == "(x: 'int') -> None"
+    assert callable(Read.__dict__["__init__"])
