@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,7 @@ from groundskeeper.agents.seal import (
     write_anchor,
 )
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.fastclass import fastclass
 from groundskeeper.logs import Logger
 from groundskeeper.plan.org import VERDICT_STATES, Heading, Plan, load_plan
 from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
@@ -103,7 +104,7 @@ DEFAULT_MAX_BLOCKS = 8
 FAILURES_FILE = "hook-failures.json"
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class HookOptions:
     plan: Path | None = None
     workdir: Path | None = None
