@@ -8,15 +8,18 @@ dataclass's rules, frozen `__setattr__`/`__delattr__` raising `dataclasses.Froze
 `__slots__` (with the pickling methods of a frozen slotted dataclass), `__match_args__`, the
 signature `__doc__`, and real `__dataclass_fields__`/`__dataclass_params__`, so that
 `dataclasses.fields`, `replace`, `asdict` and `is_dataclass` work — making the class once and
-compiling one method, `__init__` (dataclass's own text), in one `exec`. The other methods are
-closures over the field names that compare, hash and show the same tuples with the same
-words: compiling them was most of the cost (~0.1 ms a class instead of ~0.5 ms).
+compiling one method, `__init__` (dataclass's own text), in one `exec` when it is first
+reached. The other methods are closures over the field names that compare, hash and show the
+same tuples with the same words: compiling them was most of the cost (~0.1 ms a class
+instead of ~0.5 ms).
 
 It covers only that: a class of its own (no base class), fields with a plain default,
-`field(default=…)` or `field(default_factory=…)`, no `__post_init__`, `InitVar`, `ClassVar`,
-`KW_ONLY`, and none of the methods it makes written in the body. Any other class is refused
-at import (`TypeError`); such classes stay on `@dataclass`. `tests/test_fastclass.py` compares
-every class made with the `@dataclass` twin of the same annotations.
+`field(default=…)` or `field(default_factory=…)`, `repr=False` or `compare=False` (left out
+of the repr, or of equality and the hash, as dataclass leaves them), no `__post_init__`,
+`InitVar`, `ClassVar`, `KW_ONLY`, and none of the methods it makes written in the body. Any
+other class is refused at import (`TypeError`); such classes stay on `@dataclass`.
+`tests/test_fastclass.py` compares every class made with the `@dataclass` twin of the same
+annotations and field options.
 
 One difference from 3.11's `dataclass(frozen=True, slots=True)`: assigning an attribute that
 is not a field raises `FrozenInstanceError` here, where 3.11's method, bound to the class it
@@ -96,9 +99,9 @@ def _fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
         value = cls.__dict__.get(name, dataclasses.MISSING)
         if isinstance(value, dataclasses.Field):
             made = value
-            plain = (made.init, made.repr, made.hash, made.compare, made.kw_only)
-            if plain != (True, True, None, True, dataclasses.MISSING):
-                raise _refuse(cls, f"field {name} has options beyond a default")
+            plain = (made.init, made.hash, made.kw_only)  # `repr` and `compare` are read
+            if plain != (True, None, dataclasses.MISSING):
+                raise _refuse(cls, f"field {name} has options beyond a default, repr, compare")
         else:
             made = dataclasses.field(default=value)
         if made.default is not dataclasses.MISSING and made.default.__class__.__hash__ is None:
@@ -132,24 +135,35 @@ def _init_source(names: tuple[str, ...], kinds: dict[str, str], *, frozen: bool)
     )
 
 
+def _getter(names: tuple[str, ...]) -> Callable[[object], tuple[object, ...]]:
+    """The tuple of the fields `names` of an instance."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        one = operator.attrgetter(names[0])
+        return lambda self: (one(self),)
+    return lambda self: ()
+
+
 def _methods(
-    names: tuple[str, ...], space: dict[str, Any], *, eq: bool, frozen: bool, hashed: bool
+    fields: dict[str, dataclasses.Field[Any]],
+    space: dict[str, Any],
+    *,
+    eq: bool,
+    frozen: bool,
+    hashed: bool,
 ) -> dict[str, Any]:
     """`__repr__`, `__eq__`, `__hash__`, `__setattr__` and `__delattr__` as dataclass's text
-    makes them: the same tuples of fields compared and hashed, the same words. They are
-    closures over the field names, not compiled: compiling was most of a class's cost.
-    `space["_cls"]` is the class, once made."""
-    key: Callable[[object], tuple[object, ...]]
-    if len(names) > 1:
-        key = operator.attrgetter(*names)
-    elif names:
-        one = operator.attrgetter(names[0])
-        key = lambda self: (one(self),)  # noqa: E731
-    else:
-        key = lambda self: ()  # noqa: E731
+    makes them: the same tuples of fields shown (`repr`), compared and hashed (`compare`),
+    the same words. They are closures over the field names, not compiled: compiling was most
+    of a class's cost. `space["_cls"]` is the class, once made."""
+    names = tuple(fields)
+    shown_names = tuple(n for n, f in fields.items() if f.repr)
+    shown_key = _getter(shown_names)
+    key = _getter(tuple(n for n, f in fields.items() if f.compare))
 
     def __repr__(self: object) -> str:
-        shown = ", ".join([f"{n}={v!r}" for n, v in zip(names, key(self), strict=True)])
+        shown = ", ".join([f"{n}={v!r}" for n, v in zip(shown_names, shown_key(self), strict=True)])
         return f"{self.__class__.__qualname__}({shown})"
 
     made: dict[str, Any] = {"__repr__": __repr__}
@@ -168,22 +182,53 @@ def _methods(
 
         made["__hash__"] = __hash__
     if frozen:
-        fields = frozenset(names)
+        field_names = frozenset(names)
 
         def __setattr__(self: object, name: str, value: object) -> None:
             cls = space["_cls"]
-            if type(self) is cls or name in fields:
+            if type(self) is cls or name in field_names:
                 raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
             super(cls, self).__setattr__(name, value)
 
         def __delattr__(self: object, name: str) -> None:
             cls = space["_cls"]
-            if type(self) is cls or name in fields:
+            if type(self) is cls or name in field_names:
                 raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
             super(cls, self).__delattr__(name)
 
         made["__setattr__"], made["__delattr__"] = __setattr__, __delattr__
     return made
+
+
+class _LazyInit:
+    """The class's `__init__` until it is first reached: compiled then (a hook's start-up
+    makes many classes a call never instantiates, and compiling was most of a class's cost)
+    and put in its place on the class, so that what is reached is dataclass's function
+    itself. Reading `__init__` from the class reaches it too (`inspect.signature`, `help`)."""
+
+    __slots__ = ("__qualname__", "_source", "_space")
+
+    def __init__(self, source: str, space: dict[str, Any], qualname: str) -> None:
+        self._source, self._space, self.__qualname__ = source, space, qualname
+
+    def made(self) -> Callable[..., None]:
+        """The compiled `__init__`, now on the class in this one's place."""
+        space = self._space
+        cls = space["_cls"]
+        found = cls.__dict__.get("__init__")
+        if found is not self:  # made already (by another thread, say)
+            return cast("Callable[..., None]", found)
+        # The source holds only the class's own field names. `dont_inherit`: this module's
+        # `from __future__ import annotations` would turn `_type_x` into the string "_type_x".
+        exec(compile(self._source, "<string>", "exec", dont_inherit=True), space)
+        init = space["__init__"]
+        init.__qualname__, init.__module__ = self.__qualname__, cls.__module__
+        type.__setattr__(cls, "__init__", init)
+        return cast("Callable[..., None]", init)
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        init = self.made()
+        return init if instance is None else init.__get__(instance, owner)
 
 
 def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: bool) -> type[_T]:
@@ -207,16 +252,11 @@ def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: b
             kinds[name] = "plain"
     hashed = unsafe_hash or (eq and frozen)
     source = _init_source(names, kinds, frozen=frozen)
-    # The source holds only the class's own field names. `dont_inherit`: this module's
-    # `from __future__ import annotations` would turn `_type_x` into the string "_type_x".
-    exec(compile(source, "<string>", "exec", dont_inherit=True), space)
-    methods = {
-        "__init__": space["__init__"],
-        **_methods(names, space, eq=eq, frozen=frozen, hashed=hashed),
-    }
+    methods: dict[str, Any] = _methods(fields, space, eq=eq, frozen=frozen, hashed=hashed)
     for name, method in methods.items():
         method.__qualname__ = f"{cls.__qualname__}.{name}"
         method.__module__ = cls.__module__
+    methods["__init__"] = _LazyInit(source, space, f"{cls.__qualname__}.__init__")
     methods["__repr__"] = reprlib.recursive_repr()(methods["__repr__"])
     if eq and not hashed:
         methods["__hash__"] = None

@@ -46,7 +46,14 @@ def twin(cls: type) -> type:
         "__qualname__": cls.__qualname__,
     }
     for made in dataclasses.fields(cls):
-        if made.default is not dataclasses.MISSING:
+        if not (made.repr and made.compare):
+            space[made.name] = dataclasses.field(
+                default=made.default,
+                default_factory=made.default_factory,
+                repr=made.repr,
+                compare=made.compare,
+            )
+        elif made.default is not dataclasses.MISSING:
             space[made.name] = made.default
         elif made.default_factory is not dataclasses.MISSING:
             space[made.name] = dataclasses.field(default_factory=made.default_factory)
@@ -124,16 +131,18 @@ def test_a_fastclass_is_its_dataclass(cls: type) -> None:
     assert hashed == ("__hash__" in like.__dict__ and like.__hash__ is not None)
     if hashed:
         assert hash(ours) == hash(theirs)
+    compared = {f.name for f in dataclasses.fields(cls) if f.compare}
     for index, name in enumerate(names):  # every field: compared, hashed, replaced, frozen
         changed = [*values[:index], ("changed", index), *values[index + 1 :]]
         other = dataclasses.replace(ours, **{name: ("changed", index)})
         assert repr(other) == repr(dataclasses.replace(theirs, **{name: ("changed", index)}))
         assert repr(other) == repr(cls(*changed))
         if cls.__dataclass_params__.eq:  # type: ignore[attr-defined]
-            assert other != ours, name
+            assert (other != ours) == (name in compared), name
             assert other == cls(*changed), name
+            assert (other == ours) == (dataclasses.replace(theirs, **{name: 0}) == theirs)
         if hashed:
-            assert hash(other) != hash(ours), name
+            assert (hash(other) != hash(ours)) == (name in compared), name
         _same_frozenness(ours, theirs, name)
     assert ("__getstate__" in cls.__dict__) == ("__getstate__" in like.__dict__)
     if "__getstate__" in cls.__dict__:
@@ -227,7 +236,7 @@ def test_a_class_beyond_it_is_refused_at_import() -> None:
     _refused(with_base, "it has a base class")
     _refused(with_post_init, "it defines __post_init__")
     _refused(with_own_repr, "it defines __repr__")
-    _refused(with_init_false, "field x has options beyond a default")
+    _refused(with_init_false, "field x has options beyond a default, repr, compare")
     _refused(with_classvar, "count is ClassVar")
     _refused(default_first, "non-default argument 'y' follows default argument")
     with pytest.raises(ValueError, match="mutable default <class 'list'> for field x"):
@@ -279,3 +288,53 @@ def test_a_repr_that_reaches_itself_stops_as_dataclass_stops() -> None:
         shown.append(repr(loop))
     assert shown[0] == shown[1]
     assert shown[0].endswith(".<locals>.Loop(items=[...])")
+
+
+def test_init_is_compiled_when_first_reached_and_is_then_dataclass_s_own() -> None:
+    @fastclass(frozen=True, slots=True)
+    class Late:
+        x: int
+        y: str = "y"
+
+    class Sub(Late):
+        __slots__ = ()
+
+    held = Late.__dict__["__init__"]
+    assert not callable(held) and type(held).__name__ == "_LazyInit"  # nothing compiled yet
+    assert repr(Sub(1)).endswith(".Sub(x=1, y='y')")  # through a subclass first: Late's own
+    made = Late.__dict__["__init__"]
+    assert callable(made) and made.__qualname__.endswith("<locals>.Late.__init__")
+    assert made.__code__.co_varnames[:3] == ("self", "x", "y")
+    assert repr(Late(2, "z")).endswith(".Late(x=2, y='z')")
+    assert Late.__dict__["__init__"] is made  # compiled once
+
+    @fastclass
+    class Read:
+        x: int
+
+    signature = inspect.signature(Read)  # reading it from the class compiles it too
+    assert str(signature) == "(x: 'int') -> None"
+    assert callable(Read.__dict__["__init__"])
+
+
+def test_fields_left_out_of_the_repr_or_of_equality_are_left_out_as_dataclass_leaves_them() -> None:
+    made = []
+    for decorate in (
+        fastclass(frozen=True, slots=True),
+        dataclasses.dataclass(frozen=True, slots=True),
+    ):
+
+        @decorate
+        class Sample:
+            x: int
+            y: str = dataclasses.field(default="y", repr=False)
+            z: tuple[int, ...] = dataclasses.field(default=(), compare=False)
+
+        made.append(Sample)
+    ours, theirs = made
+    assert repr(ours(1)).endswith(".<locals>.Sample(x=1, z=())")
+    assert repr(ours(1, "a", (2,))) == repr(theirs(1, "a", (2,)))
+    assert ours(1, "a", (2,)) == ours(1, "a", (3,))  # z is not compared
+    assert ours(1, "a") != ours(1, "b")  # y is, though not shown
+    assert hash(ours(1, "a", (2,))) == hash(ours(1, "a", (3,))) == hash(theirs(1, "a", (4,)))
+    assert _fields(ours) == _fields(theirs)

@@ -35,7 +35,7 @@ def _runs(directory: Path, *names: str) -> Path:
 
 
 def _codes(path: Path, key: SigningKey | None = KEY) -> list[tuple[int | None, str]]:
-    report, data = verify_with_prefix(path, TRUSTED, key)
+    report, data, _ = verify_with_prefix(path, TRUSTED, key)
     assert data == path.read_bytes()
     full = verify_ledger(path, TRUSTED)
     assert (report.lines, report.runs, report.head) == (full.lines, full.runs, full.head)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from groundskeeper.errors import UsageError
@@ -40,7 +40,7 @@ class EventError(UsageError):
     """The event on stdin cannot be read as this agent's hook input."""
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class HookEvent:
     """One hook call as groundskeeper reads it, whichever agent sent it."""
 

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,7 @@ from groundskeeper.agents.seal import (
     write_anchor,
 )
 from groundskeeper.errors import GroundskeeperError
+from groundskeeper.fastclass import fastclass
 from groundskeeper.logs import Logger
 from groundskeeper.plan.org import VERDICT_STATES, Heading, Plan, load_plan
 from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan
@@ -55,7 +56,7 @@ from groundskeeper.record.keys import (
     load_signing_key,
     trusted_keys,
 )
-from groundskeeper.record.ledger import Ledger, excerpt
+from groundskeeper.record.ledger import Ledger, excerpt, known_lines
 from groundskeeper.record.verified_prefix import verify_with_prefix
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ DEFAULT_MAX_BLOCKS = 8
 FAILURES_FILE = "hook-failures.json"
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class HookOptions:
     plan: Path | None = None
     workdir: Path | None = None
@@ -222,7 +223,7 @@ def verified_entries(
     if not control.ledger.exists():
         return []
     try:
-        report, data = verify_with_prefix(control.ledger, trusted_keys(), key)
+        report, data, after = verify_with_prefix(control.ledger, trusted_keys(), key)
     except GroundskeeperError as exc:
         raise HookFailure("ledger", f"the plan's ledger cannot be read: {exc}") from exc
     # a checkpoint behind verified lines is a writer stopped between its append and its
@@ -235,12 +236,18 @@ def verified_entries(
             f" {first.code}: {first.reason}); run `groundskeeper ledger verify"
             f" {control.plan_path}`",
         )
-    entries = []
-    for raw in data.split(b"\n")[: report.lines]:
-        obj = json.loads(raw)
-        if isinstance(obj.get("body"), dict):
-            entries.append((str(obj.get("run", "")), str(obj["step"]), obj["body"]))
-    return entries
+    lines = data.split(b"\n")[: report.lines]
+    if after.tree.size == report.lines == len(lines):
+        # the call's own steps are appended to these very lines: the writer takes their
+        # Merkle tree from this verification, not from hashing every line again
+        known_lines(control.ledger, data[: data.rfind(b"\n") + 1], after.tree)
+    # one parse of them all: a verified line is one JSON object
+    objs = json.loads(b"[" + b",".join(lines) + b"]")
+    return [
+        (str(obj.get("run", "")), str(obj["step"]), obj["body"])
+        for obj in objs
+        if isinstance(obj.get("body"), dict)
+    ]
 
 
 def open_plan_record(plan_path: Path) -> tuple[ControlDir, SigningKey]:

@@ -216,6 +216,21 @@ def save_tail_index(ledger: Path, size: int, sha256: str, key: SigningKey) -> No
     write_signed(writer.path.with_name(TAIL_FILE), payload, key, _TAIL_CONTEXT, "tail index")
 
 
+def known_lines(ledger: Path, data: bytes, tree: MerkleTree) -> None:
+    """Give this process's writer of the ledger at `ledger` the Merkle state `tree` of its
+    complete lines `data`, which this process has just read and verified line by line (an
+    agent's hook verifies the ledger before it appends): its next open takes the tree from
+    there when the file still begins with those very bytes (compared, not hashed), instead of
+    hashing every line into the tree again. The tests of SPEC §9 step 1 apply to the root it
+    gives as to one computed line by line. ValueError if `tree` is not of `data`'s lines."""
+    lines = data.count(b"\n")
+    if (data and not data.endswith(b"\n")) or lines != tree.size:
+        raise ValueError(f"a tree of {tree.size} lines is not that of bytes of {lines}")
+    writer = _writer_for(ledger)
+    with writer._turn:
+        writer._known = (data, MerkleTree.from_stack(tree.size, list(tree.stack)))
+
+
 def _write_whole(fd: int, data: bytes) -> None:
     # A short write (a full disk) would leave a torn line or a cut checkpoint behind a
     # success; make it the failure it is.
@@ -283,6 +298,8 @@ class _Writer:
         self._leading = False
         self._tail: _Tail | None = None
         self._lock_fd: int | None = None
+        # complete lines this process verified and the Merkle state of them (`known_lines`)
+        self._known: tuple[bytes, MerkleTree] | None = None
 
     def request(
         self,
@@ -504,13 +521,27 @@ class _Writer:
         used: signed by one of `keys`, and the first B bytes of `data` hash to the SHA-256
         it was made from (so they are the very lines its compact range covers), and neither
         the checkpoint nor the witness needs a root from before B. Else None: every line."""
-        found = _read_tail_index(self.path, data, keys)
+        found = self._known_prefix(data)
+        if found is None:
+            found = _read_tail_index(self.path, data, keys)
         if found is None:
             return None
         tree, size = found
         if checkpoint_size < tree.size or 0 <= witness_size < tree.size:
             return None
         return _grow(tree, data, size, checkpoint_size, witness_size)
+
+    def _known_prefix(self, data: bytes) -> tuple[MerkleTree, int] | None:
+        """(the Merkle state of `data`'s first B bytes, B) from the lines this process
+        verified (`known_lines`), when `data` still begins with those very bytes."""
+        with self._turn:
+            known = self._known
+        if known is None:
+            return None
+        lines, tree = known
+        if not data.startswith(lines):
+            return None
+        return MerkleTree.from_stack(tree.size, list(tree.stack)), len(lines)
 
     def _witness_entry(self, origin: str) -> tuple[Witness | None, WitnessEntry | None]:
         witness = Witness()

@@ -41,11 +41,12 @@ def prefix_path(ledger: Path) -> Path:
 
 def verify_with_prefix(
     ledger: Path, trusted: Iterable[PublicKey], key: SigningKey | None
-) -> tuple[Report, bytes]:
-    """The report `verify_ledger(ledger, trusted)` gives, and the ledger's bytes it is about
-    (read once: what the caller parses is what was verified). With the signing `key`, only
-    the lines after the verified prefix are checked, and the prefix is moved to the end when
-    the ledger verifies. LedgerUnreadable when there is no ledger or it cannot be read."""
+) -> tuple[Report, bytes, LineState]:
+    """The report `verify_ledger(ledger, trusted)` gives, the ledger's bytes it is about
+    (read once: what the caller parses is what was verified) and the verifier's state after
+    their complete lines (its Merkle tree: `ledger.known_lines`). With the signing `key`,
+    only the lines after the verified prefix are checked, and the prefix is moved to the end
+    when the ledger verifies. LedgerUnreadable when there is no ledger or it cannot be read."""
     keys = sorted(trusted, key=lambda k: k.key_id)
     data = read_if_present(ledger, "ledger")
     if data is None:
@@ -66,7 +67,7 @@ def verify_with_prefix(
         and all(f.code == "checkpoint-stale" for f in report.findings)
     ):
         _write_prefix(ledger, data, after, key, keyset)
-    return report, data
+    return report, data, after
 
 
 def _keyset(keys: list[PublicKey]) -> str:
