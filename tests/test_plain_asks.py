@@ -98,9 +98,7 @@ def test_a_fixture_added_in_a_named_conftest_is_done(tmp_path: Path) -> None:
     )
     plan, script = setup(
         tmp_path,
-        task(
-            "Share a fixture", "f", "python3 -m pytest -q tests2", max_attempts="1", timeout="120"
-        )
+        task("Share a fixture", "f", "python3 -m pytest -q tests2", max_attempts="1", timeout="120")
         + "Add a pytest fixture named `pair` returning (2, 3) in tests2/conftest.py, and use it"
         " in tests2/test_pair.py.\n",
         "workers:\n  f:\n"
