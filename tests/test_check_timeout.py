@@ -5,6 +5,8 @@ hash, so a DONE judged under another deadline is judged again."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -65,3 +67,35 @@ def test_the_deadline_is_part_of_the_check_s_hash() -> None:
     assert plain.sha256 == SealedCheck("true", "sh", 1, "done-when").sha256  # unchanged
     assert timed.sha256 != plain.sha256
     assert timed.sha256 != SealedCheck.seal(Check("true", "sh", 1, "done-when", 61.0)).sha256
+
+
+# adversary-18 F11: CPython runs about six times slower in the sandbox; a check that runs a
+# test runner (pytest, unittest) gets `TEST_RUNNER_TIMEOUT` by default, a task's own
+# `:timeout:` still decides, and any other check keeps the 10 s default.
+@pytest.mark.parametrize(
+    ("text", "timeout", "deadline"),
+    [
+        ("python3 -m pytest -q tests", None, 60.0),
+        ("cd src && python3 -m pytest", None, 60.0),
+        ("python3 -m unittest discover -s tests", None, 60.0),
+        ("test -s out.txt\npython3 -m pytest -q tests/test_calc.py", None, 60.0),
+        ("python3 -m pytest -q tests", 5.0, 5.0),
+        ("python3 -m pytest -q tests", 600.0, 600.0),
+        ("grep -qx 42 out.txt", None, 10.0),
+        ("python3 check.py", None, 10.0),
+    ],
+)
+def test_a_test_runner_check_gets_a_longer_default_deadline(
+    text: str, timeout: float | None, deadline: float
+) -> None:
+    from groundskeeper.sandbox.result import ShellResult
+
+    given: list[float] = []
+
+    def shell(cmdline: str, **kw: object) -> ShellResult:
+        given.append(float(kw["timeout"]))  # type: ignore[arg-type]
+        return ShellResult(0, "", "", 1.0)
+
+    sealed = SealedCheck.seal(Check(text, "sh", 1, "done-when", timeout))
+    run_check(sealed, Path("."), shell=shell)  # type: ignore[arg-type]
+    assert given == [deadline]

@@ -348,3 +348,90 @@ def test_a_negation_of_another_file_in_its_own_clause(text: str, path: str, read
 
 def test_a_bare_contrast_with_another_file_stays_unsure() -> None:
     assert text_reading("Regenerate tests/e.txt, not gen.py.", "tests/e.txt") == UNSURE
+
+
+# adversary-18 F12 and F7: plain-English asks to change a named file — "bring X up to date",
+# "add that header to X", "X and Y both need the new header", a place after an aside in
+# parentheses, "X's output", "make X match Y" (X is what changes) — and their mention twins.
+PLAIN_ASKS = [
+    (
+        "The expected output in golden1.txt is outdated: bring it up to date with the new"
+        " header line `# v2`, and make render1.py print the same.",
+        {"golden1.txt": ASKS, "render1.py": ASKS},
+    ),
+    (
+        "Change render2.py to print a `# v2` header first, and add that header to golden2.txt too.",
+        {"golden2.txt": ASKS, "render2.py": ASKS},
+    ),
+    (
+        "golden3.txt and render3.py both need the new `# v2` header line.",
+        {"golden3.txt": ASKS, "render3.py": ASKS},
+    ),
+    (
+        "Switch the output format to v2 (a `# v2` header) in render4.py and in its golden file"
+        " golden4.txt.",
+        {"golden4.txt": ASKS, "render4.py": ASKS},
+    ),
+    (
+        "Put a `# v2` header at the top of golden5.txt and of render5.py's output.",
+        {"golden5.txt": ASKS, "render5.py": ASKS},
+    ),
+    (
+        "Prepend a `# v2` header line to golden6.txt, then make render6.py match it.",
+        {"golden6.txt": ASKS, "render6.py": ASKS},
+    ),
+    (
+        "Add a pytest fixture named `pair` returning (2, 3) in tests2/conftest.py, and use it"
+        " in tests2/test_pair.py.",
+        {"tests2/conftest.py": ASKS},
+    ),
+    ("Bring tests/e.txt up to date.", {"tests/e.txt": ASKS}),
+    ("tests/e.txt needs updating.", {"tests/e.txt": ASKS}),
+    ("tests/e.txt needs to be regenerated.", {"tests/e.txt": ASKS}),
+    ("tests/e.txt should be regenerated for the new rule.", {"tests/e.txt": ASKS}),
+    ("Make gen.py match tests/e.txt.", {"gen.py": ASKS, "tests/e.txt": SILENT}),
+]
+PLAIN_MENTIONS = [
+    (
+        "Make render.py print a `# v2` header first; golden.txt is the expected output.",
+        "golden.txt",
+    ),
+    ("render.py needs the input file golden.txt.", "golden.txt"),
+    ("golden.txt needs no change: fix render.py.", "golden.txt"),
+    ("golden.txt does not need updating; fix render.py.", "golden.txt"),
+    ("Tell me whether golden.txt needs updating.", "golden.txt"),
+    ("If golden.txt needs updating, say so.", "golden.txt"),
+    ("Does golden.txt need updating?", "golden.txt"),
+    ("The numbers in golden.txt are wrong: tell me which.", "golden.txt"),
+    ("The numbers in data.txt are the input: sort them into out.txt.", "data.txt"),
+    ("Make out.txt and golden.txt agree.", "golden.txt"),
+    ("Save render.py's output as golden.txt.", "render.py"),
+    ("Write out.txt (do not bring golden.txt up to date).", "golden.txt"),
+    ("Add that golden.txt is the reference to notes.md.", "golden.txt"),
+    ("Make render.py print a header (golden.txt shows it).", "golden.txt"),
+]
+
+
+@pytest.mark.parametrize(("text", "readings"), PLAIN_ASKS)
+def test_a_plain_english_ask_names_its_file(text: str, readings: dict[str, str]) -> None:
+    assert {p: text_reading(text, p) for p in readings} == readings
+
+
+@pytest.mark.parametrize(("text", "path"), PLAIN_MENTIONS)
+def test_a_plain_english_mention_still_frees_nothing(text: str, path: str) -> None:
+    assert text_reading(text, path) != ASKS, text
+
+
+def test_a_pytest_configuration_asked_by_its_place_is_read_anywhere() -> None:
+    text = PLAIN_ASKS[6][0]
+    assert text_reading(text, "conftest.py", anywhere=True) == ASKS
+
+
+def test_a_need_the_reading_cannot_place_is_said_to_seem_about_the_file() -> None:
+    # lint T031 points to `:writable:` where the run would keep the file
+    from groundskeeper.plan.asking import seems_about
+
+    assert text_reading("golden.txt needs a header line.", "golden.txt") == SILENT
+    assert seems_about("golden.txt needs a header line.", "golden.txt")
+    assert not seems_about("golden.txt needs no change.", "golden.txt")
+    assert not seems_about("golden3.txt and render3.py both need the new header.", "golden3.txt")

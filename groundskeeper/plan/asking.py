@@ -282,6 +282,12 @@ _PHRASES = (
     (re.compile(r"\bfill\s+out\b(?![\w./-])", re.I), "fill"),
     (re.compile(r"\bsort\s+out\b(?![\w./-])", re.I), "sort"),
     (re.compile(r"\bwrite\s+out\b(?![\w./-])", re.I), "write"),
+    # "bring X up to date" (adversary-18 F12): "update X"
+    (re.compile(r"\bbring\s+up[\s-]to[\s-]date\b", re.I), "update"),
+    (
+        re.compile(r"\bbring\s+((?:[^\s!?;:,()]+\s+){1,5}?)up[\s-]to[\s-]date\b", re.I),
+        r"update \1",
+    ),
     (re.compile(r"\b(let|tell)\s+(me|us)\s+know\b", re.I), "tell"),
     (re.compile(r"\blet's\b|\blets\b", re.I), "please"),
     (re.compile(r"\bi'd\s+like\s+you\s+to\b", re.I), "please"),
@@ -345,6 +351,8 @@ def seems_about(text: str, path: str, *, sole_stem: bool = False, test_file: boo
             rest = words[at + 1 : at + 5]
             if rest and rest[0] in _BEING and any(w in _DEFECTS for w in rest[1:]):
                 return True
+            if _needs_something(words, at):
+                return True  # "X needs a header line": a need the reading is unsure is a change
             opener = _clause_start(words, at)
             if opener is not None and opener < at and _unknown_command(words, opener, at):
                 return True
@@ -388,7 +396,9 @@ def _words(sentence: str) -> list[str]:
         word = token.strip("'").rstrip(".!?").lower()
         if word == "-":
             word = "--"
-        if word:
+        if word.endswith("'s") and _file(word[:-2]):
+            words += [word[:-2], "'s"]  # "render5.py's output": the file, then its part
+        elif word:
             words.append(word)
     if sentence.rstrip().endswith("?"):
         words.append("?")
@@ -533,9 +543,11 @@ def _sentence_reading(
         _keeps(w) and not _keeps_another(words, k, ours) for k, w in enumerate(words[: named[-1]])
     ):
         return FORBIDS  # "don't modify X", "without changing X", "X must stay as it is"
-    asks = any(_asked(words, i, question) for i in at) or any(
-        _asked(words, i, question) for i in pronoun
-    )
+    asks = (
+        any(_asked(words, i, question) for i in at)
+        or any(_asked(words, i, question) for i in pronoun)
+        or (not test_file and any(_needs_change(words, i, question) for i in at))
+    )  # (a test's need is read only as a command: "the tests need fixing" is a symptom)
     if not test_file and not asks and any(_wanted_state(words, i, question) for i in at):
         return ASKS  # what follows says the state wanted ("… has no errors"), not a keeping
     # (a test's state wanted is its outcome, never its content: "fix calc.py so the tests
@@ -608,10 +620,27 @@ def _antecedent(words: list[str], at: int, before: list[str]) -> str | None:
     for seq, end in ((words, at), (before, len(before))):
         for i in range(end - 1, -1, -1):
             if _file(seq[i]):
-                return seq[i].removeprefix("./") if _topic(seq, i) else None
+                topic = _topic(seq, i) or _defective_part(seq, i)
+                return seq[i].removeprefix("./") if topic else None
             if seq is words and seq[i] in _SUBORDINATE and seq[i] not in ("then", "but", "so"):
                 return None  # the pronoun is in a clause of its own
     return None
+
+
+def _defective_part(words: list[str], at: int) -> bool:
+    """Whether the name at `at` holds its sentence's subject, said to be wrong: "The
+    expected output in X is outdated: bring it up to date" (adversary-18 F12) — a noun
+    phrase of at most four words opening the sentence, "in" or "of" the name, then a
+    defect (`_DEFECTS`, as `seems_about` reads it)."""
+    if at < 2 or words[at - 1] not in ("in", "of") or at - 1 > 4:
+        return False
+    phrase = words[: at - 1]
+    if phrase[0] not in _DETERMINERS or not all(w.isalpha() for w in phrase):
+        return False
+    if any(w in _SUBORDINATE | _FINITE | _KEEPING | _COMPARING for w in phrase):
+        return False
+    rest = words[at + 1 : at + 5]
+    return bool(rest) and rest[0] in _BEING and any(w in _DEFECTS for w in rest[1:])
 
 
 def _topic(words: list[str], at: int) -> bool:
@@ -693,8 +722,9 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
         return False  # "… and X is the reference output": X opens a clause of its own
     if _relative_subject(words, at):
         return False  # "fix the bug tests/test_calc.py found": what X found is changed
-    if at + 1 < len(words) and words[at + 1] in _AGREEING:
+    if at + 1 < len(words) and words[at + 1] in _AGREEING and words[at - 1] != "make":
         return False  # "make out.txt and X agree": a comparison, either side may be meant
+        # ("make X match Y" changes X, adversary-18 F12; "make sure X matches Y" checks)
     if _outcome_follows(words, at):
         return False  # "make the tests pass", "make sure X succeeds": X is run, not changed
     if at > 0 and words[at - 1] in ("'s",):
@@ -702,10 +732,20 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
     if _place_first(words, at):
         return True
     prep: str | None = None  # the preposition that governs the name
+    if at + 1 < len(words) and words[at + 1] == "'s":
+        if _later_place(words, at, carried=True):
+            return False  # "save render.py's output as X": the file is the source
+        prep = "of"  # "of render5.py's output": a part of the file, as "the output of X"
     other_file = False  # a name between the verb and this one (its object)
     between = 0
+    aside = _asides(words, at)
     for back in range(at - 1, -1, -1):
         word = words[back]
+        if back in aside:
+            continue  # "switch the format to v2 (a `# v2` header) in X": an aside
+        if word == "that" and _determiner_that(words, back, question):
+            between += 1  # "add that header to X": a determiner, no clause
+            continue
         if word in _EDIT and _command(words, back, question=question):
             if prep is not None and _later_place(words, at):
                 return False  # "write the sum of the numbers in X to out.txt": X is a source
@@ -798,16 +838,130 @@ def _relative_subject(words: list[str], at: int) -> bool:
     return third_person or verb.endswith("ed") or verb in _IRREGULAR_PAST
 
 
-def _later_place(words: list[str], at: int) -> bool:
+def _later_place(words: list[str], at: int, *, carried: bool = False) -> bool:
     """Whether a place with a name of its own follows the name at `at` in its clause ("…
-    in data.txt to out.txt"): then that is where the verb puts its object."""
+    in data.txt to out.txt"): then that is where the verb puts its object. `carried`: "as"
+    and "over" name such a place too ("save X's output as golden.txt")."""
     rest = words[at + 1 :]
+    places = _PLACES | {"as", "over"} if carried else _PLACES
     for i, word in enumerate(rest):
-        if word in _BREAKS or word in _SUBORDINATE or word in (",", ";"):
+        if (word in _BREAKS or word in _SUBORDINATE or word in (",", ";")) and not (
+            carried and word == "as"
+        ):
             return False
-        if word in _PLACES and any(_file(w) for w in rest[i + 1 : i + 4]):
+        if word in places and any(_file(w) for w in rest[i + 1 : i + 4]):
             return True
     return False
+
+
+def _asides(words: list[str], at: int) -> set[int]:
+    """The positions of the asides in parentheses that close before `at` ("switch the format
+    to v2 (a `# v2` header) in X", "add a fixture returning (2, 3) in X"): a name after one
+    is read past it. A negation inside one is still seen (`_sentence_reading` reads every
+    word before the name)."""
+    found: set[int] = set()
+    opened: list[int] = []
+    for i, word in enumerate(words[:at]):
+        if word == "(":
+            opened.append(i)
+        elif word == ")" and opened:
+            found.update(range(opened.pop(), i + 1))
+    return found
+
+
+def _determiner_that(words: list[str], at: int, question: bool) -> bool:
+    """Whether "that" at `at` is a determiner: right after an edit verb in command position,
+    before a word that is neither a name nor a pronoun ("add that header to X"; "add that
+    X is the reference to notes.md" opens a clause)."""
+    if at == 0 or at + 1 >= len(words):
+        return False
+    following = words[at + 1]
+    return (
+        _command(words, at - 1, question=question)
+        and following.isalpha()
+        and following not in _PRONOUNS | _DETERMINERS | _SUBORDINATE | _FINITE
+        and (at + 2 >= len(words) or words[at + 2] not in _FINITE)
+    )
+
+
+#: what a file, as its sentence's subject, is said to need ("X needs updating", "X and Y
+#: both need the new header", "X should be regenerated"): a change asked (adversary-18 F12)
+_NEEDING = frozenset({"need", "needs", "require", "requires"})
+_OBLIGING = frozenset({"should", "must"})
+_NEW = frozenset(
+    {"new", "updated", "fresh", "extra", "additional", "missing", "revised", "corrected", "v2"}
+)
+_CHANGE_NOUNS = frozenset(
+    {"update", "updates", "fix", "fixes", "change", "changes", "edit", "edits", "rewrite",
+     "refresh", "regeneration", "correction", "corrections"}
+)  # fmt: skip
+_SUBJECT_FILLER = frozenset({"and", "or", ",", "both", "all", "also", "too", "each", "still"})
+_PARTICIPLES = frozenset(
+    {"written", "rewritten", "made", "remade", "redone", "put", "set", "reset", "cut", "split"}
+)
+
+
+def _edit_form(word: str, ending: str) -> bool:
+    """Whether `word` is an edit verb's form with `ending` ("ing": "updating"; "ed":
+    "regenerated"), or an irregular participle (`_PARTICIPLES`) for "ed"."""
+    if ending == "ed" and word in _PARTICIPLES:
+        return True
+    if not word.endswith(ending) or len(word) <= len(ending) + 2:
+        return False
+    stem = word[: -len(ending)]
+    return any(c in _EDIT for c in (stem, stem + "e", stem[:-1], stem.removesuffix("e")))
+
+
+def _needs_something(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is followed by "need(s)" or "require(s)" with no negation
+    ("X needs a header line"): `seems_about` says so where `_needs_change` does not read a
+    change in it (lint T031 warns)."""
+    i = at + 1
+    while i < len(words) and (words[i] in _SUBJECT_FILLER or _file(words[i])):
+        i += 1
+    if i >= len(words) or words[i] not in _NEEDING:
+        return False
+    return not any(_keeps(w) for w in words[i + 1 : i + 4])
+
+
+def _needs_change(words: list[str], at: int, question: bool) -> bool:
+    """Whether the name at `at` opens its sentence (or a clause after `:` or `;`) as the
+    subject of a need for change: "X needs updating", "X needs to be regenerated", "X
+    and Y both need the new header line", "X should be updated" — never in a question, a
+    condition or a report ("tell me whether X needs updating": X is not the subject of the
+    sentence), and never "X needs the input file" (nothing says a change)."""
+    if question:
+        return False
+    start = at
+    while start > 0 and (
+        words[start - 1] in _SUBJECT_FILLER
+        or words[start - 1] in ("the", "its")
+        or _file(words[start - 1])
+    ):
+        start -= 1
+    if start > 0 and words[start - 1] not in (":", ";", "--", "—", "–"):
+        return False
+    i = at + 1
+    while i < len(words) and (words[i] in _SUBJECT_FILLER or _file(words[i])):
+        i += 1
+    rest = words[i : i + 6]
+    if not rest:
+        return False
+    if rest[0] in _OBLIGING:
+        tail = [w for w in rest[1:] if w not in ("also", "both", "all")]
+        return len(tail) >= 2 and tail[0] == "be" and _edit_form(tail[1], "ed")
+    if rest[0] not in _NEEDING or len(rest) < 2:
+        return False
+    after = rest[1:]
+    if after[0] == "to":
+        return (len(after) > 1 and after[1] in _EDIT) or (
+            len(after) > 2 and after[1] == "be" and _edit_form(after[2], "ed")
+        )
+    if _edit_form(after[0], "ing"):
+        return True  # "needs updating"
+    if after[0] not in ("a", "an", "the", "some", "this", "these", "its"):
+        return False
+    return any(w in _NEW or w in _CHANGE_NOUNS for w in after[1:4])
 
 
 def _place_first(words: list[str], at: int) -> bool:

@@ -15,7 +15,7 @@ from groundskeeper.plan.org import Check
 if TYPE_CHECKING:
     from groundskeeper.diagnostics import Level
     from groundskeeper.sandbox.syntax import AndOr, Pipeline, Script, SimpleCommand, Word
-    from groundskeeper.sandbox.tree import Redirect
+    from groundskeeper.sandbox.tree import Command, Redirect
 
 CHECK_LANGUAGE = "sh"
 _SHOWN_CHECK = 80  # characters of a check quoted back in a message
@@ -93,6 +93,7 @@ def judge_check(check: Check) -> list[Finding]:
     findings.extend(_negated_on_a_file(script, check))
     findings.extend(_source_spelling(script, check))
     findings.extend(_looks_strict(script, check))
+    findings.extend(_text_as_pattern(script, check))
     return findings
 
 
@@ -858,6 +859,181 @@ def _guess_lists(script: Script, check: Check) -> Iterator[Finding]:
             " `grep -qxF PATTERN FILE`"
         )
         yield ("warning", "T010", message, _line(check, command.offset))
+
+
+def _text_as_pattern(script: Script, check: Check) -> Iterator[Finding]:
+    """T037 (adversary-18 F10): the text of a file — a `$(…)`, or a variable assigned
+    one — used as a PATTERN: a grep regex without `-F` (`grep -qx "$(cat out.txt)" KEY`),
+    the right side of `[[ == ]]`, `!=` or `=~` unquoted (a glob, a regex), a `case` arm's
+    pattern unquoted, an awk program or a `-v` variable awk matches with `~`. When that
+    text is the work's, `.*` or `*` matches any key, hidden or not; the literal comparison
+    is as short. (A `for` variable from a list of words is the author's: not counted.)"""
+    from groundskeeper.sandbox.tree import simple_commands
+
+    assigned = {
+        a.name
+        for command in simple_commands(script)
+        for a in command.assignments
+        if _has_text(a.value, frozenset(), quoted=True)
+    }
+    names = frozenset(assigned)
+    for command in _every_command(script):
+        how = _pattern_use(command, names)
+        if how is None:
+            continue
+        written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
+        message = (
+            f"the text of a file is used as a pattern: `{written}` {how}, so a worker whose"
+            " output is `.*` (a regex) or `*` (a glob) matches any key; compare the texts"
+            ' literally: `grep -qxF "$(cat out.txt)" KEY`, quote the right side (`[[ "$A" =='
+            ' "$B" ]]`, `case … in "$B")`), or `test "$(cat out.txt)" = "$(cat KEY)"`'
+        )
+        yield ("error", "T037", message, _line(check, command.offset))
+
+
+def _pattern_use(command: Command, names: frozenset[str]) -> str | None:
+    """How `command` uses a file's text as a pattern (`_text_as_pattern`), or None."""
+    from groundskeeper.sandbox.tree import Case, Conditional
+
+    if isinstance(command, Conditional):
+        for op, right in _cond_binaries(command.expr):
+            if op in ("==", "!=", "=", "=~") and _has_text(right, names, quoted=False):
+                kind = "a regex" if op == "=~" else "a glob"
+                return f"matches with `{op}` against an unquoted right side, which is {kind}"
+        return None
+    if isinstance(command, Case):
+        for arm in command.arms:
+            if any(_has_text(p, names, quoted=False) for p in arm.patterns):
+                return "matches with a `case` pattern unquoted, which is a glob"
+        return None
+    if not _is_simple(command) or not command.words:
+        return None
+    name = command.words[0].literal()
+    args = command.words[1:]
+    if name == "grep":
+        return _grep_pattern_use(args, names)
+    if name == "awk":
+        return _awk_pattern_use(args, names)
+    return None
+
+
+def _grep_pattern_use(args: tuple[Word, ...], names: frozenset[str]) -> str | None:
+    from groundskeeper.sandbox.command_options import parse_options
+
+    parsed = parse_options("grep", [w.literal() for w in args])
+    if parsed is None or any(option == "-F" for option, _ in parsed.options):
+        return None
+    given = [_word_of(args, value) for option, value in parsed.options if option == "-e"]
+    patterns = given or [args[i] for i in parsed.operands[:1]]
+    if any(p is not None and _has_text(p, names, quoted=True) for p in patterns):
+        return "gives grep its pattern, a regex (no `-F`)"
+    return None
+
+
+def _awk_pattern_use(args: tuple[Word, ...], names: frozenset[str]) -> str | None:
+    variables: list[str] = []
+    index = 0
+    while index < len(args):
+        written = args[index].literal()
+        if written in ("-v", "-F") and index + 1 < len(args):
+            if written == "-v":
+                variables += _awk_variable(args[index + 1], names)
+            index += 2
+            continue
+        if written is not None and written.startswith("-v") and len(written) > 2:
+            index += 1
+            continue
+        if written is not None and written.startswith("-F") and len(written) > 2:
+            index += 1
+            continue
+        if written is None and args[index].parts and _awk_assignment(args[index]):
+            variables += _awk_variable(args[index], names)
+            index += 1
+            continue
+        break
+    if index >= len(args):
+        return None
+    program = args[index]
+    if _has_text(program, names, quoted=True):
+        return "puts it in awk's program, where it is code and a regex"
+    text = program.literal() or ""
+    for variable in variables:
+        if re.search(rf"~\s*{re.escape(variable)}\b|match\([^,]*,\s*{re.escape(variable)}\b", text):
+            return f"gives awk the variable `{variable}`, which the program matches as a regex"
+    return None
+
+
+def _awk_assignment(word: Word) -> bool:
+    from groundskeeper.sandbox.syntax import Lit
+
+    first = word.parts[0]
+    return isinstance(first, Lit) and re.match(r"[A-Za-z_]\w*=", first.text) is not None
+
+
+def _awk_variable(word: Word, names: frozenset[str]) -> list[str]:
+    """The name a `-v NAME=VALUE` word sets, when its value holds a file's text."""
+    from groundskeeper.sandbox.syntax import Lit
+
+    first = word.parts[0] if word.parts else None
+    if not isinstance(first, Lit):
+        return []
+    found = re.match(r"([A-Za-z_]\w*)=", first.text)
+    if found is None or not _has_text(word, names, quoted=True):
+        return []
+    return [found.group(1)]
+
+
+def _has_text(word: Word, names: frozenset[str], *, quoted: bool) -> bool:
+    """Whether `word` holds a command's output (`$(cat F)`, `$(< F)`) or a variable in
+    `names` (assigned one); with `quoted` False, only an unquoted one (a pattern's quoted
+    part is literal)."""
+    from groundskeeper.sandbox.tree import CommandSub, Param, ParamOp
+
+    for part in word.parts:
+        if not quoted and getattr(part, "quoted", False):
+            continue
+        if isinstance(part, CommandSub):
+            return True
+        if isinstance(part, Param | ParamOp) and part.name in names:
+            return True
+    return False
+
+
+def _cond_binaries(expr: object) -> Iterator[tuple[str, Word]]:
+    from groundskeeper.sandbox.tree import CondBinary, CondLogic, CondNot
+
+    if isinstance(expr, CondBinary):
+        yield expr.op, expr.right
+    elif isinstance(expr, CondNot):
+        yield from _cond_binaries(expr.inner)
+    elif isinstance(expr, CondLogic):
+        yield from _cond_binaries(expr.left)
+        yield from _cond_binaries(expr.right)
+
+
+def _every_command(script: Script) -> Iterator[Command]:
+    """Every command of the script, compound ones too, at any depth (bodies, `$(…)`)."""
+    from groundskeeper.sandbox.tree import Case, CommandSub, For, Group, If, Loop
+
+    for item in script.items:
+        for pipeline in (item.first, *(p for _, p in item.rest)):
+            for command in pipeline.commands:
+                yield command
+                inner: list[Script] = []
+                if _is_simple(command):
+                    words = (*command.words, *(a.value for a in command.assignments))
+                    inner += [p.script for w in words for p in w.parts if isinstance(p, CommandSub)]
+                elif isinstance(command, If):
+                    inner += [s for clause in command.clauses for s in clause]
+                    inner += [command.otherwise] if command.otherwise is not None else []
+                elif isinstance(command, Loop):
+                    inner += [command.condition, command.body]
+                elif isinstance(command, For | Group):
+                    inner.append(command.body)
+                elif isinstance(command, Case):
+                    inner += [arm.body for arm in command.arms]
+                for body in inner:
+                    yield from _every_command(body)
 
 
 def _word_of(args: tuple[Word, ...], value: str | None) -> Word | None:

@@ -9,12 +9,18 @@ import functools
 from groundskeeper.plan.lint_checks import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
 
-__all__ = ["pytest_paths", "runs_pytest_check", "runs_unittest", "test_paths"]
+__all__ = ["pytest_paths", "runs_pytest_check", "runs_test_runner", "runs_unittest", "test_paths"]
 
 
 def runs_pytest_check(task: TaskSpec) -> bool:
     """Whether the task's check runs pytest itself (`python3 -m pytest …`)."""
     return task.check is not None and _runs_pytest(task.check.language, task.check.text)
+
+
+def runs_test_runner(language: str, text: str) -> bool:
+    """Whether a check (its language and text) runs a test runner: pytest or unittest
+    (`acceptance.check.TEST_RUNNER_TIMEOUT` is its default deadline)."""
+    return _runs_pytest(language, text) or (language == CHECK_LANGUAGE and _unittest_runs(text))
 
 
 @functools.lru_cache(maxsize=4096)
