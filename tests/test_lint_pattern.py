@@ -1,9 +1,9 @@
 """Adversary-18 F10: a check that uses a file's text as a PATTERN — a grep regex (`grep -qx
 "$(cat out.txt)" key`), the right side of `[[ == ]]` unquoted (a glob), a `case` arm, a
 `=~` regex, an awk program or `~` operand — matches `.*` or `*` against any key: lint T037
-is an error naming the literal comparison to write; the quoted or `-F` twin is clean. Through
-the CLI: the fakes of the adversary's plan are refused before any worker runs, the honest
-twin with the fix is DONE."""
+warns, naming the literal comparison to write (a weak check, as T010's: an author's own key
+used as a pattern is no fake); the quoted or `-F` twin is clean. Through the CLI: the run of
+the adversary's plan says T037, the honest twin with the fix is DONE."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ LITERAL = [
 
 
 @pytest.mark.parametrize("check", AS_PATTERN)
-def test_a_files_text_used_as_a_pattern_is_an_error(check: str) -> None:
-    assert found(check) == [("error", "T037")]
+def test_a_files_text_used_as_a_pattern_is_warned_of(check: str) -> None:
+    assert found(check) == [("warning", "T037")]
 
 
 @pytest.mark.parametrize("check", LITERAL)
@@ -87,11 +87,11 @@ def _case(tmp_path: Path, check: str, answer: str) -> tuple[str, dict[str, Any]]
     "check",
     ['grep -qx "$(cat out.txt)" key/answer.txt', "[[ $(cat key/answer.txt) == $(cat out.txt) ]]"],
 )
-def test_the_fakes_pattern_never_reaches_done(tmp_path: Path, check: str) -> None:
+def test_the_fakes_pattern_is_warned_of_where_the_run_says_so(tmp_path: Path, check: str) -> None:
+    # a weak check, like T010's: its own text accepts the fake, so the run's lint says so
     code, row = _case(tmp_path, check, ".*" if "grep" in check else "*")
-    assert row["state"] != "DONE"
     assert "T037" in row["codes"]
-    assert code == "1"
+    assert (row["state"], code) == ("DONE", "0")
 
 
 def test_the_honest_twin_with_a_literal_comparison_is_done(tmp_path: Path) -> None:

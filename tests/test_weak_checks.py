@@ -125,8 +125,9 @@ def test_lint_reads_a_dropped_program_status_as_a_check_that_cannot_fail() -> No
 
 
 def test_lint_warns_of_an_unanchored_grep_of_an_answer() -> None:
+    # a file's text as the regex is also T037's
+    assert _codes('grep -q "$(cat key/answer.txt)" out.txt') == ["T010", "T037"]
     for weak in (
-        'grep -q "$(cat key/answer.txt)" out.txt',
         'grep -qF "$X" out.txt',
         'grep -q -e "$X" out.txt',
         "grep -q 4711 out.txt",
@@ -198,7 +199,8 @@ def test_cli_lint_refuses_a_pytest_pipe_and_takes_it_under_pipefail(tmp_path: Pa
 
 
 def test_cli_lint_warns_of_a_guess_list_and_not_of_a_whole_line(tmp_path: Path) -> None:
-    assert _lint(tmp_path, 'grep -q "$(cat key/answer.txt)" out.txt') == (0, ["T010"])
+    # the key's text as the pattern: unanchored (T010) and a regex (T037)
+    assert _lint(tmp_path, 'grep -q "$(cat key/answer.txt)" out.txt') == (0, ["T010", "T037"])
     assert _lint(tmp_path, 'grep -qxF "$(cat key/answer.txt)" out.txt') == (0, [])
 
 

@@ -888,7 +888,7 @@ def _text_as_pattern(script: Script, check: Check) -> Iterator[Finding]:
             ' literally: `grep -qxF "$(cat out.txt)" KEY`, quote the right side (`[[ "$A" =='
             ' "$B" ]]`, `case … in "$B")`), or `test "$(cat out.txt)" = "$(cat KEY)"`'
         )
-        yield ("error", "T037", message, _line(check, command.offset))
+        yield ("warning", "T037", message, _line(check, command.offset))
 
 
 def _pattern_use(command: Command, names: frozenset[str]) -> str | None:
@@ -986,14 +986,19 @@ def _awk_variable(word: Word, names: frozenset[str]) -> list[str]:
 def _has_text(word: Word, names: frozenset[str], *, quoted: bool) -> bool:
     """Whether `word` holds a command's output (`$(cat F)`, `$(< F)`) or a variable in
     `names` (assigned one); with `quoted` False, only an unquoted one (a pattern's quoted
-    part is literal)."""
-    from groundskeeper.sandbox.tree import CommandSub, Param, ParamOp
+    part is literal). A `$(…)` that only prints its own words (`$(printf '\\r')`) holds the
+    author's text, not a file's."""
+    from groundskeeper.sandbox.tree import CommandSub, Param, ParamOp, simple_commands
 
     for part in word.parts:
         if not quoted and getattr(part, "quoted", False):
             continue
         if isinstance(part, CommandSub):
-            return True
+            commands = list(simple_commands(part.script))
+            if not commands or any(
+                not c.words or c.words[0].literal() not in ("printf", "echo") for c in commands
+            ):
+                return True
         if isinstance(part, Param | ParamOp) and part.name in names:
             return True
     return False
