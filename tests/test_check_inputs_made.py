@@ -97,6 +97,9 @@ def test_a_file_the_worker_makes_on_the_checks_side_fails(
     result, doc = resume(plan, script)
     reason = _made_failure(doc, "fix", made, "fix")
     assert where in reason, reason
+    if where.startswith("under the check's test path"):  # a new test module may be asked for
+        asked = made.rsplit("/", 1)[-1].startswith("test")
+        assert (', or ask for tests in its text ("add a regression test")' in reason) == asked
     assert (tmp_path / made).exists()  # the check did run it: the verdict's rule caught it
     assert "return a - b" in (tmp_path / "calc.py").read_text()
     assert result.exit_code == 1

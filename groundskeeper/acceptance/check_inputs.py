@@ -468,6 +468,10 @@ def _made_reason(path: str, side: str, who: str, intruder: str | None) -> str:
     else:
         asks = f"task `{intruder}` does not ask for it"
         how = f"add `:writable: {naming(path)}` to task `{intruder}` if it should write it"
+    if side.startswith("under the check's test path") and path.rsplit("/", 1)[-1].startswith(
+        "test"
+    ):  # a new test module runs at collection, before any test: asked for, it may be there
+        how += ', or ask for tests in its text ("add a regression test")'
     return (
         f"input made: the check read `{path}` ({side}), which"
         f" {_did(who, 'made', during=' during the work')};"
