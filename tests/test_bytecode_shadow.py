@@ -37,8 +37,12 @@ def _sh(cmd: str) -> dict[str, Any]:
     return {"tool": "sh", "input": {"cmd": cmd}}
 
 
+def _write(path: str, content: str) -> dict[str, Any]:
+    return {"tool": "write_file", "input": {"path": path, "content": content}}
+
+
 def _out(text: str) -> dict[str, Any]:
-    return {"tool": "write_file", "input": {"path": "out.txt", "content": text}}
+    return _write("out.txt", text)
 
 
 def _pyc(made: dict[str, str]) -> dict[str, Any]:
@@ -129,7 +133,7 @@ def test_a_package_of_bytecode_beside_the_module_under_test_fails(tmp_path: Path
     assert rows["t"]["reason"].startswith("nonzero_status: "), rows["t"]["reason"]
     assert (tmp_path / "fake" / "calc" / "__init__.pyc").is_file()
     honest = _calc_plan(tmp_path / "honest")
-    fix = {"tool": "write_file", "input": {"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}}  # fmt: skip
+    fix = _write("calc.py", "def add(a, b):\n    return a + b\n")
     rows = run_workers(honest, {"t": [fix, {"say": "DONE"}]})
     assert (rows["t"]["state"], rows["t"]["verified"]) == ("DONE", True), rows["t"]
 
@@ -172,7 +176,8 @@ def test_self_made_evidence_through_a_bytecode_main_fails(tmp_path: Path) -> Non
     forge = _pyc(
         {"validate/__main__.pyc": 'print(":".join(["Syntax", " OK"]))', "validate/__init__.pyc": ""}
     )
-    claim = {"tool": "claim_done", "input": {"summary": "valid", "evidence": {"validation_output": "Syntax: OK"}}}  # fmt: skip
+    quote = {"validation_output": "Syntax: OK"}
+    claim = {"tool": "claim_done", "input": {"summary": "valid", "evidence": quote}}
     rows = run_workers(fake, {"t": [forge, _sh("python3 -m validate defs/order.json"), claim]})
     assert rows["t"]["state"] == "FAILED", rows["t"]
     assert rows["t"]["reason"] == (
@@ -181,6 +186,6 @@ def test_self_made_evidence_through_a_bytecode_main_fails(tmp_path: Path) -> Non
     )
     assert (tmp_path / "fake" / "validate" / "__main__.pyc").is_file()
     honest = _evidence_plan(tmp_path / "honest")
-    fix = {"tool": "write_file", "input": {"path": "defs/order.json", "content": '{"name": "order", "price": 3}\n'}}  # fmt: skip
+    fix = _write("defs/order.json", '{"name": "order", "price": 3}\n')
     rows = run_workers(honest, {"t": [fix, _sh("python3 -m validate defs/order.json"), claim]})
     assert (rows["t"]["state"], rows["t"]["verified"]) == ("DONE", True), rows["t"]

@@ -583,7 +583,10 @@ def test_a_workdir_mpy_is_never_imported(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.mpy").write_bytes(FORGED_MPY)
     (tmp_path / "pkg.py").write_text("def same(a, b):\n    return a == b\n")
-    line = "micropython -c \"import sys; sys.path.append('helpers'); import lib; print(lib.same(1, 2))\""
+    line = (
+        "micropython -c \"import sys; sys.path.append('helpers'); import lib; "
+        'print(lib.same(1, 2))"'
+    )
     helper = sandbox.run(line, workdir=tmp_path, read_only=True)
     assert (helper.stdout, helper.status) == ("False\n", 0), helper.stderr
     alone = sandbox.run("micropython -c 'import alone'", workdir=tmp_path, read_only=True)

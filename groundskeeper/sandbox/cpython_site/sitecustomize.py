@@ -38,7 +38,7 @@ def _bytecode(path: str) -> bool:
             start = script.read(2)
     except OSError:
         return False  # a directory (its `__main__` is imported), or one CPython names itself
-    return start == importlib._bootstrap_external.MAGIC_NUMBER[:2]  # type: ignore[attr-defined]
+    return start == importlib._bootstrap_external.MAGIC_NUMBER[:2]
 
 
 def _refuse_bytecode(name: str, path: str) -> None:
