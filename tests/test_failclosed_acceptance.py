@@ -122,7 +122,8 @@ def test_empty_blank_or_comment_only_checks_fail(work: Path, text: str) -> None:
     assert verdict(work, text) == ("FAIL", "empty_check")
 
 
-@pytest.mark.parametrize("language", ["python", "bash", "js", "SH ", "", "zsh"])
+# (`sh`, `shell` and `bash` are the sandbox's shell: tests/test_check_language.py)
+@pytest.mark.parametrize("language", ["python", "js", "SH ", "SH", "", "zsh", "dash"])
 def test_other_languages_fail(work: Path, language: str) -> None:
     assert verdict(work, "test -s report.md", language) == ("FAIL", "unsupported_language")
 

@@ -376,14 +376,18 @@ def test_t006_check_block_in_another_language() -> None:
     text = "* TODO t\n#+begin_src python :check\nassert True\n#+end_src\n"
     (found,) = lint(text)
     assert (found.code, found.level, found.line) == ("T006", "error", 2)
-    assert found.message == "check language `python` has no sandboxed interpreter"
+    assert found.message == (
+        "check language `python` has no sandboxed interpreter; write the check as"
+        " `#+begin_src sh :check` (`shell` and `bash` read the same) or a `:done-when:` command"
+    )
 
 
 def test_t006_check_block_without_language() -> None:
     (found,) = lint("* TODO t\n#+begin_src :check\ntest -s x\n#+end_src\n")
     assert (found.code, found.message) == (
         "T006",
-        "check language `(none)` has no sandboxed interpreter",
+        "check language `(none)` has no sandboxed interpreter; write the check as"
+        " `#+begin_src sh :check` (`shell` and `bash` read the same) or a `:done-when:` command",
     )
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from groundskeeper.fastclass import fastclass
 from groundskeeper.logs import Logger
-from groundskeeper.plan.org import Check, Plan, PlanEditError
+from groundskeeper.plan.org import Check, Plan, PlanEditError, unsupported_check_language
 from groundskeeper.plan.spec import TaskSpec, compile_plan
 
 if TYPE_CHECKING:  # the sandbox loads when a check runs, not when this module is imported
@@ -27,9 +27,6 @@ if TYPE_CHECKING:  # the sandbox loads when a check runs, not when this module i
 log = Logger(__name__)
 
 Verdict = Literal["PASS", "FAIL", "NO_CHECK"]
-
-#: Languages run by the sandbox shell; any other check language is FAILED, never guessed at.
-SHELL_LANGUAGES: frozenset[str] = frozenset({"sh", "shell"})
 
 #: How much of a check's output a result keeps (the full text is only hashed).
 OUTPUT_LIMIT = 4000
@@ -291,15 +288,9 @@ def run_check(
             read=read,
         )  # fmt: skip
 
-    if check.language not in SHELL_LANGUAGES:
-        return fail(
-            "unsupported_language",
-            f"check language `{check.language}` is not supported; write the check as"
-            " `#+begin_src sh :check` or a `:done-when:` command",
-            "",
-            0,
-            None,
-        )
+    unsupported = unsupported_check_language(check.language)  # any other is FAILED, never
+    if unsupported is not None:  # guessed at
+        return fail("unsupported_language", unsupported, "", 0, None)
     if not check.lines():
         return fail("empty_check", "the check has no command to run", "", 0, None)
     run = shell if shell is not None else sandbox_shell()

@@ -10,14 +10,14 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, TypeGuard
 
-from groundskeeper.plan.org import Check
+from groundskeeper.plan.org import CHECK_LANGUAGE as CHECK_LANGUAGE  # read here by others
+from groundskeeper.plan.org import Check, unsupported_check_language
 
 if TYPE_CHECKING:
     from groundskeeper.diagnostics import Level
     from groundskeeper.sandbox.syntax import AndOr, Pipeline, Script, SimpleCommand, Word
     from groundskeeper.sandbox.tree import Command, Redirect
 
-CHECK_LANGUAGE = "sh"
 _SHOWN_CHECK = 80  # characters of a check quoted back in a message
 
 
@@ -31,9 +31,9 @@ _SCRIPT_RUNNERS = frozenset({"sh", "bash", "dash", "ksh", "zsh", "source", "."})
 
 
 def judge_check(check: Check) -> list[Finding]:
-    if check.language != CHECK_LANGUAGE:
-        shown = check.language or "(none)"
-        return [("error", "T006", f"check language `{shown}` has no sandboxed interpreter", None)]
+    unsupported = unsupported_check_language(check.language)
+    if unsupported is not None:
+        return [("error", "T006", unsupported, None)]
     if not check.text.strip():
         return [("error", "T003", "check does not parse: the check is empty", None)]
 

@@ -19,6 +19,7 @@ from groundskeeper.fastclass import fastclass
 from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
 __all__ = [
+    "CHECK_LANGUAGE",
     "DEFAULT_TODO_LINE",
     "VERDICT_STATES",
     "Check",
@@ -29,8 +30,10 @@ __all__ = [
     "ReadingNote",
     "SourceBlock",
     "TaskNotFound",
+    "check_language",
     "load_plan",
     "parse_plan",
+    "unsupported_check_language",
 ]
 
 # The keyword line a run inserts when a plan has none and a verdict org would not know
@@ -83,6 +86,33 @@ def check_timeout(raw: str | None) -> float | None:
     except ValueError:
         return None
     return seconds if 0 < seconds <= MAX_CHECK_TIMEOUT else None
+
+
+#: The one language a check runs in: the sandbox's shell (docs/shell.md), which reads as bash.
+CHECK_LANGUAGE = "sh"
+#: A check block's languages that name it: `sh`, and org-babel's `shell` (its generic shell
+#: block) and `bash` — the sandbox's shell is tested against bash, and what it does not
+#: take is a syntax error (lint T003), never read otherwise.
+_SHELL_SPELLINGS = frozenset({"sh", "shell", "bash"})
+
+
+def check_language(language: str) -> str:
+    """The language a check block written in `language` runs in: `CHECK_LANGUAGE` for each
+    spelling of the sandbox's shell, else the block's own (which nothing runs). A `Check`
+    holds this reading, so lint (T006), the run and `groundskeeper check` read it one way."""
+    return CHECK_LANGUAGE if language in _SHELL_SPELLINGS else language
+
+
+def unsupported_check_language(language: str) -> str | None:
+    """Why a check in `language` cannot run, or None when the sandbox's shell runs it: the
+    one message of lint's T006 and of a check's `unsupported_language` failure."""
+    if check_language(language) == CHECK_LANGUAGE:
+        return None
+    return (
+        f"check language `{language or '(none)'}` has no sandboxed interpreter; write the"
+        " check as `#+begin_src sh :check` (`shell` and `bash` read the same) or a"
+        " `:done-when:` command"
+    )
 
 
 @fastclass(frozen=True)
@@ -156,12 +186,13 @@ class Heading:
         check = None
         if done_when is not None:
             at = property_lines.get("done-when", line)
-            check = Check(done_when, "sh", at, "done-when", check_timeout(deadline))
+            check = Check(done_when, CHECK_LANGUAGE, at, "done-when", check_timeout(deadline))
         else:
             for block in blocks:
                 if block.is_check:
+                    language = check_language(block.language)
                     check = Check(
-                        block.body, block.language, block.line, "block", check_timeout(deadline)
+                        block.body, language, block.line, "block", check_timeout(deadline)
                     )
                     break
         nearest: list[Heading] = []

@@ -188,6 +188,8 @@ def _candidates(how: str, named: str) -> tuple[str, ...] | None:
             return None
         base = "/".join(parts)
         packages = ["/".join(parts[:n]) + "/__init__.py" for n in range(1, len(parts))]
+        # sources only: the sandbox's Python never imports a `.pyc` or `.mpy` without its
+        # source (its site start-up; micropython.py), so no bytecode file can be the module
         return (f"{base}.py", f"{base}/__init__.py", f"{base}/__main__.py", *packages)
     path = normal_path(named)
     return None if path is None else (path,)

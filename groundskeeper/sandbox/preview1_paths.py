@@ -256,6 +256,8 @@ class PathCalls(FdCalls):
         name_bytes = load(memory, path, path_length)
         if self._directory(fd).devices:
             return self._open_device(memory, name_bytes, out)
+        if self.absent_suffixes and _last_name(name_bytes).endswith(self.absent_suffixes):
+            return NOENT
         read = bool(rights & (R_FD_READ | R_FD_READDIR))
         write = bool(rights & R_WRITING) or bool(oflags & O_TRUNC)
         directory = self._directory(fd)
@@ -356,6 +358,8 @@ class PathCalls(FdCalls):
                 return NOENT
             FILESTAT.pack_into(memory, out, 0, 0, CHARACTER_DEVICE, 1, 0, 0, 0, 0)
             return SUCCESS
+        if self.absent_suffixes and _last_name(raw).endswith(self.absent_suffixes):
+            return NOENT
         if _plain(raw) and not self.fence.hides_name(raw):
             # one name in this directory: no walk, unless it is a link to follow
             where = self._directory(fd).host_fd
@@ -632,6 +636,11 @@ class PathCalls(FdCalls):
 
 def _joined(directory: str | None, name: bytes) -> str | None:
     return None if directory is None else os.path.join(directory, os.fsdecode(name))
+
+
+def _last_name(path: bytes) -> bytes:
+    """The name a path ends at (`a/b.mpy/` → `b.mpy`)."""
+    return path.rstrip(b"/").rpartition(b"/")[2]
 
 
 def _plain(path: bytes) -> bool:

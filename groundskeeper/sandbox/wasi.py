@@ -880,6 +880,8 @@ class StageSpec:
     # more preopened directories, each (host fd the caller closes, guest name, writable)
     shelves: tuple[tuple[int, str, bool], ...] = ()
     dev_null: bool = False  # a `/dev` holding `null`
+    # names ending so are absent to this stage (MicroPython's `.mpy`: `micropython.py`)
+    absent_suffixes: tuple[bytes, ...] = ()
 
 
 @fastclass(frozen=True)
@@ -919,6 +921,7 @@ def run_stage(
         quota=spec.quota,
         shelves=spec.shelves,
         dev_null=spec.dev_null,
+        absent_suffixes=spec.absent_suffixes,
     )
     if program and process.reads is not None:
         process.reads.taint("a module other than box.wasm")  # its own host calls

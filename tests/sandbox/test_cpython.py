@@ -621,3 +621,87 @@ def test_a_package_beside_a_module_of_its_name_is_refused(tmp_path: Path) -> Non
     (tmp_path / "rules").rmdir()
     honest = sandbox.run("python3 check.py", workdir=tmp_path, timeout=60)
     assert honest.status == 1 and "AssertionError" in honest.stderr
+
+
+def _bytecode(work: Path, made: dict[str, str]) -> None:
+    """Sourceless CPython 3.12 bytecode at each path, made as a worker makes it: by the
+    sandbox's own CPython, `py_compile` with `cfile`, the source removed."""
+    lines = ["import os, py_compile"]
+    for number, (path, code) in enumerate(made.items()):
+        source = f"source{number}.py"
+        (work / source).write_text(code)
+        lines.append(f"py_compile.compile({source!r}, cfile={path!r}, doraise=True)")
+        lines.append(f"os.remove({source!r})")
+    (work / "make.py").write_text("\n".join(lines) + "\n")
+    made_by = sandbox.run("python3 make.py", workdir=work, timeout=60)
+    assert made_by.status == 0, made_by.stderr
+    (work / "make.py").unlink()
+    assert all((work / path).is_file() for path in made)
+
+
+def test_sourceless_bytecode_in_the_workdir_is_never_imported(tmp_path: Path) -> None:
+    # adversary-18 F2, F3, F9: a worker's `lib.pyc` earlier on sys.path than the checker's
+    # helpers/lib.py, a package `calc/__init__.pyc` beside the module under test `calc.py`,
+    # `validate/__main__.pyc` beside the protected `validate.py` run by `-m`: CPython would
+    # load each bytecode file. In the sandbox the source modules are the ones imported
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "lib.py").write_text("def same(a, b):\n    return a == b\n")
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "validate.py").write_text("print('validate.py ran')\n")
+    _bytecode(
+        tmp_path,
+        {
+            "lib.pyc": "def same(a, b):\n    return True\n",
+            "calc/__init__.pyc": "def add(a, b):\n    return a + b\n",
+            "validate/__init__.pyc": "",
+            "validate/__main__.pyc": "print('Syntax: OK')\n",
+        },
+    )
+    imports = sandbox.run(
+        "python3 -c \"import sys; sys.path.append('helpers'); import lib, calc; "
+        'print(lib.same(1, 2), lib.__file__, calc.add(2, 3), calc.__file__)"',
+        workdir=tmp_path,
+        timeout=60,
+    )
+    assert (imports.stdout, imports.status) == (
+        "False /workdir/helpers/lib.py -1 /workdir/calc.py\n",
+        0,
+    ), imports.stderr
+    module = sandbox.run("python3 -m validate", workdir=tmp_path, timeout=60)
+    assert (module.stdout, module.status) == ("validate.py ran\n", 0), module.stderr
+
+
+def test_bytecode_without_its_source_is_named_not_run(tmp_path: Path) -> None:
+    # what nothing else provides fails naming the bytecode file, by import, by -m and as the
+    # script (`python3 x.pyc`, or a `.py` name holding bytecode), and a directory run whose
+    # `__main__` is bytecode only has none
+    _bytecode(
+        tmp_path,
+        {
+            "lone.pyc": "print('forged')\n",
+            "pkg/__init__.pyc": "print('forged')\n",
+            "app/__main__.pyc": "print('forged')\n",
+            "disguised.py": "print('forged')\n",
+        },
+    )
+    why = "is compiled bytecode without its source, which the sandbox does not import"
+    for line, missing, found in (
+        ("python3 -c 'import lone'", "lone", "/workdir/lone.pyc"),
+        ("python3 -m lone", "lone", "/workdir/lone.pyc"),
+        ("python3 -c 'import pkg'", "pkg", "/workdir/pkg/__init__.pyc"),
+    ):
+        result = sandbox.run(line, workdir=tmp_path, timeout=60)
+        assert result.status == 1, (line, result.stdout, result.stderr)
+        assert "forged" not in result.stdout
+        named = f"No module named {missing!r}: {found} {why} (Python runs from source here)"
+        assert named in result.stderr, (line, result.stderr)
+    for script in ("lone.pyc", "disguised.py"):
+        result = sandbox.run(f"python3 {script}", workdir=tmp_path, timeout=60)
+        assert (result.stdout, result.status) == ("", 2), (script, result.stderr)
+        assert result.stderr == (
+            f"python3: can't run {script!r}: it is compiled bytecode, which the sandbox does"
+            " not run (Python runs from source here)\n"
+        )
+    directory = sandbox.run("python3 app", workdir=tmp_path, timeout=60)
+    assert (directory.stdout, directory.status) == ("", 1), directory.stderr
+    assert "can't find '__main__' module in '/workdir/app'" in directory.stderr

@@ -7,6 +7,7 @@ what only the sandbox decides.
 
 from __future__ import annotations
 
+import base64
 import os
 import time
 from collections.abc import Iterator
@@ -562,3 +563,49 @@ def test_a_workdir_file_never_replaces_a_built_in_module(tmp_path: Path) -> None
         read_only=True,
     )
     assert (honest.stdout, honest.status) == ("3 [1] 2\n", 0), honest.stderr
+
+
+# `mpy-cross` (mpy v6.3) output for `def same(a, b): return True`, as adversary-18 made it
+FORGED_MPY = base64.b64decode(
+    "TQYAHwUAFi90bXAvbGliLnB5AA8Ic2FtZQACYQACYgBMAAIBMgAWAlFjAUASCAIDBCBSYw=="
+)
+
+
+def test_a_workdir_mpy_is_never_imported(tmp_path: Path) -> None:
+    # adversary-18 F1, F4: MicroPython loads `lib.mpy` (bytecode no one can read) as the
+    # module `lib`; a worker's `lib.mpy` ahead of the checker's helpers/lib.py, or a package
+    # `lib/__init__.mpy` beside a protected lib.py, replaced the checker's compare. To the
+    # sandbox's MicroPython a `.mpy` is absent; the source modules still import
+    (tmp_path / "helpers").mkdir()
+    (tmp_path / "helpers" / "lib.py").write_text("def same(a, b):\n    return a == b\n")
+    (tmp_path / "lib.mpy").write_bytes(FORGED_MPY)
+    (tmp_path / "alone.mpy").write_bytes(FORGED_MPY)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.mpy").write_bytes(FORGED_MPY)
+    (tmp_path / "pkg.py").write_text("def same(a, b):\n    return a == b\n")
+    line = (
+        "micropython -c \"import sys; sys.path.append('helpers'); import lib; "
+        'print(lib.same(1, 2))"'
+    )
+    helper = sandbox.run(line, workdir=tmp_path, read_only=True)
+    assert (helper.stdout, helper.status) == ("False\n", 0), helper.stderr
+    alone = sandbox.run("micropython -c 'import alone'", workdir=tmp_path, read_only=True)
+    assert alone.status == 1
+    assert "ImportError: no module named 'alone'" in alone.stderr, alone.stderr
+    package = sandbox.run(
+        "micropython -c 'import pkg; print(pkg.same(1, 2))'", workdir=tmp_path, read_only=True
+    )
+    assert package.status == 1 and package.stdout == "", package.stderr
+    # the folder is a package with nothing in it, which MicroPython takes before pkg.py
+    assert "AttributeError: module 'pkg' has no attribute 'same'\n" in package.stderr
+    opened = sandbox.run(
+        "micropython -c \"import os\ntry:\n    open('lib.mpy', 'rb')\nexcept OSError as e:\n"
+        "    print(e.errno == 44)\ntry:\n    os.stat('pkg/__init__.mpy')\nexcept OSError as e:\n"
+        '    print(e.errno == 44)"',
+        workdir=tmp_path,
+        read_only=True,
+    )
+    assert (opened.stdout, opened.status) == ("True\nTrue\n", 0), opened.stderr
+    # the rule is MicroPython's alone: the box's commands still see the file
+    listed = sandbox.run("cat lib.mpy | wc -c", workdir=tmp_path, read_only=True)
+    assert listed.stdout.strip() == str(len(FORGED_MPY))

@@ -4,7 +4,9 @@ It lives in the read-only site directory, so nothing in a workdir can replace it
 the shell's directory (WASI has no working directory of its own), keeps compiled bytecode out
 of the workdir (read and written only under a read-only prefix: a planted `__pycache__` is
 never loaded; what `py_compile` and `compileall` write goes to a fresh directory of the run's
-private /tmp, discarded with it), and fills in what pytest expects of a POSIX system.
+private /tmp, discarded with it), loads no module from bytecode without its source outside
+its own read-only folders (a worker's `lib.pyc` or `calc/__init__.pyc` never stands in for a
+`lib.py` or `calc.py`), and fills in what pytest expects of a POSIX system.
 """
 
 from __future__ import annotations
@@ -23,11 +25,46 @@ if TYPE_CHECKING:
     from importlib.metadata import DistributionFinder, PathDistribution
 
 
+_FROM_SOURCE = "Python runs from source here"
+
+
+def _bytecode(path: str) -> bool:
+    """Whether CPython would run the script at `path` as compiled bytecode: a `.pyc` name, or
+    a file that starts as bytecode does (what CPython itself looks at)."""
+    if path.endswith(".pyc"):
+        return True
+    try:
+        with open(path, "rb") as script:
+            start = script.read(2)
+    except OSError:
+        return False  # a directory (its `__main__` is imported), or one CPython names itself
+    return start == importlib._bootstrap_external.MAGIC_NUMBER[:2]
+
+
+def _refuse_bytecode(name: str, path: str) -> None:
+    """Raise ModuleNotFoundError for module `name` when `path` (a `.pyc` where its source
+    would be) is a file outside the interpreter's own folders."""
+    if os.path.isfile(path) and not _trusted(os.path.dirname(path)):
+        raise ModuleNotFoundError(
+            f"No module named {name!r}: {path} is compiled bytecode without its source, which"
+            f" the sandbox does not import ({_FROM_SOURCE})",
+            name=name,
+        )
+
+
 def _start() -> None:
     cwd = os.environ.pop("GK_CWD", None)
     if cwd:
         os.chdir(cwd)
     argv0 = os.environ.pop("GK_ARGV0", None)
+    if sys.argv and sys.argv[0] not in ("", "-", "-c", "-m") and _bytecode(sys.argv[0]):
+        shown = argv0 if argv0 is not None else sys.argv[0]
+        sys.stderr.write(
+            f"python3: can't run {shown!r}: it is compiled bytecode, which the sandbox does"
+            f" not run ({_FROM_SOURCE})\n"
+        )
+        sys.stderr.flush()
+        os._exit(2)  # an exception here would only be printed by `site`, and the script run
     if argv0 is not None and sys.argv:  # the script as the user spelt it (see cpython.py)
         sys.argv[0] = argv0
     sys.pycache_prefix = _PREFIX
@@ -85,6 +122,10 @@ class _OneFilePerModule:
         name: str, path: object = None, target: object = None
     ) -> importlib.machinery.ModuleSpec | None:
         spec = importlib.machinery.PathFinder.find_spec(name, path)  # type: ignore[arg-type]
+        if spec is not None and spec.origin is None and spec.submodule_search_locations:
+            # a namespace package: a folder holding `__init__.pyc` alone is refused, named
+            for folder in spec.submodule_search_locations:
+                _refuse_bytecode(name, os.path.join(folder, "__init__.pyc"))
         origin = spec.origin if spec is not None else None
         if origin and origin.endswith(os.sep + "__init__.py"):
             module = os.path.dirname(origin) + ".py"
@@ -170,8 +211,30 @@ def _trusted(entry: object) -> bool:
     return folder == site or folder.startswith((sys.prefix + os.sep, site + os.sep))
 
 
+def _from_source_only() -> None:
+    """Folders on `sys.path` import through a FileFinder without the sourceless loader: a
+    module is a `.py` file (its bytecode read from the read-only prefix) or a package with
+    an `__init__.py`, never a `.pyc` alone — which a worker can write anywhere it writes,
+    and which no one could read to tell what it does. The standard library still loads
+    from its zip (zipimport); pytest and the rest of the site directory from source."""
+    loaders = [
+        (loader, suffixes)
+        for loader, suffixes in importlib._bootstrap_external._get_supported_file_loaders()  # type: ignore[attr-defined]
+        if loader is not importlib.machinery.SourcelessFileLoader
+    ]
+    finder_hook = importlib.machinery.FileFinder.path_hook(*loaders)
+    sys.path_hooks[:] = [
+        finder_hook if getattr(hook, "__name__", "") == "path_hook_for_FileFinder" else hook
+        for hook in sys.path_hooks
+    ]
+    for entry, finder in list(sys.path_importer_cache.items()):
+        if isinstance(finder, importlib.machinery.FileFinder):
+            del sys.path_importer_cache[entry]  # made before: asked again through the hook
+
+
 _start()
 del _start
+_from_source_only()
 sys.meta_path[0:0] = [_CompileIntoScratch, _StandardFirst(_owned()), _OneFilePerModule]
 sys.meta_path[:] = [
     _TrustedDistributions if finder is importlib.machinery.PathFinder else finder
@@ -179,19 +242,22 @@ sys.meta_path[:] = [
 ]
 
 
-class _CExtension:
-    """Last on `sys.meta_path`: an import nothing else found, for which the workdir holds a
-    compiled extension (`name.cpython-312-x86_64-linux-gnu.so`, `name.pyd`), says so plainly
-    instead of "No module named"."""
+class _NotImported:
+    """Last on `sys.meta_path`: an import nothing else found, for which a folder it looked in
+    holds what the sandbox cannot or will not load, says so plainly instead of "No module
+    named": a compiled extension (`name.cpython-312-x86_64-linux-gnu.so`, `name.pyd`), or
+    bytecode without its source (`name.pyc`, `name/__init__.pyc`)."""
 
     @staticmethod
     def find_spec(name: str, path: object = None, target: object = None) -> None:
         base = name.rpartition(".")[2]
-        entries = path if isinstance(path, list) else sys.path
+        entries = list(path) if path is not None else sys.path  # type: ignore[call-overload]
         for entry in entries:
             folder = os.path.abspath(entry or ".")
-            if not folder.startswith("/workdir"):
-                continue  # the project's own directories: the standard library has none
+            if _trusted(folder):
+                continue  # the interpreter's own folders: no extension, no stray bytecode
+            _refuse_bytecode(name, os.path.join(folder, base + ".pyc"))
+            _refuse_bytecode(name, os.path.join(folder, base, "__init__.pyc"))
             try:
                 names = os.listdir(folder)
             except OSError:
@@ -207,4 +273,4 @@ class _CExtension:
         return None
 
 
-sys.meta_path.append(_CExtension)
+sys.meta_path.append(_NotImported)
