@@ -254,10 +254,10 @@ def check_deadline(check: SealedCheck, timeout: float = DEFAULT_CHECK_TIMEOUT) -
     `timeout`, raised to `TEST_RUNNER_TIMEOUT` for a check that runs a test runner."""
     if check.timeout is not None:
         return check.timeout
+    from groundskeeper.plan.org import check_language
     from groundskeeper.plan.test_paths import runs_test_runner
 
-    language = "sh" if check.language in SHELL_LANGUAGES else check.language
-    if runs_test_runner(language, check.text):
+    if runs_test_runner(check_language(check.language), check.text):
         return max(timeout, TEST_RUNNER_TIMEOUT)
     return timeout
 
