@@ -757,6 +757,7 @@ class _SessionInputs:
             read,
             lambda path: may_remove(self._all_tasks(), path),
             SINCE_SEALED,
+            result.folders or (),
         )
         if changed or new:
             tasks = self._all_tasks()
