@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from groundskeeper.plan.lint import validate
 from groundskeeper.plan.org import load_plan
 from tests.test_cli_run import resume, setup, task
@@ -111,3 +113,37 @@ def test_a_fixture_added_in_a_named_conftest_is_done(tmp_path: Path) -> None:
     result, doc = resume(plan, script)
     assert _row(doc, "f")["state"] == "DONE", _row(doc, "f")["reason"]
     assert result.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "state"),
+    [
+        # adversary-18 F12's last wording: the list is to fit the new file, so it is asked
+        (
+            "Write out4.txt with the line hello. The checksum in out4.sha256 must match the"
+            " new file.",
+            "DONE",
+        ),
+        ("Write out4.txt with the line hello.", "FAILED"),  # the list only compared: kept
+    ],
+)
+def test_a_checksum_list_said_to_match_the_new_file_is_asked(
+    tmp_path: Path, text: str, state: str
+) -> None:
+    import hashlib
+
+    (tmp_path / "out4.txt").write_text("old\n")
+    digest = hashlib.sha256(b"old\n").hexdigest()
+    (tmp_path / "out4.sha256").write_text(f"{digest}  out4.txt\n")
+    plan, script = setup(
+        tmp_path,
+        task("s4", "s4", "grep -qx hello out4.txt && sha256sum -c out4.sha256", max_attempts="1")
+        + text
+        + "\n",
+        "workers:\n  s4:\n"
+        + _write("out4.txt", "hello")
+        + "    - {tool: sh, input: {cmd: 'sha256sum out4.txt > out4.sha256'}}\n"
+        + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    assert _row(doc, "s4")["state"] == state, _row(doc, "s4")["reason"]

@@ -390,6 +390,12 @@ PLAIN_ASKS = [
     ("tests/e.txt needs to be regenerated.", {"tests/e.txt": ASKS}),
     ("tests/e.txt should be regenerated for the new rule.", {"tests/e.txt": ASKS}),
     ("Make gen.py match tests/e.txt.", {"gen.py": ASKS, "tests/e.txt": SILENT}),
+    # a part of the file as the subject, to fit what the work makes (adversary-18 F12, s4)
+    (
+        "Write out4.txt with the line hello. The checksum in out4.sha256 must match the new file.",
+        {"out4.sha256": ASKS},
+    ),
+    ("golden.txt must match the new output of render.py.", {"golden.txt": ASKS}),
 ]
 PLAIN_MENTIONS = [
     (
@@ -405,6 +411,10 @@ PLAIN_MENTIONS = [
     ("The numbers in golden.txt are wrong: tell me which.", "golden.txt"),
     ("The numbers in data.txt are the input: sort them into out.txt.", "data.txt"),
     ("Make out.txt and golden.txt agree.", "golden.txt"),
+    ("out.txt must match golden.txt.", "golden.txt"),
+    ("The output in out.txt must match the golden file golden.txt.", "golden.txt"),
+    ("The header in golden.txt must match the old format.", "golden.txt"),
+    ("Should golden.txt match the new output?", "golden.txt"),
     ("Save render.py's output as golden.txt.", "render.py"),
     ("Write out.txt (do not bring golden.txt up to date).", "golden.txt"),
     ("Add that golden.txt is the reference to notes.md.", "golden.txt"),

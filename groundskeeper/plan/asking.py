@@ -939,6 +939,8 @@ def _needs_change(words: list[str], at: int, question: bool) -> bool:
         or _file(words[start - 1])
     ):
         start -= 1
+    if start >= 3 and words[start - 1] in ("in", "of") and words[start - 3] == "the":
+        start -= 3  # a part of the file as the subject: "the checksum in X must match …"
     if start > 0 and words[start - 1] not in (":", ";", "--", "—", "–"):
         return False
     i = at + 1
@@ -949,6 +951,9 @@ def _needs_change(words: list[str], at: int, question: bool) -> bool:
         return False
     if rest[0] in _OBLIGING:
         tail = [w for w in rest[1:] if w not in ("also", "both", "all")]
+        if len(tail) >= 2 and tail[0] in ("match", "agree") and tail[1] != "with":
+            # "X must match the new file": X is to change to fit what the work makes
+            return any(w in _NEW for w in tail[1:4])
         return len(tail) >= 2 and tail[0] == "be" and _edit_form(tail[1], "ed")
     if rest[0] not in _NEEDING or len(rest) < 2:
         return False
