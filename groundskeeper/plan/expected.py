@@ -12,8 +12,9 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from groundskeeper.path_patterns import covers, naming, normal_path
 from groundskeeper.plan.asking import ASKS, FORBIDS, SILENT, UNSURE, seems_about, text_reading
@@ -21,6 +22,9 @@ from groundskeeper.plan.lint_checks import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.plan.test_paths import runs_pytest_check, runs_unittest, test_paths
 from groundskeeper.pytest_files import PYTEST_CONFIGURATION
+
+if TYPE_CHECKING:
+    from groundskeeper.sandbox.tree import Script
 
 __all__ = [
     "ASKS",
@@ -57,33 +61,32 @@ def compared_by(language: str, text: str) -> tuple[str, ...]:
     """The files (or glob patterns) a check's script compares against, as the check will
     name them when it runs, in order, each once; none when the check does not parse (lint
     says so) or is not a shell check."""
-    if language != CHECK_LANGUAGE:
-        return ()
     from groundskeeper.plan.compared import compared_files
-    from groundskeeper.sandbox import ShellSyntaxError, parse
 
-    try:
-        script = parse(text)
-    except ShellSyntaxError:
-        return ()
-    found = (normal_path(name) for name in compared_files(script))
-    return tuple(dict.fromkeys(name for name in found if name is not None))
+    return _named(language, text, compared_files)
 
 
 @functools.lru_cache(maxsize=1024)
 def checksum_lists_of(language: str, text: str) -> tuple[str, ...]:
     """The checksum lists a shell check verifies (`sha256sum -c LIST`: `plan.compared`),
     normalised as `compared_by` names them."""
+    from groundskeeper.plan.compared import checksum_lists
+
+    return _named(language, text, checksum_lists)
+
+
+def _named(language: str, text: str, reading: Callable[[Script], Iterable[str]]) -> tuple[str, ...]:
+    """The paths `reading` finds in a shell check's script, normalised, in order, each
+    once; none when the check does not parse or is not a shell check."""
     if language != CHECK_LANGUAGE:
         return ()
-    from groundskeeper.plan.compared import checksum_lists
     from groundskeeper.sandbox import ShellSyntaxError, parse
 
     try:
         script = parse(text)
     except ShellSyntaxError:
         return ()
-    found = (normal_path(name) for name in checksum_lists(script))
+    found = (normal_path(name) for name in reading(script))
     return tuple(dict.fromkeys(name for name in found if name is not None))
 
 

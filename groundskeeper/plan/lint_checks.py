@@ -1115,7 +1115,6 @@ def _source_spelling(script: Script, check: Check) -> Iterator[Finding]:
     "no hard-coded answer" guard) asks how the source is spelt, not what the program does:
     `print(4700 + 11)`, a `# coding:` declaration or a file it reads spell the same answer
     otherwise, and pass (adversary-18 F14)."""
-    from groundskeeper.sandbox.command_options import parse_options
 
     for pipeline in _deciding_pipelines(script):
         if not pipeline.negated or len(pipeline.commands) != 1:
@@ -1124,13 +1123,8 @@ def _source_spelling(script: Script, check: Check) -> Iterator[Finding]:
         if not _is_simple(command) or not command.words:
             continue
         words = [w.literal() for w in command.words]
-        parsed = parse_options("grep", words[1:]) if words[0] == "grep" else None
-        if parsed is None:
-            continue
-        operands = list(parsed.operands)
-        if not any(option == "-e" for option, _ in parsed.options):
-            operands = operands[1:]  # the first is the pattern
-        sources = [w for i in operands if (w := words[1 + i]) and w.endswith(_SOURCE_SUFFIXES)]
+        files = _files_read("grep", words[1:]) if words[0] == "grep" else None
+        sources = [w for w in files or () if w and w.endswith(_SOURCE_SUFFIXES)]
         if not sources:
             continue
         written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
@@ -1271,7 +1265,6 @@ def _tested_empty(command: SimpleCommand) -> list[str | None]:
 
 def _negated_file(script: Script) -> tuple[str, str, SimpleCommand] | None:
     """(the file, the command's name, the command) of a final negated command on a file."""
-    from groundskeeper.sandbox.command_options import parse_options
 
     if not script.items:
         return None
@@ -1289,18 +1282,29 @@ def _negated_file(script: Script) -> tuple[str, str, SimpleCommand] | None:
     if name in _PROGRAM_FIRST:
         files = _program_files(name, words[1:])
     else:
-        parsed = parse_options(name, words[1:])
-        if parsed is None:
+        read = _files_read(name, words[1:])
+        if read is None:
             return None
-        operands = list(parsed.operands)
-        if name == "grep" and not any(option == "-e" for option, _ in parsed.options):
-            operands = operands[1:]  # the first is the pattern
-        files = [words[1 + i] for i in operands]
+        files = read
     guarded = _asserted_files(script)
     for file in files:
         if file is not None and file not in ("-", "/dev/null") and file not in guarded:
             return file, name, command
     return None
+
+
+def _files_read(name: str, args: list[str | None]) -> list[str | None] | None:
+    """The file operands of `name ARGS` by the sandbox's option table (for `grep`, without
+    its pattern unless `-e` gave it), or None when the table does not know the command."""
+    from groundskeeper.sandbox.command_options import parse_options
+
+    parsed = parse_options(name, args)
+    if parsed is None:
+        return None
+    operands = list(parsed.operands)
+    if name == "grep" and not any(option == "-e" for option, _ in parsed.options):
+        operands = operands[1:]  # the first is the pattern
+    return [args[i] for i in operands]
 
 
 #: commands whose first operand is a program (awk's, jq's filter) and the rest files, with
