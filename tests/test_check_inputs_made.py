@@ -8,6 +8,7 @@ is the checker's, not the code under test (adversary-12 F2, adversary-11 F5)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -334,3 +335,72 @@ def test_made_side_reads_the_check(tmp_path: Path) -> None:
     assert made_side(spec, "src/__init__.py") is None  # type: ignore[arg-type]
     assert made_side(spec, "src/calc.py", {"calc": frozenset({""})}) is not None  # type: ignore[arg-type]
     assert made_side(spec, "calc.py", {"calc": frozenset({""})}) is None  # type: ignore[arg-type]
+
+
+# -- a module the work imports is the work (adversary-18 F5) -----------------------------------
+
+CHECK_PY = (
+    "import sys\n{extra}from solver2 import total\n"
+    "sys.exit(0 if total('nums.txt') == 4711 else 1)\n"
+)
+SOLVER = "from {module} import ints\n\ndef total(path):\n    return sum(ints(path))\n"
+PARSE = "def ints(path):\n    return [int(x) for x in open(path).read().split()]\n"
+
+
+def _split_solution(
+    tmp_path: Path, helper: str, module: str, *, extra: str = "", also: str = ""
+) -> tuple[str, dict[str, object]]:
+    """check.py imports the asked solver2.py, which the worker writes importing its own helper
+    module (`helper`, imported as `module`): the state and reason of task s2."""
+    (tmp_path / "nums.txt").write_text("4700\n11\n")
+    (tmp_path / "check.py").write_text(CHECK_PY.format(extra=extra))
+    files = {helper: PARSE, "solver2.py": SOLVER.format(module=module)}
+    if helper.endswith("/parse.py"):
+        files[helper.rsplit("/", 1)[0] + "/__init__.py"] = ""
+    writes = "".join(
+        f"    - tool: write_file\n      input: {{path: {path}, content: {json.dumps(text)}}}\n"
+        for path, text in files.items()
+    )
+    plan, script = setup(
+        tmp_path,
+        task("Write the solver", "s2", "python3 check.py" + also, max_attempts="1")
+        + "  Write solver2.py with a function total(path) that returns the sum of the\n"
+        "  integers in the file, one a line.\n",
+        "workers:\n  s2:\n" + writes + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    row = _row(doc, "s2")
+    return str(row["state"]), row
+
+
+@pytest.mark.parametrize(
+    ("helper", "module"), [("parse2.py", "parse2"), ("mylib/parse.py", "mylib.parse")]
+)
+def test_a_helper_module_only_the_asked_code_imports_is_the_work(
+    tmp_path: Path, helper: str, module: str
+) -> None:
+    """adversary-18 F5: splitting one's own solution in two files is no shadow of the
+    checker's library."""
+    state, row = _split_solution(tmp_path, helper, module)
+    assert state == "DONE", row["reason"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "also", "why"),
+    [
+        # the checker program imports the made module itself: its library
+        ("import parse2\n", "", "the check's own program, test or data"),
+        # the check's own text names it (an inline -c import)
+        ("", " && python3 -c 'import parse2'", "the check's own program, test or data"),
+        # the checker loads modules by name: who imports what cannot be read
+        ("import importlib\n", "", "the check's own program, test or data"),
+    ],
+)
+def test_a_made_module_the_checker_may_import_stays_the_checkers(
+    tmp_path: Path, extra: str, also: str, why: str
+) -> None:
+    state, row = _split_solution(tmp_path, "parse2.py", "parse2", extra=extra, also=also)
+    assert state == "FAILED", row
+    reason = str(row["reason"])
+    assert reason.startswith("protected_input_changed: input made: the check read `parse2.py`")
+    assert why in reason, reason

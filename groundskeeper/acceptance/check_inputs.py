@@ -46,7 +46,9 @@ beside a checker program), an `__init__.py` of a test path's directory or one ab
 `conftest.py`, `sitecustomize.py`, `usercustomize.py` or a `.pth` anywhere, a file beside a
 checker program, and a module whose name shadows one that was elsewhere before the work.
 Unless the maker is entitled to it: its text names it, `:writable:` covers it, or — a test
-file (`test_*.py`) only — its text asks for tests ("Add a test for mul").
+file (`test_*.py`) only — its text asks for tests ("Add a test for mul"); or it is a
+checker program's library only by its role and only the work imports it
+(`acceptance.work_modules`: the asked `solver2.py` importing the worker's `parse2.py`).
 
 It owns that rule; it does not run checks or record writes (the sandbox does), nor decide a
 task's state (the runner does, with the reasons this returns).
@@ -101,6 +103,10 @@ _TEST_FILE_NAMES = ("test_*.py", "*_test.py")
 _UNITTEST_NAMES = ("test*.py",)
 #: Files that change what any Python interpreter of the check loads, wherever they lie.
 _HOOK_NAMES = ("conftest.py", "sitecustomize.py", "usercustomize.py", "*.pth")
+
+#: `made_side`'s words for a file the check's role alone puts on its side (a checker
+#: program's library, wherever it lies).
+_LIBRARY = "the check's own program, test or data"
 
 
 @fastclass(frozen=True, slots=True)
@@ -357,7 +363,7 @@ def made_side(
     if check_role(checked, path) == CHECKER:
         if path.endswith(".py") and _helper_name(path):
             return "a module named as the tests' helper or data"
-        return "the check's own program, test or data"
+        return _LIBRARY
     listed = next((d for d in listed_directories(checked) if _under(path, d)), None)
     if listed is not None:
         return f"in `{listed}/`, a directory the check lists to choose which file it reads"
@@ -392,26 +398,61 @@ def _asks_for_tests(task: TaskSpec) -> bool:
     return bool(_ASKS_TESTS.search(heading.title + "\n" + body))
 
 
+def _freed(
+    checked: TaskSpec,
+    seen: Sequence[str],
+    sides: Mapping[str, str],
+    own: Callable[[str], bool],
+    text_of: Callable[[str], str | None] | None,
+) -> frozenset[str]:
+    """The made files held only as a checker program's library that only the work imports
+    (`acceptance.work_modules`): `own` says whether the checked task's worker alone made one."""
+    if text_of is None or checked.check is None:
+        return frozenset()
+
+    def asked(path: str) -> bool:
+        return _may_make(checked, path, seen, checked)
+
+    candidates = [p for p, side in sides.items() if side == _LIBRARY and own(p) and not asked(p)]
+    if not candidates:
+        return frozenset()
+    from groundskeeper.acceptance.work_modules import work_modules
+
+    return work_modules(candidates, seen, asked, checked.check.text, text_of)
+
+
 def read_inputs_made(
     checked: TaskSpec,
     read: Iterable[str],
     made: Mapping[str, Sequence[str]],
     specs: Mapping[str, TaskSpec],
     before: Mapping[str, frozenset[str]] | None = None,
+    text_of: Callable[[str], str | None] | None = None,
 ) -> list[str]:
     """Why a pass of `checked`'s check must not stand, for the files it `read` that a worker
     MADE during the work (`made`: file → the ids of the tasks whose workers wrote it, its
     maker first): each that sits on the check's side (`made_side`) and that some writer was
-    not entitled to make (`_may_make`), one named reason. A writer missing from `specs` is
-    never entitled."""
+    not entitled to make (`_may_make`), one named reason — except a module the checked
+    task's worker made that only the work imports (`_freed`; `text_of` reads a file's text
+    now, and without it nothing is freed). A writer missing from `specs` is never entitled."""
     found: list[str] = []
     seen = sorted(set(read))
+    sides = {
+        path: side
+        for path in seen
+        if path in made and (side := made_side(checked, path, before)) is not None
+    }
+    freed = _freed(
+        checked,
+        seen,
+        sides,
+        lambda path: set(made[path]) == {checked.task_id},
+        text_of,
+    )
     for path in seen:
         writers = made.get(path)
-        if writers is None:
-            continue
-        side = made_side(checked, path, before)
-        if side is None:
+        side = sides.get(path)
+        if writers is None or side is None or path in freed:
             continue
         intruder = next(
             (
@@ -432,17 +473,23 @@ def session_inputs_made(
     new: Collection[str],
     tasks: Sequence[TaskSpec],
     before: Mapping[str, frozenset[str]] | None = None,
+    text_of: Callable[[str], str | None] | None = None,
 ) -> list[str]:
     """The hook's form of `read_inputs_made`: `new` is every file the check read that the
     session's snapshot does not hold. One on the check's side fails the verdict unless some
-    task of the plan may make it (`_may_make`: the session works on every task)."""
+    task of the plan may make it (`_may_make`: the session works on every task), or only the
+    work imports it (`_freed`, the session being the checked task's worker)."""
     found: list[str] = []
     seen = sorted(set(read))
+    sides = {
+        path: side
+        for path in seen
+        if path in new and (side := made_side(checked, path, before)) is not None
+    }
+    freed = _freed(checked, seen, sides, lambda _path: True, text_of)
     for path in seen:
-        if path not in new:
-            continue
-        side = made_side(checked, path, before)
-        if side is None or any(_may_make(t, path, seen, checked) for t in tasks):
+        side = sides.get(path)
+        if side is None or path in freed or any(_may_make(t, path, seen, checked) for t in tasks):
             continue
         found.append(_made_reason(path, side, SINCE_SEALED, None))
     return found

@@ -733,6 +733,7 @@ class _SessionInputs:
             session_inputs_made,
         )
         from groundskeeper.acceptance.check_links import links_made
+        from groundskeeper.acceptance.work_modules import source_reader
         from groundskeeper.agents.snapshot import changed_since, load_snapshot, readable
 
         if self._held is None:
@@ -766,7 +767,9 @@ class _SessionInputs:
             if new:
                 if self._modules is None:
                     self._modules = module_index(held)
-                found += session_inputs_made(task, read, new, tasks, self._modules)
+                found += session_inputs_made(
+                    task, read, new, tasks, self._modules, source_reader(root)
+                )
         return "; ".join(found) if found else None
 
     def _all_tasks(self) -> list[TaskSpec]:

@@ -37,6 +37,7 @@ from groundskeeper.acceptance.check_inputs import (
     test_paths,
 )
 from groundskeeper.acceptance.check_links import links_made
+from groundskeeper.acceptance.work_modules import source_reader
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covering, covers, naming
 from groundskeeper.plan.contract_syntax import protected_by
@@ -782,7 +783,9 @@ class RunPaths:
         for path in read:
             if unlisted and not self._there_at_start(path):
                 made[path] = [*made.get(path, []), *unlisted]
-        made_found = read_inputs_made(task, read, made, self._specs, self._modules_before())
+        made_found = read_inputs_made(
+            task, read, made, self._specs, self._modules_before(), source_reader(self.workdir)
+        )
         with self._lock:
             unrecorded = {p: ids for p, ids in self._unrecorded.items() if p in set(read)}
         return found + [_unrecorded_read(r, unrecorded, restorable) for r in made_found]

@@ -144,3 +144,43 @@ def test_a_key_named_by_its_stem_rewritten_blocks_the_stop(tmp_path: Path, text:
     (work / "solution.txt").write_text("42\n")
     (work / "out3.txt").write_text("42\n")
     assert allowed(hook(work)), hook(work)
+
+
+SPLIT_PLAN = """\
+* TODO Write the solver
+  :PROPERTIES:
+  :ID: s2
+  :done-when: python3 check.py
+  :END:
+  Write solver2.py with a function total(path) that returns the sum of the integers in
+  the file, one a line.
+"""
+
+
+@pytest.mark.parametrize(
+    ("check", "state"),
+    [
+        ("from solver2 import total\n", "allowed"),  # only the asked code imports parse2
+        ("from solver2 import total\nimport parse2\n", "blocked"),  # the checker does too
+    ],
+)
+def test_a_module_the_session_made_for_the_asked_code_is_the_work(
+    tmp_path: Path, check: str, state: str
+) -> None:
+    """adversary-18 F5 in an agent's session: `acceptance.work_modules`."""
+    work = plan_in(tmp_path, SPLIT_PLAN)
+    (work / "nums.txt").write_text("4700\n11\n")
+    (work / "check.py").write_text(
+        "import sys\n" + check + "sys.exit(0 if total('nums.txt') == 4711 else 1)\n"
+    )
+    started(work)
+    (work / "parse2.py").write_text("def ints(path):\n    return [int(x) for x in open(path)]\n")
+    (work / "solver2.py").write_text(
+        "from parse2 import ints\n\ndef total(path):\n    return sum(ints(path))\n"
+    )
+    answer = hook(work)
+    if state == "allowed":
+        assert allowed(answer), answer
+    else:
+        reason = answer.blocked or ""
+        assert "input made: the check read `parse2.py`" in reason, reason

@@ -1,0 +1,152 @@
+"""A module the worker made that only the work imports is the work (adversary-18 F5).
+
+A checker program's imports are its library (`check_inputs.check_role`), so a `.py` file a
+worker MADE that a passing `python3 check.py` read is held as a shadow of that library — and
+an honest worker that splits its own solution in two (`solver2.py`, which the task asks for,
+importing its new `parse2.py`) was refused. A read set cannot tell who imported a file; the
+sources can. A made module is the work when:
+
+- the checked task's own worker made it, alone;
+- no file on the checker's side imports it by any name it could be imported under: the
+  check's text, and every other `.py` the check read that the task does not ask for (the
+  checker program, its library). Each must be read and parsed, and none may load code by a
+  name computed at run time (`importlib`, `__import__`, `exec`, `runpy`, …): a checker
+  whose imports cannot be read keeps every made module its own;
+- the work imports it: a file the task asks for (or one already freed) names it in an
+  import statement.
+
+The sandbox has already ruled out the other ways in: a workdir module named like a standard
+or site one is never imported in its place, nor a package beside a module of its name
+(`sandbox/cpython_site/sitecustomize.py`). A freed module runs only where the asked code
+already runs, inside the checker's interpreter: it adds nothing the work could not do.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import stat
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+__all__ = ["source_reader", "work_modules"]
+
+#: Larger than any module a worker writes by hand; a bigger file is not read (kept held).
+_MAX_SOURCE = 1 << 20
+
+#: Names whose mention in a checker file (a name, an attribute, a string) means modules may be
+#: loaded by a name computed at run time, or the import machinery reached some other way.
+_DYNAMIC = frozenset(
+    {
+        "__import__", "exec", "eval", "compile", "import_module", "run_path", "run_module",
+        "exec_module", "load_module", "spec_from_file_location", "importlib", "imp", "runpy",
+        "pkgutil", "zipimport", "builtins", "__builtins__", "modules", "meta_path",
+        "path_hooks", "__loader__", "__spec__",
+    }
+)  # fmt: skip
+
+
+def _names(path: str) -> frozenset[str]:
+    """Every name a module file could be imported under, part by part: `mylib/parse.py` →
+    {mylib, parse}; `pkg/__init__.py` → {pkg}."""
+    parts = path[: -len(".py")].split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return frozenset(parts)
+
+
+def _imports(text: str) -> frozenset[str] | None:
+    """Every name part an import statement in `text` mentions (modules and the names taken
+    from them, which may be submodules); None when the source does not parse or loads code
+    by a computed name."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.update(alias.name.split("."))
+        elif isinstance(node, ast.ImportFrom):
+            found.update((node.module or "").split("."))
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Name):
+            if node.id in _DYNAMIC:
+                return None
+        elif isinstance(node, ast.Attribute):
+            if node.attr in _DYNAMIC:
+                return None
+        elif isinstance(node, ast.Constant) and node.value in _DYNAMIC:
+            return None
+    if found & _DYNAMIC:
+        return None
+    found.discard("")
+    return frozenset(found)
+
+
+def work_modules(
+    candidates: Iterable[str],
+    read: Iterable[str],
+    asked: Callable[[str], bool],
+    check_text: str,
+    text_of: Callable[[str], str | None],
+) -> frozenset[str]:
+    """Which of `candidates` (made `.py` files the check read, each made by the checked
+    task's worker alone) are the work: see the module. `read`: every file the check read;
+    `asked`: whether the checked task asks for a file; `check_text`: the check's own text;
+    `text_of`: a file's text now, None when it cannot be read."""
+    pending = {p for p in candidates if p.endswith(".py")}
+    if not pending:
+        return frozenset()
+    work: list[frozenset[str]] = []
+    checker: set[str] = set(re.findall(r"[A-Za-z_]\w*", check_text))
+    for path in sorted({p for p in read if p.endswith(".py")} - pending):
+        text = text_of(path)
+        names = _imports(text) if text is not None else None
+        if asked(path):
+            if names is not None:
+                work.append(names)
+        elif names is None:
+            return frozenset()  # a checker file whose imports cannot be read: nothing is freed
+        else:
+            checker |= names
+    pending = {p for p in pending if not (_names(p) & checker)}
+    freed: set[str] = set()
+    while True:
+        imported = frozenset().union(*work)
+        newly = {p for p in pending - freed if _names(p) & imported}
+        if not newly:
+            return frozenset(freed)
+        freed |= newly
+        for path in sorted(newly):
+            text = text_of(path)
+            names = _imports(text) if text is not None else None
+            if names is not None:
+                work.append(names)
+
+
+def source_reader(root: Path) -> Callable[[str], str | None]:
+    """A `text_of` for `work_modules`: the text of a workdir file (relative, `/`-separated),
+    None for one that is not a regular file there (a link included), too large, not UTF-8
+    or not readable — whose imports then count as unknown."""
+
+    def text_of(path: str) -> str | None:
+        if path.startswith("/") or ".." in path.split("/"):
+            return None
+        try:
+            fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_SOURCE:
+                return None
+            data = handle.read(_MAX_SOURCE + 1)
+        try:
+            return data.decode("utf-8") if len(data) <= _MAX_SOURCE else None
+        except UnicodeDecodeError:
+            return None
+
+    return text_of
