@@ -271,10 +271,53 @@ def test_markdown_sections(tmp_path: Path) -> None:
     assert judge(tmp_path, 'markdown-sections notes.md Usage "known issues"').ok
     missing = judge(tmp_path, 'markdown-sections notes.md Usage "Hidden in code" Install')
     assert missing.code == "C007"
-    assert missing.message == '`notes.md` has no section "Hidden in code", "Install"'
+    assert missing.message == (
+        '`notes.md` has no section "Hidden in code", "Install"'
+        ' (its headings: "Title", "Usage", "Known issues")'
+    )
     assert dict(missing.detail) == {"missing": ["Hidden in code", "Install"]}
     (tmp_path / "bin.md").write_bytes(b"# \xff\n")
     assert judge(tmp_path, "markdown-sections bin.md X").code == "C004"
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "<!--\n# Install\n# Usage\n-->\n",  # an HTML comment renders nothing
+        "<details>\n# Install\n# Usage\n</details>\n",  # an HTML block's lines are HTML
+        "    # Install\n    # Usage\n",  # an indented code block
+        "~~~\n# Install\n# Usage\n~~~\n",
+        "> # Install\n> # Usage\n",  # a quote's headings are no section of the document
+        "- # Install\n- # Usage\n",
+        "<pre>\n\n# Install\n\n# Usage\n\n</pre>\n",  # raw text until its end tag
+    ],
+)
+def test_markdown_headings_that_do_not_render_as_sections_do_not_count(
+    tmp_path: Path, hidden: str
+) -> None:
+    """adversary-19 F6: the sections are read as a CommonMark renderer reads them."""
+    (tmp_path / "README.md").write_text("TODO tool.py\n\n" + hidden)
+    found = judge(tmp_path, "markdown-sections README.md Install Usage")
+    assert found.code == "C007", found
+    assert dict(found.detail) == {"missing": ["Install", "Usage"]}
+
+
+@pytest.mark.parametrize(
+    "heading",
+    ["## 1. Install", "## Install:", "## 2) Install", "## **Install**", "## `Install`",
+     "## A. Install", "## 1.2 Install", "Install\n=======", "## INSTALL"],
+)  # fmt: skip
+def test_a_numbered_or_punctuated_heading_names_its_section(tmp_path: Path, heading: str) -> None:
+    """adversary-19 F8: "## 1. Install" and "## Install:" are the Install section."""
+    (tmp_path / "INSTALL.md").write_text(f"# Guide\n\n{heading}\n\npip install tool\n")
+    found = judge(tmp_path, "markdown-sections INSTALL.md Install")
+    assert found.ok, found
+
+
+@pytest.mark.parametrize("heading", ["## Installation", "## Install later", "## Uninstall"])
+def test_another_word_is_another_section(tmp_path: Path, heading: str) -> None:
+    (tmp_path / "INSTALL.md").write_text(f"# Guide\n\n{heading}\n")
+    assert judge(tmp_path, "markdown-sections INSTALL.md Install").code == "C007"
 
 
 def test_a_judge_never_reads_the_control_directory(tmp_path: Path) -> None:

@@ -9,9 +9,10 @@ path rules, with a size limit, and never runs them; the record it consults is
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -501,43 +502,62 @@ def _formats(schema: object) -> list[str]:
     return found
 
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-
-
 def markdown_headings(text: str) -> list[str]:
-    """The ATX and setext headings' text, outside fenced code blocks."""
+    """The text of the document's own headings as a CommonMark renderer shows them (ATX and
+    setext, not nested in a quote or a list): nothing in a code block, an HTML block or a
+    comment counts, whatever it looks like."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
     found: list[str] = []
-    fence: str | None = None
-    previous = ""
-    for raw in text.splitlines():
-        stripped = raw.strip()
-        opener = re.match(r"^ {0,3}(`{3,}|~{3,})", raw)
-        if fence is not None:
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
-                fence = None
-            previous = ""
-            continue
-        if opener:
-            fence = opener.group(1)
-            previous = ""
-            continue
-        atx = _ATX.match(raw)
-        if atx:
-            found.append(atx.group(2).strip())
-        elif previous and re.fullmatch(r" {0,3}(=+|-+)[ \t]*", raw):
-            found.append(previous)
-        previous = stripped if stripped and not atx else ""
+    for opened, inline in itertools.pairwise(tokens):
+        if opened.type == "heading_open" and opened.level == 0 and inline.type == "inline":
+            found.append("".join(_inline_text(inline.children or ())).strip())
     return found
+
+
+def _inline_text(children: Iterable[Any]) -> Iterator[str]:
+    """What a heading's inline parts read as: text and code, without the markup."""
+    for child in children:
+        if child.type in ("text", "code_inline"):
+            yield child.content
+        elif child.type in ("softbreak", "hardbreak"):
+            yield " "
+
+
+#: A heading's enumerator: "1.", "2)", "1.2", "A.", "IV." before its name.
+_ENUMERATOR = re.compile(r"(?:\d+(?:\.\d+)*[.)]?|[A-Za-z][.)]|[IVXLCivxlc]+[.)])\s+")
+
+
+def section_name(heading: str) -> str:
+    """A heading as the section it names: case-folded, without an enumerator before it or
+    punctuation around it ("## 1. Install:" is the Install section)."""
+    name = heading.strip()
+    name = _ENUMERATOR.sub("", name, count=1) if _ENUMERATOR.match(name) else name
+    return name.strip(_PUNCTUATION + " \t").casefold()
+
+
+_PUNCTUATION = "".join(chr(c) for c in range(0x80) if not chr(c).isalnum() and not chr(c).isspace())
 
 
 def _markdown_sections(contract: Contract, context: ContractContext) -> str:
     path, *wanted = contract.args
-    headings = {h.casefold() for h in markdown_headings(context.read_text(path))}
-    missing = [w for w in wanted if w.strip().casefold() not in headings]
+    found = markdown_headings(context.read_text(path))
+    names = {section_name(h) for h in found}
+    missing = [w for w in wanted if section_name(w) not in names]
     if missing:
         shown = ", ".join(f'"{m}"' for m in missing)
-        raise ContractFailure("C007", f"`{path}` has no section {shown}", {"missing": missing})
+        seen = ", ".join(f'"{h}"' for h in found[:_SHOWN_HEADINGS])
+        more = f" and {len(found) - _SHOWN_HEADINGS} more" if len(found) > _SHOWN_HEADINGS else ""
+        headings = f"its headings: {seen}{more}" if found else "it has no heading"
+        raise ContractFailure(
+            "C007", f"`{path}` has no section {shown} ({headings})", {"missing": missing}
+        )
     return f"`{path}` has every section"
+
+
+#: Headings a failure names (a long document's first ones).
+_SHOWN_HEADINGS = 12
 
 
 # -- the record contracts -----------------------------------------------------------------------
