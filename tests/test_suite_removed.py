@@ -42,6 +42,17 @@ def test_the_asked_removal_is_done(tmp_path: Path) -> None:
     assert not (tmp_path / "tests" / "test_old.py").exists()
 
 
+def test_a_removal_asked_in_a_list_of_objects_is_done(tmp_path: Path) -> None:
+    """adversary-19 F1: "Remove X and its test Y" asks for both to go."""
+    (tmp_path / "old_api.py").write_text("def old():\n    return 1\n")
+    row = _run(
+        tmp_path,
+        "rm old_api.py tests/test_old.py",
+        "Remove the deprecated old_api.py and its test tests/test_old.py.",
+    )
+    assert (row["state"], row["reason"]) == ("DONE", None), row
+
+
 @pytest.mark.parametrize(
     ("cmd", "text", "reason"),
     [
@@ -76,6 +87,14 @@ def test_a_removal_not_asked_for_fails(tmp_path: Path, cmd: str, text: str, reas
         ("Remove the obsolete assertion from tests/test_old.py.", ()),
         ("Do not remove tests/test_old.py.", ()),
         ("Fix the test in tests/test_old.py.", ()),
+        # adversary-19 F1: the removal verb governs a list of objects
+        (
+            "Remove the deprecated old_api.py and its test tests/test_old.py",
+            ("tests/test_old.py",),
+        ),
+        ("Delete old_api.py, helpers.py and the module tests/test_old.py.", ("tests/test_old.py",)),
+        ("Remove old_api.py and then fix the test in tests/test_old.py.", ()),
+        ("Remove old_api.py and keep tests/test_old.py.", ()),
     ],
 )
 def test_the_reading_of_an_asked_removal(text: str, removed: tuple[str, ...]) -> None:

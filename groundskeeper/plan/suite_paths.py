@@ -73,18 +73,48 @@ def suite_files_removed(task: TaskSpec, suite: tuple[str, ...] | None = None) ->
     found: list[str] = []
     text = task.heading.title + "\n" + task.heading.body
     for sentence in re.split(r"(?<=[.;!?])\s+|\n", text):
-        words = [w.strip("`'\"(),:;") for w in sentence.split()]
+        raw = sentence.split()
+        words = [w.strip("`'\"(),:;") for w in raw]
         for at, word in enumerate(words):
             path = normal_path(word.rstrip("."))
-            if path is None or not covers(freed, path):
-                continue
-            for before in (w.lower() for w in reversed(words[max(0, at - 5) : at])):
-                if before in _PLACE:
-                    break
-                if before in _REMOVING:
-                    found.append(path)
-                    break
+            if path is not None and covers(freed, path) and _removal_object(raw, words, at):
+                found.append(path)
     return tuple(dict.fromkeys(found))
+
+
+def _removal_object(raw: list[str], words: list[str], at: int) -> bool:
+    """Whether `words[at]` is the object of a removal verb before it: at most five words
+    between them in its conjunct, no preposition between, and the verb's list of objects
+    may run through "and", "or" and commas when each conjunct starts with a determiner or a
+    file ("Remove old_api.py and its test tests/test_old.py"; not "Remove a.py and keep
+    tests/test_old.py", a verb of its own)."""
+    count = 0
+    first = words[at]  # the first word of the conjunct being walked back through
+    for back in range(at - 1, -1, -1):
+        before = words[back].lower()
+        boundary = before in _AND or raw[back].endswith(",")
+        if before in _PLACE:
+            return False
+        if before in _REMOVING:
+            return True
+        if boundary:
+            opens = first.lower() in _DETERMINERS or "." in first or "/" in first
+            if not opens:
+                return False
+            count = 0
+            if before in _AND:
+                continue
+        count += 1
+        if count > 5:
+            return False
+        first = words[back]
+    return False
+
+
+#: Words that join the objects of one verb.
+_AND = frozenset({"and", "or"})
+#: Words a further object of the same verb starts with ("and its test …", "and the module …").
+_DETERMINERS = frozenset({"the", "its", "their", "a", "an", "all", "both", "every", "each"})
 
 
 def _the_tests(task: TaskSpec, suite: tuple[str, ...]) -> list[str]:
