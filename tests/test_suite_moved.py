@@ -15,12 +15,14 @@ from tests.test_paths_cli import _row, _sh
 TEXT = "Rename tests/test_util.py to tests/test_utils.py."
 
 
-def _run(root: Path, cmd: str) -> dict[str, object]:
+def _run(root: Path, cmd: str, *, alone: bool = False) -> dict[str, object]:
+    """`alone`: the renamed module is the whole suite."""
     (root / "calc.py").write_text("def mul(a, b):\n    return a * b\n")
     (root / "tests").mkdir()
-    (root / "tests" / "test_calc.py").write_text(
-        "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
-    )
+    if not alone:
+        (root / "tests" / "test_calc.py").write_text(
+            "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+        )
     (root / "tests" / "test_util.py").write_text(
         "from calc import mul\n\n\ndef test_zero():\n    assert mul(0, 5) == 0\n"
     )
@@ -39,8 +41,11 @@ def _run(root: Path, cmd: str) -> dict[str, object]:
         "printf 'def test_other():\\n    pass\\n' > tests/test_utils.py; rm tests/test_util.py",
     ],
 )
-def test_a_red_first_test_that_runs_nowhere_now_is_gone(tmp_path: Path, cmd: str) -> None:
-    row = _run(tmp_path, cmd)
+@pytest.mark.parametrize("alone", [False, True])
+def test_a_red_first_test_that_runs_nowhere_now_is_gone(
+    tmp_path: Path, cmd: str, alone: bool
+) -> None:
+    row = _run(tmp_path, cmd, alone=alone)
     assert row["state"] == "FAILED"
     assert str(row["reason"]).startswith(
         "C022: pytest tests: tests collected before any work are gone:"
@@ -48,7 +53,10 @@ def test_a_red_first_test_that_runs_nowhere_now_is_gone(tmp_path: Path, cmd: str
     ), row
 
 
-def test_the_asked_rename_moves_its_tests_and_is_done(tmp_path: Path) -> None:
-    row = _run(tmp_path, "mv tests/test_util.py tests/test_utils.py")
+@pytest.mark.parametrize("alone", [False, True])
+def test_the_asked_rename_moves_its_tests_and_is_done(tmp_path: Path, alone: bool) -> None:
+    """`alone` (adversary-19 F2): the red-first tests' run without the added file collects
+    nothing, since every one of them moved into it: pytest's status 5 is no failure there."""
+    row = _run(tmp_path, "mv tests/test_util.py tests/test_utils.py", alone=alone)
     assert (row["state"], row["reason"]) == ("DONE", None), row
     assert (tmp_path / "tests" / "test_utils.py").exists()

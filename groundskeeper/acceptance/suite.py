@@ -35,6 +35,8 @@ __all__ = [
     "run_suite",
 ]
 
+#: pytest's status when it collected no test.
+_NO_TESTS_COLLECTED = 5
 #: Seconds one run of a suite may take in the sandbox.
 SUITE_TIMEOUT = 300.0
 _REPORT = "gk-suite-{}.json"
@@ -290,6 +292,10 @@ def judge_suite(
             "C026", "no red-first record of the suite (taken before any worker ran) to compare"
         )
     _compare(record, baseline, name, moved)
+    # a run without the files every red-first test moved into (a renamed sole module)
+    everything_moved = bool(baseline.collected) and set(baseline.collected) <= moved
+    if record.exitstatus == _NO_TESTS_COLLECTED and not record.collected and everything_moved:
+        return f"the {len(baseline.collected)} red-first tests all moved, as asked"
     if record.exitstatus != 0:
         raise SuiteRefused("C020", f"pytest exited with status {record.exitstatus}")
     passed = sum(1 for o in record.outcomes.values() if o == "passed")
