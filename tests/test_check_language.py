@@ -83,3 +83,28 @@ def _script(root: Path) -> Path:
     script = root / "w.yaml"
     script.write_text("workers:\n  t:\n    - say: DONE\n")
     return script
+
+
+def test_a_header_argument_the_check_would_ignore_is_one_error_for_lint_check_and_resume(
+    tmp_path: Path,
+) -> None:
+    """adversary-19 F23: `:var want=4711` was ignored, so `$want` was empty: an empty line
+    passed and the right answer failed. Now lint, `check` and `resume` refuse it alike."""
+    plan = _plan(tmp_path, "sh :var want=4711", 'grep -qx "$want" out.txt')
+    (tmp_path / "out.txt").write_text("\n")  # what passed before: an empty line
+    message = (
+        "the check block's header argument `:var want=4711` is not supported: the sandbox's"
+        " shell runs the block from the workdir with no variables set, so it would be ignored;"
+        " say it in the check itself (`cd public && …`, `want=3; …`)"
+    )
+    status, diagnostics = _cli("lint", str(plan))
+    assert status == 1
+    assert [(d["code"], d["level"], d["message"]) for d in diagnostics] == [
+        ("T038", "error", message)
+    ]
+    row = _check_row(plan)
+    assert (row["verdict"], row["reason"]) == ("FAIL", f"unsupported_header: {message}")
+    status, doc = _cli("resume", str(plan), "--model", "scripted:" + str(_script(tmp_path)))
+    assert status == 1
+    assert [d["message"] for d in doc["diagnostics"]] == [message]
+    assert doc["tasks"][0]["state"] == "TODO"  # refused before anything ran

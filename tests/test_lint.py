@@ -403,6 +403,40 @@ def test_t006_near_misses() -> None:
     assert [d.code for d in lint(overridden)] == ["T023"]
 
 
+# --- T038 -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("header", "named"),
+    [
+        (":dir public :results output", "`:dir public`"),
+        (":var want=3", "`:var want=3`"),
+        (":results silent :cmdline -x :stdin input", "`:cmdline -x`, `:stdin input`"),
+        (":session s", "`:session s`"),
+        (":noweb yes", "`:noweb yes`"),
+        (":eval never", "`:eval never`"),
+    ],
+)
+def test_t038_a_header_argument_the_check_would_ignore(header: str, named: str) -> None:
+    """adversary-19 F23: `:dir` and `:var` were silently ignored, inverting the verdict."""
+    (found,) = lint(
+        f'* TODO t\n#+begin_src sh :check {header}\ngrep -qx "$want" n.txt\n#+end_src\n'
+    )
+    assert (found.code, found.level, found.line) == ("T038", "error", 2)
+    assert found.message == (
+        f"the check block's header argument {named} is not supported: the sandbox's shell runs"
+        " the block from the workdir with no variables set, so it would be ignored; say it in"
+        " the check itself (`cd public && …`, `want=3; …`)"
+    )
+
+
+def test_t038_near_misses() -> None:
+    for header in (":check", ":check :results output :exports both", "-n :check :cache yes"):
+        assert lint(f"* TODO t\n#+begin_src sh {header}\ngrep -q ok x\n#+end_src\n") == []
+    # a block that is not the check: nothing runs it
+    assert lint(checked("grep -q ok x") + "#+begin_src sh :dir x\nls\n#+end_src\n") == []
+
+
 # --- T007 -------------------------------------------------------------------------------------
 
 

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from groundskeeper.fastclass import fastclass
 from groundskeeper.logs import Logger
-from groundskeeper.plan.org import Check, Plan, PlanEditError, unsupported_check_language
+from groundskeeper.plan.org import (
+    Check,
+    Plan,
+    PlanEditError,
+    unsupported_check_headers,
+    unsupported_check_language,
+)
 from groundskeeper.plan.spec import TaskSpec, compile_plan
 
 if TYPE_CHECKING:  # the sandbox loads when a check runs, not when this module is imported
@@ -112,15 +118,19 @@ class SealedCheck:
     line: int
     source: str
     timeout: float | None = None
+    ignored: tuple[str, ...] = ()  # header arguments nothing honours (`Check.ignored`)
 
     @classmethod
     def seal(cls, check: Check) -> SealedCheck:
-        return cls(check.text, check.language, check.line, check.source, check.timeout)
+        return cls(
+            check.text, check.language, check.line, check.source, check.timeout, check.ignored
+        )
 
     @property
     def sha256(self) -> str:
         deadline = "" if self.timeout is None else f"\n:timeout: {self.timeout!r}"
-        return sha256_text(f"{self.language}\n{self.text}{deadline}")
+        ignored = "".join(f"\n:ignored: {h}" for h in self.ignored)
+        return sha256_text(f"{self.language}\n{self.text}{deadline}{ignored}")
 
     def lines(self) -> list[tuple[int, str]]:
         """The logical lines that must each pass, with their 1-based line in the check.
@@ -291,6 +301,9 @@ def run_check(
     unsupported = unsupported_check_language(check.language)  # any other is FAILED, never
     if unsupported is not None:  # guessed at
         return fail("unsupported_language", unsupported, "", 0, None)
+    ignored = unsupported_check_headers(check.ignored)  # a `:dir` or `:var` it would ignore
+    if ignored is not None:
+        return fail("unsupported_header", ignored, "", 0, None)
     if not check.lines():
         return fail("empty_check", "the check has no command to run", "", 0, None)
     run = shell if shell is not None else sandbox_shell()

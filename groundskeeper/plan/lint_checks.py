@@ -11,7 +11,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, TypeGuard
 
 from groundskeeper.plan.org import CHECK_LANGUAGE as CHECK_LANGUAGE  # read here by others
-from groundskeeper.plan.org import Check, unsupported_check_language
+from groundskeeper.plan.org import Check, unsupported_check_headers, unsupported_check_language
 
 if TYPE_CHECKING:
     from groundskeeper.diagnostics import Level
@@ -34,6 +34,9 @@ def judge_check(check: Check) -> list[Finding]:
     unsupported = unsupported_check_language(check.language)
     if unsupported is not None:
         return [("error", "T006", unsupported, None)]
+    ignored = unsupported_check_headers(check.ignored)
+    if ignored is not None:
+        return [("error", "T038", ignored, None)]
     if not check.text.strip():
         return [("error", "T003", "check does not parse: the check is empty", None)]
 

@@ -31,8 +31,10 @@ __all__ = [
     "SourceBlock",
     "TaskNotFound",
     "check_language",
+    "ignored_headers",
     "load_plan",
     "parse_plan",
+    "unsupported_check_headers",
     "unsupported_check_language",
 ]
 
@@ -115,6 +117,45 @@ def unsupported_check_language(language: str) -> str | None:
     )
 
 
+#: Header arguments of a check block that do not change what it runs or how: org's display,
+#: export and tangling options. Any other (`:dir`, `:var`, `:cmdline`, `:stdin`, `:session`,
+#: `:prologue`, `:noweb`, `:eval`, …) would be silently ignored by the sandbox's shell.
+_NEUTRAL_HEADERS = frozenset(
+    {":check", ":results", ":exports", ":cache", ":wrap", ":comments", ":padline", ":tangle",
+     ":mkdirp", ":hlines", ":colnames", ":rownames", ":in", ":out"}
+)  # fmt: skip
+
+
+def ignored_headers(args: tuple[str, ...]) -> tuple[str, ...]:
+    """Each header argument among a block's `args` (with its values) that would change how
+    an org-babel block runs and that the sandbox does not honour: `(":dir public",)`."""
+    found: list[str] = []
+    current: list[str] | None = None
+    for token in args:
+        if token.startswith(":"):
+            current = None if token in _NEUTRAL_HEADERS else [token]
+            if current is not None:
+                found.append("")
+        elif current is not None:
+            current.append(token)
+        if current is not None:
+            found[-1] = " ".join(current)
+    return tuple(found)
+
+
+def unsupported_check_headers(ignored: tuple[str, ...]) -> str | None:
+    """Why a check block with header arguments nothing honours cannot run, or None: the one
+    message of lint's T038 and of a check's `unsupported_header` failure."""
+    if not ignored:
+        return None
+    named = ", ".join(f"`{h}`" for h in ignored)
+    return (
+        f"the check block's header argument {named} is not supported: the sandbox's shell"
+        " runs the block from the workdir with no variables set, so it would be ignored;"
+        " say it in the check itself (`cd public && …`, `want=3; …`)"
+    )
+
+
 @fastclass(frozen=True)
 class Check:
     """A task's acceptance check, chosen by DESIGN's precedence (`:done-when:` first), and
@@ -125,6 +166,9 @@ class Check:
     line: int
     source: Literal["done-when", "block"]
     timeout: float | None = None
+    #: the block's header arguments that would change how it runs, which nothing honours
+    #: (`unsupported_check_headers`): `:dir public`, `:var want=3`
+    ignored: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,9 +235,9 @@ class Heading:
             for block in blocks:
                 if block.is_check:
                     language = check_language(block.language)
-                    check = Check(
-                        block.body, language, block.line, "block", check_timeout(deadline)
-                    )
+                    timeout = check_timeout(deadline)
+                    ignored = ignored_headers(block.header_args)
+                    check = Check(block.body, language, block.line, "block", timeout, ignored)
                     break
         nearest: list[Heading] = []
         for child in children:
