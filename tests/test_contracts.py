@@ -512,6 +512,32 @@ def test_ran_refuses_a_chain_that_changes_what_the_command_runs_on(
 
 
 @pytest.mark.parametrize(
+    ("pattern", "cmd", "option"),
+    [
+        ("python3 *", "python3 --version", "--version"),
+        ("python3 -m json.tool *", "python3 -m json.tool --help", "--help"),
+        ("python3 -m pytest *tests", "python3 -m pytest --co -q tests", "--co"),
+    ],
+)
+def test_ran_does_not_count_a_run_that_does_nothing(
+    tmp_path: Path, pattern: str, cmd: str, option: str
+) -> None:
+    """adversary-19 F11: `pytest --co` collects and runs no test, yet exits 0."""
+    turns = f"    - {{tool: sh, input: {{cmd: {json.dumps(cmd)}}}}}\n" + SAY_DONE
+    task, recorder, _ = run(tmp_path, [f"ran {json.dumps(pattern)}"], turns, {"tests/t.py": ""})
+    assert task.state == "FAILED"
+    first = recorder.of("contract")[0]["verdicts"][0]
+    assert first["code"] == "C010"
+    assert f"`{cmd}` (its option `{option}` makes it do none of its work)" in first["message"]
+
+
+def test_ran_counts_a_do_nothing_option_the_pattern_spells(tmp_path: Path) -> None:
+    turns = "    - {tool: sh, input: {cmd: 'python3 --version'}}\n" + SAY_DONE
+    task, _, _ = run(tmp_path, ["ran 'python3 --version'"], turns)
+    assert task.state == "DONE", task.reason
+
+
+@pytest.mark.parametrize(
     "cmd", ["grep -q ok a.txt", "test -s a.txt && grep -q ok a.txt", "grep -q ok a.txt 2>/dev/null"]
 )
 def test_ran_counts_a_chain_of_commands_that_only_read(tmp_path: Path, cmd: str) -> None:

@@ -8,6 +8,7 @@ path rules, with a size limit, and never runs them; the record it consults is
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import itertools
 import json
@@ -628,12 +629,23 @@ def _watched_by(
 
 def _ran(contract: Contract, context: ContractContext) -> str:
     from groundskeeper.acceptance.attempt_record import chain_commands, counted_commands
-    from groundskeeper.plan.properties import command_matches
+    from groundskeeper.plan.properties import command_matches, noop_option
 
     (pattern,) = contract.args
     failed: list[str] = []
     for call in context.record.sh_calls():
         if call.cmd is None:
+            continue
+        idle = next(
+            (
+                option
+                for c in chain_commands(call.cmd) or ()
+                if fnmatch.fnmatchcase(c, pattern) and (option := noop_option(pattern, c))
+            ),
+            None,
+        )  # the pattern's command, run so that it does none of its work: not counted
+        if idle is not None:
+            failed.append(f"`{call.cmd}` (its option `{idle}` makes it do none of its work)")
             continue
         commands = counted_commands(call.cmd)
         if commands is None or not any(command_matches(pattern, c) for c in commands):

@@ -31,6 +31,7 @@ __all__ = [
     "judge_files",
     "max_attempts",
     "max_attempts_problem",
+    "noop_option",
     "parse_evidence",
     "patterns_by_task",
     "task_evidence",
@@ -46,8 +47,33 @@ DEFAULT_MAX_ATTEMPTS = 2
 
 
 def command_matches(pattern: str, command: str) -> bool:
-    """Glob match of a whole command text (`*` matches any characters, spaces and `/` too)."""
-    return fnmatch.fnmatchcase(command, pattern)
+    """Glob match of a whole command text (`*` matches any characters, spaces and `/` too),
+    unless the command carries an option that makes it do nothing the pattern does not
+    spell itself (`noop_option`: `python3 -m pytest --co tests` runs no test)."""
+    return fnmatch.fnmatchcase(command, pattern) and noop_option(pattern, command) is None
+
+
+#: Options that make a program print something and do none of its work: help, a version,
+#: pytest's collection and plans without a test run, a dry run.
+_NOOP_OPTIONS = frozenset(
+    {"--help", "-h", "--help-all", "--usage", "--version", "-V", "--co", "--collect-only",
+     "--setup-plan", "--setup-only", "--fixtures", "--fixtures-per-test", "--markers",
+     "--dry-run", "--list-tests"}
+)  # fmt: skip
+
+
+def noop_option(pattern: str, command: str) -> str | None:
+    """The do-nothing option (`_NOOP_OPTIONS`) among `command`'s words that `pattern` does
+    not spell, or None (adversary-19 F11: `ran "python3 -m pytest *tests"` was met by
+    `python3 -m pytest --co -q tests`). A word that cannot be split counts as itself."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    spelt = set(pattern.split())
+    return next((w for w in words if w in _NOOP_OPTIONS and w not in spelt), None)
 
 
 def covers(patterns: Iterable[str], relative: str) -> bool:
