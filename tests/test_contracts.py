@@ -517,6 +517,7 @@ def test_ran_refuses_a_chain_that_changes_what_the_command_runs_on(
         ("python3 *", "python3 --version", "--version"),
         ("python3 -m json.tool *", "python3 -m json.tool --help", "--help"),
         ("python3 -m pytest *tests", "python3 -m pytest --co -q tests", "--co"),
+        ("python3 *", "python3 -V", "-V"),
     ],
 )
 def test_ran_does_not_count_a_run_that_does_nothing(

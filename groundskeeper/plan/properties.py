@@ -56,10 +56,14 @@ def command_matches(pattern: str, command: str) -> bool:
 #: Options that make a program print something and do none of its work: help, a version,
 #: pytest's collection and plans without a test run, a dry run.
 _NOOP_OPTIONS = frozenset(
-    {"--help", "-h", "--help-all", "--usage", "--version", "-V", "--co", "--collect-only",
-     "--setup-plan", "--setup-only", "--fixtures", "--fixtures-per-test", "--markers",
-     "--dry-run", "--list-tests"}
+    {"--help", "--help-all", "--usage", "--version", "--co", "--collect-only", "--setup-plan",
+     "--setup-only", "--fixtures", "--fixtures-per-test", "--markers", "--dry-run",
+     "--list-tests"}
 )  # fmt: skip
+#: Short spellings of help and version, for Python and pytest only: elsewhere `-h` and `-V`
+#: mean other things (grep's `-h` leaves out file names).
+_NOOP_SHORT = frozenset({"-h", "-V"})
+_PYTHON_PROGRAMS = frozenset({"python3", "python", "pytest", "py.test"})
 
 
 def noop_option(pattern: str, command: str) -> str | None:
@@ -73,7 +77,15 @@ def noop_option(pattern: str, command: str) -> str | None:
     except ValueError:
         words = command.split()
     spelt = set(pattern.split())
-    return next((w for w in words if w in _NOOP_OPTIONS and w not in spelt), None)
+    python = bool(words) and words[0] in _PYTHON_PROGRAMS
+    return next(
+        (
+            w
+            for w in words
+            if (w in _NOOP_OPTIONS or (python and w in _NOOP_SHORT)) and w not in spelt
+        ),
+        None,
+    )
 
 
 def covers(patterns: Iterable[str], relative: str) -> bool:
