@@ -217,14 +217,17 @@ def entitled(
     checked: TaskSpec,
     tasks: Sequence[TaskSpec] = (),
     seen: Iterable[str] = (),
+    data: Collection[str] = (),
 ) -> bool:
     """Whether a change to `path` is the work, for the check of task `checked`: the file is the
     code under test there, or the changing task's text asks to change it, or its `:writable:`
     covers it. `changer` None (an agent's session, which works on every task): some task of
     `tasks` asks for it or frees it. `seen`: the other files the check read — when none
-    shares the file's stem, the stem alone names it ("update the report")."""
+    shares the file's stem, the stem alone names it ("update the report"). `data`: the
+    modules that held only values before the work (`work_modules.data_modules`: a test's
+    expected `CASES`), which are the check's data, not code under test (adversary-19 F20)."""
     role = check_role(checked, path)
-    if role == CODE:
+    if role == CODE and path not in data:
         return True
     among = [changer] if changer is not None else list(tasks)
     return any(
@@ -260,6 +263,7 @@ def read_inputs_changed(
     writes: Mapping[str, Sequence[str]],
     existed: Collection[str] | Callable[[str], bool],
     specs: Mapping[str, TaskSpec],
+    data: Collection[str] = (),
 ) -> list[str]:
     """Why a pass of `checked`'s check must not make it DONE: for each file it `read` that
     `existed` before the work and that a worker changed without being entitled to
@@ -277,7 +281,7 @@ def read_inputs_changed(
         intruder: str | None = None
         for task_id in changers:
             spec = specs.get(task_id)
-            if spec is not None and entitled(spec, path, checked=checked, seen=seen):
+            if spec is not None and entitled(spec, path, checked=checked, seen=seen, data=data):
                 intruder = None
             elif intruder is None:
                 intruder = task_id
@@ -529,6 +533,8 @@ def _made_reason(path: str, side: str, who: str, intruder: str | None) -> str:
 def _reason(path: str, who: str, checked: TaskSpec, intruder: str | None) -> str:
     role = check_role(checked, path)
     what = "the check's own program or test" if role == CHECKER else "an input of the check"
+    if role == CODE:  # a module holding only values (`entitled`'s `data`)
+        what = "a module of values the check reads, as data"
     if intruder is None:
         asks = "no task of the plan asks to change it"
         how = f"add `:writable: {naming(path)}` to the task that should change it"

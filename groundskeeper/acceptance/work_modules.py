@@ -30,7 +30,7 @@ import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-__all__ = ["source_reader", "work_modules"]
+__all__ = ["data_modules", "holds_data_only", "source_reader", "work_modules"]
 
 #: Larger than any module a worker writes by hand; a bigger file is not read (kept held).
 _MAX_SOURCE = 1 << 20
@@ -150,3 +150,57 @@ def source_reader(root: Path) -> Callable[[str], str | None]:
             return None
 
     return text_of
+
+
+#: A module's source larger than this is never read as data only.
+_MAX_DATA_SOURCE = 64 * 1024
+#: A line that makes a module code at a glance (no parse needed): a top-level definition
+#: or import, as no docstring line reads.
+_CODE_WORDS = re.compile(
+    rb"^(?:(?:async )?def \w+\(|class \w+[:(]|import \w|from [\w.]+ import )", re.M
+)
+
+
+def holds_data_only(source: bytes) -> bool:
+    """Whether a module's source only names values: a docstring, comments and assignments of
+    literals (`CASES = [((2, 3), 5)]`, `EXPECTED: dict[str, int] = {…}`) — the expected
+    values of tests kept as Python (adversary-19 F20), not code under test."""
+    if len(source) > _MAX_DATA_SOURCE or _CODE_WORDS.search(source):
+        return False
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    assigned = False
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if value is None:
+            return False
+        try:
+            ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+        assigned = True
+    return assigned
+
+
+def data_modules(root: Path, paths: Iterable[str]) -> frozenset[str]:
+    """The `.py` files among `paths` (relative to `root`) whose source holds data only
+    (`holds_data_only`), read now: call it before any worker runs."""
+    found: set[str] = set()
+    for path in paths:
+        if not path.endswith(".py") or path.endswith("/__init__.py"):
+            continue
+        try:
+            fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                continue
+            source = handle.read(_MAX_DATA_SOURCE + 1)
+        if holds_data_only(source):
+            found.add(path)
+    return frozenset(found)

@@ -37,7 +37,7 @@ from groundskeeper.acceptance.check_inputs import (
     test_paths,
 )
 from groundskeeper.acceptance.check_links import links_made
-from groundskeeper.acceptance.work_modules import source_reader
+from groundskeeper.acceptance.work_modules import data_modules, source_reader
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covering, covers, naming
 from groundskeeper.plan.contract_syntax import protected_by
@@ -323,6 +323,9 @@ class RunPaths:
         self.hide_of: dict[str, tuple[str, ...]] = {}
         tasks = list(spec)
         self._specs = {t.task_id: t for t in tasks}
+        #: the modules that hold only values before any worker ran (set with the snapshot
+        #: below): a test's expected values kept as Python, the check's data (adversary-19 F20)
+        self._data: frozenset[str] = frozenset()
         self.automatic = expected_inputs(tasks, workdir)
         #: the task id → the glob patterns its check compares against that cover files now
         self.compared_globs: dict[str, tuple[str, ...]] = {}
@@ -402,6 +405,7 @@ class RunPaths:
         #: the SHA-256 of each file the snapshot hashed (`MAX_HASHED_BYTES`)
         self._hashes: dict[str, str] = {}
         self._before = _snapshot(workdir, links, hashes=self._hashes)
+        self._data = data_modules(workdir, self._before or ())
         self._links_before = links if self._before is not None else None
         #: every file a worker of the run changed → the tasks whose workers did, in order
         self._writes: dict[str, list[str]] = {}
@@ -583,7 +587,8 @@ class RunPaths:
         files = list(files)
         kept = [
             f for f in files
-            if not entitled(task, f, checked=task, seen=files) and not covers(self._hide, f)
+            if not entitled(task, f, checked=task, seen=files, data=self._data)
+            and not covers(self._hide, f)
             and (self.workdir / f).is_file()
         ]  # fmt: skip
         if not kept:
@@ -769,7 +774,7 @@ class RunPaths:
         def existed(path: str) -> bool:
             return self._there_at_start(path) or path in made_before or path in theirs
 
-        found = read_inputs_changed(task, files, writes, existed, self._specs)
+        found = read_inputs_changed(task, files, writes, existed, self._specs, self._data)
         found += self._inputs_gone(task, read, set(writes), bool(unlisted), folders or ())
         with self._lock:
             earlier = {p: sealed for p, sealed in self._earlier_written.items() if p in files}
