@@ -124,9 +124,13 @@ def test_a_collection_error_is_a_failure() -> None:
     assert code_of(got).startswith("C020: 1 of the suite's tests failed: tests/test_b.py")
 
 
-def test_an_unexpected_pass_of_an_xfail_is_a_failure() -> None:
+def test_a_pass_of_a_non_strict_xfail_is_a_pass() -> None:
+    """adversary-19 F17: `@pytest.mark.xfail(reason="not implemented yet")`, implemented:
+    pytest says `1 xpassed` and exits 0 (a strict xfail that passes it reports as failed)."""
     got = record(outcomes={**dict.fromkeys(IDS, "passed"), IDS[0]: "xpassed"})
-    assert code_of(got).startswith("C020")
+    assert judge_suite(got, BASELINE, len(IDS)).startswith(f"{len(IDS)} passed")
+    strict = record(outcomes={**dict.fromkeys(IDS, "passed"), IDS[0]: "failed"})
+    assert code_of(strict).startswith("C020: 1 of the suite's tests failed: tests/test_a.py")
 
 
 def test_replaced_machinery_is_named_even_when_everything_passed() -> None:
