@@ -8,6 +8,7 @@ it does not decide what a result means for the task, and `acceptance.check` runs
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from groundskeeper.acceptance.check import (
@@ -19,6 +20,7 @@ from groundskeeper.acceptance.check import (
     sha256_text,
 )
 from groundskeeper.record.backing import Record
+from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.run_paths import RunPaths
 
@@ -93,7 +95,31 @@ class RunChecks:
         gone = self.paths.links_made(result.links) + self.paths.inputs_read(
             task_id, read, result.folders
         )
-        return _changed(check, gone, result.output) if gone else result
+        if gone:
+            return _changed(check, gone, result.output)
+        added = self.paths.added_tests(task_id, read)
+        return self._without(check, added, result) if added else result
+
+    def _without(
+        self, check: SealedCheck, added: list[tuple[str, str]], result: CheckResult
+    ) -> CheckResult:
+        """A pytest check's pass with test files a worker added (`RunPaths.added_tests`),
+        once more without them: a new test module runs at collection, before any test, and
+        could rebind the code under test for the tests that were there (adversary-19 F14),
+        so those must pass on their own, as a `pytest` contract's red-first tests must."""
+        names = ", ".join(p for p, _ in added)
+        makers = ", ".join(dict.fromkeys(f"`{m}`" for _, m in added))
+        said = f"without {names}, which the worker of task {makers} added, the tests that were"
+        if "PYTEST_ADDOPTS" in check.text:  # ours would be replaced: the run cannot be told
+            why = f"{said} there cannot be run: the check sets PYTEST_ADDOPTS"
+            return _failed(check, "added_tests_decide", why)
+        ignore = " ".join(f"--ignore={GUEST_ROOT}/{p}" for p, _ in added)
+        alone = replace(check, text=f'export PYTEST_ADDOPTS="{ignore}"\n{check.text}')
+        again = run_check(alone, self.workdir, shell=self.shell, timeout=self.timeout)
+        if again.passed:
+            return result
+        return _failed(check, "added_tests_decide", f"{said} there fail: {again.reason}",
+                       again.output)  # fmt: skip
 
     def kept(self, task_id: str, check_sha256: str | None = None) -> CheckResult | None:
         """The one rule of protection, for a task with a check or without one (a contract,
@@ -155,6 +181,10 @@ class RunChecks:
         result = self.run(task_id, check)
         self.books.check(task_id, attempt, result, phase)
         return result
+
+
+def _failed(check: SealedCheck, code: str, reason: str, output: str = "") -> CheckResult:
+    return CheckResult("FAIL", code, reason, output, check.sha256, sha256_text(output), 0, None)
 
 
 def _changed(check: SealedCheck, why: list[str], output: str = "") -> CheckResult:

@@ -55,6 +55,7 @@ from groundskeeper.plan.expected import (
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.plan.suite_paths import suite_files_freed, suite_files_removed, suite_paths
+from groundskeeper.plan.test_paths import pytest_paths, runs_pytest_check
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots", "unaccounted"]
@@ -732,6 +733,23 @@ class RunPaths:
         """Whether `path` was in the workdir when this run started (the snapshot's)."""
         return self._there_at_start(path)
 
+    def added_tests(self, task_id: str, read: Iterable[str] | None) -> list[tuple[str, str]]:
+        """The test modules (`test_*.py`, `*_test.py`) a passing pytest check of the task
+        read that a worker made in the run, each with the task whose worker made it, when
+        the check also read tests that were there before the work: what `RunChecks` runs
+        that check without once more (adversary-19 F14). Empty for any other check."""
+        task = self._specs.get(task_id)
+        if task is None or read is None or not runs_pytest_check(task):
+            return []
+        paths = [p for p in pytest_paths(task) if p != "."]
+        tests = [p for p in read if p.endswith(".py") and _is_test_module(p)
+                 and (not paths or any(_under_path(p, t) for t in paths))]  # fmt: skip
+        with self._lock:
+            added = [(p, self._made[p]) for p in tests if p in self._made]
+        if not added or not any(self._there_at_start(p) for p in tests):
+            return []
+        return sorted(added)
+
     def _there_at_start(self, path: str) -> bool:
         return self._before is None or path in self._before
 
@@ -987,3 +1005,12 @@ class RunPaths:
             " of the run may)"
         )
         return [Diagnostic("info", "run", message, None, "F002"), *said]
+
+
+def _is_test_module(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py")
+
+
+def _under_path(path: str, test_path: str) -> bool:
+    return path == test_path or path.startswith(test_path.rstrip("/") + "/")
