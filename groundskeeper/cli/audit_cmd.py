@@ -162,10 +162,17 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
     passed = _passed_since_failed(steps)
     for task in loaded.tasks():
         if task.keyword == "FAILED" and task.task_id in passed:
+            how = (
+                # `check --write` promotes on a check alone (adversary-19 F7)
+                "`check --write` does not promote a task judged on more than its check"
+                " (contracts, evidence, a judge, a gate or a dock): set its headline back to"
+                f" TODO and `groundskeeper resume {path}` judges it whole"
+                if spec.of(task).judged_beyond_check
+                else f"`groundskeeper check {path} --write` judges it again and writes it"
+            )
             message = (
                 f"`{task.title}` is FAILED in the plan, but its check passed after it was"
-                f" sealed FAILED (run {passed[task.task_id]}): the headline is stale;"
-                f" `groundskeeper check {path} --write` judges it again and writes it"
+                f" sealed FAILED (run {passed[task.task_id]}): the headline is stale; {how}"
             )
             findings.append(AuditFinding("failed-now-passes", task.task_id, task.line, message))
     from groundskeeper.agents.seal import refusals_in_force

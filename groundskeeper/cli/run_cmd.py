@@ -676,17 +676,7 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
         # a task with contracts or evidence is judged on a worker's claim, a gated one by a
         # person and a docking one by conformance, never by its check alone: `check --write`
         # does not promote it
-        claimed = {
-            t.task_id
-            for t in compile_plan(loaded)
-            if t.contracts
-            or t.contract_problems
-            or t.evidence
-            or t.evidence_problems
-            or t.judge is not None  # DONE only with a judge's pass
-            or t.gate is not None  # DONE only with a person's yes
-            or t.dock is not None  # DONE only once its component docked, which a check is not
-        }
+        claimed = {t.task_id for t in compile_plan(loaded) if t.judged_beyond_check}
 
         def promotable(task_id: str) -> bool:
             if task_id in claimed or not record.promotable(task_id):

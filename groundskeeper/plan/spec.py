@@ -74,6 +74,21 @@ class TaskSpec:
         return self.check is not None or bool(verifying(self.contracts))
 
     @property
+    def judged_beyond_check(self) -> bool:
+        """Whether DONE takes more than its check passing: contracts or evidence (judged on a
+        worker's claim), a judge's pass, a person's yes (`:gate:`) or a dock. `check --write`
+        never promotes such a task, and `audit` says so."""
+        return bool(
+            self.contracts
+            or self.contract_problems
+            or self.evidence
+            or self.evidence_problems
+            or self.judge is not None
+            or self.gate is not None
+            or self.dock is not None
+        )
+
+    @property
     def title(self) -> str:
         return self.heading.title
 
