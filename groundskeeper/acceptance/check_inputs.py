@@ -295,6 +295,7 @@ def session_inputs_changed(
     read: Iterable[str],
     changed: Collection[str],
     tasks: Sequence[TaskSpec],
+    data: Collection[str] = (),
 ) -> list[str]:
     """The hook's form of `read_inputs_changed`, for an agent's session without a write
     journal: `changed` is every file that existed at the session's snapshot and differs now
@@ -304,7 +305,9 @@ def session_inputs_changed(
     found: list[str] = []
     seen = sorted(set(read))
     for path in seen:
-        if path not in changed or entitled(None, path, checked=checked, tasks=tasks, seen=seen):
+        if path not in changed or entitled(
+            None, path, checked=checked, tasks=tasks, seen=seen, data=data
+        ):
             continue
         found.append(_reason(path, SINCE_SEALED, checked, None))
     return found

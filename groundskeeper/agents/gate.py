@@ -718,6 +718,7 @@ class _SessionInputs:
     def __init__(self, plan: Plan, root: Path, control: ControlDir, sealed: str | None) -> None:
         self._plan, self._root, self._control, self._sealed = plan, root, control, sealed
         self._held: dict[str, str] | None = None
+        self._data: tuple[str, ...] = ()  # the sealed snapshot's modules of values
         self._modules: dict[str, frozenset[str]] | None = None
         self._tasks: list[TaskSpec] | None = None
 
@@ -734,10 +735,11 @@ class _SessionInputs:
         )
         from groundskeeper.acceptance.check_links import links_made
         from groundskeeper.acceptance.work_modules import source_reader
-        from groundskeeper.agents.snapshot import changed_since, load_snapshot, readable
+        from groundskeeper.agents.snapshot import changed_since, load_sealed, readable
 
         if self._held is None:
-            self._held = load_snapshot(self._control.path, self._sealed)
+            sealed = load_sealed(self._control.path, self._sealed)
+            self._held, self._data = sealed.files, sealed.data
         held = self._held
         # a link the check went through that the snapshot does not hold, to the same target
         # (`acceptance.check_links`)
@@ -763,7 +765,7 @@ class _SessionInputs:
         if changed or new:
             tasks = self._all_tasks()
             if changed:
-                found += session_inputs_changed(task, read, changed, tasks)
+                found += session_inputs_changed(task, read, changed, tasks, self._data)
             if new:
                 if self._modules is None:
                     self._modules = module_index(held)

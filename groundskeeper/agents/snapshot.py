@@ -44,6 +44,7 @@ __all__ = [
     "Snapshot",
     "changed_since",
     "in_skipped",
+    "load_sealed",
     "load_snapshot",
     "readable",
     "take_snapshot",
@@ -99,14 +100,19 @@ class Snapshot:
     files: dict[str, str]
     complete: bool
     ignored_by_git: bool
+    #: the modules among `files` that held only values (`work_modules.holds_data_only`): a
+    #: test's expected values kept as Python, the checks' data (adversary-19 F20)
+    data: tuple[str, ...] = ()
 
     def to_bytes(self) -> bytes:
-        document = {
+        document: dict[str, object] = {
             "version": 1,
             "complete": self.complete,
             "ignored_by_git": self.ignored_by_git,
             "files": dict(sorted(self.files.items())),
         }
+        if self.data:  # absent when none: a snapshot without any reads as before
+            document["data_modules"] = sorted(self.data)
         return (json.dumps(document, sort_keys=True, separators=(",", ":")) + "\n").encode()
 
 
@@ -206,7 +212,11 @@ def take_snapshot(root: Path, named: Iterable[str] = ()) -> Snapshot:
             if found is not None:
                 files[relative] = found
     complete &= _hold_named(root, named, files)
-    return Snapshot(files, complete, ignored is not None)
+    from groundskeeper.acceptance.work_modules import data_modules
+
+    held = [p for p, found in files.items() if p.endswith(".py") and found.startswith("sha256:")]
+    data = tuple(sorted(data_modules(root, held)))
+    return Snapshot(files, complete, ignored is not None, data)
 
 
 def in_skipped(path: str) -> bool:
@@ -279,6 +289,11 @@ def write_snapshot(control: Path, snapshot: Snapshot) -> str:
 def load_snapshot(control: Path, sealed_sha256: str) -> dict[str, str]:
     """The sealed snapshot's files; HookFailure when the file is gone or is not the one
     sealed (its hash differs)."""
+    return load_sealed(control, sealed_sha256).files
+
+
+def load_sealed(control: Path, sealed_sha256: str) -> Snapshot:
+    """The sealed snapshot (`load_snapshot`'s rules), its data modules too."""
     path = control / SNAPSHOT_FILE
     try:
         data = path.read_bytes()
@@ -298,10 +313,13 @@ def load_snapshot(control: Path, sealed_sha256: str) -> dict[str, str]:
         )
     try:
         document = json.loads(data)
-        files = document["files"]
-    except (ValueError, KeyError, TypeError) as exc:
+        files = {str(k): str(v) for k, v in document["files"].items()}
+        modules = tuple(str(p) for p in document.get("data_modules", ()))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise HookFailure("snapshot", f"the workdir snapshot {path} cannot be read") from exc
-    return {str(k): str(v) for k, v in files.items()}
+    return Snapshot(
+        files, bool(document.get("complete")), bool(document.get("ignored_by_git")), modules
+    )
 
 
 def changed_since(root: Path, held: dict[str, str], paths: Iterable[str] | None) -> set[str]:

@@ -184,3 +184,41 @@ def test_a_module_the_session_made_for_the_asked_code_is_the_work(
     else:
         reason = answer.blocked or ""
         assert "input made: the check read `parse2.py`" in reason, reason
+
+
+VALUES_PLAN = """\
+* TODO Fix add
+  :PROPERTIES:
+  :ID: fix
+  :done-when: python3 -m pytest -q tests
+  :END:
+  Fix add in calc.py so the tests pass.
+"""
+
+
+@pytest.mark.parametrize("fake", [True, False])
+def test_a_module_of_expected_values_rewritten_blocks_the_stop(tmp_path: Path, fake: bool) -> None:
+    """adversary-19 F20 in an agent's session: `cases.py` held only values when the plan was
+    sealed, so it is the check's data (`Snapshot.data`), not code under test."""
+    work = plan_in(tmp_path, VALUES_PLAN)
+    (work / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (work / "cases.py").write_text("CASES = [((2, 3), 5), ((10, 5), 15)]\n")
+    (work / "tests").mkdir()
+    (work / "tests" / "test_calc.py").write_text(
+        "from calc import add\nfrom cases import CASES\n\n\ndef test_cases():\n"
+        "    for args, want in CASES:\n        assert add(*args) == want\n"
+    )
+    started(work)
+    if fake:
+        (work / "cases.py").write_text("CASES = [((2, 3), -1), ((10, 5), 5)]\n")
+    else:
+        (work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    answer = hook(work)
+    if not fake:
+        assert allowed(answer), answer
+        return
+    reason = answer.blocked or ""
+    assert (
+        "input changed: the check read `cases.py` (a module of values the check reads, as"
+        " data), which was changed since the plan was sealed for agents"
+    ) in reason, reason
