@@ -1,10 +1,12 @@
-"""A module the worker made that only the work imports is the work (adversary-18 F5).
+"""Python modules in the workdir read from their sources, for the rule on what a passing
+check read (`check_inputs`): which are the work, which are the check's data.
 
-A checker program's imports are its library (`check_inputs.check_role`), so a `.py` file a
+**A module the worker made that only the work imports is the work** (adversary-18 F5). A
+checker program's imports are its library (`check_inputs.check_role`), so a `.py` file a
 worker MADE that a passing `python3 check.py` read is held as a shadow of that library — and
 an honest worker that splits its own solution in two (`solver2.py`, which the task asks for,
 importing its new `parse2.py`) was refused. A read set cannot tell who imported a file; the
-sources can. A made module is the work when:
+sources can. A made module is the work when (`work_modules`):
 
 - the checked task's own worker made it, alone;
 - no file on the checker's side imports it by any name it could be imported under: the
@@ -19,6 +21,9 @@ The sandbox has already ruled out the other ways in: a workdir module named like
 or site one is never imported in its place, nor a package beside a module of its name
 (`sandbox/cpython_site/sitecustomize.py`). A freed module runs only where the asked code
 already runs, inside the checker's interpreter: it adds nothing the work could not do.
+
+**A module that held only values before the work is the check's data** (adversary-19 F20,
+`data_modules`): the tests' expected `CASES` kept as Python, read before any worker runs.
 """
 
 from __future__ import annotations
@@ -133,23 +138,34 @@ def source_reader(root: Path) -> Callable[[str], str | None]:
     or not readable — whose imports then count as unknown."""
 
     def text_of(path: str) -> str | None:
-        if path.startswith("/") or ".." in path.split("/"):
-            return None
+        data = _read_source(root, path, _MAX_SOURCE)
         try:
-            fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            return None
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_SOURCE:
-                return None
-            data = handle.read(_MAX_SOURCE + 1)
-        try:
-            return data.decode("utf-8") if len(data) <= _MAX_SOURCE else None
+            return data.decode("utf-8") if data is not None else None
         except UnicodeDecodeError:
             return None
 
     return text_of
+
+
+def _read_source(root: Path, path: str, limit: int) -> bytes | None:
+    """The bytes of the workdir file `path` (relative, `/`-separated), read without following
+    a link or blocking; None for one that is not a regular file there, is over `limit`
+    bytes, escapes the workdir's spelling (`..`, absolute) or cannot be read."""
+    if path.startswith("/") or ".." in path.split("/"):
+        return None
+    try:
+        fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        try:
+            data = handle.read(limit + 1)
+        except OSError:
+            return None
+    return data if len(data) <= limit else None
 
 
 #: A module's source larger than this is never read as data only.
@@ -189,18 +205,11 @@ def holds_data_only(source: bytes) -> bool:
 def data_modules(root: Path, paths: Iterable[str]) -> frozenset[str]:
     """The `.py` files among `paths` (relative to `root`) whose source holds data only
     (`holds_data_only`), read now: call it before any worker runs."""
-    found: set[str] = set()
-    for path in paths:
-        if not path.endswith(".py") or path.endswith("/__init__.py"):
-            continue
-        try:
-            fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            continue
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                continue
-            source = handle.read(_MAX_DATA_SOURCE + 1)
-        if holds_data_only(source):
-            found.add(path)
-    return frozenset(found)
+    return frozenset(
+        path
+        for path in paths
+        if path.endswith(".py")
+        and not path.endswith("/__init__.py")
+        and (source := _read_source(root, path, _MAX_DATA_SOURCE)) is not None
+        and holds_data_only(source)
+    )

@@ -129,18 +129,16 @@ _NEUTRAL_HEADERS = frozenset(
 def ignored_headers(args: tuple[str, ...]) -> tuple[str, ...]:
     """Each header argument among a block's `args` (with its values) that would change how
     an org-babel block runs and that the sandbox does not honour: `(":dir public",)`."""
-    found: list[str] = []
-    current: list[str] | None = None
+    found: list[list[str]] = []
+    current: list[str] | None = None  # the header being read and its values, when ignored
     for token in args:
         if token.startswith(":"):
             current = None if token in _NEUTRAL_HEADERS else [token]
             if current is not None:
-                found.append("")
+                found.append(current)
         elif current is not None:
             current.append(token)
-        if current is not None:
-            found[-1] = " ".join(current)
-    return tuple(found)
+    return tuple(" ".join(header) for header in found)
 
 
 def unsupported_check_headers(ignored: tuple[str, ...]) -> str | None:
