@@ -108,10 +108,10 @@ def _answer(args: HookArgs) -> NoReturn:
     event_name: str | None = None
 
     def fail(kind: str, message: str) -> NoReturn:
-        from groundskeeper.agents.gate import count_failure
-
         starting = event_name in dialect.session_events
         try:  # a session start cannot be refused: only claimed stops count towards the bound
+            from groundskeeper.agents.gate import count_failure  # (itself what failed?)
+
             count = 1 if starting else count_failure(args.plan, cwd, session)
         except Exception:
             count = 1
@@ -150,11 +150,14 @@ def _answer(args: HookArgs) -> NoReturn:
         if event.kind == "tool" and not args.record_tool:
             raise HookFailure("event", "a PostToolUse is only taken with --record-tool")
         decision = decide(event, options)
-    except HookFailure as exc:
-        timer.cancel()
-        fail(exc.kind, str(exc))
     except BaseException as exc:  # fail closed: whatever breaks is a block, never exit 1
         timer.cancel()
+        # HookFailure is imported inside the guard: a module that fails to import is named
+        # as it failed, not as a name the handler could not read
+        seal = sys.modules.get("groundskeeper.agents.seal")
+        known = getattr(seal, "HookFailure", None)
+        if known is not None and isinstance(exc, known):
+            fail(exc.kind, str(exc))
         fail("error", f"{type(exc).__name__}: {exc}")
     timer.cancel()
     with contextlib.suppress(Exception):  # the row of failures of its own ends here

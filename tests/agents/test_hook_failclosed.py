@@ -371,3 +371,27 @@ def test_the_quick_reader_of_the_hooks_command_line_agrees_with_click() -> None:
     from groundskeeper.cli import hook_run
 
     assert names == hook_run._VALUED | hook_run._FLAGS
+
+
+def test_a_dependency_that_will_not_import_is_named_in_the_block(work: Path) -> None:
+    # the gate's modules are imported inside the guard: one that fails (here cryptography,
+    # with no site directory on the path) is the block's reason, named as it failed
+    keyed()
+    do_the_work(work)
+    repo = str(Path(__file__).resolve().parents[2])
+    script = (
+        f"import sys; sys.path[:] = [{repo!r}, *(p for p in sys.path if 'site-' not in p)]\n"
+        "from groundskeeper.cli.hook_run import answer_from_argv\n"
+        'answer_from_argv(["hook", *sys.argv[1:]])\nraise SystemExit(1)'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script, "claude-code", "--event", "Stop"],
+        input=json.dumps(stop_event(work)).encode(),
+        capture_output=True,
+        timeout=60,
+        cwd=work,
+    )
+    assert (proc.returncode, proc.stdout) == (2, b""), proc
+    assert b"could not confirm this stop (error): ModuleNotFoundError: No module named" in (
+        proc.stderr
+    ), proc.stderr
