@@ -13,36 +13,58 @@ reached. The other methods are closures over the field names that compare, hash 
 same tuples with the same words: compiling them was most of the cost (~0.1 ms a class
 instead of ~0.5 ms).
 
-It covers only that: a class of its own (no base class), fields with a plain default,
-`field(default=…)` or `field(default_factory=…)`, `repr=False` or `compare=False` (left out
-of the repr, or of equality and the hash, as dataclass leaves them), no `__post_init__`,
-`InitVar`, `ClassVar`, `KW_ONLY`, and none of the methods it makes written in the body. Any
-other class is refused at import (`TypeError`); such classes stay on `@dataclass`.
-`tests/test_fastclass.py` compares every class made with the `@dataclass` twin of the same
-annotations and field options.
+Nor does it import dataclasses (which brings inspect, ast, dis and tokenize: ~20 ms of a
+hook's start-up) until something asks for dataclass's view: `__dataclass_fields__` and
+`__dataclass_params__` are made when first read, and a frozen error is dataclass's own
+class, imported when raised. Its `field` and `replace` are dataclass's for these classes;
+dataclass's own `field(…)` is taken too.
 
-One difference from 3.11's `dataclass(frozen=True, slots=True)`: assigning an attribute that
-is not a field raises `FrozenInstanceError` here, where 3.11's method, bound to the class it
-threw away, raises `TypeError` from `super()`. Fields behave the same.
+It covers only that: a class of its own (no base class), fields with a plain default,
+`field(default=…)` or `field(default_factory=…)`, `repr=False`, `compare=False` or
+`init=False` (left out of the repr, of equality and the hash, or of `__init__`'s parameters,
+as dataclass leaves them), a `__post_init__` (called last, as dataclass calls it) or the
+class's own `__init__` (kept, as dataclass keeps it), no `InitVar`, `ClassVar`, `KW_ONLY`,
+and none of the other methods it makes written in the body. Any other class is refused at
+import (`TypeError`); such classes stay on `@dataclass`. `tests/test_fastclass.py` compares
+every class made with the `@dataclass` twin of the same annotations and field options.
+
+Two differences from 3.11's `dataclass`: assigning an attribute that is not a field of a
+`frozen=True, slots=True` class raises `FrozenInstanceError` here, where 3.11's method, bound
+to the class it threw away, raises `TypeError` from `super()`; and a factory field's default
+in `__init__`'s signature is this module's `<factory>` marker, not dataclass's (it reads
+the same). Fields behave the same.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import operator
 import reprlib
+import sys
 from collections.abc import Callable
-from typing import Any, TypeVar, cast, dataclass_transform, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, dataclass_transform, overload
+
+if TYPE_CHECKING:
+    import dataclasses
 
 _T = TypeVar("_T")
 
-# dataclasses' own markers, so `fields()`, signatures and pickles are the same as its classes'.
-_FIELD = dataclasses._FIELD  # type: ignore[attr-defined]
-_HAS_DEFAULT_FACTORY = dataclasses._HAS_DEFAULT_FACTORY  # type: ignore[attr-defined]
-_PARAMS = dataclasses._DataclassParams  # type: ignore[attr-defined]
-_GETSTATE = dataclasses._dataclass_getstate  # type: ignore[attr-defined]
-_SETSTATE = dataclasses._dataclass_setstate  # type: ignore[attr-defined]
+
+class _Marker:
+    """A sentinel that shows as dataclass's own does."""
+
+    __slots__ = ("_shown",)
+
+    def __init__(self, shown: str) -> None:
+        self._shown = shown
+
+    def __repr__(self) -> str:
+        return self._shown
+
+
+#: No default given (dataclass's `MISSING`, without importing dataclasses).
+MISSING: Any = _Marker("<dataclasses._MISSING_TYPE object>")
+#: The `__init__` default of a field with a factory: dataclass's `<factory>`.
+_HAS_DEFAULT_FACTORY = _Marker("<factory>")
 
 _MADE = ("__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__")
 _NOT_COVERED = ("ClassVar", "InitVar", "KW_ONLY")
@@ -50,20 +72,95 @@ _NOT_COVERED = ("ClassVar", "InitVar", "KW_ONLY")
 MADE: list[type] = []
 """Every class `fastclass` has made, in order (the equivalence test checks each one)."""
 
+#: Each class made, with its fields (what `replace` and the dataclass attributes read).
+_FIELDS: dict[type, dict[str, _Field]] = {}
+
+
+class _Field:
+    """A field as `fastclass` keeps it: dataclass's `Field` is made from it only when asked
+    (`dataclasses.fields`, `asdict`, …), so a process that never asks never imports
+    dataclasses (with the inspect, ast and dis it imports, ~20 ms of a hook's start-up)."""
+
+    __slots__ = ("compare", "default", "default_factory", "given", "init", "repr", "type")
+
+    def __init__(
+        self,
+        default: Any = MISSING,
+        default_factory: Any = MISSING,
+        repr: bool = True,
+        compare: bool = True,
+        init: bool = True,
+        given: Any = None,
+    ) -> None:
+        if default is not MISSING and default_factory is not MISSING:
+            raise ValueError("cannot specify both default and default_factory")
+        self.default, self.default_factory = default, default_factory
+        self.repr, self.compare, self.init, self.given = repr, compare, init, given
+        self.type: Any = None
+
 
 @overload
-@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def field(*, default: _T, repr: bool = True, compare: bool = True, init: bool = True) -> _T: ...
+
+
+@overload
+def field(
+    *,
+    default_factory: Callable[[], _T],
+    repr: bool = True,
+    compare: bool = True,
+    init: bool = True,
+) -> _T: ...
+
+
+@overload
+def field(*, repr: bool = True, compare: bool = True, init: bool = True) -> Any: ...
+
+
+def field(
+    *,
+    default: Any = MISSING,
+    default_factory: Any = MISSING,
+    repr: bool = True,
+    compare: bool = True,
+    init: bool = True,
+) -> Any:
+    """`dataclasses.field` for a `fastclass`, with the options it covers."""
+    return _Field(default, default_factory, repr, compare, init)
+
+
+def replace(obj: _T, /, **changes: Any) -> _T:
+    """`dataclasses.replace` for a `fastclass` instance (any other goes to dataclasses')."""
+    fields = _FIELDS.get(type(obj))
+    if fields is None:
+        import dataclasses
+
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+    for name, kept in fields.items():
+        if not kept.init:  # as dataclass's says it
+            if name in changes:
+                raise ValueError(
+                    f"field {name} is declared with init=False, it cannot be specified with "
+                    "replace()"
+                )
+        elif name not in changes:
+            changes[name] = getattr(obj, name)
+    return type(obj)(**changes)
+
+
+@overload
+@dataclass_transform(field_specifiers=(field,))
 def fastclass(cls: type[_T], /) -> type[_T]: ...
 
 
 @overload
-@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+@dataclass_transform(field_specifiers=(field,))
 def fastclass(
     *, eq: bool = True, frozen: bool = False, unsafe_hash: bool = False, slots: bool = False
 ) -> Callable[[type[_T]], type[_T]]: ...
 
 
-@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+@dataclass_transform(field_specifiers=(field,))
 def fastclass(
     cls: type[_T] | None = None,
     /,
@@ -86,40 +183,102 @@ def _refuse(cls: type, why: str) -> TypeError:
     return TypeError(f"fastclass does not cover {cls.__qualname__}: {why}; use @dataclass")
 
 
-def _fields(cls: type) -> dict[str, dataclasses.Field[Any]]:
+def _given_field(cls: type, name: str, value: Any) -> _Field:
+    """A class attribute as a field: `field(…)`, dataclass's own `Field` (kept, to be given
+    back as it was), or a plain default."""
+    if isinstance(value, _Field):
+        return value
+    loaded = sys.modules.get("dataclasses")  # a Field exists only once it is imported
+    if loaded is not None and isinstance(value, loaded.Field):
+        plain = (value.hash, value.kw_only)  # `repr`, `compare` and `init` are read
+        if plain != (None, loaded.MISSING):
+            raise _refuse(cls, f"field {name} has options beyond a default, repr, compare, init")
+        default = MISSING if value.default is loaded.MISSING else value.default
+        factory = MISSING if value.default_factory is loaded.MISSING else value.default_factory
+        return _Field(default, factory, value.repr, value.compare, value.init, given=value)
+    return _Field(default=value)
+
+
+def _fields(cls: type) -> dict[str, _Field]:
     if cls.__bases__ != (object,):
         raise _refuse(cls, "it has a base class")
-    for name in ("__post_init__", "__slots__", *_MADE):
+    for name in ("__slots__", *_MADE[1:]):  # its own __init__ and __post_init__ are kept
         if name in cls.__dict__ and not (name == "__hash__" and cls.__dict__[name] is None):
             raise _refuse(cls, f"it defines {name}")
-    found: dict[str, dataclasses.Field[Any]] = {}
-    for name, annotation in inspect.get_annotations(cls).items():
+    found: dict[str, _Field] = {}
+    # a class's own annotations, as `inspect.get_annotations` reads them for a class
+    for name, annotation in dict(cls.__dict__.get("__annotations__", {})).items():  # noqa: RUF063
         if any(word in str(annotation) for word in _NOT_COVERED):
             raise _refuse(cls, f"{name} is {annotation}")
-        value = cls.__dict__.get(name, dataclasses.MISSING)
-        if isinstance(value, dataclasses.Field):
-            made = value
-            plain = (made.init, made.hash, made.kw_only)  # `repr` and `compare` are read
-            if plain != (True, None, dataclasses.MISSING):
-                raise _refuse(cls, f"field {name} has options beyond a default, repr, compare")
-        else:
-            made = dataclasses.field(default=value)
-        if made.default is not dataclasses.MISSING and made.default.__class__.__hash__ is None:
+        made = _given_field(cls, name, cls.__dict__.get(name, MISSING))
+        if made.default is not MISSING and made.default.__class__.__hash__ is None:
             raise ValueError(  # as dataclass says it
                 f"mutable default {type(made.default)} for field {name} is not allowed: "
                 "use default_factory"
             )
-        made.name, made.type, made.kw_only = name, annotation, False
-        made._field_type = _FIELD  # type: ignore[attr-defined]
+        made.type = annotation
         found[name] = made
     return found
 
 
-def _init_source(names: tuple[str, ...], kinds: dict[str, str], *, frozen: bool) -> str:
-    """The class's `__init__`, dataclass's text: the only method compiled for the class."""
+class _DataclassAttribute:
+    """`__dataclass_fields__` or `__dataclass_params__` of a class `fastclass` made, made
+    (dataclasses imported) when first read and then put in this one's place on the class."""
+
+    __slots__ = ("_cls", "_name", "_params")
+
+    def __init__(self, name: str, params: tuple[bool, ...]) -> None:
+        self._name, self._params = name, params
+        self._cls: type | None = None
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        import dataclasses
+
+        cls = self._cls
+        assert cls is not None, "read before the class was made"
+        fields: dict[str, dataclasses.Field[Any]] = {}
+        for name, kept in _FIELDS[cls].items():
+            made = kept.given
+            if made is None:
+                given: dict[str, Any] = {"repr": kept.repr, "compare": kept.compare}
+                if kept.default is not MISSING:
+                    given["default"] = kept.default
+                elif kept.default_factory is not MISSING:
+                    given["default_factory"] = kept.default_factory
+                made = dataclasses.field(init=kept.init, **given)
+            made.name, made.type, made.kw_only = name, kept.type, False
+            made._field_type = dataclasses._FIELD  # type: ignore[attr-defined]
+            fields[name] = made
+        params = dataclasses._DataclassParams(True, True, *self._params)  # type: ignore[attr-defined]
+        type.__setattr__(cls, "__dataclass_fields__", fields)
+        type.__setattr__(cls, "__dataclass_params__", params)
+        return fields if self._name == "__dataclass_fields__" else params
+
+
+def _frozen(message: str) -> Exception:
+    import dataclasses
+
+    return dataclasses.FrozenInstanceError(message)
+
+
+def _init_source(
+    names: tuple[str, ...], kinds: dict[str, str], *, frozen: bool, post_init: bool
+) -> str:
+    """The class's `__init__`, dataclass's text: the only method compiled for the class.
+    A field `init=False` (its kind "late-…") is no parameter: set from its default or
+    factory if it has one, else left to `__post_init__`, called last as dataclass calls it."""
     params, stores, defaulted = [], [], False
     for name in names:
         kind = kinds[name]
+        if kind.startswith("late-"):
+            late = {"late-default": f"_dflt_{name}", "late-factory": f"_dflt_{name}()"}
+            if kind in late:
+                stores.append(
+                    f"  _object_setattr(self,{name!r},{late[kind]})"
+                    if frozen
+                    else f"  self.{name}={late[kind]}"
+                )
+            continue
         if kind == "plain" and defaulted:
             raise TypeError(f"non-default argument {name!r} follows default argument")
         defaulted = defaulted or kind != "plain"
@@ -130,6 +289,8 @@ def _init_source(names: tuple[str, ...], kinds: dict[str, str], *, frozen: bool)
         stores.append(
             f"  _object_setattr(self,{name!r},{value})" if frozen else f"  self.{name}={value}"
         )
+    if post_init:
+        stores.append("  self.__post_init__()")
     return "\n".join(
         [f"def __init__(self, {', '.join(params)}) -> _return_type:", *(stores or ["  pass"])]
     )
@@ -146,7 +307,7 @@ def _getter(names: tuple[str, ...]) -> Callable[[object], tuple[object, ...]]:
 
 
 def _methods(
-    fields: dict[str, dataclasses.Field[Any]],
+    fields: dict[str, _Field],
     space: dict[str, Any],
     *,
     eq: bool,
@@ -187,13 +348,13 @@ def _methods(
         def __setattr__(self: object, name: str, value: object) -> None:
             cls = space["_cls"]
             if type(self) is cls or name in field_names:
-                raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+                raise _frozen(f"cannot assign to field {name!r}")
             super(cls, self).__setattr__(name, value)
 
         def __delattr__(self: object, name: str) -> None:
             cls = space["_cls"]
             if type(self) is cls or name in field_names:
-                raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+                raise _frozen(f"cannot delete field {name!r}")
             super(cls, self).__delattr__(name)
 
         made["__setattr__"], made["__delattr__"] = __setattr__, __delattr__
@@ -244,32 +405,40 @@ def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: b
     }
     for name, made in fields.items():
         space[f"_type_{name}"] = made.type
-        if made.default is not dataclasses.MISSING:
-            kinds[name], space[f"_dflt_{name}"] = "default", made.default
-        elif made.default_factory is not dataclasses.MISSING:
-            kinds[name], space[f"_dflt_{name}"] = "factory", made.default_factory
+        late = "" if made.init else "late-"
+        if made.default is not MISSING:
+            kinds[name], space[f"_dflt_{name}"] = late + "default", made.default
+        elif made.default_factory is not MISSING:
+            kinds[name], space[f"_dflt_{name}"] = late + "factory", made.default_factory
         else:
-            kinds[name] = "plain"
+            kinds[name] = late + "plain"
     hashed = unsafe_hash or (eq and frozen)
-    source = _init_source(names, kinds, frozen=frozen)
+    own_init = "__init__" in cls.__dict__  # kept, as dataclass keeps it
+    source = _init_source(names, kinds, frozen=frozen, post_init="__post_init__" in cls.__dict__)
     methods: dict[str, Any] = _methods(fields, space, eq=eq, frozen=frozen, hashed=hashed)
     for name, method in methods.items():
         method.__qualname__ = f"{cls.__qualname__}.{name}"
         method.__module__ = cls.__module__
-    methods["__init__"] = _LazyInit(source, space, f"{cls.__qualname__}.__init__")
+    if not own_init:
+        methods["__init__"] = _LazyInit(source, space, f"{cls.__qualname__}.__init__")
     methods["__repr__"] = reprlib.recursive_repr()(methods["__repr__"])
     if eq and not hashed:
         methods["__hash__"] = None
-    params = _PARAMS(True, True, eq, False, unsafe_hash, frozen)
+    # dataclass's attributes, made when first read (`_DataclassAttribute`)
+    dataclass_params = (eq, False, unsafe_hash, frozen)
+    made_fields = _DataclassAttribute("__dataclass_fields__", dataclass_params)
+    made_params = _DataclassAttribute("__dataclass_params__", dataclass_params)
     extra: dict[str, Any] = {
         **methods,
-        "__dataclass_params__": params,
-        "__dataclass_fields__": fields,
+        "__dataclass_params__": made_params,
+        "__dataclass_fields__": made_fields,
     }
     if "__match_args__" not in cls.__dict__:
-        extra["__match_args__"] = names
+        extra["__match_args__"] = tuple(n for n in names if fields[n].init)
     if not cls.__doc__:  # as `dataclass` writes it, from the signature
-        extra["__doc__"] = cls.__name__ + str(_signature(fields, kinds))
+        extra["__doc__"] = cls.__name__ + (
+            _own_signature(cls) if own_init else _signature(fields, kinds)
+        )
     if slots:
         space_of_class = {
             key: value
@@ -277,9 +446,9 @@ def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: b
             if key not in ("__dict__", "__weakref__") and key not in fields
         }
         space_of_class.update(extra, __slots__=names)
-        if frozen:
-            space_of_class.setdefault("__getstate__", _GETSTATE)
-            space_of_class.setdefault("__setstate__", _SETSTATE)
+        if frozen:  # what dataclass gives a frozen slotted class to pickle it by
+            space_of_class.setdefault("__getstate__", _getstate(names))
+            space_of_class.setdefault("__setstate__", _setstate(names))
         metaclass: type = type(cls)
         built = cast("type[_T]", metaclass(cls.__name__, cls.__bases__, space_of_class))
         built.__qualname__ = cls.__qualname__
@@ -287,20 +456,54 @@ def _build(cls: type[_T], *, eq: bool, frozen: bool, unsafe_hash: bool, slots: b
         built = cls
         for key, value in extra.items():
             setattr(built, key, value)
-        for name, field in fields.items():  # the default stays as the class's attribute
-            if field.default is not dataclasses.MISSING:
-                setattr(built, name, field.default)
-            elif isinstance(cls.__dict__.get(name), dataclasses.Field):
+        for name, kept in fields.items():  # the default stays as the class's attribute
+            if kept.default is not MISSING:
+                setattr(built, name, kept.default)
+            elif name in cls.__dict__:  # a `field(…)` with a factory or none
                 delattr(built, name)
-    space["_cls"] = built
+    space["_cls"] = made_fields._cls = made_params._cls = built
+    _FIELDS[built] = fields
     MADE.append(built)
     return built
 
 
-def _signature(fields: dict[str, dataclasses.Field[Any]], kinds: dict[str, str]) -> str:
+def _getstate(names: tuple[str, ...]) -> Callable[[object], list[object]]:
+    def _dataclass_getstate(self: object) -> list[object]:
+        return [getattr(self, name) for name in names]
+
+    return _dataclass_getstate
+
+
+def _setstate(names: tuple[str, ...]) -> Callable[[object, list[object]], None]:
+    def _dataclass_setstate(self: object, state: list[object]) -> None:
+        for name, value in zip(names, state, strict=False):
+            object.__setattr__(self, name, value)
+
+    return _dataclass_setstate
+
+
+def _annotation_text(annotation: object) -> str:
+    """`inspect.formatannotation`: a string annotation (every module here postpones them)
+    is its repr; anything else is left to inspect."""
+    if isinstance(annotation, str):
+        return repr(annotation)
+    import inspect
+
+    return inspect.formatannotation(annotation)
+
+
+def _own_signature(cls: type) -> str:
+    import inspect
+
+    return str(inspect.signature(cls)).replace(" -> None", "")
+
+
+def _signature(fields: dict[str, _Field], kinds: dict[str, str]) -> str:
     shown = []
     for name, made in fields.items():
-        text = f"{name}: {inspect.formatannotation(made.type)}"
+        if not made.init:
+            continue
+        text = f"{name}: {_annotation_text(made.type)}"
         if kinds[name] == "default":
             text += f" = {made.default!r}"
         elif kinds[name] == "factory":

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import field
 from typing import Any, Literal
 
 from groundskeeper.errors import UsageError
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 
 __all__ = [
     "AGENTS",

@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +44,7 @@ from groundskeeper.agents.seal import (
     write_anchor,
 )
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field, replace
 from groundskeeper.logs import Logger
 from groundskeeper.plan.org import VERDICT_STATES, Heading, Plan, load_plan
 from groundskeeper.plan.spec import PlanSpec, TaskSpec, compile_plan

@@ -14,7 +14,6 @@ import json
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 from groundskeeper.acceptance.check import SealedCheck, sha256_text
 from groundskeeper.acceptance.protect import file_sha256, input_sha256, matched_files
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, replace
 from groundskeeper.plan.org import Plan
 from groundskeeper.plan.spec import PlanSpec, compile_plan
 from groundskeeper.record.keys import groundskeeper_home

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import field
 
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.path_patterns import normal_path, pattern_problem
 from groundskeeper.plan.org import Heading, Plan
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 import gc
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from groundskeeper.errors import GroundskeeperError, UsageError
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.regular_file import NotARegularFileError, read_regular_file
 
 __all__ = [
@@ -169,7 +168,7 @@ class Check:
     ignored: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, eq=False)
+@fastclass(frozen=True, eq=False)
 class Heading:
     """One org heading. Equality is identity: two headings are the same only if they are one."""
 

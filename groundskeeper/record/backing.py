@@ -7,11 +7,10 @@ It reads steps; it does not verify signatures (`ledger_verify` does, `Ledger` on
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import field
 from pathlib import PurePosixPath
 from typing import Any, Protocol, runtime_checkable
 
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.record.ledger_format import unsealed_name
 
 #: A check result code that means a limit stopped the check, not the work failing it.

@@ -13,7 +13,6 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -23,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 
 from groundskeeper.errors import UsageError
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.logs import Logger
 
 __all__ = [
@@ -58,7 +57,7 @@ def groundskeeper_home() -> Path:
     return Path.home() / ".config" / "groundskeeper"
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class PublicKey:
     """An Ed25519 public key, known by its id: hex SHA-256 of the 32 raw bytes."""
 
@@ -110,7 +109,7 @@ class PublicKey:
         return cls(loaded.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
 
 
-@dataclass(frozen=True)
+@fastclass(frozen=True)
 class SigningKey:
     """An Ed25519 private key. Tests and the vectors build one from a fixed seed."""
 

@@ -17,13 +17,12 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from groundskeeper.errors import GroundskeeperError
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.logs import Logger
 from groundskeeper.record.keys import PublicKey, SigningKey, trusted_keys
 from groundskeeper.record.ledger_format import (

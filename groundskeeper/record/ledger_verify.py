@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.record.control import find_ledger
 from groundskeeper.record.keys import PublicKey
 from groundskeeper.record.ledger_format import (

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import field
 
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 
 __all__ = [
     "FIND_PRIMARIES",

@@ -26,10 +26,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.path_patterns import PathPatterns
 
 #: Directory names hidden wherever they appear (compared case-insensitively).
@@ -123,7 +122,7 @@ class PathRules:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@fastclass(frozen=True, slots=True)
 class Fence:
     hidden: frozenset[Identity] = frozenset()
     hidden_paths: tuple[str, ...] = ()  # real paths of the hidden directories, for string checks

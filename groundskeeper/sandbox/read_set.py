@@ -34,11 +34,10 @@ import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.sandbox.preview1_abi import DIRECTORY, REGULAR_FILE, SYMBOLIC_LINK, UNKNOWN
 
 if TYPE_CHECKING:

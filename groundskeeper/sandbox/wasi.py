@@ -21,14 +21,13 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import field, replace
 from pathlib import Path
 
 import wasmtime
 
 import groundskeeper.sandbox.hostcall as hostcall
 import groundskeeper.sandbox.preview1 as preview1
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field, replace
 from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.sandbox.fence import groundskeeper_home
 from groundskeeper.sandbox.preview1_abi import Sink

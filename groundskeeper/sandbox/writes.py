@@ -16,10 +16,9 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import field
 from pathlib import Path
 
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.sandbox.fence import directory_path
 
 __all__ = ["MAX_NOTED", "WriteJournal", "current", "recording"]
