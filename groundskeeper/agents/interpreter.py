@@ -103,8 +103,7 @@ if sys.argv[4:] == ["--verify"]:
     sys.exit(0)
 sys.path.extend(_gk_roots)
 sys.argv = ["-m"] + sys.argv[4:]
-import runpy
-runpy.run_module("groundskeeper", run_name="__main__", alter_sys=True)
+import groundskeeper.__main__
 """
 
 
