@@ -734,12 +734,9 @@ class _SessionInputs:
         )
         from groundskeeper.acceptance.check_links import links_made
         from groundskeeper.acceptance.work_modules import source_reader
-        from groundskeeper.agents.snapshot import changed_since, load_sealed, readable
+        from groundskeeper.agents.snapshot import changed_since, readable
 
-        if self._held is None:
-            sealed = load_sealed(self._control.path, self._sealed)
-            self._held, self._data = sealed.files, sealed.data
-        held = self._held
+        held = self._snapshot()
         # a link the check went through that the snapshot does not hold, to the same target
         # (`acceptance.check_links`)
         found: list[str] = []
@@ -772,6 +769,29 @@ class _SessionInputs:
                     task, read, new, tasks, self._modules, source_reader(root)
                 )
         return "; ".join(found) if found else None
+
+    def added_tests(self, task: TaskSpec, result: CheckResult) -> list[str]:
+        """The test modules a passing pytest check read that the sealed snapshot does not
+        hold (made since), when it also read tests the snapshot holds: what the check runs
+        without once more (`acceptance.added_tests`). Empty without a sealed snapshot."""
+        if self._sealed is None or result.read is None:
+            return []
+        from groundskeeper.acceptance.added_tests import test_modules_read
+
+        held = self._snapshot()
+        tests = test_modules_read(task, result.read)
+        added = sorted(p for p in tests if p not in held and not _skipped(p))
+        return added if added and any(p in held for p in tests) else []
+
+    def _snapshot(self) -> dict[str, str]:
+        """The sealed snapshot's files, read at the first use."""
+        if self._held is None:
+            from groundskeeper.agents.snapshot import load_sealed
+
+            assert self._sealed is not None
+            sealed = load_sealed(self._control.path, self._sealed)
+            self._held, self._data = sealed.files, sealed.data
+        return self._held
 
     def _all_tasks(self) -> list[TaskSpec]:
         if self._tasks is None:
@@ -1008,6 +1028,18 @@ def _judge_task(
         )
     sealed = SealedCheck.seal(task.check)
     result = _held(task, run_check(sealed, root, shell=shell, timeout=timeout), rule)
+    added = rule.added_tests(task, result) if rule is not None and result.passed else []
+    if added:
+        from groundskeeper.acceptance.added_tests import without_added
+
+        made = f"which {'was' if len(added) == 1 else 'were'} made since the session's seal"
+        result = without_added(
+            sealed,
+            added,
+            made,
+            result,
+            lambda alone: run_check(alone, root, shell=shell, timeout=timeout),
+        )
     record.stage("check", check_body(task.task_id, attempt, result, phase, withhold=withhold))
     if result.code == CHANGED:
         return f"{CHANGED}: {result.reason}"

@@ -8,9 +8,9 @@ it does not decide what a result means for the task, and `acceptance.check` runs
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
+from groundskeeper.acceptance.added_tests import without_added
 from groundskeeper.acceptance.check import (
     CheckResult,
     SandboxShell,
@@ -20,7 +20,6 @@ from groundskeeper.acceptance.check import (
     sha256_text,
 )
 from groundskeeper.record.backing import Record
-from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.supervisor.run_books import RunBooks
 from groundskeeper.supervisor.run_paths import RunPaths
 
@@ -104,22 +103,15 @@ class RunChecks:
         self, check: SealedCheck, added: list[tuple[str, str]], result: CheckResult
     ) -> CheckResult:
         """A pytest check's pass with test files a worker added (`RunPaths.added_tests`),
-        once more without them: a new test module runs at collection, before any test, and
-        could rebind the code under test for the tests that were there (adversary-19 F14),
-        so those must pass on their own, as a `pytest` contract's red-first tests must."""
-        names = ", ".join(p for p, _ in added)
+        once more without them (`acceptance.added_tests`)."""
         makers = ", ".join(dict.fromkeys(f"`{m}`" for _, m in added))
-        said = f"without {names}, which the worker of task {makers} added, the tests that were"
-        if "PYTEST_ADDOPTS" in check.text:  # ours would be replaced: the run cannot be told
-            why = f"{said} there cannot be run: the check sets PYTEST_ADDOPTS"
-            return _failed(check, "added_tests_decide", why)
-        ignore = " ".join(f"--ignore={GUEST_ROOT}/{p}" for p, _ in added)
-        alone = replace(check, text=f'export PYTEST_ADDOPTS="{ignore}"\n{check.text}')
-        again = run_check(alone, self.workdir, shell=self.shell, timeout=self.timeout)
-        if again.passed:
-            return result
-        return _failed(check, "added_tests_decide", f"{said} there fail: {again.reason}",
-                       again.output)  # fmt: skip
+        return without_added(
+            check,
+            [p for p, _ in added],
+            f"which the worker of task {makers} added",
+            result,
+            lambda alone: run_check(alone, self.workdir, shell=self.shell, timeout=self.timeout),
+        )
 
     def kept(self, task_id: str, check_sha256: str | None = None) -> CheckResult | None:
         """The one rule of protection, for a task with a check or without one (a contract,

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from groundskeeper.acceptance import protect
+from groundskeeper.acceptance.added_tests import test_modules_read
 from groundskeeper.acceptance.check_inputs import (
     entitled,
     inputs_gone,
@@ -55,7 +56,6 @@ from groundskeeper.plan.expected import (
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.plan.suite_paths import suite_files_freed, suite_files_removed, suite_paths
-from groundskeeper.plan.test_paths import pytest_paths, runs_pytest_check
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots", "unaccounted"]
@@ -739,11 +739,9 @@ class RunPaths:
         the check also read tests that were there before the work: what `RunChecks` runs
         that check without once more (adversary-19 F14). Empty for any other check."""
         task = self._specs.get(task_id)
-        if task is None or read is None or not runs_pytest_check(task):
+        if task is None:
             return []
-        paths = [p for p in pytest_paths(task) if p != "."]
-        tests = [p for p in read if p.endswith(".py") and _is_test_module(p)
-                 and (not paths or any(_under_path(p, t) for t in paths))]  # fmt: skip
+        tests = test_modules_read(task, read)
         with self._lock:
             added = [(p, self._made[p]) for p in tests if p in self._made]
         if not added or not any(self._there_at_start(p) for p in tests):
@@ -1005,12 +1003,3 @@ class RunPaths:
             " of the run may)"
         )
         return [Diagnostic("info", "run", message, None, "F002"), *said]
-
-
-def _is_test_module(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py")
-
-
-def _under_path(path: str, test_path: str) -> bool:
-    return path == test_path or path.startswith(test_path.rstrip("/") + "/")
