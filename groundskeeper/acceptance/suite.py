@@ -71,34 +71,48 @@ class SuiteRecord:
     output: str = ""
     always_equal: tuple[str, ...] = ()  # `id: Type`: a value of the work equal to anything
     plugins: tuple[str, ...] = ()  # `plugin NAME (FILE)`, `hook H of plugin NAME (FILE)`
+    skipped_files: tuple[str, ...] = ()  # test modules pytest skipped at collection
 
 
 @dataclass(frozen=True)
 class Baseline:
     """The suite before any worker ran: its ids, those it skipped (or xfailed or deselected),
-    and the files whose collection failed then (their tests could not be counted)."""
+    the files whose collection failed then (their tests could not be counted), and the
+    modules pytest skipped at collection then (`skipped_files`: a module-level
+    `pytest.importorskip` of the module the work is to write, adversary-19 F16): their tests,
+    collected now, are no new tests but red ones, which must pass."""
 
     collected: tuple[str, ...]
     skipped: tuple[str, ...] = ()
     broken_files: tuple[str, ...] = field(default=())
+    skipped_files: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, list[str]]:
         return {
             "collected": list(self.collected),
             "skipped": list(self.skipped),
             "broken_files": list(self.broken_files),
+            "skipped_files": list(self.skipped_files),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, list[str]]) -> Baseline:
-        return cls(tuple(data["collected"]), tuple(data["skipped"]), tuple(data["broken_files"]))
+        return cls(
+            tuple(data["collected"]),
+            tuple(data["skipped"]),
+            tuple(data["broken_files"]),
+            tuple(data.get("skipped_files", ())),  # a record kept before they were: none
+        )
 
     @classmethod
     def of(cls, record: SuiteRecord) -> Baseline:
         skipped = [i for i, o in record.outcomes.items() if o in ("skipped", "xfailed")]
         broken = sorted({_file_of(e) for e in record.errors})
         return cls(
-            record.collected, tuple(sorted(skipped + list(record.deselected))), tuple(broken)
+            record.collected,
+            tuple(sorted(skipped + list(record.deselected))),
+            tuple(broken),
+            tuple(sorted(set(record.skipped_files))),
         )
 
 
@@ -214,6 +228,7 @@ def run_suite(
             output,
             tuple(str(v) for v in raw.get("always_equal", ())),
             _foreign_plugins(raw.get("plugins", ()), workdir, protect),
+            tuple(str(v) for v in raw.get("skipped_files", ())),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise SuiteRefused("C025", f"the suite's record cannot be read: {error}") from None
@@ -339,9 +354,10 @@ def _compare(
             {"vanished": vanished},
         )
     before = set(baseline.collected)
-    new = [
-        i for i in record.collected if i not in before and _file_of(i) not in baseline.broken_files
-    ]
+    # a file the red-first run could not count (its collection failed) or that pytest skipped
+    # whole at collection (adversary-19 F16): its tests now are red ones, judged as any test
+    uncounted = {*baseline.broken_files, *baseline.skipped_files}
+    new = [i for i in record.collected if i not in before and _file_of(i) not in uncounted]
     if new:
         raise SuiteRefused(
             "C022", f"tests not collected before any work: {name(new)}", {"new": new}

@@ -73,6 +73,7 @@ _BEFORE = {name: id(value) for name, value in _machinery().items()}
 _collected: list[str] = []
 _deselected: list[str] = []
 _errors: list[str] = []
+_skipped_files: list[str] = []  # modules skipped at collection (a module-level importorskip)
 _tampered: list[str] = []
 _outcomes: dict[str, str] = {}
 _always_equal: list[str] = []
@@ -163,6 +164,8 @@ def pytest_deselected(items: list[Any]) -> None:
 def pytest_collectreport(report: Any) -> None:
     if report.failed:
         _errors.append(report.nodeid or "<collection>")
+    elif report.skipped and report.nodeid:
+        _skipped_files.append(report.nodeid.split("::", 1)[0])
 
 
 def pytest_collection_finish(session: Any) -> None:
@@ -282,6 +285,7 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
         "collected": _collected, "deselected": _deselected, "errors": _errors,
         "tampered": _tampered, "outcomes": _outcomes, "exitstatus": int(exitstatus),
         "always_equal": _always_equal, "plugins": _plugins, "finished": True,
+        "skipped_files": _skipped_files,
     }  # fmt: skip
     partial = _TARGET + ".partial"
     with open(partial, "w") as handle:
