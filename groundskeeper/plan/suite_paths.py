@@ -21,6 +21,7 @@ __all__ = [
     "suite_files_freed",
     "suite_files_removed",
     "suite_paths",
+    "suite_tests_renamed",
     "writable_kept",
 ]
 
@@ -109,6 +110,38 @@ def _removal_object(raw: list[str], words: list[str], at: int) -> bool:
             return False
         first = words[back]
     return False
+
+
+# "Rename [the] [test [function]] OLD [in FILE] to|as|into NEW [in FILE]" (adversary-19 F19)
+_NAME = r"`?([A-Za-z_]\w*)`?(?![\w/]|\.\w)"
+_FILE = r"`?([\w./-]+\.py)`?"
+_RENAME = re.compile(
+    r"\brename\s+(?:the\s+)?(?:(?:test\s+function|test\s+method|test\s+case|test|function|method)\s+)?"
+    + _NAME + rf"(?:\s+(?:in|of|from)\s+{_FILE})?\s+(?:to|as|into)\s+" + _NAME
+    + rf"(?:\s+(?:in|of)\s+{_FILE})?",
+    re.IGNORECASE,
+)
+_NEGATION = frozenset({"not", "never", "don't", "dont", "no", "without"})
+
+
+def suite_tests_renamed(task: TaskSpec) -> tuple[tuple[str, str, str], ...]:
+    """(file, old, new) for each test (a function or class of a test module) the task's text
+    asks to rename by name, not negated ("Rename the test test_add in tests/test_calc.py to
+    test_add_positive"; the file "" when the sentence names none): a red-first test by the
+    old name that runs now by the new one in the same file is moved, not gone (adversary-19
+    F19). The fence still decides whether the worker may edit the file."""
+    found: list[tuple[str, str, str]] = []
+    text = task.heading.title + "\n" + task.heading.body
+    for sentence in re.split(r"(?<=[.;!?])\s+|\n", text):
+        for match in _RENAME.finditer(sentence):
+            before = {w.strip("`'\"(),:;").lower() for w in sentence[: match.start()].split()}
+            if before & _NEGATION:
+                continue
+            old, file, new, after = match.groups()
+            path = normal_path((file or after or "").rstrip("."))
+            if old != new:
+                found.append((path or "", old, new))
+    return tuple(dict.fromkeys(found))
 
 
 #: Words that join the objects of one verb.

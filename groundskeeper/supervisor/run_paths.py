@@ -54,7 +54,12 @@ from groundskeeper.plan.expected import (
     unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
-from groundskeeper.plan.suite_paths import suite_files_freed, suite_files_removed, suite_paths
+from groundskeeper.plan.suite_paths import (
+    suite_files_freed,
+    suite_files_removed,
+    suite_paths,
+    suite_tests_renamed,
+)
 from groundskeeper.plan.test_paths import pytest_paths, runs_pytest_check
 from groundskeeper.sandbox import fence as fences
 
@@ -391,6 +396,14 @@ class RunPaths:
             t.task_id: found
             for t in tasks
             if t.task_id in self.free and (found := suite_files_removed(t, suites))
+        }
+        #: the task id → (file, old, new) for each test its text asks to rename (adversary-19
+        #: F19: "Rename the test test_add in tests/test_calc.py to test_add_positive"): the
+        #: red-first test runs by its new name, moved, not gone
+        self.renamed: dict[str, tuple[tuple[str, str, str], ...]] = {
+            t.task_id: found
+            for t in tasks
+            if t.task_id in self.free and (found := suite_tests_renamed(t))
         }
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}

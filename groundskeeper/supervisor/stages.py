@@ -263,6 +263,7 @@ class ContractsStage:
                     unwatched=context.watched.unknown,
                     added=self.checks.freed,
                     removed=self.checks.removed,
+                    renamed=self.checks.renamed,
                     inputs_changed=self._inputs_changed(task.heading.task_id),
                 ),
             )
