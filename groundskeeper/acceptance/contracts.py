@@ -149,6 +149,9 @@ class ContractContext:
     # (file, old, new) for each test a task's text asks to rename (`plan.suite_paths
     # .suite_tests_renamed`): a red-first test that runs by the new name is not gone (C022)
     renamed: tuple[tuple[str, str, str], ...] = ()
+    # which later task of an ORDERED sequence a red-first test still failing the same way is
+    # left to (`RunPaths.left_to`, adversary-19 F22); None: the task has no later one
+    left_to: Callable[[str], str | None] | None = None
     # why a pass of a `pytest` contract must not stand, given the files the suite read
     # (`RunPaths.inputs_read` for the task, as for a check's pass): a file there before the
     # work that a worker not entitled to it changed — the tests' data or helper module,
@@ -750,8 +753,8 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
                 with read_set.recording(context.workdir) as reads:
                     alone = run_suite(context.workdir, path, protect=context.protect, ignore=added)
                 read = _more(read, reads.read_files())
-                judge_suite(alone, baseline, 0, context.hidden, moved)
-        passed = judge_suite(record, baseline, minimum, context.hidden, moved)
+                judge_suite(alone, baseline, 0, context.hidden, moved, context.left_to)
+        passed = judge_suite(record, baseline, minimum, context.hidden, moved, context.left_to)
     except SuiteRefused as refused:
         message = refused.message
         if refused.output and context.hidden:
