@@ -146,6 +146,12 @@ class ContractContext:
     # test files there a task's text asks to remove by name (`plan.suite_paths
     # .suite_files_removed`): once gone, their red-first tests are not missed (C022)
     removed: tuple[str, ...] = ()
+    # (file, old, new) for each test a task's text asks to rename (`plan.suite_paths
+    # .suite_tests_renamed`): a red-first test that runs by the new name is not gone (C022)
+    renamed: tuple[tuple[str, str, str], ...] = ()
+    # which later task of an ORDERED sequence a red-first test still failing the same way is
+    # left to (`RunPaths.left_to`, adversary-19 F22); None: the task has no later one
+    left_to: Callable[[str], str | None] | None = None
     # why a pass of a `pytest` contract must not stand, given the files the suite read
     # (`RunPaths.inputs_read` for the task, as for a check's pass): a file there before the
     # work that a worker not entitled to it changed — the tests' data or helper module,
@@ -734,6 +740,8 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
         moved: frozenset[str] = frozenset()
         if context.removed and baseline is not None:
             moved = _removed(baseline, context.workdir, context.removed)
+        if context.renamed and baseline is not None:
+            moved |= _renamed(baseline, record.collected, context.renamed)
         if freed and baseline is not None:
             added = tuple(f for f in freed if f not in _files_of(baseline))
             # new tests in a file the worker was entitled to write are the asked-for work
@@ -745,8 +753,8 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
                 with read_set.recording(context.workdir) as reads:
                     alone = run_suite(context.workdir, path, protect=context.protect, ignore=added)
                 read = _more(read, reads.read_files())
-                judge_suite(alone, baseline, 0, context.hidden, moved)
-        passed = judge_suite(record, baseline, minimum, context.hidden, moved)
+                judge_suite(alone, baseline, 0, context.hidden, moved, context.left_to)
+        passed = judge_suite(record, baseline, minimum, context.hidden, moved, context.left_to)
     except SuiteRefused as refused:
         message = refused.message
         if refused.output and context.hidden:
@@ -772,6 +780,34 @@ def _moved(baseline: Baseline, collected: Iterable[str], added: tuple[str, ...])
     return frozenset(
         i for i in baseline.collected if i not in collected and i.split("::", 1)[-1] in now
     )
+
+
+def _renamed(
+    baseline: Baseline, collected: Iterable[str], renamed: tuple[tuple[str, str, str], ...]
+) -> frozenset[str]:
+    """The red-first test ids that run now by the new name a task's text asks for, in the
+    same file (adversary-19 F19: "Rename the test test_add in tests/test_calc.py to
+    test_add_positive"; a parametrized test keeps its parameters): renamed as asked, not
+    gone. A test renamed otherwise, or removed, is still gone."""
+    now = set(collected)
+    found: set[str] = set()
+    for test in baseline.collected:
+        if test in now or "::" not in test:
+            continue
+        file, rest = test.split("::", 1)
+        parts = rest.split("::")
+        last, bracket, params = parts[-1].partition("[")
+        names = [*parts[:-1], last]
+        for where, old, new in renamed:
+            if where and where != file:
+                continue
+            for at, name in enumerate(names):
+                if name != old:
+                    continue
+                moved = [*names[:at], new, *names[at + 1 :]]
+                if "::".join([file, *moved]) + bracket + params in now:
+                    found.add(test)
+    return frozenset(found)
 
 
 def _removed(baseline: Baseline, workdir: Path, removed: tuple[str, ...]) -> frozenset[str]:

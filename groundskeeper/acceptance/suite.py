@@ -16,6 +16,7 @@ import fnmatch
 import json
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ __all__ = [
     "run_suite",
 ]
 
+#: pytest's status when some test failed.
+_TESTS_FAILED = 1
 #: pytest's status when it collected no test.
 _NO_TESTS_COLLECTED = 5
 #: Seconds one run of a suite may take in the sandbox.
@@ -71,34 +74,55 @@ class SuiteRecord:
     output: str = ""
     always_equal: tuple[str, ...] = ()  # `id: Type`: a value of the work equal to anything
     plugins: tuple[str, ...] = ()  # `plugin NAME (FILE)`, `hook H of plugin NAME (FILE)`
+    skipped_files: tuple[str, ...] = ()  # test modules pytest skipped at collection
+    failures: dict[str, str] = field(default_factory=dict)  # failed id → how (its crash)
 
 
 @dataclass(frozen=True)
 class Baseline:
     """The suite before any worker ran: its ids, those it skipped (or xfailed or deselected),
-    and the files whose collection failed then (their tests could not be counted)."""
+    the files whose collection failed then (their tests could not be counted), and the
+    modules pytest skipped at collection then (`skipped_files`: a module-level
+    `pytest.importorskip` of the module the work is to write, adversary-19 F16): their tests,
+    collected now, are no new tests but red ones, which must pass. `failed`: each test that
+    failed then, and how (adversary-19 F22: one a later task of an ORDERED sequence is left)."""
 
     collected: tuple[str, ...]
     skipped: tuple[str, ...] = ()
     broken_files: tuple[str, ...] = field(default=())
+    skipped_files: tuple[str, ...] = ()
+    failed: dict[str, str] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, list[str]]:
+    def to_json(self) -> dict[str, Any]:
         return {
             "collected": list(self.collected),
             "skipped": list(self.skipped),
             "broken_files": list(self.broken_files),
+            "skipped_files": list(self.skipped_files),
+            "failed": dict(self.failed),
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, list[str]]) -> Baseline:
-        return cls(tuple(data["collected"]), tuple(data["skipped"]), tuple(data["broken_files"]))
+    def from_json(cls, data: dict[str, Any]) -> Baseline:
+        failed = data.get("failed", {})  # a record kept before these were: none
+        return cls(
+            tuple(data["collected"]),
+            tuple(data["skipped"]),
+            tuple(data["broken_files"]),
+            tuple(data.get("skipped_files", ())),
+            {str(k): str(v) for k, v in failed.items()} if isinstance(failed, dict) else {},
+        )
 
     @classmethod
     def of(cls, record: SuiteRecord) -> Baseline:
         skipped = [i for i, o in record.outcomes.items() if o in ("skipped", "xfailed")]
         broken = sorted({_file_of(e) for e in record.errors})
         return cls(
-            record.collected, tuple(sorted(skipped + list(record.deselected))), tuple(broken)
+            record.collected,
+            tuple(sorted(skipped + list(record.deselected))),
+            tuple(broken),
+            tuple(sorted(set(record.skipped_files))),
+            {i: record.failures.get(i, "") for i, o in record.outcomes.items() if o == "failed"},
         )
 
 
@@ -214,6 +238,8 @@ def run_suite(
             output,
             tuple(str(v) for v in raw.get("always_equal", ())),
             _foreign_plugins(raw.get("plugins", ()), workdir, protect),
+            tuple(str(v) for v in raw.get("skipped_files", ())),
+            {str(k): str(v) for k, v in raw.get("failures", {}).items()},
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         raise SuiteRefused("C025", f"the suite's record cannot be read: {error}") from None
@@ -248,11 +274,15 @@ def judge_suite(
     minimum: int = 0,
     held_out: tuple[str, ...] = (),
     moved: frozenset[str] = frozenset(),
+    left_to: Callable[[str], str | None] | None = None,
 ) -> str:
     """A message when the suite passes as acceptance; `SuiteRefused` naming why not. A test
     of a `held_out` file (hidden from workers) is counted in a message, never named: its id
     (a parametrized one spells its inputs) would tell the worker what it checks. `moved`:
-    red-first ids that run now from a file the worker was entitled to add (not gone)."""
+    red-first ids that run now from a file the worker was entitled to add (not gone).
+    `left_to`: the later task of an ORDERED sequence a test is left to, if any
+    (`plan.suite_paths.left_to_later`): a test that failed before any work and fails now the
+    same way is tolerated when one is (adversary-19 F22); that task is judged on it."""
     name = _Naming(held_out)
     if record.tampered:
         raise SuiteRefused(
@@ -279,11 +309,14 @@ def judge_suite(
     # pass — the work done that the mark waited for (adversary-19 F17); a strict one pytest
     # reports as failed
     failed = sorted(i for i, o in record.outcomes.items() if o == "failed")
+    left = _left(record, baseline, failed, left_to)
+    failed = [i for i in failed if i not in left]
     if record.errors or failed:
         named = [*(f"{e} (collection error)" for e in record.errors), *failed]
         raise SuiteRefused(
             "C020",
-            f"{len(named)} of the suite's tests failed: {name(named)}",
+            f"{len(named)} of the suite's tests failed: {name(named)}"
+            + _red_before(failed, baseline, left_to),
             {"failed": named},
             record.output[-1500:],
         )
@@ -299,12 +332,55 @@ def judge_suite(
     everything_moved = bool(baseline.collected) and set(baseline.collected) <= moved
     if record.exitstatus == _NO_TESTS_COLLECTED and not record.collected and everything_moved:
         return f"the {len(baseline.collected)} red-first tests all moved, as asked"
-    if record.exitstatus != 0:
+    if record.exitstatus != 0 and not (record.exitstatus == _TESTS_FAILED and left):
         raise SuiteRefused("C020", f"pytest exited with status {record.exitstatus}")
     passed = sum(1 for o in record.outcomes.values() if o in ("passed", "xpassed"))
     if passed < minimum:
         raise SuiteRefused("C026", f"{passed} tests passed, fewer than --min {minimum}")
+    if left:
+        later = ", ".join(f"{name([i])} to task {t}" for i, t in left.items())
+        return (
+            f"{passed} passed; {len(left)} red before any work and failing the same way, left"
+            f" to a later task of the sequence: {later}"
+        )
     return f"{passed} passed, the {len(baseline.collected)} red-first tests all among them"
+
+
+def _left(
+    record: SuiteRecord,
+    baseline: Baseline | None,
+    failed: list[str],
+    left_to: Callable[[str], str | None] | None,
+) -> dict[str, str]:
+    """Each failed test left to a later task (by its id): one that failed before any work,
+    the same way (its crash's message, adversary-19 F22), that `left_to` names a task for."""
+    if left_to is None or baseline is None:
+        return {}
+    found: dict[str, str] = {}
+    for test in failed:
+        before = baseline.failed.get(test)
+        if before is None or before != record.failures.get(test):
+            continue
+        later = left_to(test)
+        if later is not None:
+            found[test] = later
+    return found
+
+
+def _red_before(
+    failed: list[str], baseline: Baseline | None, left_to: Callable[[str], str | None] | None
+) -> str:
+    """What the author of an ORDERED sequence can do about a failed test that was red before
+    any work too."""
+    red = [i for i in failed if baseline is not None and i in baseline.failed]
+    if not red or left_to is None:  # a task with no later one in an ORDERED sequence
+        return ""
+    return (
+        f" ({len(red)} of them failed before any work too: a test may be left to a later task"
+        " of an ORDERED sequence whose text names it — the test function, or the name it"
+        " tests, as `mul` for test_mul — when this task's text does not, and it fails the same"
+        " way as before the work)"
+    )
 
 
 class _Naming:
@@ -339,9 +415,10 @@ def _compare(
             {"vanished": vanished},
         )
     before = set(baseline.collected)
-    new = [
-        i for i in record.collected if i not in before and _file_of(i) not in baseline.broken_files
-    ]
+    # a file the red-first run could not count (its collection failed) or that pytest skipped
+    # whole at collection (adversary-19 F16): its tests now are red ones, judged as any test
+    uncounted = {*baseline.broken_files, *baseline.skipped_files}
+    new = [i for i in record.collected if i not in before and _file_of(i) not in uncounted]
     if new:
         raise SuiteRefused(
             "C022", f"tests not collected before any work: {name(new)}", {"new": new}

@@ -11,16 +11,20 @@ from __future__ import annotations
 import re
 
 from groundskeeper.path_patterns import covering, covers, normal_path
-from groundskeeper.plan.contract_syntax import protected_by
+from groundskeeper.plan.contract_syntax import protected_by, suite_args
 from groundskeeper.plan.expected import asks_to_change
-from groundskeeper.plan.spec import TaskSpec
+from groundskeeper.plan.org import Heading
+from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.pytest_files import PYTEST_CONFIGURATION
 
 __all__ = [
     "asked_but_kept",
+    "later_in_order",
+    "left_to_later",
     "suite_files_freed",
     "suite_files_removed",
     "suite_paths",
+    "suite_tests_renamed",
     "writable_kept",
 ]
 
@@ -111,6 +115,40 @@ def _removal_object(raw: list[str], words: list[str], at: int) -> bool:
     return False
 
 
+# "Rename [the] [test [function]] OLD [in FILE] to|as|into NEW [in FILE]" (adversary-19 F19)
+_NAME = r"`?([A-Za-z_]\w*)`?(?![\w/]|\.\w)"
+_FILE = r"`?([\w./-]+\.py)`?"
+_RENAME = re.compile(
+    r"\brename\s+(?:the\s+)?(?:(?:test\s+function|test\s+method|test\s+case|test|function|method)\s+)?"
+    + _NAME
+    + rf"(?:\s+(?:in|of|from)\s+{_FILE})?\s+(?:to|as|into)\s+"
+    + _NAME
+    + rf"(?:\s+(?:in|of)\s+{_FILE})?",
+    re.IGNORECASE,
+)
+_NEGATION = frozenset({"not", "never", "don't", "dont", "no", "without"})
+
+
+def suite_tests_renamed(task: TaskSpec) -> tuple[tuple[str, str, str], ...]:
+    """(file, old, new) for each test (a function or class of a test module) the task's text
+    asks to rename by name, not negated ("Rename the test test_add in tests/test_calc.py to
+    test_add_positive"; the file "" when the sentence names none): a red-first test by the
+    old name that runs now by the new one in the same file is moved, not gone (adversary-19
+    F19). The fence still decides whether the worker may edit the file."""
+    found: list[tuple[str, str, str]] = []
+    text = task.heading.title + "\n" + task.heading.body
+    for sentence in re.split(r"(?<=[.;!?])\s+|\n", text):
+        for match in _RENAME.finditer(sentence):
+            before = {w.strip("`'\"(),:;").lower() for w in sentence[: match.start()].split()}
+            if before & _NEGATION:
+                continue
+            old, file, new, after = match.groups()
+            path = normal_path((file or after or "").rstrip("."))
+            if old != new:
+                found.append((path or "", old, new))
+    return tuple(dict.fromkeys(found))
+
+
 #: Words that join the objects of one verb.
 _AND = frozenset({"and", "or"})
 #: Words a further object of the same verb starts with ("and its test …", "and the module …").
@@ -168,3 +206,58 @@ def asked_but_kept(task: TaskSpec, hide: tuple[str, ...]) -> tuple[tuple[str, st
         if kept and asks_to_change(task, name):
             found.append((path, *kept[0]))
     return tuple(found)
+
+
+def later_in_order(spec: PlanSpec) -> dict[str, tuple[TaskSpec, ...]]:
+    """Each task → the tasks with a `pytest` contract that start only once it is DONE: those
+    below a later sibling of it (or of a heading above it) under an `:ORDERED:` heading
+    (`plan.tree`'s walk). A task with none is left out."""
+    found: dict[str, list[TaskSpec]] = {}
+
+    def tasks_under(heading: Heading) -> list[Heading]:
+        below = [heading] if heading.is_task else []
+        for child in heading.children:
+            below += tasks_under(child)
+        return below
+
+    for heading in spec.plan.walk():
+        if not heading.ordered:
+            continue
+        children = [tasks_under(c) for c in heading.children]
+        for at, earlier in enumerate(children):
+            later = [spec.of(h) for c in children[at + 1 :] for h in c if h in spec.tasks]
+            later = [t for t in later if suite_paths(t)]
+            for h in earlier:
+                if later and h in spec.tasks:
+                    found.setdefault(h.task_id, []).extend(later)
+    return {k: tuple(dict.fromkeys(v)) for k, v in found.items()}
+
+
+def left_to_later(task: TaskSpec, later: tuple[TaskSpec, ...], test: str) -> str | None:
+    """The later task of an ORDERED sequence (`later_in_order`) a test failing at `task`'s
+    claim is left to (adversary-19 F22), if any: the first whose `pytest` contract runs the
+    test's file and whose text names the test, when `task`'s text does not. A test names
+    itself by its id, its function and the name it tests (`mul` for test_mul), each as a
+    whole word, in letter case as written: "Fix mul in calc.py" names test_mul."""
+    if _names_test(task, test):
+        return None
+    file = test.split("::", 1)[0]
+    for other in later:
+        runs = any(
+            (path := suite_args(c.args)[0]) == "." or file == path
+            or file.startswith(path.rstrip("/") + "/")
+            for c in other.contracts if c.kind == "pytest"
+        )  # fmt: skip
+        if runs and _names_test(other, test):
+            return other.task_id
+    return None
+
+
+def _names_test(task: TaskSpec, test: str) -> bool:
+    text = task.heading.title + "\n" + task.heading.body
+    function = test.rsplit("::", 1)[-1].partition("[")[0]
+    subject = function.removeprefix("test_").removesuffix("_test")
+    names = {test, test.partition("[")[0], function}
+    if subject and subject != function:
+        names.add(subject)
+    return any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text) for n in names if n)

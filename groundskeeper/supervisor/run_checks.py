@@ -74,6 +74,14 @@ class RunChecks:
             return ()
         return tuple(dict.fromkeys(p for ps in self.paths.removed.values() for p in ps))
 
+    @property
+    def renamed(self) -> tuple[tuple[str, str, str], ...]:
+        """(file, old, new) for each test some task's text asks to rename
+        (`RunPaths.renamed`): its red-first id may run by the new name."""
+        if self.paths is None:
+            return ()
+        return tuple(dict.fromkeys(r for rs in self.paths.renamed.values() for r in rs))
+
     def run(self, task_id: str, check: SealedCheck) -> CheckResult:
         """The check's result, not sealed."""
         kept = self.kept(task_id, check.sha256)

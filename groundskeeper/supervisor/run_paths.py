@@ -22,7 +22,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,14 @@ from groundskeeper.plan.expected import (
     unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
-from groundskeeper.plan.suite_paths import suite_files_freed, suite_files_removed, suite_paths
+from groundskeeper.plan.suite_paths import (
+    later_in_order,
+    left_to_later,
+    suite_files_freed,
+    suite_files_removed,
+    suite_paths,
+    suite_tests_renamed,
+)
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots", "unaccounted"]
@@ -392,6 +399,17 @@ class RunPaths:
             for t in tasks
             if t.task_id in self.free and (found := suite_files_removed(t, suites))
         }
+        #: the task id → (file, old, new) for each test its text asks to rename (adversary-19
+        #: F19: "Rename the test test_add in tests/test_calc.py to test_add_positive"): the
+        #: red-first test runs by its new name, moved, not gone
+        self.renamed: dict[str, tuple[tuple[str, str, str], ...]] = {
+            t.task_id: asked
+            for t in tasks
+            if t.task_id in self.free and (asked := suite_tests_renamed(t))
+        }
+        #: the task id → the tasks with a `pytest` contract that start only once it is DONE
+        #: (`:ORDERED:`): a red-first test one of them names may be left to it (F22)
+        self._later = later_in_order(spec)
         self._hiding = fences.hiding_inputs(workdir, self.hidden, hide)
         self._at_task: dict[str, Hashes] = {}
         self._refused: dict[str, fences.Refusals] = {}  # the task's latest attempt's
@@ -732,6 +750,15 @@ class RunPaths:
     def there_before(self, path: str) -> bool:
         """Whether `path` was in the workdir when this run started (the snapshot's)."""
         return self._there_at_start(path)
+
+    def left_to(self, task_id: str) -> Callable[[str], str | None] | None:
+        """Which later task of an ORDERED sequence a test failing at the task's claim is left
+        to (`plan.suite_paths.left_to_later`, adversary-19 F22); None: the task has none."""
+        later = self._later.get(task_id)
+        task = self._specs.get(task_id)
+        if not later or task is None:
+            return None
+        return lambda test: left_to_later(task, later, test)
 
     def added_tests(self, task_id: str, read: Iterable[str] | None) -> list[tuple[str, str]]:
         """The test modules (`test_*.py`, `*_test.py`) a passing pytest check of the task

@@ -263,6 +263,8 @@ class ContractsStage:
                     unwatched=context.watched.unknown,
                     added=self.checks.freed,
                     removed=self.checks.removed,
+                    renamed=self.checks.renamed,
+                    left_to=self._left_to(task.heading.task_id),
                     inputs_changed=self._inputs_changed(task.heading.task_id),
                 ),
             )
@@ -285,6 +287,10 @@ class ContractsStage:
                                      v.code or "")  # fmt: skip
                 steps.append(SoftWarning(warning))
         return _claim_result(self.name, problems, steps, rows, said)
+
+    def _left_to(self, task_id: str) -> Callable[[str], str | None] | None:
+        paths = self.checks.paths
+        return None if paths is None else paths.left_to(task_id)
 
     def _inputs_changed(self, task_id: str) -> Callable[[tuple[str, ...] | None], list[str]] | None:
         """The check backstop a suite's pass answers to, as a check's does: each file the

@@ -73,8 +73,10 @@ _BEFORE = {name: id(value) for name, value in _machinery().items()}
 _collected: list[str] = []
 _deselected: list[str] = []
 _errors: list[str] = []
+_skipped_files: list[str] = []  # modules skipped at collection (a module-level importorskip)
 _tampered: list[str] = []
 _outcomes: dict[str, str] = {}
+_failures: dict[str, str] = {}  # a failed test → how it failed (its crash's message)
 _always_equal: list[str] = []
 _running = [""]  # the test whose assertions are looked at now
 
@@ -163,6 +165,8 @@ def pytest_deselected(items: list[Any]) -> None:
 def pytest_collectreport(report: Any) -> None:
     if report.failed:
         _errors.append(report.nodeid or "<collection>")
+    elif report.skipped and report.nodeid:
+        _skipped_files.append(report.nodeid.split("::", 1)[0])
 
 
 def pytest_collection_finish(session: Any) -> None:
@@ -183,6 +187,10 @@ def pytest_runtest_logreport(report: Any) -> None:
     seen = _outcomes.get(report.nodeid)
     if seen is None or _RANK[outcome] > _RANK[seen]:
         _outcomes[report.nodeid] = outcome
+    if outcome == "failed" and report.nodeid not in _failures:
+        crash = getattr(report.longrepr, "reprcrash", None)
+        said = getattr(crash, "message", None) or str(report.longrepr)
+        _failures[report.nodeid] = f"{report.when}: {said[:1000]}"
 
 
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
@@ -282,6 +290,7 @@ def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
         "collected": _collected, "deselected": _deselected, "errors": _errors,
         "tampered": _tampered, "outcomes": _outcomes, "exitstatus": int(exitstatus),
         "always_equal": _always_equal, "plugins": _plugins, "finished": True,
+        "skipped_files": _skipped_files, "failures": _failures,
     }  # fmt: skip
     partial = _TARGET + ".partial"
     with open(partial, "w") as handle:
