@@ -50,7 +50,7 @@ def test_a_stop_runs_its_checks_with_the_collector_on(tmp_path: Path) -> None:
     at = hook.index("-c") + 1
     # the gate's run_check is wrapped as soon as the gate is imported
     code = hook[at].replace(
-        'runpy.run_module("groundskeeper"',
+        "import groundskeeper.__main__",
         "import builtins\n"
         "_gk_import = builtins.__import__\n"
         "def _gk_hooked(name, *a, **k):\n"
@@ -60,7 +60,7 @@ def test_a_stop_runs_its_checks_with_the_collector_on(tmp_path: Path) -> None:
         "        _gk_wrap()\n"
         "    return module\n"
         "builtins.__import__ = _gk_hooked\n"
-        'runpy.run_module("groundskeeper"',
+        "import groundskeeper.__main__",
     )
     assert code != hook[at]
     out = tmp_path / "spy.txt"
