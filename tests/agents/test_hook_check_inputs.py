@@ -211,14 +211,8 @@ def test_an_asked_test_file_that_patches_the_code_blocks_the_stop(tmp_path: Path
     # adversary-19 F14 in a session: the asked test module runs at collection and rebinds the
     # code under test, so the test that was there passes with no fix; the tests that were
     # there must pass without the test files made since the seal, as in a run
-    from tests.agents.test_hook_as_a_run import plan_in
-
-    work = plan_in(tmp_path, ASKED_TEST_PLAN)
-    (work / "tests").mkdir()
-    (work / "tests" / "test_calc.py").write_text(
-        "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-    )
-    (work / "tests" / "conftest.py").write_text("import sys; sys.path.insert(0, '.')\n")
+    work = pytest_project(tmp_path)  # its tests, with this task's text, before the seal
+    (work / "plan.org").write_text(ASKED_TEST_PLAN)
     (work / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     started(work)
     (work / "tests" / "test_a_neg.py").write_text(
