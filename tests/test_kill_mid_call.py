@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from groundskeeper.cli import main
 from tests.test_cli_run import resume, setup, task
-from tests.test_paths_cli import _row, _sh
+from tests.test_paths_cli import _row, _sh, _write
 
 # the checker program reads data/in.txt (its own reads are not read as comparisons): not
 # protected from the start, so the worker's call rewrites it and the run's read-set backstop
@@ -167,3 +167,108 @@ def test_an_input_too_large_to_hash_is_not_promised_a_restore(tmp_path: Path) ->
     ), reason
     assert "restore it" not in pad, reason
     assert _resume_fixed(plan, "--accept-changes", script=SAYS_DONE)["state"] == "DONE"
+
+
+# -- a suspicion resolved: the killed run's write, rewritten whole by a sealed call ----------
+#
+# Two workers in flight when the run is killed; task b's call made out_b.txt and no sealed line
+# says so. The next resume holds that file against both (either could have written it). A
+# later `write_file` of the whole file is sealed: what the file holds then is its caller's, so
+# the other in-flight task is no longer suspected of it (the SIGKILL resume test's flake: an
+# honest sibling named the writer of a file its own task rewrote).
+
+PAIR = "grep -qx ok out_b.txt"
+
+
+def _killed_pair(tmp_path: Path, b_script: str, check: str = PAIR) -> Path:
+    """Run 1: tasks a and b in flight; b's call writes out_b.txt (and whatever `b_script`
+    does), both sleep; the process group is killed once `marker` is there."""
+    plan, script = setup(
+        tmp_path,
+        task("Wait", "a", "test -e never.txt", max_attempts="1")
+        + task("Write b", "b", check, max_attempts="1"),
+        "workers:\n  a:\n" + _sh("sleep 60") + "    - say: DONE\n  b:\n" + _sh(b_script)
+        + "    - say: DONE\n",
+    )  # fmt: skip
+    _kill_when(plan, script, tmp_path / "marker")
+    return plan
+
+
+def _kill_when(plan: Path, script: Path, marker: Path) -> None:
+    command = [sys.executable, "-c", "from groundskeeper.cli import main; main()", "resume",
+               str(plan), "--model", f"scripted:{script}"]  # fmt: skip
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert process.poll() is None and time.monotonic() < deadline, "never got there"
+        time.sleep(0.05)
+    time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)
+    _, stderr = process.communicate(timeout=60)
+    assert b"Traceback" not in stderr, stderr.decode()
+    marker.unlink()
+
+
+def _pair_resumed(plan: Path, b: str, a: str = "    - say: not yet\n") -> dict[str, object]:
+    """Resumed one task at a time: a's worker (`a`), then b's (`b`)."""
+    again = plan.parent / "again.yaml"
+    again.write_text(f"workers:\n  a:\n{a}  b:\n{b}")
+    _result, doc = resume(plan, again, "--max-parallel", "1")
+    return _row(doc, "b")
+
+
+WRITTEN_BACK = "echo no > out_b.txt; touch marker; sleep 60"
+
+
+def test_the_other_in_flight_task_is_suspected_until_the_file_is_rewritten(tmp_path: Path) -> None:
+    plan = _killed_pair(tmp_path, WRITTEN_BACK)
+    (tmp_path / "out_b.txt").write_text("ok\n")  # as if b's call had written it well
+    row = _pair_resumed(plan, "    - say: DONE\n")
+    assert row["state"] == "FAILED", row
+    assert "changed by an unrecorded call of task a, b's worker" in str(row["reason"])
+
+
+def test_its_own_whole_rewrite_in_the_resume_frees_it(tmp_path: Path) -> None:
+    plan = _killed_pair(tmp_path, WRITTEN_BACK)
+    row = _pair_resumed(plan, _write("out_b.txt", "ok") + "    - say: DONE\n")
+    assert row["state"] == "DONE", row
+
+
+def test_a_sibling_s_whole_rewrite_is_held_against_the_task(tmp_path: Path) -> None:
+    """The killed call changed data.txt, there before the work and the check's to read; a's
+    sealed rewrite of it (its old bytes even) makes a its writer, which no task is entitled
+    to be."""
+    (tmp_path / "data.txt").write_text("42\n")
+    plan = _killed_pair(
+        tmp_path, "echo 1 > data.txt; echo ok > out_b.txt; touch marker; sleep 60",
+        check=f"{PAIR} && grep -qx 42 data.txt",
+    )  # fmt: skip
+    a = _write("data.txt", "42") + "    - say: not yet\n"
+    row = _pair_resumed(plan, "    - say: DONE\n", a=a)
+    assert row["state"] == "FAILED", row
+    assert "the check read `data.txt`" in str(row["reason"]), row
+    assert "which the worker of task `a` changed" in str(row["reason"]), row
+
+
+def test_an_edit_that_keeps_part_of_the_file_does_not_free_it(tmp_path: Path) -> None:
+    plan = _killed_pair(tmp_path, "echo ok > out_b.txt; touch marker; sleep 60")
+    row = _pair_resumed(plan, _sh("echo >> out_b.txt; sed -i '/^$/d' out_b.txt")
+                        + "    - say: DONE\n")  # fmt: skip
+    assert row["state"] == "FAILED", row
+
+
+def test_its_own_rewrite_sealed_before_a_second_kill_frees_it_later(tmp_path: Path) -> None:
+    """The rewrite is sealed in a run that is itself killed: the record read by the run after
+    knows the file as b's own."""
+    plan = _killed_pair(tmp_path, WRITTEN_BACK)
+    script = tmp_path / "second.yaml"
+    script.write_text(
+        "workers:\n  a:\n" + _sh("sleep 60") + "    - say: DONE\n  b:\n"
+        + _write("out_b.txt", "ok") + _sh("touch marker; sleep 60") + "    - say: DONE\n"
+    )  # fmt: skip
+    _kill_when(plan, script, tmp_path / "marker")
+    assert (tmp_path / "out_b.txt").read_text() == "ok\n"
+    row = _pair_resumed(plan, "    - say: DONE\n")
+    assert row["state"] == "DONE", row

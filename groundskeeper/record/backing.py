@@ -127,6 +127,10 @@ class Record:
     in_flight: list[str] = field(default_factory=list)
     #: the paths the latest run's sealed tool calls list as changed
     last_wrote: set[str] = field(default_factory=set)
+    #: path → the tasks a run-start's `unrecorded` named as its writers (in flight when a
+    #: run stopped mid-call: any of them could have written it), and whether it named the
+    #: first of them its maker; cleared when a sealed `write_file` rewrites the file whole
+    suspected: dict[str, tuple[list[str], bool]] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None, rules: str) -> bool:
         """A sealed DONE for this task, judged with this very check under these very rules
@@ -205,6 +209,7 @@ class RecordReader:
                 # they hold now, the earlier runs' changes to them no longer held against it
                 record.wrote.clear()
                 record.first.clear()
+                record.suspected.clear()
             _first_seen(record, body.get("protected"))
             record.in_flight.clear()
             record.last_wrote.clear()
@@ -273,6 +278,8 @@ class RecordReader:
                         record.made.setdefault(path, task)
                     record.last_wrote.add(path)
                     writers = record.wrote.setdefault(path, [])
+                    if body.get("tool") == "write_file" and body.get("is_error") is False:
+                        _rewritten(record, path, task)
                     if not writers or writers[-1] != task:
                         writers.append(task)
         elif step == "claim":
@@ -346,6 +353,7 @@ class RecordReader:
             "snapshots": dict(r.snapshots),
             "in_flight": list(r.in_flight),
             "last_wrote": sorted(r.last_wrote),
+            "suspected": {p: [list(ids), named] for p, (ids, named) in r.suspected.items()},
             "check": [[*k, v] for k, v in self.check.items()],
             "last_check": [[*k, v] for k, v in self.last_check.items()],
             "docked": [[*k, v] for k, v in self.docked.items()],
@@ -383,6 +391,10 @@ class RecordReader:
             snapshots={str(r): str(h) for r, h in data["snapshots"].items()},
             in_flight=[str(t) for t in data["in_flight"]],
             last_wrote={str(p) for p in data["last_wrote"]},
+            suspected={
+                str(p): ([str(t) for t in ids], bool(named))
+                for p, (ids, named) in data["suspected"].items()
+            },
         )
         return cls(
             record,
@@ -416,9 +428,25 @@ def _unrecorded(record: Record, sealed: Any) -> None:
                 # before: what it held before any work (a restore of it frees it)
                 record.first.setdefault(path, sha)
             writers = record.wrote.setdefault(path, [])
-            writers += [t for t in tasks if t not in writers]
+            added = [t for t in tasks if t not in writers]
+            writers += added
+            named = path in made_paths and path not in record.made
             if path in made_paths:  # not there before: made by the first of them
                 record.made.setdefault(path, tasks[0])
+            record.suspected[path] = (added, named)
+
+
+def _rewritten(record: Record, path: str, task: str) -> None:
+    """A sealed `write_file` of `task`'s worker wrote `path` whole: what it holds is that
+    worker's from now on, so the tasks only an unrecorded call's change named as its writers
+    (`Record.suspected`) are no longer; the task stays one, judged as any writer is."""
+    suspects, named = record.suspected.pop(path, ([], False))
+    writers = record.wrote.get(path, [])
+    for other in suspects:
+        if other != task and other in writers:
+            writers.remove(other)
+    if named:
+        record.made[path] = task
 
 
 def _first_seen(record: Record, listed: Any) -> None:

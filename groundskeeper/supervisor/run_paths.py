@@ -444,6 +444,8 @@ class RunPaths:
         #: files a call of an earlier run's worker changed that no sealed line lists (the run
         #: stopped mid-call) → the tasks that were in flight (`unrecorded`)
         self._unrecorded: dict[str, list[str]] = {}
+        #: those of them not there before: made by the first of the tasks, as far as is known
+        self._unrecorded_made: set[str] = set()
         #: what the latest run's start snapshot hashed (`unaccounted`), and the files an
         #: unrecorded call changed that a restore frees (`unrecorded`)
         self._earlier_hashes: dict[str, str] = {}
@@ -737,6 +739,7 @@ class RunPaths:
                 self._made[path] = tasks[0]
                 self._writes[path] = [*tasks, *self._writes.get(path, [])]
                 self._unrecorded[path] = list(tasks)
+                self._unrecorded_made.add(path)
                 self._restorable.add(path)  # removing it restores
             for path in changed:
                 self._writes[path] = [*tasks, *self._writes.get(path, [])]
@@ -746,6 +749,23 @@ class RunPaths:
                 self._earlier_written.pop(path, None)
                 if not _readable(self.workdir / path):
                     self._gone_earlier.add(path)
+
+    def replaced(self, task_id: str, path: str) -> None:
+        """A sealed call of the task's worker wrote `path` whole (`write_file`): what it holds
+        now is that worker's, so the other tasks an unrecorded call's change to it was held
+        against (`unrecorded`: any of them could have made it) are no longer its writers. The
+        task itself stays one, judged as any writer is."""
+        with self._lock:
+            suspects = self._unrecorded.pop(path, None)
+            if suspects is None:
+                return
+            writes = self._writes.get(path, [])
+            for other in suspects:
+                if other != task_id and other in writes:
+                    writes.remove(other)  # the one entry `unrecorded` added
+            if path in self._unrecorded_made:
+                self._unrecorded_made.discard(path)
+                self._made[path] = task_id
 
     def there_before(self, path: str) -> bool:
         """Whether `path` was in the workdir when this run started (the snapshot's)."""

@@ -917,6 +917,10 @@ class Runner:
             except OSError as exc:  # the record then lacks it: evidence quoting it fails
                 log.warning("could not keep a tool call's output: %s", exc)
         sealed.append(self.seal.tool_call(task_id, attempt, _with_made(call, self._paths)))
+        if call.tool == "write_file" and not call.is_error:
+            for path in call.facts.get("changed") or ():
+                if isinstance(path, str):
+                    self._paths.replaced(task_id, path)
 
     def _stamps(self) -> dict[str, Stamp] | None:
         return workdir_stamps(self.workdir, (self.plan_path, self.control.root))
