@@ -242,3 +242,30 @@ def test_a_check_that_cannot_finish_takes_no_done_back(
     code, rows = check_write(plan)
     assert code == 1 and rows[0]["state"] == "FAILED" and keywords(plan) == {"a": "FAILED"}
     verified(plan)
+
+
+def test_a_check_passing_in_another_folder_does_not_promote(tmp_path: Path) -> None:
+    """adversary-19 F21: `check --write --workdir ELSEWHERE` sealed a DONE over another
+    folder's files, audit-clean, the work missing from the plan's own folder."""
+    plan, script = setup(
+        tmp_path, task("A", "a", "grep -q a a.txt"), "workers:\n  a: [{say: DONE}]\n"
+    )
+    assert resume(plan, script)[0].exit_code == 1
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "a.txt").write_text("a")
+    result = CliRunner().invoke(
+        main, ["check", str(plan), "--write", "--workdir", str(other), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["tasks"][0]["state"] == "FAILED"
+    assert keywords(plan) == {"a": "FAILED"}
+    assert f"a: not promoted to DONE: its FAILED was sealed in {tmp_path.resolve()}" in (
+        result.stderr
+    ), result.stderr
+    # the same folder, spelled another way, is the same folder
+    (tmp_path / "a.txt").write_text("a")
+    result = CliRunner().invoke(
+        main, ["check", str(plan), "--write", "--workdir", f"{other}/..", "--json"]
+    )
+    assert json.loads(result.stdout)["tasks"][0]["state"] == "DONE", result.output

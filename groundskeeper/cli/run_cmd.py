@@ -681,6 +681,16 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
         def promotable(task_id: str) -> bool:
             if task_id in claimed or not record.promotable(task_id):
                 return False
+            # a check passing in another folder says nothing of the work where the task
+            # failed (adversary-19 F21): promoted only in the workdir its FAILED was sealed in
+            failed_in = record.tasks[task_id].workdir
+            if failed_in != str(root):
+                narrate(
+                    f"{task_id}: not promoted to DONE: its FAILED was sealed in"
+                    f" {failed_in or 'a workdir its run did not name'}, and this check ran in"
+                    f" {root}: resume with `--workdir {root}` to judge it there"
+                )
+                return False
             # a protected input that differs from what the record sealed as the task's work
             # started is no ground for DONE: a sibling may have rewritten its checker
             from groundskeeper.acceptance.protect import input_sha256
