@@ -269,3 +269,47 @@ def test_a_check_passing_in_another_folder_does_not_promote(tmp_path: Path) -> N
         main, ["check", str(plan), "--write", "--workdir", f"{other}/..", "--json"]
     )
     assert json.loads(result.stdout)["tasks"][0]["state"] == "DONE", result.output
+
+
+SCHEMA = '{"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}'
+
+
+def _schema_plan(tmp_path: Path, soft: str = "") -> Path:
+    (tmp_path / "schema.json").write_text(SCHEMA)
+    plan, script = setup(
+        tmp_path,
+        task("Write out.json", "t", "test -s out.json", contract="json-schema schema.json out.json")
+        + (f"  :contract+: {soft}\n" if soft else ""),
+        "workers:\n  t:\n    - {tool: write_file, input: {path: out.json, content: '{\"n\": 1}'}}\n"
+        "    - say: DONE\n",
+    )  # fmt: skip
+    if soft:  # the property line goes inside the drawer
+        text = plan.read_text().replace(f"  :END:\n  :contract+: {soft}\n",
+                                        f"  :contract+: {soft}\n  :END:\n")  # fmt: skip
+        plan.write_text(text)
+    assert resume(plan, script)[0].exit_code == 0
+    assert keywords(plan) == {"t": "DONE"}
+    return plan
+
+
+def test_check_judges_file_contracts_again(tmp_path: Path) -> None:
+    """adversary-19 F12: `check` answered DONE PASS for a file its json-schema contract no
+    longer admits; a CI job built on it missed every contract regression."""
+    plan = _schema_plan(tmp_path)
+    (tmp_path / "out.json").write_text('{"n": "one"}')
+    result = CliRunner().invoke(main, ["check", str(plan), "--json"])
+    assert result.exit_code == 1, result.output
+    (row,) = json.loads(result.stdout)["tasks"]
+    assert row["verdict"] == "FAIL", row
+    assert row["reason"].startswith("C005: json-schema schema.json out.json: "), row
+    code, rows = check_write(plan)
+    assert (code, rows[0]["state"], keywords(plan)) == (1, "FAILED", {"t": "FAILED"})
+    verified(plan)
+
+
+def test_check_passes_when_the_contracts_still_hold(tmp_path: Path) -> None:
+    plan = _schema_plan(tmp_path, soft="soft non-empty notes.md")  # a soft one fails: a warning
+    result = CliRunner().invoke(main, ["check", str(plan), "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["tasks"]
+    assert row["verdict"] == "PASS", row

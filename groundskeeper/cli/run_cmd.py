@@ -30,9 +30,10 @@ from groundskeeper.errors import GroundskeeperError
 from groundskeeper.record.backing import HasHistory
 
 if TYPE_CHECKING:
-    from groundskeeper.acceptance.check import TaskCheck
+    from groundskeeper.acceptance.check import CheckResult, TaskCheck
     from groundskeeper.models.model import Model, UsageTotals
     from groundskeeper.plan.org import Plan
+    from groundskeeper.plan.spec import TaskSpec
     from groundskeeper.record.control import ControlDir, RunLock
     from groundskeeper.record.telemetry import Telemetry
     from groundskeeper.supervisor.runner import RunEvent, StepRecorder
@@ -555,13 +556,16 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
     """Is DONE still earned? Run every task's acceptance check, no workers.
 
     Each check runs read-only in the sandbox; the verdict is PASS, FAIL (with a named
-    reason) or NO_CHECK. Exit 0 when no check fails, 1 when one does, 2 for an unreadable
-    plan or a plan another run holds.
+    reason) or NO_CHECK. A task's hard contracts judged on files (json-schema, non-empty,
+    format, markdown-sections, workflow-script) are judged again on the files as they are:
+    one that no longer holds fails the task with its code. Exit 0 when no check fails, 1
+    when one does, 2 for an unreadable plan or a plan another run holds.
 
     With --write the changes are a run of their own: sealed in the plan's ledger (each check
     and each state change), recorded in telemetry, one run at a time per plan. A FAILED task
     is never promoted when the ledger shows it failed for tampering, a refused dock or a
-    limit, or when the ledger has no FAILED verdict for it at all.
+    limit, when the ledger has no FAILED verdict for it at all, or in another workdir than
+    the one it failed in.
 
     \b
     Example:
@@ -598,7 +602,8 @@ def check(plan: Path | None, workdir: Path | None, write: bool, as_json: bool) -
 
 def _with_suites(plan: Plan, results: list[TaskCheck], root: Path, path: Path) -> list[TaskCheck]:
     """`check`'s results with each task whose acceptance check is its hard `pytest` contract
-    judged by its suite (run again against its red-first record), not left at NO_CHECK."""
+    judged by its suite (run again against its red-first record), not left at NO_CHECK; and
+    a pass failed by a hard contract judged on the files as they are (`_file_contracts`)."""
     from dataclasses import replace
 
     from groundskeeper.plan.spec import compile_plan
@@ -614,8 +619,35 @@ def _with_suites(plan: Plan, results: list[TaskCheck], root: Path, path: Path) -
         verdict = None
         if result.result.verdict == "NO_CHECK" and spec is not None:
             verdict = suite_verdict(spec, specs, root, control)
+        if spec is not None and (verdict or result.result).verdict != "FAIL":
+            verdict = _file_contracts(spec, root, path) or verdict
         judged.append(result if verdict is None else replace(result, result=verdict))
     return judged
+
+
+def _file_contracts(spec: TaskSpec, root: Path, path: Path) -> CheckResult | None:
+    """The first hard failure of the task's contracts judged on the files as they are (a
+    json-schema, non-empty, format, markdown-sections or workflow-script contract), as a
+    failed check: a verdict asserted again is judged again (adversary-19 F12). None: they
+    hold, or the task has none."""
+    from groundskeeper.plan.contract_syntax import judged_on_files
+
+    contracts = [c for c in spec.contracts if judged_on_files(c) and not c.soft]
+    if not contracts:
+        return None
+    from groundskeeper.acceptance.attempt_record import AttemptRecord
+    from groundskeeper.acceptance.check import CheckResult, sha256_text
+    from groundskeeper.acceptance.contracts import ContractContext, judge_contracts
+    from groundskeeper.acceptance.toolbox import Toolbox
+
+    context = ContractContext(Toolbox(root, path), AttemptRecord(()), workdir=root,
+                              protect=spec.protect)  # fmt: skip
+    for verdict in judge_contracts(contracts, context):
+        if verdict.hard_failure:
+            why = f"{verdict.contract.text}: {verdict.message}"  # the code said apart
+            return CheckResult("FAIL", verdict.code or "C090", why, "", None,
+                               sha256_text(""), 0)  # fmt: skip
+    return None
 
 
 def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCheck]:
