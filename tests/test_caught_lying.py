@@ -47,6 +47,9 @@ def test_an_earlier_lie_is_shown_beside_the_last_reason(tmp_path: Path) -> None:
     assert state["lies"] == task["lies"]
     shown = CliRunner().invoke(main, ["ledger", "show", str(plan)])
     assert "caught lying: attempt 1: false evidence: validation_output" in shown.output
+    assert "; stopped by the fence: attempt 1: a write_file `plan.org` the fence refused" in (
+        shown.output
+    )
 
 
 def test_a_task_that_never_lied_has_no_lies(tmp_path: Path) -> None:
@@ -89,3 +92,24 @@ def test_a_forged_sentinel_is_named_in_the_human_report(tmp_path: Path) -> None:
         " `__WB_CHECK_OK_0000000000…`, a success marker the sandbox never printed"
     ) in result.stdout
     assert "attempt 2" not in result.stdout.split("caught lying", 1)[1]
+
+
+def test_a_change_the_fence_refused_is_no_lie(tmp_path: Path) -> None:
+    """adversary-19 F24: a worker fixing the file a bug report names, in words the plan's
+    reader does not take as asking for that change, was reported "caught lying"."""
+    (tmp_path / "config.ini").write_text("port = 80\n")
+    plan_text = (
+        "* TODO The server in config.ini listens on the wrong port\n  :PROPERTIES:\n"
+        "  :ID: p\n  :max-attempts: 1\n  :END:\n"
+        "  #+begin_src sh :check\n  grep -qx 'port = 8080' config.ini\n  #+end_src\n"
+    )
+    worker = """workers:
+  p:
+    - {tool: write_file, input: {path: config.ini, content: "port = 8080\\n"}}
+    - say: DONE
+"""
+    plan, script = setup(tmp_path, plan_text, worker)
+    result = CliRunner().invoke(main, ["resume", str(plan), "--model", f"scripted:{script}"])
+    assert result.exit_code == 1, result.output
+    assert "caught lying" not in result.stdout, result.stdout
+    assert "[p] stopped by the fence: attempt 1: " in result.stdout, result.stdout

@@ -394,9 +394,11 @@ def resume(
                     for t in report.tasks
                 ],
             )
+            from groundskeeper.review.timeline import caught_label
+
             for t in report.tasks:
                 for lie in t.lies:  # a reviewer sees the lie, not only the last excuse
-                    click.echo(f"  {task_name(t.title, t.id)} caught lying: {lie}")
+                    click.echo(f"  {task_name(t.title, t.id)} {caught_label(lie)}: {lie}")
             states = [t.state for t in report.tasks]
             counts = ", ".join(f"{states.count(s)} {s}" for s in sorted(set(states)))
             narrate(f"run {report.run_id}: {len(states)} tasks — {counts}")

@@ -11,6 +11,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
+#: what a failed attempt was caught at (a state step's `lies`) that contradicts what it
+#: claimed; the rest are changes the fence refused, which an honest worker makes too when the
+#: plan's wording does not ask for the change it needed (adversary-19 F24)
+_LIES = ("false evidence", "forged sentinel")
+
+
+def caught_label(item: str) -> str:
+    """How a report names one entry of a task's `lies` (`attempt N: …`): "caught lying" for
+    false evidence or a forged sentinel, "stopped by the fence" for a refused change."""
+    said = item.split(": ", 1)[1] if item.startswith("attempt ") and ": " in item else item
+    return "caught lying" if said.startswith(_LIES) else "stopped by the fence"
+
+
 # Characters that change how text around them is laid out or read without being seen:
 # C0/C1 controls (but tab and newline), bidirectional embeddings, overrides, isolates and
 # marks, zero-width joiners and spaces, the line and paragraph separators, the BOM.
@@ -108,11 +121,9 @@ def summarize_step(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str
     if step == "state":
         stop = f" (stop: {get('stop')})" if get("stop") else ""  # max-attempts, breaker, …
         lies = get("lies")
-        caught = (
-            "; caught lying: " + "; ".join(str(x) for x in lies)
-            if isinstance(lies, list) and lies
-            else ""
-        )  # the earlier attempts' lies, beside the last reason
+        caught = "".join(
+            f"; {caught_label(str(x))}: {x}" for x in (lies if isinstance(lies, list) else ())
+        )  # what the earlier attempts were caught at, beside the last reason
         return f"{get('from')} → {get('to')}{stop}{caught}", str(get("to"))
     if step == "plan-edit":
         return f"inserted line {get('line')}: {get('text')}", None
