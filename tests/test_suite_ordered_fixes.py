@@ -76,3 +76,23 @@ def test_a_red_test_no_later_task_takes_fails(
     assert rows["add"]["state"] == "FAILED", rows
     assert str(rows["add"]["reason"]).startswith(reason), rows["add"]["reason"]
     assert rows["mul"]["state"] == "TODO"
+
+
+def test_check_leaves_the_red_test_to_the_later_task_too(tmp_path: Path) -> None:
+    """`check` reads the rule as the run does: the first fix still PASSes while the second,
+    failed, is the one its red test fails."""
+    import json
+
+    from click.testing import CliRunner
+
+    from groundskeeper.cli import main
+
+    rows = _run(tmp_path, ADD, mul="true")
+    assert (rows["add"]["state"], rows["mul"]["state"]) == ("DONE", "FAILED"), rows
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "plan.org"), "--json"])
+    verdicts = {t["id"]: (t["verdict"], t["reason"]) for t in json.loads(result.stdout)["tasks"]}
+    assert verdicts["add"] == ("PASS", None), verdicts
+    assert verdicts["mul"][0] == "FAIL", verdicts
+    assert str(verdicts["mul"][1]).startswith(
+        "C020: `pytest tests`: 1 of the suite's tests failed: tests/test_calc.py::test_mul"
+    ), verdicts

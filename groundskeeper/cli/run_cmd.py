@@ -612,15 +612,15 @@ def _with_suites(plan: Plan, results: list[TaskCheck], root: Path, path: Path) -
     from groundskeeper.record.control import ControlDir
     from groundskeeper.supervisor.suite_baselines import suite_verdict
 
-    specs = list(compile_plan(plan))
-    by_id = {spec.task_id: spec for spec in specs}
+    compiled = compile_plan(plan)
+    by_id = {spec.task_id: spec for spec in compiled}
     control = ControlDir.for_plan(path).path
     judged: list[TaskCheck] = []
     for result in results:
         spec = by_id.get(result.id)
         verdict = None
         if result.result.verdict == "NO_CHECK" and spec is not None:
-            verdict = suite_verdict(spec, specs, root, control)
+            verdict = suite_verdict(spec, compiled, root, control, path)
         if spec is not None and (verdict or result.result).verdict != "FAIL":
             verdict = _file_contracts(spec, root, path) or verdict
         judged.append(result if verdict is None else replace(result, result=verdict))

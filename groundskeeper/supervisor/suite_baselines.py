@@ -18,7 +18,7 @@ from groundskeeper.plan.contract_syntax import suite_args, verifying
 if TYPE_CHECKING:
     from groundskeeper.acceptance.check import CheckResult
     from groundskeeper.plan.contract_syntax import Contract
-    from groundskeeper.plan.spec import TaskSpec
+    from groundskeeper.plan.spec import PlanSpec, TaskSpec
     from groundskeeper.supervisor.task_run import TaskRun
 
 logger = logging.getLogger(__name__)
@@ -89,34 +89,60 @@ def _suites(task: TaskRun) -> list[Contract]:
 
 
 def suite_verdict(
-    task: TaskSpec, tasks: list[TaskSpec], workdir: Path, control: Path
+    task: TaskSpec, spec: PlanSpec, workdir: Path, control: Path, plan_path: Path
 ) -> CheckResult | None:
     """`check`'s verdict on a task whose acceptance check is its hard `pytest` contract(s):
     each suite run again, read-only, and judged against the red-first record its task kept
-    (none kept: C018, fail closed), as the final sweep judges it. None: no such contract."""
+    (none kept: C018, fail closed) by the contract's own judge, under the plan's readings a
+    run gives it (tests a task may add, remove or rename; a red test left to a later task of
+    an ORDERED sequence), as the final sweep judges it. None: no such contract."""
     suites = [c for c in verifying(task.contracts) if c.kind == "pytest"]
     if not suites:
         return None
+    from groundskeeper.acceptance.attempt_record import AttemptRecord
     from groundskeeper.acceptance.check import CheckResult, sha256_text
+    from groundskeeper.acceptance.contracts import ContractContext, judge_contracts
     from groundskeeper.acceptance.protect import matched_files
-    from groundskeeper.acceptance.suite import Baseline, SuiteRefused, judge_suite, run_suite
+    from groundskeeper.acceptance.suite import Baseline
+    from groundskeeper.acceptance.toolbox import Toolbox
     from groundskeeper.plan.expected import configuration_kept
+    from groundskeeper.plan.suite_paths import (
+        later_in_order,
+        left_to_later,
+        suite_files_freed,
+        suite_files_removed,
+        suite_paths,
+        suite_tests_renamed,
+    )
 
-    held_out = tuple(matched_files(workdir, task.hide)) if task.hide else ()
+    tasks = list(spec)
     kept = _read(control / BASELINES_FILE).get(task.task_id, {})
-    protect = task.protect + configuration_kept(tasks, workdir)
+    paths = tuple(dict.fromkeys(p for t in tasks for p in suite_paths(t)))
+    free = {t.task_id: f for t in tasks if paths and (f := suite_files_freed(t, paths))}
+    later = later_in_order(spec).get(task.task_id)
+    context = ContractContext(
+        Toolbox(workdir, plan_path),
+        AttemptRecord(()),
+        workdir=workdir,
+        baselines={text: Baseline.from_json(b) for text, b in kept.items()},
+        protect=task.protect + configuration_kept(tasks, workdir),
+        hidden=tuple(matched_files(workdir, task.hide)) if task.hide else (),
+        added=tuple(dict.fromkeys(p for f in free.values() for p in f)),
+        removed=tuple(dict.fromkeys(
+            p for t in tasks if t.task_id in free for p in suite_files_removed(t, paths)
+        )),
+        renamed=tuple(dict.fromkeys(
+            r for t in tasks if t.task_id in free for r in suite_tests_renamed(t)
+        )),
+        left_to=(lambda test: left_to_later(task, later, test)) if later else None,
+    )  # fmt: skip
     said: list[str] = []
-    for contract in suites:
-        path, minimum = suite_args(contract.args)
-        stored = kept.get(contract.text)
-        baseline = Baseline.from_json(stored) if stored is not None else None
-        try:
-            said.append(judge_suite(run_suite(workdir, path, protect=protect), baseline,
-                                    minimum, held_out))  # fmt: skip
-        except SuiteRefused as refused:
-            reason = f"`{contract.text}`: {refused.message}"
-            output = "" if held_out else refused.output  # it may show a held-out test
-            return CheckResult("FAIL", refused.code, reason, output, None, sha256_text(output), 0)
+    for verdict in judge_contracts(suites, context):
+        if verdict.code is not None:
+            message, _, output = verdict.message.partition("\n")
+            reason = f"`{verdict.contract.text}`: {message}"
+            return CheckResult("FAIL", verdict.code, reason, output, None, sha256_text(output), 0)
+        said.append(verdict.message)
     return CheckResult("PASS", "", "; ".join(said), "", None, sha256_text(""), 0)
 
 
