@@ -67,7 +67,11 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
         sums = checksum_lists_of(check.language, check.text)
         for name, program in named.items():
             # a file a task of the plan makes or changes is the work, not its expectation
-            if covers(task.hide, name) or any(asks_to_change(t, name) for t in tasks):
+            if covers(task.hide, name):
+                continue
+            makers = [t for t in tasks if asks_to_change(t, name)]
+            if makers:
+                yield from _key_made_elsewhere(task, name, makers)
                 continue
             message = _t014_message(task, name, program=program, checksums=name in sums)
             yield Diagnostic("warning", task.heading.title, message, check.line, "T014")
@@ -127,6 +131,28 @@ def _writable_elsewhere(
             " top-level file only)"
         )
         yield Diagnostic("warning", other.heading.title, message, None, "T035")
+
+
+def _key_made_elsewhere(
+    checked: TaskSpec, name: str, makers: list[TaskSpec]
+) -> Iterator[Diagnostic]:
+    """T039: another task's text asks to change `name`, an existing file the check of
+    `checked` compares against (or runs): "Regenerate tests/expected.txt", then "Write
+    out/sorted.txt" diffed against it. The run lets the asked change through, so the check
+    holds the work to whatever that worker wrote (adversary-19 F5): the key-maker's own check
+    must verify the key."""
+    for other in makers:
+        if other is checked:
+            continue
+        message = (
+            f"the check of task {checked.task_id} compares against `{name}`, which the text of"
+            f" task {other.task_id} asks to change: the check then holds this task's work to"
+            f" what that worker wrote; let task {other.task_id}'s check verify what `{name}`"
+            " holds (its content, not only its size), or hide the key (`:hide:`) and let no"
+            " task rewrite it"
+        )
+        line = checked.check.line if checked.check is not None else None
+        yield Diagnostic("warning", checked.heading.title, message, line, "T039")
 
 
 def _unsure_asks(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
