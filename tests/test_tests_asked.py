@@ -303,6 +303,42 @@ def test_a_source_after_to_is_no_place(text: str, path: str, expected: str) -> N
     assert text_reading(text, path) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "expected"),
+    [
+        # adversary-19 F18: something added to a container in X changes X
+        ("Add a case to the parametrize list in tests/test_calc.py.", "tests/test_calc.py",
+         ASKS),
+        ("Add (0, 0, 0) to the cases in tests/test_calc.py.", "tests/test_calc.py", ASKS),
+        ("Append a row to the table in docs/data.md.", "docs/data.md", ASKS),
+        ("Insert a heading at the top of the section in notes.md.", "notes.md", ASKS),
+        # arithmetic on a value in X, or a value taken from it: X is a source
+        ("Add 1 to the number in key.txt and write it to out.txt.", "key.txt", SILENT),
+        ("Add the total to the one in key.txt.", "key.txt", SILENT),
+        ("Change the list to the one in key.txt.", "key.txt", SILENT),
+    ],
+)  # fmt: skip
+def test_an_addition_to_a_container_in_x_asks(text: str, path: str, expected: str) -> None:
+    assert text_reading(text, path) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "state"),
+    [("Add the row c,3 to the table in data/t.csv.", "DONE"),
+     ("Add 1 to the number in data/t.csv and write the table with it.", "FAILED")],
+)  # fmt: skip
+def test_the_file_a_row_is_added_to_is_the_workers(tmp_path: Path, text: str, state: str) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t.csv").write_text("a,1\nb,2\n")
+    plan, script = setup(
+        tmp_path,
+        task("Rows", "r", "grep -qx c,3 data/t.csv", max_attempts="1") + text + "\n",
+        "workers:\n  r:\n" + _write("data/t.csv", "a,1\\nb,2\\nc,3") + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    assert _row(doc, "r")["state"] == state, _row(doc, "r")
+
+
 def test_a_key_named_as_the_source_of_the_new_value_stays_kept(tmp_path: Path) -> None:
     (tmp_path / "out.txt").write_text("0\n")
     (tmp_path / "key.txt").write_text("42\n")

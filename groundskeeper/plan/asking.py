@@ -672,6 +672,30 @@ def _clause_after(words: list[str], at: int) -> list[str]:
     return rest
 
 
+#: verbs that put something into a place ("add a case to the list in X")
+_ADDING = frozenset({"add", "append", "insert", "prepend", "put"})
+#: nouns of a part of a file that holds entries: what is added to one is added to the file
+_CONTAINERS = frozenset(
+    {"list", "lists", "table", "tables", "section", "sections", "array", "arrays", "dict",
+     "dictionary", "mapping", "map", "set", "tuple", "enum", "cases", "entries", "rows",
+     "block", "parametrize", "parametrization", "fixture", "fixtures", "matrix", "config",
+     "settings", "header", "footer", "end", "top", "bottom", "beginning", "start"}
+)  # fmt: skip
+
+
+def _added_into(words: list[str], to: int, at: int, question: bool) -> bool:
+    """Whether "to the … in X" (`to` and the name at `at`) is a part of X something is added
+    to: an adding verb governs it and a container names the part ("add a case to the
+    parametrize list in X", adversary-19 F18), unlike a value taken from X ("change the
+    answer to the one in X") or arithmetic on one ("add 1 to the number in X")."""
+    if not any(w in _CONTAINERS for w in words[to + 1 : at]):
+        return False
+    for back in range(to - 1, -1, -1):
+        if words[back] in _EDIT and _command(words, back, question=question):
+            return words[back] in _ADDING
+    return False
+
+
 def _command(words: list[str], at: int, *, question: bool) -> bool:
     """Whether `words[at]` is an edit verb in command position: it opens the sentence or a
     clause of its own (after "and", a comma, "then", "please" …), follows "you should", "I
@@ -771,6 +795,7 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
                 and prep != "to"
                 and back + 1 < len(words)
                 and words[back + 1] in _DETERMINERS | {"what", "whatever"}
+                and not _added_into(words, back, at, question)
             ):
                 return False  # "change the answer to the one in X": X holds the new value
                 # (a source), unlike "set envlist to py312 in X" (the place)
