@@ -24,9 +24,35 @@ __all__ = [
     "suite_files_freed",
     "suite_files_removed",
     "suite_paths",
+    "suite_tests_asked",
     "suite_tests_renamed",
     "writable_kept",
 ]
+
+#: task id → what its text (or `:writable:`) asks of the plan's suites
+Asked = dict[str, tuple[str, ...]]
+Renames = dict[str, tuple[tuple[str, str, str], ...]]
+
+
+def suite_tests_asked(tasks: list[TaskSpec]) -> tuple[Asked, Asked, Renames]:
+    """By task id, what each task may do to the tests under the plan's `pytest` contracts'
+    test paths: the names there its worker may write after all (`suite_files_freed`:
+    asked for by its text or covered by `:writable:`, adversary-8 F9), the test files its
+    text asks to remove by name (`suite_files_removed`, adversary-17 F16) and the tests it
+    asks to rename (`suite_tests_renamed`, adversary-19 F19). A task with none is left out.
+    The run (`RunPaths`) and `check` (`supervisor.suite_baselines`) read them alike."""
+    suites = tuple(dict.fromkeys(p for t in tasks for p in suite_paths(t)))
+    free = {t.task_id: found for t in tasks if suites and (found := suite_files_freed(t, suites))}
+    removed = {
+        t.task_id: found
+        for t in tasks
+        if t.task_id in free and (found := suite_files_removed(t, suites))
+    }
+    renamed = {
+        t.task_id: asked for t in tasks if t.task_id in free and (asked := suite_tests_renamed(t))
+    }
+    return free, removed, renamed
+
 
 # a path-like word of a task's text: `calc.py`, `tests/test_mul.py`, `tests/unit/`
 _NAMED = re.compile(r"[\w./-]*\w\.\w+|[\w.-]+/[\w./-]*\w")

@@ -55,14 +55,7 @@ from groundskeeper.plan.expected import (
     unsure_message,
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
-from groundskeeper.plan.suite_paths import (
-    later_in_order,
-    left_to_later,
-    suite_files_freed,
-    suite_files_removed,
-    suite_paths,
-    suite_tests_renamed,
-)
+from groundskeeper.plan.suite_paths import later_in_order, left_to_later, suite_tests_asked
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots", "unaccounted"]
@@ -385,28 +378,12 @@ class RunPaths:
         #: files an earlier run's worker made (`made_earlier`): their maker is the first task
         #: the record names, which a run cut short may not know for sure
         self._made_earlier: set[str] = set()
-        #: the task id → the names under its own `pytest` contract's test paths its worker
-        #: may write after all: asked for by its text or covered by `:writable:` (adversary-8
-        #: F9: "add tests/test_mul.py"); pytest's configuration never
-        suites = tuple(dict.fromkeys(p for t in tasks for p in suite_paths(t)))
-        self.free: dict[str, tuple[str, ...]] = {
-            t.task_id: found for t in tasks if suites and (found := suite_files_freed(t, suites))
-        }
-        #: the task id → the test files there its text asks to remove by name (adversary-17
-        #: F16: "Remove the obsolete test tests/test_old.py"): their red-first tests may go
-        self.removed: dict[str, tuple[str, ...]] = {
-            t.task_id: found
-            for t in tasks
-            if t.task_id in self.free and (found := suite_files_removed(t, suites))
-        }
-        #: the task id → (file, old, new) for each test its text asks to rename (adversary-19
-        #: F19: "Rename the test test_add in tests/test_calc.py to test_add_positive"): the
-        #: red-first test runs by its new name, moved, not gone
-        self.renamed: dict[str, tuple[tuple[str, str, str], ...]] = {
-            t.task_id: asked
-            for t in tasks
-            if t.task_id in self.free and (asked := suite_tests_renamed(t))
-        }
+        #: the task id → the names under the `pytest` contracts' test paths its worker may
+        #: write after all (adversary-8 F9: "add tests/test_mul.py"; pytest's configuration
+        #: never), the test files there its text asks to remove by name (adversary-17 F16:
+        #: their red-first tests may go), and (file, old, new) for each test its text asks to
+        #: rename (adversary-19 F19: the red-first test runs by its new name, moved, not gone)
+        self.free, self.removed, self.renamed = suite_tests_asked(tasks)
         #: the task id → the tasks with a `pytest` contract that start only once it is DONE
         #: (`:ORDERED:`): a red-first test one of them names may be left to it (F22)
         self._later = later_in_order(spec)

@@ -106,19 +106,11 @@ def suite_verdict(
     from groundskeeper.acceptance.suite import Baseline
     from groundskeeper.acceptance.toolbox import Toolbox
     from groundskeeper.plan.expected import configuration_kept
-    from groundskeeper.plan.suite_paths import (
-        later_in_order,
-        left_to_later,
-        suite_files_freed,
-        suite_files_removed,
-        suite_paths,
-        suite_tests_renamed,
-    )
+    from groundskeeper.plan.suite_paths import later_in_order, left_to_later, suite_tests_asked
 
     tasks = list(spec)
     kept = _read(control / BASELINES_FILE).get(task.task_id, {})
-    paths = tuple(dict.fromkeys(p for t in tasks for p in suite_paths(t)))
-    free = {t.task_id: f for t in tasks if paths and (f := suite_files_freed(t, paths))}
+    free, removed, renamed = suite_tests_asked(tasks)
     later = later_in_order(spec).get(task.task_id)
     context = ContractContext(
         Toolbox(workdir, plan_path),
@@ -127,13 +119,9 @@ def suite_verdict(
         baselines={text: Baseline.from_json(b) for text, b in kept.items()},
         protect=task.protect + configuration_kept(tasks, workdir),
         hidden=tuple(matched_files(workdir, task.hide)) if task.hide else (),
-        added=tuple(dict.fromkeys(p for f in free.values() for p in f)),
-        removed=tuple(dict.fromkeys(
-            p for t in tasks if t.task_id in free for p in suite_files_removed(t, paths)
-        )),
-        renamed=tuple(dict.fromkeys(
-            r for t in tasks if t.task_id in free for r in suite_tests_renamed(t)
-        )),
+        added=tuple(dict.fromkeys(p for ps in free.values() for p in ps)),
+        removed=tuple(dict.fromkeys(p for ps in removed.values() for p in ps)),
+        renamed=tuple(dict.fromkeys(r for rs in renamed.values() for r in rs)),
         left_to=(lambda test: left_to_later(task, later, test)) if later else None,
     )  # fmt: skip
     said: list[str] = []
