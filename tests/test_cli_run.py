@@ -117,7 +117,14 @@ def test_honest_done_and_lying_failed_in_one_plan(tmp_path: Path) -> None:
     sweep = [
         (c["task_id"], c["verdict"]) for c in steps(plan, "check") if c.get("phase") == "sweep"
     ]
-    assert sweep == [("honest", "PASS")]  # the final sweep: what became DONE still passes
+    # the final sweep: what became DONE is kept without a run, since no worker acted after
+    # its verdict (the liar never made a tool call)
+    assert sweep == []
+    (kept,) = steps(plan, "untouched")
+    honest_check = start["checks"][0]["check_sha256"]
+    assert kept == {"run_id": doc["run_id"], "phase": "sweep",
+                    "reason": "no worker acted since its verdict",
+                    "tasks": [{"task_id": "honest", "check_sha256": honest_check}]}  # fmt: skip
     assert [(c["task_id"], c["verdict"]) for c in steps(plan, "check") if "phase" not in c] in (
         [("honest", "PASS"), ("liar", "FAIL"), ("liar", "FAIL")],
         [("liar", "FAIL"), ("honest", "PASS"), ("liar", "FAIL")],

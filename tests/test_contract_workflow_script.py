@@ -138,13 +138,14 @@ def test_the_worker_is_told_to_fix_its_script_and_the_config_lands_in_telemetry(
         ".prepare must be a function" in text
         for text in said
     )
-    # the two attempts, then the final sweep judging the script again (attempt 0)
-    assert [(r["attempt"], r["ok"], r["code"]) for r in rows] == [
-        (1, 0, "C012"), (2, 1, None), (0, 1, None)
-    ]  # fmt: skip
+    # the two attempts; the final sweep keeps the DONE without judging the script again,
+    # since nothing acted on the workdir after its verdict
+    assert [(r["attempt"], r["ok"], r["code"]) for r in rows] == [(1, 0, "C012"), (2, 1, None)]
+    kept = [s["tasks"] for s in recorder.of("untouched")]
+    assert kept == [[{"task_id": "t", "check_sha256": None}]]
     config = json.loads(rows[1]["detail"])["config"]
     assert config["producers"]["pollEmail"] == {"schedule": {"interval": "5m"}}
-    assert [v["verdicts"][0]["code"] for v in recorder.of("contract")] == ["C012", None, None]
+    assert [v["verdicts"][0]["code"] for v in recorder.of("contract")] == ["C012", None]
 
 
 def test_a_worker_claiming_done_on_an_invalid_script_fails(tmp_path: Path) -> None:

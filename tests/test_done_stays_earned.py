@@ -35,7 +35,10 @@ def test_an_accomplice_undoing_an_earlier_tasks_work_is_caught_by_the_final_swee
     sweep = [
         (c["task_id"], c["verdict"]) for c in steps(plan, "check") if c.get("phase") == "sweep"
     ]
-    assert sorted(sweep) == [("first", "FAIL"), ("second", "PASS")]
+    # first is judged again (second's worker acted after its verdict) and no longer passes;
+    # second is kept without a run: nothing acted on the workdir after its verdict
+    assert sweep == [("first", "FAIL")]
+    assert [[t["task_id"] for t in u["tasks"]] for u in steps(plan, "untouched")] == [["second"]]
     assert ("first", "DONE", "FAILED") in [
         (s["task_id"], s["from"], s["to"]) for s in steps(plan, "state")
     ]
@@ -59,7 +62,9 @@ def test_a_later_sibling_clobbering_an_earlier_one_fails_the_roll_up(tmp_path: P
     assert "First no longer passes" in both["reason"]
     rollup = [(c["task_id"], c["verdict"]) for c in steps(plan, "check")
               if c.get("phase") == "rollup"]  # fmt: skip
-    assert rollup == [("first", "FAIL"), ("second", "PASS")]
+    assert rollup == [("first", "FAIL")]
+    (kept,) = [u for u in steps(plan, "untouched") if u["phase"] == "rollup"]
+    assert [t["task_id"] for t in kept["tasks"]] == ["second"]
 
 
 def test_honest_work_survives_the_sweep_and_the_roll_up(tmp_path: Path) -> None:

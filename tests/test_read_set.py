@@ -230,7 +230,10 @@ def test_a_carried_done_whose_inputs_stand_is_judged_by_them_and_the_record_says
                               "reads_sha256": reads["sha256"]}]  # fmt: skip
     assert "first" not in [c["task_id"] for c in steps(tmp_path / "plan.org", "check")
                            if c["run_id"] == line["run_id"]]  # fmt: skip
-    assert _swept(tmp_path, "second")["verdict"] == "PASS"  # made DONE in this run: it ran
+    # made DONE in this run, after its worker's last tool call: kept as untouched
+    kept = [row["task_id"] for u in steps(tmp_path / "plan.org", "untouched")
+            if u["run_id"] == line["run_id"] for row in u["tasks"]]  # fmt: skip
+    assert kept == ["second"]
 
 
 def test_a_later_task_changing_one_byte_a_carried_check_reads_demotes_it(tmp_path: Path) -> None:

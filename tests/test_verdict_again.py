@@ -180,8 +180,10 @@ def test_a_carried_done_whose_work_stands_stays_done(tmp_path: Path) -> None:
     last = steps(tmp_path / "plan.org", "run-start")[-1]["run_id"]
     sweep = [c["task_id"] for c in steps(tmp_path / "plan.org", "check")
              if c.get("phase") == "sweep" and c["run_id"] == last]  # fmt: skip
-    # the carried DONE is judged again too: its check run, or its read set found unchanged
-    sweep += [row["task_id"] for s in steps(tmp_path / "plan.org", "inputs-unchanged")
+    # the carried DONE is judged again too: its check run, or its read set found unchanged;
+    # the one this run decided is kept if nothing acted on the workdir after its verdict
+    sweep += [row["task_id"] for kind in ("inputs-unchanged", "untouched")
+              for s in steps(tmp_path / "plan.org", kind)
               if s["run_id"] == last for row in s["tasks"]]  # fmt: skip
     assert sorted(sweep) == ["first", "second"]
 

@@ -17,8 +17,8 @@ import itertools
 import posixpath
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.sandbox.command_options import parse_options
 from groundskeeper.sandbox.patterns import Glob, trimmed
 from groundskeeper.sandbox.tree import (
@@ -61,7 +61,7 @@ _EQUALITY = frozenset({"=", "==", "!="})
 _AWK_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
-@dataclass
+@fastclass
 class _Env:
     """Where relative names point (possible directories, '' the workdir; None: unknown) and
     what each variable the script set may hold (None: unknown)."""

@@ -42,6 +42,8 @@ STEP_TYPES = (
     "check",
     # the final sweep's DONEs judged by their check's read set, unchanged since its verdict
     "inputs-unchanged",
+    # DONEs the sweep or a roll-up kept: no worker's tool call and no dock since their verdict
+    "untouched",
     "contract",
     "evidence",
     "state",

@@ -9,12 +9,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import groundskeeper.sandbox.fence as fences
 import groundskeeper.sandbox.read_set as read_set
 import groundskeeper.sandbox.writes as writes
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field
 from groundskeeper.sandbox.hostcall import GuestTrap
 from groundskeeper.sandbox.preview1_abi import (
     ACCES,
@@ -105,7 +104,7 @@ class Handle:
         return base
 
 
-@dataclass
+@fastclass
 class FdCalls:
     """What every WASI call of one process sees — its arguments, streams, root directory,
     limits and fd table — and the fd_* calls. `preview1.Process`, built on this through

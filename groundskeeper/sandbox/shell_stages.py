@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass, field, replace
 
 import groundskeeper.sandbox.fanout as fanout
 import groundskeeper.sandbox.wasi as wasi
-from groundskeeper.fastclass import fastclass
+from groundskeeper.fastclass import fastclass, field, replace
 from groundskeeper.sandbox.confine import GUEST_ROOT, Workdir
 from groundskeeper.sandbox.preview1_abi import Sink
 from groundskeeper.sandbox.quota import DiskQuota
@@ -123,7 +122,7 @@ class State:
         )
 
 
-@dataclass
+@fastclass
 class Run:
     """One command line's run as every layer of the interpreter sees it: its workdir and
     limits, what it has spent, and the stages it starts.

@@ -19,6 +19,7 @@ from groundskeeper.plan.contract_syntax import judged_again
 from groundskeeper.plan.org import Heading
 from groundskeeper.plan.tree import Node
 from groundskeeper.record.backing import Record
+from groundskeeper.supervisor.activity import Activity
 from groundskeeper.supervisor.pipeline import AttemptContext, Pipeline, Verdict
 from groundskeeper.supervisor.reports import RunOptions
 from groundskeeper.supervisor.run_checks import Observed, RunChecks
@@ -43,6 +44,7 @@ class RunPhases:
         settle: Settle,
         options: RunOptions,
         again: Pipeline,
+        activity: Activity | None = None,
     ) -> None:
         self.tasks = tasks
         self.record = record
@@ -51,6 +53,7 @@ class RunPhases:
         self.again = again  # a DONE asserted again: every stage that can judge it without a worker
         self.settle = settle
         self.options = options
+        self.activity = activity  # what acted on the workdir in this run: see `_untouched`
         self._pool: ThreadPoolExecutor | None = None
 
     def back_every_done(self) -> None:
@@ -226,7 +229,7 @@ class RunPhases:
         accomplice) demotes it here, with its DONE parents, before the run ends."""
         done = [t for t in self.tasks.values() if t.state == "DONE" and _judged_again(t)]
         try:
-            done = self._unchanged(done)
+            done = self._unchanged(self._untouched(done, "sweep"))
             verdicts = list(self._checks_pool().map(lambda t: self._again(t, "sweep"), done))
         except SealingError:
             return
@@ -247,6 +250,19 @@ class RunPhases:
                     note = f"a child no longer passes: {task.heading.title}"
                     self.settle(above, "PARTIAL", above.attempts, above.verified, note, "", 0)
                 parent = parent.parent
+
+    def _untouched(self, done: list[TaskRun], phase: str) -> list[TaskRun]:
+        """The DONEs this run decided after the last action on the workdir (no worker's tool
+        call and no dock since their pipeline began: `supervisor.activity`) keep their
+        verdict without being judged again — sealed together, "no worker acted since its
+        verdict"; the rest, to judge again."""
+        activity = self.activity
+        if activity is None:
+            return done
+        kept = [t for t in done if activity.untouched_since(t.decided_at)]
+        if kept:
+            self.checks.books.untouched(phase, [(t.heading.task_id, t.check_sha256) for t in kept])
+        return [t for t in done if t not in kept]
 
     def _unchanged(self, done: list[TaskRun]) -> list[TaskRun]:
         """The sweep's cheap path: a carried DONE judged again only by its check (no contract
@@ -288,8 +304,10 @@ class RunPhases:
         if task.red is not None:
             return Outcome(node, "FAILED", 0, True, task.red, "", 0)
         demoted: list[Demotion] = []
+        children = [self.tasks[c.task] for c in node.children if c.kind != "group"]
+        again = self._untouched([c for c in children if _judged_again(c)], "rollup")
         for child in node.children:
-            if child.kind == "group" or not _judged_again(self.tasks[child.task]):
+            if child.kind == "group" or self.tasks[child.task] not in again:
                 continue
             verdict = self._again(self.tasks[child.task], "rollup")
             if verdict.kind != "DONE":
@@ -300,7 +318,13 @@ class RunPhases:
             reason = f"a child's work was undone before the roll-up: {names} no longer passes"
             return Outcome(node, "PARTIAL", 1, True, reason, "", ms, demote=tuple(demoted))
         verified = None if task.check is None else True
-        verdict = self.verify.judge(AttemptContext(task, 1, phase="rollup"))
+        mark = self.activity.mark() if self.activity is not None else None
+        if task.dock is not None and self.activity is not None:  # a dock acts on the workdir
+            with self.activity.acting():
+                verdict = self.verify.judge(AttemptContext(task, 1, phase="rollup"))
+        else:
+            verdict = self.verify.judge(AttemptContext(task, 1, phase="rollup"))
+        task.decided_at = mark if verdict.kind == "DONE" else None
         ms = int((time.monotonic() - started) * 1000)
         if verdict.stage in ("check", "contracts"):
             what = "check failed" if verdict.stage == "check" else "contracts do not hold"

@@ -59,6 +59,14 @@ class RunBooks:
             with self._lock:
                 self._check_events.extend((t, "sweep", "PASS", None) for t, _, _ in judged)
 
+    def untouched(self, phase: str, kept: Sequence[tuple[str, str | None]]) -> None:
+        """DONEs kept in `phase` since nothing acted on the workdir after their verdict
+        (task id, check sha256), sealed together; each also a telemetry row of the phase."""
+        self.seal.untouched(phase, kept)
+        if self.telemetry is not None:
+            with self._lock:
+                self._check_events.extend((t, phase, "PASS", None) for t, _ in kept)
+
     def flush_check_events(self) -> None:
         with self._lock:
             events, self._check_events = self._check_events, []

@@ -60,6 +60,7 @@ from groundskeeper.record.telemetry import Telemetry
 from groundskeeper.sandbox import allow_runs, interrupt_runs
 from groundskeeper.sandbox import fence as fences
 from groundskeeper.sandbox.quota import DiskQuota
+from groundskeeper.supervisor.activity import Activity
 from groundskeeper.supervisor.latches import (
     FailFastModel,
     judge_down,
@@ -496,12 +497,13 @@ class Runner:
                            self.control.components, self._record,
                            holds_out=self._paths.holds_out)  # fmt: skip
         self._run_writes = RunWrites()
+        self._activity = Activity()  # what acted on the workdir: a verdict since untouched
         self._pipeline = Pipeline(self._books, attempt_stages(tools))
         self._verify = Pipeline(self._books, verify_stages(tools))
         settle = self._settle_phase
         again = Pipeline(self._books, again_stages(tools))
         self._phases = RunPhases(self.tasks, self._record, self._checks, self._verify, settle,
-                                 self.options, again)  # fmt: skip
+                                 self.options, again, self._activity)  # fmt: skip
         for task in self.tasks.values():  # what earlier verdicts were given on, from the record
             task_id = task.heading.task_id
             for who, bound in (("judge", self._record.judged), ("gate", self._record.approved)):
@@ -792,6 +794,7 @@ class Runner:
         session.on_tool_call = partial(self._tool_call, task_id, attempt, sealed, keep)
         session.on_model_call = partial(self._books.model_called, task_id, attempt)
         session.before_acting = self._before_acting  # before tools run and feedback goes out
+        session.activity = self._activity
         stamped = _stamped(task)
         stamps = self._stamps() if stamped else None
         unavailable = ""
@@ -830,10 +833,19 @@ class Runner:
         context = AttemptContext(task, attempt, claim, tuple(sealed), task.first_start,
                                  loop.history, wrote=wrote,
                                  others=self._run_writes.by_others(task_id))  # fmt: skip
-        verdict = self._pipeline.judge(context)
+        mark = self._activity.mark()  # before its first stage: see `_judge`
+        verdict = self._judge(task, lambda: self._pipeline.judge(context))
+        task.decided_at = mark if verdict.kind == "DONE" else None
         if verdict.kind == "FAILED":
             task.lies.extend(caught_lying(attempt, verdict.reason, verdict.output, sealed))
         return self._take(node, task, claim, loop, verdict)
+
+    def _judge(self, task: TaskRun, judge: Callable[[], Verdict]) -> Verdict:
+        """A verdict's pipeline; one that docks acts on the workdir (`supervisor.activity`)."""
+        if task.dock is None:
+            return judge()
+        with self._activity.acting():
+            return judge()
 
     def _take(
         self, node: Node, task: TaskRun, claim: AttemptOutcome, loop: _Attempts, verdict: Verdict

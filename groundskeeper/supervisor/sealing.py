@@ -49,6 +49,8 @@ class StepRecorder(Protocol):
 #: Tasks one `inputs-unchanged` line names, and the bytes their rows take at most (a long
 #: task id makes fewer a line): well inside a ledger line.
 UNCHANGED_PER_LINE = 200
+#: Why an `untouched` line keeps a DONE without judging it again.
+UNTOUCHED = "no worker acted since its verdict"
 UNCHANGED_LINE_BYTES = 32 * 1024
 #: The most bytes a check step's read set takes (its facts as JSON); a larger one is not
 #: sealed, and that check is run again whenever its verdict is asserted again.
@@ -93,6 +95,7 @@ STAGED_STEPS = frozenset(
         "claim",
         "check",
         "inputs-unchanged",  # the sweep's judgment by read sets, as its `check` steps are
+        "untouched",  # DONEs kept by the sweep or a roll-up: nothing acted since their verdict
         "contract",
         "evidence",
         "judge",
@@ -458,6 +461,25 @@ class RunSeal:
             size += more
         if rows:
             self.record("inputs-unchanged", {"phase": "sweep", "reason": UNCHANGED, "tasks": rows})
+
+    def untouched(self, phase: str, kept: Iterable[tuple[str, str | None]]) -> None:
+        """DONEs this run decided after the last action on the workdir, kept without being
+        judged again in `phase` (`sweep`, `rollup`): (task id, check sha256) each, in lines
+        of at most `UNCHANGED_PER_LINE` tasks and `UNCHANGED_LINE_BYTES` of them."""
+        from json import dumps
+
+        rows: list[dict[str, str | None]] = []
+        size = 0
+        for task_id, check_sha256 in kept:
+            row = {"task_id": task_id, "check_sha256": check_sha256}
+            more = len(dumps(row))
+            if rows and (len(rows) == UNCHANGED_PER_LINE or size + more > UNCHANGED_LINE_BYTES):
+                self.record("untouched", {"phase": phase, "reason": UNTOUCHED, "tasks": rows})
+                rows, size = [], 0
+            rows.append(row)
+            size += more
+        if rows:
+            self.record("untouched", {"phase": phase, "reason": UNTOUCHED, "tasks": rows})
 
     def dock(self, task_id: str, component: str, result: DockResult) -> None:
         self.record(

@@ -88,6 +88,9 @@ class TaskRun:
     # the attempts caught lying, each "attempt N: what" (false evidence, a forged sentinel, a
     # write the fence refused): kept beside the last reason for a reviewer
     lies: list[str] = field(default_factory=list)
+    # where this run's pipeline that made it DONE began (`supervisor.activity`): while nothing
+    # has acted on the workdir since, asserting the DONE again judges what it was given on
+    decided_at: int | None = None
 
     @property
     def contracts(self) -> tuple[Contract, ...]:

@@ -12,6 +12,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,7 @@ from groundskeeper.models.model import (
 )
 from groundskeeper.models.prompts import load_prompt
 from groundskeeper.plan.invariants import Invariant, render_invariants
+from groundskeeper.supervisor.activity import Activity
 
 DEFAULT_MAX_TURNS = 30
 
@@ -263,6 +265,9 @@ class WorkerSession:
     # called before a reply's tool calls run and before a request carrying feedback or tool
     # results is sent: the runner makes the steps recorded so far durable (a decision point)
     before_acting: Callable[[], None] | None = None
+    # the run's count of actions on the workdir: each tool call, from its start until its
+    # step is sealed (`supervisor.activity`); None: not counted
+    activity: Activity | None = None
     system: str = ""
     messages: list[Message] = field(default_factory=list)
 
@@ -305,25 +310,10 @@ class WorkerSession:
             results: list[ContentBlock] = []
             claimed: AttemptOutcome | None = None
             for use in uses:
-                if claimed is not None:  # the claim ended the attempt: later calls do not run
-                    outcome = ToolOutcome("not run: the attempt ended with claim_done", True,
-                                          "skipped")  # fmt: skip
-                elif use.get("name") == CLAIM_TOOL:
-                    outcome, claimed = _claim(use.get("input"), turn)
-                else:
-                    outcome = self.toolbox.call(str(use.get("name")), use.get("input"))
-                raw_input = use.get("input")
-                record = ToolCallRecord(
-                    tool=str(use.get("name")),
-                    input_sha256=input_sha256(raw_input if isinstance(raw_input, dict) else {}),
-                    status=outcome.status,
-                    is_error=outcome.is_error,
-                    facts=outcome.facts,
-                    texts=outcome.texts,
-                )
+                acting = claimed is None and use.get("name") != CLAIM_TOOL
+                with self.activity.acting() if acting and self.activity else nullcontext():
+                    outcome, record, claimed = self._use(use, turn, claimed)
                 calls.append(record)
-                if self.on_tool_call is not None:
-                    self.on_tool_call(record)
                 results.append(
                     {
                         "type": "tool_result",
@@ -337,6 +327,29 @@ class WorkerSession:
                 return AttemptOutcome(claimed.claim, claimed.stop, claimed.turns, tuple(calls),
                                       claimed.evidence)  # fmt: skip
         return AttemptOutcome(last_text, "max_turns", self.max_turns, tuple(calls))
+
+    def _use(
+        self, use: ContentBlock, turn: int, claimed: AttemptOutcome | None
+    ) -> tuple[ToolOutcome, ToolCallRecord, AttemptOutcome | None]:
+        """One tool use of a reply run (or refused, after the claim) and its step sealed."""
+        if claimed is not None:  # the claim ended the attempt: later calls do not run
+            outcome = ToolOutcome("not run: the attempt ended with claim_done", True, "skipped")
+        elif use.get("name") == CLAIM_TOOL:
+            outcome, claimed = _claim(use.get("input"), turn)
+        else:
+            outcome = self.toolbox.call(str(use.get("name")), use.get("input"))
+        raw_input = use.get("input")
+        record = ToolCallRecord(
+            tool=str(use.get("name")),
+            input_sha256=input_sha256(raw_input if isinstance(raw_input, dict) else {}),
+            status=outcome.status,
+            is_error=outcome.is_error,
+            facts=outcome.facts,
+            texts=outcome.texts,
+        )
+        if self.on_tool_call is not None:
+            self.on_tool_call(record)
+        return outcome, record, claimed
 
     def _call(self) -> AssistantTurn:
         """One model call, reported to `on_model_call` whether it answered or failed; a
