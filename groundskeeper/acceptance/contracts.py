@@ -144,7 +144,8 @@ class ContractContext:
     # asked for them, or `:writable:`): their new tests are judged apart (`_pytest`)
     added: tuple[str, ...] = ()
     # test files there a task's text asks to remove by name (`plan.suite_paths
-    # .suite_files_removed`): once gone, their red-first tests are not missed (C022)
+    # .suite_files_removed`), and the tests it asks to remove from one, as `FILE::NAME`
+    # (`suite_tests_removed`): once gone, their red-first tests are not missed (C022)
     removed: tuple[str, ...] = ()
     # (file, old, new) for each test a task's text asks to rename (`plan.suite_paths
     # .suite_tests_renamed`): a red-first test that runs by the new name is not gone (C022)
@@ -739,7 +740,7 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
         read = _more(read, reads.read_files())
         moved: frozenset[str] = frozenset()
         if context.removed and baseline is not None:
-            moved = _removed(baseline, context.workdir, context.removed)
+            moved = _removed(baseline, context.workdir, context.removed, record.collected)
         if context.renamed and baseline is not None:
             moved |= _renamed(baseline, record.collected, context.renamed)
         if freed and baseline is not None:
@@ -810,11 +811,29 @@ def _renamed(
     return frozenset(found)
 
 
-def _removed(baseline: Baseline, workdir: Path, removed: tuple[str, ...]) -> frozenset[str]:
-    """The red-first test ids of the files a task's text asks to remove by name that are gone
-    now (adversary-17 F16): removed as asked, not missed. Another test removed is still gone."""
-    gone = {f for f in removed if not (workdir / f).exists()}
-    return frozenset(i for i in baseline.collected if i.split("::", 1)[0] in gone)
+def _removed(
+    baseline: Baseline, workdir: Path, removed: tuple[str, ...], collected: Iterable[str]
+) -> frozenset[str]:
+    """The red-first test ids a task's text asks to remove that are gone now: those of the
+    files it names that no longer exist (adversary-17 F16), and each test it names as
+    `FILE::NAME` (`::NAME`: from any file) that no longer runs — the function, or the class
+    with its methods, a parametrized one with every case (adversary-20 F7). Removed as
+    asked, not missed. Another test removed is still gone."""
+    gone = {f for f in removed if "::" not in f and not (workdir / f).exists()}
+    tests = [tuple(f.split("::", 1)) for f in removed if "::" in f]
+    now = set(collected)
+    found: set[str] = set()
+    for test in baseline.collected:
+        file, _, rest = test.partition("::")
+        if file in gone:
+            found.add(test)
+            continue
+        if test in now or not rest:
+            continue
+        names = rest.partition("[")[0].split("::")
+        if any(where in ("", file) and name in names for where, name in tests):
+            found.add(test)
+    return frozenset(found)
 
 
 def _more(read: list[str] | None, more: tuple[str, ...] | None) -> list[str] | None:

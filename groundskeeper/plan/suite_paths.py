@@ -25,6 +25,7 @@ __all__ = [
     "suite_files_removed",
     "suite_paths",
     "suite_tests_asked",
+    "suite_tests_removed",
     "suite_tests_renamed",
     "writable_kept",
 ]
@@ -38,15 +39,18 @@ def suite_tests_asked(tasks: list[TaskSpec]) -> tuple[Asked, Asked, Renames]:
     """By task id, what each task may do to the tests under the plan's `pytest` contracts'
     test paths: the names there its worker may write after all (`suite_files_freed`:
     asked for by its text or covered by `:writable:`, adversary-8 F9), the test files its
-    text asks to remove by name (`suite_files_removed`, adversary-17 F16) and the tests it
-    asks to rename (`suite_tests_renamed`, adversary-19 F19). A task with none is left out.
-    The run (`RunPaths`) and `check` (`supervisor.suite_baselines`) read them alike."""
+    text asks to remove by name (`suite_files_removed`, adversary-17 F16) with the tests it
+    asks to remove from a file, as `FILE::NAME` (`suite_tests_removed`, adversary-20 F7),
+    and the tests it asks to rename (`suite_tests_renamed`, adversary-19 F19). A task with
+    none is left out. The run (`RunPaths`) and `check` (`supervisor.suite_baselines`) read
+    them alike."""
     suites = tuple(dict.fromkeys(p for t in tasks for p in suite_paths(t)))
     free = {t.task_id: found for t in tasks if suites and (found := suite_files_freed(t, suites))}
     removed = {
         t.task_id: found
         for t in tasks
-        if t.task_id in free and (found := suite_files_removed(t, suites))
+        if t.task_id in free
+        and (found := (*suite_files_removed(t, suites), *suite_tests_removed(t)))
     }
     renamed = {
         t.task_id: asked for t in tasks if t.task_id in free and (asked := suite_tests_renamed(t))
@@ -172,6 +176,39 @@ def suite_tests_renamed(task: TaskSpec) -> tuple[tuple[str, str, str], ...]:
             path = normal_path((file or after or "").rstrip("."))
             if old != new:
                 found.append((path or "", old, new))
+    return tuple(dict.fromkeys(found))
+
+
+# "Remove|Delete|Drop [the] [obsolete] [test [function]] NAME [test] [from|in FILE]": a test
+# by its own name (`test_…` or a `Test…` class), so a plain word is never taken for one
+_REMOVE_TEST = re.compile(
+    r"\b(?:remove|delete|drop)\s+(?:the\s+)?"
+    r"(?:(?:old|obsolete|stale|outdated|legacy|broken|redundant|duplicate|unused|dead)\s+)?"
+    r"(?:(?:test\s+function|test\s+method|test\s+case|test|function|method)\s+)?"
+    r"`?((?-i:test_\w+|Test[A-Z0-9_]\w*))`?(?![\w/]|\.\w)"
+    r"(?:\s+(?:test\s+function|test\s+method|test\s+case|test|function|method))?"
+    rf"(?:\s+(?:from|in|of)\s+{_FILE})?",
+    re.IGNORECASE,
+)
+
+
+def suite_tests_removed(task: TaskSpec) -> tuple[str, ...]:
+    """The tests the task's text asks to remove by name, not negated, each as `FILE::NAME`
+    (`::NAME` when the sentence names no file): "Remove the obsolete test_legacy test from
+    tests/test_calc.py" (adversary-20 F7). A red-first test by that name (a function, or a
+    class and its methods) that no longer runs from that file is removed as asked, not gone;
+    the fence still decides whether the worker may edit the file."""
+    found: list[str] = []
+    text = task.heading.title + "\n" + task.heading.body
+    for sentence in re.split(r"(?<=[.;!?])\s+|\n", text):
+        for match in _REMOVE_TEST.finditer(sentence):
+            before = {w.strip("`'\"(),:;").lower() for w in sentence[: match.start()].split()}
+            if before & _NEGATION:
+                continue
+            name, file = match.groups()
+            path = normal_path(file.rstrip(".")) if file else ""
+            if path is not None:
+                found.append(f"{path}::{name}")
     return tuple(dict.fromkeys(found))
 
 

@@ -69,7 +69,8 @@ class RunChecks:
     @property
     def removed(self) -> tuple[str, ...]:
         """The test files under `pytest` contracts' test paths some task's text asks to
-        remove by name (`RunPaths.removed`): their red-first tests may go."""
+        remove by name, and the tests it asks to remove from one as `FILE::NAME`
+        (`RunPaths.removed`): their red-first tests may go."""
         if self.paths is None:
             return ()
         return tuple(dict.fromkeys(p for ps in self.paths.removed.values() for p in ps))
