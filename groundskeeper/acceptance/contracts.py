@@ -743,6 +743,7 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
             moved = _removed(baseline, context.workdir, context.removed, record.collected)
         if context.renamed and baseline is not None:
             moved |= _renamed(baseline, record.collected, context.renamed)
+        made = _new_cases(baseline, record.collected, freed)
         if freed and baseline is not None:
             added = tuple(f for f in freed if f not in _files_of(baseline))
             # new tests in a file the worker was entitled to write are the asked-for work
@@ -754,8 +755,10 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
                 with read_set.recording(context.workdir) as reads:
                     alone = run_suite(context.workdir, path, protect=context.protect, ignore=added)
                 read = _more(read, reads.read_files())
-                judge_suite(alone, baseline, 0, context.hidden, moved, context.left_to)
-        passed = judge_suite(record, baseline, minimum, context.hidden, moved, context.left_to)
+                judge_suite(alone, baseline, 0, context.hidden, moved, context.left_to, made)
+        passed = judge_suite(
+            record, baseline, minimum, context.hidden, moved, context.left_to, made
+        )
     except SuiteRefused as refused:
         message = refused.message
         if refused.output and context.hidden:
@@ -834,6 +837,30 @@ def _removed(
         if any(where in ("", file) and name in names for where, name in tests):
             found.add(test)
     return frozenset(found)
+
+
+def _new_cases(
+    baseline: Baseline | None, collected: Iterable[str], freed: tuple[str, ...]
+) -> frozenset[str]:
+    """The ids that are new cases of a parametrized test the red-first run collected
+    (`tests/test_calc.py::test_add[0-4-4]` beside `…::test_add[1-2-3]`), when a worker was
+    entitled to change a file under the suite's paths that is not a test module — the
+    cases' data ("Add the case (0, 4, 4) to CASES in tests/expected_values.py", a JSON file
+    of cases; adversary-20 F8): the asked work, not new tests (C022). They run and are
+    judged as any test; with no such file freed, a new case is new."""
+    if baseline is None or all(_is_test_module(f) for f in freed):
+        return frozenset()
+    families = {i.partition("[")[0] for i in baseline.collected if "[" in i}
+    before = set(baseline.collected)
+    return frozenset(
+        i for i in collected if i not in before and "[" in i and i.partition("[")[0] in families
+    )
+
+
+def _is_test_module(path: str) -> bool:
+    """Whether pytest collects tests from `path` by its name (`test_*.py`, `*_test.py`)."""
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py")
 
 
 def _more(read: list[str] | None, more: tuple[str, ...] | None) -> list[str] | None:

@@ -275,6 +275,7 @@ def judge_suite(
     held_out: tuple[str, ...] = (),
     moved: frozenset[str] = frozenset(),
     left_to: Callable[[str], str | None] | None = None,
+    made: frozenset[str] = frozenset(),
 ) -> str:
     """A message when the suite passes as acceptance; `SuiteRefused` naming why not. A test
     of a `held_out` file (hidden from workers) is counted in a message, never named: its id
@@ -282,7 +283,9 @@ def judge_suite(
     red-first ids that run now from a file the worker was entitled to add (not gone).
     `left_to`: the later task of an ORDERED sequence a test is left to, if any
     (`plan.suite_paths.left_to_later`): a test that failed before any work and fails now the
-    same way is tolerated when one is (adversary-19 F22); that task is judged on it."""
+    same way is tolerated when one is (adversary-19 F22); that task is judged on it. `made`:
+    ids not collected before any work that the asked work made (a case added to an existing
+    parametrized test's data): not new (C022), judged as any test."""
     name = _Naming(held_out)
     if record.tampered:
         raise SuiteRefused(
@@ -327,7 +330,7 @@ def judge_suite(
         raise SuiteRefused(
             "C026", "no red-first record of the suite (taken before any worker ran) to compare"
         )
-    _compare(record, baseline, name, moved)
+    _compare(record, baseline, name, moved, made)
     # a run without the files every red-first test moved into (a renamed sole module)
     everything_moved = bool(baseline.collected) and set(baseline.collected) <= moved
     if record.exitstatus == _NO_TESTS_COLLECTED and not record.collected and everything_moved:
@@ -404,7 +407,11 @@ class _Naming:
 
 
 def _compare(
-    record: SuiteRecord, baseline: Baseline, name: _Naming, moved: frozenset[str] = frozenset()
+    record: SuiteRecord,
+    baseline: Baseline,
+    name: _Naming,
+    moved: frozenset[str] = frozenset(),
+    made: frozenset[str] = frozenset(),
 ) -> None:
     now = set(record.collected)
     vanished = [i for i in baseline.collected if i not in now and i not in moved]
@@ -418,7 +425,11 @@ def _compare(
     # a file the red-first run could not count (its collection failed) or that pytest skipped
     # whole at collection (adversary-19 F16): its tests now are red ones, judged as any test
     uncounted = {*baseline.broken_files, *baseline.skipped_files}
-    new = [i for i in record.collected if i not in before and _file_of(i) not in uncounted]
+    new = [
+        i
+        for i in record.collected
+        if i not in before and i not in made and _file_of(i) not in uncounted
+    ]
     if new:
         raise SuiteRefused(
             "C022", f"tests not collected before any work: {name(new)}", {"new": new}
