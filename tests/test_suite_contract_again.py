@@ -126,3 +126,37 @@ def test_check_runs_the_suite_of_a_task_it_is_the_check_of(
     row = next(t for t in doc["tasks"] if t.get("id") == "fix")
     assert row["verdict"] == verdict, row
     assert result.exit_code == status
+
+
+ADDED = TEST + "\n\ndef test_mul_zero():\n    assert mul(0, 7) == 0\n"
+
+
+def test_a_test_a_person_added_after_the_done_is_new_until_the_changes_are_accepted(
+    tmp_path: Path,
+) -> None:
+    """Adversary-20 F6: a passing test added by hand after the contract's DONE is no test the
+    red-first run collected (C022), and `check` says how to take it; `resume
+    --accept-changes` records the suite again as it is now, and the DONE stands."""
+    work = _work(tmp_path, "echo done > notes.txt")
+    assert _resume(work)["fix"]["state"] == "DONE"
+    (work / "tests" / "test_calc.py").write_text(ADDED)
+
+    result = CliRunner().invoke(main, ["check", str(work / "plan.org"), "--json"])
+    row = next(t for t in json.loads(result.stdout)["tasks"] if t.get("id") == "fix")
+    assert (row["verdict"], result.exit_code) == ("FAIL", 1)
+    assert "tests not collected before any work: tests/test_calc.py::test_mul_zero" in str(
+        row["reason"]
+    )
+    assert "`resume --accept-changes` records the suite again" in str(row["reason"])
+
+    _one_more(work)
+    fix = {"tool": "write_file", "input": {"path": "calc.py", "content": FIXED}}
+    with (work / "workers.yaml").open("a") as workers:  # the fix's worker, should it run again
+        workers.write(f"  fix:\n    - {json.dumps(fix)}\n    - say: DONE\n")
+    row = _resume(work)["fix"]  # the sweep holds the carried DONE to the red-first record
+    assert (row["state"], str(row["reason"])[:60]) == (
+        "FAILED",
+        "no longer holds: C022: pytest tests: tests not collected bef",
+    )
+    rows = _resume(work, "--accept-changes")  # the worker is run again, on the suite as it is
+    assert rows["fix"]["state"] == "DONE", rows["fix"]["reason"]

@@ -202,8 +202,9 @@ def _workdir(workdir: Path | None) -> Path | None:
     is_flag=True,
     help="Take the workdir's files as they are now: a protected or checked file an earlier"
     " run's worker changed, not entitled to, is no longer held against the plan (without it"
-    " every later run fails the tasks relying on it until it is restored). Sealed in this"
-    " run's run-start.",
+    " every later run fails the tasks relying on it until it is restored), and each pytest"
+    " contract's suite is recorded again as it is (a test added by hand since is no new"
+    " test). Sealed in this run's run-start.",
 )
 @attempt_options
 @click.option(

@@ -349,7 +349,7 @@ class Runner:
             elsewhere = self._phases.earned_elsewhere(str(self.workdir))
             self._phases.held_to_flags(self._require_red)
             take_baselines(self.tasks.values(), self.workdir, self.control.path,
-                           self._record.started)  # fmt: skip
+                           self._record.started, self.options.accept_changes)  # fmt: skip
             self._phases.red_first(diagnostics, self._require_red)
             self._walk.begin()
             self._loop()

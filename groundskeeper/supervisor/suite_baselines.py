@@ -27,11 +27,21 @@ BASELINES_FILE = "_suite_baselines.json"
 
 
 def take_baselines(
-    tasks: Iterable[TaskRun], workdir: Path, control: Path, started: Set[str]
+    tasks: Iterable[TaskRun],
+    workdir: Path,
+    control: Path,
+    started: Set[str],
+    accept_changes: bool = False,
 ) -> None:
     """Set each task's `baselines`: read back for a task a worker already started and for a
     carried DONE, taken now (on the untouched workdir) for the others. A suite that cannot
-    be run now has none, and its contract then fails closed (C018) naming why."""
+    be run now has none, and its contract then fails closed (C018) naming why.
+
+    `accept_changes` (`resume --accept-changes`: the workdir's files taken as they are now):
+    every task's suite is recorded again now, carried DONEs and started tasks included, so a
+    test a person added since the red-first run is no new test (adversary-20 F6). A DONE is
+    then judged on that record, every test of it passing; `--require-red` still asks for the
+    red observation sealed in the task's history."""
     tasks = list(tasks)
     suited = [t for t in tasks if _suites(t)]
     if not suited:
@@ -44,12 +54,12 @@ def take_baselines(
     # a DONE carried from an earlier run is judged again against the record its task kept
     # (the final sweep, a roll-up); none kept: its suite fails closed there (C018)
     for task in suited:
-        if task.start_state == "DONE":
+        if task.start_state == "DONE" and not accept_changes:
             kept = stored.get(task.heading.task_id, {})
             for contract in _suites(task):
                 if contract.text in kept:
                     task.baselines[contract.text] = Baseline.from_json(kept[contract.text])
-    pending = [t for t in suited if t.start_state != "DONE"]
+    pending = [t for t in suited if t.start_state != "DONE" or accept_changes]
     if not pending:
         return
     # pytest's configuration the run keeps from every worker: the suite's own, as protected
@@ -60,7 +70,7 @@ def take_baselines(
         task_id = task.heading.task_id
         kept = stored.setdefault(task_id, {})
         for contract in suites:
-            if task_id in started:
+            if task_id in started and not accept_changes:
                 if contract.text in kept:
                     task.baselines[contract.text] = Baseline.from_json(kept[contract.text])
                 continue
@@ -129,6 +139,11 @@ def suite_verdict(
         if verdict.code is not None:
             message, _, output = verdict.message.partition("\n")
             reason = f"`{verdict.contract.text}`: {message}"
+            if verdict.code == "C022" and "not collected before any work" in message:
+                reason += (
+                    " (tests added since the red-first run: when a person added them, `resume"
+                    " --accept-changes` records the suite again as it is now)"
+                )
             return CheckResult("FAIL", verdict.code, reason, output, None, sha256_text(output), 0)
         said.append(verdict.message)
     return CheckResult("PASS", "", "; ".join(said), "", None, sha256_text(""), 0)
