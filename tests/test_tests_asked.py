@@ -323,6 +323,21 @@ def test_an_addition_to_a_container_in_x_asks(text: str, path: str, expected: st
 
 
 @pytest.mark.parametrize(
+    ("text", "path", "expected"),
+    [
+        # adversary-20 F3: what is documented in X is written into X
+        ("Document the --verbose flag in the README.", "README.md", ASKS),
+        ("Document the flag in docs/cli.md.", "docs/cli.md", ASKS),
+        ("Document calc.py.", "calc.py", ASKS),
+        ("Do not document the flag in README.md.", "README.md", FORBIDS),
+        ("Read README.md, then document the flag in docs/cli.md.", "README.md", SILENT),
+    ],
+)  # fmt: skip
+def test_what_is_documented_in_x_changes_x(text: str, path: str, expected: str) -> None:
+    assert text_reading(text, path) == expected
+
+
+@pytest.mark.parametrize(
     ("text", "state"),
     [("Add the row c,3 to the table in data/t.csv.", "DONE"),
      ("Add 1 to the number in data/t.csv and write the table with it.", "FAILED")],

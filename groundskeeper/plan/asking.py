@@ -59,7 +59,7 @@ _EDIT = frozenset(
         "filter", "export", "dump", "emit", "output", "re-generate",
         "recreate", "re-create", "recompile", "overhaul", "rework", "revise",
         "finalize", "finalise", "de-duplicate", "mend", "touch", "move", "copy", "accept",
-        "apply", "paste", "promote", "commit", "import", "incorporate", "approve",
+        "apply", "paste", "promote", "commit", "import", "incorporate", "approve", "document",
     }
 )  # fmt: skip
 # Verbs whose object is a source and only the place they name changes ("copy A over X",
