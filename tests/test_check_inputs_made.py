@@ -193,6 +193,11 @@ def test_new_code_under_test_the_task_asks_for_is_done(tmp_path: Path) -> None:
     [
         ("Fix add in calc.py and add a test for add with zero.", "tests/test_zero.py", {}),
         ("Fix add in calc.py and write tests/test_zero.py for it.", "tests/test_zero.py", {}),
+        # adversary-20 F1: everyday ways to ask for a test
+        ("Fix add in calc.py, with a test for it.", "tests/test_zero.py", {}),
+        ("Fix add in calc.py and test it.", "tests/test_zero.py", {}),
+        ("Fix add in calc.py and cover it with tests.", "tests/test_zero.py", {}),
+        ("Fix add in calc.py (tested).", "tests/test_zero.py", {}),
         ("Fix add in calc.py.", "tests/test_zero.py", {"writable": "tests/"}),
         ("Fix add in calc.py.", "tests/helpers.py", {"writable": "tests/helpers.py"}),
     ],
@@ -217,6 +222,25 @@ def test_tests_the_task_asks_for_are_done(
     result, doc = resume(plan, script)
     _done(doc, "fix")
     assert result.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Fix add in calc.py. Do not add tests.", "Fix add in calc.py without adding a test for it."],
+)
+def test_a_negated_ask_for_tests_frees_no_test_module(tmp_path: Path, text: str) -> None:
+    _calc(tmp_path)
+    content = "from calc import add\\n\\ndef test_zero():\\n    assert add(0, 0) == 0\\n"
+    plan, script = setup(
+        tmp_path,
+        task("Fix add", "fix", "python3 -m pytest -q tests", max_attempts="1") + f"  {text}\n",
+        "workers:\n  fix:\n"
+        + _sh(FIXED + "calc.py; printf '" + content + "' > tests/test_zero.py")
+        + "    - say: DONE\n",
+    )
+    result, doc = resume(plan, script)
+    _made_failure(doc, "fix", "tests/test_zero.py", "fix")
+    assert result.exit_code == 1
 
 
 def test_asking_for_tests_does_not_free_a_shadow_module(tmp_path: Path) -> None:
