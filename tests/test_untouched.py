@@ -78,3 +78,12 @@ def _named_steps(plan: Path) -> list[tuple[str, dict[str, object]]]:
 
     return [(obj["step"], obj["body"]) for _, obj in read_steps(control(plan) / "_steps.jsonl")
             if obj is not None]  # fmt: skip
+
+
+def test_the_report_names_the_dones_kept_without_a_run() -> None:
+    from groundskeeper.review.timeline import summarize_step
+
+    body = {"phase": "sweep", "reason": "no worker acted since its verdict",
+            "tasks": [{"task_id": "a", "check_sha256": None}, {"task_id": "b"}]}  # fmt: skip
+    said, verdict = summarize_step("untouched", body, False)
+    assert (said, verdict) == ("kept (sweep) · a, b · no worker acted since its verdict", "PASS")

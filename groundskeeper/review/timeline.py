@@ -118,6 +118,10 @@ def summarize_step(step: str, body: dict[str, Any], dock_run: bool) -> tuple[str
         reason = f" {get('reason')}" if get("reason") else ""
         phase = f" ({get('phase')})" if get("phase") else ""  # red-first, rollup, sweep, …
         return f"{verdict}{reason}{phase} · output {_short(get('output_sha256'))}", verdict
+    if step in ("untouched", "inputs-unchanged"):  # DONEs kept without a run
+        rows = [r for r in get("tasks") or [] if isinstance(r, dict)]
+        names = ", ".join(str(r.get("task_id")) for r in rows)
+        return f"kept ({get('phase')}) · {names[:80]} · {get('reason')}", "PASS"
     if step == "state":
         stop = f" (stop: {get('stop')})" if get("stop") else ""  # max-attempts, breaker, …
         lies = get("lies")
