@@ -172,3 +172,43 @@ def test_an_asked_sibling_test_that_patches_the_code_carries_nothing(tmp_path: P
     assert rows["fix"].startswith(
         "FAILED C020: pytest tests: 1 of the suite's tests failed: tests/test_calc.py::test_mul_red"
     ), rows
+
+
+@pytest.mark.parametrize(
+    ("text", "patterns"),
+    [
+        # adversary-20 F2: asking for tests frees new test modules under the contract's paths
+        ("Add sub to calc.py and write a unit test for it.",
+         ("tests/**/test_*.py", "tests/**/*_test.py")),
+        ("Fix add, with a test for it.", ("tests/**/test_*.py", "tests/**/*_test.py")),
+        ("Fix add. Do not add tests.", ()),
+        ("Fix add in calc.py.", ()),
+    ],
+)  # fmt: skip
+def test_asking_for_tests_frees_new_test_modules_only(text: str, patterns: tuple[str, ...]) -> None:
+    from groundskeeper.plan.org import parse_plan
+    from groundskeeper.plan.spec import compile_plan
+    from groundskeeper.plan.suite_paths import suite_tests_new
+
+    (spec,) = compile_plan(
+        parse_plan(f"* TODO t\n:PROPERTIES:\n:contract: pytest tests\n:END:\n{text}\n")
+    )
+    assert suite_tests_new(spec) == patterns
+
+
+def test_asking_for_tests_never_frees_a_test_file_there_before(tmp_path: Path) -> None:
+    """The new module is the worker's; the existing test file it weakens stays protected."""
+    _seed(tmp_path)
+    weakened = "from calc import mul\\n\\n\\ndef test_mul():\\n    assert mul(2, 3) == 5\\n"
+    plan, script = setup(
+        tmp_path,
+        task("Fix mul", "t", None, max_attempts="1", contract="pytest tests")
+        + "  Fix mul in calc.py and write a unit test for it.\n",
+        "workers:\n  t:\n" + _write("tests/test_mul.py", weakened.removesuffix("\\n"))
+        + _write("tests/test_calc.py", "def test_add():\\n    assert True")
+        + "    - say: DONE\n",
+    )  # fmt: skip
+    _, doc = resume(plan, script, "--max-parallel", "1")
+    row = _row(doc, "t")
+    assert row["state"] == "FAILED"
+    assert "tests/test_calc.py" in str(row["reason"])

@@ -59,7 +59,6 @@ from __future__ import annotations
 import fnmatch
 import functools
 import posixpath
-import re
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
@@ -387,36 +386,11 @@ def _may_make(task: TaskSpec, path: str, seen: Iterable[str], checked: TaskSpec)
         return True
     name = posixpath.basename(path)
     tests = any(fnmatch.fnmatchcase(name, p) for p in ("test_*.py", "*_test.py"))
-    return tests and _asks_for_tests(task)
+    if not tests:
+        return False
+    from groundskeeper.plan.expected import asks_for_tests
 
-
-#: A sentence asking for tests: "Add a test for mul", "write tests covering …", "and test
-#: it", "with a test for it", "cover it with tests", "(tested)" (adversary-20 F1).
-_ASKS_TESTS = re.compile(
-    r"\b(?:add|adds|adding|write|writes|writing|create|extend)\s+"
-    r"(?:(?:a|an|new|more|some|unit|regression|missing|the)\s+)*tests?\b"
-    r"|\b(?:with|plus|and)\s+(?:(?:a|an|new|more|some|unit|regression|its|their|own)\s+)*"
-    r"tests?\s+(?:for|of|covering|that)\b"
-    r"|\b(?:and|then)\s+test\s+(?:it|them|this|that)\b|^\s*test\s+(?:it|them)\b"
-    r"|\bcover(?:s|ed|ing)?\s+(?:it|them|this|that|[\w.()]+)\s+with\s+(?:(?:a|unit|new)\s+)?"
-    r"tests?\b"
-    r"|\((?:tested|with\s+tests?)\)",
-    re.IGNORECASE,
-)
-#: Words that, before the ask in its sentence, negate it ("do not add tests").
-_NOT = frozenset({"not", "never", "don't", "dont", "no", "without", "nor"})
-
-
-def _asks_for_tests(task: TaskSpec) -> bool:
-    heading = task.heading
-    check = heading.check.text if heading.check is not None else ""
-    body = heading.body.replace(check, "") if check else heading.body
-    for sentence in re.split(r"(?<=[.;!?])\s+|\n", heading.title + "\n" + body):
-        for match in _ASKS_TESTS.finditer(sentence):
-            before = {w.strip("`'\"(),:;").lower() for w in sentence[: match.start()].split()}
-            if not before & _NOT:
-                return True
-    return False
+    return asks_for_tests(task)
 
 
 def _freed(

@@ -143,6 +143,10 @@ class ContractContext:
     # test files a worker was entitled to add under a `pytest` contract's paths (its text
     # asked for them, or `:writable:`): their new tests are judged apart (`_pytest`)
     added: tuple[str, ...] = ()
+    # test module names there a worker may make when its text asks for tests (`plan
+    # .suite_paths.suite_tests_new`): the files they cover that the red-first suite did not
+    # have are added tests, judged apart as `added`'s
+    new_tests: tuple[str, ...] = ()
     # test files there a task's text asks to remove by name (`plan.suite_paths
     # .suite_files_removed`), and the tests it asks to remove from one, as `FILE::NAME`
     # (`suite_tests_removed`): once gone, their red-first tests are not missed (C022)
@@ -735,6 +739,9 @@ def _pytest(contract: Contract, context: ContractContext) -> str:
     read: list[str] | None = []
     try:
         freed = _freed_tests(context.workdir, context.added, baseline)
+        if context.new_tests and baseline is not None:  # made, never one there before
+            made_now = _freed_tests(context.workdir, context.new_tests, baseline)
+            freed += tuple(f for f in made_now if f not in _files_of(baseline) and f not in freed)
         with read_set.recording(context.workdir) as reads:
             record = run_suite(context.workdir, path, protect=context.protect)
         read = _more(read, reads.read_files())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -136,6 +137,38 @@ def task_programs(task: TaskSpec) -> tuple[str, ...]:
         return ()
     judged = judged_code(task)
     return tuple(p for p in programs_run_by(check.language, check.text) if p not in judged)
+
+
+#: A sentence asking for tests: "Add a test for mul", "write tests covering …", "and test
+#: it", "with a test for it", "cover it with tests", "(tested)" (adversary-20 F1).
+_ASKS_TESTS = re.compile(
+    r"\b(?:add|adds|adding|write|writes|writing|create|extend)\s+"
+    r"(?:(?:a|an|new|more|some|unit|regression|missing|the)\s+)*tests?\b"
+    r"|\b(?:with|plus|and)\s+(?:(?:a|an|new|more|some|unit|regression|its|their|own)\s+)*"
+    r"tests?\s+(?:for|of|covering|that)\b"
+    r"|\b(?:and|then)\s+test\s+(?:it|them|this|that)\b|^\s*test\s+(?:it|them)\b"
+    r"|\bcover(?:s|ed|ing)?\s+(?:it|them|this|that|[\w.()]+)\s+with\s+(?:(?:a|unit|new)\s+)?"
+    r"tests?\b"
+    r"|\((?:tested|with\s+tests?)\)",
+    re.IGNORECASE,
+)
+#: Words that, before the ask in its sentence, negate it ("do not add tests").
+_NOT = frozenset({"not", "never", "don't", "dont", "no", "without", "nor"})
+
+
+def asks_for_tests(task: TaskSpec) -> bool:
+    """Whether the task's title or text (its check aside) asks its worker for tests, in a
+    sentence that does not negate it: what frees a new test module (`test_*.py`) on its
+    check's side, and under its own `pytest` contract's test paths."""
+    heading = task.heading
+    check = heading.check.text if heading.check is not None else ""
+    body = heading.body.replace(check, "") if check else heading.body
+    for sentence in re.split(r"(?<=[.;!?])\s+|\n", heading.title + "\n" + body):
+        for match in _ASKS_TESTS.finditer(sentence):
+            before = {w.strip("`'\"(),:;").lower() for w in sentence[: match.start()].split()}
+            if not before & _NOT:
+                return True
+    return False
 
 
 def asks_to_change(

@@ -25,6 +25,7 @@ __all__ = [
     "suite_files_removed",
     "suite_paths",
     "suite_tests_asked",
+    "suite_tests_new",
     "suite_tests_removed",
     "suite_tests_renamed",
     "writable_kept",
@@ -35,14 +36,15 @@ Asked = dict[str, tuple[str, ...]]
 Renames = dict[str, tuple[tuple[str, str, str], ...]]
 
 
-def suite_tests_asked(tasks: list[TaskSpec]) -> tuple[Asked, Asked, Renames]:
+def suite_tests_asked(tasks: list[TaskSpec]) -> tuple[Asked, Asked, Renames, Asked]:
     """By task id, what each task may do to the tests under the plan's `pytest` contracts'
     test paths: the names there its worker may write after all (`suite_files_freed`:
     asked for by its text or covered by `:writable:`, adversary-8 F9), the test files its
     text asks to remove by name (`suite_files_removed`, adversary-17 F16) with the tests it
     asks to remove from a file, as `FILE::NAME` (`suite_tests_removed`, adversary-20 F7),
-    and the tests it asks to rename (`suite_tests_renamed`, adversary-19 F19). A task with
-    none is left out. The run (`RunPaths`) and `check` (`supervisor.suite_baselines`) read
+    and the tests it asks to rename (`suite_tests_renamed`, adversary-19 F19); and, apart,
+    the new test modules it may make when its text asks for tests (`suite_tests_new`). A
+    task with none is left out. The run (`RunPaths`) and `check` (`supervisor.suite_baselines`) read
     them alike."""
     suites = tuple(dict.fromkeys(p for t in tasks for p in suite_paths(t)))
     free = {t.task_id: found for t in tasks if suites and (found := suite_files_freed(t, suites))}
@@ -55,7 +57,8 @@ def suite_tests_asked(tasks: list[TaskSpec]) -> tuple[Asked, Asked, Renames]:
     renamed = {
         t.task_id: asked for t in tasks if t.task_id in free and (asked := suite_tests_renamed(t))
     }
-    return free, removed, renamed
+    new = {t.task_id: found for t in tasks if (found := suite_tests_new(t))}
+    return free, removed, renamed, new
 
 
 # a path-like word of a task's text: `calc.py`, `tests/test_mul.py`, `tests/unit/`
@@ -216,6 +219,35 @@ def suite_tests_removed(task: TaskSpec) -> tuple[str, ...]:
 _AND = frozenset({"and", "or"})
 #: Words a further object of the same verb starts with ("and its test …", "and the module …").
 _DETERMINERS = frozenset({"the", "its", "their", "a", "an", "all", "both", "every", "each"})
+
+
+def suite_tests_new(task: TaskSpec) -> tuple[str, ...]:
+    """The test module names under the task's own `pytest` contracts' test paths
+    (`tests/**/test_*.py`, `tests/**/*_test.py`) its worker may make when its text asks for
+    tests ("Add sub to calc.py and write a unit test for it", "Fix it and add a regression
+    test"; `plan.expected.asks_for_tests`, the reading a plain check's inputs get too:
+    adversary-20 F2). New ones only: a test file there before the work stays protected
+    (`RunPaths.worker_fence`), so asking for tests never frees the tests the contract
+    judges with, and the new module's tests are judged apart (`acceptance.contracts`). A
+    text that names the test file its tests go to frees that file alone."""
+    suite = suite_paths(task)
+    if not suite:
+        return ()
+    from groundskeeper.plan.expected import asks_for_tests
+
+    if not asks_for_tests(task):
+        return ()
+    named = suite_files_freed(task)
+    if any(n.rsplit("/", 1)[-1].startswith("test_") or n.endswith("_test.py") for n in named):
+        return ()  # the text names where its tests go ("add tests/test_mul.py with a test")
+    found: list[str] = []
+    for path in suite:
+        parts = path.strip("/").split("/")
+        glob = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
+        base = "/".join(parts[:glob])
+        if base and not base.endswith(".py"):
+            found += [f"{base}/**/test_*.py", f"{base}/**/*_test.py"]
+    return tuple(dict.fromkeys(found))
 
 
 def _the_tests(task: TaskSpec, suite: tuple[str, ...]) -> list[str]:

@@ -67,6 +67,14 @@ class RunChecks:
         return tuple(dict.fromkeys(p for ps in self.paths.free.values() for p in ps))
 
     @property
+    def new_tests(self) -> tuple[str, ...]:
+        """The test module names under `pytest` contracts' test paths some task's worker may
+        make, its text asking for tests (`RunPaths.new_tests`): new files only."""
+        if self.paths is None:
+            return ()
+        return tuple(dict.fromkeys(p for ps in self.paths.new_tests.values() for p in ps))
+
+    @property
     def removed(self) -> tuple[str, ...]:
         """The test files under `pytest` contracts' test paths some task's text asks to
         remove by name, and the tests it asks to remove from one as `FILE::NAME`

@@ -383,7 +383,7 @@ class RunPaths:
         #: never), the test files there its text asks to remove by name (adversary-17 F16:
         #: their red-first tests may go), and (file, old, new) for each test its text asks to
         #: rename (adversary-19 F19: the red-first test runs by its new name, moved, not gone)
-        self.free, self.removed, self.renamed = suite_tests_asked(tasks)
+        self.free, self.removed, self.renamed, self.new_tests = suite_tests_asked(tasks)
         #: the task id → the tasks with a `pytest` contract that start only once it is DONE
         #: (`:ORDERED:`): a red-first test one of them names may be left to it (F22)
         self._later = later_in_order(spec)
@@ -466,7 +466,9 @@ class RunPaths:
             earlier = self._refused.get(task_id)
             witness = fences.Refusals(earlier.staged() if earlier is not None else ())
             self._refused[task_id] = witness
-        return self._hiding.union(fences.protecting(self.workdir, files, keep, witness, free))
+        # a new test module its text asks for (`suite_tests_new`): made only, never one there
+        allow = (*free, *self.new_tests.get(task_id, ()))
+        return self._hiding.union(fences.protecting(self.workdir, files, keep, witness, allow))
 
     def refused(self, task_id: str) -> list[str]:
         """The task's protected inputs its latest attempt's worker tried to change and the
@@ -491,7 +493,12 @@ class RunPaths:
                 and (covers(keep, relative) or covers(self._hide, relative))
             ):
                 hit = [relative]  # a name made or renamed under a protected or hidden pattern
-            found += [f for f in hit if not covers(self.free.get(task_id, ()), f)]
+            found += [
+                f
+                for f in hit
+                if not covers(self.free.get(task_id, ()), f)
+                and (f in inputs or not covers(self.new_tests.get(task_id, ()), f))
+            ]
         return list(dict.fromkeys(found))
 
     def staged_left(self, task_id: str) -> list[str]:
@@ -538,6 +545,12 @@ class RunPaths:
             return f"a protected pattern of the task: `{named}`"
         return fences.PROTECTED
 
+    def _new_test(self, task_id: str, path: str) -> bool:
+        """Whether `path` is a test module the task asks for (`suite_tests_new`) that was not
+        there at run start: its worker's to make and write."""
+        mine = self.new_tests.get(task_id, ())
+        return bool(mine) and covers(mine, path) and not self._there_at_start(path)
+
     def worker_wrote(self, task_id: str, changed: Iterable[str], unknown: object) -> None:
         """After a worker's attempt: each file some task protects that the attempt changed
         (every one, when its changes could not all be told) and that differs from what it may
@@ -567,7 +580,11 @@ class RunPaths:
                 now = protect.input_sha256(self.workdir, path)
                 if now == self._current.get(path, self.start.get(path)):
                     continue
-                if covers(task.writable, path) or asks_to_change(task, path):
+                if (
+                    covers(task.writable, path)
+                    or asks_to_change(task, path)
+                    or self._new_test(task_id, path)
+                ):
                     self._current[path] = now
                     self._intruded.pop(path, None)
                     self._carried.pop(path, None)

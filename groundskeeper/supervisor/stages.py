@@ -262,6 +262,7 @@ class ContractsStage:
                     hidden=self.checks.hidden,
                     unwatched=context.watched.unknown,
                     added=self.checks.freed,
+                    new_tests=self.checks.new_tests,
                     removed=self.checks.removed,
                     renamed=self.checks.renamed,
                     left_to=self._left_to(task.heading.task_id),

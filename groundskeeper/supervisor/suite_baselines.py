@@ -120,7 +120,7 @@ def suite_verdict(
 
     tasks = list(spec)
     kept = _read(control / BASELINES_FILE).get(task.task_id, {})
-    free, removed, renamed = suite_tests_asked(tasks)
+    free, removed, renamed, new = suite_tests_asked(tasks)
     later = later_in_order(spec).get(task.task_id)
     context = ContractContext(
         Toolbox(workdir, plan_path),
@@ -130,6 +130,7 @@ def suite_verdict(
         protect=task.protect + configuration_kept(tasks, workdir),
         hidden=tuple(matched_files(workdir, task.hide)) if task.hide else (),
         added=tuple(dict.fromkeys(p for ps in free.values() for p in ps)),
+        new_tests=tuple(dict.fromkeys(p for ps in new.values() for p in ps)),
         removed=tuple(dict.fromkeys(p for ps in removed.values() for p in ps)),
         renamed=tuple(dict.fromkeys(r for rs in renamed.values() for r in rs)),
         left_to=(lambda test: left_to_later(task, later, test)) if later else None,
