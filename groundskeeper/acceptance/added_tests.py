@@ -17,6 +17,7 @@ from groundskeeper.acceptance.check import CheckResult, SealedCheck, sha256_text
 from groundskeeper.fastclass import replace
 from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.plan.test_paths import pytest_paths, runs_pytest_check
+from groundskeeper.pytest_files import named_as_test
 from groundskeeper.sandbox.confine import GUEST_ROOT
 
 __all__ = ["CODE", "test_modules_read", "without_added"]
@@ -31,7 +32,7 @@ def test_modules_read(task: TaskSpec, read: Iterable[str] | None) -> list[str]:
     if read is None or not runs_pytest_check(task):
         return []
     paths = [p for p in pytest_paths(task) if p != "."]
-    return [p for p in read if p.endswith(".py") and _is_test_module(p)
+    return [p for p in read if p.endswith(".py") and named_as_test(p)
             and (not paths or any(_under_path(p, t) for t in paths))]  # fmt: skip
 
 
@@ -57,11 +58,6 @@ def without_added(
 
 def _failed(check: SealedCheck, reason: str, output: str = "") -> CheckResult:
     return CheckResult("FAIL", CODE, reason, output, check.sha256, sha256_text(output), 0, None)
-
-
-def _is_test_module(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py")
 
 
 def _under_path(path: str, test_path: str) -> bool:

@@ -67,6 +67,7 @@ from groundskeeper.path_patterns import covers, naming
 from groundskeeper.plan.listed import listed_directories
 from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.plan.test_paths import pytest_paths, runs_pytest_check, runs_unittest, test_paths
+from groundskeeper.pytest_files import is_test_module
 
 __all__ = [
     "CHECKER",
@@ -384,9 +385,7 @@ def _may_make(task: TaskSpec, path: str, seen: Iterable[str], checked: TaskSpec)
     stem = _stem_names(checked, task, path, seen, check_role(checked, path))
     if asks_to_change(task, path, sole_stem=stem):
         return True
-    name = posixpath.basename(path)
-    tests = any(fnmatch.fnmatchcase(name, p) for p in ("test_*.py", "*_test.py"))
-    if not tests:
+    if not is_test_module(path):
         return False
     from groundskeeper.plan.expected import asks_for_tests
 

@@ -32,6 +32,7 @@ from groundskeeper.plan.contract_syntax import (
     no_files,
     suite_args,
 )
+from groundskeeper.pytest_files import named_as_test
 
 __all__ = [
     "CODES",
@@ -855,19 +856,13 @@ def _new_cases(
     cases' data ("Add the case (0, 4, 4) to CASES in tests/expected_values.py", a JSON file
     of cases; adversary-20 F8): the asked work, not new tests (C022). They run and are
     judged as any test; with no such file freed, a new case is new."""
-    if baseline is None or all(_is_test_module(f) for f in freed):
+    if baseline is None or all(named_as_test(f) for f in freed):
         return frozenset()
     families = {i.partition("[")[0] for i in baseline.collected if "[" in i}
     before = set(baseline.collected)
     return frozenset(
         i for i in collected if i not in before and "[" in i and i.partition("[")[0] in families
     )
-
-
-def _is_test_module(path: str) -> bool:
-    """Whether pytest collects tests from `path` by its name (`test_*.py`, `*_test.py`)."""
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py")
 
 
 def _more(read: list[str] | None, more: tuple[str, ...] | None) -> list[str] | None:

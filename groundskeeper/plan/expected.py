@@ -22,7 +22,7 @@ from groundskeeper.plan.asking import ASKS, FORBIDS, SILENT, UNSURE, seems_about
 from groundskeeper.plan.lint_checks import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.plan.test_paths import runs_pytest_check, runs_unittest, test_paths
-from groundskeeper.pytest_files import PYTEST_CONFIGURATION
+from groundskeeper.pytest_files import PYTEST_CONFIGURATION, is_test_module
 
 if TYPE_CHECKING:
     from groundskeeper.sandbox.tree import Script
@@ -222,17 +222,13 @@ def reading(task: TaskSpec, path: str, *, anywhere: bool = False, sole_stem: boo
     )
 
 
-#: The names pytest (and unittest) collect tests from by default.
-_TEST_FILES = ("test_*.py", "*_test.py")
-
-
 def check_test_file(task: TaskSpec, path: str) -> bool:
     """Whether `path` is one of the task's check's own test files, which "the tests" names in
     its text: a `test_*.py` or `*_test.py` that a pytest check (`python3 -m pytest PATHS`)
     or a unittest check collects — under one of its test paths, anywhere when it names none —
     or that the task's `pytest` contract's test paths cover (its visible tests)."""
     name = path.rsplit("/", 1)[-1].casefold()
-    if not any(fnmatch.fnmatchcase(name, p) for p in _TEST_FILES):
+    if not is_test_module(name):
         return False
     from groundskeeper.plan.contract_syntax import protected_by
 

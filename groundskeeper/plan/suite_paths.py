@@ -15,7 +15,7 @@ from groundskeeper.plan.contract_syntax import protected_by, suite_args
 from groundskeeper.plan.expected import asks_to_change
 from groundskeeper.plan.org import Heading
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
-from groundskeeper.pytest_files import PYTEST_CONFIGURATION
+from groundskeeper.pytest_files import PYTEST_CONFIGURATION, TEST_MODULES, named_as_test
 
 __all__ = [
     "asked_but_kept",
@@ -44,8 +44,8 @@ def suite_tests_asked(tasks: list[TaskSpec]) -> tuple[Asked, Asked, Renames, Ask
     asks to remove from a file, as `FILE::NAME` (`suite_tests_removed`, adversary-20 F7),
     and the tests it asks to rename (`suite_tests_renamed`, adversary-19 F19); and, apart,
     the new test modules it may make when its text asks for tests (`suite_tests_new`). A
-    task with none is left out. The run (`RunPaths`) and `check` (`supervisor.suite_baselines`) read
-    them alike."""
+    task with none is left out. The run (`RunPaths`) and `check`
+    (`supervisor.suite_baselines`) read them alike."""
     suites = tuple(dict.fromkeys(p for t in tasks for p in suite_paths(t)))
     free = {t.task_id: found for t in tasks if suites and (found := suite_files_freed(t, suites))}
     removed = {
@@ -237,16 +237,9 @@ def suite_tests_new(task: TaskSpec) -> tuple[str, ...]:
 
     if not asks_for_tests(task):
         return ()
-    named = suite_files_freed(task)
-    if any(n.rsplit("/", 1)[-1].startswith("test_") or n.endswith("_test.py") for n in named):
+    if any(named_as_test(n) for n in suite_files_freed(task)):
         return ()  # the text names where its tests go ("add tests/test_mul.py with a test")
-    found: list[str] = []
-    for path in suite:
-        parts = path.strip("/").split("/")
-        glob = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
-        base = "/".join(parts[:glob])
-        if base and not base.endswith(".py"):
-            found += [f"{base}/**/test_*.py", f"{base}/**/*_test.py"]
+    found = [f"{base}/**/{name}" for base in _suite_bases(suite) for name in TEST_MODULES]
     return tuple(dict.fromkeys(found))
 
 
@@ -256,16 +249,24 @@ def _the_tests(task: TaskSpec, suite: tuple[str, ...]) -> list[str]:
     expect the new totals"; `plan.expected.check_test_file`): the reading asked of a test
     file there that the text does not name."""
     found: list[str] = []
-    for path in suite:
-        parts = path.strip("/").split("/")
-        glob = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
-        base = "/".join(parts[:glob])  # `tests/**/*`: the directory `tests`
-        if not base or base.endswith(".py"):
-            continue  # a file: freed by its name, if the text names it
-        for name in ("test_*.py", "*_test.py"):
+    for base in _suite_bases(suite):
+        for name in TEST_MODULES:
             probe = f"{base}/{name.replace('*', 'x-unnamed')}"
             if asks_to_change(task, probe):
                 found.append(f"{base}/**/{name}")
+    return found
+
+
+def _suite_bases(suite: tuple[str, ...]) -> list[str]:
+    """The directories of `suite`'s test paths (`tests/**/*`: `tests`); a path naming a file
+    has none (it is freed by its name, if a text names it)."""
+    found: list[str] = []
+    for path in suite:
+        parts = path.strip("/").split("/")
+        glob = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts))
+        base = "/".join(parts[:glob])
+        if base and not base.endswith(".py"):
+            found.append(base)
     return found
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 __all__ = ["Activity"]
 
@@ -42,6 +42,10 @@ class Activity:
             with self._lock:
                 self._count += 1
                 self._open -= 1
+
+    def judging(self, docks: bool) -> AbstractContextManager[None]:
+        """Around a verdict's pipeline: one that `docks` acts on the workdir (its dock)."""
+        return self.acting() if docks else nullcontext()
 
     def mark(self) -> int | None:
         """Where a verdict begins: the count, or None while an action is under way."""

@@ -259,10 +259,13 @@ class RunPhases:
         activity = self.activity
         if activity is None:
             return done
-        kept = [t for t in done if activity.untouched_since(t.decided_at)]
+        kept: list[TaskRun] = []
+        rest: list[TaskRun] = []
+        for task in done:
+            (kept if activity.untouched_since(task.decided_at) else rest).append(task)
         if kept:
             self.checks.books.untouched(phase, [(t.heading.task_id, t.check_sha256) for t in kept])
-        return [t for t in done if t not in kept]
+        return rest
 
     def _unchanged(self, done: list[TaskRun]) -> list[TaskRun]:
         """The sweep's cheap path: a carried DONE judged again only by its check (no contract
@@ -304,10 +307,11 @@ class RunPhases:
         if task.red is not None:
             return Outcome(node, "FAILED", 0, True, task.red, "", 0)
         demoted: list[Demotion] = []
-        children = [self.tasks[c.task] for c in node.children if c.kind != "group"]
-        again = self._untouched([c for c in children if _judged_again(c)], "rollup")
-        for child in node.children:
-            if child.kind == "group" or self.tasks[child.task] not in again:
+        children = [c for c in node.children if c.kind != "group"]
+        judged = [c for c in children if _judged_again(self.tasks[c.task])]
+        again = {id(t) for t in self._untouched([self.tasks[c.task] for c in judged], "rollup")}
+        for child in judged:
+            if id(self.tasks[child.task]) not in again:
                 continue
             verdict = self._again(self.tasks[child.task], "rollup")
             if verdict.kind != "DONE":
@@ -318,11 +322,9 @@ class RunPhases:
             reason = f"a child's work was undone before the roll-up: {names} no longer passes"
             return Outcome(node, "PARTIAL", 1, True, reason, "", ms, demote=tuple(demoted))
         verified = None if task.check is None else True
-        mark = self.activity.mark() if self.activity is not None else None
-        if task.dock is not None and self.activity is not None:  # a dock acts on the workdir
-            with self.activity.acting():
-                verdict = self.verify.judge(AttemptContext(task, 1, phase="rollup"))
-        else:
+        activity = self.activity or Activity()  # none given: no verdict is kept untouched
+        mark = activity.mark()
+        with activity.judging(task.dock is not None):
             verdict = self.verify.judge(AttemptContext(task, 1, phase="rollup"))
         task.decided_at = mark if verdict.kind == "DONE" else None
         ms = int((time.monotonic() - started) * 1000)

@@ -381,8 +381,9 @@ class RunPaths:
         #: the task id → the names under the `pytest` contracts' test paths its worker may
         #: write after all (adversary-8 F9: "add tests/test_mul.py"; pytest's configuration
         #: never), the test files there its text asks to remove by name (adversary-17 F16:
-        #: their red-first tests may go), and (file, old, new) for each test its text asks to
-        #: rename (adversary-19 F19: the red-first test runs by its new name, moved, not gone)
+        #: their red-first tests may go), (file, old, new) for each test its text asks to
+        #: rename (adversary-19 F19: the red-first test runs by its new name, moved, not gone),
+        #: and the new test modules it may make when its text asks for tests (adversary-20 F2)
         self.free, self.removed, self.renamed, self.new_tests = suite_tests_asked(tasks)
         #: the task id → the tasks with a `pytest` contract that start only once it is DONE
         #: (`:ORDERED:`): a red-first test one of them names may be left to it (F22)

@@ -833,19 +833,13 @@ class Runner:
         context = AttemptContext(task, attempt, claim, tuple(sealed), task.first_start,
                                  loop.history, wrote=wrote,
                                  others=self._run_writes.by_others(task_id))  # fmt: skip
-        mark = self._activity.mark()  # before its first stage: see `_judge`
-        verdict = self._judge(task, lambda: self._pipeline.judge(context))
+        mark = self._activity.mark()  # before its first stage (`supervisor.activity`)
+        with self._activity.judging(task.dock is not None):
+            verdict = self._pipeline.judge(context)
         task.decided_at = mark if verdict.kind == "DONE" else None
         if verdict.kind == "FAILED":
             task.lies.extend(caught_lying(attempt, verdict.reason, verdict.output, sealed))
         return self._take(node, task, claim, loop, verdict)
-
-    def _judge(self, task: TaskRun, judge: Callable[[], Verdict]) -> Verdict:
-        """A verdict's pipeline; one that docks acts on the workdir (`supervisor.activity`)."""
-        if task.dock is None:
-            return judge()
-        with self._activity.acting():
-            return judge()
 
     def _take(
         self, node: Node, task: TaskRun, claim: AttemptOutcome, loop: _Attempts, verdict: Verdict

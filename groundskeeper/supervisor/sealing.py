@@ -447,20 +447,14 @@ class RunSeal:
         in lines of at most `UNCHANGED_PER_LINE` tasks and `UNCHANGED_LINE_BYTES` of them."""
         from json.encoder import encode_basestring_ascii as quoted
 
-        rows: list[dict[str, str]] = []
-        size = 0
-        for task_id, check_sha256, reads_sha256 in judged:
-            row = {"task_id": task_id, "check_sha256": check_sha256, "reads_sha256": reads_sha256}
-            more = _ROW_FRAME + len(quoted(task_id) + quoted(check_sha256) + quoted(reads_sha256))
-            if rows and (len(rows) == UNCHANGED_PER_LINE or size + more > UNCHANGED_LINE_BYTES):
-                self.record(
-                    "inputs-unchanged", {"phase": "sweep", "reason": UNCHANGED, "tasks": rows}
-                )
-                rows, size = [], 0
-            rows.append(row)
-            size += more
-        if rows:
-            self.record("inputs-unchanged", {"phase": "sweep", "reason": UNCHANGED, "tasks": rows})
+        rows = (
+            (
+                {"task_id": task_id, "check_sha256": check_sha256, "reads_sha256": reads_sha256},
+                _ROW_FRAME + len(quoted(task_id) + quoted(check_sha256) + quoted(reads_sha256)),
+            )
+            for task_id, check_sha256, reads_sha256 in judged
+        )
+        self._in_lines("inputs-unchanged", {"phase": "sweep", "reason": UNCHANGED}, rows)
 
     def untouched(self, phase: str, kept: Iterable[tuple[str, str | None]]) -> None:
         """DONEs this run decided after the last action on the workdir, kept without being
@@ -468,18 +462,26 @@ class RunSeal:
         of at most `UNCHANGED_PER_LINE` tasks and `UNCHANGED_LINE_BYTES` of them."""
         from json import dumps
 
-        rows: list[dict[str, str | None]] = []
+        rows = (
+            (row, len(dumps(row))) for row in ({"task_id": t, "check_sha256": c} for t, c in kept)
+        )
+        self._in_lines("untouched", {"phase": phase, "reason": UNTOUCHED}, rows)
+
+    def _in_lines(
+        self, step: str, head: dict[str, str], rows: Iterable[tuple[Mapping[str, str | None], int]]
+    ) -> None:
+        """`head` and the rows (each with its JSON's length) as its `tasks`, in lines of at
+        most `UNCHANGED_PER_LINE` rows and `UNCHANGED_LINE_BYTES` of them."""
+        line: list[Mapping[str, str | None]] = []
         size = 0
-        for task_id, check_sha256 in kept:
-            row = {"task_id": task_id, "check_sha256": check_sha256}
-            more = len(dumps(row))
-            if rows and (len(rows) == UNCHANGED_PER_LINE or size + more > UNCHANGED_LINE_BYTES):
-                self.record("untouched", {"phase": phase, "reason": UNTOUCHED, "tasks": rows})
-                rows, size = [], 0
-            rows.append(row)
+        for row, more in rows:
+            if line and (len(line) == UNCHANGED_PER_LINE or size + more > UNCHANGED_LINE_BYTES):
+                self.record(step, {**head, "tasks": line})
+                line, size = [], 0
+            line.append(row)
             size += more
-        if rows:
-            self.record("untouched", {"phase": phase, "reason": UNTOUCHED, "tasks": rows})
+        if line:
+            self.record(step, {**head, "tasks": line})
 
     def dock(self, task_id: str, component: str, result: DockResult) -> None:
         self.record(
