@@ -138,6 +138,43 @@ def test_a_file_named_by_its_stem_or_said_to_be_wrong(text: str, path: str, read
     assert text_reading(text, path) == reading
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "reading"),
+    [
+        # a defect said of the file, then the value wanted: a bug ticket (adversary-19 F13)
+        ("The server in config.ini listens on the wrong port; it should be 8080.", "config.ini",
+         ASKS),
+        ("config.ini has the wrong port; it should be 8080.", "config.ini", ASKS),
+        ("The port in config.ini is wrong: it should be 8080.", "config.ini", ASKS),
+        ("The port in config.ini is wrong. It should be 8080.", "config.ini", ASKS),
+        ("config.ini's port is wrong, it should be 8080.", "config.ini", ASKS),
+        ("There is a typo in docs/guide.md: recieve should be receive.", "docs/guide.md", ASKS),
+        ("There are two typos in docs/guide.md: both should read receive.", "docs/guide.md", ASKS),
+        ("docs/guide.md has a typo: 'recieve' should be 'receive'.", "docs/guide.md", ASKS),
+        # a value taken from another file, a comparison, a question, a condition: no ask
+        ("out.txt is wrong; it should be the same as tests/expected.txt.", "tests/expected.txt",
+         SILENT),
+        ("The sum in out.txt is wrong; it should be what tests/e.txt holds.", "tests/e.txt",
+         SILENT),
+        ("The port in config.ini is wrong; it should match ports.txt.", "config.ini", SILENT),
+        ("The port in config.ini is wrong; it should match ports.txt.", "ports.txt", SILENT),
+        ("Is the port in config.ini wrong? It should be 8080.", "config.ini", SILENT),
+        ("If the port in config.ini is wrong, it should be 8080.", "config.ini", SILENT),
+        ("tests/expected.txt says 41; the answer should be 42.", "tests/expected.txt", SILENT),
+        ("The server in config.ini listens on port 80; it should be 8080.", "config.ini", SILENT),
+        ("The answer in out.txt is wrong: it should be the total of data.txt.", "data.txt", SILENT),
+        ("There is a typo in docs/guide.md.", "docs/guide.md", SILENT),
+        # and a keeping still keeps
+        ("The port in config.ini is wrong; it should be 8080, but do not edit config.ini.",
+         "config.ini", FORBIDS),
+        ("config.ini has the wrong port; it should be 8080. Leave config.ini as it is.",
+         "config.ini", UNSURE),
+    ],
+)  # fmt: skip
+def test_a_defect_and_the_value_wanted_ask_for_the_fix(text: str, path: str, reading: str) -> None:
+    assert text_reading(text, path) == reading
+
+
 def test_the_stem_alone_names_a_file_only_when_no_other_file_in_view_shares_it() -> None:
     text = "Update the report for version 1.0."
     assert text_reading(text, "out/report.txt") == SILENT

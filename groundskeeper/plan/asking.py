@@ -180,6 +180,15 @@ _DEFECTS = frozenset(
     {"wrong", "broken", "incorrect", "outdated", "out-of-date", "stale", "corrupt", "corrupted",
      "buggy", "invalid", "malformed", "unsorted", "bad", "truncated", "garbled", "misformatted"}
 )  # fmt: skip
+#: nouns of a defect a file holds ("there is a typo in X", "X has a bug")
+_DEFECT_NOUNS = frozenset(
+    {"typo", "typos", "bug", "bugs", "mistake", "mistakes", "error", "errors", "misspelling",
+     "misspellings"}
+)  # fmt: skip
+#: what a modal says a corrected part is to be ("… it should be 8080", "… should read x")
+_BECOMING = frozenset({"be", "read", "say", "become"})
+#: what separates a defect from the value wanted in one sentence ("X is wrong: it should …")
+_SPLICES = frozenset({":", ",", "--", "—", "–"})
 #: words that open a clause saying what the work is for ("fix the build so build.log …")
 _PURPOSE = frozenset({"so", "until"})
 #: verbs that say what a file holds, in such a clause ("… so build.log has no errors")
@@ -547,6 +556,8 @@ def _sentence_reading(
         any(_asked(words, i, question) for i in at)
         or any(_asked(words, i, question) for i in pronoun)
         or (not test_file and any(_needs_change(words, i, question) for i in at))
+        or (not question and any(_corrected(words, i) for i in at))
+        or (not question and any(_value_wanted(words, i) for i in pronoun))
     )  # (a test's need is read only as a command: "the tests need fixing" is a symptom)
     if not test_file and not asks and any(_wanted_state(words, i, question) for i in at):
         return ASKS  # what follows says the state wanted ("… has no errors"), not a keeping
@@ -620,7 +631,7 @@ def _antecedent(words: list[str], at: int, before: list[str]) -> str | None:
     for seq, end in ((words, at), (before, len(before))):
         for i in range(end - 1, -1, -1):
             if _file(seq[i]):
-                topic = _topic(seq, i) or _defective_part(seq, i)
+                topic = _topic(seq, i) or _defective_part(seq, i) or _defect_subject(seq, i)
                 return seq[i].removeprefix("./") if topic else None
             if seq is words and seq[i] in _SUBORDINATE and seq[i] not in ("then", "but", "so"):
                 return None  # the pronoun is in a clause of its own
@@ -641,6 +652,80 @@ def _defective_part(words: list[str], at: int) -> bool:
         return False
     rest = words[at + 1 : at + 5]
     return bool(rest) and rest[0] in _BEING and any(w in _DEFECTS for w in rest[1:])
+
+
+def _defect_subject(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is in its sentence's subject, said to hold a defect (a bug
+    ticket, adversary-19 F13): "The port in X is wrong", "The server in X listens on the
+    wrong port", "X has a typo", "X's port is wrong", "There is a typo in X" — never in a
+    question, a condition or a comparison."""
+    if not words or words[-1] == "?" or any(w in _SUBORDINATE for w in words[:at]):
+        return False
+    if _defective_part(words, at):
+        return True
+    head = words[:at]
+    if head and head[0] == "there":  # "there is a typo in X", "there are two bugs in X"
+        return (
+            1 < len(head) <= 6
+            and head[1] in ("is", "are", "'s")
+            and head[-1] in ("in", "of")
+            and any(w in _DEFECT_NOUNS or w in _DEFECTS for w in head[2:-1])
+        )
+    if head and (
+        head[0] not in _DETERMINERS
+        or len(head) > 4
+        or head[-1] not in ("in", "of")
+        or not all(w.isalpha() for w in head)
+        or any(w in _FINITE | _KEEPING | _COMPARING | _EDIT for w in head[1:-1])
+    ):
+        return False  # "the server in X …": a noun phrase holding the name opens the sentence
+    clause: list[str] = []
+    for word in words[at + 1 :]:
+        if word in _SPLICES or word in _SUBORDINATE:
+            break
+        clause.append(word)
+    if clause[:1] == ["'s"]:  # "X's port is wrong"
+        clause = clause[2:] if len(clause) > 2 and clause[2] in _BEING else []
+    if not clause or not (clause[0] in _FINITE or (clause[0].isalpha() and clause[0][-1] == "s")):
+        return False  # the name's own verb follows it ("X has …", "X listens …")
+    if any(_keeps(w) or w in _COMPARING or _file(w) for w in clause):
+        return False
+    return any(w in _DEFECTS or w in _DEFECT_NOUNS for w in clause)
+
+
+def _value_wanted(words: list[str], at: int) -> bool:
+    """Whether the word at `at` opens a clause saying the value a defective part should have:
+    "it should be 8080", "recieve should be receive", "both should read x" — a short subject
+    naming no file, a modal, a verb of being, and a value that names no file and compares
+    with nothing ("it should be the same as X", "it should match X" take it from X)."""
+    if at > 0 and words[at - 1] not in _SPLICES:
+        return False
+    for end in range(at, min(at + 4, len(words))):
+        word = words[end]
+        if word in _MODALS:
+            break
+        if _file(word) or word in _KEEPING or word in _SUBORDINATE or word in _FINITE:
+            return False
+    else:
+        return False
+    if end == at or words[end] not in ("should", "must") or end + 2 >= len(words):
+        return False
+    if words[end + 1] not in _BECOMING:
+        return False
+    value = [w for w in words[end + 2 :] if w not in _SPLICES]
+    if not value or (value[0] in ("the", "what", "whatever", "like", "as") and len(value) > 1):
+        return False  # "the total of …", "what X holds": a value taken from elsewhere
+    return not any(_file(w) or w in _COMPARING or w in _SUBORDINATE or _keeps(w) for w in value)
+
+
+def _corrected(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is said to hold a defect and, after it in its sentence, the
+    value wanted follows ("There is a typo in X: recieve should be receive")."""
+    if not _defect_subject(words, at):
+        return False
+    return any(
+        words[i] in _SPLICES and _value_wanted(words, i + 1) for i in range(at + 1, len(words))
+    )
 
 
 def _topic(words: list[str], at: int) -> bool:
