@@ -590,6 +590,28 @@ def test_pytest_loads_no_plugin_a_workdir_distribution_declares(tmp_path: Path) 
     assert names.stdout == "['Pygments', 'iniconfig', 'packaging', 'pluggy', 'pytest']\n"
 
 
+def test_listing_distributions_leaves_the_standard_library_s_zip_unread(tmp_path: Path) -> None:
+    # the standard library's zip holds no distribution: listing them (pytest does, at every
+    # start) must not read its whole directory of ~2,000 entries through zipfile, which cost
+    # ~0.1 s of each sandboxed pytest run; the site directory's distributions are all found
+    (tmp_path / "listing.py").write_text(
+        "import zipfile\n"
+        "opened = []\n"
+        "real = zipfile.ZipFile.__init__\n"
+        "def spy(self, file, *args, **kwargs):\n"
+        "    opened.append(str(file))\n"
+        "    real(self, file, *args, **kwargs)\n"
+        "zipfile.ZipFile.__init__ = spy\n"
+        "import importlib.metadata as m\n"
+        "print(sorted(d.metadata['Name'] for d in m.distributions()), opened)\n"
+    )
+    listed = sandbox.run("python3 listing.py", workdir=tmp_path, timeout=60)
+    assert listed.stdout == "['Pygments', 'iniconfig', 'packaging', 'pluggy', 'pytest'] []\n", (
+        listed.stdout,
+        listed.stderr,
+    )
+
+
 def test_a_workdir_file_never_replaces_the_site_directory_s_pytest(tmp_path: Path) -> None:
     # a worker's pytest.py (or pluggy/ package) beside the tests: `python3 -m pytest` and the
     # pytest contract must run the site directory's pytest, which finds the failing test

@@ -186,7 +186,9 @@ class _TrustedDistributions(importlib.machinery.PathFinder):
     (`importlib.metadata`: what pytest autoloads plugins from, `*.dist-info/entry_points.txt`)
     are only those of the standard library's and the site directory's folders: a
     `*.dist-info` or `*.egg-info` in the workdir, which a worker can write, names no plugin
-    and no installed package. Modules import from the workdir as before."""
+    and no installed package. Modules import from the workdir as before. The standard
+    library's zip is not searched: it holds no distribution, and reading its directory
+    (~2,000 entries, through zipfile) cost every pytest run ~0.1 s."""
 
     @classmethod
     def find_distributions(
@@ -195,7 +197,7 @@ class _TrustedDistributions(importlib.machinery.PathFinder):
         from importlib.metadata import DistributionFinder, MetadataPathFinder
 
         context = context if context is not None else DistributionFinder.Context()
-        trusted = [entry for entry in context.path if _trusted(entry)]
+        trusted = [entry for entry in context.path if _trusted(entry) and os.path.isdir(entry)]
         return MetadataPathFinder.find_distributions(
             DistributionFinder.Context(name=context.name, path=trusted)
         )
