@@ -97,3 +97,50 @@ def test_check_write_promotes_the_honest_fix(tmp_path: Path) -> None:
     said = _check_write(plan)
     assert "not promoted" not in said
     assert "* DONE Compute" in plan.read_text()
+
+
+def test_an_accomplice_after_its_victim_failed_is_named_at_the_run_s_end(tmp_path: Path) -> None:
+    # adversary-20: `ans` fails on its own first (one task at a time, in the plan's order);
+    # then `notes`' worker rewrites check.py, which ans's check runs and no task asks to
+    # change. No verdict of the run names it (ans is not judged again), so the run's end
+    # does: a warning naming the worker, the file and the task
+    (tmp_path / "check.py").write_text(CHECKER)
+    ans = task("Compute", "ans", "python3 check.py", protect="check.py",
+               max_attempts="1") + "   Write the answer into out.txt.\n"  # fmt: skip
+    notes = task("Write the notes", "notes", "grep -q plan notes.txt") + (
+        "   Write notes.txt describing the plan.\n"
+    )
+    script = (
+        "workers:\n  ans:\n" + _write("out.txt", "no idea") + "    - say: DONE\n  notes:\n"
+        + _sh("echo the plan > notes.txt; echo 'raise SystemExit(0)' > check.py")
+        + "    - say: DONE\n"
+    )  # fmt: skip
+    plan, script_path = setup(tmp_path, ans + notes, script)
+    result, doc = resume(plan, script_path, "--max-parallel", "1")
+    assert _row(doc, "ans")["state"] == "FAILED"
+    assert _row(doc, "notes")["state"] == "DONE"
+    named = [d for d in doc["diagnostics"] if d["code"] == "R010"]
+    assert [(d["level"], d["message"]) for d in named] == [
+        (
+            "warning",
+            "the worker of task notes changed `check.py`, which task ans's check reads and"
+            " which no task asks to change; no verdict of this run was judged on it: ans fails"
+            " on it until it is restored, or `resume --accept-changes` takes it as it is",
+        )
+    ]
+    assert result.exit_code == 1
+
+
+def test_no_accomplice_no_warning(tmp_path: Path) -> None:
+    (tmp_path / "check.py").write_text(CHECKER)
+    ans = task("Compute", "ans", "python3 check.py", protect="check.py",
+               max_attempts="1") + "   Write the answer into out.txt.\n"  # fmt: skip
+    notes = task("Write the notes", "notes", "grep -q plan notes.txt")
+    script = (
+        "workers:\n  ans:\n" + _write("out.txt", "no idea") + "    - say: DONE\n  notes:\n"
+        + _sh("echo the plan > notes.txt") + "    - say: DONE\n"
+    )  # fmt: skip
+    plan, script_path = setup(tmp_path, ans + notes, script)
+    _, doc = resume(plan, script_path, "--max-parallel", "1")
+    assert _row(doc, "ans")["state"] == "FAILED"
+    assert [d for d in doc["diagnostics"] if d["code"] == "R010"] == []

@@ -1002,6 +1002,33 @@ class RunPaths:
             found += [f for f in named if f not in self.hidden and not covers(self._hide, f)]
         return tuple(dict.fromkeys(found))
 
+    def unjudged_intrusions(self, reasons: Mapping[str, str | None]) -> list[Diagnostic]:
+        """The run's word on a protected file a worker changed that no verdict of the run named
+        (R010, warning; adversary-20): its task had failed already, or was not judged again.
+        `reasons`: each task's reason as the run ends (a reason naming the file has said it)."""
+        with self._lock:
+            intruded = dict(self._intruded)
+        said = []
+        for path, intruder in sorted(intruded.items()):
+            victims = [
+                task_id
+                for task_id, keep in self.keep.items()
+                if task_id != intruder
+                and covers(keep, path)
+                and f"{path}:" not in (reasons.get(task_id) or "")
+            ]
+            if not victims:
+                continue
+            whose = ", ".join(victims)
+            message = (
+                f"the worker of task {intruder} changed `{path}`, which task {whose}'s check"
+                " reads and which no task asks to change; no verdict of this run was judged on"
+                f" it: {whose} {'fails' if len(victims) == 1 else 'fail'} on it until it is"
+                " restored, or `resume --accept-changes` takes it as it is"
+            )
+            said.append(Diagnostic("warning", "run", message, None, "R010"))
+        return said
+
     def announcement(self) -> list[Diagnostic]:
         """The run's one word on expected files it protects without a pattern naming them
         (F002, info): which files, for which tasks, and how to let a worker change one; and

@@ -535,6 +535,7 @@ class Runner:
         if self._guard.failure is not None:
             self._unwritten()
         reports = self._reports()
+        diagnostics.extend(self._paths.unjudged_intrusions({r.id: r.reason for r in reports}))
         ok = all(r.state == "DONE" for r in reports) and not self.tampers and lost is None
         if self._guard.failure is not None:
             ok = False
