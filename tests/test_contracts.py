@@ -31,6 +31,7 @@ from groundskeeper.plan.contract_syntax import (
 )
 from groundskeeper.plan.lint import validate
 from groundskeeper.plan.org import load_plan, parse_plan
+from groundskeeper.plan.properties import noop_option
 from groundskeeper.record.telemetry import Telemetry
 from groundskeeper.supervisor.runner import MemoryRecorder, Runner, RunOptions
 
@@ -530,6 +531,77 @@ def test_ran_does_not_count_a_run_that_does_nothing(
     first = recorder.of("contract")[0]["verdicts"][0]
     assert first["code"] == "C010"
     assert f"`{cmd}` (its option `{option}` makes it do none of its work)" in first["message"]
+
+
+@pytest.mark.parametrize(
+    ("cmd", "option"),
+    [
+        # adversary-21 F2: pytest's own alias of --collect-only, a doubled -V, an abbreviation,
+        # a -V among short flags, and options that change its configuration
+        ("python3 -m pytest --collectonly tests", "--collectonly"),
+        ("python3 -m pytest -VV tests", "-VV"),
+        ("python3 -m pytest --collect tests", "--collect"),
+        ("python3 -m pytest -qV tests", "-qV"),
+        ("python3 -m pytest -o addopts=--co tests", "-o"),
+        ("python3 -m pytest -c other.ini tests", "-c"),
+        ("python3 -m pytest -p evilplug tests", "-p"),
+        ("python3 -m pytest --version --version", "--version"),
+        ("pytest --co", "--co"),
+        ("python3 -m pytest tests --fixtures", "--fixtures"),
+        # what pytest runs tests under counts
+        ("python3 -m pytest -q tests", None),
+        ("python3 -m pytest -x -q --tb=short tests", None),
+        ("python3 -m pytest -vv -rA tests/test_calc.py::test_add", None),
+        ("python3 -m pytest -k 'add and not slow' tests", None),
+        ("python3 -m pytest -q --maxfail 1 tests", None),
+        ("python3 -X dev -m pytest -q tests", None),
+        ("python3 -m pytest -qx tests", None),
+        ("python3 -m pytest --tb short -W error -ra tests", None),
+        ("python3 -m pytest -m 'not slow' -q", None),
+        ("python3 -m pytest -p no:cacheprovider -q tests", None),
+        ("python3 -m pytest -q -- -weird-name.py", None),
+        ("pytest -q", None),
+    ],
+)
+def test_a_pytest_run_counts_only_under_options_it_runs_tests_with(
+    cmd: str, option: str | None
+) -> None:
+    assert noop_option("python3 -m pytest*", cmd) == option
+    assert noop_option("pytest*", cmd) == option
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pytest.ini", "[pytest]\naddopts = --collect-only\n"),
+        ("pyproject.toml", "[tool.pytest.ini_options]\naddopts = '--co'\n"),
+        ("conftest.py", "def pytest_configure(config):\n    config.option.collectonly = True\n"),
+    ],
+)
+def test_ran_of_pytest_keeps_its_configuration_from_the_worker(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    """adversary-21 F2, by another spelling: a configuration file the worker writes makes
+    `python3 -m pytest tests` collect and run nothing, and exit 0. A `ran` naming pytest keeps
+    pytest's configuration from the workers, as a check that runs pytest does."""
+    write = f"    - {{tool: write_file, input: {{path: {name}, content: {json.dumps(text)}}}}}\n"
+    turns = write + "    - {tool: sh, input: {cmd: 'python3 -m pytest -q tests'}}\n" + SAY_DONE
+    files = {"tests/test_t.py": "def test_t():\n    assert False\n"}
+    task, _, _ = run(tmp_path, ['ran "python3 -m pytest*"'], turns, files)
+    assert task.state == "FAILED"
+    assert not (tmp_path / name).exists()
+
+
+def test_ran_of_pytest_counts_an_honest_suite_run(tmp_path: Path) -> None:
+    turns = "    - {tool: sh, input: {cmd: 'python3 -m pytest -q tests'}}\n" + SAY_DONE
+    files = {"tests/test_t.py": "def test_t():\n    assert True\n"}
+    task, _, _ = run(tmp_path, ['ran "python3 -m pytest*"'], turns, files)
+    assert task.state == "DONE", task.reason
+
+
+def test_a_pytest_option_the_pattern_spells_counts() -> None:
+    assert noop_option("python3 -m pytest --co *", "python3 -m pytest --co tests") is None
+    assert noop_option("python3 -m pytest -o *", "python3 -m pytest -o x=1 tests") is None
 
 
 def test_ran_counts_a_do_nothing_option_the_pattern_spells(tmp_path: Path) -> None:

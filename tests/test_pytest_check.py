@@ -149,8 +149,10 @@ def test_a_worker_pytest_toml_fails(tmp_path: Path) -> None:
     assert row["reason"] == (
         "protected_input_changed: protected input changed: pytest.toml: the worker tried to"
         " change it, and the sandbox refused (pytest's configuration, kept while a check runs"
-        " pytest); protected input changed: .pytest.toml: the worker tried to change it, and"
-        " the sandbox refused (pytest's configuration, kept while a check runs pytest)"
+        " pytest or a DONE counts a run); protected input changed: .pytest.toml: the worker"
+        " tried to change it, and"
+        " the sandbox refused (pytest's configuration, kept while a check runs pytest or a DONE"
+        " counts a run)"
     )
     assert not (tmp_path / "pytest.toml").exists()
     assert result.exit_code == 1

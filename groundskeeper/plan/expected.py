@@ -364,15 +364,29 @@ def runs_pytest_contract(task: TaskSpec) -> bool:
     return any(c.kind == "pytest" for c in task.contracts)
 
 
+_PYTEST_WORD = re.compile(r"(?<![\w.-])py\.?test(?![\w-])")
+
+
+def counts_pytest_runs(task: TaskSpec) -> bool:
+    """Whether the task's DONE counts a pytest run the worker makes: a `ran` contract or an
+    `:evidence:` `output-of:` whose command pattern names pytest (adversary-21 F2: a
+    `pytest.ini` the worker wrote, `addopts = --collect-only`, made `python3 -m pytest
+    tests` run nothing and exit 0)."""
+    patterns = [c.args[0] for c in task.contracts if c.kind == "ran" and c.args]
+    patterns += [f.pattern for f in task.evidence if f.pattern]
+    return any(_PYTEST_WORD.search(p) for p in patterns)
+
+
 def configuration_kept(
     tasks: tuple[TaskSpec, ...] | list[TaskSpec], workdir: Path | None = None
 ) -> tuple[str, ...]:
     """The pytest configuration patterns no worker of the run may write, when some task's
-    check runs pytest itself: each that no task frees (`:writable:` covering the name, or a
-    task's text asking to change a file of that name). Else, when a task has a `pytest`
-    contract (and `workdir` is given): the configuration files there now (`/path`), which
-    the contract would refuse unprotected (C021) — the project's own, held for it."""
-    if not any(runs_pytest_check(t) for t in tasks):
+    check runs pytest itself, or its DONE counts a pytest run (`counts_pytest_runs`): each
+    that no task frees (`:writable:` covering the name, or a task's text asking to change a
+    file of that name). Else, when a task has a `pytest` contract (and `workdir` is given):
+    the configuration files there now (`/path`), which the contract would refuse unprotected
+    (C021) — the project's own, held for it."""
+    if not any(runs_pytest_check(t) or counts_pytest_runs(t) for t in tasks):
         if workdir is None or not any(runs_pytest_contract(t) for t in tasks):
             return ()
         return tuple(f"/{p}" for p in existing_configuration(workdir))

@@ -66,10 +66,36 @@ _NOOP_SHORT = frozenset({"-h", "-V"})
 _PYTHON_PROGRAMS = frozenset({"python3", "python", "pytest", "py.test"})
 
 
+#: What pytest runs tests under, for a pytest command (an allow-list, adversary-21 F2: a list
+#: of do-nothing options missed `--collectonly`, `-VV` and every abbreviation pytest takes):
+#: flags, options that take a value (`--tb short`, `--tb=short`, `-k EXPR`), and the short
+#: letters that may be joined (`-qx`, `-ra`, `-kadd`). Any other option, unless the pattern
+#: spells it, may make the command do none of its work, or run it with another
+#: configuration (`-c`, `-o addopts=…`, `-p PLUGIN`; `-p no:NAME` only disables one).
+_PYTEST_FLAGS = frozenset(
+    {"--quiet", "--verbose", "--exitfirst", "--showlocals", "--no-showlocals", "--no-header",
+     "--no-summary", "--strict-markers", "--strict-config", "--strict", "--runxfail",
+     "--disable-warnings", "--disable-pytest-warnings", "--continue-on-collection-errors",
+     "--doctest-modules", "--doctest-continue-on-failure", "--setup-show", "--full-trace",
+     "--capture=no", "--new-first"}
+)  # fmt: skip
+_PYTEST_VALUED = frozenset(
+    {"--tb", "--maxfail", "--capture", "--durations", "--durations-min", "--import-mode",
+     "--ignore", "--ignore-glob", "--deselect", "--doctest-glob", "--doctest-report",
+     "--basetemp", "--junitxml", "--junit-xml", "--junit-prefix", "--log-level",
+     "--log-cli-level", "--log-format", "--log-date-format", "--color", "--code-highlight",
+     "--verbosity", "--pythonwarnings", "--keyword", "--markers-expr"}
+)  # fmt: skip
+_PYTEST_SHORT_FLAGS = frozenset("qvxsl")
+_PYTEST_SHORT_VALUED = frozenset("kmrW")
+
+
 def noop_option(pattern: str, command: str) -> str | None:
-    """The do-nothing option (`_NOOP_OPTIONS`) among `command`'s words that `pattern` does
-    not spell, or None (adversary-19 F11: `ran "python3 -m pytest *tests"` was met by
-    `python3 -m pytest --co -q tests`). A word that cannot be split counts as itself."""
+    """The option among `command`'s words that may make it do none of its work and that
+    `pattern` does not spell, or None: for a pytest command, any option pytest does not run
+    tests under (`_pytest_run_option`); for another, a do-nothing one (`_NOOP_OPTIONS`:
+    adversary-19 F11, `ran "python3 -m pytest *tests"` was met by `python3 -m pytest --co -q
+    tests`). A word that cannot be split counts as itself."""
     import shlex
 
     try:
@@ -77,6 +103,9 @@ def noop_option(pattern: str, command: str) -> str | None:
     except ValueError:
         words = command.split()
     spelt = set(pattern.split())
+    arguments = _pytest_arguments(words)
+    if arguments is not None:
+        return _pytest_run_option(arguments, spelt)
     python = bool(words) and words[0] in _PYTHON_PROGRAMS
     return next(
         (
@@ -86,6 +115,55 @@ def noop_option(pattern: str, command: str) -> str | None:
         ),
         None,
     )
+
+
+def _pytest_arguments(words: list[str]) -> list[str] | None:
+    """pytest's own arguments when `words` run pytest (`pytest …`, `python3 [OPTION…] -m
+    pytest …`), else None."""
+    if not words:
+        return None
+    if words[0] in ("pytest", "py.test"):
+        return words[1:]
+    if words[0] not in ("python3", "python"):
+        return None
+    for at, word in enumerate(words[1:], start=1):
+        if word == "-mpytest" or (word == "-m" and words[at + 1 : at + 2] == ["pytest"]):
+            return words[at + (1 if word == "-mpytest" else 2) :]
+        if word in ("-c", "-m") or not word.startswith("-"):
+            return None  # another module, a program, or a script
+    return None
+
+
+def _pytest_run_option(arguments: list[str], spelt: set[str]) -> str | None:
+    """The first option among pytest's `arguments` it may not run tests under, unless spelt."""
+    words = iter(arguments)
+    for word in words:
+        if word == "--":
+            return None
+        if not word.startswith("-") or word == "-" or word in spelt:
+            continue
+        name, equals, _ = word.partition("=")
+        if word.startswith("--"):
+            if word in _PYTEST_FLAGS or (name in _PYTEST_VALUED and equals):
+                continue
+            if name in _PYTEST_VALUED and next(words, None) is not None:
+                continue
+            return word
+        letters = word[1:]
+        if word == "-p" or word.startswith("-p"):
+            value = letters[1:] or next(words, "")
+            if value.startswith("no:"):
+                continue
+            return word
+        for at, letter in enumerate(letters):
+            if letter in _PYTEST_SHORT_FLAGS:
+                continue
+            if letter in _PYTEST_SHORT_VALUED:
+                if at == len(letters) - 1 and next(words, None) is None:
+                    return word
+                break
+            return word
+    return None
 
 
 def covers(patterns: Iterable[str], relative: str) -> bool:

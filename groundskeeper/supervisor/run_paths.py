@@ -526,7 +526,7 @@ class RunPaths:
         if covers(self._hide, path):
             return "a hidden input"
         if self.configuration and covers(self.configuration, path):
-            return "pytest's configuration, kept while a check runs pytest"
+            return "pytest's configuration, kept while a check runs pytest or a DONE counts a run"
         if path in self.automatic:
             return (
                 f"an expected file the check of {', '.join(self.automatic[path])} compares against"
@@ -1040,6 +1040,7 @@ class RunPaths:
         if self.configuration:
             message = (
                 "protected automatically, as pytest's configuration a check that runs pytest"
+                " (or a pytest run a task's DONE counts)"
                 f" reads: {', '.join(f'`{p}`' for p in self.configuration)} (made or changed,"
                 " at any depth); to let a task's worker write one, add `:writable: conftest.py`"
                 " (or the name) to that task"
