@@ -175,6 +175,31 @@ def test_a_defect_and_the_value_wanted_ask_for_the_fix(text: str, path: str, rea
     assert text_reading(text, path) == reading
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "reading"),
+    [
+        # adversary-21 F11: a negated state says what is wrong, not what to keep
+        ("config.yaml does not parse: the port line is missing its colon. Fix it.",
+         "config.yaml", ASKS),
+        ("Edit config.yaml. config.yaml does not parse.", "config.yaml", ASKS),
+        ("build.sh doesn't work; fix it.", "build.sh", ASKS),
+        ("data.json is not valid JSON. Repair it.", "data.json", ASKS),
+        ("config.yaml does not parse.", "config.yaml", SILENT),
+        # a keeping stays one
+        ("config.yaml does not change; fix app.py.", "config.yaml", FORBIDS),
+        ("config.yaml is not yours to edit. Fix app.py.", "config.yaml", FORBIDS),
+        # adversary-21 F6: a value used instead of another in a file
+        ("Use port 8080 instead of 8000 in app.json.", "app.json", ASKS),
+        ("Use tabs instead of spaces in Makefile.", "Makefile", ASKS),
+        ("Use the values in ref.json instead of the old ones in app.json.", "ref.json", FORBIDS),
+        ("Use port 8080 instead of 8000 in app.json.", "ports.txt", SILENT),
+        ("Use app.json instead of old.json.", "old.json", FORBIDS),
+    ],
+)  # fmt: skip
+def test_a_defect_negated_and_a_value_used_instead(text: str, path: str, reading: str) -> None:
+    assert text_reading(text, path) == reading
+
+
 def test_the_stem_alone_names_a_file_only_when_no_other_file_in_view_shares_it() -> None:
     text = "Update the report for version 1.0."
     assert text_reading(text, "out/report.txt") == SILENT

@@ -548,12 +548,19 @@ def _sentence_reading(
         return SILENT
     named = at or pronoun
     ours = set(named)
-    if any(
-        _keeps(w) and not _keeps_another(words, k, ours) for k, w in enumerate(words[: named[-1]])
-    ):
+    used = [i for i in at if _used_instead_in(words, i)]
+    # negations that keep nothing: a defect ("X does not parse"), a value replaced ("use A
+    # instead of B in X")
+    spoken = _negated_states(words) | {k for i in used for k in range(i) if words[k] == "instead"}
+
+    def keeping(k: int) -> bool:
+        return _keeps(words[k]) and k not in spoken
+
+    if any(keeping(k) and not _keeps_another(words, k, ours) for k in range(named[-1])):
         return FORBIDS  # "don't modify X", "without changing X", "X must stay as it is"
     asks = (
-        any(_asked(words, i, question) for i in at)
+        bool(used)
+        or any(_asked(words, i, question) for i in at)
         or any(_asked(words, i, question) for i in pronoun)
         or (not test_file and any(_needs_change(words, i, question) for i in at))
         or (not question and any(_corrected(words, i) for i in at))
@@ -567,15 +574,68 @@ def _sentence_reading(
     if (
         asks
         and any(
-            _keeps(w) and not _keeps_another(words, k, ours)
-            for k, w in enumerate(_clause_after(words, named[-1]), start=after)
+            keeping(k) and not _keeps_another(words, k, ours)
+            for k in range(after, after + len(_clause_after(words, named[-1])))
         )
         and (test_file or not _wanted_state(words, named[-1], question))
     ):
         return UNSURE  # "regenerate X, not Y": which does it keep? ("so X has no …" wants)
-    if not asks and at and any(_keeps(w) for w in _clause_after(words, at[-1])):
+    if (
+        not asks
+        and at
+        and any(
+            keeping(k) for k in range(at[-1] + 1, at[-1] + 1 + len(_clause_after(words, at[-1])))
+        )
+    ):
         return FORBIDS
     return ASKS if asks else SILENT
+
+
+#: what a thing that does not work fails to do, or is not: "X does not parse", "X isn't
+#: valid" state a defect (adversary-21 F11), never a keeping
+_FUNCTIONING = frozenset(
+    {"parse", "load", "compile", "work", "build", "run", "validate", "pass", "import", "open",
+     "render", "install", "start", "execute", "valid", "sorted", "correct", "right",
+     "well-formed", "formatted", "readable", "consistent", "complete", "accurate"}
+)  # fmt: skip
+_NEGATING_AUX = frozenset(
+    {"does", "do", "did", "is", "are", "was", "were", "will", "would", "can", "could"}
+)
+
+
+def _negated_states(words: list[str]) -> set[int]:
+    """The negations that state a defect: "does not parse", "doesn't work", "is not valid",
+    "won't compile" — a negated verb of working or adjective of soundness after a finite
+    auxiliary (or fused with it), at most one adverb between."""
+    found = set()
+    for k, word in enumerate(words):
+        fused = word in ("doesn't", "don't", "isn't", "aren't", "won't", "can't", "cannot",
+                         "didn't", "wasn't")  # fmt: skip
+        if not fused and not (word == "not" and k > 0 and words[k - 1] in _NEGATING_AUX):
+            continue
+        rest = [w for w in words[k + 1 : k + 3] if w not in ("even", "yet", "always", "quite")]
+        if rest and (rest[0] in _FUNCTIONING or rest[0].rstrip("s") in _FUNCTIONING):
+            found.add(k)
+    return found
+
+
+def _used_instead_in(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is the place a value is used instead of another: "Use port
+    8080 instead of 8000 in X" (adversary-21 F6) — "use" in command position, "instead"
+    before the name, no other file named between."""
+    if at < 4 or words[at - 1] not in ("in", "inside", "within"):
+        return False
+    for start in range(at - 1, -1, -1):
+        if words[start] == "use":
+            break
+    else:
+        return False
+    between = words[start + 1 : at - 1]
+    return (
+        _in_command_position(words, start, question=False)
+        and "instead" in between
+        and not any(_file(w) for w in between)
+    )
 
 
 #: what ends the clause a negation keeps something in ("Without touching gen.py, …")
