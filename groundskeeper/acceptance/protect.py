@@ -19,6 +19,20 @@ from groundskeeper.sandbox.fence import HIDDEN_NAMES
 MAX_PROTECTED = 10_000
 
 
+def hidden_bytecode(workdir: Path, patterns: Iterable[str]) -> tuple[str, ...]:
+    """The bytecode CPython compiled of each hidden module (`__pycache__/NAME.*.pyc` beside a
+    hidden `NAME.py`, as anchored patterns): a copy of its source a user's earlier test run
+    left readable beside it (adversary-21 F9). Hidden with it; a hidden directory covers its
+    own `__pycache__` already."""
+    found = []
+    for relative in matched_files(workdir, patterns):
+        folder, _, name = relative.rpartition("/")
+        if name.endswith(".py"):
+            cache = f"{folder}/__pycache__" if folder else "__pycache__"
+            found.append(f"/{cache}/{name[:-3]}.*.pyc")
+    return tuple(found)
+
+
 def matched_files(workdir: Path, patterns: Iterable[str]) -> list[str]:
     """The regular files inside `workdir` the patterns cover now (relative, sorted; read by
     `groundskeeper.path_patterns`, gitignore's rules), and each covered link to a regular

@@ -315,6 +315,7 @@ class RunPaths:
     def __init__(self, workdir: Path, spec: PlanSpec) -> None:
         self.workdir = workdir
         hide = tuple(dict.fromkeys(p for task in spec for p in task.hide))
+        hide += protect.hidden_bytecode(workdir, hide) if hide else ()
         self._hide = hide
         #: the task id → the patterns its worker may not change: its `:protect:` patterns and
         #: its expected files that exist now (as anchored paths)

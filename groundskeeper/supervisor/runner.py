@@ -295,6 +295,9 @@ class Runner:
                 f"{self.plan_path}: :protect:/:hide: {exc}; narrow the patterns"
             ) from exc
         self._checks.paths = self._paths
+        git = self.workdir / ".git"
+        if self._paths.holds_out and git.is_dir():  # every version of a hidden file committed
+            fence = fence.union(fences.hiding(git))  # is in its object store (adversary-21 F9)
         # protection binds each task's own worker (`_attempt`); the process keeps the plan's
         with fences.enforced(fence):
             return self._run_fenced(lint)
