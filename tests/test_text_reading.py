@@ -200,6 +200,30 @@ def test_a_defect_negated_and_a_value_used_instead(text: str, path: str, reading
     assert text_reading(text, path) == reading
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "reading"),
+    [
+        # adversary-21 F15: what is quoted, documented or merged into a place is its source
+        ("Quote tests/expected.txt in notes.md.", "tests/expected.txt", SILENT),
+        ("Quote tests/expected.txt in notes.md.", "notes.md", ASKS),
+        ("Document tests/expected.txt in notes.md.", "tests/expected.txt", SILENT),
+        ("Document tests/expected.txt in notes.md.", "notes.md", ASKS),
+        ("Merge tests/expected.txt into notes.md.", "tests/expected.txt", SILENT),
+        ("Merge tests/expected.txt into notes.md.", "notes.md", ASKS),
+        ("Document config.py.", "config.py", ASKS),
+        # adversary-21 F20: a summary or description written in a file asks for that file
+        ("Summarize the revenue of revenue.csv in summary.md.", "summary.md", ASKS),
+        ("Summarize the revenue of revenue.csv in summary.md.", "revenue.csv", SILENT),
+        ("Describe the revenue in summary.md.", "summary.md", ASKS),
+        ("Explain the flags in docs/usage.md.", "docs/usage.md", ASKS),
+        ("Describe revenue.csv.", "revenue.csv", SILENT),
+        ("Flesh out summary.md.", "summary.md", ASKS),
+    ],
+)  # fmt: skip
+def test_a_source_and_the_place_it_is_written_in(text: str, path: str, reading: str) -> None:
+    assert text_reading(text, path) == reading
+
+
 def test_the_stem_alone_names_a_file_only_when_no_other_file_in_view_shares_it() -> None:
     text = "Update the report for version 1.0."
     assert text_reading(text, "out/report.txt") == SILENT

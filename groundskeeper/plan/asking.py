@@ -60,17 +60,34 @@ _EDIT = frozenset(
         "recreate", "re-create", "recompile", "overhaul", "rework", "revise",
         "finalize", "finalise", "de-duplicate", "mend", "touch", "move", "copy", "accept",
         "apply", "paste", "promote", "commit", "import", "incorporate", "approve", "document",
+        "summarize", "summarise", "describe", "explain",
     }
 )  # fmt: skip
 # Verbs whose object is a source and only the place they name changes ("copy A over X",
 # "accept new.txt into X", "apply the patch to X").
 _DESTINATION_ONLY = frozenset(
-    {"copy", "accept", "apply", "paste", "import", "incorporate", "promote", "approve"}
-)
+    {"copy", "accept", "apply", "paste", "import", "incorporate", "promote", "approve",
+     "quote", "summarize", "summarise", "describe", "explain"}
+)  # fmt: skip
+# Verbs whose object is a source when a place with a name of its own follows it ("document
+# X in notes.md", "merge X into Y", adversary-21 F15), and changes alone ("document X").
+_SOURCE_BEFORE_PLACE = frozenset({"document", "merge"})
 # Verbs whose object's source or target may be another file before the place they name
 # ("save out.txt as tests/golden.txt", "bless new.txt as the new golden X").
 _CARRYING = _DESTINATION_ONLY | frozenset(
-    {"save", "store", "bless", "move", "export", "dump", "commit", "merge", "record", "rename"}
+    {
+        "save",
+        "store",
+        "bless",
+        "move",
+        "export",
+        "dump",
+        "commit",
+        "merge",
+        "record",
+        "rename",
+        "document",
+    }
 )
 # The prepositions after which a name is the place an edit verb acts, by kind of verb.
 _PLACES = frozenset({"to", "in", "into", "inside", "within", "onto", "at"})
@@ -289,6 +306,7 @@ _PHRASES = (
     (re.compile(r"\btidy\s+up\b(?![\w./-])", re.I), "tidy"),
     (re.compile(r"\bfill\s+in\b(?![\w./-])", re.I), "fill"),
     (re.compile(r"\bfill\s+out\b(?![\w./-])", re.I), "fill"),
+    (re.compile(r"\bflesh\s+out\b(?![\w./-])", re.I), "fill"),
     (re.compile(r"\bsort\s+out\b(?![\w./-])", re.I), "sort"),
     (re.compile(r"\bwrite\s+out\b(?![\w./-])", re.I), "write"),
     # "bring X up to date" (adversary-18 F12): "update X"
@@ -918,6 +936,8 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
         if word in _EDIT and _command(words, back, question=question):
             if prep is not None and _later_place(words, at):
                 return False  # "write the sum of the numbers in X to out.txt": X is a source
+            if prep is None and word in _SOURCE_BEFORE_PLACE and _later_place(words, at):
+                return False  # "document X in notes.md": notes.md changes, X is its source
             return _takes(word, prep, other_file)
         if word == "between" and _file(words[back + 1]):
             return False  # "fix the diff between out.txt and X": a comparison
