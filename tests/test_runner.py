@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
 from groundskeeper.acceptance.check import sha256_text
+from groundskeeper.cli import main
 from groundskeeper.models.model import AssistantTurn, ModelRequest
 from groundskeeper.models.scripted import ScriptedModel
 from groundskeeper.plan.org import load_plan
@@ -364,3 +368,24 @@ def test_a_custom_done_state_is_never_run_and_its_parent_is_not_done(tmp_path: P
         ("P", "PARTIAL"), ("P/c", "CANCELLED"), ("P/k", "DONE"),
     ]  # fmt: skip
     assert [b["task_id"] for b in recorder.of("task-start")] == ["P/k"]
+
+
+def test_a_flat_plan_needs_no_partial_and_a_parent_does(tmp_path: Path) -> None:
+    # adversary-21 F1: only a parent can be PARTIAL; a flat plan whose #+TODO: line ends
+    # `| DONE FAILED` (what `agent setup` H002 asks for) runs, and lint reads it as the run does
+    flat = tmp_path / "flat.org"
+    flat.write_text("#+TODO: TODO | DONE FAILED\n* TODO A\n* TODO B\n")
+    assert [d.code for d in preflight(load_plan(flat))] == []
+    parent = tmp_path / "parent.org"
+    parent.write_text("#+TODO: TODO | DONE FAILED\n* TODO P\n** TODO A\n")
+    (problem,) = preflight(load_plan(parent))
+    assert (problem.code, problem.message) == (
+        "R001",
+        "the #+TODO line has no PARTIAL after `|`; the runner writes DONE and FAILED verdicts,"
+        " and PARTIAL for a parent task (e.g. `#+TODO: TODO NEXT | DONE FAILED PARTIAL`)",
+    )
+    linted = CliRunner().invoke(main, ["lint", str(parent), "--json"])
+    assert [d["code"] for d in json.loads(linted.stdout) if d["level"] == "error"] == ["R001"]
+    assert linted.exit_code == 1
+    flat_lint = CliRunner().invoke(main, ["lint", str(flat), "--json"])
+    assert [d for d in json.loads(flat_lint.stdout) if d["code"] == "R001"] == []

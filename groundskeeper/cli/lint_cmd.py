@@ -74,6 +74,12 @@ def lint(plan: Path, outline: bool, as_json: bool) -> None:
     except PlanReadError as exc:
         fail_usage(str(exc))
     diagnostics = validate_outline(parsed) if outline else validate(parsed)
+    if not outline:  # what the run itself refuses a plan for, read as the run reads it
+        from groundskeeper.supervisor.task_run import verdict_states_problem
+
+        problem = verdict_states_problem(parsed)
+        if problem is not None:
+            diagnostics = [*diagnostics, problem]
 
     if as_json:
         emit_json([d.to_json() for d in diagnostics])

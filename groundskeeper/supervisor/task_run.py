@@ -32,19 +32,32 @@ if TYPE_CHECKING:
 VERDICT_STATES = ORG_VERDICT_STATES  # the plan model's (`plan.org`), read by the hook too
 
 
+def verdict_states_problem(plan: Plan) -> Diagnostic | None:
+    """R001: a verdict the run may write that the plan's #+TODO: line cannot hold — DONE and
+    FAILED, and PARTIAL when a task has children (only a parent is PARTIAL; adversary-21 F1).
+    Without any #+TODO: line the run inserts one with every verdict state. The runner's
+    preflight and `lint` read it alike."""
+    from groundskeeper.plan.edit import unwritable_states
+
+    tasks = plan.tasks()
+    wanted = [s for s in VERDICT_STATES if s != "PARTIAL" or any(t.child_tasks for t in tasks)]
+    missing = unwritable_states(plan, wanted)
+    if not missing or not tasks:
+        return None
+    message = (
+        f"the #+TODO line has no {', '.join(missing)} after `|`; the runner writes DONE and"
+        " FAILED verdicts, and PARTIAL for a parent task (e.g. `#+TODO: TODO NEXT | DONE FAILED"
+        " PARTIAL`)"
+    )
+    return Diagnostic("error", "outline", message, None, "R001")
+
+
 def preflight(plan: Plan) -> list[Diagnostic]:
     """What the runner itself needs of a plan beyond rung 1: verdict states, valid numbers."""
     found: list[Diagnostic] = []
-    from groundskeeper.plan.edit import unwritable_states
-
-    # without any #+TODO: line the run inserts one with every verdict state (`needs_todo_line`)
-    missing = unwritable_states(plan, VERDICT_STATES)
-    if missing and plan.tasks():
-        message = (
-            f"the #+TODO line has no {', '.join(missing)} after `|`; the runner writes DONE,"
-            " FAILED and PARTIAL verdicts (e.g. `#+TODO: TODO NEXT | DONE FAILED PARTIAL`)"
-        )
-        found.append(Diagnostic("error", "outline", message, None, "R001"))
+    problem = verdict_states_problem(plan)
+    if problem is not None:
+        found.append(problem)
     for task in compile_plan(plan):
         if task.max_attempts_problem is not None:
             heading = task.heading
