@@ -99,6 +99,41 @@ def test_options_the_sandbox_lacks_are_errors(check: str, option: str) -> None:
     assert len(found) == 1 and f" {option}`" in found[0].message
 
 
+@pytest.mark.parametrize(
+    ("program", "what"),
+    [
+        # adversary-21 F16: what the sandbox's awk refuses when it parses the program (status 2)
+        ("""BEGIN { getline e < "key.txt" } { if ($0 != e) exit 1 }""", "getline < FILE"),
+        ("""BEGIN { "date" | getline d; print d }""", "CMD | getline"),
+        ("""{ print | "sort" }""", "print | CMD"),
+        ("""{ print $1 > "out.txt" }""", "output redirection (> FILE, >> FILE)"),
+        ("""{ system("ls") }""", "system()"),
+    ],
+)
+def test_awk_forms_the_sandbox_refuses_are_errors(program: str, what: str) -> None:
+    block = f"  #+begin_src sh :check\n  awk '{program}' f.txt\n  #+end_src\n"
+    found = [d for d in validate(parse_plan("* TODO t\n" + block)) if d.code == "T012"]
+    assert [d.message.split(";")[0] for d in found] == [
+        f"check uses `awk` with {what}, which the sandbox does not support"
+    ]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "$2 > 30 { n++ } END { exit n != 2 }",
+        "{ print ($1 > 3) }",
+        '/a|b/ { print "x > y | z" }',
+        "NR == FNR { seen[$0]; next } !($0 in seen) { exit 1 }",
+        "{ while ((getline line) > 0) n++ } END { print n }",
+        "$1 || $2 { print }",
+    ],
+)
+def test_awk_forms_the_sandbox_runs_are_not_refused(program: str) -> None:
+    block = f"  #+begin_src sh :check\n  awk '{program}' f.txt\n  #+end_src\n"
+    assert [d for d in validate(parse_plan("* TODO t\n" + block)) if d.code == "T012"] == []
+
+
 @pytest.mark.parametrize("raw", ["0", "two", "-1", "1.5"])
 def test_an_invalid_max_attempts_is_an_error(raw: str) -> None:
     assert codes("grep -q ok out.txt", **{"max-attempts": raw}) == ["T011"]

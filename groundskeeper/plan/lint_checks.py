@@ -75,6 +75,9 @@ def judge_check(check: Check) -> list[Finding]:
     for name, option, advice in dict.fromkeys(_unsupported_options(script)):
         message = f"check uses `{name} {option}`, which the sandbox does not support; {advice}"
         findings.append(("error", "T012", message, None))
+    for what, instead in dict.fromkeys(_awk_refusals(script)):
+        message = f"check uses `awk` with {what}, which the sandbox does not support; {instead}"
+        findings.append(("error", "T012", message, None))
     can_pass, can_fail, exits = _verdicts(script)
     shown = _shown(check.text)
     if exits:
@@ -632,6 +635,63 @@ def _unsupported_options(script: Script) -> Iterator[tuple[str, str, str]]:
             for flag in flags:
                 if flag in table:
                     yield name, flag, table[flag]
+
+
+#: What the sandbox's awk refuses as it parses a program (`box/awk_parse.c`, `refuse`): the
+#: feature, what to write instead, and how it is spelt once strings, regular expressions
+#: and parenthesized groups are read past (adversary-21 F16: lint passed them, and the run
+#: failed the honest work with status 2).
+_AWK_REFUSED = (
+    ("system()", "awk cannot run commands; run them in the check's command line",
+     re.compile(r"\bsystem\s*\(")),
+    ("getline < FILE", "name the file as an operand and read it with getline or NR==FNR",
+     re.compile(r"\bgetline(?:\s+[A-Za-z_]\w*)?\s*<")),
+    ("CMD | getline", "awk cannot run commands; pipe the command's output into awk",
+     re.compile(r"(?<!\|)\|\s*getline\b")),
+    ("print | CMD", "awk cannot run commands; pipe awk's output instead",
+     re.compile(r"\bprintf?\b[^;{}\n]*?(?<![|])\|(?![|])")),
+    ("output redirection (> FILE, >> FILE)",
+     "awk writes to standard output only; redirect the whole command instead",
+     re.compile(r"\bprintf?\b[^;{}\n]*?>")),
+)  # fmt: skip
+_AWK_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_AWK_REGEX = re.compile(r"(^|[(,;~!&|{}\n]|\bif|\bwhile)(\s*)/(?:[^/\\\n]|\\.)+/")
+_AWK_GROUP = re.compile(r"\([^()]*\)")
+
+
+def _awk_refusals(script: Script) -> Iterator[tuple[str, str]]:
+    """(feature, what to write instead) for each form an awk program of the check uses that
+    the sandbox's awk refuses (its first program operand; `-f FILE` is read at run time)."""
+    for command in _simple_commands(script):
+        words = [w.literal() for w in command.words]
+        if not words or words[0] != "awk":
+            continue
+        rest = iter(words[1:])
+        program = None
+        for word in rest:
+            if word is None:
+                break
+            if word in ("-F", "-v"):
+                next(rest, None)
+                continue
+            if word == "-f" or word.startswith("-f"):
+                break
+            if word.startswith(("-F", "-v")) or word == "--":
+                continue
+            program = word
+            break
+        if program is None:
+            continue
+        text = _AWK_REGEX.sub(r"\1\2//", _AWK_STRING.sub('""', program))
+        grouped = text
+        while (flat := _AWK_GROUP.sub("()", grouped)) != grouped:
+            grouped = flat
+        for what, instead, pattern in _AWK_REFUSED:
+            target = text if what in ("system()", "getline < FILE") else grouped
+            if what == "CMD | getline":
+                target = text
+            if pattern.search(target):
+                yield what, instead
 
 
 def _simple_commands(script: Script) -> Iterator[SimpleCommand]:
