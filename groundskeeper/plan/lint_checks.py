@@ -100,6 +100,7 @@ def judge_check(check: Check) -> list[Finding]:
     findings.extend(_source_spelling(script, check))
     findings.extend(_looks_strict(script, check))
     findings.extend(_text_as_pattern(script, check))
+    findings.extend(_text_as_program(script, check))
     return findings
 
 
@@ -952,6 +953,40 @@ def _text_as_pattern(script: Script, check: Check) -> Iterator[Finding]:
             ' "$B" ]]`, `case … in "$B")`), or `test "$(cat out.txt)" = "$(cat KEY)"`'
         )
         yield ("warning", "T037", message, _line(check, command.offset))
+
+
+def _text_as_program(script: Script, check: Check) -> Iterator[Finding]:
+    """T040 (adversary-21 F22): the text of a file — a `$(…)`, or a variable assigned one —
+    spliced into the program `python3 -c` runs: an output that names one of the program's
+    own variables (`k`, the key it read) or is any expression the program then evaluates
+    passes. The shell's own `[[ -eq ]]` and `[ … ]` refuse such text at run time; a
+    program cannot. Read the file in the program instead."""
+    from groundskeeper.sandbox.tree import simple_commands
+
+    assigned = {
+        a.name
+        for command in simple_commands(script)
+        for a in command.assignments
+        if _has_text(a.value, frozenset(), quoted=True)
+    }
+    names = frozenset(assigned)
+    for command in _every_command(script):
+        if not _is_simple(command) or not command.words:
+            continue
+        if command.words[0].literal() not in ("python3", "python"):
+            continue
+        args = command.words[1:]
+        code = next((args[i + 1] for i, w in enumerate(args[:-1]) if w.literal() == "-c"), None)
+        if code is None or not _has_text(code, names, quoted=True):
+            continue
+        written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
+        message = (
+            f"the text of a file is put into the program `{written}` runs, which reads it as"
+            " code: an output that is one of the program's own names (the key it read) or"
+            " any expression passes; read the file in the program instead:"
+            " `float(open('out.txt').read())`"
+        )
+        yield ("warning", "T040", message, _line(check, command.offset))
 
 
 def _pattern_use(command: Command, names: frozenset[str]) -> str | None:

@@ -18,13 +18,30 @@ from groundskeeper.sandbox.shell_expand import Expansion
 from groundskeeper.sandbox.shell_stages import NOT_STARTED, CommandFailed, Exit, LoopJump, State
 from groundskeeper.sandbox.shell_streams import FileSink, Input, Stdin
 from groundskeeper.sandbox.syntax_scanner import NAME
-from groundskeeper.sandbox.tree import Lit, Redirect, SimpleCommand
+from groundskeeper.sandbox.tree import Lit, Redirect, SimpleCommand, Word
+
+#: `test` and `[`: in a check, an unquoted expansion inside one must stay one word
+_TESTS = frozenset({"test", "["})
 
 __all__ = ["SimpleCommands"]
 
 
 class SimpleCommands(Expansion):
     """The interpreter's simple-command layer."""
+
+    def refuse_split(self, word: Word, fields: list[str]) -> None:
+        """In a check, an unquoted expansion that splits into several words inside `test` or
+        `[` fails the check: the work's output would become the test's operators (`1 = 1 -o
+        1`, adversary-21 F22); quote it."""
+        if any(not isinstance(part, Lit) and not getattr(part, "quoted", False)
+               for part in word.parts):  # fmt: skip
+            shown = " ".join(fields)
+            raise CommandFailed(
+                f"an unquoted expansion became {len(fields)} words inside `test`/`[`"
+                f" ({shown!r}): a check never reads expanded text as code (the test's"
+                ' operators); quote it: "$(cat FILE)"',
+                2,
+            )
 
     def simple(
         self, command: SimpleCommand, state: State, stdin: Stdin, out: Sink, err: Sink
@@ -41,7 +58,10 @@ class SimpleCommands(Expansion):
                 ]
                 words: list[str] = []
                 for word in command.words:
-                    words.extend(self.expand_fields(word, state, err))
+                    fields = self.expand_fields(word, state, err)
+                    if len(fields) > 1 and words and words[0] in _TESTS and self.strict_negation:
+                        self.refuse_split(word, fields)
+                    words.extend(fields)
                 streams = self.redirect(command.redirects, state, stdin, out, err, opened)
             except CommandFailed as failed:
                 err.write(f"sh: {failed.message}\n".encode())
