@@ -308,3 +308,18 @@ def test_under_pipefail_the_same_pipeline_can_fail_and_the_runtime_agrees(tmp_pa
     assert (result.verdict, result.code) == ("FAIL", "nonzero_status")
     (tmp_path / "out.txt").write_text("yes\n")
     assert run_check(SealedCheck.seal(Check(text, "sh", 1, "block")), tmp_path).passed
+
+
+def test_a_program_piped_into_a_whole_line_grep_is_a_warning_not_an_error() -> None:
+    # adversary-21 F8: `python3 greet.py Ann | grep -qx 'Hi Ann'` can fail (any other output
+    # fails it); only a run that prints the line and then fails is lost: T041, a warning
+    def found(check: str) -> list[tuple[str, str]]:
+        block = f"  #+begin_src sh :check\n  {check}\n  #+end_src\n"
+        plan = parse_plan("* TODO t\n" + block)
+        return [(d.code, d.level) for d in validate(plan) if d.code in ("T005", "T041")]
+
+    assert found("python3 greet.py Ann | grep -qx 'Hi Ann'") == [("T041", "warning")]
+    assert found("python3 greet.py Ann | grep -qxF -e 'Hi Ann'") == [("T041", "warning")]
+    assert found("python3 -m pytest -q tests | grep -q passed") == [("T005", "error")]
+    assert found("python3 greet.py Ann | grep -qvx 'Hi Ann'") == [("T005", "error")]
+    assert found("set -o pipefail\n  python3 greet.py Ann | grep -qx 'Hi Ann'") == []

@@ -806,6 +806,15 @@ def _dropped_statuses(script: Script, check: Check) -> Iterator[Finding]:
             if name not in _PROGRAMS:
                 continue
             program = _shown(_source(check.text, stage.offset, pipeline))
+            if _whole_line_match(pipeline.commands[-1]):
+                message = (
+                    f"check ignores the status of `{program}`: without `set -o pipefail` a"
+                    " pipeline's status is its last stage's, so a run that prints the line the"
+                    " check looks for and then fails still passes; add `set -o pipefail` as"
+                    " the check's first line"
+                )
+                yield ("warning", "T041", message, _line(check, stage.offset))
+                break
             message = (
                 f"check cannot fail on `{program}`: its status is dropped, since without"
                 " `set -o pipefail` a pipeline's status is its last stage's, so its failure"
@@ -814,6 +823,29 @@ def _dropped_statuses(script: Script, check: Check) -> Iterator[Finding]:
             )
             yield ("error", "T005", message, _line(check, stage.offset))
             break
+
+
+def _whole_line_match(command: object) -> bool:
+    """Whether a pipeline's last stage asks its input for one whole line written in the check
+    (`grep -qx 'Hi Ann'`, `grep -qxF …`): a program before it can still fail the check by
+    printing anything else, so dropping its status is a weakness (T041), not a check that
+    cannot fail (adversary-21 F8)."""
+    from groundskeeper.sandbox.command_options import parse_options
+
+    if not _is_simple(command) or not command.words or command.words[0].literal() != "grep":
+        return False
+    words = [w.literal() for w in command.words[1:]]
+    parsed = parse_options("grep", words)
+    if parsed is None or parsed.refused or None in words:
+        return False
+    flags = {option for option, _ in parsed.options}
+    if not flags & {"-x", "--line-regexp"} or flags & (_GREP_NOT_A_MATCH - {"-x", "--line-regexp"}):
+        return False
+    patterns = [v for o, v in parsed.options if o == "-e"] or [
+        words[i] for i in parsed.operands[:1]
+    ]
+    files = parsed.operands[0 if any(o == "-e" for o, _ in parsed.options) else 1 :]
+    return len(patterns) == 1 and bool(patterns[0]) and not files
 
 
 def _source(text: str, offset: int, pipeline: Pipeline) -> str:
