@@ -298,7 +298,9 @@ def test_lint_reads_a_comparing_last_stage_as_a_check_that_can_fail() -> None:
     assert _codes("python3 render.py | diff tests/out.golden -") == []
     assert _codes("set -o pipefail; python3 render.py | diff - tests/out.golden") == []
     # a filter that finds a word in the output still hides the program's failure
-    assert _codes("python3 render.py | grep -qx A") == ["T005"]
+    assert _codes("python3 render.py | grep -q A") == ["T005"]
+    # one whole line written in the check: any other output fails it, so a warning (T041)
+    assert _codes("python3 render.py | grep -qx A") == ["T041"]
     assert _codes("python3 render.py | diff - a b") == ["T005"]  # no `-`: not its input
 
 
