@@ -964,15 +964,7 @@ def _text_as_pattern(script: Script, check: Check) -> Iterator[Finding]:
     pattern unquoted, an awk program or a `-v` variable awk matches with `~`. When that
     text is the work's, `.*` or `*` matches any key, hidden or not; the literal comparison
     is as short. (A `for` variable from a list of words is the author's: not counted.)"""
-    from groundskeeper.sandbox.tree import simple_commands
-
-    assigned = {
-        a.name
-        for command in simple_commands(script)
-        for a in command.assignments
-        if _has_text(a.value, frozenset(), quoted=True)
-    }
-    names = frozenset(assigned)
+    names = _text_variables(script)
     for command in _every_command(script):
         how = _pattern_use(command, names)
         if how is None:
@@ -987,21 +979,25 @@ def _text_as_pattern(script: Script, check: Check) -> Iterator[Finding]:
         yield ("warning", "T037", message, _line(check, command.offset))
 
 
+def _text_variables(script: Script) -> frozenset[str]:
+    """The variables the check assigns a file's text (`E=$(cat F)`): read as that text."""
+    from groundskeeper.sandbox.tree import simple_commands
+
+    return frozenset(
+        a.name
+        for command in simple_commands(script)
+        for a in command.assignments
+        if _has_text(a.value, frozenset(), quoted=True)
+    )
+
+
 def _text_as_program(script: Script, check: Check) -> Iterator[Finding]:
     """T040 (adversary-21 F22): the text of a file — a `$(…)`, or a variable assigned one —
     spliced into the program `python3 -c` runs: an output that names one of the program's
     own variables (`k`, the key it read) or is any expression the program then evaluates
     passes. The shell's own `[[ -eq ]]` and `[ … ]` refuse such text at run time; a
     program cannot. Read the file in the program instead."""
-    from groundskeeper.sandbox.tree import simple_commands
-
-    assigned = {
-        a.name
-        for command in simple_commands(script)
-        for a in command.assignments
-        if _has_text(a.value, frozenset(), quoted=True)
-    }
-    names = frozenset(assigned)
+    names = _text_variables(script)
     for command in _every_command(script):
         if not _is_simple(command) or not command.words:
             continue
