@@ -272,3 +272,27 @@ def test_its_own_rewrite_sealed_before_a_second_kill_frees_it_later(tmp_path: Pa
     assert (tmp_path / "out_b.txt").read_text() == "ok\n"
     row = _pair_resumed(plan, "    - say: DONE\n")
     assert row["state"] == "DONE", row
+
+
+def test_a_file_made_by_a_stopped_call_is_no_in_flight_task_s_own(tmp_path: Path) -> None:
+    """Two tasks in flight, one made a file in a call no line seals: which one is not known,
+    so neither check passes on it, whichever task started first (the order a parallel run's
+    tasks start in was the maker: CI saw b first and passed b on its own unsealed file)."""
+    plan, script = setup(
+        tmp_path,
+        task("Write a", "a", PAIR, max_attempts="1") + task("Write b", "b", PAIR, max_attempts="1"),
+        "workers:\n  a:\n" + _sh("sleep 60") + "    - say: DONE\n  b:\n" + _sh(WRITTEN_BACK)
+        + "    - say: DONE\n",
+    )  # fmt: skip
+    _kill_when(plan, script, tmp_path / "marker")
+    (tmp_path / "out_b.txt").write_text("ok\n")
+    again = tmp_path / "again.yaml"
+    again.write_text("workers:\n  a:\n    - say: DONE\n  b:\n    - say: DONE\n")
+    _result, doc = resume(plan, again, "--max-parallel", "1")
+    for task_id in ("a", "b"):
+        row = _row(doc, task_id)
+        assert row["state"] == "FAILED", row
+        assert "changed by an unrecorded call of task" in str(row["reason"]), row
+    # and the run after, which reads who made it from the record, holds it against a still
+    _result, doc = resume(plan, again, "--max-parallel", "1")
+    assert _row(doc, "a")["state"] == "FAILED", _row(doc, "a")

@@ -6,7 +6,7 @@ It reads steps; it does not verify signatures (`ledger_verify` does, `Ledger` on
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any, Protocol, runtime_checkable
 
@@ -128,8 +128,8 @@ class Record:
     #: the paths the latest run's sealed tool calls list as changed
     last_wrote: set[str] = field(default_factory=set)
     #: path → the tasks a run-start's `unrecorded` named as its writers (in flight when a
-    #: run stopped mid-call: any of them could have written it), and whether it named the
-    #: first of them its maker; cleared when a sealed `write_file` rewrites the file whole
+    #: run stopped mid-call: any of them could have written it), and whether it named them
+    #: its maker (`unknown_maker`); cleared when a sealed `write_file` rewrites the file whole
     suspected: dict[str, tuple[list[str], bool]] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None, rules: str) -> bool:
@@ -431,9 +431,16 @@ def _unrecorded(record: Record, sealed: Any) -> None:
             added = [t for t in tasks if t not in writers]
             writers += added
             named = path in made_paths and path not in record.made
-            if path in made_paths:  # not there before: made by the first of them
-                record.made.setdefault(path, tasks[0])
+            if path in made_paths:  # not there before: made by one of them
+                record.made.setdefault(path, unknown_maker(tasks))
             record.suspected[path] = (added, named)
+
+
+def unknown_maker(tasks: Sequence[str]) -> str:
+    """Who made a file that a call no line seals made, the `tasks` in flight when the run
+    stopped: the one task, when one was; when several were, which one is not known, so a name
+    no task has (`a or b`): the file is none of theirs to pass a check on, an input of each."""
+    return " or ".join(tasks)
 
 
 def _rewritten(record: Record, path: str, task: str) -> None:

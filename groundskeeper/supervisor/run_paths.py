@@ -56,6 +56,7 @@ from groundskeeper.plan.expected import (
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.plan.suite_paths import later_in_order, left_to_later, suite_tests_asked
+from groundskeeper.record.backing import unknown_maker
 from groundskeeper.sandbox import fence as fences
 
 __all__ = ["SNAPSHOTS_DIR", "TRIED", "RunPaths", "Snapshots", "unaccounted"]
@@ -723,16 +724,18 @@ class RunPaths:
 
     def unrecorded(self, tasks: Sequence[str], made: Iterable[str], changed: Iterable[str]) -> None:
         """Hold what an earlier run's stopped call wrote (`unaccounted`) against the `tasks`
-        in flight then, as their workers' writes in this run: a file made counts as made by the
-        first of them (the made-file rules judge it: not there before the work), a file
-        changed as changed by them all (the check-input rules judge it)."""
+        in flight then, as their workers' writes in this run: a file made counts as made by
+        one of them (the made-file rules judge it: not there before the work) — which one is
+        not known when several were, so no task's own (`unknown_maker`) — and a file changed as
+        changed by them all (the check-input rules judge it)."""
         if not tasks:
             return
+        maker = unknown_maker(tasks)
         with self._lock:
             for path in made:
                 if self._before is not None:
                     self._before.pop(path, None)
-                self._made[path] = tasks[0]
+                self._made[path] = maker
                 self._writes[path] = [*tasks, *self._writes.get(path, [])]
                 self._unrecorded[path] = list(tasks)
                 self._unrecorded_made.add(path)
