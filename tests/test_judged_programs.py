@@ -149,3 +149,63 @@ def test_regenerating_a_golden_forbidden_by_name_fails(tmp_path: Path) -> None:
 )
 def test_regenerating_while_told_to_keep_the_generator_is_done(tmp_path: Path, text: str) -> None:
     assert _regen(tmp_path, text, REGENERATES) == ("DONE", "print(6 * 7)\n", "42\n")
+
+
+# --- a program given the file the task writes is a tool over the work (adversary-21 F13) ---
+
+
+@pytest.mark.parametrize(
+    ("check", "given"),
+    [
+        ("python3 tools/canon.py out.txt | diff - k.txt", {"tools/canon.py": ["out.txt"]}),
+        ("python3 render.py | diff - e.txt", {"render.py": []}),
+        ("python3 solve.py -v < in/a.txt | cmp - e.txt", {"solve.py": ["in/a.txt"]}),
+        ('python3 solve.py < "$t" | diff - e.txt', {"solve.py": []}),  # not spelt out
+    ],
+)
+def test_judged_programs_given_names_what_each_is_given(
+    check: str, given: dict[str, list[str]]
+) -> None:
+    from groundskeeper.plan.programs import judged_programs_given
+
+    found = judged_programs_given(check)
+    assert {p: sorted(files) for p, files in found.items()} == given
+
+
+def _canon(tmp_path: Path, text: str, writes: dict[str, str]) -> str:
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "canon.py").write_text(
+        "import sys\nfor line in sorted(open(sys.argv[1]).read().split()):\n    print(line)\n"
+    )
+    (tmp_path / "held").mkdir()
+    (tmp_path / "held" / "expected.txt").write_text("2\n3\n")
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "#+HIDE: held/\n* TODO Primes\n  :PROPERTIES:\n  :ID: up\n  :END:\n"
+        f"  {text}\n  #+begin_src sh :check\n  set -o pipefail\n"
+        "  python3 tools/canon.py out.txt | diff - held/expected.txt\n  #+end_src\n"
+    )
+    calls = ", ".join(
+        "{tool: write_file, input: {path: " + path + ", content: " + json.dumps(content) + "}}"
+        for path, content in writes.items()
+    )
+    script = tmp_path / "w.yaml"
+    script.write_text("workers:\n  up: [" + calls + ", {say: DONE}]\n")
+    _, doc = resume(plan, script)
+    (entry,) = doc["tasks"]
+    return str(entry["state"])
+
+
+KEY_PRINTER = "print(open('held/expected.txt').read(), end='')\n"
+
+
+def test_the_normalizer_given_the_output_the_task_writes_is_the_checks(tmp_path: Path) -> None:
+    text = "Write out.txt listing the primes below 4, one per line."
+    writes = {"out.txt": "no idea\n", "tools/canon.py": KEY_PRINTER}
+    assert _canon(tmp_path, text, writes) == "FAILED"
+    assert (tmp_path / "tools" / "canon.py").read_text().startswith("import sys")
+
+
+def test_the_output_it_normalizes_passes(tmp_path: Path) -> None:
+    text = "Write out.txt listing the primes below 4, one per line."
+    assert _canon(tmp_path, text, {"out.txt": "3\n2\n"}) == "DONE"

@@ -114,19 +114,26 @@ def judged_code(task: TaskSpec) -> frozenset[str]:
     the code under test: the task neither asks to change nor frees (`:writable:`) a file
     its check compares against. When it does ("Regenerate tests/expected.txt with python3
     gen.py"), the file compared with is the work and the program its reference: a worker
-    that rewrote gen.py to print the stale golden would pass."""
+    that rewrote gen.py to print the stale golden would pass. A program given a file the
+    task asks to change or frees (`python3 tools/canon.py out.txt | diff - key` for "Write
+    out.txt …") is a tool over the work, the check's own (adversary-21 F13: rewritten, it
+    printed the hidden key)."""
     check = task.check
     if check is None or check.language != CHECK_LANGUAGE:
         return frozenset()
-    from groundskeeper.plan.programs import judged_programs
+    from groundskeeper.plan.programs import judged_programs_given
 
-    judged = judged_programs(check.text)
+    judged = judged_programs_given(check.text)
     if not judged:
-        return judged
+        return frozenset()
     for name in compared_by(check.language, check.text):
         if covers(task.writable, name) or asks_to_change(task, name):
             return frozenset()
-    return judged
+    return frozenset(
+        program
+        for program, given in judged.items()
+        if not any(covers(task.writable, f) or asks_to_change(task, f) for f in given)
+    )
 
 
 def task_programs(task: TaskSpec) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ __all__ = [
     "command_programs",
     "compares_its_input",
     "judged_programs",
+    "judged_programs_given",
 ]
 
 _PYTHONS = frozenset({"python", "python3", "micropython"})
@@ -253,7 +254,6 @@ def compares_its_input(command: object) -> bool:
     return len(operands) == 2 and from_input == 1
 
 
-@functools.lru_cache(maxsize=1024)
 def judged_programs(cmd: str) -> frozenset[str]:
     """The workdir programs a check runs only for their output, which a comparison judges
     (`python3 render.py | diff - golden`, `python3 -m textkit < in | cmp - out`): each a
@@ -263,6 +263,15 @@ def judged_programs(cmd: str) -> frozenset[str]:
     it is a checker (`tools/check_cases.py`, `tests/render.py`: a word of a checker's or
     the tests' helper's name in a directory or its stem). Empty when the line does not
     parse or a program cannot be told."""
+    return frozenset(judged_programs_given(cmd))
+
+
+@functools.lru_cache(maxsize=1024)
+def judged_programs_given(cmd: str) -> dict[str, frozenset[str]]:
+    """`judged_programs`, each with the files its stages are given: the literal words after
+    the program's own that name a path, and what `<` feeds them. A program given the file
+    the task writes is a tool over the work (`python3 tools/canon.py out.txt | diff - key`,
+    `expected.judged_code`), not the work. Do not change the mapping: it is cached."""
     from groundskeeper.sandbox.registry import COMMANDS
     from groundskeeper.sandbox.syntax import ShellSyntaxError, parse, simple_commands
     from groundskeeper.sandbox.tree import Script, SimpleCommand, _compound_scripts
@@ -270,7 +279,7 @@ def judged_programs(cmd: str) -> frozenset[str]:
     try:
         script = parse(cmd)
     except ShellSyntaxError:
-        return frozenset()
+        return {}
     stages: set[int] = set()  # the ids of the stages whose output a comparison judges
 
     def walk(body: Script) -> None:
@@ -285,7 +294,7 @@ def judged_programs(cmd: str) -> frozenset[str]:
                             walk(inner)
 
     walk(script)
-    judged: set[str] = set()
+    judged: dict[str, set[str]] = {}
     other: set[str] = set()  # run for its status, or in `$(…)`: the check's own
     for command in simple_commands(script):
         words = [
@@ -296,8 +305,37 @@ def judged_programs(cmd: str) -> frozenset[str]:
         if not isinstance(found, tuple):
             continue
         paths = _candidates(*found) or ()
-        (judged if id(command) in stages else other).update(paths)
-    return frozenset(p for p in judged - other if not _checker_path(p))
+        if id(command) not in stages:
+            other.update(paths)
+            continue
+        given = _given(words, command, found[1])
+        for path in paths:
+            judged.setdefault(path, set()).update(given)
+    return {
+        p: frozenset(files)
+        for p, files in judged.items()
+        if p not in other and not _checker_path(p)
+    }
+
+
+def _given(words: list[str], command: object, named: str) -> set[str]:
+    """The files a stage is given: each literal word after its program's name that names a
+    path (an option aside), and its `<` inputs."""
+    from groundskeeper.sandbox.tree import SimpleCommand
+
+    given: set[str] = set()
+    if named in words:
+        given.update(
+            p
+            for w in words[words.index(named) + 1 :]
+            if not w.startswith("-") and (p := normal_path(w)) is not None
+        )
+    if isinstance(command, SimpleCommand):
+        for redirect in command.redirects:
+            text = redirect.target.literal() if redirect.target is not None else None
+            if redirect.op == "<" and text is not None and (p := normal_path(text)) is not None:
+                given.add(p)
+    return given
 
 
 def _checker_path(path: str) -> bool:
