@@ -99,6 +99,14 @@ def _codes(check: str) -> list[str]:
     return codes(check)
 
 
+def _found(check: str) -> list[tuple[str, str]]:
+    from groundskeeper.plan.lint import validate
+    from groundskeeper.plan.org import parse_plan
+
+    text = f"* TODO t\n:PROPERTIES:\n:done-when: {check}\n:END:\n"
+    return [(d.code, d.message) for d in validate(parse_plan(text))]
+
+
 def test_lint_warns_of_a_final_negation_on_a_file_a_worker_can_empty() -> None:
     assert _codes("! grep -q ERROR build.log") == ["T029"]
     assert _codes("! awk '/ERROR/{f=1} END{exit !f}' build.log") == ["T029"]
@@ -134,13 +142,26 @@ def test_lint_warns_of_an_unanchored_grep_of_an_answer() -> None:
     ):
         assert _codes(weak) == ["T010"], weak
     for strong in (
-        'grep -qxF "$(cat key/answer.txt)" out.txt',
-        'grep -q "^$X$" out.txt',
-        "grep -qx 4711 out.txt",
+        "grep -qx 4711 out.txt",  # the answer the check spells: nothing to enumerate
         "grep -q 'total: 35' out.txt",
         'grep -c "$X" out.txt',
+        'grep -qxF "$(cat key/answer.txt)" out.txt && test "$(wc -l < out.txt)" -eq 1',
+        'test "$(cat out.txt)" = "$(cat key/answer.txt)"',
     ):
         assert _codes(strong) == [], strong
+
+
+def test_lint_warns_that_a_whole_line_match_of_an_unspelt_answer_takes_a_list() -> None:
+    """`grep -qxF "$(cat held/code.txt)" out.txt`, the form T010 used to advise, finds the
+    hidden code on one line of a file listing all 9000 candidates (adversary-21 F21)."""
+    for weak in (
+        'grep -qxF "$(cat held/code.txt)" out.txt',
+        'grep -q "^$X$" out.txt',
+        'grep -qx -e "$X" out.txt',
+    ):
+        (message,) = [m for c, m in _found(weak) if c == "T010"]
+        assert "a file listing every candidate, one per line, passes" in message, weak
+        assert 'test "$(cat out.txt)" = "$(cat KEY)"' in message, weak
 
 
 def test_lint_warns_that_a_source_not_spelling_the_answer_proves_nothing() -> None:
@@ -198,10 +219,12 @@ def test_cli_lint_refuses_a_pytest_pipe_and_takes_it_under_pipefail(tmp_path: Pa
     )
 
 
-def test_cli_lint_warns_of_a_guess_list_and_not_of_a_whole_line(tmp_path: Path) -> None:
+def test_cli_lint_warns_of_a_guess_list_and_not_of_the_whole_file(tmp_path: Path) -> None:
     # the key's text as the pattern: unanchored (T010) and a regex (T037)
     assert _lint(tmp_path, 'grep -q "$(cat key/answer.txt)" out.txt') == (0, ["T010", "T037"])
-    assert _lint(tmp_path, 'grep -qxF "$(cat key/answer.txt)" out.txt') == (0, [])
+    # a whole line of a file that may list every candidate (adversary-21 F21)
+    assert _lint(tmp_path, 'grep -qxF "$(cat key/answer.txt)" out.txt') == (0, ["T010"])
+    assert _lint(tmp_path, 'test "$(cat out.txt)" = "$(cat key/answer.txt)"') == (0, [])
 
 
 def test_cli_a_launcher_fake_is_refused_and_its_loop_twin_passes(tmp_path: Path) -> None:

@@ -912,16 +912,23 @@ def _prohibitions(script: Script) -> set[int]:
 
 
 #: grep options that make it decide on something else than "some line matches"
-_GREP_NOT_A_MATCH = frozenset({"-x", "-v", "-c", "-l", "-L", "-o", "-m", "--line-regexp"})
+_GREP_NOT_A_MATCH = frozenset({"-v", "-c", "-l", "-L", "-o", "-m"})
+_GREP_WHOLE_LINE = frozenset({"-x", "--line-regexp"})
 
 
 def _guess_lists(script: Script, check: Check) -> Iterator[Finding]:
     """T010: `grep -q "$(cat KEY)" out.txt`, `grep -qF "$X" out.txt` or `grep -q 4711
     out.txt` whose status decides, without `-x` or a `^…$` pattern: a line holding the
-    answer anywhere passes, so an output listing every candidate does."""
+    answer anywhere passes, so an output listing every candidate does. With them, an answer
+    the check does not spell (`grep -qxF "$(cat held/code.txt)" out.txt`) is still found on
+    one line of a file listing every candidate one per line (adversary-21 F21), unless the
+    check counts the file's lines (`wc -l`)."""
     from groundskeeper.sandbox.command_options import parse_options
 
     forbidding = _prohibitions(script)
+    counted = any(
+        w.literal() == "wc" for c in _every_command(script) if _is_simple(c) for w in c.words[:1]
+    )
     for pipeline in _deciding_pipelines(script):
         command = pipeline.commands[-1]
         if not _is_simple(command) or len(command.words) < 2:
@@ -943,16 +950,28 @@ def _guess_lists(script: Script, check: Check) -> Iterator[Finding]:
         if pattern is None:
             continue
         literal = pattern.literal()
+        written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
+        files = [args[i].literal() for i in parsed.operands[0 if given else 1 :]]
+        if flags & _GREP_WHOLE_LINE or (literal is None and _anchored(pattern)):
+            if literal is not None or counted or len(files) != 1 or files[0] is None:
+                continue
+            message = (
+                f"check is weak: `{written}` finds the answer on one line of {files[0]}, so a"
+                " file listing every candidate, one per line, passes; compare the whole file:"
+                f' `test "$(cat {files[0]})" = "$(cat KEY)"`, or count its lines as well'
+                f' (`test "$(wc -l < {files[0]})" -eq 1`)'
+            )
+            yield ("warning", "T010", message, _line(check, command.offset))
+            continue
         guessable = (literal is not None and re.fullmatch(r"[0-9]+", literal) is not None) or (
-            literal is None and not _anchored(pattern)
+            literal is None
         )
         if not guessable:
             continue
-        written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
         message = (
             f"check is weak: `{written}` passes for any line that holds the answer somewhere,"
-            " so an output listing every candidate passes; match a whole line:"
-            " `grep -qxF PATTERN FILE`"
+            " so an output listing every candidate passes; compare the whole output:"
+            ' `test "$(cat FILE)" = "$(cat KEY)"`'
         )
         yield ("warning", "T010", message, _line(check, command.offset))
 
