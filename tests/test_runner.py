@@ -355,19 +355,55 @@ def test_done_alone_needs_no_todo_line(tmp_path: Path) -> None:
     assert recorder.of("plan-edit") == []
 
 
-def test_a_custom_done_state_is_never_run_and_its_parent_is_not_done(tmp_path: Path) -> None:
+def _closed_child(tmp_path: Path, plan: str) -> list[tuple[str, str, str | None]]:
     path = tmp_path / "plan.org"
-    path.write_text(
-        "#+TODO: TODO | DONE FAILED PARTIAL CANCELLED\n* TODO P\n** CANCELLED c\n"
-        "** TODO k\n   :PROPERTIES:\n   :done-when: test -e plan.org\n   :END:\n"
-    )
+    path.write_text("#+TODO: TODO | DONE FAILED PARTIAL CANCELLED\n" + plan)
+    model = ScriptedModel.from_yaml('workers:\n  "*":\n    - say: DONE\n')
+    report = Runner(load_plan(path), model=model, recorder=MemoryRecorder()).run()
+    return [(t.id, t.state, t.reason) for t in report.tasks]
+
+
+K = "** TODO k\n   :PROPERTIES:\n   :done-when: test -e plan.org\n   :END:\n"
+
+
+def test_a_custom_done_state_is_never_run_and_its_parent_is_judged_on_the_others(
+    tmp_path: Path,
+) -> None:
+    """A child the user closed (CANCELLED) is finished: the parent is DONE over its other
+    children, as org counts it and as the hook reads it (adversary-21 F12: PARTIAL here,
+    while the hook let the stop through)."""
+    path = tmp_path / "plan.org"
+    path.write_text("#+TODO: TODO | DONE FAILED PARTIAL CANCELLED\n* TODO P\n** CANCELLED c\n" + K)
     recorder = MemoryRecorder()
     model = ScriptedModel.from_yaml('workers:\n  "*":\n    - say: DONE\n')
     report = Runner(load_plan(path), model=model, recorder=recorder).run()
     assert [(t.id, t.state) for t in report.tasks] == [
-        ("P", "PARTIAL"), ("P/c", "CANCELLED"), ("P/k", "DONE"),
+        ("P", "DONE"), ("P/c", "CANCELLED"), ("P/k", "DONE"),
     ]  # fmt: skip
-    assert [b["task_id"] for b in recorder.of("task-start")] == ["P/k"]
+    assert [b["task_id"] for b in recorder.of("task-start")] == ["P/k", "P"]  # c never runs
+
+
+def test_a_parent_whose_children_are_all_closed_is_not_done(tmp_path: Path) -> None:
+    found = _closed_child(tmp_path, "* TODO P\n** CANCELLED c\n** CANCELLED d\n")
+    assert found[0] == (
+        "P", "PARTIAL", "no child task is DONE: every one was closed without work (c, d)"
+    )  # fmt: skip
+
+
+def test_a_closed_step_of_an_ordered_parent_lets_the_next_start(tmp_path: Path) -> None:
+    plan = "* TODO P\n  :PROPERTIES:\n  :ORDERED: t\n  :END:\n** CANCELLED c\n" + K
+    assert [(i, s) for i, s, _ in _closed_child(tmp_path, plan)] == [
+        ("P", "DONE"), ("P/c", "CANCELLED"), ("P/k", "DONE"),
+    ]  # fmt: skip
+
+
+def test_a_failed_child_still_keeps_its_parent_from_done(tmp_path: Path) -> None:
+    plan = (
+        "* TODO P\n** CANCELLED c\n** TODO f\n   :PROPERTIES:\n   :done-when: test -e nx\n"
+        "   :max-attempts: 1\n   :END:\n"
+    )
+    found = _closed_child(tmp_path, plan)
+    assert found[0] == ("P", "PARTIAL", "not every child task is DONE: f")
 
 
 def test_a_flat_plan_needs_no_partial_and_a_parent_does(tmp_path: Path) -> None:

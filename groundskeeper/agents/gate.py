@@ -882,7 +882,8 @@ def open_tasks(plan: Plan, backed: Callable[[TaskSpec], bool]) -> list[TaskSpec]
     (`CANCELLED` after `|`) is finished and never judged; DONE is finished only when the
     ledger backs it (`backed`: a sealed DONE with this very check), and judged again
     otherwise; FAILED and PARTIAL are open. A parent is judged on its own check, if it has
-    one (without one, its children decide)."""
+    one (without one, its children decide; when each is closed that way, none of them is
+    DONE and nothing confirms it: a run's roll-up is PARTIAL, and the hook names it)."""
     spec = compile_plan(plan)
     ended = _ended(plan, spec)
     found: list[TaskSpec] = []
@@ -892,8 +893,9 @@ def open_tasks(plan: Plan, backed: Callable[[TaskSpec], bool]) -> list[TaskSpec]
             continue
         if keyword == "DONE" and backed(task):
             continue
-        if task.heading.child_tasks and not task.checked:
-            continue
+        children = task.heading.child_tasks
+        if children and not task.checked and not all(c in ended for c in children):
+            continue  # its children decide; when every one is closed, nothing can
         found.append(task)
     # deepest first (a stable sort keeps document order among equals): a parent after its
     # children, as a run's roll-up judges it

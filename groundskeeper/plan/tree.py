@@ -126,7 +126,7 @@ class TaskWalk:
             return
         parent.ran = parent.ran or child.ran
         if parent.ordered:
-            if child.outcome != "DONE":
+            if not self._through(child):
                 self._complete(parent)  # later siblings are not started
                 return
             parent.next_child += 1
@@ -139,15 +139,28 @@ class TaskWalk:
         if parent.pending == 0:
             self._complete(parent)
 
+    def _through(self, child: Node) -> bool:
+        """Whether a child is behind its parent: DONE, or closed by the plan's own done state
+        (CANCELLED: the user's, as org counts it), whose parent is judged on the others."""
+        return child.outcome == "DONE" or child.outcome in self.finished_states
+
     def _complete(self, node: Node) -> None:
-        all_done = all(c.outcome == "DONE" for c in node.children)
+        unfinished = [c.task.title for c in node.children if not self._through(c)]
+        some_done = any(c.outcome == "DONE" for c in node.children)
+        all_done = not unfinished and some_done
         if node.kind == "group":
             node.outcome = "DONE" if all_done else "PARTIAL"
             self._child_finished(node)
-        elif not all_done:
-            unfinished = [c.task.title for c in node.children if c.outcome != "DONE"]
+        elif unfinished:
             self._conclude(
                 node, "PARTIAL", f"not every child task is DONE: {', '.join(unfinished)}"
+            )
+        elif not some_done:
+            closed = ", ".join(c.task.title for c in node.children)
+            self._conclude(
+                node,
+                "PARTIAL",
+                f"no child task is DONE: every one was closed without work ({closed})",
             )
         elif not node.ran and self.host.start_state(node) == "DONE":
             node.outcome = "DONE"

@@ -425,3 +425,15 @@ def test_a_project_made_again_at_the_same_path_is_told_how_to_start_over(work: P
     moved = told.stderr.split("(`mv ")[1].split("`")[0].split()
     os.rename(moved[0], moved[1])
     assert gk(work, "agent", "setup", "claude-code", "--plan", "plan.org").returncode == 0
+
+
+def test_a_parent_whose_children_are_all_closed_is_open_and_unconfirmable() -> None:
+    """The run's roll-up is PARTIAL for it (no child DONE); a stop cannot pass it either."""
+    from groundskeeper.agents.gate import open_tasks
+    from groundskeeper.plan.org import parse_plan
+
+    head = "#+TODO: TODO | DONE CANCELLED FAILED PARTIAL\n* TODO P\n** CANCELLED c\n"
+    closed = parse_plan(head + "** CANCELLED d\n")
+    assert [t.task_id for t in open_tasks(closed, lambda _: True)] == ["P"]
+    one_open = parse_plan(head + "** TODO k\n   :PROPERTIES:\n   :done-when: test -e k\n   :END:\n")
+    assert [t.task_id for t in open_tasks(one_open, lambda _: True)] == ["P/k"]
