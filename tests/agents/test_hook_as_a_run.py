@@ -437,3 +437,13 @@ def test_a_parent_whose_children_are_all_closed_is_open_and_unconfirmable() -> N
     assert [t.task_id for t in open_tasks(closed, lambda _: True)] == ["P"]
     one_open = parse_plan(head + "** TODO k\n   :PROPERTIES:\n   :done-when: test -e k\n   :END:\n")
     assert [t.task_id for t in open_tasks(one_open, lambda _: True)] == ["P/k"]
+
+
+def test_agent_setup_refuses_a_parent_whose_children_are_all_closed(tmp_path: Path) -> None:
+    work = plan_in(
+        tmp_path,
+        "#+TODO: TODO | DONE CANCELLED FAILED PARTIAL\n* TODO P\n** CANCELLED c\n** CANCELLED d\n",
+    )
+    done = gk(work, "agent", "setup", "claude-code", "--plan", str(work / "plan.org"))
+    assert done.returncode == 2, done.stderr
+    assert "plan.org:2: error: P: task has no acceptance check" in done.stderr, done.stderr
