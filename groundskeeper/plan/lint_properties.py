@@ -30,6 +30,7 @@ from groundskeeper.plan.expected import (
     task_text,
     unsure_message,
 )
+from groundskeeper.plan.org import Heading
 from groundskeeper.plan.programs import command_programs
 from groundskeeper.plan.properties import GATE_KINDS, command_matches
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
@@ -57,6 +58,7 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     tasks = list(spec)
     yield from _unsure_asks(tasks, base)
     yield from _unasked_reads(tasks, base)
+    yield from _changed_later(tasks, base)
     for task in tasks:
         check = task.check
         if check is None:
@@ -278,6 +280,44 @@ def check_tests(base: Path, task: TaskSpec) -> list[str]:
 
 def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].split(".", 1)[0].casefold()
+
+
+def _changed_later(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
+    """T042 (adversary-21 F10): a task later in the plan (not under it) is asked to change a
+    file the task's check names ("Append a row to out/report.csv" after "Write
+    out/report.csv", checked by its line count). The run lets the asked change through, and
+    the earlier DONE is judged again on the final files — at its parent's roll-up and the
+    final sweep — where its check may no longer hold."""
+    for n, task in enumerate(tasks):
+        if task.check is None:
+            continue
+        names, missing = _check_names(base, task)
+        under = _subtree(task)
+        for name in dict.fromkeys(names + missing):
+            later = [
+                t for t in tasks[n + 1 :] if t.heading not in under and asks_to_change(t, name)
+            ]
+            if not later:
+                continue
+            other = later[0].task_id
+            message = (
+                f"the check of task {task.task_id} reads `{name}`, which the text of task"
+                f" {other}, later in the plan, asks to change: {task.task_id} is judged again on"
+                " the final files (at its parent's roll-up and the run's final sweep), so its"
+                f" check must also hold after {other}'s change, or {task.task_id} fails then"
+            )
+            line = task.check.line
+            yield Diagnostic("warning", task.heading.title, message, line, "T042")
+
+
+def _subtree(task: TaskSpec) -> set[Heading]:
+    found: set[Heading] = set()
+    stack = list(task.heading.child_tasks)
+    while stack:
+        heading = stack.pop()
+        found.add(heading)
+        stack.extend(heading.child_tasks)
+    return found
 
 
 def _unasked_reads(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
