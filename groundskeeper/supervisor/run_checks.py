@@ -113,6 +113,10 @@ class RunChecks:
         )
         if gone:
             return _changed(check, gone, result.output)
+        lost = self.paths.doctests_lost(task_id)
+        if lost:
+            return CheckResult("FAIL", "examples_lost", "; ".join(lost), result.output,
+                               check.sha256, sha256_text(result.output), 0, None)  # fmt: skip
         added = self.paths.added_tests(task_id, read)
         return self._without(check, added, result) if added else result
 

@@ -38,6 +38,7 @@ from groundskeeper.acceptance.check_inputs import (
     test_paths,
 )
 from groundskeeper.acceptance.check_links import links_made
+from groundskeeper.acceptance.doctests import doctest_files, examples_in, examples_lost
 from groundskeeper.acceptance.work_modules import data_modules, source_reader
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covering, covers, naming
@@ -54,6 +55,7 @@ from groundskeeper.plan.expected import (
     reading,
     unsure_message,
 )
+from groundskeeper.plan.org import CHECK_LANGUAGE
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.plan.suite_paths import later_in_order, left_to_later, suite_tests_asked
 from groundskeeper.record.backing import unknown_maker
@@ -310,6 +312,13 @@ def _unrecorded_read(
     return reason
 
 
+def _doctest_files(task: TaskSpec) -> tuple[str, ...]:
+    check = task.check
+    if check is None or check.language != CHECK_LANGUAGE or "doctest" not in check.text:
+        return ()
+    return doctest_files(check.text)
+
+
 class RunPaths:
     """The protected and hidden inputs of one run on `workdir`, read as it starts."""
 
@@ -326,6 +335,14 @@ class RunPaths:
         self.hide_of: dict[str, tuple[str, ...]] = {}
         tasks = list(spec)
         self._specs = {t.task_id: t for t in tasks}
+        #: the task id → the files its doctest check runs the examples of; each such file →
+        #: its examples at run start (`acceptance.doctests`: none lost when the check passes)
+        self._doctest_files = {t.task_id: _doctest_files(t) for t in tasks}
+        self._doctests = {
+            name: examples_in(workdir / name)
+            for names in self._doctest_files.values()
+            for name in names
+        }
         #: the modules that hold only values before any worker ran (set with the snapshot
         #: below): a test's expected values kept as Python, the check's data (adversary-19 F20)
         self._data: frozenset[str] = frozenset()
@@ -424,7 +441,7 @@ class RunPaths:
         #: files a call of an earlier run's worker changed that no sealed line lists (the run
         #: stopped mid-call) → the tasks that were in flight (`unrecorded`)
         self._unrecorded: dict[str, list[str]] = {}
-        #: those of them not there before: made by the first of the tasks, as far as is known
+        #: those of them not there before: made by one of the tasks (`unknown_maker`)
         self._unrecorded_made: set[str] = set()
         #: what the latest run's start snapshot hashed (`unaccounted`), and the files an
         #: unrecorded call changed that a restore frees (`unrecorded`)
@@ -765,6 +782,12 @@ class RunPaths:
             if path in self._unrecorded_made:
                 self._unrecorded_made.discard(path)
                 self._made[path] = task_id
+
+    def doctests_lost(self, task_id: str) -> list[str]:
+        """Why a pass of the task's doctest check must not stand: an example one of its
+        files held at run start is gone or changed (`acceptance.doctests`)."""
+        files = self._doctest_files.get(task_id, ())
+        return examples_lost(self._doctests, self.workdir, files) if files else []
 
     def there_before(self, path: str) -> bool:
         """Whether `path` was in the workdir when this run started (the snapshot's)."""

@@ -1,0 +1,119 @@
+"""The examples a doctest check runs, held to what was there before the work.
+
+`python3 -m doctest mathx.py` runs the examples written in the code under test, which its
+worker must be free to edit: deleting a failing example passes the check (adversary-21 F14),
+as deleting a failing test would pass pytest's. So every example a check's files held when
+the run started must still be there, with the same source and the same expected output,
+when the check passes. The examples are read from the files' text on the host (`ast` and
+`doctest`'s own parser), never by importing them.
+
+It owns that reading; `supervisor.run_paths` keeps the examples of the run's start and
+`supervisor.run_checks` fails a pass that lost one.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import hashlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from groundskeeper.path_patterns import normal_path
+
+__all__ = ["doctest_files", "examples_in", "examples_lost"]
+
+#: A file larger than this is not read for examples: a lost example in it is not seen, and
+#: one that was readable before and is not now fails closed.
+MAX_BYTES = 2 * 1024 * 1024
+_PYTHONS = frozenset({"python", "python3"})
+_OPTIONS_WITH_VALUE = frozenset({"-o", "--option"})
+
+
+def doctest_files(check_text: str) -> tuple[str, ...]:
+    """The workdir files each `python3 -m doctest [-v] [-o OPT] FILE…` of a shell check
+    runs the examples of, as written (literal words only), in order, each once."""
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, parse, simple_commands
+
+    try:
+        script = parse(check_text)
+    except ShellSyntaxError:
+        return ()
+    found: list[str] = []
+    for command in simple_commands(script):
+        words = [w.literal() for w in command.words]
+        if len(words) < 4 or words[0] not in _PYTHONS or words[1:3] != ["-m", "doctest"]:
+            continue
+        rest = iter(words[3:])
+        for word in rest:
+            if word is None:
+                continue
+            if word in _OPTIONS_WITH_VALUE:
+                next(rest, None)
+            elif not word.startswith("-") and (path := normal_path(word)) is not None:
+                found.append(path)
+    return tuple(dict.fromkeys(found))
+
+
+def examples_in(path: Path) -> frozenset[str] | None:
+    """The digests of the examples a file holds (each its source and its expected output,
+    as `doctest` parses them: in a Python file's docstrings, anywhere in any other file);
+    None when it cannot be read or parsed, or is too large to read."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return None
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    if path.suffix == ".py":
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        texts = [
+            doc
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            if (doc := ast.get_docstring(node, clean=False)) is not None
+        ]
+    else:
+        texts = [text]
+    parser = doctest.DocTestParser()
+    found: set[str] = set()
+    for chunk in texts:
+        try:
+            examples = parser.get_examples(chunk)
+        except ValueError:  # an example doctest itself refuses (bad indentation)
+            return None
+        for example in examples:
+            digest = hashlib.sha256(f"{example.source}\0{example.want}".encode()).hexdigest()
+            found.add(digest)
+    return frozenset(found)
+
+
+def examples_lost(
+    before: Mapping[str, frozenset[str] | None], workdir: Path, files: Iterable[str]
+) -> list[str]:
+    """Why a pass of a doctest check must not stand: each of its `files` that held examples
+    at the run's start (`before`) and now lacks one of them, or can no longer be read for
+    them, named with how many."""
+    found: list[str] = []
+    for name in files:
+        had = before.get(name)
+        if not had:
+            continue
+        now = examples_in(workdir / name)
+        if now is None:
+            found.append(
+                f"doctest examples: `{name}` held {len(had)} example(s) before the work and"
+                " cannot be read for them now"
+            )
+            continue
+        lost = len(had - now)
+        if lost:
+            found.append(
+                f"doctest examples: {lost} of the {len(had)} example(s) `{name}` held before"
+                " the work are gone or changed (a removed or rewritten example passes the"
+                " check without being met); put them back as they were"
+            )
+    return found

@@ -1,0 +1,108 @@
+"""A doctest check's examples live in the code under test, which its worker may edit: every
+example its files held at run start must still be there, as it was, when the check passes
+(adversary-21 F14: deleting the failing example passed `python3 -m doctest mathx.py`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from groundskeeper.acceptance.doctests import doctest_files, examples_in, examples_lost
+from tests.test_cli_run import HEAD, resume
+
+MODULE = '''"""Doubling.
+
+>>> 2 + 2
+4
+"""
+
+
+def double(x):
+    """
+    >>> double(3)
+    6
+    """
+    return x + 2
+'''
+
+
+@pytest.mark.parametrize(
+    ("check", "files"),
+    [
+        ("python3 -m doctest mathx.py", ["mathx.py"]),
+        ("python3 -m doctest -v -o ELLIPSIS a.py docs/b.txt", ["a.py", "docs/b.txt"]),
+        ("python3 -m doctest $F", []),  # not spelt out
+        ("python3 -m pytest -q tests", []),
+        ("python3 mathx.py && python3 -m doctest mathx.py", ["mathx.py"]),
+    ],
+)
+def test_doctest_files_reads_the_check(check: str, files: list[str]) -> None:
+    assert list(doctest_files(check)) == files
+
+
+def test_examples_are_read_from_docstrings_and_from_text(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text(MODULE + 'X = """\n>>> not_a_docstring()\n1\n"""\n')
+    (tmp_path / "d.txt").write_text("Intro.\n\n>>> 1 + 1\n2\n")
+    assert len(examples_in(tmp_path / "m.py") or ()) == 2  # a plain string is no docstring
+    assert len(examples_in(tmp_path / "d.txt") or ()) == 1
+    (tmp_path / "bad.py").write_text("def (:\n")
+    assert examples_in(tmp_path / "bad.py") is None
+
+
+@pytest.mark.parametrize(
+    ("after", "lost"),
+    [
+        (MODULE.replace("return x + 2", "return x * 2"), None),  # fixed: all kept
+        (MODULE.replace("    >>> double(3)\n    6\n", ""), "1 of the 2 example(s)"),
+        (MODULE.replace("    6\n", "    5\n"), "1 of the 2 example(s)"),  # expectation rewritten
+        (MODULE.replace('"""Doubling.\n\n>>> 2 + 2\n4\n"""', '"""Doubling."""'), "1 of the 2"),
+        ("def double(x):\n    return x * 2\n", "2 of the 2 example(s)"),
+        ("def (:\n", "cannot be read for them now"),
+    ],
+)
+def test_a_lost_example_is_named(tmp_path: Path, after: str, lost: str | None) -> None:
+    (tmp_path / "mathx.py").write_text(MODULE)
+    before = {"mathx.py": examples_in(tmp_path / "mathx.py")}
+    (tmp_path / "mathx.py").write_text(after)
+    found = examples_lost(before, tmp_path, ["mathx.py"])
+    if lost is None:
+        assert found == []
+    else:
+        (message,) = found
+        assert message.startswith("doctest examples: ") and lost in message, message
+
+
+def _run(tmp_path: Path, content: str) -> dict[str, object]:
+    (tmp_path / "mathx.py").write_text(MODULE)
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO Make the doctests pass\n  :PROPERTIES:\n  :ID: dt\n"
+        "  :done-when: python3 -m doctest mathx.py\n  :max-attempts: 1\n  :END:\n"
+        "  double() is wrong for most inputs. Make the doctests pass.\n"
+    )
+    script = tmp_path / "w.yaml"
+    script.write_text(
+        "workers:\n  dt: [{tool: write_file, input: {path: mathx.py, content: "
+        + json.dumps(content)
+        + "}}, {say: DONE}]\n"
+    )
+    _, doc = resume(plan, script)
+    (entry,) = doc["tasks"]
+    return {"state": entry["state"], "reason": entry["reason"]}
+
+
+def test_deleting_the_failing_example_fails_the_task(tmp_path: Path) -> None:
+    found = _run(tmp_path, MODULE.replace("    >>> double(3)\n    6\n", ""))
+    assert found["state"] == "FAILED"
+    assert "examples_lost: doctest examples: 1 of the 2 example(s) `mathx.py` held" in str(
+        found["reason"]
+    ), found
+
+
+def test_fixing_the_function_passes(tmp_path: Path) -> None:
+    assert _run(tmp_path, MODULE.replace("return x + 2", "return x * 2")) == {
+        "state": "DONE",
+        "reason": None,
+    }
