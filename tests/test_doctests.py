@@ -106,3 +106,17 @@ def test_fixing_the_function_passes(tmp_path: Path) -> None:
         "state": "DONE",
         "reason": None,
     }
+
+
+def test_a_resume_holds_the_file_to_what_the_first_run_saw(tmp_path: Path) -> None:
+    """The example deleted in a run that then failed (or was cut short) is not taken as what
+    the file held before the work by the next run."""
+    stripped = MODULE.replace("    >>> double(3)\n    6\n", "")
+    assert _run(tmp_path, stripped)["state"] == "FAILED"
+    assert "double(3)" not in (tmp_path / "mathx.py").read_text()  # the worker's edit stays
+    script = tmp_path / "w.yaml"
+    script.write_text("workers:\n  dt: [{say: DONE}]\n")
+    _, doc = resume(tmp_path / "plan.org", script)
+    (entry,) = doc["tasks"]
+    assert entry["state"] == "FAILED", entry
+    assert "examples_lost" in str(entry["reason"]), entry

@@ -26,6 +26,12 @@ __all__ = ["doctest_files", "examples_in", "examples_lost"]
 #: A file larger than this is not read for examples: a lost example in it is not seen, and
 #: one that was readable before and is not now fails closed.
 MAX_BYTES = 2 * 1024 * 1024
+#: An example's digest: the first 96 bits of the SHA-256 of its source and expected output
+#: (a worker would need a second preimage to pass a changed example off as the old one).
+DIGEST_CHARS = 24
+#: At most this many digests are sealed in a run-start (a ledger line holds 64 KiB): past
+#: that, a later run holds the files to what they held at its own start.
+MAX_SEALED = 1000
 _PYTHONS = frozenset({"python", "python3"})
 _OPTIONS_WITH_VALUE = frozenset({"-o", "--option"})
 
@@ -87,7 +93,7 @@ def examples_in(path: Path) -> frozenset[str] | None:
             return None
         for example in examples:
             digest = hashlib.sha256(f"{example.source}\0{example.want}".encode()).hexdigest()
-            found.add(digest)
+            found.add(digest[:DIGEST_CHARS])
     return frozenset(found)
 
 

@@ -131,6 +131,9 @@ class Record:
     #: run stopped mid-call: any of them could have written it), and whether it named them
     #: its maker (`unknown_maker`); cleared when a sealed `write_file` rewrites the file whole
     suspected: dict[str, tuple[list[str], bool]] = field(default_factory=dict)
+    #: path → the digests of the doctest examples it held before any work, as a run-start
+    #: first sealed them (`acceptance.doctests`): what a later run holds the file to
+    examples: dict[str, list[str]] = field(default_factory=dict)
 
     def backs_done(self, task_id: str, check_sha256: str | None, rules: str) -> bool:
         """A sealed DONE for this task, judged with this very check under these very rules
@@ -210,7 +213,9 @@ class RecordReader:
                 record.wrote.clear()
                 record.first.clear()
                 record.suspected.clear()
+                record.examples.clear()
             _first_seen(record, body.get("protected"))
+            _examples_seen(record, body.get("doctest_examples"))
             record.in_flight.clear()
             record.last_wrote.clear()
             snapshot = body.get("workdir_snapshot")
@@ -354,6 +359,7 @@ class RecordReader:
             "in_flight": list(r.in_flight),
             "last_wrote": sorted(r.last_wrote),
             "suspected": {p: [list(ids), named] for p, (ids, named) in r.suspected.items()},
+            "examples": {p: list(v) for p, v in r.examples.items()},
             "check": [[*k, v] for k, v in self.check.items()],
             "last_check": [[*k, v] for k, v in self.last_check.items()],
             "docked": [[*k, v] for k, v in self.docked.items()],
@@ -395,6 +401,7 @@ class RecordReader:
                 str(p): ([str(t) for t in ids], bool(named))
                 for p, (ids, named) in data["suspected"].items()
             },
+            examples={str(p): [str(d) for d in v] for p, v in data["examples"].items()},
         )
         return cls(
             record,
@@ -454,6 +461,17 @@ def _rewritten(record: Record, path: str, task: str) -> None:
             writers.remove(other)
     if named:
         record.made[path] = task
+
+
+def _examples_seen(record: Record, sealed: Any) -> None:
+    """Note the doctest examples a run-start sealed for each file not noted before: what it
+    held before any work."""
+    if isinstance(sealed, list):
+        for item in sealed:
+            path = unsealed_name(item.get("path")) if isinstance(item, Mapping) else None
+            digests = item.get("examples") if isinstance(item, Mapping) else None
+            if path is not None and isinstance(digests, list):
+                record.examples.setdefault(path, [str(d) for d in digests])
 
 
 def _first_seen(record: Record, listed: Any) -> None:

@@ -38,7 +38,12 @@ from groundskeeper.acceptance.check_inputs import (
     test_paths,
 )
 from groundskeeper.acceptance.check_links import links_made
-from groundskeeper.acceptance.doctests import doctest_files, examples_in, examples_lost
+from groundskeeper.acceptance.doctests import (
+    MAX_SEALED,
+    doctest_files,
+    examples_in,
+    examples_lost,
+)
 from groundskeeper.acceptance.work_modules import data_modules, source_reader
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covering, covers, naming
@@ -782,6 +787,21 @@ class RunPaths:
             if path in self._unrecorded_made:
                 self._unrecorded_made.discard(path)
                 self._made[path] = task_id
+
+    def earlier_examples(self, sealed: Mapping[str, Sequence[str]]) -> None:
+        """What the doctest files held before any work, as an earlier run's start sealed it
+        (`Record.examples`): a run cut short after a worker removed an example starts from
+        the record, not from what the file holds now."""
+        for name in self._doctests:
+            if name in sealed:
+                self._doctests[name] = frozenset(sealed[name])
+
+    @property
+    def doctest_examples(self) -> dict[str, list[str]]:
+        """The examples this run holds each doctest file to, for its run-start to seal (none
+        past `doctests.MAX_SEALED` digests)."""
+        found = {n: sorted(d) for n, d in sorted(self._doctests.items()) if d}
+        return found if sum(map(len, found.values())) <= MAX_SEALED else {}
 
     def doctests_lost(self, task_id: str) -> list[str]:
         """Why a pass of the task's doctest check must not stand: an example one of its

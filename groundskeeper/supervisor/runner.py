@@ -328,6 +328,7 @@ class Runner:
         unrecorded: dict[str, Any] | None = None
         if not self.options.accept_changes:
             self._paths.earlier_runs(self._record.wrote, self._record.first, self._record.made)
+            self._paths.earlier_examples(self._record.examples)
             unrecorded = self._unrecorded_calls()
         # a rule an earlier run of this plan was held to holds for this one (and is sealed so)
         rules, options = self._record.rules, self.options
@@ -458,6 +459,7 @@ class Runner:
             accept_changes=self.options.accept_changes,
             workdir_snapshot=self._snapshots.keep(snapshot) if snapshot is not None else None,
             unrecorded=unrecorded,
+            doctest_examples=self._paths.doctest_examples,
         )
 
     def _reconcile_telemetry(self) -> None:

@@ -264,6 +264,7 @@ class RunSeal:
         accept_changes: bool = False,
         workdir_snapshot: str | None = None,
         unrecorded: Mapping[str, Any] | None = None,
+        doctest_examples: Mapping[str, list[str]] | None = None,
     ) -> None:
         # a list, not a mapping: task ids may be any text, ledger keys are ASCII
         listed = [{"task_id": t, "check_sha256": sha} for t, sha in checks]
@@ -294,6 +295,18 @@ class RunSeal:
                 # what the latest run's workers in flight wrote when it stopped mid-call: changes
                 # no sealed tool call lists, held against those tasks from now on
                 **({"unrecorded": sealable(dict(unrecorded))} if unrecorded else {}),
+                # the doctest examples each doctest check's file holds as this run starts (a
+                # later run holds the file to the first sealed: `acceptance.doctests`)
+                **(
+                    {
+                        "doctest_examples": [
+                            {"path": sealable(p), "examples": list(d)}
+                            for p, d in doctest_examples.items()
+                        ]
+                    }
+                    if doctest_examples
+                    else {}
+                ),
                 # what ends a fix loop early (`groundskeeper.acceptance.loops`): null when not given
                 "breaker": breaker,
                 "max_total_attempts": max_total_attempts,
