@@ -175,6 +175,9 @@ def test_lint_warns_that_a_source_not_spelling_the_answer_proves_nothing() -> No
         "test -s build.log; ! grep -q ERROR build.log",  # a log, not a program
         "python3 solve.py | grep -qx 4711",
         "grep -q 'def total' solve.py",  # asks that it be there
+        # a rule on the source's form, no answer spelt (adversary-21 F5)
+        "! grep -qE '[[:space:]]+$' *.py tests/*.py || exit 1",
+        "! grep -q '\\t' calc.py",
     ):
         assert "T036" not in _codes(other), other
 

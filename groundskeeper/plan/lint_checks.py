@@ -1270,7 +1270,7 @@ def _source_spelling(script: Script, check: Check) -> Iterator[Finding]:
         words = [w.literal() for w in command.words]
         files = _files_read("grep", words[1:]) if words[0] == "grep" else None
         sources = [w for w in files or () if w and w.endswith(_SOURCE_SUFFIXES)]
-        if not sources:
+        if not sources or _spells_no_value(words[1:]):
             continue
         written = _shown(check.text[command.offset :].split("\n", 1)[0].strip())
         message = (
@@ -1280,6 +1280,23 @@ def _source_spelling(script: Script, check: Check) -> Iterator[Finding]:
             " (`:hide:` them), or have a judge read the code (`:judge:`)"
         )
         yield ("warning", "T036", message, _line(check, command.offset))
+
+
+def _spells_no_value(args: list[str | None]) -> bool:
+    """Whether a grep's one literal pattern holds no letter or digit outside its bracket
+    expressions and escapes (`[[:space:]]+$`, `\t`): a rule on the source's form (trailing
+    whitespace, tabs), not a guard against an answer spelt in it (adversary-21 F5)."""
+    from groundskeeper.sandbox.command_options import parse_options
+
+    parsed = parse_options("grep", args)
+    if parsed is None or parsed.refused:
+        return False
+    given = [value for option, value in parsed.options if option == "-e"]
+    patterns = given or [args[i] for i in parsed.operands[:1]]
+    if len(patterns) != 1 or not isinstance(patterns[0], str):
+        return False
+    bare = re.sub(r"\[\^?\]?(?:\[:[a-z]+:\]|[^\]])*\]|\\.", "", patterns[0])
+    return re.search(r"[A-Za-z0-9]", bare) is None
 
 
 def negated_file(check: Check) -> str | None:

@@ -59,6 +59,7 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     yield from _unsure_asks(tasks, base)
     yield from _unasked_reads(tasks, base)
     yield from _changed_later(tasks, base)
+    yield from _venv_packages(tasks, base)
     for task in tasks:
         check = task.check
         if check is None:
@@ -308,6 +309,50 @@ def _changed_later(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
             )
             line = task.check.line
             yield Diagnostic("warning", task.heading.title, message, line, "T042")
+
+
+#: What a virtual environment holds of its own making, not the project's dependencies.
+_VENV_TOOLS = frozenset(
+    {"pip", "setuptools", "wheel", "pkg_resources", "_distutils_hack", "distutils-precedence",
+     "__pycache__", "_virtualenv", "pytest", "_pytest", "pluggy", "iniconfig", "packaging",
+     "py"}
+)  # fmt: skip
+_VENV_DIRS = (".venv", "venv", "env")
+
+
+def _venv_packages(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
+    """T043 (adversary-21 F23): a check runs Python, and the workdir holds a virtual
+    environment with packages of its own: the sandbox's Python has the standard library
+    and pytest only, so code that imports one fails the check whatever the worker does."""
+    checks = [t for t in tasks if t.check is not None and "python" in t.check.text]
+    if not checks:
+        return
+    for folder in _VENV_DIRS:
+        found: set[str] = set()
+        for site in sorted((base / folder / "lib").glob("python*/site-packages"))[:4]:
+            try:
+                names = sorted(p.name for p in site.iterdir())[:500]
+            except OSError:
+                continue
+            for name in names:
+                top = name.split(".", 1)[0].split("-", 1)[0]
+                if name.endswith((".dist-info", ".pth", ".egg-info")) or top in _VENV_TOOLS:
+                    continue
+                found.add(top)
+        if not found:
+            continue
+        shown = ", ".join(f"`{n}`" for n in sorted(found)[:3])
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        task = checks[0]
+        message = (
+            f"the workdir's `{folder}` holds packages ({shown}{more}) that the sandbox's"
+            " python3 cannot import: it has the standard library and pytest only, so a check"
+            " whose code imports one fails whatever the worker does; vendor pure-Python"
+            " dependencies into the workdir, or check that code outside the sandbox"
+        )
+        line = task.check.line if task.check is not None else None
+        yield Diagnostic("warning", task.heading.title, message, line, "T043")
+        return
 
 
 def _subtree(task: TaskSpec) -> set[Heading]:
