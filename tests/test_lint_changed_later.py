@@ -16,6 +16,7 @@ ROWS = task("Write out/report.csv: a header line `item,qty`, then the rows of da
             "rows", 'test "$(wc -l < out/report.csv)" -eq 3', level=2)  # fmt: skip
 TOTAL = task("Append a row `total,N` to out/report.csv, N the sum of the qty column", "total",
              'test "$(tail -n 1 out/report.csv)" = "total,5"', level=2)  # fmt: skip
+ROWS_TITLE = "Write out/report.csv: a header line `item,qty`, then the rows of data/sales.csv"
 REPORT = "* TODO Report\n  :PROPERTIES:\n  :ID: report\n  :ORDERED: t\n  :END:\n"
 
 
@@ -31,7 +32,7 @@ def test_a_later_task_asked_to_change_what_an_earlier_check_reads_is_warned(
     tmp_path: Path,
 ) -> None:
     ((level, scope, message),) = _found(tmp_path, REPORT + ROWS + TOTAL)
-    assert (level, scope) == ("warning", ROWS.split("\n", 1)[0].removeprefix("** TODO "))
+    assert (level, scope) == ("warning", ROWS_TITLE)
     assert message == (
         "the check of task rows reads `out/report.csv`, which the text of task total, later in"
         " the plan, asks to change: rows is judged again on the final files (at its parent's"
@@ -52,3 +53,33 @@ def test_a_later_task_that_does_not_ask_to_change_it_is_not(tmp_path: Path) -> N
     other = task("Write out/summary.txt from out/report.csv", "sum", "test -s out/summary.txt",
                  level=2)  # fmt: skip
     assert _found(tmp_path, REPORT + ROWS + other) == []
+
+
+def test_the_roll_up_names_the_later_task_not_an_undoing(tmp_path: Path) -> None:
+    import json
+
+    from tests.test_cli_run import resume
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "sales.csv").write_text("a,2\nb,3\n")
+    plan = tmp_path / "plan.org"
+    plan.write_text(HEAD + REPORT + ROWS + TOTAL)
+    rows = "mkdir -p out && { echo item,qty; cat data/sales.csv; } > out/report.csv"
+    total = "echo total,5 >> out/report.csv"
+    script = tmp_path / "w.yaml"
+    script.write_text(
+        "workers:\n"
+        f"  rows: [{{tool: sh, input: {{cmd: {json.dumps(rows)}}}}}, {{say: DONE}}]\n"
+        f"  total: [{{tool: sh, input: {{cmd: {json.dumps(total)}}}}}, {{say: DONE}}]\n"
+    )
+    _, doc = resume(plan, script)
+    states = {t["id"]: (t["state"], t["reason"]) for t in doc["tasks"]}
+    assert states["report"] == (
+        "PARTIAL",
+        "a child's check no longer holds after a later task's asked change: " + ROWS_TITLE,
+    ), states
+    assert states["rows"][0] == "FAILED"
+    assert str(states["rows"][1]).endswith(
+        "; task total, later in the plan, was asked to change `out/report.csv`, which this"
+        " check reads: both checks must hold on the final files (lint T042)"
+    ), states

@@ -87,7 +87,9 @@ def _rate_upper(positives: int, n: int) -> float:
 # verdicts whose reason is a sentence rather than `code: …`
 _PHRASES = (
     ("a child's work was undone", "rollup: a child no longer passes"),
+    ("a child's check no longer holds after", "rollup: a child no longer passes"),
     ("not every child task is DONE", "rollup: children not DONE"),
+    ("no child task is DONE", "rollup: children not DONE"),
     ("no acceptance check", "require-checks"),
     ("answer refused (stale", "gate: stale answer refused"),
     ("waiting for approval", "gate: waiting for a person"),

@@ -6,7 +6,7 @@ gates (G001–G004).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -294,13 +294,12 @@ def _changed_later(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
             continue
         names, missing = _check_names(base, task)
         under = _subtree(task)
+        later = [t for t in tasks[n + 1 :] if t.heading not in under]
         for name in dict.fromkeys(names + missing):
-            later = [
-                t for t in tasks[n + 1 :] if t.heading not in under and asks_to_change(t, name)
-            ]
-            if not later:
+            found = changed_later(task, later, (name,))
+            if found is None:
                 continue
-            other = later[0].task_id
+            other = found[0]
             message = (
                 f"the check of task {task.task_id} reads `{name}`, which the text of task"
                 f" {other}, later in the plan, asks to change: {task.task_id} is judged again on"
@@ -309,6 +308,31 @@ def _changed_later(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
             )
             line = task.check.line
             yield Diagnostic("warning", task.heading.title, message, line, "T042")
+
+
+def changed_later(
+    task: TaskSpec, later: Iterable[TaskSpec], names: Iterable[str] | None = None
+) -> tuple[str, str] | None:
+    """(the id of the first of `later` whose text asks to change it, the file) for a file
+    the task's check names (`names`: these only): T042's relation, which the roll-up also
+    names when it fails such a task. None: no later task asks for one."""
+    check = task.check
+    if check is None:
+        return None
+    if names is None:
+        names = [
+            w.removeprefix("./")
+            for w in dict.fromkeys(_WORD.findall(check.text))
+            if ("/" in w or "." in w.strip("."))
+            and not w.startswith(("/", "-"))
+            and ".." not in w.split("/")
+        ]
+    wanted = list(names)
+    for other in later:
+        for name in wanted:
+            if asks_to_change(other, name):
+                return other.task_id, name
+    return None
 
 
 #: What a virtual environment holds of its own making, not the project's dependencies.

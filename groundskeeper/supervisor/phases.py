@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 from groundskeeper.acceptance.check import CheckResult
 from groundskeeper.diagnostics import Diagnostic
@@ -298,6 +299,21 @@ class RunPhases:
             self.checks.books.inputs_unchanged(judged)
         return rest
 
+    def _asked_after(self, child: Node, children: list[Node]) -> str | None:
+        """Why a child's check fails at the roll-up when a later sibling's text asked to
+        change a file it reads (lint's T042): that change was the plan's, not an undoing."""
+        from groundskeeper.plan.lint_properties import changed_later
+
+        later = children[children.index(child) + 1 :]
+        found = changed_later(self.tasks[child.task].spec, (self.tasks[c.task].spec for c in later))
+        if found is None:
+            return None
+        other, name = found
+        return (
+            f"task {other}, later in the plan, was asked to change `{name}`, which this check"
+            " reads: both checks must hold on the final files (lint T042)"
+        )
+
     def roll_up(self, node: Node) -> Outcome:
         """A parent whose children are all DONE (a job on a pool thread): each child's check
         once more (a later sibling or an accomplice may have undone an earlier one's work),
@@ -310,16 +326,26 @@ class RunPhases:
         children = [c for c in node.children if c.kind != "group"]
         judged = [c for c in children if _judged_again(self.tasks[c.task])]
         again = {id(t) for t in self._untouched([self.tasks[c.task] for c in judged], "rollup")}
+        asked = False
         for child in judged:
             if id(self.tasks[child.task]) not in again:
                 continue
             verdict = self._again(self.tasks[child.task], "rollup")
             if verdict.kind != "DONE":
-                demoted.append(_demotion(child, verdict))
+                demotion = _demotion(child, verdict)
+                cause = self._asked_after(child, children)
+                if cause is not None and demotion.state == "FAILED":
+                    asked = True
+                    demotion = replace(demotion, reason=f"{demotion.reason}; {cause}")
+                demoted.append(demotion)
         if demoted:
             ms = int((time.monotonic() - started) * 1000)
             names = ", ".join(d.node.task.title for d in demoted)
-            reason = f"a child's work was undone before the roll-up: {names} no longer passes"
+            reason = (
+                f"a child's check no longer holds after a later task's asked change: {names}"
+                if asked
+                else f"a child's work was undone before the roll-up: {names} no longer passes"
+            )
             return Outcome(node, "PARTIAL", 1, True, reason, "", ms, demote=tuple(demoted))
         verified = None if task.check is None else True
         activity = self.activity or Activity()  # none given: no verdict is kept untouched
