@@ -425,3 +425,12 @@ def test_a_flat_plan_needs_no_partial_and_a_parent_does(tmp_path: Path) -> None:
     assert linted.exit_code == 1
     flat_lint = CliRunner().invoke(main, ["lint", str(flat), "--json"])
     assert [d for d in json.loads(flat_lint.stdout) if d["code"] == "R001"] == []
+
+
+def test_a_closed_child_s_check_is_not_judged_at_the_roll_up(tmp_path: Path) -> None:
+    """Its work was never done, by the user's choice: judging its check again there would
+    turn CANCELLED into FAILED."""
+    plan = "* TODO P\n** CANCELLED c\n   :PROPERTIES:\n   :done-when: test -e never\n   :END:\n" + K
+    assert [(i, s) for i, s, _ in _closed_child(tmp_path, plan)] == [
+        ("P", "DONE"), ("P/c", "CANCELLED"), ("P/k", "DONE"),
+    ]  # fmt: skip

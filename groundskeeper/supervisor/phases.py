@@ -324,7 +324,8 @@ class RunPhases:
             return Outcome(node, "FAILED", 0, True, task.red, "", 0)
         demoted: list[Demotion] = []
         children = [c for c in node.children if c.kind != "group"]
-        judged = [c for c in children if _judged_again(self.tasks[c.task])]
+        # a child the user closed (CANCELLED) did no work to judge again
+        judged = [c for c in children if c.outcome == "DONE" and _judged_again(self.tasks[c.task])]
         again = {id(t) for t in self._untouched([self.tasks[c.task] for c in judged], "rollup")}
         asked = False
         for child in judged:
