@@ -28,15 +28,22 @@ def _plan(tmp_path: Path, text: str, check: str, writes: dict[str, str]) -> dict
         HEAD + "* TODO Upper-case output\n  :PROPERTIES:\n  :ID: up\n  :END:\n"
         f"  {text}\n  #+begin_src sh :check\n{body}\n  #+end_src\n"
     )
+    entry = _written(plan, writes)
+    return {"state": entry["state"], "reason": entry["reason"]}
+
+
+def _written(plan: Path, writes: dict[str, str]) -> dict[str, object]:
+    """The plan's one task (id `up`) after a resume whose worker writes `writes` and says
+    DONE."""
     calls = ", ".join(
         "{tool: write_file, input: {path: " + path + ", content: " + json.dumps(content) + "}}"
         for path, content in writes.items()
     )
-    script = tmp_path / "w.yaml"
+    script = plan.parent / "w.yaml"
     script.write_text("workers:\n  up: [" + calls + ", {say: DONE}]\n")
     _, doc = resume(plan, script)
     (entry,) = doc["tasks"]
-    return {"state": entry["state"], "reason": entry["reason"]}
+    return dict(entry)
 
 
 TEXT = "The renderer should print every line of data.txt in upper case; make it do so."
@@ -185,15 +192,7 @@ def _canon(tmp_path: Path, text: str, writes: dict[str, str]) -> str:
         f"  {text}\n  #+begin_src sh :check\n  set -o pipefail\n"
         "  python3 tools/canon.py out.txt | diff - held/expected.txt\n  #+end_src\n"
     )
-    calls = ", ".join(
-        "{tool: write_file, input: {path: " + path + ", content: " + json.dumps(content) + "}}"
-        for path, content in writes.items()
-    )
-    script = tmp_path / "w.yaml"
-    script.write_text("workers:\n  up: [" + calls + ", {say: DONE}]\n")
-    _, doc = resume(plan, script)
-    (entry,) = doc["tasks"]
-    return str(entry["state"])
+    return str(_written(plan, writes)["state"])
 
 
 KEY_PRINTER = "print(open('held/expected.txt').read(), end='')\n"

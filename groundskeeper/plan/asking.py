@@ -336,6 +336,8 @@ def text_reading(
     `anywhere`, a file of that name in any directory; `sole_stem`: the stem alone names it;
     `test_file`: `path` is one of the task's check's own test files, which "the test(s)",
     "the test suite" and "the test in FILE" name too (`_test_aliased`)."""
+    if not test_file and not _may_name(text, path):
+        return SILENT
     found: set[str] = set()
     before: list[str] = []
     bare = test_file and _bare_tests_name(text, path)
@@ -451,6 +453,22 @@ def _aliased(sentence: str, path: str, *, sole_stem: bool = False) -> str:
     if name == stem or (len(stem) > 2 and (stem.isupper() or sole_stem)):
         sentence = re.sub(rf"(?<![\w./-])(?i:{re.escape(stem)})(?![\w/-]|\.\w)", alias, sentence)
     return sentence
+
+
+def _may_name(text: str, path: str) -> bool:
+    """Whether `text` can name `path` at all: every spelling a sentence reads as it — the
+    path, its name in any directory, a pronoun whose antecedent is one of those, the stem
+    aliases of `_aliased` — holds the file's stem, so a text without it is silent on the file
+    (lint asks this of every task for every file a check reads)."""
+    stem = naming_stem(path)
+    return not stem or stem in text.casefold()
+
+
+def naming_stem(path: str) -> str:
+    """The part of `path` every spelling of it in a text holds (`_may_name`), case-folded:
+    its name's stem (`report` for `out/report.txt`), or the whole name of a dot file."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return (name.split(".", 1)[0] if not name.startswith(".") else name).casefold()
 
 
 def _bare_tests_name(text: str, path: str) -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covering, covers, naming, pattern_problem
+from groundskeeper.plan.asking import naming_stem
 from groundskeeper.plan.contract_syntax import SHAPES, Contract, judged_on_files, suite_args
 from groundskeeper.plan.expected import (
     PYTEST_CONFIGURATION,
@@ -34,6 +35,7 @@ from groundskeeper.plan.org import Heading
 from groundskeeper.plan.programs import command_programs
 from groundskeeper.plan.properties import GATE_KINDS, command_matches
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
+from groundskeeper.pytest_files import is_test_module
 
 if TYPE_CHECKING:
     pass
@@ -187,22 +189,30 @@ _WORD = re.compile(r"[\w./-]+")
 def _check_names(base: Path, task: TaskSpec) -> tuple[list[str], list[str]]:
     """The existing files the task's check names (a word of it that is a workdir file), and
     the files it names that do not exist yet (outputs the work makes)."""
-    check = task.check
-    if check is None:
-        return [], []
     found: list[str] = []
     missing: list[str] = []
-    for word in dict.fromkeys(_WORD.findall(check.text)):
-        if "/" not in word and "." not in word.strip("."):
-            continue
-        name = word.removeprefix("./")
-        if not name or name.startswith(("/", "-")) or ".." in name.split("/"):
-            continue
+    for name in _path_words(task):
         if (base / name).is_file():
             found.append(name)
         elif "." in name.rsplit("/", 1)[-1] and not (base / name).exists():
             missing.append(name)
     return found, missing
+
+
+def _path_words(task: TaskSpec) -> list[str]:
+    """The words of the task's check that can be workdir paths (a `/` or a `.` in them,
+    inside the workdir), `./` dropped, in order, each once."""
+    check = task.check
+    if check is None:
+        return []
+    found: list[str] = []
+    for word in _WORD.findall(check.text):
+        if "/" not in word and "." not in word.strip("."):
+            continue
+        name = word.removeprefix("./")
+        if name and not name.startswith(("/", "-")) and ".." not in name.split("/"):
+            found.append(name)
+    return list(dict.fromkeys(found))
 
 
 def unasked_reads(tasks: list[TaskSpec], base: Path) -> Iterator[tuple[TaskSpec, str, str]]:
@@ -289,17 +299,32 @@ def _changed_later(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
     out/report.csv", checked by its line count). The run lets the asked change through, and
     the earlier DONE is judged again on the final files — at its parent's roll-up and the
     final sweep — where its check may no longer hold."""
+    # a text can ask for a file only by a spelling holding its stem (`asking.naming_stem`),
+    # or by "the tests" for its own check's test file: only those tasks are read in full,
+    # once for each file any check names
+    texts = [task_text(t).casefold() for t in tasks]
+    askers: dict[str, list[int]] = {}
+
+    def asking(name: str) -> list[int]:
+        if name not in askers:
+            stem, test = naming_stem(name), is_test_module(name.rsplit("/", 1)[-1].casefold())
+            askers[name] = [
+                m
+                for m, t in enumerate(tasks)
+                if (test or stem in texts[m]) and asks_to_change(t, name)
+            ]
+        return askers[name]
+
     for n, task in enumerate(tasks):
         if task.check is None:
             continue
         names, missing = _check_names(base, task)
         under = _subtree(task)
-        later = [t for t in tasks[n + 1 :] if t.heading not in under]
         for name in dict.fromkeys(names + missing):
-            found = changed_later(task, later, (name,))
-            if found is None:
+            later = [m for m in asking(name) if m > n and tasks[m].heading not in under]
+            if not later:
                 continue
-            other = found[0]
+            other = tasks[later[0]].task_id
             message = (
                 f"the check of task {task.task_id} reads `{name}`, which the text of task"
                 f" {other}, later in the plan, asks to change: {task.task_id} is judged again on"
@@ -310,24 +335,11 @@ def _changed_later(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
             yield Diagnostic("warning", task.heading.title, message, line, "T042")
 
 
-def changed_later(
-    task: TaskSpec, later: Iterable[TaskSpec], names: Iterable[str] | None = None
-) -> tuple[str, str] | None:
+def changed_later(task: TaskSpec, later: Iterable[TaskSpec]) -> tuple[str, str] | None:
     """(the id of the first of `later` whose text asks to change it, the file) for a file
-    the task's check names (`names`: these only): T042's relation, which the roll-up also
-    names when it fails such a task. None: no later task asks for one."""
-    check = task.check
-    if check is None:
-        return None
-    if names is None:
-        names = [
-            w.removeprefix("./")
-            for w in dict.fromkeys(_WORD.findall(check.text))
-            if ("/" in w or "." in w.strip("."))
-            and not w.startswith(("/", "-"))
-            and ".." not in w.split("/")
-        ]
-    wanted = list(names)
+    the task's check names: T042's relation, which the roll-up names when it fails such a
+    task. None: no later task asks for one."""
+    wanted = _path_words(task)
     for other in later:
         for name in wanted:
             if asks_to_change(other, name):
