@@ -8,7 +8,9 @@ when the check passes. The examples are read from the files' text on the host (`
 `doctest`'s own parser), never by importing them.
 
 It owns that reading; `supervisor.run_paths` keeps the examples of the run's start and
-`supervisor.run_checks` fails a pass that lost one.
+`supervisor.run_checks` fails a pass that lost one; in an agent's session, the workdir
+snapshot the user seals keeps them (`agents.snapshot`) and the hook fails such a pass
+(`agents.gate`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from groundskeeper.path_patterns import normal_path
+from groundskeeper.plan.org import CHECK_LANGUAGE
+from groundskeeper.plan.spec import TaskSpec
 
-__all__ = ["doctest_files", "examples_in", "examples_lost"]
+__all__ = ["doctest_files", "examples_in", "examples_lost", "sealable", "task_doctest_files"]
 
 #: A file larger than this is not read for examples: a lost example in it is not seen, and
 #: one that was readable before and is not now fails closed.
@@ -59,6 +63,23 @@ def doctest_files(check_text: str) -> tuple[str, ...]:
             elif not word.startswith("-") and (path := normal_path(word)) is not None:
                 found.append(path)
     return tuple(dict.fromkeys(found))
+
+
+def task_doctest_files(task: TaskSpec) -> tuple[str, ...]:
+    """The files the task's check runs the examples of (`doctest_files`), none for a task
+    without a shell check."""
+    check = task.check
+    if check is None or check.language != CHECK_LANGUAGE or "doctest" not in check.text:
+        return ()
+    return doctest_files(check.text)
+
+
+def sealable(examples: Mapping[str, frozenset[str] | None]) -> dict[str, list[str]]:
+    """The examples held for each file, as sealed (sorted; the files without any left out);
+    none at all past `MAX_SEALED` digests, which a ledger line or a snapshot does not hold:
+    the files are then held to what they held when the seal was read."""
+    found = {n: sorted(d) for n, d in sorted(examples.items()) if d}
+    return found if sum(map(len, found.values())) <= MAX_SEALED else {}
 
 
 def examples_in(path: Path) -> frozenset[str] | None:

@@ -702,6 +702,8 @@ def _swept(plan: Plan, judged: list[TaskSpec]) -> list[TaskSpec]:
 #: The failure code of a pass that rests on an input the session was not entitled to change
 #: (the run's own, `supervisor.run_checks`).
 CHANGED = "protected_input_changed"
+#: The failure code of a doctest check's pass that lost an example (the run's own).
+EXAMPLES_LOST = "examples_lost"
 
 
 class _SessionInputs:
@@ -718,6 +720,7 @@ class _SessionInputs:
         self._plan, self._root, self._control, self._sealed = plan, root, control, sealed
         self._held: dict[str, str] | None = None
         self._data: tuple[str, ...] = ()  # the sealed snapshot's modules of values
+        self._examples: dict[str, frozenset[str] | None] = {}  # and its doctest examples
         self._modules: dict[str, frozenset[str]] | None = None
         self._tasks: list[TaskSpec] | None = None
 
@@ -791,7 +794,20 @@ class _SessionInputs:
             assert self._sealed is not None
             sealed = load_sealed(self._control.path, self._sealed)
             self._held, self._data = sealed.files, sealed.data
+            self._examples = {name: frozenset(d) for name, d in sealed.examples}
         return self._held
+
+    def examples_lost(self, task: TaskSpec) -> list[str]:
+        """Why a pass of the task's doctest check must not stand: an example one of its
+        files held when the user sealed the snapshot is gone or changed
+        (`acceptance.doctests`, the run's rule). Empty without a sealed snapshot."""
+        from groundskeeper.acceptance.doctests import examples_lost, task_doctest_files
+
+        files = task_doctest_files(task)
+        if self._sealed is None or not files:
+            return []
+        self._snapshot()
+        return examples_lost(self._examples, self._root, files)
 
     def _all_tasks(self) -> list[TaskSpec]:
         if self._tasks is None:
@@ -1064,9 +1080,12 @@ def _held(task: TaskSpec, result: CheckResult, rule: _SessionInputs | None) -> C
     if not result.passed or rule is None:
         return result
     changed = rule.why(task, result)
-    if changed is None:
-        return result
-    return replace(result, verdict="FAIL", code=CHANGED, reason=changed)
+    if changed is not None:
+        return replace(result, verdict="FAIL", code=CHANGED, reason=changed)
+    lost = rule.examples_lost(task)
+    if lost:
+        return replace(result, verdict="FAIL", code=EXAMPLES_LOST, reason="; ".join(lost))
+    return result
 
 
 def check_body(

@@ -103,6 +103,9 @@ class Snapshot:
     #: the modules among `files` that held only values (`work_modules.holds_data_only`): a
     #: test's expected values kept as Python, the checks' data (adversary-19 F20)
     data: tuple[str, ...] = ()
+    #: the examples each file a doctest check runs held (`acceptance.doctests`: file →
+    #: digests), which a pass of that check must not have lost
+    examples: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def to_bytes(self) -> bytes:
         document: dict[str, object] = {
@@ -113,6 +116,8 @@ class Snapshot:
         }
         if self.data:  # absent when none: a snapshot without any reads as before
             document["data_modules"] = sorted(self.data)
+        if self.examples:  # the same
+            document["doctest_examples"] = {name: list(d) for name, d in sorted(self.examples)}
         return (json.dumps(document, sort_keys=True, separators=(",", ":")) + "\n").encode()
 
 
@@ -175,10 +180,11 @@ def _git_ignored(root: Path) -> set[str] | None:
     return {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p}
 
 
-def take_snapshot(root: Path, named: Iterable[str] = ()) -> Snapshot:
+def take_snapshot(root: Path, named: Iterable[str] = (), doctests: Iterable[str] = ()) -> Snapshot:
     """The workdir `root` now (see the module for what is skipped and the bounds); `named`:
     the paths a check names (relative, `/`-separated) — each file among them, or under a
-    directory among them, that lies in a skipped folder is held by its content."""
+    directory among them, that lies in a skipped folder is held by its content; `doctests`:
+    the files a doctest check runs the examples of, whose examples are held too."""
     root = root.resolve()
     ignored = _git_ignored(root)
     skip = ignored or set()
@@ -216,7 +222,11 @@ def take_snapshot(root: Path, named: Iterable[str] = ()) -> Snapshot:
 
     held = [p for p, found in files.items() if p.endswith(".py") and found.startswith("sha256:")]
     data = tuple(sorted(data_modules(root, held)))
-    return Snapshot(files, complete, ignored is not None, data)
+    from groundskeeper.acceptance.doctests import examples_in, sealable
+
+    examples = sealable({name: examples_in(root / name) for name in doctests})
+    held_examples = tuple((name, tuple(d)) for name, d in examples.items())
+    return Snapshot(files, complete, ignored is not None, data, held_examples)
 
 
 def in_skipped(path: str) -> bool:
@@ -315,11 +325,14 @@ def load_sealed(control: Path, sealed_sha256: str) -> Snapshot:
         document = json.loads(data)
         files = {str(k): str(v) for k, v in document["files"].items()}
         modules = tuple(str(p) for p in document.get("data_modules", ()))
+        examples = tuple(
+            (str(name), tuple(str(d) for d in digests))
+            for name, digests in document.get("doctest_examples", {}).items()
+        )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise HookFailure("snapshot", f"the workdir snapshot {path} cannot be read") from exc
-    return Snapshot(
-        files, bool(document.get("complete")), bool(document.get("ignored_by_git")), modules
-    )
+    complete, by_git = bool(document.get("complete")), bool(document.get("ignored_by_git"))
+    return Snapshot(files, complete, by_git, modules, examples)
 
 
 def changed_since(root: Path, held: dict[str, str], paths: Iterable[str] | None) -> set[str]:

@@ -293,14 +293,13 @@ def _since_seal(plan: Path, root: Path, snapshot: Snapshot | None, skip: list[st
     from groundskeeper.agents.gate import open_plan_record, verified_steps
     from groundskeeper.agents.reseal import Changes, changes_since_seal
     from groundskeeper.agents.seal import LedgerView, fingerprint
-    from groundskeeper.agents.snapshot import take_snapshot
     from groundskeeper.plan.org import load_plan
 
     control, key = open_plan_record(plan)
     sealed = LedgerView.read(verified_steps(control, plan, key), "").seal
     if sealed is None:
         return Changes(())
-    now = snapshot if snapshot is not None else take_snapshot(root, _checks_name(plan, root))
+    now = snapshot if snapshot is not None else _snapshot(plan, root)
     fresh = fingerprint(load_plan(plan), root, (), sealed=sealed)
     skip = [*skip, *(_relative(Path(p), root) for p, _ in sealed.guarded), _relative(plan, root)]
     return changes_since_seal(plan, root, now, sealed, fresh, [s for s in skip if s])
@@ -441,19 +440,18 @@ def _refuse_unfit(plan: Path) -> None:
 
 def _snapshot(plan: Path, workdir: Path | None) -> Snapshot:
     """The workdir as it is now, for the rule on a check's inputs (`agents.snapshot`)."""
-    from groundskeeper.agents.snapshot import take_snapshot
-
-    root = workdir or plan.parent
-    return take_snapshot(root, _checks_name(plan, root))
-
-
-def _checks_name(plan: Path, root: Path) -> list[str]:
-    """The paths the plan's checks name in folders the snapshot skips (`agents.named`)."""
+    from groundskeeper.acceptance.doctests import task_doctest_files
     from groundskeeper.agents.named import skipped_named
+    from groundskeeper.agents.snapshot import take_snapshot
     from groundskeeper.plan.org import load_plan
     from groundskeeper.plan.spec import compile_plan
 
-    return skipped_named(compile_plan(load_plan(plan)), root.resolve())
+    root = workdir or plan.parent
+    tasks = list(compile_plan(load_plan(plan)))
+    # the paths the checks name in folders the snapshot skips (`agents.named`), and the
+    # files whose doctest examples a check runs
+    named = skipped_named(tasks, root.resolve())
+    return take_snapshot(root, named, (f for t in tasks for f in task_doctest_files(t)))
 
 
 def _note_snapshot(snapshot: Snapshot) -> None:

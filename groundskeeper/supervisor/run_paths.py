@@ -39,10 +39,10 @@ from groundskeeper.acceptance.check_inputs import (
 )
 from groundskeeper.acceptance.check_links import links_made
 from groundskeeper.acceptance.doctests import (
-    MAX_SEALED,
-    doctest_files,
     examples_in,
     examples_lost,
+    sealable,
+    task_doctest_files,
 )
 from groundskeeper.acceptance.work_modules import data_modules, source_reader
 from groundskeeper.diagnostics import Diagnostic
@@ -60,7 +60,6 @@ from groundskeeper.plan.expected import (
     reading,
     unsure_message,
 )
-from groundskeeper.plan.org import CHECK_LANGUAGE
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.plan.suite_paths import later_in_order, left_to_later, suite_tests_asked
 from groundskeeper.record.backing import unknown_maker
@@ -317,13 +316,6 @@ def _unrecorded_read(
     return reason
 
 
-def _doctest_files(task: TaskSpec) -> tuple[str, ...]:
-    check = task.check
-    if check is None or check.language != CHECK_LANGUAGE or "doctest" not in check.text:
-        return ()
-    return doctest_files(check.text)
-
-
 class RunPaths:
     """The protected and hidden inputs of one run on `workdir`, read as it starts."""
 
@@ -342,7 +334,7 @@ class RunPaths:
         self._specs = {t.task_id: t for t in tasks}
         #: the task id → the files its doctest check runs the examples of; each such file →
         #: its examples at run start (`acceptance.doctests`: none lost when the check passes)
-        self._doctest_files = {t.task_id: _doctest_files(t) for t in tasks}
+        self._doctest_files = {t.task_id: task_doctest_files(t) for t in tasks}
         self._doctests = {
             name: examples_in(workdir / name)
             for names in self._doctest_files.values()
@@ -800,8 +792,7 @@ class RunPaths:
     def doctest_examples(self) -> dict[str, list[str]]:
         """The examples this run holds each doctest file to, for its run-start to seal (none
         past `doctests.MAX_SEALED` digests)."""
-        found = {n: sorted(d) for n, d in sorted(self._doctests.items()) if d}
-        return found if sum(map(len, found.values())) <= MAX_SEALED else {}
+        return sealable(self._doctests)
 
     def doctests_lost(self, task_id: str) -> list[str]:
         """Why a pass of the task's doctest check must not stand: an example one of its
