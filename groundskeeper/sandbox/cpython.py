@@ -45,6 +45,9 @@ TMP_GUEST = "/tmp"
 SITE_SOURCES = Path(__file__).with_name("cpython_site")  # requirements.txt and SITE_FILES
 # ours, copied into the site directory: the start-up, the suite recorder, an empty config
 SITE_FILES = ("sitecustomize.py", "gk_suite.py", "gk_pytest.ini")
+# How set-up lays the site directory out, beyond its files (2: the start-up's bytecode beside
+# it): a change rebuilds every installation's site directory.
+SITE_LAYOUT = 2
 _KIND = "cpython"
 SETUP_HINT = "run `python -m groundskeeper.sandbox.cpython_setup` (`make setup` in a clone)"
 # For benchmarks/python_check.py alone: run CPython as before, in the run's own fuel-metered
@@ -142,6 +145,7 @@ def site_digest() -> str:
     import hashlib
 
     digest = hashlib.sha256()
+    digest.update(f"layout {SITE_LAYOUT}\n".encode())
     for name in (*SITE_FILES, "requirements.txt"):
         digest.update((SITE_SOURCES / name).read_bytes())
     return digest.hexdigest()

@@ -258,6 +258,20 @@ def test_randomness_differs_between_runs(layout: Path) -> None:
     assert first != second and len(first.split()[0]) == 16
 
 
+def test_the_start_up_loads_from_its_set_up_bytecode(layout: Path) -> None:
+    """`sitecustomize` is imported by `site` before it points `sys.pycache_prefix` at the
+    read-only prefix: set-up compiles it beside itself, in the read-only site directory, so
+    no python3 compiles it from source (~6 ms each)."""
+    code = (
+        "import os, sys; m = sys.modules['sitecustomize']; c = m.__spec__.cached; "
+        "print(c, os.path.isfile(c), c.startswith(os.path.dirname(m.__file__)))"
+    )
+    result = sh(layout, f'python3 -c "{code}"')
+    site = cpython.SITE_GUEST
+    assert result.stdout == f"{site}/__pycache__/sitecustomize.cpython-312.pyc True True\n"
+    assert (cpython.site_path() / "__pycache__" / "sitecustomize.cpython-312.pyc").is_file()
+
+
 def test_a_planted_pycache_is_never_loaded(layout: Path) -> None:
     (layout / "mod.py").write_text("VALUE = 'honest'\n")
     made = sh(layout, "python3 -c 'import mod; print(mod.VALUE)'")
