@@ -15,8 +15,6 @@ snapshot the user seals keeps them (`agents.snapshot`) and the hook fails such a
 
 from __future__ import annotations
 
-import ast
-import doctest
 import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -86,6 +84,9 @@ def examples_in(path: Path) -> frozenset[str] | None:
     """The digests of the examples a file holds (each its source and its expected output,
     as `doctest` parses them: in a Python file's docstrings, anywhere in any other file);
     None when it cannot be read or parsed, or is too large to read."""
+    import ast
+    import doctest  # ~18 ms (pdb, unittest): only where a doctest check runs
+
     try:
         if path.stat().st_size > MAX_BYTES:
             return None

@@ -34,6 +34,9 @@ NEVER = (
     "pathspec",
     "cryptography.hazmat.primitives.serialization",
     "difflib",
+    "doctest",  # with pdb and unittest, ~18 ms: only for a doctest check's examples
+    "pdb",
+    "unittest",
     "groundskeeper.plan.asking",
     "groundskeeper.plan.expected",
 )
