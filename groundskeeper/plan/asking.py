@@ -994,7 +994,8 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
             continue  # a list of objects ("to a.txt and b.txt")
         elif _file(word):
             listed = back + 1 < len(words) and words[back + 1] in (",", "and", "or")
-            inside = back > 0 and words[back - 1] in ("of", "from")
+            # inside a phrase of the object ("the numbers in data.txt"): not the object
+            inside = back > 0 and words[back - 1] in ("of", "from", "in")
             other_file = other_file or not (listed or inside)
             continue
         else:
