@@ -226,7 +226,8 @@ def test_a_check_that_cannot_finish_takes_no_done_back(
     assert result.exit_code == 1, result.output  # the check did not pass: said, not hidden
     [row] = json.loads(result.stdout)["tasks"]
     assert (row["state"], row["verdict"]) == ("DONE", "FAIL")
-    assert row["reason"] == "deadline: the check ran past its deadline"
+    assert row["reason"].startswith("deadline: the check ran past its deadline (its time limit")
+    assert "the plan's author raises `:timeout:`" in row["reason"]
     assert "a: kept DONE: its check could not finish" in result.stderr
     assert keywords(plan) == {"a": "DONE"}
     last = steps(plan, "run-start")[-1]["run_id"]

@@ -396,7 +396,13 @@ def _unknown_commands(text: str, result: ShellResult) -> list[str]:
 
 
 _LIMITS = {
-    "deadline": "ran past its deadline",
+    # said to whoever reads it that the limit may be the plan's, not the work's (adv24 H2):
+    # CPython in the sandbox runs several times slower than natively
+    "deadline": (
+        "ran past its deadline (its time limit, the task's `:timeout:`; python3 runs here"
+        " several times slower than natively: if the work is right but slow in the sandbox,"
+        " the plan's author raises `:timeout:`)"
+    ),
     "fuel": "ran out of fuel (too much work)",
     "memory": "hit the memory limit",
     "output": "printed more than the output limit",
