@@ -7,6 +7,7 @@ The set-up itself is `groundskeeper.agents.setup`'s; this module parses, narrate
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -145,6 +146,7 @@ def seal(
     _warn_unasked(plan, root)
     _warn_lint(plan)
     _note_snapshot(snapshot)
+    _note_links_out(snapshot, root)
     if as_json:
         emit_json({"plan": str(plan), **sealed.to_json(), **_changes_json(changes)})
     else:
@@ -251,6 +253,7 @@ def setup(
     _warn_unasked(plan, root)
     _warn_lint(plan)
     _note_snapshot(snapshot)
+    _note_links_out(snapshot, root)
     if as_json:
         emit_json({**done.to_json(), "sealed": sealed.to_json(), **_changes_json(changes)})
     else:
@@ -481,6 +484,26 @@ def _note_snapshot(snapshot: Snapshot) -> None:
             f"note: the workdir holds more than {MAX_FILES} files: the snapshot a session's"
             " changes are read against holds the first of them only, and a check input past"
             " them is not held by the rule on a check's inputs"
+        )
+
+
+def _note_links_out(snapshot: Snapshot, root: Path) -> None:
+    """Each symbolic link of the workdir that leads out of it, said at set-up (adv24 H3): the
+    sandbox sees the workdir only, so a check that reads through one fails at every stop,
+    and the agent is told to do work it has done."""
+    out: list[str] = []
+    for path, held in sorted(snapshot.files.items()):
+        if not held.startswith("link:"):
+            continue
+        target = (root / path).parent / held.removeprefix("link:")
+        if not os.path.realpath(target).startswith(str(root) + os.sep):
+            out.append(f"`{path}` (to {held.removeprefix('link:')})")
+    if out:
+        shown = ", ".join(out[:5]) + (f" and {len(out) - 5} more" if len(out) > 5 else "")
+        narrate(
+            f"note: {shown}: a symbolic link out of the workdir, which the sandbox does not"
+            " follow (it sees the workdir only): a check that reads through it fails at every"
+            " stop. Copy what it points to into the workdir, then run this again"
         )
 
 
