@@ -343,3 +343,20 @@ def test_lint_t034_only_where_code_under_test_can_be_imported() -> None:
         "python3 -c 'import json, calc'",
     ):
         assert "T034" in _codes(imports), imports
+
+
+def test_lint_warns_that_a_count_of_files_takes_placeholders() -> None:
+    """adv24 F7: `test $(ls out/*.csv | wc -l) -eq 5` passes for five empty files, as
+    `test -s FILE` passes for any content: T010 says so, as it does of that."""
+    for weak in (
+        "test $(ls out/*.csv | wc -l) -eq 5",
+        '[ "$(find out -name "*.csv" | wc -l)" -ge 5 ]',
+        "test $(ls out | grep csv | wc -l) -gt 4",
+    ):
+        assert _codes(weak) == ["T010"], weak
+    for strong in (
+        "test $(ls out/*.csv | wc -l) -eq 5 && grep -q region out/north.csv",
+        "test $(wc -l < out.csv) -eq 5",
+    ):
+        assert _codes(strong) == [], strong
+    assert "T010" not in _codes("test $(ls out | wc -l) -eq 0")  # none left: no placeholder
