@@ -34,7 +34,9 @@ check's text and the file's name only (a read set cannot tell an import from an 
   word `test`, `tests`, `testing`, `testkit`, `testutils`, `expected`, `golden`,
   `fixture(s)`, `assertion(s)`, `oracle`, `reference`, `judge`, `checker`, `verify`,
   `verifier`, `grader`, `grading`, `validator`, `truth`) is the checker's wherever it lies:
-  the tests import it to judge, not to be judged;
+  the tests import it to judge, not to be judged; and, when the task's text names the
+  module to fix, one the tests import that the named code does not (`work_modules.
+  reference_modules`, read before the work and passed as `data`);
 - any other `.py` file (and its `__pycache__` bytecode) is the code under test;
 - anything else is data the check derives its answer from: the checker's.
 

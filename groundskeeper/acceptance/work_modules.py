@@ -24,18 +24,36 @@ already runs, inside the checker's interpreter: it adds nothing the work could n
 
 **A module that held only values before the work is the check's data** (adversary-19 F20,
 `data_modules`): the tests' expected `CASES` kept as Python, read before any worker runs.
+
+**A module the tests import beside the code the task names is their reference** (adv24 F6,
+`reference_modules`): "Fix vat.py" with tests that compare `gross(net)` with
+`legacy.gross(net)` names the code under test; `legacy.py`, which the tests import and
+`vat.py` does not (nor anything it imports), is what the tests judge against, whatever its
+name — rewritten to agree with the bug, it passed. Read before any worker runs, from the
+sources as they were. A text that names no module leaves every module the code under test.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import posixpath
 import re
 import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["data_modules", "holds_data_only", "source_reader", "work_modules"]
+if TYPE_CHECKING:
+    from groundskeeper.plan.spec import TaskSpec
+
+__all__ = [
+    "data_modules",
+    "holds_data_only",
+    "reference_modules",
+    "source_reader",
+    "work_modules",
+]
 
 #: Larger than any module a worker writes by hand; a bigger file is not read (kept held).
 _MAX_SOURCE = 1 << 20
@@ -213,3 +231,76 @@ def data_modules(root: Path, paths: Iterable[str]) -> frozenset[str]:
         and (source := _read_source(root, path, _MAX_DATA_SOURCE)) is not None
         and holds_data_only(source)
     )
+
+
+def reference_modules(
+    root: Path, tasks: Iterable[TaskSpec], paths: Iterable[str]
+) -> frozenset[str]:
+    """The `.py` files among `paths` (relative to `root`) that some test-runner check's tests
+    import beside the module its task names as the work, and that the named modules do not
+    import, directly or through the workdir's modules (see the module): the tests'
+    reference, the check's. Read now: call it before any worker runs."""
+    from groundskeeper.plan.expected import asks_to_change
+    from groundskeeper.plan.programs import checker_named
+    from groundskeeper.plan.test_paths import runs_pytest_check, runs_unittest, test_paths
+    from groundskeeper.pytest_files import is_test_module
+
+    modules = sorted(p for p in paths if p.endswith(".py"))
+    text_of = source_reader(root)
+    imports: dict[str, frozenset[str] | None] = {}
+
+    def imported(path: str) -> frozenset[str] | None:
+        if path not in imports:
+            text = text_of(path)
+            imports[path] = _imports(text) if text is not None else None
+        return imports[path]
+
+    def stem(path: str) -> str:
+        return posixpath.basename(path)[: -len(".py")]
+
+    found: set[str] = set()
+    for task in tasks:
+        if not (runs_pytest_check(task) or runs_unittest(task)):
+            continue
+        where = [t for t in test_paths(task) if t not in ("", ".")]
+        tests = [
+            p
+            for p in modules
+            if is_test_module(p) or any(p == t or p.startswith(t.rstrip("/") + "/") for t in where)
+        ]
+        code = [p for p in modules if p not in tests and not checker_named(p)]
+        named = [p for p in code if stem(p) != "__init__" and asks_to_change(task, p)]
+        if not named or not tests:
+            continue
+        by_tests: set[str] = set()
+        for test in tests:
+            names = imported(test)
+            if names is None:
+                by_tests = set()  # the tests' imports cannot be read: nothing is told apart
+                break
+            by_tests |= names
+        work: set[str] = set()  # every name the named modules import, through the workdir's
+        pending = list(named)
+        seen: set[str] = set()
+        while pending:
+            path = pending.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            names = imported(path)
+            if names is None:
+                work = set(by_tests)  # the work's imports cannot be read: all may be its
+                break
+            work |= names
+            pending += [p for p in code if stem(p) in names]
+        packages = {posixpath.dirname(p) for p in named if posixpath.dirname(p)}
+        found.update(
+            p
+            for p in code
+            if p not in named
+            and stem(p) != "__init__"
+            and stem(p) in by_tests
+            and stem(p) not in work
+            and posixpath.dirname(p) not in packages
+        )
+    return frozenset(found)

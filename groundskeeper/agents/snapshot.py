@@ -32,9 +32,13 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from groundskeeper.agents.seal import HookFailure
 from groundskeeper.fastclass import fastclass
+
+if TYPE_CHECKING:
+    from groundskeeper.plan.spec import TaskSpec
 
 __all__ = [
     "MAX_FILES",
@@ -180,11 +184,17 @@ def _git_ignored(root: Path) -> set[str] | None:
     return {p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p}
 
 
-def take_snapshot(root: Path, named: Iterable[str] = (), doctests: Iterable[str] = ()) -> Snapshot:
+def take_snapshot(
+    root: Path,
+    named: Iterable[str] = (),
+    doctests: Iterable[str] = (),
+    tasks: Iterable[TaskSpec] = (),
+) -> Snapshot:
     """The workdir `root` now (see the module for what is skipped and the bounds); `named`:
     the paths a check names (relative, `/`-separated) — each file among them, or under a
     directory among them, that lies in a skipped folder is held by its content; `doctests`:
-    the files a doctest check runs the examples of, whose examples are held too."""
+    the files a doctest check runs the examples of, whose examples are held too; `tasks`:
+    the plan's, whose tests' references are the check's data (`work_modules`)."""
     root = root.resolve()
     ignored = _git_ignored(root)
     skip = ignored or set()
@@ -218,10 +228,10 @@ def take_snapshot(root: Path, named: Iterable[str] = (), doctests: Iterable[str]
             if found is not None:
                 files[relative] = found
     complete &= _hold_named(root, named, files)
-    from groundskeeper.acceptance.work_modules import data_modules
+    from groundskeeper.acceptance.work_modules import data_modules, reference_modules
 
     held = [p for p, found in files.items() if p.endswith(".py") and found.startswith("sha256:")]
-    data = tuple(sorted(data_modules(root, held)))
+    data = tuple(sorted(data_modules(root, held) | reference_modules(root, tasks, held)))
     from groundskeeper.acceptance.doctests import examples_in, sealable
 
     examples = sealable({name: examples_in(root / name) for name in doctests})

@@ -473,7 +473,8 @@ def _snapshot(plan: Path, workdir: Path | None) -> Snapshot:
     # the paths the checks name in folders the snapshot skips (`agents.named`), and the
     # files whose doctest examples a check runs
     named = skipped_named(tasks, root.resolve())
-    return take_snapshot(root, named, (f for t in tasks for f in task_doctest_files(t)))
+    doctests = (f for t in tasks for f in task_doctest_files(t))
+    return take_snapshot(root, named, doctests, tasks)
 
 
 def _note_snapshot(snapshot: Snapshot) -> None:

@@ -44,7 +44,11 @@ from groundskeeper.acceptance.doctests import (
     sealable,
     task_doctest_files,
 )
-from groundskeeper.acceptance.work_modules import data_modules, source_reader
+from groundskeeper.acceptance.work_modules import (
+    data_modules,
+    reference_modules,
+    source_reader,
+)
 from groundskeeper.diagnostics import Diagnostic
 from groundskeeper.path_patterns import covering, covers, naming
 from groundskeeper.plan.contract_syntax import protected_by
@@ -418,7 +422,10 @@ class RunPaths:
         #: the SHA-256 of each file the snapshot hashed (`MAX_HASHED_BYTES`)
         self._hashes: dict[str, str] = {}
         self._before = _snapshot(workdir, links, hashes=self._hashes)
-        self._data = data_modules(workdir, self._before or ())
+        # the check's modules of values, and the tests' references (adv24 F6): not the work
+        self._data = data_modules(workdir, self._before or ()) | reference_modules(
+            workdir, tasks, self._before or ()
+        )
         self._links_before = links if self._before is not None else None
         #: every file a worker of the run changed → the tasks whose workers did, in order
         self._writes: dict[str, list[str]] = {}
