@@ -1,0 +1,2 @@
+def gross(net):
+    return round(net * 1.02, 2)
