@@ -270,6 +270,14 @@ def test_agent_work_ends_with_a_final_sweep(tmp_path: Path) -> None:
     honest = work_run(other, WORK_FAKE.replace('write_text("broken\\n")', "read_text()"))
     assert honest.returncode == 0, honest
     assert "DONE hello (blocks 0)" in honest.stdout
+    # each DONE it sealed backs the plan's headline for a reviewer (adv24 O2: `audit` said
+    # "judged under other rules" of honest work, the rules' digest missing from the seal)
+    audit = subprocess.run(
+        [sys.executable, "-m", "groundskeeper", "audit", str(other / "plan.org"), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert audit.returncode == 0, audit.stdout
+    assert json.loads(audit.stdout)["findings"] == [], audit.stdout
 
 
 # -- B: the launcher judges for itself --------------------------------------------------------
