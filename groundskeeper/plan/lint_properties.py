@@ -62,6 +62,7 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
     yield from _unasked_reads(tasks, base)
     yield from _changed_later(tasks, base)
     yield from _venv_packages(tasks, base)
+    yield from _src_layout(tasks, base)
     for task in tasks:
         check = task.check
         if check is None:
@@ -388,6 +389,67 @@ def _venv_packages(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
         )
         line = task.check.line if task.check is not None else None
         yield Diagnostic("warning", task.heading.title, message, line, "T043")
+        return
+
+
+#: Where a project's own configuration could put `src/` on `sys.path` for its tests.
+_PATH_CONFIGURATION = ("pyproject.toml", "pytest.ini", ".pytest.ini", "setup.cfg", "tox.ini",
+                       "conftest.py", "tests/conftest.py")  # fmt: skip
+
+
+def _src_layout(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
+    """T044 (adv24 H4): a test-runner check's tests import a package of the `src/` layout
+    (`src/shop/`, `src/shop.py`) that nothing puts on `sys.path`: natively an editable
+    install does, but the sandbox installs nothing, so the tests fail to import it whatever
+    the worker does — and the remedy, pytest's `pythonpath`, is configuration the run keeps
+    from every worker. Said before any work, to the one who can change it."""
+    from groundskeeper.acceptance.work_modules import imports_of
+    from groundskeeper.plan.test_paths import runs_pytest_check, runs_unittest, test_paths
+
+    src = base / "src"
+    checks = [t for t in tasks if runs_pytest_check(t) or runs_unittest(t)]
+    if not checks or not src.is_dir():
+        return
+    try:
+        laid = {
+            p.name.removesuffix(".py")
+            for p in src.iterdir()
+            if (p.is_dir() and (p / "__init__.py").is_file()) or p.suffix == ".py"
+        }
+    except OSError:
+        return
+    laid = {n for n in laid if n.isidentifier() and not (base / n).exists()}
+    laid -= {n for n in laid if (base / f"{n}.py").exists()}
+    if not laid:
+        return
+    for name in _PATH_CONFIGURATION:
+        try:
+            text = (base / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "pythonpath" in text or ("src" in text and "sys.path" in text):
+            return  # the project puts it there itself
+    for task in checks:
+        where = [t for t in test_paths(task) if t not in ("", ".")] or ["."]
+        imported: set[str] = set()
+        for folder in where:
+            root = base / folder
+            files = [root] if root.is_file() else sorted(root.rglob("*.py"))[:200]
+            for path in files:
+                if is_test_module(path.name) or path.name == "conftest.py":
+                    imported |= imports_of(path)
+        used = sorted(laid & imported)
+        if not used:
+            continue
+        line = task.check.line if task.check is not None else None
+        message = (
+            f"the tests import `{used[0]}`, which lies under `src/` (the src layout): natively an"
+            " editable install puts it on the path, but the sandbox installs nothing, and"
+            " nothing here names `pythonpath`, so the tests cannot import it whatever the"
+            ' worker does; add `pythonpath = ["src"]` under `[tool.pytest.ini_options]` in'
+            " pyproject.toml (or to pytest.ini) before the work"
+        )
+        yield Diagnostic("warning", task.heading.title, message, line, "T044")
         return
 
 
