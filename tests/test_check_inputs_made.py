@@ -197,6 +197,12 @@ def test_new_code_under_test_the_task_asks_for_is_done(tmp_path: Path) -> None:
         ("Fix add in calc.py, with a test for it.", "tests/test_zero.py", {}),
         ("Fix add in calc.py and test it.", "tests/test_zero.py", {}),
         ("Fix add in calc.py and cover it with tests.", "tests/test_zero.py", {}),
+        # adv24 H5: the fix as the object, and where the test goes
+        (
+            "Fix add in calc.py; cover the fix with a new test in tests/.",
+            "tests/test_zero.py",
+            {},
+        ),
         ("Fix add in calc.py (tested).", "tests/test_zero.py", {}),
         ("Fix add in calc.py.", "tests/test_zero.py", {"writable": "tests/"}),
         ("Fix add in calc.py.", "tests/helpers.py", {"writable": "tests/helpers.py"}),

@@ -154,8 +154,8 @@ _ASKS_TESTS = re.compile(
     r"|\b(?:with|plus|and)\s+(?:(?:a|an|new|more|some|unit|regression|its|their|own)\s+)*"
     r"tests?\s+(?:for|of|covering|that)\b"
     r"|\b(?:and|then)\s+test\s+(?:it|them|this|that)\b|^\s*test\s+(?:it|them)\b"
-    r"|\bcover(?:s|ed|ing)?\s+(?:it|them|this|that|[\w.()]+)\s+with\s+(?:(?:a|unit|new)\s+)?"
-    r"tests?\b"
+    r"|\bcover(?:s|ed|ing)?\s+(?:(?:the|this|that|your|its)\s+)?(?:it|them|this|that|[\w.()]+)"
+    r"\s+with\s+(?:(?:a|an|unit|new|regression)\s+)*tests?\b"
     r"|\((?:tested|with\s+tests?)\)",
     re.IGNORECASE,
 )
