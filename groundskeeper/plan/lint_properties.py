@@ -32,7 +32,7 @@ from groundskeeper.plan.expected import (
     unsure_message,
 )
 from groundskeeper.plan.org import Heading
-from groundskeeper.plan.programs import command_programs
+from groundskeeper.plan.programs import command_programs, judged_programs
 from groundskeeper.plan.properties import GATE_KINDS, command_matches
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.pytest_files import is_test_module
@@ -71,9 +71,13 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
         programs = task_programs(task)
         named = {f: c in programs for c in compared + programs for f in existing_files(base, c)}
         sums = checksum_lists_of(check.language, check.text)
+        told = False
         for name, program in named.items():
             # a file a task of the plan makes or changes is the work, not its expectation
             if covers(task.hide, name):
+                if not program and not told and (judged := judged_programs(check.text)):
+                    told = True
+                    yield _hidden_for_the_judged(task, name, sorted(judged)[0])
                 continue
             makers = [t for t in tasks if asks_to_change(t, name)]
             if makers:
@@ -82,6 +86,22 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
             message = _t014_message(task, name, program=program, checksums=name in sums)
             yield Diagnostic("warning", task.heading.title, message, check.line, "T014")
             yield from _writable_elsewhere(task, name, tasks)
+
+
+def _hidden_for_the_judged(task: TaskSpec, name: str, program: str) -> Diagnostic:
+    """T045 (adv24 F5): a hidden file compared with the output of the code under test. Hiding
+    keeps it from the worker's tools and from what groundskeeper says, not from the program
+    the check runs for its output: that is the work, and it can open the file and print it
+    (docs/plans.md: hidden inputs and "code it wrote to go looking for them")."""
+    message = (
+        f"check compares the output of `{program}`, the code under test, with the hidden"
+        f" `{name}`: hiding keeps it from the worker's tools, not from that program while the"
+        " check runs it, which could open it and print it; feed the program an input of the"
+        " check's own and compare with a key it cannot derive from the workdir (a checksum"
+        f" list, `sha256sum -c`), or judge it with tests that do not show `{name}`"
+    )
+    line = task.check.line if task.check is not None else None
+    return Diagnostic("warning", task.heading.title, message, line, "T045")
 
 
 def _t014_message(task: TaskSpec, name: str, *, program: bool, checksums: bool) -> str:

@@ -1,7 +1,9 @@
-"""T044 (adv24 H4): a test-runner check whose tests import a package of the `src/` layout
-that nothing puts on `sys.path` is said before any work: the sandbox installs nothing, so
-the tests cannot import it whatever the worker does, and pytest's `pythonpath`, the fix,
-is configuration the run keeps from every worker."""
+"""What the sandbox cannot reach, said by lint before any work. T044 (adv24 H4): a
+test-runner check whose tests import a package of the `src/` layout that nothing puts on
+`sys.path` (the sandbox installs nothing, so the tests cannot import it whatever the worker
+does, and pytest's `pythonpath`, the fix, is configuration the run keeps from every worker).
+T045 (adv24 F5): a hidden key compared with the output of the code under test, which can
+open it and print it while the check runs it."""
 
 from __future__ import annotations
 
@@ -55,3 +57,35 @@ def test_a_src_package_nothing_puts_on_the_path_is_said(tmp_path: Path) -> None:
 )
 def test_a_project_that_puts_it_there_is_not(tmp_path: Path, files: dict[str, str]) -> None:
     assert _codes(tmp_path, **files) == []
+
+
+HIDDEN = """\
+* TODO Upper-case the names
+  :PROPERTIES:
+  :ID: conv
+  :hide: tests/expected.txt
+  :done-when: {check}
+  :END:
+  Make upper.py print each name of the file it is given upper-cased, one a line.
+"""
+
+
+@pytest.mark.parametrize(
+    ("check", "codes"),
+    [
+        # adv24 F5: the program judged is the work; it can open the hidden key and print it
+        ("python3 upper.py names.txt | diff - tests/expected.txt", ["T045"]),
+        # a tool over the work, given the file it writes: no program of the work runs
+        ("diff out.txt tests/expected.txt", []),
+    ],
+)
+def test_a_hidden_key_compared_with_the_works_output_is_said(
+    tmp_path: Path, check: str, codes: list[str]
+) -> None:
+    (tmp_path / "plan.org").write_text(HIDDEN.format(check=check))
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "expected.txt").write_text("ANN\n")
+    (tmp_path / "names.txt").write_text("ann\n")
+    (tmp_path / "upper.py").write_text("print('x')\n")
+    found = [d.code for d in validate(load_plan(tmp_path / "plan.org")) if d.code == "T045"]
+    assert found == codes
