@@ -55,6 +55,18 @@ def test_the_tests_reference_is_told_apart(tmp_path: Path) -> None:
     assert _references(tmp_path) == {"legacy.py"}
 
 
+def test_a_neutral_named_assertion_helper_is_the_checks_too(tmp_path: Path) -> None:
+    # adversary-21 F17: a helper the tests assert through (`common.check_gross`), gutted to
+    # pass; when the text names the code under test, it is the check's whatever its name
+    tests = "from common import check_gross\n\ndef test_gross():\n    check_gross(100)\n"
+    common = (
+        "import legacy\nfrom vat import gross\n\n"
+        "def check_gross(net):\n    assert gross(net) == legacy.gross(net)\n"
+    )
+    found = _references(tmp_path, **{"tests__test_vat.py": tests, "common.py": common})
+    assert found == {"common.py", "legacy.py"}  # and the reference it compares with
+
+
 @pytest.mark.parametrize(
     ("text", "files", "expected"),
     [

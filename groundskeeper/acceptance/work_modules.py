@@ -306,14 +306,41 @@ def reference_modules(
                 break
             work |= names
             pending += [p for p in code if stem(p) in names]
-        packages = {posixpath.dirname(p) for p in named if posixpath.dirname(p)}
-        found.update(
-            p
-            for p in code
-            if p not in named
-            and stem(p) != "__init__"
-            and stem(p) in by_tests
-            and stem(p) not in work
-            and posixpath.dirname(p) not in packages
-        )
+        found |= _referenced(code, named, by_tests, work, imported)
     return frozenset(found)
+
+
+def _referenced(
+    code: list[str],
+    named: list[str],
+    by_tests: set[str],
+    work: set[str],
+    imported: Callable[[str], frozenset[str] | None],
+) -> set[str]:
+    """The modules of `code` the tests import (`by_tests`: names), and those import in turn
+    (a helper the tests assert through, and the reference it compares with), that are not
+    the work: neither `named` nor imported by it (`work`: names), nor beside it in its
+    package."""
+    packages = {posixpath.dirname(p) for p in named if posixpath.dirname(p)}
+
+    def reference(path: str, names: Iterable[str]) -> bool:
+        stem = posixpath.basename(path)[: -len(".py")]
+        return (
+            path not in named
+            and stem != "__init__"
+            and stem in names
+            and stem not in work
+            and posixpath.dirname(path) not in packages
+        )
+
+    found: set[str] = set()
+    more = [p for p in code if reference(p, by_tests)]
+    while more:
+        path = more.pop()
+        if path in found:
+            continue
+        found.add(path)
+        names = imported(path)
+        if names is not None:  # unread: it stays the check's, what it imports the work's
+            more += [p for p in code if p not in found and reference(p, names)]
+    return found
