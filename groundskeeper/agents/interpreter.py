@@ -17,9 +17,10 @@ what changed, before one line of groundskeeper (or of a dependency) runs.
 session, so a file planted during a session is named to the user by the launcher that was
 already running (F1b), not left for the next launch to start in.
 
-What it does not cover: the base interpreter and its standard library (outside the venv,
-the user's install), and a package the hook first imports after set-up that none of the
-modules imported at set-up imports (`_hook_packages`).
+After the check, the program imports from the import roots only the files the manifest
+holds (adv24b F1: `pathspec`, imported on some plans' paths only, ran unheld): a package
+set-up did not hold is refused, named, never run. What it does not cover: the base
+interpreter and its standard library (outside the venv, the user's install).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ HOOK_MODULES = (
     "groundskeeper.agents.gate",
     "groundskeeper.sandbox.wasi",
     "groundskeeper.record.ledger",
+    # imported by a call only where a plan needs it (path patterns: `path_patterns`); held all
+    # the same, and anything else from the import roots is refused (`BOOTSTRAP`, adv24b F1)
+    "pathspec",
 )
 
 #: Run as `python -I -S -B -c BOOTSTRAP MANIFEST DIGEST FORM ARGS…`. `FORM` is the agent's
@@ -80,7 +84,7 @@ def _gk_held(manifest, digest):
     document = {"path": roots, "files": now, "prefix": prefix}
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     if hashlib.sha256(text.encode()).hexdigest() == digest:
-        return (roots, prefix), None
+        return (roots, prefix, frozenset(name for name, _ in files)), None
     if not changed:
         return None, "its manifest %s is not the one written by `agent setup`" % manifest
     more = " (and %d more)" % (len(changed) - 1) if len(changed) > 1 else ""
@@ -106,6 +110,24 @@ if sys.argv[4:] == ["--verify"]:
     sys.exit(0)
 sys.path.extend(_gk_found[0])
 sys.prefix = sys.exec_prefix = _gk_found[1]
+# only what the manifest holds is imported from the import roots: a module of a package
+# set-up did not hold (one imported only on some plans' paths) is refused, never run
+import _imp, importlib.machinery
+class _GkHeld:
+    roots = tuple(os.path.join(r, "") for r in _gk_found[0])
+    held = _gk_found[2]
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name in sys.builtin_module_names or _imp.is_frozen(name):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        origin = getattr(spec, "origin", None)
+        if origin and origin.startswith(cls.roots) and origin not in cls.held:
+            raise ImportError("the hook's interpreter is not the one set up: `%s` is no file"
+                              " `agent setup` held; run `groundskeeper agent setup` again"
+                              % origin, name=name)
+        return spec
+sys.meta_path.insert(0, _GkHeld)
 sys.argv = ["-m"] + sys.argv[4:]
 import groundskeeper.__main__
 """
