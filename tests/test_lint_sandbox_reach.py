@@ -89,3 +89,24 @@ def test_a_hidden_key_compared_with_the_works_output_is_said(
     (tmp_path / "upper.py").write_text("print('x')\n")
     found = [d.code for d in validate(load_plan(tmp_path / "plan.org")) if d.code == "T045"]
     assert found == codes
+
+
+@pytest.mark.parametrize(
+    ("check", "refused"),
+    [
+        # adv24b F6: never passes; F3: `test ! -x` always does
+        ("test -x deploy.sh", True),
+        ("[ -x deploy.sh ]", True),
+        ("test -f config.sh && test ! -x config.sh", True),
+        ("test -O out.txt", True),
+        ("[[ -x deploy.sh ]]", False),  # the shell answers it from the file's mode
+        ('test "$MODE" = -x', False),  # a string compared, no operator
+    ],
+)
+def test_a_test_operator_the_sandbox_cannot_answer_is_refused(
+    tmp_path: Path, check: str, refused: bool
+) -> None:
+    text = "* TODO t\n  :PROPERTIES:\n  :ID: t\n  :done-when: {}\n  :END:\n  Do it.\n"
+    (tmp_path / "plan.org").write_text(text.format(check))
+    codes = [d.code for d in validate(load_plan(tmp_path / "plan.org")) if d.code == "T012"]
+    assert codes == (["T012"] if refused else [])

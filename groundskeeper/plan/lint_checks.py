@@ -611,6 +611,19 @@ _READ_ONLY_OPTIONS: dict[str, dict[str, str]] = {
 }
 
 
+#: `test` operators the sandbox's `test` cannot answer: WASI shows no permission bits,
+#: owners or shell state (`box/cmd_test.c`). `-x` is there, but true for directories alone
+#: (adv24b F3, F6: `test -x deploy.sh` never passed, `test ! -x config.sh` always did).
+_TEST_UNANSWERED = {
+    "-x": "WASI shows no permission bits, so the sandbox's `test -x` is true for directories"
+    " alone; write `[[ -x FILE ]]`, which the shell answers from the file's own mode",
+    **{
+        op: "WASI shows no owners, set-id bits or shell state; test what the work holds"
+        for op in ("-g", "-u", "-k", "-O", "-G", "-N", "-R", "-v")
+    },
+}
+
+
 def _unsupported_options(script: Script) -> Iterator[tuple[str, str, str]]:
     """(command, the option or value as written, what to write instead) for each option a
     check gives a sandbox command that the command does not take, or cannot use in a
@@ -628,6 +641,11 @@ def _unsupported_options(script: Script) -> Iterator[tuple[str, str, str]]:
                 said = advice or _ADVICE.get(f"{name} {option}", "")
                 has = f"the sandbox's `{name}` takes {supported_options(name)}"
                 yield name, option, f"{said}; {has}" if said else has
+        if name in ("test", "["):
+            for at, word in enumerate(words):
+                before = words[at - 1] if at else None
+                if word in _TEST_UNANSWERED and before not in ("=", "==", "!="):
+                    yield name, word, _TEST_UNANSWERED[word]
         table = _READ_ONLY_OPTIONS.get(name, {})
         for word in words:
             flags = [word] if word and (word.startswith("--") or name == "find") else []
