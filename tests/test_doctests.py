@@ -36,6 +36,10 @@ def double(x):
         ("python3 -m doctest $F", []),  # not spelt out
         ("python3 -m pytest -q tests", []),
         ("python3 mathx.py && python3 -m doctest mathx.py", ["mathx.py"]),
+        # adv24b F5: the modules pytest collects examples from
+        ("python3 -m pytest -q --doctest-modules mathx.py tests", ["mathx.py"]),
+        ("python3 -m pytest --doctest-modules lib/m.py::m.f", ["lib/m.py"]),
+        ("python3 -m pytest -q mathx.py", []),  # no examples collected
     ],
 )
 def test_doctest_files_reads_the_check(check: str, files: list[str]) -> None:
@@ -74,13 +78,17 @@ def test_a_lost_example_is_named(tmp_path: Path, after: str, lost: str | None) -
         assert message.startswith("doctest examples: ") and lost in message, message
 
 
-def _run(tmp_path: Path, content: str) -> dict[str, object]:
+def _run(
+    tmp_path: Path,
+    content: str,
+    check: str = "python3 -m doctest mathx.py",
+    text: str = "double() is wrong for most inputs. Make the doctests pass.",
+) -> dict[str, object]:
     (tmp_path / "mathx.py").write_text(MODULE)
     plan = tmp_path / "plan.org"
     plan.write_text(
         HEAD + "* TODO Make the doctests pass\n  :PROPERTIES:\n  :ID: dt\n"
-        "  :done-when: python3 -m doctest mathx.py\n  :max-attempts: 1\n  :END:\n"
-        "  double() is wrong for most inputs. Make the doctests pass.\n"
+        f"  :done-when: {check}\n  :max-attempts: 1\n  :END:\n  {text}\n"
     )
     script = tmp_path / "w.yaml"
     script.write_text(
@@ -120,3 +128,30 @@ def test_a_resume_holds_the_file_to_what_the_first_run_saw(tmp_path: Path) -> No
     (entry,) = doc["tasks"]
     assert entry["state"] == "FAILED", entry
     assert "examples_lost" in str(entry["reason"]), entry
+
+
+PYTEST_DOCTESTS = "python3 -m pytest -q --doctest-modules mathx.py"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        MODULE.replace("    >>> double(3)\n    6\n", ""),  # the failing example deleted
+        MODULE.replace("    6\n", "    5\n"),  # rewritten to the bug's answer
+    ],
+    ids=["deleted", "rewritten"],
+)
+def test_pytests_doctests_are_held_too(tmp_path: Path, edit: str) -> None:
+    """adv24b F5: pytest's `--doctest-modules` runs the same examples; losing one fails."""
+    found = _run(tmp_path, edit, PYTEST_DOCTESTS)
+    assert found["state"] == "FAILED"
+    assert "examples_lost" in str(found["reason"]), found
+
+
+def test_the_module_pytest_collects_examples_from_is_the_work(tmp_path: Path) -> None:
+    """adv24b F10: the module handed to `pytest --doctest-modules` is the code under test
+    (its examples held as above), not the check's own test file: fixing it is DONE, with a
+    text that only says it is wrong."""
+    text = "double() in mathx.py is wrong."
+    fixed = MODULE.replace("return x + 2", "return x * 2")
+    assert _run(tmp_path, fixed, PYTEST_DOCTESTS, text) == {"state": "DONE", "reason": None}

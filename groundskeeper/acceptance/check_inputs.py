@@ -135,6 +135,12 @@ def _source_of(path: str) -> str:
     return posixpath.join(posixpath.dirname(cache), module + ".py")
 
 
+def _doctest_modules(text: str) -> tuple[str, ...]:
+    from groundskeeper.acceptance.doctests import doctest_modules
+
+    return doctest_modules(text)
+
+
 def _helper_name(source: str) -> bool:
     """Whether a module's name says it is the tests' helper or data (`plan.programs`)."""
     from groundskeeper.plan.programs import checker_named
@@ -193,6 +199,8 @@ def check_role(task: TaskSpec, path: str) -> str:
         names = _TEST_NAMES + (_UNITTEST_NAMES if unittest else ())
         if code and any(fnmatch.fnmatchcase(name, p) for p in names):
             return CHECKER
+        if code and task.check is not None and source in _doctest_modules(task.check.text):
+            return CODE  # `pytest --doctest-modules mathx.py`: the work, its examples held
         for test_path in test_paths(task):
             if test_path != "." and _under(source, test_path):
                 return CHECKER

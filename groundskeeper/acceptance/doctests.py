@@ -15,6 +15,7 @@ snapshot the user seals keeps them (`agents.snapshot`) and the hook fails such a
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,7 +24,14 @@ from groundskeeper.path_patterns import normal_path
 from groundskeeper.plan.org import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
 
-__all__ = ["doctest_files", "examples_in", "examples_lost", "sealable", "task_doctest_files"]
+__all__ = [
+    "doctest_files",
+    "doctest_modules",
+    "examples_in",
+    "examples_lost",
+    "sealable",
+    "task_doctest_files",
+]
 
 #: A file larger than this is not read for examples: a lost example in it is not seen, and
 #: one that was readable before and is not now fails closed.
@@ -50,6 +58,9 @@ def doctest_files(check_text: str) -> tuple[str, ...]:
     found: list[str] = []
     for command in simple_commands(script):
         words = [w.literal() for w in command.words]
+        if _pytest_doctest_modules(words):
+            found += _pytest_module_operands(words)
+            continue
         if len(words) < 4 or words[0] not in _PYTHONS or words[1:3] != ["-m", "doctest"]:
             continue
         rest = iter(words[3:])
@@ -60,6 +71,53 @@ def doctest_files(check_text: str) -> tuple[str, ...]:
                 next(rest, None)
             elif not word.startswith("-") and (path := normal_path(word)) is not None:
                 found.append(path)
+    return tuple(dict.fromkeys(found))
+
+
+def _pytest_doctest_modules(words: list[str | None]) -> bool:
+    """Whether a command is `python3 -m pytest … --doctest-modules …` (adv24b F5: the
+    examples pytest collects from the modules it is given are a doctest check's too)."""
+    return (
+        len(words) >= 4
+        and words[0] in _PYTHONS
+        and words[1:3] == ["-m", "pytest"]
+        and "--doctest-modules" in words
+    )
+
+
+def _pytest_module_operands(words: list[str | None]) -> list[str]:
+    """The literal `.py` files such a command hands pytest (options aside; a directory's
+    modules are not read out of it)."""
+    found: list[str] = []
+    for word in words[3:]:
+        file = word.split("::", 1)[0] if word is not None else ""
+        if file.startswith("-") or not file.endswith(".py"):
+            continue
+        path = normal_path(file)
+        if path is not None:
+            found.append(path)
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def doctest_modules(check_text: str) -> tuple[str, ...]:
+    """The `.py` files a `python3 -m pytest --doctest-modules FILE…` of a check hands
+    pytest: modules whose docstring examples are the check's tests, and whose code is the
+    work — `check_inputs` takes such a file for the code under test (adv24b F10), its
+    examples held by `examples_lost`."""
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, parse, simple_commands
+
+    if "--doctest-modules" not in check_text:
+        return ()
+    try:
+        script = parse(check_text)
+    except ShellSyntaxError:
+        return ()
+    found: list[str] = []
+    for command in simple_commands(script):
+        words = [w.literal() for w in command.words]
+        if _pytest_doctest_modules(words):
+            found += _pytest_module_operands(words)
     return tuple(dict.fromkeys(found))
 
 

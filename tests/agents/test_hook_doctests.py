@@ -63,3 +63,21 @@ def test_the_snapshot_seals_the_examples(tmp_path: Path) -> None:
     document = json.loads((control / SNAPSHOT_FILE).read_text())
     assert list(document["doctest_examples"]) == ["mathx.py"]
     assert len(document["doctest_examples"]["mathx.py"]) == 2
+
+
+def test_pytests_doctests_are_held_at_a_stop_too(tmp_path: Path) -> None:
+    """adv24b F5: the examples `pytest --doctest-modules` runs, deleted at a stop, block it;
+    the function fixed is allowed (the module is the work, adv24b F10)."""
+    work = plan_in(
+        tmp_path,
+        PLAN.replace(
+            "python3 -m doctest mathx.py", "python3 -m pytest -q --doctest-modules mathx.py"
+        ),
+    )
+    (work / "mathx.py").write_text(MODULE)
+    started(work)
+    (work / "mathx.py").write_text(MODULE.replace("    >>> double(3)\n    6\n", ""))
+    reason = hook(work).blocked or ""
+    assert "examples_lost" in reason, reason
+    (work / "mathx.py").write_text(FIXED)
+    assert allowed(hook(work)), hook(work)
