@@ -155,3 +155,42 @@ def test_the_module_pytest_collects_examples_from_is_the_work(tmp_path: Path) ->
     text = "double() in mathx.py is wrong."
     fixed = MODULE.replace("return x + 2", "return x * 2")
     assert _run(tmp_path, fixed, PYTEST_DOCTESTS, text) == {"state": "DONE", "reason": None}
+
+
+@pytest.mark.parametrize(
+    ("text", "props", "state"),
+    [
+        # adv24b F9: the examples asked to change, or the file freed, are the work
+        (
+            "double() must return a float now: return 2.0 * x and update its doctest examples.",
+            "",
+            "DONE",
+        ),
+        ("double() must return a float; update the doctests in mathx.py to match.", "", "DONE"),
+        ("double() must return a float now.", "  :writable: mathx.py\n", "DONE"),
+        # not asked: held as before ("fix" makes them pass; it does not rewrite them)
+        ("double() must return a float now. Fix the doctests.", "", "FAILED"),
+        ("double() must return a float; do not update the doctest examples.", "", "FAILED"),
+    ],
+)
+def test_examples_the_task_asks_to_change_may_change(
+    tmp_path: Path, text: str, props: str, state: str
+) -> None:
+    (tmp_path / "mathx.py").write_text(MODULE)
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "* TODO Float double\n  :PROPERTIES:\n  :ID: dt\n"
+        f"  :done-when: python3 -m doctest mathx.py\n  :max-attempts: 1\n{props}  :END:\n"
+        f"  {text}\n"
+    )
+    floats = MODULE.replace("return x + 2", "return 2.0 * x").replace("    6\n", "    6.0\n")
+
+    script = tmp_path / "w.yaml"
+    script.write_text(
+        "workers:\n  dt: [{tool: write_file, input: {path: mathx.py, content: "
+        + json.dumps(floats)
+        + "}}, {say: DONE}]\n"
+    )
+    _, doc = resume(plan, script)
+    (entry,) = doc["tasks"]
+    assert entry["state"] == state, entry

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from groundskeeper.path_patterns import normal_path
+from groundskeeper.path_patterns import covers, normal_path
 from groundskeeper.plan.org import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
 
@@ -121,13 +122,40 @@ def doctest_modules(check_text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+#: A text that asks for the examples themselves to change ("update its doctest examples",
+#: "update the doctests in mathx.py to match"), in a sentence that does not negate it.
+_ASKS_EXAMPLES = re.compile(
+    r"\b(?:update|change|correct|adjust|rewrite|edit|amend)\s+"
+    r"(?:(?:its|the|their|all|every|these|those|each|any)\s+)*"
+    r"(?:doctests?|doc\s*tests?|(?:doctest\s+)?examples?)\b",
+    re.IGNORECASE,
+)
+_NOT = frozenset({"not", "never", "don't", "dont", "no", "without", "nor"})
+
+
 def task_doctest_files(task: TaskSpec) -> tuple[str, ...]:
-    """The files the task's check runs the examples of (`doctest_files`), none for a task
-    without a shell check."""
+    """The files the task's check runs the examples of (`doctest_files`) and holds to the
+    examples they had: none for a task without a shell check, nor for one that frees them —
+    its text asks for the examples to change, or its `:writable:` names the file
+    (adv24b F9: updating the examples as asked was refused)."""
     check = task.check
     if check is None or check.language != CHECK_LANGUAGE or "doctest" not in check.text:
         return ()
-    return doctest_files(check.text)
+    files = doctest_files(check.text)
+    if not files:
+        return ()
+    if _asks_for_examples(task.heading.title + "\n" + task.heading.body):
+        return ()
+    return tuple(f for f in files if not covers(task.writable, f))
+
+
+def _asks_for_examples(text: str) -> bool:
+    for sentence in re.split(r"(?<=[.;!?])\s+|\n", text):
+        for match in _ASKS_EXAMPLES.finditer(sentence):
+            before = {w.strip("`'\"(),:;").lower() for w in sentence[: match.start()].split()}
+            if not before & _NOT:
+                return True
+    return False
 
 
 def sealable(examples: Mapping[str, frozenset[str] | None]) -> dict[str, list[str]]:
