@@ -66,27 +66,25 @@ def _gk_held(manifest, digest):
     import hashlib, json
     try:
         with open(manifest, "rb") as handle:
-            document = json.loads(handle.read())
+            data = handle.read()
+        if hashlib.sha256(data).hexdigest() != digest:
+            return None, "its manifest %s is not the one written by `agent setup`" % manifest
+        document = json.loads(data)
         roots, files = list(document["path"]), list(document["files"])
         prefix = str(document["prefix"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return None, "its manifest %s cannot be read (%s)" % (manifest, exc)
-    now, changed = [], []
+    changed = []
     for name, held in files:
         try:
             s = os.stat(name)
             key = "%d:%d:%d:%d:%d" % (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
         except OSError:
             key = "absent"
-        now.append([name, key])
         if key != held:
             changed.append(name)
-    document = {"path": roots, "files": now, "prefix": prefix}
-    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
-    if hashlib.sha256(text.encode()).hexdigest() == digest:
-        return (roots, prefix, frozenset(name for name, _ in files)), None
     if not changed:
-        return None, "its manifest %s is not the one written by `agent setup`" % manifest
+        return (roots, prefix, frozenset(name for name, _ in files)), None
     more = " (and %d more)" % (len(changed) - 1) if len(changed) > 1 else ""
     return None, "`%s`%s changed since `agent setup`" % (changed[0], more)
 def _gk_block(form, why):
