@@ -41,3 +41,18 @@ def test_a_sibling_asked_to_regenerate_the_key_is_warned(tmp_path: Path) -> None
 
 def test_no_sibling_no_warning(tmp_path: Path) -> None:
     assert _found(tmp_path, WORK + REP) == []
+
+
+def test_a_task_asked_for_its_own_key_and_the_work_is_warned(tmp_path: Path) -> None:
+    """adv24b F11: one worker asked for both the work and the key it is compared with can
+    make them agree; its own check then judges nothing."""
+    own = task(
+        "Sort data/in.txt into out/sorted.txt; tests/expected.txt may be outdated, fix it too",
+        "rep", "diff out/sorted.txt tests/expected.txt",
+    )  # fmt: skip
+    ((level, scope, message),) = _found(tmp_path, own)
+    assert level == "warning" and scope.startswith("Sort data/in.txt"), scope
+    assert message.startswith(
+        "the check compares against `tests/expected.txt`, which this task's own text asks to"
+        " change: its worker can make the key agree with whatever it writes"
+    ), message

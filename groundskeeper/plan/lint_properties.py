@@ -81,7 +81,10 @@ def protection_diagnostics(spec: PlanSpec) -> Iterator[Diagnostic]:
                 continue
             makers = [t for t in tasks if asks_to_change(t, name)]
             if makers:
-                yield from _key_made_elsewhere(task, name, makers)
+                # the work the key is compared with: a file the task asks for, or not there yet
+                work = [c for c in compared if c != name and (c not in named or
+                        asks_to_change(task, c))]  # fmt: skip
+                yield from _key_made_elsewhere(task, name, makers, work)
                 continue
             message = _t014_message(task, name, program=program, checksums=name in sums)
             yield Diagnostic("warning", task.heading.title, message, check.line, "T014")
@@ -160,7 +163,7 @@ def _writable_elsewhere(
 
 
 def _key_made_elsewhere(
-    checked: TaskSpec, name: str, makers: list[TaskSpec]
+    checked: TaskSpec, name: str, makers: list[TaskSpec], work: list[str] | None = None
 ) -> Iterator[Diagnostic]:
     """T039: another task's text asks to change `name`, an existing file the check of
     `checked` compares against (or runs): "Regenerate tests/expected.txt", then "Write
@@ -169,6 +172,18 @@ def _key_made_elsewhere(
     must verify the key."""
     for other in makers:
         if other is checked:
+            # adv24b F11: the key and the work it is compared with both asked of one worker,
+            # who can make them agree (a key-maker's own check of the key is no such case)
+            if not work:
+                continue
+            message = (
+                f"the check compares against `{name}`, which this task's own text asks to"
+                " change: its worker can make the key agree with whatever it writes, and the"
+                f" check then judges nothing; verify what `{name}` must hold another way (a"
+                " checksum list, a check of its content), or ask for the work alone"
+            )
+            line = checked.check.line if checked.check is not None else None
+            yield Diagnostic("warning", checked.heading.title, message, line, "T039")
             continue
         message = (
             f"the check of task {checked.task_id} compares against `{name}`, which the text of"
