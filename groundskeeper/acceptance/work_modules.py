@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 __all__ = [
     "data_modules",
     "holds_data_only",
-    "imports_of",
     "reference_modules",
     "source_reader",
     "work_modules",
@@ -108,18 +107,6 @@ def _imports(text: str) -> frozenset[str] | None:
         return None
     found.discard("")
     return frozenset(found)
-
-
-def imports_of(path: Path) -> frozenset[str]:
-    """Every name part the imports of the Python file at `path` mention (`_imports`); none
-    when it cannot be read or parsed, or is larger than any module written by hand."""
-    try:
-        if path.stat().st_size > _MAX_SOURCE:
-            return frozenset()
-        text = path.read_text(encoding="utf-8")
-    except (OSError, ValueError):
-        return frozenset()
-    return _imports(text) or frozenset()
 
 
 def work_modules(

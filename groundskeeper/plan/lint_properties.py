@@ -438,7 +438,6 @@ def _src_layout(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
     install does, but the sandbox installs nothing, so the tests fail to import it whatever
     the worker does — and the remedy, pytest's `pythonpath`, is configuration the run keeps
     from every worker. Said before any work, to the one who can change it."""
-    from groundskeeper.acceptance.work_modules import imports_of
     from groundskeeper.plan.test_paths import runs_pytest_check, runs_unittest, test_paths
 
     src = base / "src"
@@ -472,7 +471,7 @@ def _src_layout(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
             files = [root] if root.is_file() else sorted(root.rglob("*.py"))[:200]
             for path in files:
                 if is_test_module(path.name) or path.name == "conftest.py":
-                    imported |= imports_of(path)
+                    imported |= _top_imports(path)
         used = sorted(laid & imported)
         if not used:
             continue
@@ -486,6 +485,26 @@ def _src_layout(tasks: list[TaskSpec], base: Path) -> Iterator[Diagnostic]:
         )
         yield Diagnostic("warning", task.heading.title, message, line, "T044")
         return
+
+
+def _top_imports(path: Path) -> set[str]:
+    """The top-level names the import statements of the Python file at `path` name; none
+    when it cannot be read or parsed (or is larger than a test module written by hand)."""
+    import ast
+
+    try:
+        if path.stat().st_size > 1 << 20:
+            return set()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, SyntaxError, RecursionError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
 
 
 def _subtree(task: TaskSpec) -> set[Heading]:
