@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from groundskeeper.path_patterns import covers, normal_path
+from groundskeeper.plan.asked_sentences import text_asks
 from groundskeeper.plan.org import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
 
@@ -49,16 +50,10 @@ _OPTIONS_WITH_VALUE = frozenset({"-o", "--option"})
 
 def doctest_files(check_text: str) -> tuple[str, ...]:
     """The workdir files each `python3 -m doctest [-v] [-o OPT] FILE…` of a shell check
-    runs the examples of, as written (literal words only), in order, each once."""
-    from groundskeeper.sandbox.syntax import ShellSyntaxError, parse, simple_commands
-
-    try:
-        script = parse(check_text)
-    except ShellSyntaxError:
-        return ()
+    runs the examples of, as written (literal words only), in order, each once; and the
+    `.py` files of a `python3 -m pytest --doctest-modules …` (`doctest_modules`)."""
     found: list[str] = []
-    for command in simple_commands(script):
-        words = [w.literal() for w in command.words]
+    for words in _commands(check_text):
         if _pytest_doctest_modules(words):
             found += _pytest_module_operands(words)
             continue
@@ -73,6 +68,19 @@ def doctest_files(check_text: str) -> tuple[str, ...]:
             elif not word.startswith("-") and (path := normal_path(word)) is not None:
                 found.append(path)
     return tuple(dict.fromkeys(found))
+
+
+@functools.lru_cache(maxsize=1024)
+def _commands(check_text: str) -> tuple[list[str | None], ...]:
+    """Each simple command of a check as its literal words (None: a word known only when
+    it runs); none when the check does not parse. Do not change the lists: cached."""
+    from groundskeeper.sandbox.syntax import ShellSyntaxError, parse, simple_commands
+
+    try:
+        script = parse(check_text)
+    except ShellSyntaxError:
+        return ()
+    return tuple([w.literal() for w in command.words] for command in simple_commands(script))
 
 
 def _pytest_doctest_modules(words: list[str | None]) -> bool:
@@ -100,25 +108,15 @@ def _pytest_module_operands(words: list[str | None]) -> list[str]:
     return found
 
 
-@functools.lru_cache(maxsize=1024)
 def doctest_modules(check_text: str) -> tuple[str, ...]:
     """The `.py` files a `python3 -m pytest --doctest-modules FILE…` of a check hands
     pytest: modules whose docstring examples are the check's tests, and whose code is the
     work — `check_inputs` takes such a file for the code under test (adv24b F10), its
     examples held by `examples_lost`."""
-    from groundskeeper.sandbox.syntax import ShellSyntaxError, parse, simple_commands
-
     if "--doctest-modules" not in check_text:
         return ()
-    try:
-        script = parse(check_text)
-    except ShellSyntaxError:
-        return ()
-    found: list[str] = []
-    for command in simple_commands(script):
-        words = [w.literal() for w in command.words]
-        if _pytest_doctest_modules(words):
-            found += _pytest_module_operands(words)
+    found = [f for w in _commands(check_text) if _pytest_doctest_modules(w)
+             for f in _pytest_module_operands(w)]  # fmt: skip
     return tuple(dict.fromkeys(found))
 
 
@@ -130,7 +128,6 @@ _ASKS_EXAMPLES = re.compile(
     r"(?:doctests?|doc\s*tests?|(?:doctest\s+)?examples?)\b",
     re.IGNORECASE,
 )
-_NOT = frozenset({"not", "never", "don't", "dont", "no", "without", "nor"})
 
 
 def task_doctest_files(task: TaskSpec) -> tuple[str, ...]:
@@ -144,18 +141,9 @@ def task_doctest_files(task: TaskSpec) -> tuple[str, ...]:
     files = doctest_files(check.text)
     if not files:
         return ()
-    if _asks_for_examples(task.heading.title + "\n" + task.heading.body):
+    if text_asks(task, _ASKS_EXAMPLES):
         return ()
     return tuple(f for f in files if not covers(task.writable, f))
-
-
-def _asks_for_examples(text: str) -> bool:
-    for sentence in re.split(r"(?<=[.;!?])\s+|\n", text):
-        for match in _ASKS_EXAMPLES.finditer(sentence):
-            before = {w.strip("`'\"(),:;").lower() for w in sentence[: match.start()].split()}
-            if not before & _NOT:
-                return True
-    return False
 
 
 def sealable(examples: Mapping[str, frozenset[str] | None]) -> dict[str, list[str]]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groundskeeper.path_patterns import covers, naming, normal_path
+from groundskeeper.plan.asked_sentences import text_asks
 from groundskeeper.plan.asking import ASKS, FORBIDS, SILENT, UNSURE, seems_about, text_reading
 from groundskeeper.plan.lint_checks import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
@@ -159,23 +160,13 @@ _ASKS_TESTS = re.compile(
     r"|\((?:tested|with\s+tests?)\)",
     re.IGNORECASE,
 )
-#: Words that, before the ask in its sentence, negate it ("do not add tests").
-_NOT = frozenset({"not", "never", "don't", "dont", "no", "without", "nor"})
 
 
 def asks_for_tests(task: TaskSpec) -> bool:
     """Whether the task's title or text (its check aside) asks its worker for tests, in a
     sentence that does not negate it: what frees a new test module (`test_*.py`) on its
     check's side, and under its own `pytest` contract's test paths."""
-    heading = task.heading
-    check = heading.check.text if heading.check is not None else ""
-    body = heading.body.replace(check, "") if check else heading.body
-    for sentence in re.split(r"(?<=[.;!?])\s+|\n", heading.title + "\n" + body):
-        for match in _ASKS_TESTS.finditer(sentence):
-            before = {w.strip("`'\"(),:;").lower() for w in sentence[: match.start()].split()}
-            if not before & _NOT:
-                return True
-    return False
+    return text_asks(task, _ASKS_TESTS)
 
 
 def asks_to_change(
