@@ -410,6 +410,42 @@ def test_the_session_form_names_a_changed_input_no_task_asks_for(tmp_path: Path)
     ]
 
 
+def test_a_changed_test_module_under_a_task_asking_for_tests_says_where_new_tests_go(
+    tmp_path: Path,
+) -> None:
+    """adv24 H5: "add a test" frees a new test module, not an edit of one that was there (its
+    module-level code runs before every test); the reason says so, so the agent can move its
+    test rather than stop at a refusal it cannot act on. A task asking for no tests is told
+    only of `:writable:`."""
+    from groundskeeper.acceptance.check_inputs import session_inputs_changed
+
+    path = tmp_path / "plan.org"
+    path.write_text(
+        HEAD
+        + task("Negative", "n", "python3 -m pytest -q tests")
+        + "calc.absolute returns negative numbers unchanged. Fix it, and add a test for a"
+        " negative number.\n"
+        + task("Other", "o", "python3 -m pytest -q tests")
+        + "Fix calc.absolute.\n"
+    )
+    asking, silent = compile_plan(load_plan(path))
+    read, changed = ["tests/test_calc.py", "calc.py"], {"tests/test_calc.py"}
+    assert session_inputs_changed(asking, read, changed, [asking]) == [
+        "input changed: the check read `tests/test_calc.py` (the check's own program or test),"
+        " which was changed since the plan was sealed for agents (`agent setup`, `agent"
+        " seal`); no task of the plan asks to change it; add `:writable: tests/test_calc.py` to"
+        " the task that should change it, or, for the tests the task asks for, leave"
+        " `tests/test_calc.py` as it was and put them in a new test module beside it"
+        " (`tests/test_<topic>.py`)",
+    ]
+    assert session_inputs_changed(silent, read, changed, [silent]) == [
+        "input changed: the check read `tests/test_calc.py` (the check's own program or test),"
+        " which was changed since the plan was sealed for agents (`agent setup`, `agent"
+        " seal`); no task of the plan asks to change it; add `:writable: tests/test_calc.py` to"
+        " the task that should change it",
+    ]
+
+
 def test_a_check_run_lists_every_file_it_opened_even_when_its_read_set_is_tainted(
     tmp_path: Path,
 ) -> None:
@@ -486,3 +522,56 @@ def test_a_stale_output_is_regenerated_when_the_text_names_it(
     else:
         _refused(doc, "t", "out/report.txt")  # red-first read it: refused at once
     assert result.exit_code == (0 if done else 1)
+
+
+def _negative(root: Path) -> str:
+    """calc.absolute with its bug, a test module that was there, and a task asking for a test."""
+    (root / "tests").mkdir()
+    (root / "calc.py").write_text("def absolute(x):\n    return x\n")
+    (root / "tests" / "test_calc.py").write_text(
+        "from calc import absolute\n\n\ndef test_positive():\n    assert absolute(3) == 3\n"
+    )
+    return (
+        task("Negative", "n", "python3 -m pytest -q tests", max_attempts="1")
+        + "calc.absolute returns negative numbers unchanged. Fix it, and add a test for a"
+        " negative number.\n"
+    )
+
+
+FIX = _sh("printf 'def absolute(x):\\n    return -x if x < 0 else x\\n' > calc.py")
+NEGATIVE_TEST = "\\ndef test_negative():\\n    assert absolute(-3) == 3\\n"
+
+
+def test_a_test_appended_to_a_kept_test_module_is_refused_saying_where_it_goes(
+    tmp_path: Path,
+) -> None:
+    """The run's form of adv24 H5: the sandbox refuses the worker's write to the test module
+    its check reads, and the refusal says where the test it asked for goes."""
+    plan, script = setup(
+        tmp_path,
+        _negative(tmp_path),
+        f"workers:\n  n:\n{FIX}"
+        + _sh(f"printf '{NEGATIVE_TEST}' >> tests/test_calc.py")
+        + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    row = _row(doc, "n")  # type: ignore[arg-type]
+    assert row["state"] == "FAILED", row
+    assert row["reason"] == (
+        "protected_input_changed: protected input changed: tests/test_calc.py: the worker tried"
+        " to change it, and the sandbox refused (a file the task's check reads (its tests, or"
+        " what it read before any work); the tests the task asks for go in a new test module"
+        " beside it, `tests/test_<topic>.py`)"
+    ), row["reason"]
+
+
+def test_the_asked_for_test_in_a_new_module_is_done(tmp_path: Path) -> None:
+    plan, script = setup(
+        tmp_path,
+        _negative(tmp_path),
+        f"workers:\n  n:\n{FIX}"
+        + _sh(f"printf 'from calc import absolute\\n{NEGATIVE_TEST}' > tests/test_negative.py")
+        + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    assert _row(doc, "n")["state"] == "DONE", _row(doc, "n")  # type: ignore[arg-type]

@@ -541,8 +541,24 @@ def _reason(path: str, who: str, checked: TaskSpec, intruder: str | None) -> str
     else:
         asks = f"task `{intruder}` does not ask to change it"
         how = f"add `:writable: {naming(path)}` to task `{intruder}` if it should change it"
+    if role == CHECKER and is_test_module(path) and _asks_for_tests(checked):
+        # a test asked for goes in a module of its own (adv24 H5): this one's module-level
+        # code runs before every test, so a change to it is no test added
+        folder = posixpath.dirname(path)
+        how += (
+            f", or, for the tests the task asks for, leave `{path}` as it was and put them in"
+            f" a new test module beside it (`{posixpath.join(folder, 'test_<topic>.py')}`)"
+        )
     done = _did(who, "changed")
     return f"input changed: the check read `{path}` ({what}), which {done}; {asks}; {how}"
+
+
+def _asks_for_tests(task: TaskSpec) -> bool:
+    """`plan.expected.asks_for_tests`, imported only on this refusal's path (see
+    `asks_to_change`)."""
+    from groundskeeper.plan.expected import asks_for_tests
+
+    return asks_for_tests(task)
 
 
 def sealed_side(

@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import os
+import posixpath
 import stat
 import threading
 import time
@@ -55,6 +56,7 @@ from groundskeeper.plan.contract_syntax import protected_by
 from groundskeeper.plan.expected import (
     PYTEST_CONFIGURATION,
     UNSURE,
+    asks_for_tests,
     asks_to_change,
     configuration_kept,
     existing_files,
@@ -66,6 +68,7 @@ from groundskeeper.plan.expected import (
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.plan.suite_paths import later_in_order, left_to_later, suite_tests_asked
+from groundskeeper.pytest_files import is_test_module
 from groundskeeper.record.backing import unknown_maker
 from groundskeeper.sandbox import fence as fences
 
@@ -558,7 +561,16 @@ class RunPaths:
         if glob is not None:
             return f"a file under `{glob}`, which the task's check compares against"
         if task_id in self.read_kept.get(path, ()):
-            return "a file the task's check reads (its tests, or what it read before any work)"
+            said = "a file the task's check reads (its tests, or what it read before any work)"
+            if task is not None and is_test_module(path) and asks_for_tests(task):
+                # adv24 H5: the test module's module-level code runs before every test, so
+                # the tests asked for go in a module of their own
+                folder = posixpath.dirname(path)
+                said += (
+                    "; the tests the task asks for go in a new test module beside it,"
+                    f" `{posixpath.join(folder, 'test_<topic>.py')}`"
+                )
+            return said
         if task is None:
             return fences.PROTECTED
         for contract in task.contracts:

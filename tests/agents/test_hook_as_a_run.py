@@ -455,3 +455,42 @@ def test_agent_setup_refuses_a_parent_whose_children_are_all_closed(tmp_path: Pa
     done = gk(work, "agent", "setup", "claude-code", "--plan", str(work / "plan.org"))
     assert done.returncode == 2, done.stderr
     assert "plan.org:2: error: P: task has no acceptance check" in done.stderr, done.stderr
+
+
+NEGATIVE_PLAN = """\
+* TODO Handle negative numbers
+  :PROPERTIES:
+  :ID: neg
+  :done-when: python3 -m pytest -q tests
+  :END:
+  calc.absolute returns negative numbers unchanged. Fix it, and add a test for a negative
+  number.
+"""
+
+
+def test_a_test_appended_where_a_test_was_asked_for_is_blocked_saying_where_it_goes(
+    tmp_path: Path,
+) -> None:
+    """adv24 H5: the test module that was there stays the check's; the block says where the
+    asked-for test goes, and the agent that moves it there is allowed."""
+    work = plan_in(tmp_path, NEGATIVE_PLAN)
+    (work / "tests").mkdir()
+    (work / "tests" / "test_calc.py").write_text(
+        "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
+    )
+    (work / "calc.py").write_text("def absolute(x):\n    return x\n")
+    started(work)
+    (work / "calc.py").write_text("def absolute(x):\n    return -x if x < 0 else x\n")
+    negative = "\ndef test_negative():\n    assert absolute(-3) == 3\n"
+    with (work / "tests" / "test_calc.py").open("a") as module:
+        module.write(negative)
+    run = hook(work)
+    assert (
+        "or, for the tests the task asks for, leave `tests/test_calc.py` as it was and put them"
+        " in a new test module beside it (`tests/test_<topic>.py`)" in (run.blocked or "")
+    ), run
+    (work / "tests" / "test_calc.py").write_text(
+        "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
+    )
+    (work / "tests" / "test_negative.py").write_text("from calc import absolute\n" + negative)
+    assert allowed(hook(work)), hook(work)
