@@ -721,6 +721,8 @@ class _SessionInputs:
         self._held: dict[str, str] | None = None
         self._data: tuple[str, ...] = ()  # the sealed snapshot's modules of values
         self._examples: dict[str, frozenset[str] | None] = {}  # and its doctest examples
+        self._statements: dict[str, tuple[str, ...]] = {}  # and its test modules' statements
+        self._appended: dict[str, dict[str, tuple[str, ...]]] = {}  # task → module → tests
         self._modules: dict[str, frozenset[str]] | None = None
         self._tasks: list[TaskSpec] | None = None
 
@@ -761,8 +763,12 @@ class _SessionInputs:
             SINCE_SEALED,
             result.folders or (),
         )
+        self._appended[task.task_id] = {}
         if changed or new:
             tasks = self._all_tasks()
+            appended = self._tests_appended(changed, tasks)
+            self._appended[task.task_id] = appended
+            changed -= set(appended)
             if changed:
                 found += session_inputs_changed(task, read, changed, tasks, self._data)
             if new:
@@ -786,6 +792,38 @@ class _SessionInputs:
         added = sorted(p for p in tests if p not in held and not _skipped(p))
         return added if added and any(p in held for p in tests) else []
 
+    def _tests_appended(
+        self, changed: set[str], tasks: list[TaskSpec]
+    ) -> dict[str, tuple[str, ...]]:
+        """The changed test modules (of those whose statements the snapshot holds) that
+        only have tests appended (`acceptance.appended_tests`), each with their names, when
+        some task asks for tests (the session works on every task): not an input changed,
+        but the check passes again without them (`appended_tests`)."""
+        candidates = [p for p in sorted(changed) if p in self._statements]
+        if not candidates:
+            return {}
+        from groundskeeper.acceptance.appended_tests import MAX_BYTES, appended
+        from groundskeeper.plan.expected import asks_for_tests
+
+        if not any(asks_for_tests(t) for t in tasks):
+            return {}
+        found: dict[str, tuple[str, ...]] = {}
+        for path in candidates:
+            try:
+                with (self._root / path).open("rb") as handle:
+                    source = handle.read(MAX_BYTES + 1)
+            except OSError:
+                continue
+            names = appended(self._statements[path], source) if len(source) <= MAX_BYTES else None
+            if names:
+                found[path] = names
+        return found
+
+    def appended_tests(self, task: TaskSpec) -> dict[str, tuple[str, ...]]:
+        """The tests appended to modules that were there which `why` let the task's pass
+        stand on (module → names): what the check runs without once more."""
+        return self._appended.get(task.task_id, {})
+
     def _snapshot(self) -> dict[str, str]:
         """The sealed snapshot's files, read at the first use."""
         if self._held is None:
@@ -795,6 +833,7 @@ class _SessionInputs:
             sealed = load_sealed(self._control.path, self._sealed)
             self._held, self._data = sealed.files, sealed.data
             self._examples = {name: frozenset(d) for name, d in sealed.examples}
+            self._statements = dict(sealed.statements)
         return self._held
 
     def examples_lost(self, task: TaskSpec) -> list[str]:
@@ -1055,6 +1094,17 @@ def _judge_task(
             sealed,
             added,
             made,
+            result,
+            lambda alone: run_check(alone, root, shell=shell, timeout=timeout),
+        )
+    appended = rule.appended_tests(task) if rule is not None and result.passed else {}
+    if appended:
+        from groundskeeper.acceptance.appended_tests import without_appended
+
+        result = without_appended(
+            sealed,
+            appended,
+            "appended since the session's seal",
             result,
             lambda alone: run_check(alone, root, shell=shell, timeout=timeout),
         )

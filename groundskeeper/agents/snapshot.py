@@ -69,6 +69,9 @@ MAX_IGNORED_FILES = 50_000
 #: time, which no `touch -r` puts back, so an edit with its mtime restored is hashed again.
 MAX_HASHED_BYTES = 64 * 1024 * 1024
 
+#: Test modules whose statements a snapshot holds at most (`Snapshot.statements`).
+MAX_TEST_MODULES = 2_000
+
 #: Files in a skipped folder that a check names, held at most (`take_snapshot`'s `named`).
 MAX_NAMED_SKIPPED = 1_000
 
@@ -110,6 +113,9 @@ class Snapshot:
     #: the examples each file a doctest check runs held (`acceptance.doctests`: file →
     #: digests), which a pass of that check must not have lost
     examples: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: each test module's top-level statements (`acceptance.appended_tests`: module →
+    #: digests), taken when a task asks for tests: what a test appended to it is told by
+    statements: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def to_bytes(self) -> bytes:
         document: dict[str, object] = {
@@ -122,6 +128,8 @@ class Snapshot:
             document["data_modules"] = sorted(self.data)
         if self.examples:  # the same
             document["doctest_examples"] = {name: list(d) for name, d in sorted(self.examples)}
+        if self.statements:  # the same
+            document["test_statements"] = {name: list(d) for name, d in sorted(self.statements)}
         return (json.dumps(document, sort_keys=True, separators=(",", ":")) + "\n").encode()
 
 
@@ -236,7 +244,29 @@ def take_snapshot(
 
     examples = sealable({name: examples_in(root / name) for name in doctests})
     held_examples = tuple((name, tuple(d)) for name, d in examples.items())
-    return Snapshot(files, complete, ignored is not None, data, held_examples)
+    statements = _test_statements(root, held, tasks)
+    return Snapshot(files, complete, ignored is not None, data, held_examples, statements)
+
+
+def _test_statements(
+    root: Path, held: Iterable[str], tasks: Iterable[TaskSpec]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The top-level statements of each test module among `held` (at most
+    `MAX_TEST_MODULES`), when some task asks for tests: a test appended to one of them since
+    is told from any other edit by them (`acceptance.appended_tests`)."""
+    from groundskeeper.plan.expected import asks_for_tests
+
+    if not any(asks_for_tests(t) for t in tasks):
+        return ()
+    from groundskeeper.acceptance.appended_tests import read_digests
+    from groundskeeper.pytest_files import is_test_module
+
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for name in sorted(p for p in held if is_test_module(p))[:MAX_TEST_MODULES]:
+        digests = read_digests(root / name)
+        if digests:
+            found.append((name, tuple(digests)))
+    return tuple(found)
 
 
 def in_skipped(path: str) -> bool:
@@ -339,10 +369,14 @@ def load_sealed(control: Path, sealed_sha256: str) -> Snapshot:
             (str(name), tuple(str(d) for d in digests))
             for name, digests in document.get("doctest_examples", {}).items()
         )
+        statements = tuple(
+            (str(name), tuple(str(d) for d in digests))
+            for name, digests in document.get("test_statements", {}).items()
+        )
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise HookFailure("snapshot", f"the workdir snapshot {path} cannot be read") from exc
     complete, by_git = bool(document.get("complete")), bool(document.get("ignored_by_git"))
-    return Snapshot(files, complete, by_git, modules, examples)
+    return Snapshot(files, complete, by_git, modules, examples, statements)
 
 
 def changed_since(root: Path, held: dict[str, str], paths: Iterable[str] | None) -> set[str]:

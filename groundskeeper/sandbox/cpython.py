@@ -43,8 +43,9 @@ WASM_NAME = "python-3.12.0.wasm"
 SITE_GUEST = "/usr/local/lib/python3.12/site-packages"  # where CPython's `site` looks
 TMP_GUEST = "/tmp"
 SITE_SOURCES = Path(__file__).with_name("cpython_site")  # requirements.txt and SITE_FILES
-# ours, copied into the site directory: the start-up, the suite recorder, an empty config
-SITE_FILES = ("sitecustomize.py", "gk_suite.py", "gk_pytest.ini")
+# ours, copied into the site directory: the start-up, the suite recorder, the rerun's
+# deselection, an empty config
+SITE_FILES = ("sitecustomize.py", "gk_suite.py", "gk_deselect.py", "gk_pytest.ini")
 # How set-up lays the site directory out, beyond its files (2: the start-up's bytecode beside
 # it): a change rebuilds every installation's site directory.
 SITE_LAYOUT = 2

@@ -471,8 +471,9 @@ NEGATIVE_PLAN = """\
 def test_a_test_appended_where_a_test_was_asked_for_is_blocked_saying_where_it_goes(
     tmp_path: Path,
 ) -> None:
-    """adv24 H5: the test module that was there stays the check's; the block says where the
-    asked-for test goes, and the agent that moves it there is allowed."""
+    """adv24 H5: a test module that was there stays the check's but for tests appended to
+    it; an edit of what was there is blocked, saying where the asked-for test goes, and the
+    agent that moves it there is allowed."""
     work = plan_in(tmp_path, NEGATIVE_PLAN)
     (work / "tests").mkdir()
     (work / "tests" / "test_calc.py").write_text(
@@ -482,8 +483,11 @@ def test_a_test_appended_where_a_test_was_asked_for_is_blocked_saying_where_it_g
     started(work)
     (work / "calc.py").write_text("def absolute(x):\n    return -x if x < 0 else x\n")
     negative = "\ndef test_negative():\n    assert absolute(-3) == 3\n"
-    with (work / "tests" / "test_calc.py").open("a") as module:
-        module.write(negative)
+    (work / "tests" / "test_calc.py").write_text(  # an import put first: no append
+        "import math\n"
+        + "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
+        + negative
+    )
     run = hook(work)
     assert (
         "or, for the tests the task asks for, leave `tests/test_calc.py` as it was and put them"
@@ -494,3 +498,74 @@ def test_a_test_appended_where_a_test_was_asked_for_is_blocked_saying_where_it_g
     )
     (work / "tests" / "test_negative.py").write_text("from calc import absolute\n" + negative)
     assert allowed(hook(work)), hook(work)
+
+
+def _negative_project(tmp_path: Path) -> Path:
+    work = plan_in(tmp_path, NEGATIVE_PLAN)
+    (work / "tests").mkdir()
+    (work / "tests" / "test_calc.py").write_text(
+        "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
+    )
+    (work / "calc.py").write_text("def absolute(x):\n    return x\n")
+    return work
+
+
+def _append(work: Path, text: str) -> None:
+    with (work / "tests" / "test_calc.py").open("a") as module:
+        module.write(text)
+
+
+def test_a_test_appended_to_the_module_that_was_there_is_allowed(tmp_path: Path) -> None:
+    """adv24 H5, adv24b F8: "add a test", done where the tests are."""
+    work = _negative_project(tmp_path)
+    started(work)
+    (work / "calc.py").write_text("def absolute(x):\n    return -x if x < 0 else x\n")
+    _append(work, "\n\ndef test_negative():\n    assert absolute(-3) == 3\n")
+    assert allowed(hook(work)), hook(work)
+
+
+def test_an_appended_test_that_patches_the_code_for_the_tests_after_it_is_blocked(
+    tmp_path: Path,
+) -> None:
+    """The appended test runs before a later module's tests and fixes the code under test
+    for them: without it, the tests that were there fail, and the stop is blocked."""
+    work = _negative_project(tmp_path)
+    (work / "tests" / "test_more.py").write_text(
+        "import calc\n\ndef test_minus():\n    assert calc.absolute(-2) == 2\n"
+    )
+    started(work)
+    _append(
+        work,
+        "\n\ndef test_negative():\n    import calc\n"
+        "    calc.absolute = lambda x: -x if x < 0 else x\n    assert calc.absolute(-3) == 3\n",
+    )
+    run = hook(work)
+    assert (
+        "without `test_negative` in tests/test_calc.py, appended since the session's seal,"
+        " the tests that were there fail: check line 2: `python3 -m pytest -q tests` exited"
+        " with status 1" in (run.blocked or "")
+    ), run
+
+
+def test_an_appended_test_that_runs_code_at_collection_is_an_edit_like_any(
+    tmp_path: Path,
+) -> None:
+    work = _negative_project(tmp_path)
+    started(work)
+    _append(work, "\nimport calc\ncalc.absolute = abs\n\ndef test_negative():\n    pass\n")
+    run = hook(work)
+    assert "input changed: the check read `tests/test_calc.py`" in (run.blocked or ""), run
+
+
+def test_appended_tests_are_an_edit_like_any_when_no_task_asks_for_tests(tmp_path: Path) -> None:
+    work = plan_in(tmp_path, NEGATIVE_PLAN.replace(", and add a test for a negative\n  number", ""))
+    (work / "tests").mkdir()
+    (work / "tests" / "test_calc.py").write_text(
+        "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
+    )
+    (work / "calc.py").write_text("def absolute(x):\n    return x\n")
+    started(work)
+    (work / "calc.py").write_text("def absolute(x):\n    return -x if x < 0 else x\n")
+    _append(work, "\n\ndef test_negative():\n    assert absolute(-3) == 3\n")
+    run = hook(work)
+    assert "input changed: the check read `tests/test_calc.py`" in (run.blocked or ""), run

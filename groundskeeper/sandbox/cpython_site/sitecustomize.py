@@ -71,6 +71,8 @@ def _start() -> None:
     if not hasattr(os, "getuid"):  # WASI has no users; pytest's tmp_path asks for one
         os.getuid = lambda: 0
     options = "-p no:faulthandler -p no:cacheprovider --capture=sys"
+    if os.environ.get("GK_DESELECT"):  # a rerun without the tests the host names
+        options += " -p gk_deselect"
     os.environ["PYTEST_ADDOPTS"] = f"{options} {os.environ.get('PYTEST_ADDOPTS', '')}".strip()
 
 

@@ -1,0 +1,202 @@
+"""Tests appended to a test module that was there, as a task asking for tests may add them
+(adversary-24 H5, F8).
+
+A test module that was there before the work is its check's own: its module-level code runs
+at collection, before any test, so an edit of it could rebind the code under test or drop a
+failing test. But "add a test for a negative number" is most often done by appending a
+function to the module that holds the others. Such an edit is told apart from the text
+alone, on the host, never by importing it: every top-level statement the module held before
+the work is still there, unchanged and in order (compared by the digest of its syntax tree,
+so comments, blank lines and formatting do not count), and every statement after them is a
+plain test function that runs nothing at collection —
+
+- `def test…(…)` (or `async def`) binding a name no statement of the module binds before it;
+- no default value and no annotation in its signature (both are evaluated as the module is
+  imported);
+- decorators only `pytest.mark.NAME` or `pytest.mark.NAME(…)` whose arguments are literals.
+
+The module then imports as it did, plus function objects nothing calls until pytest runs
+them; a new test could still patch the code under test for the tests that run after it, so
+the check's pass stands only when it passes again without the new tests (`GK_DESELECT`,
+which the sandbox's pytest honours: `cpython_site/gk_deselect.py`), as the tests of a new
+module are run without it (`added_tests`).
+
+It owns that reading: the digests sealed before the work (`statement_digests`) and what was
+appended since (`appended`).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from groundskeeper.acceptance.added_tests import CODE
+from groundskeeper.acceptance.check import CheckResult, SealedCheck, sha256_text
+from groundskeeper.fastclass import replace
+from groundskeeper.sandbox.confine import GUEST_ROOT
+
+__all__ = [
+    "DESELECT_ENV",
+    "MAX_BYTES",
+    "appended",
+    "deselect_value",
+    "read_digests",
+    "statement_digests",
+    "without_appended",
+]
+
+#: A module larger than this is not read: an edit of it is an edit like any.
+MAX_BYTES = 1024 * 1024
+#: A statement's digest: the first 96 bits of the SHA-256 of its syntax tree's dump.
+DIGEST_CHARS = 24
+#: The environment variable naming the tests a rerun leaves out: a JSON array of
+#: `[absolute guest path, function name]` (`cpython_site/gk_deselect.py`).
+DESELECT_ENV = "GK_DESELECT"
+
+
+def _tree(source: str | bytes) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _digest(statement: ast.stmt) -> str:
+    dumped = ast.dump(statement, include_attributes=False)
+    return hashlib.sha256(dumped.encode()).hexdigest()[:DIGEST_CHARS]
+
+
+def statement_digests(source: str | bytes) -> list[str] | None:
+    """The digest of each top-level statement of a module's text, in order; None when it
+    does not parse."""
+    tree = _tree(source)
+    return None if tree is None else [_digest(s) for s in tree.body]
+
+
+def read_digests(path: Path) -> list[str] | None:
+    """`statement_digests` of the file at `path`; None when it cannot be read or is too
+    large."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError:
+        return None
+    return None if len(data) > MAX_BYTES else statement_digests(data)
+
+
+def appended(before: Sequence[str], source: str | bytes) -> tuple[str, ...] | None:
+    """The names of the test functions `source` appends to the module whose statements had
+    the digests `before`, when that is all the change is (see the module); None otherwise
+    (an edit like any, or nothing appended)."""
+    tree = _tree(source)
+    if tree is None or not before or len(tree.body) <= len(before):
+        return None
+    old, new = tree.body[: len(before)], tree.body[len(before) :]
+    if [_digest(s) for s in old] != list(before):
+        return None
+    bound = _bound(old)
+    if bound is None:
+        return None
+    names: list[str] = []
+    for statement in new:
+        if not _plain_test(statement) or statement.name in bound:  # type: ignore[attr-defined]
+            return None
+        name = statement.name  # type: ignore[attr-defined]
+        bound.add(name)
+        names.append(name)
+    return tuple(names)
+
+
+def _plain_test(statement: ast.stmt) -> bool:
+    if not isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    if not statement.name.startswith("test"):
+        return False
+    args = statement.args
+    if args.defaults or any(d is not None for d in args.kw_defaults):
+        return False
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    every += [a for a in (args.vararg, args.kwarg) if a is not None]
+    if statement.returns is not None or any(a.annotation is not None for a in every):
+        return False
+    return all(_mark(d) for d in statement.decorator_list)
+
+
+def _mark(decorator: ast.expr) -> bool:
+    """`pytest.mark.NAME`, or a call of it with literal arguments."""
+    if isinstance(decorator, ast.Call):
+        values = [*decorator.args, *(k.value for k in decorator.keywords)]
+        if any(k.arg is None for k in decorator.keywords) or not all(map(_literal, values)):
+            return False
+        decorator = decorator.func
+    return (
+        isinstance(decorator, ast.Attribute)
+        and isinstance(decorator.value, ast.Attribute)
+        and decorator.value.attr == "mark"
+        and isinstance(decorator.value.value, ast.Name)
+        and decorator.value.value.id == "pytest"
+    )
+
+
+def _literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.Starred):
+        return False
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _bound(statements: Iterable[ast.stmt]) -> set[str] | None:
+    """Every name the module's statements may bind at its top level; None when that cannot
+    be told (a `from … import *`)."""
+    names: set[str] = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+                return None
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+                names.add(node.id)
+            elif isinstance(node, ast.Global | ast.Nonlocal):
+                names.update(node.names)
+    return names
+
+
+def deselect_value(tests: Iterable[tuple[str, str]]) -> str:
+    """`GK_DESELECT`'s value for the tests `(absolute guest path, function name)`."""
+    return json.dumps(sorted(set(tests)))
+
+
+def without_appended(
+    check: SealedCheck,
+    appended: Mapping[str, Sequence[str]],
+    made: str,
+    result: CheckResult,
+    rerun: Callable[[SealedCheck], CheckResult],
+) -> CheckResult:
+    """`result` (a pass) when the check passes again without the test functions `appended`
+    (module → names) to modules that were there, else a failure (`added_tests_decide`, as
+    `added_tests.without_added` fails) naming them and why the tests that were there fail.
+    `made`: when they were appended, as the reason's clause."""
+    named = [(f"{GUEST_ROOT}/{path}", name) for path, names in appended.items() for name in names]
+    listed = ", ".join(f"`{name}` in {path}" for path, names in appended.items() for name in names)
+    said = f"without {listed}, {made}, the tests that were"
+    if DESELECT_ENV in check.text:  # ours would be replaced: the run cannot be told
+        return _failed(check, f"{said} there cannot be run: the check sets {DESELECT_ENV}")
+    value = deselect_value(named).replace("'", "'\\''")
+    again = rerun(replace(check, text=f"export {DESELECT_ENV}='{value}'\n{check.text}"))
+    if again.passed:
+        return result
+    return _failed(check, f"{said} there fail: {again.reason}", again.output)
+
+
+def _failed(check: SealedCheck, reason: str, output: str = "") -> CheckResult:
+    return CheckResult("FAIL", CODE, reason, output, check.sha256, sha256_text(output), 0, None)
