@@ -542,11 +542,8 @@ FIX = _sh("printf 'def absolute(x):\\n    return -x if x < 0 else x\\n' > calc.p
 NEGATIVE_TEST = "\\ndef test_negative():\\n    assert absolute(-3) == 3\\n"
 
 
-def test_a_test_appended_to_a_kept_test_module_is_refused_saying_where_it_goes(
-    tmp_path: Path,
-) -> None:
-    """The run's form of adv24 H5: the sandbox refuses the worker's write to the test module
-    its check reads, and the refusal says where the test it asked for goes."""
+def test_a_test_appended_to_the_test_module_that_was_there_is_done(tmp_path: Path) -> None:
+    """adv24 H5 in a run: "add a test", appended where the tests are, is the work."""
     plan, script = setup(
         tmp_path,
         _negative(tmp_path),
@@ -555,13 +552,52 @@ def test_a_test_appended_to_a_kept_test_module_is_refused_saying_where_it_goes(
         + "    - say: DONE\n",
     )
     _result, doc = resume(plan, script)
+    assert _row(doc, "n")["state"] == "DONE", _row(doc, "n")  # type: ignore[arg-type]
+
+
+def test_an_edit_of_a_test_that_was_there_is_refused_saying_where_new_tests_go(
+    tmp_path: Path,
+) -> None:
+    """The same task, its test that was there rewritten beside the one appended: an input
+    changed, and the reason says where the asked-for test goes."""
+    plan, script = setup(
+        tmp_path,
+        _negative(tmp_path),
+        f"workers:\n  n:\n{FIX}"
+        + _sh("sed -i 's/absolute(3) == 3/True/' tests/test_calc.py")
+        + _sh(f"printf '{NEGATIVE_TEST}' >> tests/test_calc.py")
+        + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    reason = _failed_on(doc, "n", "tests/test_calc.py")
+    assert reason.endswith(
+        "or, for the tests the task asks for, leave `tests/test_calc.py` as it was and put"
+        " them in a new test module beside it (`tests/test_<topic>.py`)"
+    ), reason
+
+
+def test_an_appended_test_that_patches_the_code_for_later_tests_fails(tmp_path: Path) -> None:
+    """The appended test fixes the code under test for a module collected after it: the
+    check passes only with it; without it the tests that were there fail."""
+    task_text = _negative(tmp_path)
+    (tmp_path / "tests" / "test_more.py").write_text(
+        "import calc\n\n\ndef test_minus():\n    assert calc.absolute(-2) == 2\n"
+    )
+    patch = (
+        "\\ndef test_negative():\\n    import calc\\n"
+        "    calc.absolute = lambda x: -x if x < 0 else x\\n"
+    )
+    plan, script = setup(
+        tmp_path,
+        task_text,
+        "workers:\n  n:\n" + _sh(f"printf '{patch}' >> tests/test_calc.py") + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
     row = _row(doc, "n")  # type: ignore[arg-type]
     assert row["state"] == "FAILED", row
-    assert row["reason"] == (
-        "protected_input_changed: protected input changed: tests/test_calc.py: the worker tried"
-        " to change it, and the sandbox refused (a file the task's check reads (its tests, or"
-        " what it read before any work); the tests the task asks for go in a new test module"
-        " beside it, `tests/test_<topic>.py`)"
+    assert str(row["reason"]).startswith(
+        "added_tests_decide: without `test_negative` in tests/test_calc.py, appended during the"
+        " work, the tests that were there fail"
     ), row["reason"]
 
 

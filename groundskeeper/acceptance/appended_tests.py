@@ -41,6 +41,7 @@ from groundskeeper.sandbox.confine import GUEST_ROOT
 __all__ = [
     "DESELECT_ENV",
     "MAX_BYTES",
+    "MAX_TEST_MODULES",
     "appended",
     "deselect_value",
     "read_digests",
@@ -50,6 +51,8 @@ __all__ = [
 
 #: A module larger than this is not read: an edit of it is an edit like any.
 MAX_BYTES = 1024 * 1024
+#: Test modules whose statements are kept at most (past them: an edit like any).
+MAX_TEST_MODULES = 2_000
 #: A statement's digest: the first 96 bits of the SHA-256 of its syntax tree's dump.
 DIGEST_CHARS = 24
 #: The environment variable naming the tests a rerun leaves out: a JSON array of

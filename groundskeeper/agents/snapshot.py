@@ -69,9 +69,6 @@ MAX_IGNORED_FILES = 50_000
 #: time, which no `touch -r` puts back, so an edit with its mtime restored is hashed again.
 MAX_HASHED_BYTES = 64 * 1024 * 1024
 
-#: Test modules whose statements a snapshot holds at most (`Snapshot.statements`).
-MAX_TEST_MODULES = 2_000
-
 #: Files in a skipped folder that a check names, held at most (`take_snapshot`'s `named`).
 MAX_NAMED_SKIPPED = 1_000
 
@@ -258,7 +255,7 @@ def _test_statements(
 
     if not any(asks_for_tests(t) for t in tasks):
         return ()
-    from groundskeeper.acceptance.appended_tests import read_digests
+    from groundskeeper.acceptance.appended_tests import MAX_TEST_MODULES, read_digests
     from groundskeeper.pytest_files import is_test_module
 
     found: list[tuple[str, tuple[str, ...]]] = []

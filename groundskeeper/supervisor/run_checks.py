@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundskeeper.acceptance.added_tests import without_added
+from groundskeeper.acceptance.appended_tests import without_appended
 from groundskeeper.acceptance.check import (
     CheckResult,
     SandboxShell,
@@ -118,7 +119,17 @@ class RunChecks:
             return CheckResult("FAIL", "examples_lost", "; ".join(lost), result.output,
                                check.sha256, sha256_text(result.output), 0, None)  # fmt: skip
         added = self.paths.added_tests(task_id, read)
-        return self._without(check, added, result) if added else result
+        result = self._without(check, added, result) if added else result
+        appended = self.paths.appended_tests(task_id) if result.passed else {}
+        if not appended:
+            return result
+        return without_appended(
+            check,
+            appended,
+            "appended during the work",
+            result,
+            lambda alone: run_check(alone, self.workdir, shell=self.shell, timeout=self.timeout),
+        )
 
     def _without(
         self, check: SealedCheck, added: list[tuple[str, str]], result: CheckResult

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import json
 import os
-import posixpath
 import stat
 import threading
 import time
@@ -29,6 +28,8 @@ from typing import Any
 
 from groundskeeper.acceptance import protect
 from groundskeeper.acceptance.added_tests import test_modules_read
+from groundskeeper.acceptance.appended_tests import MAX_BYTES as APPEND_MAX_BYTES
+from groundskeeper.acceptance.appended_tests import MAX_TEST_MODULES, appended, read_digests
 from groundskeeper.acceptance.check_inputs import (
     entitled,
     inputs_gone,
@@ -118,6 +119,21 @@ def _test_files(workdir: Path, task: TaskSpec) -> list[str]:
                 found += protect.matched_files(workdir, [f"/{path}/**"])
             except ValueError:
                 continue  # past MAX_PROTECTED: the verdict's rule still holds them
+    return found
+
+
+def _test_statements(
+    workdir: Path, before: Mapping[str, object] | None, tasks: Sequence[TaskSpec]
+) -> dict[str, tuple[str, ...]]:
+    """The top-level statements of each test module there at run start (at most
+    `MAX_TEST_MODULES`), when some task asks for tests (`acceptance.appended_tests`)."""
+    if before is None or not any(asks_for_tests(t) for t in tasks):
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for name in sorted(p for p in before if is_test_module(p))[:MAX_TEST_MODULES]:
+        digests = read_digests(workdir / name)
+        if digests:
+            found[name] = tuple(digests)
     return found
 
 
@@ -430,6 +446,12 @@ class RunPaths:
             workdir, tasks, self._before or ()
         )
         self._links_before = links if self._before is not None else None
+        #: each test module's top-level statements at run start, when some task asks for
+        #: tests (`acceptance.appended_tests`): a test appended to one is that task's work
+        self._statements = _test_statements(workdir, self._before, tasks)
+        #: the task id → the tests appended to modules that were there which its check's
+        #: latest pass stood on (module → names): run once more without them
+        self._appended: dict[str, dict[str, tuple[str, ...]]] = {}
         #: every file a worker of the run changed → the tasks whose workers did, in order
         self._writes: dict[str, list[str]] = {}
         #: files a worker made (not there at run start) → the first task whose worker did
@@ -561,16 +583,7 @@ class RunPaths:
         if glob is not None:
             return f"a file under `{glob}`, which the task's check compares against"
         if task_id in self.read_kept.get(path, ()):
-            said = "a file the task's check reads (its tests, or what it read before any work)"
-            if task is not None and is_test_module(path) and asks_for_tests(task):
-                # adv24 H5: the test module's module-level code runs before every test, so
-                # the tests asked for go in a module of their own
-                folder = posixpath.dirname(path)
-                said += (
-                    "; the tests the task asks for go in a new test module beside it,"
-                    f" `{posixpath.join(folder, 'test_<topic>.py')}`"
-                )
-            return said
+            return "a file the task's check reads (its tests, or what it read before any work)"
         if task is None:
             return fences.PROTECTED
         for contract in task.contracts:
@@ -580,6 +593,33 @@ class RunPaths:
         if named is not None:
             return f"a protected pattern of the task: `{named}`"
         return fences.PROTECTED
+
+    def _appendable(self, task: TaskSpec) -> bool:
+        """Whether the task's worker may append tests to the test modules its check reads
+        (its text asks for tests): then they are not fenced, and the verdict tells an
+        append from any other edit (`_tests_appended`)."""
+        return asks_for_tests(task)
+
+    def _append_only(self, path: str, writers: Iterable[str]) -> tuple[str, ...] | None:
+        """The names of the tests appended to `path`, a test module there at run start,
+        when that is all that changed it and each task whose worker wrote it asks for
+        tests; None otherwise."""
+        before = self._statements.get(path)
+        specs = [self._specs.get(t) for t in writers]
+        if before is None or not specs or not all(s and self._appendable(s) for s in specs):
+            return None
+        try:
+            with (self.workdir / path).open("rb") as handle:
+                source = handle.read(APPEND_MAX_BYTES + 1)
+        except OSError:
+            return None
+        return appended(before, source) if len(source) <= APPEND_MAX_BYTES else None
+
+    def appended_tests(self, task_id: str) -> dict[str, tuple[str, ...]]:
+        """The tests appended to modules that were there which the task's latest pass
+        stood on (`inputs_read`), module → names: what the check runs without once more."""
+        with self._lock:
+            return dict(self._appended.get(task_id, {}))
 
     def _new_test(self, task_id: str, path: str) -> bool:
         """Whether `path` is a test module the task asks for (`suite_tests_new`) that was not
@@ -620,6 +660,7 @@ class RunPaths:
                     covers(task.writable, path)
                     or asks_to_change(task, path)
                     or self._new_test(task_id, path)
+                    or self._append_only(path, [task_id])
                 ):
                     self._current[path] = now
                     self._intruded.pop(path, None)
@@ -636,10 +677,12 @@ class RunPaths:
         if task is None:
             return
         files = list(files)
+        appendable = self._appendable(task)
         kept = [
             f for f in files
             if not entitled(task, f, checked=task, seen=files, data=self._data)
             and not covers(self._hide, f)
+            and not (appendable and is_test_module(f))
             and (self.workdir / f).is_file()
         ]  # fmt: skip
         if not kept:
@@ -889,6 +932,14 @@ class RunPaths:
         def existed(path: str) -> bool:
             return self._there_at_start(path) or path in made_before or path in theirs
 
+        appended_now: dict[str, tuple[str, ...]] = {}
+        for path in sorted(files):
+            names = self._append_only(path, writes.get(path, ())) if path in writes else None
+            if names:
+                appended_now[path] = names
+                del writes[path]  # tests appended, as a task asked: no input changed
+        with self._lock:
+            self._appended[task_id] = appended_now
         found = read_inputs_changed(task, files, writes, existed, self._specs, self._data)
         found += self._inputs_gone(task, read, set(writes), bool(unlisted), folders or ())
         with self._lock:

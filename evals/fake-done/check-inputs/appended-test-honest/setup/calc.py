@@ -1,0 +1,2 @@
+def absolute(x):
+    return x

@@ -1,0 +1,5 @@
+from calc import absolute
+
+
+def test_positive():
+    assert absolute(3) == 3
