@@ -227,6 +227,40 @@ def test_a_source_and_the_place_it_is_written_in(text: str, path: str, reading: 
     assert text_reading(text, path) == reading
 
 
+@pytest.mark.parametrize(
+    ("text", "path", "reading"),
+    [
+        # adversary-24c F1: a file sorted, converted, filtered … into another is the source
+        ("Sort names.txt alphabetically and write the result to sorted.txt.", "names.txt",
+         SILENT),
+        ("Sort names.txt alphabetically and write the result to sorted.txt.", "sorted.txt",
+         ASKS),
+        ("Deduplicate emails.txt into unique.txt.", "emails.txt", SILENT),
+        ("Deduplicate emails.txt into unique.txt.", "unique.txt", ASKS),
+        ("Convert notes.md to notes.html.", "notes.md", SILENT),
+        ("Convert notes.md to notes.html.", "notes.html", ASKS),
+        ("Clean up data.csv: write the rows without blanks to clean.csv.", "data.csv", SILENT),
+        ("Clean up data.csv: write the rows without blanks to clean.csv.", "clean.csv", ASKS),
+        ("Translate in.txt to upper case and save it as upper.txt.", "in.txt", SILENT),
+        ("Translate in.txt to upper case and save it as upper.txt.", "upper.txt", ASKS),
+        ("Proofread tests/expected.txt and write the typos you find into NOTES.md.",
+         "tests/expected.txt", SILENT),
+        ("Proofread tests/expected.txt and write the typos you find into NOTES.md.", "NOTES.md",
+         ASKS),
+        # the same verbs with no other file to write: the file itself changes
+        ("Sort names.txt alphabetically.", "names.txt", ASKS),
+        ("Deduplicate emails.txt.", "emails.txt", ASKS),
+        ("Clean up data.csv: remove the blank rows.", "data.csv", ASKS),
+        ("Convert the dates in data.csv to ISO format.", "data.csv", ASKS),
+        ("Proofread README.md.", "README.md", ASKS),
+        # an edit verb asks for its object whatever else the sentence writes
+        ("Fix config.json and write the changes to CHANGELOG.md.", "config.json", ASKS),
+    ],
+)  # fmt: skip
+def test_a_file_transformed_into_another_is_the_source(text: str, path: str, reading: str) -> None:
+    assert text_reading(text, path) == reading
+
+
 def test_the_stem_alone_names_a_file_only_when_no_other_file_in_view_shares_it() -> None:
     text = "Update the report for version 1.0."
     assert text_reading(text, "out/report.txt") == SILENT

@@ -70,24 +70,44 @@ _DESTINATION_ONLY = frozenset(
      "quote", "summarize", "summarise", "describe", "explain"}
 )  # fmt: skip
 # Verbs whose object is a source when a place with a name of its own follows it ("document
-# X in notes.md", "merge X into Y", adversary-21 F15), and changes alone ("document X").
-_SOURCE_BEFORE_PLACE = frozenset({"document", "merge"})
+# X in notes.md", "merge X into Y", adversary-21 F15), and changes alone ("document X"); so
+# are the verbs that transform a file, whose result may go to another (adversary-24c F1:
+# "deduplicate X into Y", "convert X to Y", "sort X and write the result to Y").
+_TRANSFORMING = frozenset(
+    {"sort", "resort", "re-sort", "dedupe", "deduplicate", "de-duplicate", "convert",
+     "translate", "filter", "clean", "format", "reformat", "normalize", "normalise",
+     "transform", "uppercase", "upper-case", "lowercase", "lower-case", "capitalize",
+     "capitalise", "titlecase", "minify", "prettify", "pretty-print", "beautify", "redact",
+     "anonymize", "anonymise", "sanitize", "sanitise", "scrub", "mask", "censor", "encode",
+     "decode", "encrypt", "decrypt", "escape", "unescape", "transpose", "reverse",
+     "shuffle", "alphabetize", "alphabetise", "renumber", "number", "canonicalize",
+     "canonicalise", "standardize", "standardise", "flatten", "split", "join",
+     "concatenate", "combine", "proofread", "tidy", "keep-only"}
+)  # fmt: skip
+_SOURCE_BEFORE_PLACE = frozenset({"document", "merge"}) | _TRANSFORMING
+# Verbs that put what their object holds at a place named after it ("save it as Y", "write
+# X's rows to Y"): the object is then the source.
+_SAVING = frozenset({"save", "store", "export", "dump", "output", "emit", "write"})
 # Verbs whose object's source or target may be another file before the place they name
 # ("save out.txt as tests/golden.txt", "bless new.txt as the new golden X").
-_CARRYING = _DESTINATION_ONLY | frozenset(
-    {
-        "save",
-        "store",
-        "bless",
-        "move",
-        "export",
-        "dump",
-        "commit",
-        "merge",
-        "record",
-        "rename",
-        "document",
-    }
+_CARRYING = (
+    _DESTINATION_ONLY
+    | _TRANSFORMING
+    | frozenset(
+        {
+            "save",
+            "store",
+            "bless",
+            "move",
+            "export",
+            "dump",
+            "commit",
+            "merge",
+            "record",
+            "rename",
+            "document",
+        }
+    )
 )
 # The prepositions after which a name is the place an edit verb acts, by kind of verb.
 _PLACES = frozenset({"to", "in", "into", "inside", "within", "onto", "at"})
@@ -588,6 +608,7 @@ def _sentence_reading(
     # negations that keep nothing: a defect ("X does not parse"), a value replaced ("use A
     # instead of B in X")
     spoken = _negated_states(words) | {k for i in used for k in range(i) if words[k] == "instead"}
+    spoken |= _without_a_part(words)  # "write the rows without blanks to X": what X lacks
 
     def keeping(k: int) -> bool:
         return _keeps(words[k]) and k not in spoken
@@ -637,6 +658,24 @@ _FUNCTIONING = frozenset(
 _NEGATING_AUX = frozenset(
     {"does", "do", "did", "is", "are", "was", "were", "will", "would", "can", "could"}
 )
+
+
+def _without_a_part(words: list[str]) -> set[int]:
+    """Each "without" that says what a result lacks ("the rows without blanks", "a list
+    without duplicates"), not what is kept: no action (a gerund: "without changing X"), no
+    keeping verb, no file and no pronoun comes next, past a determiner."""
+    found = set()
+    for k, word in enumerate(words):
+        if word != "without":
+            continue
+        rest = [w for w in words[k + 1 : k + 4] if w not in _DETERMINERS]
+        head = rest[0] if rest else ""
+        if not head.isalpha() or head.endswith("ing") or head in _KEEPING_VERBS:
+            continue
+        if head in _PRONOUNS or _file(head):
+            continue
+        found.add(k)
+    return found
 
 
 def _negated_states(words: list[str]) -> set[int]:
@@ -954,8 +993,15 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
         if word in _EDIT and _command(words, back, question=question):
             if prep is not None and _later_place(words, at):
                 return False  # "write the sum of the numbers in X to out.txt": X is a source
-            if prep is None and word in _SOURCE_BEFORE_PLACE and _later_place(words, at):
+            if (
+                prep is None
+                and word in _SOURCE_BEFORE_PLACE | _SAVING
+                and _later_place(
+                    words, at, carried=word in _TRANSFORMING | _SAVING, elaborated=True
+                )
+            ):
                 return False  # "document X in notes.md": notes.md changes, X is its source
+                # ("save it as upper.txt": what it holds goes there)
             return _takes(word, prep, other_file)
         if word == "between" and _file(words[back + 1]):
             return False  # "fix the diff between out.txt and X": a comparison
@@ -1047,13 +1093,18 @@ def _relative_subject(words: list[str], at: int) -> bool:
     return third_person or verb.endswith("ed") or verb in _IRREGULAR_PAST
 
 
-def _later_place(words: list[str], at: int, *, carried: bool = False) -> bool:
+def _later_place(
+    words: list[str], at: int, *, carried: bool = False, elaborated: bool = False
+) -> bool:
     """Whether a place with a name of its own follows the name at `at` in its clause ("…
     in data.txt to out.txt"): then that is where the verb puts its object. `carried`: "as"
-    and "over" name such a place too ("save X's output as golden.txt")."""
+    and "over" name such a place too ("save X's output as golden.txt"). `elaborated`: a
+    colon goes on with the same command ("clean up X: write the rows … to Y")."""
     rest = words[at + 1 :]
     places = _PLACES | {"as", "over"} if carried else _PLACES
     for i, word in enumerate(rest):
+        if elaborated and word == ":":
+            continue
         if (word in _BREAKS or word in _SUBORDINATE or word in (",", ";")) and not (
             carried and word == "as"
         ):
