@@ -568,3 +568,29 @@ def test_a_need_the_reading_cannot_place_is_said_to_seem_about_the_file() -> Non
     assert seems_about("golden.txt needs a header line.", "golden.txt")
     assert not seems_about("golden.txt needs no change.", "golden.txt")
     assert not seems_about("golden3.txt and render3.py both need the new header.", "golden3.txt")
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "reading"),
+    [
+        # adversary-24c F9: debugging a test or a checker, or its failure, finds the cause
+        ("Debug the failing test in tests/test_calc.py.", "tests/test_calc.py", SILENT),
+        ("Fix the failing test in tests/test_calc.py.", "tests/test_calc.py", SILENT),
+        ("Debug tests/test_calc.py's failure.", "tests/test_calc.py", SILENT),
+        ("Investigate tests/test_calc.py's failure and fix it.", "tests/test_calc.py", SILENT),
+        ("Debug tests/check.py's complaints: the ages in data.csv must be valid.",
+         "tests/check.py", SILENT),
+        ("Debug tests/test_calc.py.", "tests/test_calc.py", SILENT),
+        # a test named without its symptom, and asked for plainly, is still asked
+        ("Fix the test in tests/test_calc.py: it asserts the wrong value.",
+         "tests/test_calc.py", ASKS),
+        ("Update tests/test_calc.py for the new API.", "tests/test_calc.py", ASKS),
+        ("Fix tests/check.py: it rejects valid ages.", "tests/check.py", ASKS),
+    ],
+)  # fmt: skip
+def test_a_check_debugged_or_named_by_its_failure_is_not_asked_to_change(
+    text: str, path: str, reading: str
+) -> None:
+    test_file = path.startswith("tests/test_")
+    assert text_reading(text, path, test_file=test_file) == reading
+    assert text_reading(text, path) == reading  # another task's text reads it the same

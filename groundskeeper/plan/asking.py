@@ -40,7 +40,7 @@ _EDIT = frozenset(
         "configure", "register", "pin", "enable", "disable", "rename", "correct", "adjust",
         "amend", "prepend", "truncate", "empty", "clear", "reformat", "regen", "redo",
         "rebuild", "implement", "complete", "finish", "refactor", "optimize", "optimise",
-        "improve", "patch", "debug", "repair", "port", "sort", "clean", "dedupe", "switch",
+        "improve", "patch", "repair", "port", "sort", "clean", "dedupe", "switch",
         "deduplicate", "normalize", "normalise", "tidy", "reorder", "format", "convert",
         "strip", "translate", "redact", "pretty-print", "prettify", "beautify", "minify",
         "keep-only", "store", "uppercase", "upper-case", "lowercase", "lower-case",
@@ -292,6 +292,13 @@ _TEST_BARE = re.compile(
     r"(?!\s+fail)",
     re.I,
 )
+# "the failing test in tests/test_calc.py": tests named by their symptom, where they are
+# (adversary-24c F9), never the file
+_TEST_SYMPTOM_IN = re.compile(
+    rf"(?<![\w./-]){_TEST_DETERMINER}\s+(?:\w+\s+)?{_TEST_SYMPTOM_WORD}\s+{_TEST_NOUN}"
+    r"\s+(?:in|of|inside|within|under)\s+[\w./-]*[\w/]",
+    re.I,
+)
 # A test file's name in a text (`tests/test_calc.py`, `calc_test.py`).
 _TEST_NAME = re.compile(r"(?<![\w./-])(?:[\w.-]+/)*(?:test_[\w-]*|[\w-]+_test)\.py\b", re.I)
 # A request to change tests named by their symptom, which the reading cannot decide:
@@ -362,6 +369,9 @@ def text_reading(
     before: list[str] = []
     bare = test_file and _bare_tests_name(text, path)
     for sentence in sentences(text):
+        # "fix the failing test in X": a symptom (what the code does), as "the failing
+        # tests" is, whichever task's text says it
+        sentence = _TEST_SYMPTOM_IN.sub("the-failing-tests", sentence)
         aliased = _aliased(sentence, path, sole_stem=sole_stem)
         if test_file:
             aliased = _test_aliased(aliased, path, bare=bare)
@@ -759,12 +769,31 @@ def _verbal(word: str) -> bool:
     )
 
 
+# What running a program or a test says, named by its possessive ("X's failure"): the
+# verdict, not the file.
+_VERDICT_NOUNS = frozenset(
+    {"failure", "failures", "complaint", "complaints", "finding", "findings", "failing",
+     "verdict", "verdicts", "objection", "objections", "rejection", "rejections"}
+)  # fmt: skip
+
+
+def _verdict_of(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is a possessive whose noun is what running it reported
+    ("X's failure", "X's complaints", "X's latest findings")."""
+    if at + 1 >= len(words) or words[at + 1] != "'s":
+        return False
+    rest = [w for w in words[at + 2 : at + 4] if w.isalpha()]
+    return any(w in _VERDICT_NOUNS for w in rest[:2])
+
+
 def _antecedent(words: list[str], at: int, before: list[str]) -> str | None:
     """The file a pronoun at `at` stands for: the nearest name before it (in its sentence,
     else in the sentence before), when that name is a clause's subject or a command's
     object — not one in a condition, a comparison or after a preposition."""
     for seq, end in ((words, at), (before, len(before))):
         for i in range(end - 1, -1, -1):
+            if _file(seq[i]) and _verdict_of(seq, i):
+                return None  # "investigate X's failure and fix it": it is the failure
             if _file(seq[i]):
                 topic = _topic(seq, i) or _defective_part(seq, i) or _defect_subject(seq, i)
                 return seq[i].removeprefix("./") if topic else None
@@ -979,6 +1008,8 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
     if at + 1 < len(words) and words[at + 1] == "'s":
         if _later_place(words, at, carried=True):
             return False  # "save render.py's output as X": the file is the source
+        if _verdict_of(words, at):
+            return False  # "debug X's failure": what running X says, not X (adv24c F9)
         prep = "of"  # "of render5.py's output": a part of the file, as "the output of X"
     other_file = False  # a name between the verb and this one (its object)
     between = 0
