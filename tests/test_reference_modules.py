@@ -55,6 +55,23 @@ def test_the_tests_reference_is_told_apart(tmp_path: Path) -> None:
     assert _references(tmp_path) == {"legacy.py"}
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # adversary-24c F2: the code under test named where the bug is, not as an object
+        "gross() in vat.py is broken: fix it so that the test suite passes.",
+        "vat.py adds 2 % VAT instead of 20 %. Fix the bug.",
+        # the reference named as what the work is compared with stays the check's
+        "Fix vat.py so that it agrees with legacy.py.",
+        "gross() in vat.py must return the same as legacy.py: fix it.",
+    ],
+)
+def test_the_code_named_anywhere_in_the_text_tells_the_reference_apart(
+    tmp_path: Path, text: str
+) -> None:
+    assert _references(tmp_path, text) == {"legacy.py"}
+
+
 def test_a_neutral_named_assertion_helper_is_the_checks_too(tmp_path: Path) -> None:
     # adversary-21 F17: a helper the tests assert through (`common.check_gross`), gutted to
     # pass; when the text names the code under test, it is the check's whatever its name

@@ -269,7 +269,11 @@ def reference_modules(
             if is_test_module(p) or any(p == t or p.startswith(t.rstrip("/") + "/") for t in where)
         ]
         code = [p for p in modules if p not in tests and not checker_named(p)]
-        named = [p for p in code if stem(p) != "__init__" and asks_to_change(task, p)]
+        named = [
+            p
+            for p in code
+            if stem(p) != "__init__" and (asks_to_change(task, p) or _spoken_of(task, p))
+        ]
         if not named or not tests:
             continue
         by_tests: set[str] = set()
@@ -295,6 +299,29 @@ def reference_modules(
             pending += [p for p in code if stem(p) in names]
         found |= _referenced(code, named, by_tests, work, imported)
     return frozenset(found)
+
+
+# Words before a module's name that make it what the work is compared with ("agree with
+# legacy.py", "the same as legacy.py"), not where the work is.
+_COMPARED_WITH = frozenset(
+    {"with", "against", "like", "as", "than", "to", "versus", "vs", "per", "match",
+     "matches", "agree", "agrees", "mirror", "mirrors", "reference", "oracle", "from"}
+)  # fmt: skip
+
+
+def _spoken_of(task: TaskSpec, path: str) -> bool:
+    """Whether the task's text names `path` as where the work is, though not as a change's
+    object ("gross() in vat.py is broken: fix it", "vat.py adds 2 % … Fix the bug",
+    adversary-24c F2): its name, not just after a word comparing with it."""
+    from groundskeeper.plan.expected import task_text
+
+    text = task_text(task)
+    name = re.escape(posixpath.basename(path))
+    for found in re.finditer(rf"(?<![\w./-])(?:[\w.-]+/)*{name}(?![\w-])", text):
+        before = re.findall(r"[a-z]+", text[max(0, found.start() - 40) : found.start()].lower())
+        if not any(w in _COMPARED_WITH for w in before[-3:]):
+            return True
+    return False
 
 
 def _referenced(

@@ -1,0 +1,3 @@
+def parse(s):
+    y, m, d = s.split("-")
+    return (int(y), int(d), int(m))
