@@ -255,6 +255,10 @@ def test_a_source_and_the_place_it_is_written_in(text: str, path: str, reading: 
         ("Proofread README.md.", "README.md", ASKS),
         # an edit verb asks for its object whatever else the sentence writes
         ("Fix config.json and write the changes to CHANGELOG.md.", "config.json", ASKS),
+        ("Write o1.txt containing the sum of the numbers in data.txt.", "o1.txt", ASKS),
+        ("Save out.txt with the totals in data.txt.", "out.txt", ASKS),
+        # a place "in" another file is what the sort goes by, not where it goes
+        ("Sort names.txt by the order in keys.txt.", "names.txt", ASKS),
     ],
 )  # fmt: skip
 def test_a_file_transformed_into_another_is_the_source(text: str, path: str, reading: str) -> None:

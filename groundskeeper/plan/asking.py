@@ -85,9 +85,16 @@ _TRANSFORMING = frozenset(
      "concatenate", "combine", "proofread", "tidy", "keep-only"}
 )  # fmt: skip
 _SOURCE_BEFORE_PLACE = frozenset({"document", "merge"}) | _TRANSFORMING
-# Verbs that put what their object holds at a place named after it ("save it as Y", "write
-# X's rows to Y"): the object is then the source.
-_SAVING = frozenset({"save", "store", "export", "dump", "output", "emit", "write"})
+# Verbs that put what their object holds at a place named after it ("save it as Y"): the
+# object is then the source.
+_SAVING = frozenset({"save", "store", "export", "dump"})
+# The words naming where such a verb's result goes: a transforming verb's destination
+# ("into Y", "to Y", "as Y"; never "in Y": "sort X by the order in keys.txt" sorts X), a
+# saving verb's new name ("as Y"); document and merge take any place.
+_DESTINATIONS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(_TRANSFORMING, frozenset({"to", "into", "onto", "as"})),
+    **dict.fromkeys(_SAVING, frozenset({"as"})),
+}
 # Verbs whose object's source or target may be another file before the place they name
 # ("save out.txt as tests/golden.txt", "bless new.txt as the new golden X").
 _CARRYING = (
@@ -1028,11 +1035,11 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
                 prep is None
                 and word in _SOURCE_BEFORE_PLACE | _SAVING
                 and _later_place(
-                    words, at, carried=word in _TRANSFORMING | _SAVING, elaborated=True
+                    words, at, only=_DESTINATIONS.get(word), elaborated=word not in _SAVING
                 )
             ):
                 return False  # "document X in notes.md": notes.md changes, X is its source
-                # ("save it as upper.txt": what it holds goes there)
+                # ("deduplicate X into Y", "save it as upper.txt": what X holds goes there)
             return _takes(word, prep, other_file)
         if word == "between" and _file(words[back + 1]):
             return False  # "fix the diff between out.txt and X": a comparison
@@ -1125,14 +1132,22 @@ def _relative_subject(words: list[str], at: int) -> bool:
 
 
 def _later_place(
-    words: list[str], at: int, *, carried: bool = False, elaborated: bool = False
+    words: list[str],
+    at: int,
+    *,
+    carried: bool = False,
+    elaborated: bool = False,
+    only: frozenset[str] | None = None,
 ) -> bool:
     """Whether a place with a name of its own follows the name at `at` in its clause ("…
     in data.txt to out.txt"): then that is where the verb puts its object. `carried`: "as"
     and "over" name such a place too ("save X's output as golden.txt"). `elaborated`: a
-    colon goes on with the same command ("clean up X: write the rows … to Y")."""
+    colon goes on with the same command ("clean up X: write the rows … to Y"). `only`: the
+    words that may name the place (then "as" is one only if among them)."""
     rest = words[at + 1 :]
     places = _PLACES | {"as", "over"} if carried else _PLACES
+    if only is not None:
+        places, carried = only, "as" in only
     for i, word in enumerate(rest):
         if elaborated and word == ":":
             continue
