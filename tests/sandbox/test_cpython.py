@@ -252,6 +252,18 @@ def test_it_is_cpython_with_its_standard_library(layout: Path) -> None:
     assert version.stdout == "cpython (3, 12)\n"
 
 
+def test_time_zones_are_there(layout: Path) -> None:
+    """adversary-24c H7: WASI has no time-zone database; `zoneinfo` finds the one the site
+    directory holds (`tzdata`), so code converting to local time runs as it does natively."""
+    code = (
+        "import datetime, zoneinfo; utc = datetime.timezone.utc; "
+        "print(datetime.datetime(2024, 7, 1, 10, tzinfo=utc)"
+        ".astimezone(zoneinfo.ZoneInfo('Europe/Paris')).hour)"
+    )
+    result = sh(layout, f"python3 -c {py(code)}")
+    assert (result.status, result.stdout) == (0, "12\n"), result.stderr
+
+
 def test_randomness_differs_between_runs(layout: Path) -> None:
     line = "python3 -c 'import os, random; print(os.urandom(8).hex(), random.random())'"
     first, second = sh(layout, line).stdout, sh(layout, line).stdout
@@ -601,7 +613,7 @@ def test_pytest_loads_no_plugin_a_workdir_distribution_declares(tmp_path: Path) 
         'print(sorted(d.metadata["Name"] for d in m.distributions()))\'',
         workdir=tmp_path,
     )
-    assert names.stdout == "['Pygments', 'iniconfig', 'packaging', 'pluggy', 'pytest']\n"
+    assert names.stdout == "['Pygments', 'iniconfig', 'packaging', 'pluggy', 'pytest', 'tzdata']\n"
 
 
 def test_listing_distributions_leaves_the_standard_library_s_zip_unread(tmp_path: Path) -> None:
@@ -620,7 +632,9 @@ def test_listing_distributions_leaves_the_standard_library_s_zip_unread(tmp_path
         "print(sorted(d.metadata['Name'] for d in m.distributions()), opened)\n"
     )
     listed = sandbox.run("python3 listing.py", workdir=tmp_path, timeout=60)
-    assert listed.stdout == "['Pygments', 'iniconfig', 'packaging', 'pluggy', 'pytest'] []\n", (
+    assert (
+        listed.stdout == "['Pygments', 'iniconfig', 'packaging', 'pluggy', 'pytest', 'tzdata'] []\n"
+    ), (
         listed.stdout,
         listed.stderr,
     )
