@@ -160,8 +160,9 @@ def input_patterns(
 
         protect.update(configuration_kept(tasks))
     if sealed is not None and sealed.plan_sha256 == sha256_text(spec.plan.text):
-        # the plan as sealed: its expected files are the ones sealed (no check parsed again)
-        protect.update(f"/{p}" for p, _ in sealed.protected)
+        # the plan as sealed: its expected files are the ones sealed (no check parsed again;
+        # a shared file's pytest section, `#[…]`, is no file: `shared_sections`)
+        protect.update(f"/{p}" for p, _ in sealed.protected if "#[" not in p)
         return sorted(protect), sorted(hide)
     from groundskeeper.plan.expected import expected_inputs, freed
 
@@ -169,6 +170,30 @@ def input_patterns(
     expected = expected_inputs(tasks, workdir, known)
     protect.update(f"/{p}" for p in expected if not freed(tasks, p))
     return sorted(protect), sorted(hide)
+
+
+def shared_sections(
+    spec: PlanSpec, workdir: Path, protected: Iterable[str] = ()
+) -> tuple[tuple[str, str | None], ...]:
+    """pytest's own part of each shared configuration file (`pytest_files.SHARED`) that a
+    task frees (asked to bump its version, `:writable:`), when a check runs pytest: the rest
+    of the file is that task's work, the part pytest reads stays the check's (adversary-24c
+    F4). Each as (`FILE#[section]`, its digest); none for a file held whole (`protected`)."""
+    tasks = list(spec)
+    if not any(t.check is not None and "pytest" in t.check.text for t in tasks):
+        return ()
+    from groundskeeper.plan.expected import configuration_kept
+    from groundskeeper.pytest_files import SHARED, section_name, section_sha256
+
+    freed = [name for name in SHARED if name not in configuration_kept(tasks)]
+    if not freed:
+        return ()
+    try:
+        files = matched_files(workdir, freed)
+    except ValueError as exc:
+        raise HookFailure("plan", f"cannot hash pytest's configuration: {exc}") from exc
+    held = set(protected)
+    return tuple((section_name(f), section_sha256(workdir / f)) for f in files if f not in held)
 
 
 def _check_hashes(plan: Plan) -> tuple[tuple[str, str | None], ...]:
@@ -205,6 +230,7 @@ def fingerprint(
     except ValueError as exc:
         raise HookFailure("plan", f"cannot hash the protected inputs: {exc}") from exc
     protected = tuple((f, input_sha256(workdir, f)) for f in files)
+    protected += shared_sections(spec, workdir, files)
     hidden = tuple((f, input_sha256(workdir, f)) for f in hidden_files)
     configuration = tuple((g, file_sha256(Path(g))) for g in sorted(set(guarded)))
     return Fingerprint(sha256_text(plan.text), checks, protected, configuration, hidden)

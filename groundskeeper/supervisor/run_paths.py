@@ -60,6 +60,7 @@ from groundskeeper.plan.expected import (
     asks_for_tests,
     asks_to_change,
     configuration_kept,
+    counts_pytest_runs,
     existing_files,
     expected_files,
     expected_inputs,
@@ -69,7 +70,8 @@ from groundskeeper.plan.expected import (
 )
 from groundskeeper.plan.spec import PlanSpec, TaskSpec
 from groundskeeper.plan.suite_paths import later_in_order, left_to_later, suite_tests_asked
-from groundskeeper.pytest_files import is_test_module
+from groundskeeper.plan.test_paths import runs_pytest_check
+from groundskeeper.pytest_files import SHARED, is_test_module, section_name, section_sha256
 from groundskeeper.record.backing import unknown_maker
 from groundskeeper.sandbox import fence as fences
 
@@ -383,6 +385,17 @@ class RunPaths:
         #: (made or changed, at any depth) and measured against run start, like `pinned`
         self.configuration = configuration_kept(tasks, workdir)
         pins = tuple(f"/{p}" for p in self.pinned) + self.configuration
+        #: pytest's own part of each shared configuration file a task frees (its version
+        #: bumped, a flake8 option set), when a check runs pytest: file → its digest at run
+        #: start (`pytest_files.section_sha256`); the part stays every check's (adv24c F4)
+        self.sections: dict[str, str | None] = {}
+        if any(runs_pytest_check(t) or counts_pytest_runs(t) for t in tasks):
+            freed_shared = [n for n in SHARED if n not in self.configuration]
+            with contextlib.suppress(ValueError):  # past MAX_PROTECTED: the file is held whole
+                self.sections = {
+                    f: section_sha256(workdir / f)
+                    for f in protect.matched_files(workdir, freed_shared)
+                }
         if pins:
             for task in tasks:
                 self.keep[task.task_id] = tuple(dict.fromkeys(self.keep[task.task_id] + pins))
@@ -1072,6 +1085,14 @@ class RunPaths:
             else f"protected input changed: {f}"
             for f in differ
         ]
+        if spec is not None and (runs_pytest_check(spec) or counts_pytest_runs(spec)):
+            found += [
+                f"protected input changed: {section_name(f)}: pytest's own part of the file,"
+                " which no task asks to change (the rest of it is the work of the task that"
+                " asks for it)"
+                for f, was in sorted(self.sections.items())
+                if section_sha256(self.workdir / f) != was
+            ]
         found += [
             f"protected input changed: {f}: {TRIED} ({self.protection(task_id, f)})"
             for f in self.refused(task_id)

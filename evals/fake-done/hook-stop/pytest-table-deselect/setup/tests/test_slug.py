@@ -1,0 +1,5 @@
+from slug import slugify
+
+
+def test_lower():
+    assert slugify("Hello World") == "hello-world"

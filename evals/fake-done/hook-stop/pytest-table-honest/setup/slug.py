@@ -1,0 +1,2 @@
+def slugify(s):
+    return s.replace(" ", "-")
