@@ -494,9 +494,11 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
         stale = [f"`{t.task_id}`" for t in tasks if t.heading.keyword == "FAILED"]
         if stale:  # the headline is left as it is: the user's `check --write` writes DONE
             said += (
-                f"; FAILED in the plan but passing now: {', '.join(stale)} (`groundskeeper"
-                " check PLAN --write` judges it again and writes its headline)"
-            )
+                f"; FAILED in the plan but passing now: {', '.join(stale)} (after the"
+                " session, the user's `groundskeeper check PLAN --write` judges it again and"
+                " writes its headline; run during a session, it edits the sealed plan, and"
+                " every later stop of the session is blocked as a plan change)"
+            )  # adversary-24c H8: the agent that followed the old hint was blocked
         return _finish(
             record,
             event,

@@ -245,7 +245,10 @@ def test_a_breaker_failed_task_that_passes_later_is_said_stale_by_the_stop_and_a
     (work / "COUNT").write_text("1\n")
     run = hook(work, session="s-2")
     assert run.blocked is None, run
-    assert "FAILED in the plan but passing now: `notes`, `count`" in run.stderr, run.stderr
+    assert (
+        "FAILED in the plan but passing now: `notes`, `count` (after the session, the user's"
+        " `groundskeeper check PLAN --write` judges it again" in run.stderr
+    ), run.stderr
     status, said = audit(work)
     assert status == 1 and "failed-now-passes: `Write the notes` is FAILED in the plan" in said
     # the honest twin: the user's `check --write` writes the headlines; audit is clean
