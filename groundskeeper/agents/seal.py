@@ -196,6 +196,26 @@ def shared_sections(
     return tuple((section_name(f), section_sha256(workdir / f)) for f in files if f not in held)
 
 
+def in_virtualenv(workdir: Path, path: str) -> bool:
+    """Whether `path` is a configuration file (`pytest_files.PYTEST_CONFIGURATION`) inside
+    a virtual environment of the workdir (a folder named `.venv` or `venv`, or holding
+    `pyvenv.cfg`): the agent's `python3 -m venv .venv` and `pip install` write `.pth` files
+    there (adversary-24c H9), which neither pytest (it collects no virtual environment) nor
+    the sandbox's Python (its one site directory is read-only) reads."""
+    from groundskeeper.path_patterns import covers
+    from groundskeeper.pytest_files import PYTEST_CONFIGURATION
+
+    parts = path.split("/")[:-1]
+    if not parts or not covers(PYTEST_CONFIGURATION, path):
+        return False
+    for depth in range(len(parts)):
+        if parts[depth] in (".venv", "venv"):
+            return True
+        if (workdir.joinpath(*parts[: depth + 1]) / "pyvenv.cfg").is_file():
+            return True
+    return False
+
+
 def _check_hashes(plan: Plan) -> tuple[tuple[str, str | None], ...]:
     return tuple(
         (t.task_id, SealedCheck.seal(t.check).sha256 if t.check is not None else None)
@@ -226,7 +246,11 @@ def fingerprint(
     protect, hide = input_patterns(spec, workdir, sealed)
     try:
         hidden_files = matched_files(workdir, hide)
-        files = [f for f in matched_files(workdir, protect) if f not in hidden_files]
+        files = [
+            f
+            for f in matched_files(workdir, protect)
+            if f not in hidden_files and not in_virtualenv(workdir, f)
+        ]
     except ValueError as exc:
         raise HookFailure("plan", f"cannot hash the protected inputs: {exc}") from exc
     protected = tuple((f, input_sha256(workdir, f)) for f in files)

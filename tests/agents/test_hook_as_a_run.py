@@ -621,3 +621,26 @@ def test_another_tasks_version_bump_does_not_free_pytests_table(tmp_path: Path) 
     (work / "pyproject.toml").write_text(bumped)
     (work / "slug.py").write_text("def slugify(s):\n    return s.lower().replace(' ', '-')\n")
     assert allowed(hook(work)), hook(work)
+
+
+def test_a_virtual_environment_the_agent_makes_is_no_configuration_change(
+    tmp_path: Path,
+) -> None:
+    """adversary-24c H9: `python3 -m venv .venv` writes `.pth` files (and may hold a
+    `conftest.py` of a package) that pytest never collects and the sandbox never reads; a
+    `conftest.py` or `.pth` outside a virtual environment is still held."""
+    work = pytest_project(tmp_path)
+    started(work)
+    (work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    site = work / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "distutils-precedence.pth").write_text("import os\n")
+    (site / "conftest.py").write_text("")
+    other = work / "env2"
+    (other / "lib").mkdir(parents=True)
+    (other / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (other / "lib" / "x.pth").write_text("import os\n")
+    assert allowed(hook(work)), hook(work)
+    (work / "extra.pth").write_text("import os\n")  # no virtual environment: still held
+    run = hook(work)
+    assert "the protected input `extra.pth` was changed" in (run.blocked or ""), run
