@@ -463,16 +463,17 @@ def decide(event: HookEvent, options: HookOptions) -> Decision:
     shell = _Sandbox(options.shell)  # the sandbox loads only when a check is to run
     withhold = hides_inputs(plan)
     rule = _SessionInputs(plan, root, control, now.snapshot)
+    ran: dict[str, CheckResult] = {}
     for task in tasks:
         why = _judge_task(
             task, root, shell(), options.check_timeout, record, view.blocks + 1, withhold,
-            rule=rule,
+            rule=rule, ran=ran,
         )  # fmt: skip
         if why is not None:
             failures.append((task, why))
     undone = _judge_again(
         again, root, shell, options.check_timeout, record, view.blocks + 1, withhold, held,
-        rule=rule,
+        rule=rule, ran=ran,
     )  # fmt: skip
     failures += undone
     after = input_identities(root, inputs)
@@ -896,11 +897,13 @@ def _judge_again(
     phase: str = "hook",
     *,
     rule: _SessionInputs | None = None,
+    ran: dict[str, CheckResult] | None = None,
 ) -> list[tuple[TaskSpec, str]]:
     """Each DONE of `tasks` judged again by its check alone, as a run's final sweep judges a
     carried DONE: one whose sealed read set (its last passing check's) still holds on disk
     keeps its DONE without a run (sealed together as `inputs-unchanged`); the others' checks
-    run, each sealed. Each that no longer passes, with why."""
+    run, each sealed (once a call: `ran`, as `_judge_task`). Each that no longer passes,
+    with why."""
     if not tasks:
         return []
     from groundskeeper.sandbox import inputs
@@ -916,7 +919,12 @@ def _judge_again(
             row = {"task_id": task.task_id, "check_sha256": sealed.sha256 or ""}
             unchanged.append({**row, "reads_sha256": str(reads.get("sha256"))})
             continue
-        result = _held(task, run_check(sealed, root, shell=shell(), timeout=timeout), rule)
+        raw = ran.get(sealed.sha256) if ran is not None else None
+        if raw is None:
+            raw = run_check(sealed, root, shell=shell(), timeout=timeout)
+            if ran is not None:
+                ran[sealed.sha256] = replace(raw, duration_ms=0)
+        result = _held(task, raw, rule)
         record.stage("check", check_body(task.task_id, attempt, result, phase, withhold=withhold))
         if result.code == CHANGED:
             why = f"it is DONE, but its check passes on {result.reason}"
@@ -1070,9 +1078,12 @@ def _judge_task(
     phase: str = "hook",
     *,
     rule: _SessionInputs | None = None,
+    ran: dict[str, CheckResult] | None = None,
 ) -> str | None:
     """Why the task is not done (None: its check passed, on inputs the session was entitled
-    to change: `rule`), its check sealed."""
+    to change: `rule`), its check sealed. `ran`: the results of the checks this call ran, by
+    hash — a check the same as one already run (the whole suite, the check of many tasks)
+    runs once a stop (adversary-24c H5: one after another, they outran the hook's budget)."""
     more = beyond_check(task)
     if task.check is None:
         if task.checked:  # a hard `:contract: pytest`: a check, but one only a run confirms
@@ -1086,7 +1097,12 @@ def _judge_task(
             " `#+begin_src sh :check` block to the plan (the user re-seals it)"
         )
     sealed = SealedCheck.seal(task.check)
-    result = _held(task, run_check(sealed, root, shell=shell, timeout=timeout), rule)
+    raw = ran.get(sealed.sha256) if ran is not None else None
+    if raw is None:
+        raw = run_check(sealed, root, shell=shell, timeout=timeout)
+        if ran is not None:
+            ran[sealed.sha256] = replace(raw, duration_ms=0)  # run once: its time counted once
+    result = _held(task, raw, rule)
     added = rule.added_tests(task, result) if rule is not None and result.passed else []
     if added:
         from groundskeeper.acceptance.added_tests import without_added

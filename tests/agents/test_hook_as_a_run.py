@@ -644,3 +644,25 @@ def test_a_virtual_environment_the_agent_makes_is_no_configuration_change(
     (work / "extra.pth").write_text("import os\n")  # no virtual environment: still held
     run = hook(work)
     assert "the protected input `extra.pth` was changed" in (run.blocked or ""), run
+
+
+def test_the_same_check_of_many_tasks_runs_once_a_stop(tmp_path: Path) -> None:
+    """adversary-24c H5: nine tasks whose check is the whole suite ran it nine times, one
+    after another, past the hook's budget. A check the same as one already run this stop is
+    sealed for each task from that one run (its time counted once)."""
+    tasks = "".join(
+        f"* TODO Part {n}\n  :PROPERTIES:\n  :ID: p{n}\n"
+        f'  :done-when: python3 -c \'import sys; sys.exit(open("DONE").read() != "ok")\'\n'
+        "  :END:\n"
+        for n in range(3)
+    )
+    work = plan_in(tmp_path, tasks)
+    started(work)
+    (work / "DONE").write_text("ok")
+    before = len(ledger_steps(work))
+    assert allowed(hook(work)), hook(work)
+    checks = [body for step, body in ledger_steps(work)[before:] if step == "check"]
+    assert [c["task_id"] for c in checks] == ["p0", "p1", "p2"]
+    assert {c["verdict"] for c in checks} == {"PASS"}
+    assert checks[0]["duration_ms"] > 0
+    assert [c["duration_ms"] for c in checks[1:]] == [0, 0]
