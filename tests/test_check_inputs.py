@@ -611,3 +611,28 @@ def test_the_asked_for_test_in_a_new_module_is_done(tmp_path: Path) -> None:
     )
     _result, doc = resume(plan, script)
     assert _row(doc, "n")["state"] == "DONE", _row(doc, "n")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "asked"),
+    [
+        # adversary-24c H2: files asked to go by a pattern or by their kind
+        ("Delete the leftover temporary files (*.tmp) in out/; keep everything else.",
+         "out/a.tmp", True),
+        ("Clean up out/: remove every .tmp file there, keep the reports.", "out/b.tmp", True),
+        ("Remove out/*.log before the release.", "out/run.log", True),
+        # another name, another folder, or a negated sentence: not asked
+        ("Delete the leftover temporary files (*.tmp) in out/; keep everything else.",
+         "out/report.txt", False),
+        ("Delete the leftover temporary files (*.tmp) in out/.", "keys/a.tmp", False),
+        ("Do not delete the *.tmp files in out/.", "out/a.tmp", False),
+        ("Write the report; the *.tmp files in out/ are inputs.", "out/a.tmp", False),
+    ],
+)  # fmt: skip
+def test_files_asked_to_go_by_a_pattern_may_go(text: str, path: str, asked: bool) -> None:
+    from groundskeeper.acceptance.check_inputs import may_remove
+    from groundskeeper.plan.org import parse_plan
+
+    plan = HEAD + task("Tidy", "t", "test -s out/report.txt") + f"  {text}\n"
+    spec = list(compile_plan(parse_plan(plan)))
+    assert may_remove(spec, path) is asked

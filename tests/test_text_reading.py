@@ -598,3 +598,22 @@ def test_a_check_debugged_or_named_by_its_failure_is_not_asked_to_change(
     test_file = path.startswith("tests/test_")
     assert text_reading(text, path, test_file=test_file) == reading
     assert text_reading(text, path) == reading  # another task's text reads it the same
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "reading"),
+    [
+        # adversary-24c H3: the file a value becomes a part of, and a value used in a file
+        # instead of another, are asked to change
+        ('Append "done" as the last line of log.txt.', "log.txt", ASKS),
+        ("Add the title as the first heading of README.md.", "README.md", ASKS),
+        ("Use 4-space indentation in style.css instead of tabs.", "style.css", ASKS),
+        ("Copy the header of a.txt as the header of b.txt.", "a.txt", SILENT),
+        ("Copy the header of a.txt as the header of b.txt.", "b.txt", ASKS),
+        ("Use app.json instead of old.json.", "old.json", FORBIDS),
+    ],
+)  # fmt: skip
+def test_a_part_a_value_becomes_and_a_value_used_instead(
+    text: str, path: str, reading: str
+) -> None:
+    assert text_reading(text, path) == reading

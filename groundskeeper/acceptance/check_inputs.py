@@ -686,6 +686,12 @@ def inputs_gone(
 
 def may_remove(tasks: Sequence[TaskSpec], path: str) -> bool:
     """Whether some task of `tasks` is entitled to remove `path`: its text asks to change it
-    (names it as the object of a changing verb: "delete tests/test_old.py") or `:writable:`
-    covers it."""
-    return any(covers(t.writable, path) or asks_to_change(t, path) for t in tasks)
+    (names it as the object of a changing verb: "delete tests/test_old.py"), asks to remove
+    the files of a pattern or a kind it matches ("delete the *.tmp files in out/", "remove
+    every .tmp file there", adversary-24c H2), or `:writable:` covers it."""
+    from groundskeeper.plan.expected import asks_to_remove_matching
+
+    return any(
+        covers(t.writable, path) or asks_to_change(t, path) or asks_to_remove_matching(t, path)
+        for t in tasks
+    )

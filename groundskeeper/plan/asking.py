@@ -624,7 +624,9 @@ def _sentence_reading(
     used = [i for i in at if _used_instead_in(words, i)]
     # negations that keep nothing: a defect ("X does not parse"), a value replaced ("use A
     # instead of B in X")
-    spoken = _negated_states(words) | {k for i in used for k in range(i) if words[k] == "instead"}
+    spoken = _negated_states(words) | {
+        k for i in used for k in range(min(i + 2, len(words))) if words[k] == "instead"
+    }
     spoken |= _without_a_part(words)  # "write the rows without blanks to X": what X lacks
 
     def keeping(k: int) -> bool:
@@ -723,9 +725,13 @@ def _used_instead_in(words: list[str], at: int) -> bool:
     else:
         return False
     between = words[start + 1 : at - 1]
+    after = words[at + 1 : at + 2]  # "use 4-space indentation in X instead of tabs"
     return (
         _in_command_position(words, start, question=False)
-        and "instead" in between
+        and (
+            "instead" in between
+            or (after == ["instead"] and not any(_file(w) for w in words[at + 1 :]))
+        )  # ("use the values in ref.json instead of the old ones in X": X is the place)
         and not any(_file(w) for w in between)
     )
 
@@ -1043,6 +1049,9 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
             return _takes(word, prep, other_file)
         if word == "between" and _file(words[back + 1]):
             return False  # "fix the diff between out.txt and X": a comparison
+        if word == "as" and prep == "of" and _part_of_file(words[back + 1 : at]):
+            prep = "to"  # "append X as the last line of Y": Y is where it goes (adv24c H3)
+            continue
         if word in ("from", "with", "over", "as"):
             if prep in ("to", "into", "onto") or (word == "with" and prep in _PLACES):
                 continue  # "add a section with … to X", "replace 80 with 8080 in X"
@@ -1105,6 +1114,25 @@ _IRREGULAR_PAST = frozenset(
     {"found", "caught", "hit", "ran", "saw", "showed", "wrote", "made", "gave", "broke",
      "threw", "raised", "flagged", "got", "put", "left", "kept", "took", "brought", "built"}
 )  # fmt: skip
+
+
+# A part of a file a value may become ("as the last line of X", "as the header of X").
+_FILE_PARTS = frozenset(
+    {"line", "lines", "row", "rows", "entry", "entries", "header", "footer", "title",
+     "heading", "paragraph", "section", "item", "column", "field", "record", "key", "value"}
+)  # fmt: skip
+
+
+def _part_of_file(phrase: list[str]) -> bool:
+    """Whether `phrase` (between "as" and a name) is a part of that file: "the last line
+    of", "the new header of", "a row of"."""
+    return (
+        len(phrase) >= 2
+        and phrase[-1] == "of"
+        and phrase[-2] in _FILE_PARTS
+        and len(phrase) <= 5
+        and all(w.isalpha() or "-" in w for w in phrase)
+    )
 
 
 def _relative_subject(words: list[str], at: int) -> bool:

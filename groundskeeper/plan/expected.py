@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import os
+import posixpath
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -19,7 +20,15 @@ from typing import TYPE_CHECKING
 
 from groundskeeper.path_patterns import covers, naming, normal_path
 from groundskeeper.plan.asked_sentences import text_asks
-from groundskeeper.plan.asking import ASKS, FORBIDS, SILENT, UNSURE, seems_about, text_reading
+from groundskeeper.plan.asking import (
+    ASKS,
+    FORBIDS,
+    SILENT,
+    UNSURE,
+    seems_about,
+    sentences,
+    text_reading,
+)
 from groundskeeper.plan.lint_checks import CHECK_LANGUAGE
 from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.plan.test_paths import runs_pytest_check, runs_unittest, test_paths
@@ -35,6 +44,7 @@ __all__ = [
     "SILENT",
     "UNSURE",
     "asks_to_change",
+    "asks_to_remove_matching",
     "check_test_file",
     "compared_by",
     "configuration_kept",
@@ -420,3 +430,42 @@ def expected_inputs(
                 if task.task_id not in comparing:
                     comparing.append(task.task_id)
     return found
+
+
+# A removing verb, in command position at a sentence's or clause's start ("Delete …",
+# "Clean up out/: remove …").
+_REMOVING = re.compile(
+    r"(?:^|[:;,]\s*|\band\s+)(?:please\s+)?(?:delete|remove|drop|purge|erase|prune|clean\s+up"
+    r"|get\s+rid\s+of)\b",
+    re.I,
+)
+_NOT_REMOVING = re.compile(r"\b(?:not|never|don't|do\s+not|without|n't)\b", re.I)
+_GLOB = re.compile(r"(?<![\w/])((?:[\w.-]+/)*[\w.-]*[*?][\w.*?-]*)")
+_KIND = re.compile(r"\b(?:every|all|each|any|the)\s+(\.\w+)\s+files?\b", re.I)
+_FOLDER = re.compile(r"\b(?:in|from|under|inside)\s+([\w.-]+(?:/[\w.-]+)*/)", re.I)
+_LEADING_FOLDER = re.compile(r"^\W*(?:\w+\s+){0,3}?([\w.-]+(?:/[\w.-]+)*/)\s*:")
+
+
+def asks_to_remove_matching(task: TaskSpec, path: str) -> bool:
+    """Whether a sentence of the task's text asks, plainly (a removing verb, no negation
+    before it), to remove files by a pattern (`*.tmp`, `out/*.log`) or by their kind
+    ("every .tmp file"), and `path` is one of them: its name matches, in the folder the
+    pattern or the sentence names ("in out/", "Clean up out/: …"), anywhere when it names
+    none."""
+    name = posixpath.basename(path)
+    for sentence in sentences(task_text(task)):
+        verb = _REMOVING.search(sentence)
+        if verb is None or _NOT_REMOVING.search(sentence[: verb.end()]):
+            continue
+        rest = sentence[verb.start() :]
+        patterns = [m.group(1) for m in _GLOB.finditer(rest)]
+        patterns += ["*" + m.group(1) for m in _KIND.finditer(rest)]
+        folder = _FOLDER.search(rest) or _LEADING_FOLDER.search(sentence)
+        for pattern in patterns:
+            where, _, glob = pattern.rpartition("/")
+            where = where or (folder.group(1).rstrip("/") if folder else "")
+            if not fnmatch.fnmatchcase(name, glob):
+                continue
+            if not where or posixpath.dirname(path) == where.removeprefix("./"):
+                return True
+    return False
