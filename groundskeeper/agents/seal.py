@@ -202,11 +202,10 @@ def in_virtualenv(workdir: Path, path: str) -> bool:
     `pyvenv.cfg`): the agent's `python3 -m venv .venv` and `pip install` write `.pth` files
     there (adversary-24c H9), which neither pytest (it collects no virtual environment) nor
     the sandbox's Python (its one site directory is read-only) reads."""
-    from groundskeeper.path_patterns import covers
-    from groundskeeper.pytest_files import PYTEST_CONFIGURATION
+    from groundskeeper.pytest_files import ANYWHERE, AT_ROOT
 
-    parts = path.split("/")[:-1]
-    if not parts or not covers(PYTEST_CONFIGURATION, path):
+    *parts, name = path.split("/")
+    if not parts or not (name in ANYWHERE or name in AT_ROOT or name.endswith(".pth")):
         return False
     for depth in range(len(parts)):
         if parts[depth] in (".venv", "venv"):
