@@ -327,7 +327,7 @@ def _unrecorded_read(
     (`restorable`: its hash, or it was made by the call: removing it restores)."""
     for path, tasks in unrecorded.items():
         if f"`{path}`" in reason:
-            who = f"changed by an unrecorded call of task {', '.join(tasks)}'s worker"
+            who = f"changed by an unrecorded call of task {', '.join(sorted(tasks))}'s worker"
             if path in restorable:
                 return (
                     f"{reason}; {who} (the run stopped mid-call): restore it (remove it, if the"
