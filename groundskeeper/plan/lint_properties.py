@@ -635,8 +635,9 @@ def _python_checks(spec: PlanSpec) -> Iterator[Diagnostic]:
         message = (
             f"the check runs `{_short(command)}`: the code it imports runs in the same"
             " interpreter, whose exit status is all the check sees, so code under test that"
-            " ends it early with status 0 (`os._exit(0)`, `sys.exit(0)` at import) passes"
-            " without an assertion running; write the tests for pytest and use"
+            " ends it early with status 0 (`os._exit(0)`, `sys.exit(0)` at import), or hides"
+            " what would run (a function's `__doc__` set to None before doctest reads it),"
+            " passes without an assertion running; write the tests for pytest and use"
             " `:contract: pytest PATH`, which holds the suite to pytest's own report of each"
             " test (a mark the check's program prints last proves nothing: the code it"
             " imports can print it too)"
