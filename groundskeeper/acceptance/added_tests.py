@@ -20,7 +20,7 @@ from groundskeeper.plan.test_paths import pytest_paths, runs_pytest_check
 from groundskeeper.pytest_files import named_as_test
 from groundskeeper.sandbox.confine import GUEST_ROOT
 
-__all__ = ["CODE", "test_modules_read", "without_added"]
+__all__ = ["CODE", "rerun_without", "test_modules_read", "without_added"]
 
 #: The failure code of such a pass that does not hold without the added tests.
 CODE = "added_tests_decide"
@@ -46,11 +46,29 @@ def without_added(
     """`result` (a pass) when the check passes again without the test modules `added` (a
     worker's, or made since a seal: `made` says which, as the reason's clause), else a
     failure (`added_tests_decide`) naming them and why the tests that were there fail."""
-    said = f"without {', '.join(added)}, {made}, the tests that were"
-    if "PYTEST_ADDOPTS" in check.text:  # ours would be replaced: the run cannot be told
-        return _failed(check, f"{said} there cannot be run: the check sets PYTEST_ADDOPTS")
     ignore = " ".join(f"--ignore={GUEST_ROOT}/{p}" for p in added)
-    again = rerun(replace(check, text=f'export PYTEST_ADDOPTS="{ignore}"\n{check.text}'))
+    return rerun_without(
+        check, f"{', '.join(added)}, {made}", "PYTEST_ADDOPTS", f'"{ignore}"', result, rerun
+    )
+
+
+def rerun_without(
+    check: SealedCheck,
+    left_out: str,
+    variable: str,
+    value: str,
+    result: CheckResult,
+    rerun: Callable[[SealedCheck], CheckResult],
+) -> CheckResult:
+    """`result` (a pass) when the check passes again with `variable` exported as `value`
+    (a shell word), which leaves out what the worker added (`left_out`, said in the
+    reason), else a failure (`added_tests_decide`) naming it and why the tests that were
+    there fail; a failure too when the check sets `variable` itself (ours would be replaced:
+    the run cannot be told)."""
+    said = f"without {left_out}, the tests that were"
+    if variable in check.text:
+        return _failed(check, f"{said} there cannot be run: the check sets {variable}")
+    again = rerun(replace(check, text=f"export {variable}={value}\n{check.text}"))
     if again.passed:
         return result
     return _failed(check, f"{said} there fail: {again.reason}", again.output)

@@ -33,9 +33,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
-from groundskeeper.acceptance.added_tests import CODE
-from groundskeeper.acceptance.check import CheckResult, SealedCheck, sha256_text
-from groundskeeper.fastclass import replace
+from groundskeeper.acceptance.added_tests import rerun_without
+from groundskeeper.acceptance.check import CheckResult, SealedCheck
 from groundskeeper.sandbox.confine import GUEST_ROOT
 
 __all__ = [
@@ -191,15 +190,5 @@ def without_appended(
     `made`: when they were appended, as the reason's clause."""
     named = [(f"{GUEST_ROOT}/{path}", name) for path, names in appended.items() for name in names]
     listed = ", ".join(f"`{name}` in {path}" for path, names in appended.items() for name in names)
-    said = f"without {listed}, {made}, the tests that were"
-    if DESELECT_ENV in check.text:  # ours would be replaced: the run cannot be told
-        return _failed(check, f"{said} there cannot be run: the check sets {DESELECT_ENV}")
-    value = deselect_value(named).replace("'", "'\\''")
-    again = rerun(replace(check, text=f"export {DESELECT_ENV}='{value}'\n{check.text}"))
-    if again.passed:
-        return result
-    return _failed(check, f"{said} there fail: {again.reason}", again.output)
-
-
-def _failed(check: SealedCheck, reason: str, output: str = "") -> CheckResult:
-    return CheckResult("FAIL", CODE, reason, output, check.sha256, sha256_text(output), 0, None)
+    value = "'" + deselect_value(named).replace("'", "'\\''") + "'"
+    return rerun_without(check, f"{listed}, {made}", DESELECT_ENV, value, result, rerun)

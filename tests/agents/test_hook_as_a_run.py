@@ -468,46 +468,36 @@ NEGATIVE_PLAN = """\
 """
 
 
+TEST_CALC = "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
+
+
+def _negative_project(tmp_path: Path) -> Path:
+    work = plan_in(tmp_path, NEGATIVE_PLAN)
+    (work / "tests").mkdir()
+    (work / "tests" / "test_calc.py").write_text(TEST_CALC)
+    (work / "calc.py").write_text("def absolute(x):\n    return x\n")
+    return work
+
+
 def test_a_test_appended_where_a_test_was_asked_for_is_blocked_saying_where_it_goes(
     tmp_path: Path,
 ) -> None:
     """adv24 H5: a test module that was there stays the check's but for tests appended to
     it; an edit of what was there is blocked, saying where the asked-for test goes, and the
     agent that moves it there is allowed."""
-    work = plan_in(tmp_path, NEGATIVE_PLAN)
-    (work / "tests").mkdir()
-    (work / "tests" / "test_calc.py").write_text(
-        "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
-    )
-    (work / "calc.py").write_text("def absolute(x):\n    return x\n")
+    work = _negative_project(tmp_path)
     started(work)
     (work / "calc.py").write_text("def absolute(x):\n    return -x if x < 0 else x\n")
     negative = "\ndef test_negative():\n    assert absolute(-3) == 3\n"
-    (work / "tests" / "test_calc.py").write_text(  # an import put first: no append
-        "import math\n"
-        + "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
-        + negative
-    )
-    run = hook(work)
+    (work / "tests" / "test_calc.py").write_text("import math\n" + TEST_CALC + negative)
+    run = hook(work)  # an import put first: no append
     assert (
         "or, for the tests the task asks for, leave `tests/test_calc.py` as it was and put them"
         " in a new test module beside it (`tests/test_<topic>.py`)" in (run.blocked or "")
     ), run
-    (work / "tests" / "test_calc.py").write_text(
-        "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
-    )
+    (work / "tests" / "test_calc.py").write_text(TEST_CALC)
     (work / "tests" / "test_negative.py").write_text("from calc import absolute\n" + negative)
     assert allowed(hook(work)), hook(work)
-
-
-def _negative_project(tmp_path: Path) -> Path:
-    work = plan_in(tmp_path, NEGATIVE_PLAN)
-    (work / "tests").mkdir()
-    (work / "tests" / "test_calc.py").write_text(
-        "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
-    )
-    (work / "calc.py").write_text("def absolute(x):\n    return x\n")
-    return work
 
 
 def _append(work: Path, text: str) -> None:
@@ -560,9 +550,7 @@ def test_an_appended_test_that_runs_code_at_collection_is_an_edit_like_any(
 def test_appended_tests_are_an_edit_like_any_when_no_task_asks_for_tests(tmp_path: Path) -> None:
     work = plan_in(tmp_path, NEGATIVE_PLAN.replace(", and add a test for a negative\n  number", ""))
     (work / "tests").mkdir()
-    (work / "tests" / "test_calc.py").write_text(
-        "from calc import absolute\n\ndef test_positive():\n    assert absolute(3) == 3\n"
-    )
+    (work / "tests" / "test_calc.py").write_text(TEST_CALC)
     (work / "calc.py").write_text("def absolute(x):\n    return x\n")
     started(work)
     (work / "calc.py").write_text("def absolute(x):\n    return -x if x < 0 else x\n")
