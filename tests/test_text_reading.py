@@ -365,7 +365,7 @@ ASKS_TO = [
     "I want you to update {f}.",
     "Your job is to regenerate {f}.",
     "You should update {f}.",
-    "If the build is green, bump the version in {f}.",
+    "When you are done, bump the version in {f}.",
     "Write {f}, then sort it.",
     "- update {f}",
     "Update `{f}`.",
@@ -617,3 +617,35 @@ def test_a_part_a_value_becomes_and_a_value_used_instead(
     text: str, path: str, reading: str
 ) -> None:
     assert text_reading(text, path) == reading
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        # adversary-24d F1: a request under a condition the work need not meet is unsure
+        ("Fix calc.py so the tests pass. If you rename a function, update the tests as well.",
+         "tests/test_calc.py"),
+        ("When the API of calc changes, update the tests too.", "tests/test_calc.py"),
+        ("Update the tests if you rename a function.", "tests/test_calc.py"),
+        ("When a new key appears in sales.csv, update expected.txt too.", "expected.txt"),
+        ("Regenerate expected.txt in case the format changed.", "expected.txt"),
+        ("If the build is green, bump the version in expected.txt.", "expected.txt"),
+    ],
+)  # fmt: skip
+def test_a_request_under_a_condition_is_unsure(text: str, path: str) -> None:
+    test_file = path.startswith("tests/test_")
+    assert text_reading(text, path, test_file=test_file) == UNSURE
+
+
+@pytest.mark.parametrize(
+    ("text", "path"),
+    [
+        # a time, not a condition: the request stands
+        ("When you are done, regenerate expected.txt.", "expected.txt"),
+        ("Once finished, update expected.txt.", "expected.txt"),
+        ("Update expected.txt when you are done.", "expected.txt"),
+        ("Regenerate expected.txt.", "expected.txt"),
+    ],
+)  # fmt: skip
+def test_a_request_at_a_time_is_a_request(text: str, path: str) -> None:
+    assert text_reading(text, path) == ASKS

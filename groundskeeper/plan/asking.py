@@ -642,6 +642,8 @@ def _sentence_reading(
         or (not question and any(_corrected(words, i) for i in at))
         or (not question and any(_value_wanted(words, i) for i in pronoun))
     )  # (a test's need is read only as a command: "the tests need fixing" is a symptom)
+    if asks and _conditional(words):
+        return UNSURE  # "if you rename a function, update the tests": maybe never (adv24d F1)
     if not test_file and not asks and any(_wanted_state(words, i, question) for i in at):
         return ASKS  # what follows says the state wanted ("… has no errors"), not a keeping
     # (a test's state wanted is its outcome, never its content: "fix calc.py so the tests
@@ -1133,6 +1135,29 @@ def _part_of_file(phrase: list[str]) -> bool:
         and len(phrase) <= 5
         and all(w.isalpha() or "-" in w for w in phrase)
     )
+
+
+# Words that open a condition a request may never meet ("if you rename a function, update
+# the tests"), wherever they stand; "when" and "once" only first, and not before a time
+# ("when you are done").
+_CONDITIONS = frozenset({"if", "unless", "whenever", "in-case"})
+_ASKING_WHETHER = frozenset(
+    {"check", "see", "verify", "ask", "know", "tell", "test", "find", "whether", "determine"}
+)
+_TIMES = frozenset({"done", "finished", "ready", "complete", "through"})
+
+
+def _conditional(words: list[str]) -> bool:
+    """Whether the sentence puts its request under a condition: a conditional word (not
+    "check if …", an indirect question), or a first "when", "once" or "should" that does
+    not name the time the work is done ("When you are done, …")."""
+    for k, word in enumerate(words):
+        if word in _CONDITIONS and not (k > 0 and words[k - 1] in _ASKING_WHETHER):
+            return True
+    if words and words[0] in ("when", "once", "should"):
+        head = [w for w in words[1:4] if w not in ("you", "are", "you're", "it", "is", "all")]
+        return not (head and head[0] in _TIMES)
+    return False
 
 
 def _relative_subject(words: list[str], at: int) -> bool:
