@@ -649,3 +649,21 @@ def test_a_request_under_a_condition_is_unsure(text: str, path: str) -> None:
 )  # fmt: skip
 def test_a_request_at_a_time_is_a_request(text: str, path: str) -> None:
     assert text_reading(text, path) == ASKS
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "reading"),
+    [
+        # adversary-24d F2: the file a program of the work writes is the work's output
+        ("Fix the bug in gen.py; then run `python3 gen.py`, which writes out.txt.", "out.txt",
+         ASKS),
+        ("gen.py writes out.txt from sales.csv, but its totals are wrong; fix gen.py.",
+         "out.txt", ASKS),
+        ("gen.py writes out.txt from sales.csv, but its totals are wrong; fix gen.py.",
+         "sales.csv", SILENT),
+        # what a check or a tool the work does not run writes is no request
+        ("The build writes out.txt.", "out.txt", SILENT),
+    ],
+)  # fmt: skip
+def test_what_a_program_writes_is_its_output(text: str, path: str, reading: str) -> None:
+    assert text_reading(text, path) == reading

@@ -1006,6 +1006,8 @@ def _in_subordinate(words: list[str], at: int) -> bool:
 def _asked(words: list[str], at: int, question: bool) -> bool:
     """Whether the name (or pronoun) at `at` is the object of an edit verb in command
     position, or the place such a verb acts on."""
+    if _written_by_a_program(words, at):
+        return True  # "run gen.py, which writes X", "gen.py writes X": its output (adv24d F2)
     if at + 1 < len(words) and words[at + 1] in _FINITE:
         return False  # "… and X is the reference output": X opens a clause of its own
     if _relative_subject(words, at):
@@ -1158,6 +1160,28 @@ def _conditional(words: list[str]) -> bool:
         head = [w for w in words[1:4] if w not in ("you", "are", "you're", "it", "is", "all")]
         return not (head and head[0] in _TIMES)
     return False
+
+
+# A program's writing its output, in the third person ("gen.py writes out.txt").
+_WRITES = frozenset(
+    {"writes", "produces", "generates", "creates", "outputs", "emits", "regenerates",
+     "rewrites", "saves", "dumps", "exports", "renders"}
+)  # fmt: skip
+
+
+def _written_by_a_program(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is what a program named just before writes: "gen.py writes
+    X", "run `python3 gen.py`, which writes X" — the program a script file (`.py`, `.sh`,
+    `.js`), so its output is the work's."""
+    if at < 2 or words[at - 1] not in _WRITES:
+        return False
+    k = at - 2
+    if words[k] == "which" and k >= 2 and words[k - 1] == ",":
+        k -= 2
+    before = words[k]
+    if before == "quote":  # "run `python3 gen.py`, which writes X": the command run
+        return k > 0 and words[k - 1] in ("run", "rerun", "re-run", "execute")
+    return _file(before) and before.endswith((".py", ".sh", ".js", ".mjs"))
 
 
 def _relative_subject(words: list[str], at: int) -> bool:
