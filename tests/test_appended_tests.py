@@ -109,3 +109,36 @@ def test_marks_with_literal_arguments_and_fixtures_as_parameters_are_an_append()
 def test_formatting_and_comments_of_what_was_there_do_not_count() -> None:
     reformatted = BEFORE.replace("assert absolute(3) == 3", "assert absolute( 3 ) == 3  # one")
     assert appended(DIGESTS, reformatted + "\ndef test_neg():\n    pass\n") == ("test_neg",)
+
+
+PLAIN = "from calc import absolute\n\n\ndef test_positive():\n    assert absolute(3) == 3\n"
+PARAMETRIZED = (
+    "\n\n@pytest.mark.parametrize('v', [-1, -2])\ndef test_negative(v):\n"
+    "    assert absolute(v) == -v\n"
+)
+
+
+def test_an_import_of_pytest_put_first_for_the_new_marks_is_an_append() -> None:
+    """adversary-24d F4: a parametrized test needs `import pytest` at the module's top."""
+    digests = statement_digests(PLAIN) or []
+    assert appended(digests, "import pytest\n" + PLAIN + PARAMETRIZED) == ("test_negative",)
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "import pytest\nimport pytest\n",  # twice
+        "import pytest as absolute\n",  # bound as another name
+        "import os\n",  # any other import
+        "from pytest import mark\n",
+    ],
+)
+def test_other_imports_put_first_are_no_append(head: str) -> None:
+    digests = statement_digests(PLAIN) or []
+    assert appended(digests, head + PLAIN + PARAMETRIZED) is None
+
+
+def test_an_import_of_pytest_rebinding_a_name_of_the_module_is_no_append() -> None:
+    before = "pytest = None\n" + PLAIN
+    digests = statement_digests(before) or []
+    assert appended(digests, "import pytest\n" + before + PARAMETRIZED) is None

@@ -13,7 +13,9 @@ plain test function that runs nothing at collection —
 - `def test…(…)` (or `async def`) binding a name no statement of the module binds before it;
 - no default value and no annotation in its signature (both are evaluated as the module is
   imported);
-- decorators only `pytest.mark.NAME` or `pytest.mark.NAME(…)` whose arguments are literals.
+- decorators only `pytest.mark.NAME` or `pytest.mark.NAME(…)` whose arguments are literals;
+
+and, anywhere among them, one `import pytest` the module lacked, for those marks.
 
 The module then imports as it did, plus function objects nothing calls until pytest runs
 them; a new test could still patch the code under test for the tests that run after it, so
@@ -94,13 +96,23 @@ def appended(before: Sequence[str], source: str | bytes) -> tuple[str, ...] | No
     the digests `before`, when that is all the change is (see the module); None otherwise
     (an edit like any, or nothing appended)."""
     tree = _tree(source)
-    if tree is None or not before or len(tree.body) <= len(before):
+    if tree is None or not before:
         return None
-    old, new = tree.body[: len(before)], tree.body[len(before) :]
+    body = tree.body
+    imports = [s for s in body if _imports_pytest(s)]
+    if len(imports) == 1 and _digest(imports[0]) not in before:
+        # `import pytest` put among them, for the marks of the new tests (adversary-24d F4)
+        body = [s for s in body if s is not imports[0]]
+        imports_added = True
+    else:
+        imports_added = False
+    if len(body) <= len(before):
+        return None
+    old, new = body[: len(before)], body[len(before) :]
     if [_digest(s) for s in old] != list(before):
         return None
     bound = _bound(old)
-    if bound is None:
+    if bound is None or (imports_added and "pytest" in bound):
         return None
     names: list[str] = []
     for statement in new:
@@ -110,6 +122,16 @@ def appended(before: Sequence[str], source: str | bytes) -> tuple[str, ...] | No
         bound.add(name)
         names.append(name)
     return tuple(names)
+
+
+def _imports_pytest(statement: ast.stmt) -> bool:
+    """`import pytest`, exactly: it runs nothing the runner has not run already."""
+    return (
+        isinstance(statement, ast.Import)
+        and len(statement.names) == 1
+        and statement.names[0].name == "pytest"
+        and statement.names[0].asname is None
+    )
 
 
 def _plain_test(statement: ast.stmt) -> bool:
