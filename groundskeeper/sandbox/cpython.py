@@ -196,6 +196,36 @@ def guest_argv(argv: list[str], cwd: str) -> tuple[list[str], list[tuple[str, st
     return named, [("GK_ARGV0", script)]
 
 
+def held_set_up() -> None:
+    """In a hook's process, check the CPython set-up against the manifest `agent setup`
+    wrote, as its bootstrap left it (`sys._gk_later`: each file's stat key, checked here on
+    the first python3 rather than at every call); SandboxError naming what changed, which
+    fails the check (never a stage's status: `! python3 …` cannot turn it into a pass).
+    Elsewhere (no manifest), nothing to check."""
+    later = getattr(sys, "_gk_later", None)
+    if not later:
+        return
+    changed = [name for name, held in later if _stat_key(name) != held]
+    if changed:
+        more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+        raise SandboxError(
+            "the hook's interpreter is not the one set up: "
+            f"`{changed[0]}`{more} changed since `agent setup`; code there would run in the"
+            " check, so nothing is confirmed. Check it, then run `groundskeeper agent setup`"
+            " again"
+        )
+    sys._gk_later = None  # type: ignore[attr-defined]  # checked: once a process
+
+
+def _stat_key(path: str) -> str:
+    """A file's stat key, as the hook's bootstrap writes it (`agents.interpreter.stat_key`)."""
+    try:
+        s = os.stat(path)
+    except OSError:
+        return "absent"
+    return f"{s.st_dev}:{s.st_ino}:{s.st_size}:{s.st_mtime_ns}:{s.st_ctime_ns}"
+
+
 def run_cpython(
     spec: wasi.StageSpec,
     watch: wasi.Watch,
@@ -212,6 +242,7 @@ def run_cpython(
     the set-up when this installation lacks it (`cpython_setup.ensure`, which the callers
     pass: it imports this module); without it, a missing set-up is named (status 126)."""
     name = spec.argv[0]
+    held_set_up()  # in a hook, before one file of the set-up is read
     try:
         with wasi.excused(watch):  # the set-up made first if this installation lacks it,
             if ensure is not None:  # and the module loaded on the first python3 of this engine

@@ -112,8 +112,16 @@ def test_micropythons_module_replaced_blocks_the_stop(tmp_path: Path) -> None:
     assert f"`{module}` changed since `agent setup`" in reason, reason
 
 
-@pytest.mark.parametrize("edited", ["site-packages/pytest/__main__.py", "python-*.cwasm"])
-def test_cpythons_set_up_edited_blocks_the_stop(tmp_path: Path, edited: str) -> None:
+@pytest.mark.parametrize(
+    ("edited", "check"),
+    [
+        ("site-packages/pytest/__main__.py", "python3 check_total.py"),
+        ("python-*.cwasm", "python3 check_total.py"),
+        # negated, the check cannot turn the refusal into a pass: it is no stage's status
+        ("site-packages/sitecustomize.py", "! python3 -c 'raise SystemExit(0)'"),
+    ],
+)
+def test_cpythons_set_up_edited_blocks_the_stop(tmp_path: Path, edited: str, check: str) -> None:
     python, packages = light_venv(tmp_path)
     # the light venv's own CPython set-up (its prefix's), a copy of this one's; and wasmtime's
     # dist-info beside its copy, so the compiled module's name is this one's
@@ -126,7 +134,7 @@ def test_cpythons_set_up_edited_blocks_the_stop(tmp_path: Path, edited: str) -> 
     )
     runtime_dir = Path(found) / "share" / "groundskeeper" / f"cpython-{cpython.VERSION}"
     shutil.copytree(cpython.runtime_dir(), runtime_dir, symlinks=True)
-    work = _work(tmp_path, "python3 check_total.py")
+    work = _work(tmp_path, check)
     light_setup(work, python)
     manifest = json.loads(
         (work / ".groundskeeper" / "plan.org" / "hook-interpreter.json").read_text()
@@ -134,7 +142,7 @@ def test_cpythons_set_up_edited_blocks_the_stop(tmp_path: Path, edited: str) -> 
     assert manifest["prefix"] == found
     assert call(work, "SessionStart").blocked is None
     # the hook runs python3 from the held set-up: the check itself fails on the undone work
-    assert "want 12" in (call(work).blocked or "")
+    assert ("want 12" if "check_total" in check else "status 1") in (call(work).blocked or "")
     (target,) = runtime_dir.glob(edited)
     target.chmod(0o644)
     with open(target, "ab") as handle:
@@ -148,7 +156,11 @@ def test_the_manifest_holds_the_sandboxs_files(tmp_path: Path) -> None:
     from groundskeeper.sandbox import micropython
 
     hook_interpreter.cache_clear()
-    held = {p for p, _ in json.loads(hook_interpreter(tmp_path).manifest.read_text())["files"]}
+    document = json.loads(hook_interpreter(tmp_path).manifest.read_text())
+    held = {p for p, _ in document["files"] + document["later"]}
+    # CPython's set-up apart, checked on a check's first python3 (`cpython.held_set_up`)
+    assert {p for p, _ in document["later"]} >= {str(cpython.site_path() / "sitecustomize.py")}
+    assert not {p for p, _ in document["files"]} & {p for p, _ in document["later"]}
     import groundskeeper
 
     own = Path(groundskeeper.__file__).parent
