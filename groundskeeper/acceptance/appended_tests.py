@@ -37,6 +37,7 @@ from pathlib import Path
 
 from groundskeeper.acceptance.added_tests import rerun_without
 from groundskeeper.acceptance.check import CheckResult, SealedCheck
+from groundskeeper.plan.spec import TaskSpec
 from groundskeeper.sandbox.confine import GUEST_ROOT
 
 __all__ = [
@@ -44,9 +45,11 @@ __all__ = [
     "MAX_BYTES",
     "MAX_TEST_MODULES",
     "appended",
+    "appended_to",
     "deselect_value",
     "read_digests",
     "statement_digests",
+    "test_statements",
     "without_appended",
 ]
 
@@ -80,15 +83,46 @@ def statement_digests(source: str | bytes) -> list[str] | None:
     return None if tree is None else [_digest(s) for s in tree.body]
 
 
-def read_digests(path: Path) -> list[str] | None:
-    """`statement_digests` of the file at `path`; None when it cannot be read or is too
-    large."""
+def _source(path: Path) -> bytes | None:
+    """The file's bytes; None when it cannot be read or is larger than `MAX_BYTES`."""
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_BYTES + 1)
     except OSError:
         return None
-    return None if len(data) > MAX_BYTES else statement_digests(data)
+    return None if len(data) > MAX_BYTES else data
+
+
+def read_digests(path: Path) -> list[str] | None:
+    """`statement_digests` of the file at `path`; None when it cannot be read or is too
+    large."""
+    data = _source(path)
+    return None if data is None else statement_digests(data)
+
+
+def test_statements(
+    root: Path, paths: Iterable[str], tasks: Iterable[TaskSpec]
+) -> dict[str, tuple[str, ...]]:
+    """The statement digests of each test module among `paths` (relative to `root`; at most
+    `MAX_TEST_MODULES`), when some task asks for tests: what the run keeps at its start and
+    an agents' snapshot at its seal, to tell an append from any other edit later."""
+    from groundskeeper.plan.expected import asks_for_tests
+    from groundskeeper.pytest_files import is_test_module
+
+    if not any(asks_for_tests(t) for t in tasks):
+        return {}
+    found: dict[str, tuple[str, ...]] = {}
+    for name in sorted(p for p in paths if is_test_module(p))[:MAX_TEST_MODULES]:
+        digests = read_digests(root / name)
+        if digests:
+            found[name] = tuple(digests)
+    return found
+
+
+def appended_to(before: Sequence[str], path: Path) -> tuple[str, ...] | None:
+    """`appended` of the file at `path` now; None when it cannot be read or is too large."""
+    data = _source(path)
+    return None if data is None else appended(before, data)
 
 
 def appended(before: Sequence[str], source: str | bytes) -> tuple[str, ...] | None:

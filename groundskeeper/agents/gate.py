@@ -805,19 +805,14 @@ class _SessionInputs:
         candidates = [p for p in sorted(changed) if p in self._statements]
         if not candidates:
             return {}
-        from groundskeeper.acceptance.appended_tests import MAX_BYTES, appended
+        from groundskeeper.acceptance.appended_tests import appended_to
         from groundskeeper.plan.expected import asks_for_tests
 
         if not any(asks_for_tests(t) for t in tasks):
             return {}
         found: dict[str, tuple[str, ...]] = {}
         for path in candidates:
-            try:
-                with (self._root / path).open("rb") as handle:
-                    source = handle.read(MAX_BYTES + 1)
-            except OSError:
-                continue
-            names = appended(self._statements[path], source) if len(source) <= MAX_BYTES else None
+            names = appended_to(self._statements[path], self._root / path)
             if names:
                 found[path] = names
         return found
@@ -919,12 +914,7 @@ def _judge_again(
             row = {"task_id": task.task_id, "check_sha256": sealed.sha256 or ""}
             unchanged.append({**row, "reads_sha256": str(reads.get("sha256"))})
             continue
-        raw = ran.get(sealed.sha256) if ran is not None else None
-        if raw is None:
-            raw = run_check(sealed, root, shell=shell(), timeout=timeout)
-            if ran is not None:
-                ran[sealed.sha256] = replace(raw, duration_ms=0)
-        result = _held(task, raw, rule)
+        result = _held(task, _run_once(sealed, root, shell(), timeout, ran), rule)
         record.stage("check", check_body(task.task_id, attempt, result, phase, withhold=withhold))
         if result.code == CHANGED:
             why = f"it is DONE, but its check passes on {result.reason}"
@@ -1097,12 +1087,7 @@ def _judge_task(
             " `#+begin_src sh :check` block to the plan (the user re-seals it)"
         )
     sealed = SealedCheck.seal(task.check)
-    raw = ran.get(sealed.sha256) if ran is not None else None
-    if raw is None:
-        raw = run_check(sealed, root, shell=shell, timeout=timeout)
-        if ran is not None:
-            ran[sealed.sha256] = replace(raw, duration_ms=0)  # run once: its time counted once
-    result = _held(task, raw, rule)
+    result = _held(task, _run_once(sealed, root, shell, timeout, ran), rule)
     added = rule.added_tests(task, result) if rule is not None and result.passed else []
     if added:
         from groundskeeper.acceptance.added_tests import without_added
@@ -1139,6 +1124,24 @@ def _judge_task(
             " cannot confirm; finish it with `groundskeeper resume`"
         )
     return None
+
+
+def _run_once(
+    sealed: SealedCheck,
+    root: Path,
+    shell: Shell,
+    timeout: float,
+    ran: dict[str, CheckResult] | None,
+) -> CheckResult:
+    """The check's result: run now, or the one this call already got for the same check
+    (`ran`, by hash, which covers its text and deadline), its time counted once."""
+    found = ran.get(sealed.sha256) if ran is not None else None
+    if found is not None:
+        return found
+    result = run_check(sealed, root, shell=shell, timeout=timeout)
+    if ran is not None:
+        ran[sealed.sha256] = replace(result, duration_ms=0)
+    return result
 
 
 def _held(task: TaskSpec, result: CheckResult, rule: _SessionInputs | None) -> CheckResult:

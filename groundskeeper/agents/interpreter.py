@@ -34,6 +34,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from groundskeeper.sandbox.cpython import stat_key  # one reading, for the set-up's check too
+
 __all__ = [
     "BOOTSTRAP",
     "MANIFEST_NAME",
@@ -131,15 +133,6 @@ sys.meta_path.insert(0, _GkHeld)
 sys.argv = ["-m"] + sys.argv[4:]
 import groundskeeper.__main__
 """
-
-
-def stat_key(path: str) -> str:
-    """What the manifest holds of one path (the same text `BOOTSTRAP` makes)."""
-    try:
-        s = os.stat(path)
-    except OSError:
-        return "absent"
-    return f"{s.st_dev}:{s.st_ino}:{s.st_size}:{s.st_mtime_ns}:{s.st_ctime_ns}"
 
 
 def base_executable() -> str:

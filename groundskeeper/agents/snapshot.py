@@ -241,29 +241,10 @@ def take_snapshot(
 
     examples = sealable({name: examples_in(root / name) for name in doctests})
     held_examples = tuple((name, tuple(d)) for name, d in examples.items())
-    statements = _test_statements(root, held, tasks)
+    from groundskeeper.acceptance.appended_tests import test_statements
+
+    statements = tuple(test_statements(root, held, tasks).items())
     return Snapshot(files, complete, ignored is not None, data, held_examples, statements)
-
-
-def _test_statements(
-    root: Path, held: Iterable[str], tasks: Iterable[TaskSpec]
-) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The top-level statements of each test module among `held` (at most
-    `MAX_TEST_MODULES`), when some task asks for tests: a test appended to one of them since
-    is told from any other edit by them (`acceptance.appended_tests`)."""
-    from groundskeeper.plan.expected import asks_for_tests
-
-    if not any(asks_for_tests(t) for t in tasks):
-        return ()
-    from groundskeeper.acceptance.appended_tests import MAX_TEST_MODULES, read_digests
-    from groundskeeper.pytest_files import is_test_module
-
-    found: list[tuple[str, tuple[str, ...]]] = []
-    for name in sorted(p for p in held if is_test_module(p))[:MAX_TEST_MODULES]:
-        digests = read_digests(root / name)
-        if digests:
-            found.append((name, tuple(digests)))
-    return tuple(found)
 
 
 def in_skipped(path: str) -> bool:

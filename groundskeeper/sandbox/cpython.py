@@ -205,7 +205,7 @@ def held_set_up() -> None:
     later = getattr(sys, "_gk_later", None)
     if not later:
         return
-    changed = [name for name, held in later if _stat_key(name) != held]
+    changed = [name for name, held in later if stat_key(name) != held]
     if changed:
         more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
         raise SandboxError(
@@ -217,8 +217,9 @@ def held_set_up() -> None:
     sys._gk_later = None  # type: ignore[attr-defined]  # checked: once a process
 
 
-def _stat_key(path: str) -> str:
-    """A file's stat key, as the hook's bootstrap writes it (`agents.interpreter.stat_key`)."""
+def stat_key(path: str) -> str:
+    """What the hook's manifest holds of one path (`agents.interpreter`; the same text its
+    `BOOTSTRAP` makes): device, inode, size, modification and change time, or "absent"."""
     try:
         s = os.stat(path)
     except OSError:
@@ -369,5 +370,6 @@ __all__ = [
     "run_alone",
     "run_cpython",
     "site_path",
+    "stat_key",
     "wasm_path",
 ]

@@ -28,8 +28,7 @@ from typing import Any
 
 from groundskeeper.acceptance import protect
 from groundskeeper.acceptance.added_tests import test_modules_read
-from groundskeeper.acceptance.appended_tests import MAX_BYTES as APPEND_MAX_BYTES
-from groundskeeper.acceptance.appended_tests import MAX_TEST_MODULES, appended, read_digests
+from groundskeeper.acceptance.appended_tests import appended_to, test_statements
 from groundskeeper.acceptance.check_inputs import (
     entitled,
     inputs_gone,
@@ -121,21 +120,6 @@ def _test_files(workdir: Path, task: TaskSpec) -> list[str]:
                 found += protect.matched_files(workdir, [f"/{path}/**"])
             except ValueError:
                 continue  # past MAX_PROTECTED: the verdict's rule still holds them
-    return found
-
-
-def _test_statements(
-    workdir: Path, before: Mapping[str, object] | None, tasks: Sequence[TaskSpec]
-) -> dict[str, tuple[str, ...]]:
-    """The top-level statements of each test module there at run start (at most
-    `MAX_TEST_MODULES`), when some task asks for tests (`acceptance.appended_tests`)."""
-    if before is None or not any(asks_for_tests(t) for t in tasks):
-        return {}
-    found: dict[str, tuple[str, ...]] = {}
-    for name in sorted(p for p in before if is_test_module(p))[:MAX_TEST_MODULES]:
-        digests = read_digests(workdir / name)
-        if digests:
-            found[name] = tuple(digests)
     return found
 
 
@@ -461,7 +445,7 @@ class RunPaths:
         self._links_before = links if self._before is not None else None
         #: each test module's top-level statements at run start, when some task asks for
         #: tests (`acceptance.appended_tests`): a test appended to one is that task's work
-        self._statements = _test_statements(workdir, self._before, tasks)
+        self._statements = test_statements(workdir, self._before or (), tasks)
         #: the task id → the tests appended to modules that were there which its check's
         #: latest pass stood on (module → names): run once more without them
         self._appended: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -621,12 +605,7 @@ class RunPaths:
         specs = [self._specs.get(t) for t in writers]
         if before is None or not specs or not all(s and self._appendable(s) for s in specs):
             return None
-        try:
-            with (self.workdir / path).open("rb") as handle:
-                source = handle.read(APPEND_MAX_BYTES + 1)
-        except OSError:
-            return None
-        return appended(before, source) if len(source) <= APPEND_MAX_BYTES else None
+        return appended_to(before, self.workdir / path)
 
     def appended_tests(self, task_id: str) -> dict[str, tuple[str, ...]]:
         """The tests appended to modules that were there which the task's latest pass
