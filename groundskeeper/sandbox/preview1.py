@@ -209,6 +209,8 @@ class Process(PathCalls):
 
     def sched_yield(self, _memory: Memory) -> int:
         self._check_running()
+        if self.on_yield is not None:
+            self.on_yield()
         return SUCCESS
 
 

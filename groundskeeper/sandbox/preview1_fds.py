@@ -129,6 +129,8 @@ class FdCalls:
     # Names ending so (`.mpy`) are absent to path_open and path_filestat_get: a file the
     # interpreter would load as code no one can read (see micropython.py).
     absent_suffixes: tuple[bytes, ...] = ()
+    # what the guest's `sched_yield` also does: a memory image's part (`hostcall.Rewind`)
+    on_yield: Callable[[], None] | None = None
     exit_code: int | None = None
     fault: Fault | None = None  # "output", "deadline" or "disk", found by a host call
     host_error: BaseException | None = None

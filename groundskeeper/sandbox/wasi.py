@@ -881,6 +881,8 @@ class StageSpec:
     dev_null: bool = False  # a `/dev` holding `null`
     # names ending so are absent to this stage (MicroPython's `.mpy`: `micropython.py`)
     absent_suffixes: tuple[bytes, ...] = ()
+    # CPython taking or resuming a memory image (`cpython_warm`)
+    rewind: hostcall.Rewind | None = None
 
 
 @fastclass(frozen=True)
@@ -921,6 +923,7 @@ def run_stage(
         shelves=spec.shelves,
         dev_null=spec.dev_null,
         absent_suffixes=spec.absent_suffixes,
+        on_yield=spec.rewind.at_yield if spec.rewind is not None else None,
     )
     if program and process.reads is not None:
         process.reads.taint("a module other than box.wasm")  # its own host calls
@@ -937,7 +940,7 @@ def run_stage(
             return StageOutcome(1, watch.fault, 0)
         if not runtime.metered:
             backstop = _Backstop(runtime.engine, watch.deadline)
-        failure, memory_size = hostcall.run_start(store, program or runtime.prepared)
+        failure, memory_size = hostcall.run_start(store, program or runtime.prepared, spec.rewind)
         used = fuel - store.get_fuel() if runtime.metered else 0
         exhausted = memory_size * 2 > limits.memory  # see _stopped
     finally:

@@ -17,7 +17,7 @@ import pytest
 import wasmtime
 
 from groundskeeper import sandbox
-from groundskeeper.sandbox import ShellResult, cpython, shell, wasi
+from groundskeeper.sandbox import ShellResult, cpython, cpython_warm, shell, wasi
 from groundskeeper.sandbox.confine import GUEST_ROOT
 from groundskeeper.sandbox.shell_streams import Capture
 from tests.sandbox.python_workdirs import py
@@ -212,10 +212,12 @@ def test_a_check_run_twice_in_one_process_reuses_its_engines_and_stays_right(
 # ---- the compiled module's identity -------------------------------------------------------
 
 
-def test_the_compiled_cpython_is_named_for_the_fuel_free_engine() -> None:
-    fuel_free = wasi.compiled_identity(cpython.WASM_SHA256, metered=False).hex()[:32]
-    with_fuel = wasi.compiled_identity(cpython.WASM_SHA256).hex()[:32]
-    assert fuel_free != with_fuel
+def test_the_compiled_cpython_is_named_for_the_fuel_free_engine_and_the_transform() -> None:
+    transformed = f"{cpython.WASM_SHA256} {cpython_warm.TRANSFORM}"
+    fuel_free = wasi.compiled_identity(transformed, metered=False).hex()[:32]
+    with_fuel = wasi.compiled_identity(transformed).hex()[:32]
+    untransformed = wasi.compiled_identity(cpython.WASM_SHA256, metered=False).hex()[:32]
+    assert len({fuel_free, with_fuel, untransformed}) == 3
     assert cpython.compiled_path().name == f"python-{fuel_free}.cwasm"
 
 
@@ -247,6 +249,7 @@ def test_setup_compiles_for_the_fuel_free_engine_and_removes_the_old_module(
     where = tmp_path / "share"
     monkeypatch.setattr(cpython, "runtime_dir", lambda: where)
     monkeypatch.setattr(cpython_setup, "verified_module", lambda: wasmtime.wat2wasm(TINY))
+    monkeypatch.setattr(cpython_warm, "transform", lambda data: data)  # it needs the build
     where.mkdir(mode=0o755)
     old = where / f"python-{wasi.compiled_identity(cpython.WASM_SHA256).hex()[:32]}.cwasm"
     old.write_bytes(wasmtime.Module(wasi.new_engine(), TINY).serialize())

@@ -52,10 +52,20 @@ def _refuse_bytecode(name: str, path: str) -> None:
         )
 
 
-def _start() -> None:
+def _enter() -> None:
+    """What every run starts with, a warm start's (`gk_warm`) too: the shell's directory,
+    and pytest's options."""
     cwd = os.environ.pop("GK_CWD", None)
     if cwd:
         os.chdir(cwd)
+    options = "-p no:faulthandler -p no:cacheprovider --capture=sys"
+    if os.environ.get("GK_DESELECT"):  # a rerun without the tests the host names
+        options += " -p gk_deselect"
+    os.environ["PYTEST_ADDOPTS"] = f"{options} {os.environ.get('PYTEST_ADDOPTS', '')}".strip()
+
+
+def _start() -> None:
+    _enter()
     argv0 = os.environ.pop("GK_ARGV0", None)
     if sys.argv and sys.argv[0] not in ("", "-", "-c", "-m") and _bytecode(sys.argv[0]):
         shown = argv0 if argv0 is not None else sys.argv[0]
@@ -70,10 +80,6 @@ def _start() -> None:
     sys.pycache_prefix = _PREFIX
     if not hasattr(os, "getuid"):  # WASI has no users; pytest's tmp_path asks for one
         os.getuid = lambda: 0
-    options = "-p no:faulthandler -p no:cacheprovider --capture=sys"
-    if os.environ.get("GK_DESELECT"):  # a rerun without the tests the host names
-        options += " -p gk_deselect"
-    os.environ["PYTEST_ADDOPTS"] = f"{options} {os.environ.get('PYTEST_ADDOPTS', '')}".strip()
 
 
 class _StandardFirst:
