@@ -38,6 +38,12 @@ def _preload() -> None:
             importlib.import_module(name)
     sys.stdout.flush()
     sys.stderr.flush()
+    # what is imported by now lives as long as the interpreter: kept out of every collection
+    # (pytest collects, in full, several times a run)
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def _run() -> None:
