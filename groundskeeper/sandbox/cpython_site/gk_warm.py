@@ -2,7 +2,7 @@
 
 Set-up runs `python3 -c "__import__('gk_warm').ready()"` once: pytest and its plugins are
 imported, and the host keeps the interpreter's memory at the `os.sched_yield()` below (the
-image). A later `python3 -m MODULE …` resumes there instead of starting CPython again: it
+image). A later `python3 -m pytest …` resumes there instead of starting CPython again: it
 reads what to run from the request the host left in its private /tmp, makes itself what a
 cold start of that command would be (environment, directory, `sys.argv`, fresh import caches
 and random state), and runs the module as `-m` does. Outside a warm start (a plain
@@ -15,8 +15,6 @@ import os
 import sys
 
 _REQUEST = "/tmp/.gk-warm"  # cpython_warm.REQUEST, in the guest's private /tmp
-# What the image holds imported beyond pytest: the standard modules tests use most.
-_MORE = ("unittest", "doctest")
 
 
 def ready() -> None:
@@ -32,7 +30,7 @@ def _preload() -> None:
     import pytest  # noqa: F401  # the point: imported once, at set-up
     from _pytest.config import default_plugins
 
-    for name in (*(f"_pytest.{plugin}" for plugin in default_plugins), *_MORE):
+    for name in (f"_pytest.{plugin}" for plugin in default_plugins):  # what pytest imports
         # one this interpreter cannot have is left out: pytest imports it or does without
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
