@@ -424,3 +424,38 @@ def test_a_bad_hook_session_is_refused_with_its_path(
     with pytest.raises(evals.EvalCaseError, match=re.escape(f"{case}: agents.yaml: ")) as caught:
         load_suite([tmp_path / "s"])
     assert message in str(caught.value)
+
+
+def test_a_hook_case_runs_the_users_commands_through_its_executor_and_each_stop_as_is(
+    tmp_path: Path,
+) -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    from groundskeeper.evals import hook
+
+    case = Path(__file__).resolve().parent.parent / "evals" / "fake-done" / "hook-stop"
+    case = case / "reseal-key"
+    run_dir = tmp_path / "run"
+    shutil.copytree(case / "setup", run_dir)
+    shutil.copy(case / "plan.org", run_dir / "plan.org")
+    env = {**os.environ, "GROUNDSKEEPER_HOME": str(tmp_path / "home")}
+    ran: list[list[str]] = []
+
+    def execute(
+        args: list[str], env: dict[str, str], cwd: Path, timeout: float
+    ) -> subprocess.CompletedProcess[str]:
+        assert args[:3] == [sys.executable, "-m", "groundskeeper"]
+        ran.append(args[3:5])
+        return hook._subprocess(args, env, cwd, timeout)
+
+    report = hook.play_session(
+        "claude-code", run_dir, case / "agents.yaml", ["t"], env, time.monotonic() + 60, execute
+    )
+    assert ran == [["agent", "setup"], ["agent", "seal"]]  # the stops are the hook's own line
+    assert report["stops"] == ["block", "block"]
+    assert report["seals"] == [2]  # the seal refuses the rewritten key
+    assert report["tasks"][0]["state"] == "blocked"

@@ -17,8 +17,23 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+# How a `groundskeeper` command of the user's (`agent setup`, `agent seal`) runs: (argv from
+# `sys.executable` on, environment, cwd, timeout) -> as `subprocess.run(capture_output=True,
+# text=True)` gives it. Default: a new Python; `evals.run` forks it from its server.
+Execute = Callable[[list[str], dict[str, str], Path, float], "subprocess.CompletedProcess[str]"]
+
+
+def _subprocess(
+    args: list[str], env: dict[str, str], cwd: Path, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
 
 __all__ = [
     "HOOK_AGENTS",
@@ -76,14 +91,14 @@ def hook_session_problem(script: Any) -> str | None:
     return None
 
 
-def _command(args: list[str], env: dict[str, str], cwd: Path, deadline: float) -> str:
+def _command(
+    args: list[str], env: dict[str, str], cwd: Path, deadline: float, execute: Execute
+) -> str:
     left = deadline - time.monotonic()
     if left <= 0:
         raise HookSessionFault("timeout", "timeout: the case ran past its time limit")
     try:
-        done = subprocess.run(
-            args, env=env, cwd=cwd, capture_output=True, text=True, timeout=left, check=False
-        )
+        done = execute(args, env, cwd, left)
     except subprocess.TimeoutExpired:
         raise HookSessionFault("timeout", "timeout: the hook session ran past the case's time "
                                "limit") from None  # fmt: skip
@@ -94,7 +109,9 @@ def _command(args: list[str], env: dict[str, str], cwd: Path, deadline: float) -
     return done.stdout
 
 
-def _seal(words: list[str], env: dict[str, str], run_dir: Path, deadline: float) -> int:
+def _seal(
+    words: list[str], env: dict[str, str], run_dir: Path, deadline: float, execute: Execute
+) -> int:
     """The user's `agent seal PLAN WORDS…` between two sessions: its exit status (a refusal,
     2, is the seal's answer, not the case's crash)."""
     left = deadline - time.monotonic()
@@ -102,8 +119,7 @@ def _seal(words: list[str], env: dict[str, str], run_dir: Path, deadline: float)
         raise HookSessionFault("timeout", "timeout: the case ran past its time limit")
     args = [sys.executable, "-m", "groundskeeper", "agent", "seal", "plan.org", *words]
     try:
-        done = subprocess.run(args, env=env, cwd=run_dir, capture_output=True, text=True,
-                              timeout=left, check=False)  # fmt: skip
+        done = execute(args, env, run_dir, left)
     except subprocess.TimeoutExpired:
         raise HookSessionFault(
             "timeout", "timeout: a seal ran past the case's time limit"
@@ -184,13 +200,15 @@ def run_hook_session(
     tasks: list[str],
     env: dict[str, str],
     deadline: float,
+    execute: Execute = _subprocess,
 ) -> dict[str, Any]:
     """Set the agent up on the case's plan, play its session, and report each of `tasks` as
-    the hook left it: DONE when the last stop was let through, else the hook's answer."""
+    the hook left it: DONE when the last stop was let through, else the hook's answer. The
+    user's commands run through `execute`; each stop is the hook's own command line."""
     plan = run_dir / "plan.org"
     groundskeeper = [sys.executable, "-m", "groundskeeper"]
     _command([*groundskeeper, "agent", "setup", agent, "--plan", str(plan), "--json"], env,
-             run_dir, deadline)  # fmt: skip
+             run_dir, deadline, execute)  # fmt: skip
     settings = run_dir / ".groundskeeper" / "plan.org" / "claude-code.settings.json"
     command = json.loads(settings.read_text(encoding="utf-8"))["hooks"]["Stop"][0]["hooks"][0]
     outcome, reason, stops = "allow", "", []
@@ -209,7 +227,7 @@ def run_hook_session(
         elif kind == "remove":
             (run_dir / value).unlink(missing_ok=True)
         elif kind == "seal":  # the user re-seals; the next stop is a new session's
-            seals.append(_seal(value, env, run_dir, deadline))
+            seals.append(_seal(value, env, run_dir, deadline, execute))
             session = f"eval-session-{len(seals) + 1}"
         else:
             outcome, reason = _stop(str(command["command"]), run_dir, value, deadline, session)
@@ -250,9 +268,10 @@ def play_session(
     tasks: list[str],
     env: dict[str, str],
     deadline: float,
+    execute: Execute = _subprocess,
 ) -> dict[str, Any]:
     """A hook case's report: its `agents.yaml` session played against `agent`'s hook."""
     import yaml
 
     script = yaml.safe_load(agents.read_text(encoding="utf-8"))
-    return run_hook_session(agent, run_dir, script, tasks, env, deadline)
+    return run_hook_session(agent, run_dir, script, tasks, env, deadline, execute)

@@ -142,6 +142,8 @@ FORK_PRELOAD = (
     "groundskeeper.cli.goal_cmd",
     "groundskeeper.cli.approve_cmd",
     "groundskeeper.cli.interrupts",
+    "groundskeeper.cli.agent_cmd",  # a hook case's `agent setup` and `agent seal`
+    "groundskeeper.agents.gate",
     "groundskeeper.supervisor.runner",
     "groundskeeper.supervisor.graph",
     "groundskeeper.models.scripted",
@@ -217,7 +219,10 @@ def run_case(
                 report = _gated_run(case, root, run_dir, agents, model, env, deadline, forks)
             if case.hook is not None:
                 tasks = [e.task for e in case.expectations]
-                report = play_session(case.hook, run_dir, agents, tasks, env, deadline)
+                report = play_session(
+                    case.hook, run_dir, agents, tasks, env, deadline,
+                    lambda cmd, env, cwd, left: _execute(cmd, env, cwd, left, forks),
+                )  # fmt: skip
             for _ in range(case.runs if case.approve is None and case.hook is None else 0):
                 report = _run_json(
                     _groundskeeper(
