@@ -440,6 +440,14 @@ def _compare(
         if o in ("skipped", "xfailed") and i not in baseline.skipped
     ]
     skipped += [i for i in record.deselected if i not in baseline.skipped]
+    # a whole module skipped at collection that was not before (its import raises a skip:
+    # `unittest.SkipTest` or a module-level `pytest.skip` in the module the work is to
+    # write, adversary-28 F4): none of its tests ran, so none of them passed
+    skipped += [
+        f"{f} (skipped at collection)"
+        for f in record.skipped_files
+        if f not in baseline.skipped_files
+    ]
     if skipped:
         raise SuiteRefused(
             "C023",

@@ -1,0 +1,2 @@
+def test_pattern():
+    assert "a-b".count("-") == 1
