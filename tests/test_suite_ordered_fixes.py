@@ -18,7 +18,11 @@ MUL = "sed -i '/def mul/,$ s/a + b/a * b/' calc.py"
 
 
 def _run(
-    root: Path, add: str, mul: str = MUL, titles: tuple[str, str] = ("add", "mul")
+    root: Path,
+    add: str,
+    mul: str = MUL,
+    titles: tuple[str, str] = ("add", "mul"),
+    later: str = "pytest tests",
 ) -> dict[str, dict[str, object]]:
     (root / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n"
                                   "    return a + b\n")  # fmt: skip
@@ -32,7 +36,7 @@ def _run(
         + task(f"Fix {titles[0]} in calc.py", "add", None, 2, max_attempts="1",
                contract="pytest tests")
         + task(f"Fix {titles[1]} in calc.py", "mul", None, 2, max_attempts="1",
-               contract="pytest tests")
+               contract=later)
     )  # fmt: skip
     plan, script = setup(
         root,
@@ -96,3 +100,14 @@ def test_check_leaves_the_red_test_to_the_later_task_too(tmp_path: Path) -> None
     assert str(verdicts["mul"][1]).startswith(
         "C020: `pytest tests`: 1 of the suite's tests failed: tests/test_calc.py::test_mul"
     ), verdicts
+
+
+def test_a_red_test_is_not_left_to_a_later_soft_contract(tmp_path: Path) -> None:
+    # adversary-28 F9: a soft contract holds no test, so leaving test_mul to it would let the
+    # sequence's parent end DONE with test_mul failing
+    rows = _run(tmp_path, ADD, mul="true", later="soft pytest tests")
+    assert rows["add"]["state"] == "FAILED", rows
+    assert str(rows["add"]["reason"]).startswith(
+        "C020: pytest tests: 1 of the suite's tests failed: tests/test_calc.py::test_mul"
+    ), rows["add"]["reason"]
+    assert rows["mul"]["state"] == "TODO"

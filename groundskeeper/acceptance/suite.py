@@ -380,7 +380,8 @@ def _red_before(
         return ""
     return (
         f" ({len(red)} of them failed before any work too: a test may be left to a later task"
-        " of an ORDERED sequence whose text names it — the test function, or the name it"
+        " of an ORDERED sequence, with a pytest contract that is not soft, whose text names"
+        " it — the test function, or the name it"
         " tests, as `mul` for test_mul — when this task's text does not, and it fails the same"
         " way as before the work)"
     )

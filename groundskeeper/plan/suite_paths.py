@@ -334,7 +334,8 @@ def left_to_later(task: TaskSpec, later: tuple[TaskSpec, ...], test: str) -> str
     claim is left to (adversary-19 F22), if any: the first whose `pytest` contract runs the
     test's file and whose text names the test, when `task`'s text does not. A test names
     itself by its id, its function and the name it tests (`mul` for test_mul), each as a
-    whole word, in letter case as written: "Fix mul in calc.py" names test_mul."""
+    whole word, in letter case as written: "Fix mul in calc.py" names test_mul. A `soft`
+    contract holds no test (adversary-28 F9): a test left to it would be held by nothing."""
     if _names_test(task, test):
         return None
     file = test.split("::", 1)[0]
@@ -342,7 +343,7 @@ def left_to_later(task: TaskSpec, later: tuple[TaskSpec, ...], test: str) -> str
         runs = any(
             (path := suite_args(c.args)[0]) == "." or file == path
             or file.startswith(path.rstrip("/") + "/")
-            for c in other.contracts if c.kind == "pytest"
+            for c in other.contracts if c.kind == "pytest" and not c.soft
         )  # fmt: skip
         if runs and _names_test(other, test):
             return other.task_id
