@@ -314,3 +314,64 @@ def test_check_passes_when_the_contracts_still_hold(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)["tasks"]
     assert row["verdict"] == "PASS", row
+
+
+# ---- adversary-28 F1: a check passing on another task's change is no ground for DONE -------
+
+TOTAL = (
+    task("Write the total", "total", None, max_attempts="1", hide="tools/total.py")
+    + "  Write the sum of the numbers in data/nums.txt into out/total.txt.\n"
+    + "  #+begin_src sh :check\n  test -s out/total.txt\n"
+    + '  test "$(cat out/total.txt)" -eq "$(python3 tools/total.py data/nums.txt)"\n'
+    + "  #+end_src\n"
+    + task("Write the notes", "notes", "grep -q totals out/notes.md", max_attempts="1")
+    + "  Write out/notes.md: one line saying what the totals are for.\n"
+)
+
+
+def _totals(tmp_path: Path, notes: str) -> Path:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "data" / "nums.txt").write_text("3\n4\n5\n")
+    (tmp_path / "tools" / "total.py").write_text(
+        "import sys\nprint(sum(int(n) for n in open(sys.argv[1]) if n.strip()))\n"
+    )
+    worker = (
+        "workers:\n  total:\n    - {tool: sh, input: {cmd: 'echo 0 > out/total.txt'}}\n"
+        "    - say: DONE\n  notes:\n"
+        "    - {tool: sh, input: {cmd: \"echo 'totals for the report' > out/notes.md"
+        + notes
+        + '"}}\n'
+        "    - say: DONE\n"
+    )
+    plan, script = setup(tmp_path, TOTAL, worker)
+    assert resume(plan, script, "--max-parallel", "1")[0].exit_code == 1
+    assert keywords(plan) == {"total": "FAILED", "notes": "DONE"}
+    return plan
+
+
+def test_a_check_passing_on_an_input_another_task_changed_is_not_promoted(
+    tmp_path: Path,
+) -> None:
+    plan = _totals(tmp_path, " && : > data/nums.txt")  # the sibling empties the data
+    code, rows = check_write(plan)
+    assert {r["id"]: r["state"] for r in rows} == {"total": "FAILED", "notes": "DONE"}
+    assert keywords(plan)["total"] == "FAILED"
+    assert code == 0  # every check passes; the FAILED is kept, not promoted
+    said = CliRunner().invoke(main, ["check", str(plan), "--write"])
+    assert (
+        "total: not promoted to DONE: its check passes now on files another task's worker"
+        " changed or made (data/nums.txt)" in said.stderr
+    ), said.stderr
+    verified(plan)
+
+
+def test_a_check_passing_on_the_work_fixed_by_hand_beside_a_sibling_is_promoted(
+    tmp_path: Path,
+) -> None:
+    plan = _totals(tmp_path, "")
+    (tmp_path / "out" / "total.txt").write_text("12\n")  # the user fixes it by hand
+    code, rows = check_write(plan)
+    assert {r["id"]: r["state"] for r in rows} == {"total": "DONE", "notes": "DONE"}
+    assert code == 0

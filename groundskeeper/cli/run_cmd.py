@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from groundskeeper.models.model import Model, UsageTotals
     from groundskeeper.plan.org import Plan
     from groundskeeper.plan.spec import TaskSpec
+    from groundskeeper.record.backing import Record
     from groundskeeper.record.control import ControlDir, RunLock
     from groundskeeper.record.telemetry import Telemetry
     from groundskeeper.supervisor.runner import RunEvent, StepRecorder
@@ -737,7 +738,16 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
                     f"{task_id}: not promoted to DONE: protected input changed since the record"
                     f" sealed it: {', '.join(sorted(moved))}"
                 )
-            return not moved
+                return False
+            others = _others_work(record, task_id, results[index[task_id]].result)
+            if others:
+                narrate(
+                    f"{task_id}: not promoted to DONE: its check passes now on files another"
+                    f" task's worker changed or made ({', '.join(others[:5])}"
+                    f"{' …' if len(others) > 5 else ''}), which may be what it rests on"
+                    " (adversary-28 F1); resume the plan, which judges that work"
+                )
+            return not others
 
         updated = write_check_verdicts(loaded, results, promotable=promotable, before_write=sealed)
         for kept in updated:
@@ -757,3 +767,16 @@ def _check_and_write(path: Path, root: Path, control: ControlDir) -> list[TaskCh
     finally:
         telemetry.close()
     return updated
+
+
+def _others_work(record: Record, task_id: str, result: CheckResult) -> list[str]:
+    """The files another task's workers changed or made (in any run of the plan's record)
+    that this passing check read, or made in a folder it listed; all of them when what it
+    read cannot be told. A check passing on a sibling's change is no ground for promoting
+    the task (adversary-28 F1: the sibling emptied the data the task's check sums)."""
+    touched = {p for p, tasks in record.wrote.items() if any(t != task_id for t in tasks)}
+    touched |= {p for p, maker in record.made.items() if maker != task_id}
+    if result.read is None or result.folders is None:
+        return sorted(touched)
+    read, folders = set(result.read), set(result.folders)
+    return sorted(p for p in touched if p in read or p.rpartition("/")[0] in folders)
