@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from groundskeeper.acceptance.attempt_record import AttemptRecord
+from groundskeeper.acceptance.attempt_record import AttemptRecord, ShCall
 from groundskeeper.acceptance.check import WITHHELD
 from groundskeeper.acceptance.suite import Baseline
 from groundskeeper.errors import GroundskeeperError
@@ -669,7 +669,11 @@ def _ran(contract: Contract, context: ContractContext) -> str:
                 )
             continue
         if call.exit_status == 0:
-            return f"`{call.cmd}` ran and exited 0 (tool call {call.index})"
+            moved = _changed_after(call, context.record)
+            if moved is None:
+                return f"`{call.cmd}` ran and exited 0 (tool call {call.index})"
+            failed.append(f"`{call.cmd}` (what it ran on changed after it: {moved})")
+            continue
         status = "was stopped" if call.exit_status is None else f"exited {call.exit_status}"
         failed.append(f"`{call.cmd}` {status}")
     also = f"; the record shows {'; '.join(failed)}" if failed else ""
@@ -679,6 +683,50 @@ def _ran(contract: Contract, context: ContractContext) -> str:
         " counts when it is the whole line, or part of a chain joined only by && with no"
         " earlier member that changes state: cd, export, a write)",
     )
+
+
+def _changed_after(call: ShCall, record: AttemptRecord) -> str | None:
+    """What a later call of the attempt changed among the files this run read or its line
+    names (a folder it names covers what is under it), if anything: then the run says
+    nothing of the files as they end (adversary-28 F3: a failing test copied aside and
+    removed before `python3 -m pytest -q tests`, and copied back after it). A later call
+    whose writes the record does not hold counts as changing them."""
+    import posixpath
+    import shlex
+
+    later: dict[str, int] = {}
+    blind: int | None = None
+    for index, _tool, paths in record.writes():
+        if index <= call.index:
+            continue
+        if paths is None:
+            blind = index if blind is None else blind
+            continue
+        for path in paths:
+            later.setdefault(path, index)
+    if not later and blind is None:
+        return None
+    try:
+        words = shlex.split(call.cmd or "")
+    except ValueError:
+        words = []
+    named = {
+        posixpath.normpath(w)
+        for w in words
+        if w and not w.startswith(("-", "/", "..", "<", ">")) and "=" not in w
+    }
+    read = set(call.read or ())
+    for path, index in sorted(later.items()):
+        if (
+            path in read
+            or path in named
+            or "." in named
+            or any(path.startswith(folder + "/") for folder in named)
+        ):
+            return f"`{path}`, written by tool call {index}"
+    if blind is not None and (named or read or call.read is None):
+        return f"what tool call {blind} wrote is not in the record"
+    return None
 
 
 _bind("non-empty", each_file(0, _non_empty))

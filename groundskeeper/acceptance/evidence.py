@@ -24,7 +24,8 @@ the reason. It does not judge contracts.
 And the quote is evidence only about the files as they end: a command's output speaks of the
 files it read as they were when it ran. The inputs of the quoted run are the workdir files the
 sandbox saw it open for reading (sealed with the call as `read`, each with what it held right
-after it) and the paths its line names (operands, `< FILE`, its programs). When one of them
+after it) and the paths its line names (operands, `< FILE`, its programs; a folder covering
+what is under it). When one of them
 holds something else at the verdict (written by a later call of the attempt, renamed over, or
 changed by another worker of the run meanwhile), or a later call of the attempt wrote one of
 the named paths and its content cannot be compared, the quote is stale: `evidence from a run
@@ -285,6 +286,12 @@ def _stale(
     for path in sorted(named - set(sealed)):
         if path in later:
             return stale(path, f"written by tool call {later[path]}")
+        # a folder it names covers what is under it (adversary-28 F3: a failing test copied
+        # aside and removed before `python3 -m pytest -q tests`, and put back after it)
+        under = sorted(p for p in later if p.startswith(path.rstrip("/") + "/"))
+        if under:
+            return stale(under[0], f"under `{path}`, which it names, written by tool call"
+                                   f" {later[under[0]]}")  # fmt: skip
         if blind is not None:
             return EvidenceVerdict(declared, "E003", (
                 f"what tool call {blind} wrote is not in the record, and `{path}` is an input"
