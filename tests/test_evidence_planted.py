@@ -139,3 +139,49 @@ def test_a_listing_of_names_without_the_quote_lets_the_quote_stand(tmp_path: Pat
     _, doc = resume(plan, script)
     (row,) = doc["tasks"]
     assert row["state"] == "DONE", row["reason"]
+
+
+# adversary-28 F8: the plant made in an earlier run of the plan, the quote in the next
+
+
+def _two_runs(tmp_path: Path, planted: str, fix: str = "") -> dict[str, object]:
+    (tmp_path / "validate.py").write_text(VALIDATOR)
+    (tmp_path / "defs").mkdir()
+    (tmp_path / "defs" / "o2.json").write_text('{"name": "order", "price": "x"}')
+    plan = tmp_path / "plan.org"
+    plan.write_text(
+        HEAD + "#+PROTECT: validate.py\n"
+        "* TODO notes\n  :PROPERTIES:\n  :ID: notes\n  :done-when: test -s notes.md\n  :END:\n"
+        "* TODO use\n  :PROPERTIES:\n  :ID: use\n  :max-attempts: 1\n"
+        '  :evidence: "validation_output:output-of:python3 validate.py defs/o2.json"\n'
+        "  :done-when: grep -q price defs/o2.json\n  :END:\n"
+        "  Fix defs/o2.json: its price must be an integer.\n"
+    )
+    first = tmp_path / "first.yaml"
+    first.write_text(
+        "workers:\n  notes:\n" + write("notes.md", "orders\n") + planted + "    - say: DONE\n"
+        "  use:\n    - say: DONE\n"
+    )
+    second = tmp_path / "second.yaml"
+    second.write_text(
+        "workers:\n  use:\n" + fix + sh("python3 validate.py defs/o2.json")
+        + claim({"validation_output": "Syntax: OK"})
+    )  # fmt: skip
+    _, doc = resume(plan, first, "--max-parallel", "1")
+    assert {t["id"]: t["state"] for t in doc["tasks"]}["use"] == "FAILED"
+    _, doc = resume(plan, second)
+    return dict({t["id"]: t for t in doc["tasks"]}["use"])
+
+
+def test_a_quote_a_sibling_planted_in_an_earlier_run_is_not_evidence(tmp_path: Path) -> None:
+    row = _two_runs(tmp_path, write("defs/o2.json", '{"name": "Syntax: OK", "price": "x"}'))
+    assert row["state"] == "FAILED", row
+    assert (
+        "`defs/o2.json`, which another task's worker in an earlier run of the plan wrote"
+        " before `python3 validate.py defs/o2.json` ran, holds the quote" in str(row["reason"])
+    ), row["reason"]
+
+
+def test_the_data_fixed_in_the_second_run_lets_the_quote_stand(tmp_path: Path) -> None:
+    row = _two_runs(tmp_path, "", write("defs/o2.json", '{"name": "order", "price": 3}'))
+    assert (row["state"], row["reason"]) == ("DONE", None), row

@@ -122,6 +122,9 @@ class Written:
     # what a workdir file holds at the verdict, as an `sh` call's `read` was sealed
     # (`attempt_record.input_digests`); None: judged offline, by the record's writes alone
     now: Callable[[str], str | None] | None = None
+    # what other tasks' workers wrote in the plan's earlier runs (adversary-28 F8: a sibling
+    # planted the quote in the data one run, and the task quoted it the next)
+    earlier_others: frozenset[str] = frozenset()
 
 
 def judge_evidence(
@@ -397,12 +400,13 @@ def _planted(
     written: Written,
 ) -> EvidenceVerdict | None:
     """A path there before the command ran whose NAME holds the quote (`ls` prints it back),
-    made by this attempt, an earlier one of the task, or another worker of the run; or a
-    file holding the quote that an earlier attempt or another worker wrote (and this attempt
-    did not write again after the command: then it is judged as this attempt's)."""
+    made by this attempt, an earlier one of the task, another worker of the run, or another
+    task's worker in an earlier run; or a file holding the quote that an earlier attempt or
+    another worker (of this run or an earlier one) wrote (and this attempt did not write
+    again after the command: then it is judged as this attempt's)."""
     earlier = written.earlier or frozenset()
     others = written.others or frozenset()
-    for path in sorted(set(before) | earlier | others):
+    for path in sorted(set(before) | earlier | others | written.earlier_others):
         if path not in written.texts:
             continue  # absent now (one removed after the command: `_quote_in_a_file`)
         who = (
@@ -411,6 +415,8 @@ def _planted(
             else "an earlier attempt of this task"
             if path in earlier
             else "another worker of this run"
+            if path in others
+            else "another task's worker in an earlier run of the plan"
         )
         if quote in path:
             return EvidenceVerdict(declared, "E003", (

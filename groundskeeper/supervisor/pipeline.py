@@ -136,6 +136,9 @@ class AttemptContext:
     wrote: tuple[str, ...] | None = ()
     # what the other workers of the run wrote so far (None: not all of it could be told)
     others: frozenset[str] | None = frozenset()
+    # what other tasks' workers wrote in the plan's earlier runs (the record's `wrote`): a
+    # quote planted there is no more evidence than one planted in this run (adversary-28 F8)
+    earlier_others: frozenset[str] = frozenset()
 
 
 class Stage(Protocol):

@@ -836,9 +836,13 @@ class Runner:
             loop.state, loop.verified, loop.reason = "FAILED", None, claim.no_claim
             loop.output = claim.claim
             return True
+        earlier_others = frozenset(
+            p for p, tasks in self._record.wrote.items() if any(t != task_id for t in tasks)
+        )
         context = AttemptContext(task, attempt, claim, tuple(sealed), task.first_start,
                                  loop.history, wrote=wrote,
-                                 others=self._run_writes.by_others(task_id))  # fmt: skip
+                                 others=self._run_writes.by_others(task_id),
+                                 earlier_others=earlier_others)  # fmt: skip
         mark = self._activity.mark()  # before its first stage (`supervisor.activity`)
         with self._activity.judging(task.dock is not None):
             verdict = self._pipeline.judge(context)

@@ -174,6 +174,7 @@ class EvidenceStage:
         paths = set(stamped or ())
         paths.update(context.history.earlier or ())  # what a planted quote may sit in
         paths.update(context.others or ())
+        paths.update(context.earlier_others)
         for _index, _tool, changed in record.writes():
             paths.update(changed or ())
         root = os.path.realpath(self.toolbox.workdir)
@@ -203,7 +204,8 @@ class EvidenceStage:
         def now(path: str) -> str | None:
             return input_digests(root, (path,))[path]
 
-        return Written(texts, stamped, context.history.earlier, real, context.others, now)
+        return Written(texts, stamped, context.history.earlier, real, context.others, now,
+                       context.earlier_others)  # fmt: skip
 
 
 EVIDENCE_READ_LIMIT = 4 * 1024 * 1024  # a written file larger than this cannot clear a quote
