@@ -142,3 +142,48 @@ def test_an_import_of_pytest_rebinding_a_name_of_the_module_is_no_append() -> No
     before = "pytest = None\n" + PLAIN
     digests = statement_digests(before) or []
     assert appended(digests, "import pytest\n" + before + PARAMETRIZED) is None
+
+
+# adversary-28 H2: the import of the module under test widened for the new test
+
+TWO = (
+    "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    "\n\ndef test_sum():\n    assert sum([add(1, 1)]) == 2\n"
+)
+MUL_TEST = "\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "from calc import add, mul\n",
+        "from calc import mul, add\n",
+        "from calc import (\n    add,\n    mul,\n)\n",
+    ],
+)
+def test_an_import_that_was_there_widened_for_the_new_test_is_an_append(head: str) -> None:
+    before = statement_digests(TWO) or []
+    source = TWO.replace("from calc import add\n", head) + MUL_TEST
+    assert appended(before, source) == ("test_mul",)
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "from calc import add, mul as times\n",  # aliased
+        "from calc import add, sum\n",  # shadows a builtin the tests that were there call
+        "from calc import add, test_add\n",  # rebinds a test of the module
+        "from calc import mul\n",  # a name taken away
+        "from calc2 import add, mul\n",  # another module
+        "from calc import add, *\n",  # not Python, but never an append
+    ],
+)
+def test_an_import_widened_to_rebind_or_shadow_is_no_append(head: str) -> None:
+    before = statement_digests(TWO) or []
+    source = TWO.replace("from calc import add\n", head) + MUL_TEST
+    assert appended(before, source) is None
+
+
+def test_an_import_widened_without_a_test_appended_is_no_append() -> None:
+    before = statement_digests(TWO) or []
+    assert appended(before, TWO.replace("import add", "import add, mul")) is None

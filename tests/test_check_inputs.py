@@ -636,3 +636,68 @@ def test_files_asked_to_go_by_a_pattern_may_go(text: str, path: str, asked: bool
     plan = HEAD + task("Tidy", "t", "test -s out/report.txt") + f"  {text}\n"
     spec = list(compile_plan(parse_plan(plan)))
     assert may_remove(spec, path) is asked
+
+
+def _mul(root: Path) -> str:
+    """calc with add, a test module importing add, and a task asking for mul and its test."""
+    (root / "tests").mkdir()
+    (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    return (
+        task("Mul", "m", "python3 -m pytest -q tests", max_attempts="1")
+        + "Add a function mul(a, b) to calc.py that returns a * b, and write a unit test for"
+        " it.\n"
+    )
+
+
+def test_the_import_widened_for_the_appended_test_is_done(tmp_path: Path) -> None:
+    """adversary-28 H2: `from calc import add` become `from calc import add, mul`, and the
+    test for mul appended below: the natural edit, and the work."""
+    tests = (
+        "from calc import add, mul\\n\\n\\ndef test_add():\\n    assert add(2, 3) == 5\\n"
+        "\\n\\ndef test_mul():\\n    assert mul(2, 3) == 6\\n"
+    )
+    plan, script = setup(
+        tmp_path,
+        _mul(tmp_path),
+        "workers:\n  m:\n"
+        + _sh("printf '\\ndef mul(a, b):\\n    return a * b\\n' >> calc.py")
+        + _sh(f"printf '{tests}' > tests/test_calc.py")
+        + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    assert _row(doc, "m")["state"] == "DONE", _row(doc, "m")  # type: ignore[arg-type]
+
+
+def test_an_import_widened_to_shadow_what_the_tests_use_is_refused(tmp_path: Path) -> None:
+    """The same edit, but the widened import also brings in a name the test that was there
+    reads (`abs`, from a calc that defines it to agree with anything): an input changed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert abs(add(2, 3)) == 5\n"
+    )
+    text = (
+        task("Mul", "m", "python3 -m pytest -q tests", max_attempts="1")
+        + "Add a function mul(a, b) to calc.py that returns a * b, and write a unit test for"
+        " it.\n"
+    )
+    tests = (
+        "from calc import add, abs, mul\\n\\n\\ndef test_add():\\n    assert abs(add(2, 3)) == 5\\n"
+        "\\n\\ndef test_mul():\\n    assert mul(2, 3) == 6\\n"
+    )
+    plan, script = setup(
+        tmp_path,
+        text,
+        "workers:\n  m:\n"
+        + _sh(
+            "printf '\\ndef mul(a, b):\\n    return a * b\\n\\ndef abs(x):\\n"
+            "    return 5\\n' >> calc.py"
+        )
+        + _sh(f"printf '{tests}' > tests/test_calc.py")
+        + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    _failed_on(doc, "m", "tests/test_calc.py")

@@ -15,7 +15,10 @@ plain test function that runs nothing at collection —
   imported);
 - decorators only `pytest.mark.NAME` or `pytest.mark.NAME(…)` whose arguments are literals;
 
-and, anywhere among them, one `import pytest` the module lacked, for those marks.
+and, anywhere among them, one `import pytest` the module lacked, for those marks. A `from
+MODULE import …` that was there may gain names for the new tests (`from calc import add`
+become `from calc import add, mul`: adversary-28 H2), none aliased, none bound by another
+statement of the module or read by any (a builtin its tests call included).
 
 The module then imports as it did, plus function objects nothing calls until pytest runs
 them; a new test could still patch the code under test for the tests that run after it, so
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import itertools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -143,11 +147,19 @@ def appended(before: Sequence[str], source: str | bytes) -> tuple[str, ...] | No
     if len(body) <= len(before):
         return None
     old, new = body[: len(before)], body[len(before) :]
-    if [_digest(s) for s in old] != list(before):
-        return None
+    widened: set[str] = set()
+    for statement, digest in zip(old, before, strict=True):
+        if _digest(statement) == digest:
+            continue
+        added = _widened(statement, digest)
+        if added is None:
+            return None
+        widened |= added
     bound = _bound(old)
     if bound is None or (imports_added and "pytest" in bound):
         return None
+    if widened and (widened & (_bound(old, widened) or {"*"}) or widened & _used(old)):
+        return None  # a name it adds rebinds or shadows one the module had or uses
     names: list[str] = []
     for statement in new:
         if not _plain_test(statement) or statement.name in bound:  # type: ignore[attr-defined]
@@ -209,16 +221,55 @@ def _literal(node: ast.expr) -> bool:
     return True
 
 
-def _bound(statements: Iterable[ast.stmt]) -> set[str] | None:
+#: The most names a widened `from … import` may hold (each subset of them is tried).
+_MAX_IMPORTED = 12
+
+
+def _widened(statement: ast.stmt, digest: str) -> set[str] | None:
+    """The names a `from MODULE import …` that was there gained (adversary-28 H2: `from calc
+    import add` become `from calc import add, mul` for the test appended for `mul`): those
+    whose removal gives the statement it was (`digest`), none of them `*` or aliased; None
+    when it is no such statement."""
+    if not isinstance(statement, ast.ImportFrom) or len(statement.names) > _MAX_IMPORTED:
+        return None
+    aliases = statement.names
+    for size in range(len(aliases) - 1, 0, -1):
+        for kept in itertools.combinations(range(len(aliases)), size):
+            trial = ast.ImportFrom(statement.module, [aliases[i] for i in kept], statement.level)
+            if _digest(trial) != digest:
+                continue
+            added = [aliases[i] for i in range(len(aliases)) if i not in kept]
+            had = {aliases[i].name for i in kept}
+            if any(a.name == "*" or a.asname is not None or a.name in had for a in added):
+                return None
+            return {a.name for a in added}
+    return None
+
+
+def _used(statements: Iterable[ast.stmt]) -> set[str]:
+    """Every name the statements read (a builtin they call included)."""
+    return {
+        node.id
+        for statement in statements
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
+
+
+def _bound(statements: Iterable[ast.stmt], leave: set[str] | None = None) -> set[str] | None:
     """Every name the module's statements may bind at its top level; None when that cannot
-    be told (a `from … import *`)."""
+    be told (a `from … import *`). `leave`: names an import binds that are not counted
+    (those a widened import gained)."""
+    leave = leave or set()
     names: set[str] = set()
     for statement in statements:
         for node in ast.walk(statement):
             if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
                 return None
             if isinstance(node, ast.Import | ast.ImportFrom):
-                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+                names.update(
+                    (a.asname or a.name).split(".")[0] for a in node.names if a.name not in leave
+                )
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
