@@ -349,12 +349,18 @@ def _module_name(path: str) -> tuple[str, str] | None:
 
 
 def made_side(
-    checked: TaskSpec, path: str, before: Mapping[str, frozenset[str]] | None = None
+    checked: TaskSpec,
+    path: str,
+    before: Mapping[str, frozenset[str]] | None = None,
+    listed: Collection[str] = (),
 ) -> str | None:
     """Where a file a worker made during the work (`path`), read by the task's check, sits
     on the check's side, said in a few words; None: it is the work (the code under test, a
     deliverable). `before`: the modules there before the work (`module_index`), for a name
-    that shadows one of them. See the module."""
+    that shadows one of them. `listed`: the folders the check's run listed (its read set),
+    for one it chose a file from by listing, whatever the spelling (adversary-28 F6: a
+    Python `glob` over a folder of accepted answers, the worker's own answer added to it).
+    See the module."""
     name = posixpath.basename(path)
     if any(fnmatch.fnmatchcase(name, p) for p in _HOOK_NAMES):
         return "a file that configures the Python the check runs, at any depth"
@@ -381,16 +387,34 @@ def made_side(
         if path.endswith(".py") and _helper_name(path):
             return "a module named as the tests' helper or data"
         return _LIBRARY
-    listed = next((d for d in listed_directories(checked) if _under(path, d)), None)
-    if listed is not None:
-        return f"in `{listed}/`, a directory the check lists to choose which file it reads"
+    named = next((d for d in listed_directories(checked) if _under(path, d)), None)
+    if named is not None:
+        return f"{_LISTED}{named}/`, a directory the check lists to choose which file it reads"
+    folder = posixpath.dirname(path)
+    if (
+        folder
+        and folder in listed
+        and check_role(checked, path) != CODE
+        and not (runs_pytest_check(checked) or runs_unittest(checked))  # they walk the tree
+    ):
+        return f"{_LISTED}{folder}/`, a folder the check listed to choose which file it reads"
     return None
 
 
-def _may_make(task: TaskSpec, path: str, seen: Iterable[str], checked: TaskSpec) -> bool:
+_LISTED = "in `"  # the side of a file in a folder the check lists
+
+
+def _may_make(
+    task: TaskSpec, path: str, seen: Iterable[str], checked: TaskSpec, side: str | None = None
+) -> bool:
     """Whether the task may make `path` on its check's side: its text names the file,
-    `:writable:` covers it, or it is a test file and the text asks for tests."""
+    `:writable:` covers it, or it is a test file and the text asks for tests; one in a folder
+    the check lists (`side`), also when the text asks for the folder ("write the report in
+    reports/"): the check chooses among what is there, and the work goes there."""
     if covers(task.writable, path):
+        return True
+    folder = posixpath.dirname(path)
+    if side is not None and side.startswith(_LISTED) and asks_to_change(task, folder + "/"):
         return True
     stem = _stem_names(checked, task, path, seen, check_role(checked, path))
     if asks_to_change(task, path, sole_stem=stem):
@@ -432,6 +456,7 @@ def read_inputs_made(
     specs: Mapping[str, TaskSpec],
     before: Mapping[str, frozenset[str]] | None = None,
     text_of: Callable[[str], str | None] | None = None,
+    listed: Collection[str] = (),
 ) -> list[str]:
     """Why a pass of `checked`'s check must not stand, for the files it `read` that a worker
     MADE during the work (`made`: file → the ids of the tasks whose workers wrote it, its
@@ -444,7 +469,7 @@ def read_inputs_made(
     sides = {
         path: side
         for path in seen
-        if path in made and (side := made_side(checked, path, before)) is not None
+        if path in made and (side := made_side(checked, path, before, listed)) is not None
     }
     freed = _freed(
         checked,
@@ -461,7 +486,8 @@ def read_inputs_made(
         intruder = next(
             (
                 t for t in writers
-                if (spec := specs.get(t)) is None or not _may_make(spec, path, seen, checked)
+                if (spec := specs.get(t)) is None
+                or not _may_make(spec, path, seen, checked, side)
             ),
             None,
         )  # fmt: skip
@@ -478,6 +504,7 @@ def session_inputs_made(
     tasks: Sequence[TaskSpec],
     before: Mapping[str, frozenset[str]] | None = None,
     text_of: Callable[[str], str | None] | None = None,
+    listed: Collection[str] = (),
 ) -> list[str]:
     """The hook's form of `read_inputs_made`: `new` is every file the check read that the
     session's snapshot does not hold. One on the check's side fails the verdict unless some
@@ -488,12 +515,14 @@ def session_inputs_made(
     sides = {
         path: side
         for path in seen
-        if path in new and (side := made_side(checked, path, before)) is not None
+        if path in new and (side := made_side(checked, path, before, listed)) is not None
     }
     freed = _freed(checked, seen, sides, lambda _path: True, text_of)
     for path in seen:
         side = sides.get(path)
-        if side is None or path in freed or any(_may_make(t, path, seen, checked) for t in tasks):
+        if side is None or path in freed:
+            continue
+        if any(_may_make(t, path, seen, checked, side) for t in tasks):
             continue
         found.append(_made_reason(path, side, SINCE_SEALED, None))
     return found

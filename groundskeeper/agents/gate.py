@@ -778,8 +778,9 @@ class _SessionInputs:
                 if self._modules is None:
                     self._modules = module_index(held)
                 found += session_inputs_made(
-                    task, read, new, tasks, self._modules, source_reader(root)
-                )
+                    task, read, new, tasks, self._modules, source_reader(root),
+                    tuple(result.folders or ()),
+                )  # fmt: skip
         return "; ".join(found) if found else None
 
     def added_tests(self, task: TaskSpec, result: CheckResult) -> list[str]:

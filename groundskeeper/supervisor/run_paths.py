@@ -947,8 +947,9 @@ class RunPaths:
             if unlisted and not self._there_at_start(path):
                 made[path] = [*made.get(path, []), *unlisted]
         made_found = read_inputs_made(
-            task, read, made, self._specs, self._modules_before(), source_reader(self.workdir)
-        )
+            task, read, made, self._specs, self._modules_before(), source_reader(self.workdir),
+            tuple(folders or ()),
+        )  # fmt: skip
         with self._lock:
             unrecorded = {p: ids for p, ids in self._unrecorded.items() if p in set(read)}
         return found + [_unrecorded_read(r, unrecorded, restorable) for r in made_found]
