@@ -38,6 +38,7 @@ is judged on what the record kept of it right after the call.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,6 +126,9 @@ class Written:
     # what other tasks' workers wrote in the plan's earlier runs (adversary-28 F8: a sibling
     # planted the quote in the data one run, and the task quoted it the next)
     earlier_others: frozenset[str] = frozenset()
+    # whether the task's text asks its worker to change a file (`plan.expected`): a module a
+    # quoted program imports that the worker rewrote is the program's, unless asked for
+    asked: Callable[[str], bool] = field(default=lambda path: False)
 
 
 def judge_evidence(
@@ -237,7 +241,45 @@ def _self_made(
                     " changed in this attempt: whether the worker wrote it before the quote was"
                     " printed cannot be told"
                 )
+    library = _library_rewritten(call, before, written)
+    if library is not None:
+        return refuse(library)
     return _quote_in_a_file(declared, quote, call, before, after, blind, written)
+
+
+_TEST_RUNNER = re.compile(r"(?<![\w.-])(pytest|unittest)(?![\w.-])")
+
+
+def _library_rewritten(call: ShCall, before: Mapping[str, int], written: Written) -> str | None:
+    """A Python module the quoted run read (its program imported it: not a file its line
+    names, nor one under a folder it names) that this attempt wrote before the command ran
+    and the task does not ask for: the program's library, so what it
+    printed is the worker's (adversary-28 F7: a protected `validate.py` importing the
+    `rules.py` the worker gutted). Not under a test runner (`pytest`, `unittest`): the
+    modules the tests import are the code under test, the work."""
+    if _TEST_RUNNER.search(call.cmd or ""):
+        return None
+    named = _named_inputs(call.cmd or "", written)
+    operands = set() if isinstance(named, str) else named
+    earlier = written.earlier or frozenset()
+    for path in sorted(call.read or ()):
+        if not path.endswith(".py") or written.asked(path):
+            continue
+        if any(path == o or path.startswith(o.rstrip("/") + "/") for o in operands):
+            continue  # what its line gives it to read (`python3 lint.py src`): its data
+        when = (
+            f"this task's worker (tool call {before[path]})"
+            if path in before
+            else "an earlier attempt of this task"
+            if path in earlier
+            else None
+        )
+        if when is not None:
+            return (
+                f"`{path}`, a module `{_short(call.cmd or '')}` ran, was written by {when} before"
+                f" it printed the quote, and the task does not ask for it: {_NOT_EVIDENCE}"
+            )
+    return None
 
 
 def _stale(

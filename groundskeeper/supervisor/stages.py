@@ -204,8 +204,16 @@ class EvidenceStage:
         def now(path: str) -> str | None:
             return input_digests(root, (path,))[path]
 
+        from groundskeeper.path_patterns import covers
+        from groundskeeper.plan.expected import asks_to_change
+
+        spec = context.task.spec
+
+        def asked(path: str) -> bool:
+            return covers(spec.writable, path) or asks_to_change(spec, path)
+
         return Written(texts, stamped, context.history.earlier, real, context.others, now,
-                       context.earlier_others)  # fmt: skip
+                       context.earlier_others, asked)  # fmt: skip
 
 
 EVIDENCE_READ_LIMIT = 4 * 1024 * 1024  # a written file larger than this cannot clear a quote
