@@ -755,3 +755,28 @@ def test_bytecode_without_its_source_is_named_not_run(tmp_path: Path) -> None:
     directory = sandbox.run("python3 app", workdir=tmp_path, timeout=60)
     assert (directory.stdout, directory.status) == ("", 1), directory.stderr
     assert "can't find '__main__' module in '/workdir/app'" in directory.stderr
+
+
+ASYNC = """\
+import asyncio
+
+async def double(x):
+    await asyncio.sleep(0.01)
+    return 2 * x
+
+async def main():
+    doubled = await asyncio.gather(*(double(x) for x in (1, 2, 3)))
+    try:
+        await asyncio.wait_for(asyncio.sleep(5), 0.05)
+    except TimeoutError:
+        return doubled, "timed out"
+
+print(asyncio.run(main()))
+"""
+
+
+def test_asyncio_runs_without_a_self_pipe(layout: Path) -> None:
+    # adversary-28 H5: the event loop's socket pair, which WASI lacks, failed every run
+    (layout / "aio.py").write_text(ASYNC)
+    result = sh(layout, "python3 aio.py")
+    assert (result.status, result.stdout, result.stderr) == (0, "([2, 4, 6], 'timed out')\n", "")

@@ -245,7 +245,59 @@ def _from_source_only() -> None:
 _start()
 del _start
 _from_source_only()
-sys.meta_path[0:0] = [_CompileIntoScratch, _StandardFirst(_owned()), _OneFilePerModule]
+
+
+class _SelfPipeless:
+    """asyncio's event loop makes a socket pair to wake itself from other threads and signal
+    handlers, and WASI has no sockets: every `asyncio.run` failed (adversary-28 H5). When
+    `asyncio.selector_events` loads, its loop is given none — in one thread, with no signal
+    handlers, nothing ever needs to wake it — so timers, tasks, `gather` and `wait_for`
+    work as they do elsewhere."""
+
+    @staticmethod
+    def find_spec(
+        name: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if name != "asyncio.selector_events":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)  # type: ignore[arg-type]
+        if spec is not None and spec.loader is not None:
+            spec.loader = _PatchAfter(spec.loader)
+        return spec
+
+
+class _PatchAfter:
+    """A loader that runs the module as its own loader does, then patches its loop class."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def create_module(self, spec: object) -> object:
+        return self.inner.create_module(spec)  # type: ignore[attr-defined]
+
+    def exec_module(self, module: object) -> None:
+        self.inner.exec_module(module)  # type: ignore[attr-defined]
+        loop = module.BaseSelectorEventLoop  # type: ignore[attr-defined]
+
+        def make_self_pipe(self: object) -> None:
+            self._ssock = self._csock = None  # type: ignore[attr-defined]
+
+        def close_self_pipe(self: object) -> None:
+            pass  # none was made
+
+        loop._make_self_pipe = make_self_pipe
+        loop._close_self_pipe = close_self_pipe
+
+
+sys.meta_path[0:0] = [
+    _CompileIntoScratch,
+    _StandardFirst(_owned()),
+    _SelfPipeless,  # before any finder that answers for every module
+    _OneFilePerModule,
+]
 sys.meta_path[:] = [
     _TrustedDistributions if finder is importlib.machinery.PathFinder else finder
     for finder in sys.meta_path
