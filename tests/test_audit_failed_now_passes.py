@@ -51,3 +51,30 @@ def test_the_advice_for_a_failed_task_that_passes_now(tmp_path: Path, contract: 
         " check (contracts, evidence, a judge, a gate or a dock): set its headline back to"
         f" TODO and `groundskeeper resume {plan}` judges it whole"
     ], stale
+
+
+def test_a_red_first_failure_is_advised_a_resume_not_check_write(tmp_path: Path) -> None:
+    # adversary-28 O1: under --require-red, a check that passed before any work fails the
+    # task at red-first; `check --write` rightly keeps it FAILED, and audit must not send
+    # the user back to it
+    (tmp_path / "config.txt").write_text("8080\n")
+    plan, script = setup(
+        tmp_path,
+        task("Set the port", "cfg", "grep -q 8080 config.txt", max_attempts="1"),
+        "workers:\n  cfg:\n    - say: DONE\n",
+    )
+    _, doc = resume(plan, script, "--require-red")
+    assert doc["tasks"][0]["state"] == "FAILED"
+    status, _ = _cli("check", str(plan), "--write")
+    assert status == 0 and "* FAILED Set the port" in plan.read_text()
+    status, found = _cli("audit", str(plan))
+    stale = [f["message"] for f in found["findings"] if f["code"] == "failed-now-passes"]
+    assert (
+        status == 1
+        and len(stale) == 1
+        and stale[0].endswith(
+            "the headline is stale; `check --write` does not promote a task whose FAILED was not"
+            " its check's own failure (a red-first run, tampering, a refused dock or a limit): set"
+            f" its headline back to TODO and `groundskeeper resume {plan}` judges it whole"
+        )
+    ), stale

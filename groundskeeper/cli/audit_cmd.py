@@ -160,6 +160,9 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
             )
             findings.append(AuditFinding("state-mismatch", task.task_id, task.line, message))
     passed = _passed_since_failed(steps)
+    from groundskeeper.record.backing import read_record
+
+    record = read_record(steps)
     for task in loaded.tasks():
         if task.keyword == "FAILED" and task.task_id in passed:
             how = (
@@ -168,6 +171,12 @@ def audit(plan: Path | None, key_files: tuple[Path, ...], as_json: bool) -> None
                 " (contracts, evidence, a judge, a gate or a dock): set its headline back to"
                 f" TODO and `groundskeeper resume {path}` judges it whole"
                 if spec.of(task).judged_beyond_check
+                # nor one whose FAILED was not its own check's (adversary-28 O1: red-first
+                # under --require-red, tampering, a refused dock, a limit)
+                else "`check --write` does not promote a task whose FAILED was not its check's"
+                " own failure (a red-first run, tampering, a refused dock or a limit): set its"
+                f" headline back to TODO and `groundskeeper resume {path}` judges it whole"
+                if not record.promotable(task.task_id)
                 else f"`groundskeeper check {path} --write` judges it again and writes it"
             )
             message = (

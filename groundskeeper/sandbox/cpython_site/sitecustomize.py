@@ -262,7 +262,7 @@ class _SelfPipeless:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)  # type: ignore[arg-type]
         if spec is not None and spec.loader is not None:
-            spec.loader = _PatchAfter(spec.loader)
+            spec.loader = _PatchAfter(spec.loader)  # type: ignore[assignment]  # a Loader in all but name
         return spec
 
 
