@@ -168,6 +168,10 @@ def test_the_module_pytest_collects_examples_from_is_the_work(tmp_path: Path) ->
         ),
         ("double() must return a float; update the doctests in mathx.py to match.", "", "DONE"),
         ("double() must return a float now.", "  :writable: mathx.py\n", "DONE"),
+        # adversary-28 H1: the other ways a text asks for them
+        ("double() must return a float; correct the two examples in its docstring.", "", "DONE"),
+        ("double() must return a float. Its docstring examples are wrong too.", "", "DONE"),
+        ("double() must return a float; change the expected output of its examples.", "", "DONE"),
         # not asked: held as before ("fix" makes them pass; it does not rewrite them)
         ("double() must return a float now. Fix the doctests.", "", "FAILED"),
         ("double() must return a float; do not update the doctest examples.", "", "FAILED"),

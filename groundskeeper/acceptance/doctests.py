@@ -124,8 +124,14 @@ def doctest_modules(check_text: str) -> tuple[str, ...]:
 #: "update the doctests in mathx.py to match"), in a sentence that does not negate it.
 _ASKS_EXAMPLES = re.compile(
     r"\b(?:update|change|correct|adjust|rewrite|edit|amend)\s+"
-    r"(?:(?:its|the|their|all|every|these|those|each|any)\s+)*"
-    r"(?:doctests?|doc\s*tests?|(?:doctest\s+)?examples?)\b",
+    r"(?:(?:its|the|their|all|every|these|those|each|any|both|two|three|four|\d+)\s+)*"
+    r"(?:doctests?|doc\s*tests?|(?:(?:doctest|docstring)\s+)?examples?)\b"
+    # "change the expected output of its examples to 2.5" (adversary-28 H1)
+    r"|\b(?:update|change|correct|adjust)\s+the\s+expected\s+(?:outputs?|results?|values?)"
+    r"\s+of\s+(?:its|the|their|these|those)\s+(?:(?:doctest|docstring)\s+)?examples?\b"
+    # "its docstring examples are wrong too: they should show 2.5" (a ticket's wording)
+    r"|\b(?:doctest|docstring)\s+examples?\s+(?:are|is)\s+(?:also\s+)?"
+    r"(?:wrong|incorrect|outdated|stale|out\s+of\s+date)\b",
     re.IGNORECASE,
 )
 
