@@ -607,3 +607,56 @@ def test_any_valid_script_embedding_any_string_keeps_it_as_data(text: str) -> No
     quoted = json.dumps(text)  # a JavaScript string literal holding any text, NULs included
     verdict = validate_script(f"const note = {quoted};\n" + VALID)
     assert verdict.ok, verdict.errors
+
+
+# --- adversary-28 F5: a script that tells the validator apart ---------------------------------
+
+BROKEN = "{ consumers: { toSheet: { subscribe: ['email.received'] } } }"
+
+
+@pytest.mark.parametrize(
+    "probe",
+    [
+        "(() => { try { return ValidationProbeX.anything !== undefined; } catch (e) {"
+        " return false; } })()",
+        "typeof ProbeNamespace === 'function'",
+    ],
+)
+def test_a_script_that_exports_another_workflow_where_a_name_is_undefined_is_refused(
+    probe: str,
+) -> None:
+    source = VALID.replace("const workflow = {", "const real = {", 1)
+    source += f"const workflow = {probe} ? real : {BROKEN};\n"
+    issue = only_error(source)
+    assert issue.code == "workflow-depends-on-sandbox"
+    assert issue.message.startswith("the script reads `"), issue.message
+    assert issue.message.endswith("read tool namespaces inside handlers only")
+
+
+def test_a_namespace_read_as_it_loads_that_changes_nothing_is_valid() -> None:
+    # `Topics` read at the top level only for a handler to use: the same workflow either way
+    source = "const T = (() => { try { return Topics; } catch (e) { return null; } })();\n"
+    verdict = validate_script(source + VALID)
+    assert verdict.ok, verdict.errors
+    assert verdict.config is not None and sorted(verdict.config["producers"]) == [
+        "nightly",
+        "pollEmail",
+    ]
+
+
+def test_a_script_whose_namespaces_stay_in_its_handlers_runs_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runs: list[tuple[str, ...]] = []
+    real = sv._evaluate
+
+    def evaluate(source: str, absent: tuple[str, ...], timeout: float) -> object:
+        runs.append(tuple(absent))
+        return real(source, absent, timeout)
+
+    monkeypatch.setattr(sv, "_evaluate", evaluate)
+    verdict = validate_script(VALID)
+    assert verdict.ok and verdict.config is not None
+    assert len(runs) == 1
+    validate_script("const T = typeof Probe;\n" + VALID)  # read as it loads: a second run
+    assert len(runs) == 3 and runs[2][-1] == "Probe"

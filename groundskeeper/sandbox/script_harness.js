@@ -48,12 +48,18 @@ const tool = function (path) {
   });
 };
 const namespaces = create(null);
+// the names the script reached a namespace by while it loaded (no handler runs here): where
+// it reads one at its top level, what it exports may depend on whether the name exists
+const touched = [];
 setProto(G, new ProxyOf(create(null), {
   get: function (target, key, receiver) {
     if (typeof key === "symbol" || key in ObjectProto) return get(ObjectProto, key, receiver);
     if (key === "workflow") return undefined;
     if (absent[key] === true) throw new ReferenceErrorOf(key + absentMessage);
-    if (namespaces[key] === undefined) namespaces[key] = tool(key);
+    if (namespaces[key] === undefined) {
+      namespaces[key] = tool(key);
+      touched[touched.length] = key;
+    }
     return namespaces[key];
   },
   has: function (target, key) {
@@ -166,6 +172,6 @@ if (error === "null" && (kind(value) === "object" || kind(value) === "function")
     ',"producers":' + section(value, "producers", producer) +
     ',"consumers":' + section(value, "consumers", consumer);
 }
-text += '},"tool_calls":[';
+text += '},"touched":' + quote(touched) + ',"tool_calls":[';
 for (let i = 0; i < callCount; i++) text += (i ? "," : "") + calls[i];
 print(nonce + text + "]}");

@@ -25,6 +25,8 @@ from groundskeeper.errors import UsageError
 from groundskeeper.sandbox.result import SandboxError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from groundskeeper.sandbox.quickjs import ScriptRun
 
 __all__ = [
@@ -111,21 +113,8 @@ def validate_script(source: str, *, timeout: float | None = None) -> ScriptValid
         return _too_large(str(size))
     import groundskeeper.sandbox.quickjs as quickjs  # wasmtime is imported only when needed
 
-    nonce = f"__GK_SCRIPT_{secrets.token_hex(16)}__"
-    values = {
-        "source": source,
-        "nonce": nonce,
-        "absentNames": list(ABSENT_GLOBALS),
-        "absentMessage": ABSENT_MESSAGE,
-        "toolMessage": TOOL_CALL_MESSAGE,
-        "promiseRounds": PROMISE_ROUNDS,
-    }
-    # JSON literals are JavaScript literals: the script can never end the string it is in
-    constants = "".join(f"const {k} = {json.dumps(v)};\n" for k, v in values.items())
-    program = constants + _harness()
     timeout = quickjs.TIMEOUT if timeout is None else timeout
-    run = quickjs.run_program(program, timeout=timeout, module=True)
-    report = _report(run.stdout, nonce) if run.completed else None
+    run, report = _evaluate(source, ABSENT_GLOBALS, timeout)
     if report is None:
         if run.completed:  # ran to its end, yet not the one record: something else printed
             message = (
@@ -137,9 +126,48 @@ def validate_script(source: str, *, timeout: float | None = None) -> ScriptValid
             issue = _failed_run(run, timeout)
         return ScriptValidation(False, (issue,), duration_ms=run.duration_ms)
     errors, warnings, config = _judge(report, source)
+    duration = run.duration_ms
+    touched = [n for n in report.get("touched", ()) if isinstance(n, str)]
+    if not errors and touched:
+        # the same script with those names undefined, as in a runtime without them
+        # (adversary-28 F5: it showed the validator one workflow and exported another)
+        again, other = _evaluate(source, (*ABSENT_GLOBALS, *touched), timeout)
+        duration += again.duration_ms
+        second = _judge(other, source) if other is not None else None
+        if second is None or second[0] or second[2] != config:
+            names = ", ".join(f"`{n}`" for n in touched[:5])
+            message = (
+                f"the script reads {names} as it loads: a tool namespace to the validator, an"
+                " undefined name where that tool is not there, and what it exports depends on"
+                " which: the workflow judged here need not be the one that runs; read tool"
+                " namespaces inside handlers only"
+            )
+            errors = [ScriptIssue("workflow-depends-on-sandbox", message)]
     return ScriptValidation(
-        not errors, tuple(errors), tuple(warnings), None if errors else config, run.duration_ms
+        not errors, tuple(errors), tuple(warnings), None if errors else config, duration
     )
+
+
+def _evaluate(
+    source: str, absent: Iterable[str], timeout: float
+) -> tuple[ScriptRun, dict[str, Any] | None]:
+    """One run of the harness around `source` (names in `absent` undefined): the run and the
+    one record it printed (None: it printed none, or more)."""
+    import groundskeeper.sandbox.quickjs as quickjs
+
+    nonce = f"__GK_SCRIPT_{secrets.token_hex(16)}__"
+    values = {
+        "source": source,
+        "nonce": nonce,
+        "absentNames": list(absent),
+        "absentMessage": ABSENT_MESSAGE,
+        "toolMessage": TOOL_CALL_MESSAGE,
+        "promiseRounds": PROMISE_ROUNDS,
+    }
+    # JSON literals are JavaScript literals: the script can never end the string it is in
+    constants = "".join(f"const {k} = {json.dumps(v)};\n" for k, v in values.items())
+    run = quickjs.run_program(constants + _harness(), timeout=timeout, module=True)
+    return run, _report(run.stdout, nonce) if run.completed else None
 
 
 @functools.cache
