@@ -76,3 +76,33 @@ def test_a_file_s_text_spliced_into_a_python_program_is_a_lint_warning() -> None
     assert t040('v=$(cat out.txt)\n  python3 -c "assert $v == 3"') == ["warning"]
     read = "python3 -c \"assert abs(float(open('out.txt').read()) - 3.1416) < 1e-3\""
     assert t040(read) == []
+
+
+# adversary-28 F5: arithmetic and `expr` read the work's output as code too
+
+ARITH2 = "want=$(cat code.txt)\n(( $(cat out.txt) == want ))\n"
+ARITH3 = "want=$(cat code.txt)\ngot=$(cat out.txt)\n(( got == want ))\n"
+ARITH4 = "want=$(cat code.txt)\ntest $(( $(cat out.txt) )) -eq $want\n"
+EXPR = "expr $(cat out.txt) = $(cat code.txt)\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [(ARITH2, "want\n"), (ARITH3, "want\n"), (ARITH4, "want\n"), (EXPR, "1 | 1\n")],
+)
+def test_arithmetic_and_expr_never_read_the_work_s_output_as_code(
+    tmp_path: Path, text: str, out: str
+) -> None:
+    verdict, code, output = _check(tmp_path, text, out)
+    assert (verdict, code) == ("FAIL", "nonzero_status"), output
+    assert "a check never reads" in output, output
+
+
+@pytest.mark.parametrize("text", [ARITH2, ARITH3, ARITH4, EXPR])
+def test_arithmetic_and_expr_on_the_honest_number_pass(tmp_path: Path, text: str) -> None:
+    assert _check(tmp_path, text, "4711\n")[0] == "PASS"
+
+
+def test_the_author_s_own_arithmetic_stays_an_expression(tmp_path: Path) -> None:
+    text = "n=$(wc -l < out.txt)\nlimit=2\n(( n * 2 <= limit + 1 ))\n(( $(cat code.txt) > 4700 ))\n"
+    assert _check(tmp_path, text, "one line\n")[0] == "PASS"

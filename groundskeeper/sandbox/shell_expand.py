@@ -210,13 +210,40 @@ class Expansion(Run):
     # -- arithmetic
 
     def arithmetic(self, expr: Word, state: State, err: Sink) -> int:
-        return self.evaluate(self.expand_one(expr, state, err), state)
+        if not getattr(self, "strict_negation", False):
+            return self.evaluate(self.expand_one(expr, state, err), state)
+        # a check's run (adversary-28 F5): `(( $(cat f) == want ))` with `want` in the file,
+        # or `got=$(cat f); (( got == want ))`, would evaluate the work's text as the check's
+        # own expression; what an expansion gives, and the value of a variable it reads, must
+        # be a number (the author's literal text stays an expression)
+        texts = []
+        for part in expr.parts:
+            text = "".join(t for t, _, _ in self.segments(Word((part,), expr.offset), state, err))
+            if not isinstance(part, Lit) and not _INTEGER.fullmatch(text.strip()):
+                raise arith.ArithError(
+                    f"an expanded value is {text!r}: a check never reads expanded text as code"
+                    ' (an arithmetic expression); compare it as text: [ "$(cat FILE)" = "$want" ]'
+                )
+            texts.append(text)
+        return self.evaluate("".join(texts), state, plain=True)
 
-    def evaluate(self, text: str, state: State) -> int:
+    def evaluate(self, text: str, state: State, plain: bool = False) -> int:
         def put(name: str, value: str) -> None:
             self.assign(state, name, value)
 
-        return arith.evaluate(text, lambda name: state.variables.get(name, ""), put, self.tick)
+        def get(name: str) -> str:
+            value = state.variables.get(name, "")
+            if plain and value.strip() and not _INTEGER.fullmatch(value.strip()):
+                raise arith.ArithError(
+                    f"{name} holds {value!r}: a check never reads a variable's text as code"
+                    " (an arithmetic expression); compare it as text"
+                )
+            return value
+
+        return arith.evaluate(text, get, put, self.tick)
+
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 def _read_file_form(script: Script) -> Script:

@@ -21,7 +21,7 @@ from groundskeeper.sandbox.syntax_scanner import NAME
 from groundskeeper.sandbox.tree import Lit, Redirect, SimpleCommand, Word
 
 #: `test` and `[`: in a check, an unquoted expansion inside one must stay one word
-_TESTS = frozenset({"test", "["})
+_TESTS = frozenset({"test", "[", "expr"})  # whose arguments are operators as well as values
 
 __all__ = ["SimpleCommands"]
 
@@ -30,14 +30,14 @@ class SimpleCommands(Expansion):
     """The interpreter's simple-command layer."""
 
     def refuse_split(self, word: Word, fields: list[str]) -> None:
-        """In a check, an unquoted expansion that splits into several words inside `test` or
-        `[` fails the check: the work's output would become the test's operators (`1 = 1 -o
-        1`, adversary-21 F22); quote it."""
+        """In a check, an unquoted expansion that splits into several words inside `test`,
+        `[` or `expr` fails the check: the work's output would become the test's operators
+        (`1 = 1 -o 1`, adversary-21 F22; `expr 1 | 1 = 3`, adversary-28 F5); quote it."""
         if any(not isinstance(part, Lit) and not getattr(part, "quoted", False)
                for part in word.parts):  # fmt: skip
             shown = " ".join(fields)
             raise CommandFailed(
-                f"an unquoted expansion became {len(fields)} words inside `test`/`[`"
+                f"an unquoted expansion became {len(fields)} words inside `test`/`[`/`expr`"
                 f" ({shown!r}): a check never reads expanded text as code (the test's"
                 ' operators); quote it: "$(cat FILE)"',
                 2,
