@@ -701,3 +701,29 @@ def test_an_import_widened_to_shadow_what_the_tests_use_is_refused(tmp_path: Pat
     )
     _result, doc = resume(plan, script)
     _failed_on(doc, "m", "tests/test_calc.py")
+
+
+@pytest.mark.parametrize(
+    ("worker", "state"),
+    [
+        # adversary-28b F7: the test rewritten to expect the bug
+        (_sh("sed -i 's/== 5/== -1/' tests/test_calc.py"), "FAILED"),
+        (_sh("sed -i 's/a - b/a + b/' calc.py"), "DONE"),  # the honest fix
+    ],
+)
+def test_a_test_file_named_by_its_failure_then_fix_it_asks_for_the_code(
+    tmp_path: Path, worker: str, state: str
+) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (tmp_path / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    plan, script = setup(
+        tmp_path,
+        task("Fix the calculator", "t", "python3 -m pytest -q tests", max_attempts="1")
+        + "tests/test_calc.py fails. Fix it.\n",
+        "workers:\n  t:\n" + worker + "    - say: DONE\n",
+    )
+    _result, doc = resume(plan, script)
+    assert _row(doc, "t")["state"] == state, _row(doc, "t")  # type: ignore[arg-type]

@@ -585,7 +585,14 @@ def test_a_need_the_reading_cannot_place_is_said_to_seem_about_the_file() -> Non
         ("Debug tests/check.py's complaints: the ages in data.csv must be valid.",
          "tests/check.py", SILENT),
         ("Debug tests/test_calc.py.", "tests/test_calc.py", SILENT),
+        # adversary-28b F7: a test file named by what running it reports, then "fix it"
+        ("tests/test_calc.py fails. Fix it.", "tests/test_calc.py", SILENT),
+        ("tests/test_calc.py is red; fix it.", "tests/test_calc.py", SILENT),
+        ("Sort out tests/test_calc.py: it has been red since the refactor.",
+         "tests/test_calc.py", SILENT),
         # a test named without its symptom, and asked for plainly, is still asked
+        ("tests/test_calc.py expects 5 but should expect 6. Fix it.",
+         "tests/test_calc.py", ASKS),
         ("Fix the test in tests/test_calc.py: it asserts the wrong value.",
          "tests/test_calc.py", ASKS),
         ("Update tests/test_calc.py for the new API.", "tests/test_calc.py", ASKS),

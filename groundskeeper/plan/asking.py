@@ -306,6 +306,17 @@ _TEST_SYMPTOM_IN = re.compile(
     r"\s+(?:in|of|inside|within|under)\s+[\w./-]*[\w/]",
     re.I,
 )
+# "tests/test_calc.py fails.", "Sort out tests/test_calc.py: it has been red since …": a test
+# file named by what running it reports (adversary-28b F7), whose "fix it" that follows
+# asks for code that passes it, never the file
+_TEST_FILE_FAILS = re.compile(
+    r"(?<![\w./-])(?:[\w.-]+/)*(?:test_[\w-]*|[\w-]+_test)\.py"
+    r"(?=\s+(?:still\s+)?(?:fails|is\s+failing|is\s+red|has\s+been\s+(?:red|failing)"
+    r"|keeps\s+failing|is\s+broken)\b"
+    r"|\s*[:;,]\s*it\s+(?:still\s+)?(?:fails|is\s+failing|is\s+red|has\s+been\s+(?:red|failing)"
+    r"|keeps\s+failing|is\s+broken)\b)",
+    re.I,
+)
 # A test file's name in a text (`tests/test_calc.py`, `calc_test.py`).
 _TEST_NAME = re.compile(r"(?<![\w./-])(?:[\w.-]+/)*(?:test_[\w-]*|[\w-]+_test)\.py\b", re.I)
 # A request to change tests named by their symptom, which the reading cannot decide:
@@ -379,6 +390,7 @@ def text_reading(
         # "fix the failing test in X": a symptom (what the code does), as "the failing
         # tests" is, whichever task's text says it
         sentence = _TEST_SYMPTOM_IN.sub("the-failing-tests", sentence)
+        sentence = _TEST_FILE_FAILS.sub("the-failing-tests", sentence)
         aliased = _aliased(sentence, path, sole_stem=sole_stem)
         if test_file:
             aliased = _test_aliased(aliased, path, bare=bare)
