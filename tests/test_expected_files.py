@@ -563,3 +563,28 @@ def test_a_sibling_cannot_remove_a_key_a_filter_reads(tmp_path: Path) -> None:
     assert _row(doc, "use")["state"] == "FAILED"
     assert _row(doc, "job")["state"] != "DONE"
     assert result.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("worker", "state"),
+    [
+        # adversary-28b F2: the golden file rewritten to the unsorted output
+        (_sh("cp fruits.txt out.txt && cp out.txt tests/expected.txt"), "FAILED"),
+        (_sh("sort fruits.txt > out.txt"), "DONE"),  # the honest sort
+    ],
+)
+def test_two_files_said_to_be_identical_free_neither(
+    tmp_path: Path, worker: str, state: str
+) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "fruits.txt").write_text("pear\napple\nfig\n")
+    (tmp_path / "tests" / "expected.txt").write_text("apple\nfig\npear\n")
+    plan, script = setup(
+        tmp_path,
+        task("Sort the fruit list", "t", "diff out.txt tests/expected.txt", max_attempts="1")
+        + "Sort fruits.txt into out.txt and make sure tests/expected.txt and out.txt are"
+        " identical.\n",
+        "workers:\n  t:\n" + worker + "    - say: DONE\n",
+    )
+    _, doc = resume(plan, script)
+    assert _row(doc, "t")["state"] == state, _row(doc, "t")

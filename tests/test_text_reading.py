@@ -538,6 +538,14 @@ PLAIN_MENTIONS = [
     ("The numbers in golden.txt are wrong: tell me which.", "golden.txt"),
     ("The numbers in data.txt are the input: sort them into out.txt.", "data.txt"),
     ("Make out.txt and golden.txt agree.", "golden.txt"),
+    # adversary-28b F2: two files said to be, or made, the same
+    (
+        "Sort fruits.txt into out.txt and make sure golden.txt and out.txt are identical.",
+        "golden.txt",
+    ),
+    ("Make out.txt and golden.txt the same.", "golden.txt"),
+    ("Make golden.txt and out.txt the same.", "golden.txt"),
+    ("Keep golden.txt and out.txt in sync.", "golden.txt"),
     ("out.txt must match golden.txt.", "golden.txt"),
     ("The output in out.txt must match the golden file golden.txt.", "golden.txt"),
     ("The header in golden.txt must match the old format.", "golden.txt"),

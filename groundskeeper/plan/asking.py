@@ -1027,6 +1027,8 @@ def _asked(words: list[str], at: int, question: bool) -> bool:
     if at + 1 < len(words) and words[at + 1] in _AGREEING and words[at - 1] != "make":
         return False  # "make out.txt and X agree": a comparison, either side may be meant
         # ("make X match Y" changes X, adversary-18 F12; "make sure X matches Y" checks)
+    if _compared_pair(words, at):
+        return False  # "make sure X and out.txt are identical" (adversary-28b F2): either
     if _outcome_follows(words, at):
         return False  # "make the tests pass", "make sure X succeeds": X is run, not changed
     if at > 0 and words[at - 1] in ("'s",):
@@ -1125,6 +1127,36 @@ _PRONOUN_HEADS = frozenset({"everything", "anything", "something", "whatever", "
 _AGREEING = frozenset(
     {"agree", "agrees", "match", "differ", "differs", "disagree", "disagrees", "diverge"}
 )
+# What two names joined by "and" are said to be, or made to be, that compares them ("make
+# sure X and Y are identical", "make X and Y the same"): either side may be meant.
+_SAME_TAILS = (
+    ("agree",),
+    ("match",),
+    ("identical",),
+    ("equal",),
+    ("equivalent",),
+    ("the", "same"),
+    ("in", "sync"),
+    ("consistent",),
+)
+
+
+def _compared_pair(words: list[str], at: int) -> bool:
+    """Whether the name at `at` is one of two joined by "and" that the words after them
+    compare (are, or be made, identical, equal, the same, in sync)."""
+    if at + 2 < len(words) and words[at + 1] == "and":
+        tail = words[at + 3 :]
+    elif at >= 2 and words[at - 1] == "and":
+        tail = words[at + 1 :]
+    else:
+        return False
+    if tail[:1] in (["are"], ["be"], ["stay"], ["remain"]):
+        tail = tail[1:]
+    if tail[:1] == ["all"] or tail[:1] == ["both"]:
+        tail = tail[1:]
+    return any(tuple(tail[: len(t)]) == t for t in _SAME_TAILS)
+
+
 # Past forms a relative clause's verb takes that end in neither "s" nor "ed".
 _IRREGULAR_PAST = frozenset(
     {"found", "caught", "hit", "ran", "saw", "showed", "wrote", "made", "gave", "broke",
