@@ -727,3 +727,38 @@ def test_a_test_file_named_by_its_failure_then_fix_it_asks_for_the_code(
     )
     _result, doc = resume(plan, script)
     assert _row(doc, "t")["state"] == state, _row(doc, "t")  # type: ignore[arg-type]
+
+
+VERIFY = (
+    "import sys\ngot = open('out/q4.txt').read().split()\n"
+    "want = open('golden/totals.txt').read().split()\nsys.exit(0 if got == want else 1)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("worker", "state"),
+    [
+        # adversary-28b F3: a wrong total, and the key copied from it
+        (_sh("printf 'east,50\\nnorth,150\\n' > out/q4.txt && cp out/q4.txt golden/totals.txt"),
+         "FAILED"),
+        (_sh("printf 'east,50\\nnorth,300\\n' > out/q4.txt"), "DONE"),  # the real totals
+    ],
+)  # fmt: skip
+def test_a_key_in_a_folder_named_as_one_is_never_freed_by_its_stem(
+    tmp_path: Path, worker: str, state: str
+) -> None:
+    for folder in ("golden", "out", "tools"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "sales.csv").write_text("region,amount\nnorth,150\neast,50\nnorth,150\n")
+    (tmp_path / "golden" / "totals.txt").write_text("east,50\nnorth,300\n")
+    (tmp_path / "tools" / "verify.py").write_text(VERIFY)
+    plan, script = setup(
+        tmp_path,
+        task("Fix the Q4 totals", "t", "python3 tools/verify.py", max_attempts="1",
+             protect="tools/verify.py")
+        + "Fix the Q4 totals: out/q4.txt gets one line per region of sales.csv, as"
+        " region,sum, sorted by region.\n",
+        "workers:\n  t:\n" + worker + "    - say: DONE\n",
+    )  # fmt: skip
+    _result, doc = resume(plan, script)
+    assert _row(doc, "t")["state"] == state, _row(doc, "t")  # type: ignore[arg-type]

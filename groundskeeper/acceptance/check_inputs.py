@@ -61,6 +61,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import posixpath
+import re
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
@@ -146,6 +147,16 @@ def _helper_name(source: str) -> bool:
     from groundskeeper.plan.programs import checker_named
 
     return checker_named(source)
+
+
+def _key_named(path: str) -> bool:
+    """Whether a file's name, or a folder it is in, says it is the tests' key or data
+    (`golden/totals.txt`, `expected/out.txt`, `fixtures/cases.json`): a common word that is
+    its stem ("fix the Q4 totals") never names it (adversary-28b F3), only its full name."""
+    from groundskeeper.plan.programs import HELPER_WORDS
+
+    words = [w for part in path.casefold().split("/") for w in re.split(r"[_.\-]", part) if w]
+    return any(w in HELPER_WORDS for w in words)
 
 
 def _under(source: str, path: str) -> bool:
@@ -260,7 +271,7 @@ def _stem_names(
 ) -> bool:
     """Whether the stem alone may name `path` in `asker`'s text (`plan.expected.stem_names`),
     never for the check's own program, test or helper (`check_role` CHECKER)."""
-    if role == CHECKER:
+    if role == CHECKER or _key_named(path):
         return False
     from groundskeeper.plan.expected import stem_names
 
