@@ -149,6 +149,14 @@ def _helper_name(source: str) -> bool:
     return checker_named(source)
 
 
+def _names_file(task: TaskSpec, path: str) -> bool:
+    """Whether the task's title or text names `path` itself, by its full relative path."""
+    from groundskeeper.plan.expected import task_text
+
+    found = re.search(rf"(?<![\w./-]){re.escape(path)}(?![\w/-])", task_text(task))
+    return found is not None
+
+
 def _key_named(path: str) -> bool:
     """Whether a file's name, or a folder it is in, says it is the tests' key or data
     (`golden/totals.txt`, `expected/out.txt`, `fixtures/cases.json`): a common word that is
@@ -425,8 +433,13 @@ def _may_make(
     if covers(task.writable, path):
         return True
     folder = posixpath.dirname(path)
-    if side is not None and side.startswith(_LISTED) and asks_to_change(task, folder + "/"):
-        return True
+    if (
+        side is not None
+        and side.startswith(_LISTED)
+        and (asks_to_change(task, folder + "/") or _names_file(task, path))
+    ):
+        return True  # a new file in it that the text names ("add a case cases/c.in (3)
+        # with cases/c.out (6)"), or the folder it asks for: a file it did not name is not
     stem = _stem_names(checked, task, path, seen, check_role(checked, path))
     if asks_to_change(task, path, sole_stem=stem):
         return True
