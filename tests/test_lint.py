@@ -572,3 +572,14 @@ def test_o008_commented_subtrees_note_the_skipped_tasks() -> None:
     (found,) = only("* COMMENT Later\n** TODO a\n** TODO b\n* TODO c\n", "O008")
     assert (found.level, found.line) == ("info", 1)
     assert "2 task(s) skipped" in found.message
+
+
+def test_o009_a_setup_file_org_reads_and_groundskeeper_does_not_is_an_error() -> None:
+    # adversary-28b O1: the child's keyword came from the setup file, so it was no task and
+    # its parent rolled up DONE without it
+    text = "#+SETUPFILE: common.org\n* TODO Ship\n** FIXME Write the changelog\n"
+    (found,) = only(text, "O009")
+    assert (found.level, found.line) == ("error", 1)
+    assert found.message.startswith("`#+SETUPFILE:` is not read")
+    assert [d.line for d in only("#+include: other.org\n* TODO a\n", "O009")] == [1]
+    assert only("#+TODO: TODO | DONE\n* TODO a\n  #+SETUPFILE is mentioned here\n", "O009") == []

@@ -14,6 +14,7 @@ ones the runtime uses.
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -101,6 +102,26 @@ def _reading_diagnostics(plan: Plan) -> Iterator[Diagnostic]:
                 )
                 yield Diagnostic("warning", heading.title, message, heading.line, "O006")
     yield from _commented_subtrees(plan)
+    yield from _setup_files(plan)
+
+
+_SETUPFILE = re.compile(r"[ \t]*#\+(?:SETUPFILE|INCLUDE):", re.IGNORECASE)
+
+
+def _setup_files(plan: Plan) -> Iterator[Diagnostic]:
+    """O009: a `#+SETUPFILE:` or `#+INCLUDE:` line, which org reads another file through
+    (its `#+TODO:` keywords, its headings) and groundskeeper does not: a task whose keyword
+    only that file declares would be a plain heading, never run, and a parent could roll up
+    DONE without it (adversary-28b O1). An error, never a silent difference."""
+    for number, line in enumerate(plan.text.splitlines(), start=1):
+        if _SETUPFILE.match(line):
+            word = line.strip().split(":", 1)[0]
+            message = (
+                f"`{word}:` is not read: org takes keywords and headings from that file, and"
+                " groundskeeper reads this file alone, so its tasks could go unrun; copy what"
+                " it declares (its `#+TODO:` line, its headings) into the plan"
+            )
+            yield Diagnostic("error", "plan", message, number, "O009")
 
 
 def _note_diagnostic(note: ReadingNote) -> Diagnostic:
