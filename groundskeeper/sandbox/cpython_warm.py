@@ -25,9 +25,10 @@ from typing import Any
 import groundskeeper.sandbox.hostcall as hostcall
 
 # The pinned build's functions on the call stack from `_start` to its `sched_yield` import
-# when a Python function called from `-c` calls `os.sched_yield()` (the wasm backtrace of
-# that moment: `tests/sandbox/test_cpython_warm.py` derives it again): the only ones asyncify
-# instruments, so every other function runs as it did.
+# when a Python function called from `-c` calls `os.sched_yield()` (read from the wasm
+# backtrace of that moment; no test derives them again: set-up's probe of a warm start from
+# each image is what fails when they are wrong): the only ones asyncify instruments, so
+# every other function runs as it did.
 FRAMES = (43, 4056, 4057, 4053, 4055, 3280, 3281, 1191, 3283, 747, 365, 1893, 7322)
 # What the transform is, in the compiled module's identity: a change compiles it again.
 TRANSFORM = "asyncify-1 binaryen-116 " + ",".join(map(str, FRAMES))
